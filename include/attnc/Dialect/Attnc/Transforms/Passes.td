@@ -1,0 +1,115 @@
+//===- Passes.td - attnc passes ----------------------------*- tablegen -*-===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The pass flags are part of attnc's public contract (shared/design.md).
+// Each pass is a thin driver over a function in Transforms.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_DIALECT_ATTNC_TRANSFORMS_PASSES_TD
+#define ATTNC_DIALECT_ATTNC_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttncFuseAttention : Pass<"attnc-fuse-attention"> {
+  let summary = "Fuse matmul, scale, mask, softmax, matmul into attnc.attention";
+  let description = [{
+    Recognizes attention in the spellings people write: softmax as one op or
+    spelled out (reduce_max, sub, exp, reduce_sum, div); the scale applied to
+    the scores or folded into Q; a causal mask as a select on a comparison of
+    row and column iotas; no mask; K and V heads broadcast by
+    repeat_interleave for grouped-query attention. The chain is replaced by
+    one `attnc.attention`. A chain whose intermediates have other users (the
+    scores or probabilities are also returned, say) is left alone: fusing it
+    would still need the S x S matrix.
+  }];
+  let dependentDialects = ["::attnc::AttncDialect"];
+}
+
+def AttncFuseElementwise : Pass<"attnc-fuse-elementwise"> {
+  let summary = "Group maximal chains of elementwise and row ops into attnc.fusion";
+  let description = [{
+    Each maximal connected group of elementwise, broadcast and row-reduction
+    ops (including softmax, layer_norm, rms_norm and dropout) becomes one
+    `attnc.fusion`, which the back-end turns into one kernel that reads its
+    inputs once and writes its results once. Values used outside the group
+    become results of the fusion. Ops that are not elementwise (matmul,
+    attention) bound the groups.
+  }];
+  let dependentDialects = ["::attnc::AttncDialect"];
+}
+
+def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
+  let summary = "Rewrite attnc.attention into its flash (online-softmax) form";
+  let description = [{
+    Replaces each `attnc.attention` by a parallel loop over (batch, head,
+    query tile) whose body runs a sequential loop over K/V tiles carrying the
+    running max, the denominator and the accumulator
+    (`attnc.online_attention`), then divides once
+    (`attnc.online_attention_finalize`), producing O and the per-row
+    logsumexp. With a causal mask, K/V tiles wholly above the diagonal are
+    not visited and only tiles that cross it are masked: the loop is split in
+    an unmasked and a masked part. Tile sizes come from the target
+    description of `chip`; the options override them.
+  }];
+  let dependentDialects = ["::attnc::AttncDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "target chip whose description gives the default tile sizes">,
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
+           "query rows per tile (0: from the target description)">,
+    Option<"blockKV", "block-kv", "int64_t", /*default=*/"0",
+           "key/value rows per tile (0: from the target description)">,
+  ];
+}
+
+def AttncVerifyNoGlobalScores : Pass<"attnc-verify-no-global-scores",
+                                     "::mlir::ModuleOp"> {
+  let summary = "Fail if a buffer in global memory grows as S_q * S_kv";
+  let description = [{
+    Looks at the IR, not at markers: every buffer that reaches global memory
+    (a kernel argument, a global allocation, the target of a global store)
+    gets a symbolic size as a product of the dynamic dimensions of the
+    function's arguments. A buffer whose size is not bounded by the size of
+    some argument or result (it grows as S_q * S_kv where the inputs grow as
+    S) is reported with the dimensions it came from.
+  }];
+}
+
+def AttncReportIntensity : Pass<"attnc-report-intensity", "::mlir::ModuleOp"> {
+  let summary = "Report FLOPs, HBM bytes, arithmetic intensity and regime per kernel";
+  let description = [{
+    For every kernel-to-be (each attention, fusion, matmul or unfused
+    elementwise op), counts the FLOPs and the minimal HBM bytes (each input
+    read once, each output written once), and prints the arithmetic
+    intensity, the device's ridge point, the regime (compute-, bandwidth- or
+    overhead-bound, counting launch overhead) and a predicted time. Dynamic
+    sizes are bound by the options. The report is a table or JSON on stdout;
+    the IR is not changed.
+  }];
+  let options = [
+    Option<"device", "device", "std::string", /*default=*/"\"h100\"",
+           "device model: h100, h200, a100, or custom (give the ceilings)">,
+    Option<"peakTflops", "peak-tflops", "double", /*default=*/"0",
+           "override the dense bf16/f16 tensor-core peak, TFLOP/s">,
+    Option<"bandwidthTBps", "bandwidth-tbps", "double", /*default=*/"0",
+           "override the HBM bandwidth, TB/s">,
+    Option<"launchOverheadUs", "launch-overhead-us", "double",
+           /*default=*/"0", "override the per-kernel launch overhead, us">,
+    Option<"format", "format", "std::string", /*default=*/"\"table\"",
+           "table or json">,
+    Option<"batch", "batch", "int64_t", /*default=*/"1",
+           "value of a dynamic batch dimension">,
+    Option<"heads", "heads", "int64_t", /*default=*/"1",
+           "value of a dynamic head dimension">,
+    Option<"seqLen", "seq-len", "int64_t", /*default=*/"4096",
+           "value of dynamic sequence dimensions">,
+  ];
+}
+
+#endif // ATTNC_DIALECT_ATTNC_TRANSFORMS_PASSES_TD

@@ -1,0 +1,70 @@
+//===- Transforms.h - attnc transformations as functions --------*- C++ -*-===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The functions behind the attnc passes, exported so that other passes, the
+// pipeline and tests reuse them without going through a pass manager.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_DIALECT_ATTNC_TRANSFORMS_TRANSFORMS_H
+#define ATTNC_DIALECT_ATTNC_TRANSFORMS_TRANSFORMS_H
+
+#include "attnc/Dialect/Attnc/IR/AttncOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <string>
+#include <vector>
+
+namespace attnc {
+
+//===----------------------------------------------------------------------===//
+// Target description
+//===----------------------------------------------------------------------===//
+
+/// What the tiling decisions need to know about a chip.
+struct TargetDescription {
+  std::string chip;
+  /// Shared memory one CTA may use, bytes.
+  int64_t sharedMemoryPerBlock;
+  /// Default attention tiles: query rows per CTA and K/V rows per step.
+  int64_t attentionBlockQ;
+  int64_t attentionBlockKV;
+  int64_t attentionWarps;
+};
+
+/// The description of `chip` (sm_80, sm_90, sm_90a), or failure.
+mlir::FailureOr<TargetDescription> lookupTargetDescription(llvm::StringRef chip);
+
+//===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+/// Adds the patterns that turn matmul -> scale -> mask -> softmax -> matmul
+/// chains into attnc.attention.
+void populateFuseAttentionPatterns(mlir::RewritePatternSet &patterns);
+
+/// Groups maximal chains of fusible ops in every block under `root` into
+/// attnc.fusion ops. Returns the number of fusions created.
+int64_t fuseElementwiseChains(mlir::RewriterBase &rewriter,
+                              mlir::Operation *root);
+
+//===----------------------------------------------------------------------===//
+// Online softmax
+//===----------------------------------------------------------------------===//
+
+struct AttentionTileSizes {
+  int64_t blockQ;
+  int64_t blockKV;
+};
+
+/// Replaces `op` by its flash form (see --attnc-online-softmax).
+mlir::LogicalResult convertToOnlineAttention(mlir::RewriterBase &rewriter,
+                                             AttentionOp op,
+                                             const AttentionTileSizes &tiles);
+
+} // namespace attnc
+
+#endif // ATTNC_DIALECT_ATTNC_TRANSFORMS_TRANSFORMS_H

@@ -1,0 +1,90 @@
+//===- MmaFragments.cpp - Warp-level mma.sync fragment helpers -----------===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// ldmatrix, mma.sync and quad reductions for the m16n8k16 tensor-core shape.
+// mma.sync goes through `nvvm.mma.sync` rather than `nvgpu.mma.sync`: in
+// MLIR 22 the nvgpu lowering cannot deduce PTX types for bf16 operands
+// ("failed to deduce operand PTX types"), while the NVVM op takes bf16 pairs
+// packed in i32 registers, as the PTX instruction does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MmaFragments.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+
+namespace attnc::mma {
+
+std::array<Value, 4> loadMatrixX4(OpBuilder &b, Location loc, Value smem,
+                                  ValueRange indices, bool transpose) {
+  Type elemType = cast<MemRefType>(smem.getType()).getElementType();
+  auto resType = VectorType::get({4, 2}, elemType);
+  Value res = nvgpu::LdMatrixOp::create(b, loc, resType, smem, indices,
+                                        transpose, /*numTiles=*/4);
+  std::array<Value, 4> regs;
+  for (int64_t i = 0; i < 4; ++i)
+    regs[i] = vector::ExtractOp::create(b, loc, res, ArrayRef<int64_t>{i});
+  return regs;
+}
+
+/// mma.sync wants f16 pairs as vector<2xf16> and bf16 pairs as i32.
+static Value asMmaOperand(OpBuilder &b, Location loc, Value pair) {
+  auto vecType = cast<VectorType>(pair.getType());
+  if (vecType.getElementType().isF16())
+    return pair;
+  return LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
+}
+
+FragC mmaSync(OpBuilder &b, Location loc, Type elemType, const FragA &a,
+              const FragB &bFrag, const FragC &c) {
+  SmallVector<Value, 4> aOps, bOps;
+  for (Value v : a)
+    aOps.push_back(asMmaOperand(b, loc, v));
+  for (Value v : bFrag)
+    bOps.push_back(asMmaOperand(b, loc, v));
+  Type f32 = b.getF32Type();
+  auto resType = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                  {f32, f32, f32, f32});
+  NVVM::MMATypes ptxType =
+      elemType.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+  auto op = NVVM::MmaOp::create(
+      b, loc, resType, aOps, bOps, ValueRange(c), {kM, kN, kK},
+      /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
+      std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  FragC d;
+  for (int64_t i = 0; i < 4; ++i)
+    d[i] = LLVM::ExtractValueOp::create(b, loc, op.getRes(), i);
+  return d;
+}
+
+Value packPair(OpBuilder &b, Location loc, Type elemType, Value lo, Value hi) {
+  Value wide = vector::FromElementsOp::create(
+      b, loc, VectorType::get({2}, b.getF32Type()), ValueRange{lo, hi});
+  return arith::TruncFOp::create(b, loc, VectorType::get({2}, elemType), wide);
+}
+
+Value quadAllReduce(OpBuilder &b, Location loc, Value v, QuadReduction kind) {
+  for (int32_t offset = 1; offset < kQuadSize; offset *= 2) {
+    Value other = gpu::ShuffleOp::create(b, loc, v, offset, kWarpSize,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    v = kind == QuadReduction::Max
+            ? arith::MaxNumFOp::create(b, loc, v, other).getResult()
+            : arith::AddFOp::create(b, loc, v, other).getResult();
+  }
+  return v;
+}
+
+} // namespace attnc::mma

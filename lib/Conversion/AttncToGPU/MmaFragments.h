@@ -1,0 +1,68 @@
+//===- MmaFragments.h - Warp-level mma.sync fragment helpers ----*- C++ -*-===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Emits the per-thread pieces of warp-level tensor-core math for the
+// m16n8k16 shape: ldmatrix loads that produce A/B fragments, mma.sync with
+// f32 accumulation for f16 and bf16, and reductions across the four threads
+// ("quad") that share a row of an accumulator tile. Fragments are kept as
+// individual SSA values (one 32-bit register each) so that the kernel
+// builder can rearrange them freely, e.g. reuse an accumulator as an A
+// operand, without vector shuffles.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_CONVERSION_ATTNCTOGPU_MMAFRAGMENTS_H
+#define ATTNC_LIB_CONVERSION_ATTNCTOGPU_MMAFRAGMENTS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+
+#include <array>
+
+namespace attnc::mma {
+
+/// m16n8k16: the only tensor-core shape the kernels use.
+constexpr int64_t kM = 16;
+constexpr int64_t kN = 8;
+constexpr int64_t kK = 16;
+/// Threads per warp and per quad (threads sharing one accumulator row).
+constexpr int64_t kWarpSize = 32;
+constexpr int64_t kQuadSize = 4;
+
+/// A operand (16x16, row-major): a0 (row g, k 2t..2t+1), a1 (row g+8),
+/// a2 (row g, k+8), a3 (row g+8, k+8), each a vector<2xT>; g = lane/4,
+/// t = lane%4 (PTX ISA, "mma.m16n8k16 fragment layout").
+using FragA = std::array<mlir::Value, 4>;
+/// B operand (16x8, "col"): b0 (k 2t..2t+1, col g), b1 (k+8), vector<2xT>.
+using FragB = std::array<mlir::Value, 2>;
+/// Accumulator (16x8 f32): c0,c1 (row g, cols 2t,2t+1), c2,c3 (row g+8).
+using FragC = std::array<mlir::Value, 4>;
+
+/// ldmatrix.x4 from `smem` at this thread's row address `indices`; returns
+/// the four 8x8 matrices' per-thread registers (vector<2xT> each). Lanes
+/// 8i..8i+7 supply the row addresses of matrix i.
+std::array<mlir::Value, 4> loadMatrixX4(mlir::OpBuilder &b, mlir::Location loc,
+                                        mlir::Value smem,
+                                        mlir::ValueRange indices,
+                                        bool transpose);
+
+/// d = a * b + c on tensor cores (mma.sync.m16n8k16.row.col.f32.T.T.f32).
+FragC mmaSync(mlir::OpBuilder &b, mlir::Location loc, mlir::Type elemType,
+              const FragA &a, const FragB &bFrag, const FragC &c);
+
+/// Packs two f32 values into one vector<2xT> register (round to nearest).
+mlir::Value packPair(mlir::OpBuilder &b, mlir::Location loc,
+                     mlir::Type elemType, mlir::Value lo, mlir::Value hi);
+
+/// Reduces `v` over the quad (lanes xor 1, xor 2) with max or add; every
+/// lane of the quad gets the result.
+enum class QuadReduction { Max, Add };
+mlir::Value quadAllReduce(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value v, QuadReduction kind);
+
+} // namespace attnc::mma
+
+#endif // ATTNC_LIB_CONVERSION_ATTNCTOGPU_MMAFRAGMENTS_H

@@ -1,0 +1,208 @@
+//===- AttentionOps.cpp - verifiers of matmul, attention and fusion ops ---===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Rules that relate operands of the contraction ops: matmul's batch and
+// contraction dimensions, the heads of attention (GQA), the tile shapes of
+// the online form, and the body of attnc.fusion.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Dialect/Attnc/IR/AttncOps.h"
+
+using namespace mlir;
+using namespace attnc;
+
+/// Two extents that must agree: equal, or at least one dynamic.
+static bool compatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+static std::string dimStr(int64_t d) {
+  return ShapedType::isDynamic(d) ? "?" : std::to_string(d);
+}
+
+LogicalResult MatmulOp::verify() {
+  RankedTensorType a = getLhs().getType(), b = getRhs().getType();
+  RankedTensorType r = getResult().getType();
+  int64_t rank = a.getRank();
+  if (rank < 2)
+    return emitOpError() << "operand 'lhs' must have rank >= 2, got " << rank;
+  if (b.getRank() != rank || r.getRank() != rank)
+    return emitOpError() << "operands 'lhs', 'rhs' and the result must have "
+                            "equal ranks, got "
+                         << rank << ", " << b.getRank() << " and "
+                         << r.getRank();
+  if (a.getElementType() != b.getElementType())
+    return emitOpError("operands 'lhs' and 'rhs' must have the same element "
+                       "type");
+  if (r.getElementType() != a.getElementType() && !r.getElementType().isF32())
+    return emitOpError("result element type must be the operands' or f32");
+  for (int64_t i = 0; i < rank - 2; ++i)
+    if (!compatible(a.getDimSize(i), b.getDimSize(i)) ||
+        !compatible(a.getDimSize(i), r.getDimSize(i)))
+      return emitOpError() << "batch dimension " << i << " differs: lhs "
+                           << dimStr(a.getDimSize(i)) << ", rhs "
+                           << dimStr(b.getDimSize(i)) << ", result "
+                           << dimStr(r.getDimSize(i));
+  int64_t m = a.getDimSize(getTransposeA() ? rank - 1 : rank - 2);
+  int64_t ka = a.getDimSize(getTransposeA() ? rank - 2 : rank - 1);
+  int64_t kb = b.getDimSize(getTransposeB() ? rank - 1 : rank - 2);
+  int64_t n = b.getDimSize(getTransposeB() ? rank - 2 : rank - 1);
+  if (!compatible(ka, kb))
+    return emitOpError() << "contraction dimension of 'lhs' (" << dimStr(ka)
+                         << ") differs from that of 'rhs' (" << dimStr(kb)
+                         << ")";
+  if (!compatible(m, r.getDimSize(rank - 2)) ||
+      !compatible(n, r.getDimSize(rank - 1)))
+    return emitOpError() << "result must be [..., " << dimStr(m) << ", "
+                         << dimStr(n) << "] (rows of 'lhs', columns of 'rhs')";
+  return success();
+}
+
+LogicalResult RepeatInterleaveOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getResult().getType();
+  int64_t dim = getDimension();
+  if (dim >= in.getRank())
+    return emitOpError() << "attribute 'dimension' (" << dim
+                         << ") must be less than the rank of 'input' ("
+                         << in.getRank() << ")";
+  if (in.getRank() != out.getRank() ||
+      in.getElementType() != out.getElementType())
+    return emitOpError("result must have the rank and element type of "
+                       "'input'");
+  for (int64_t i = 0; i < in.getRank(); ++i) {
+    int64_t want = in.getDimSize(i);
+    if (i == dim && !ShapedType::isDynamic(want))
+      want *= getRepeats();
+    if (!compatible(want, out.getDimSize(i)))
+      return emitOpError() << "result dimension " << i << " must be "
+                           << dimStr(want) << ", got "
+                           << dimStr(out.getDimSize(i));
+  }
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  RankedTensorType q = getQuery().getType(), k = getKey().getType(),
+                   v = getValue().getType(), o = getResult().getType();
+  StringRef names[] = {"query", "key", "value"};
+  RankedTensorType types[] = {q, k, v};
+  for (auto [name, t] : llvm::zip(names, types))
+    if (t.getRank() != 4)
+      return emitOpError() << "operand '" << name
+                           << "' must have rank 4 [batch, heads, seq, head_dim]"
+                              ", got rank "
+                           << t.getRank();
+  if (o.getRank() != 4)
+    return emitOpError("result must have rank 4 [batch, heads, seq, head_dim]");
+  if (k.getElementType() != q.getElementType() ||
+      v.getElementType() != q.getElementType() ||
+      o.getElementType() != q.getElementType())
+    return emitOpError("operands 'query', 'key', 'value' and the result must "
+                       "have the same element type");
+  if (ShapedType::isDynamic(q.getDimSize(3)) ||
+      ShapedType::isDynamic(v.getDimSize(3)))
+    return emitOpError("head dimensions of 'query' and 'value' must be static");
+  if (k.getDimSize(3) != q.getDimSize(3))
+    return emitOpError() << "head dimension of 'key' (" << dimStr(k.getDimSize(3))
+                         << ") must equal that of 'query' (" << q.getDimSize(3)
+                         << ")";
+  if (!compatible(k.getDimSize(0), q.getDimSize(0)) ||
+      !compatible(v.getDimSize(0), q.getDimSize(0)))
+    return emitOpError("batch dimension of 'key' and 'value' must equal "
+                       "that of 'query'");
+  if (!compatible(k.getDimSize(1), v.getDimSize(1)) ||
+      !compatible(k.getDimSize(2), v.getDimSize(2)))
+    return emitOpError("'key' and 'value' must have the same heads and "
+                       "sequence length");
+  int64_t h = q.getDimSize(1), hkv = k.getDimSize(1);
+  if (!ShapedType::isDynamic(h) && !ShapedType::isDynamic(hkv) &&
+      (hkv == 0 || h % hkv != 0))
+    return emitOpError() << "query heads (" << h
+                         << ") must be a multiple of key/value heads (" << hkv
+                         << ")";
+  if (!compatible(o.getDimSize(0), q.getDimSize(0)) ||
+      !compatible(o.getDimSize(1), h) ||
+      !compatible(o.getDimSize(2), q.getDimSize(2)) ||
+      o.getDimSize(3) != v.getDimSize(3))
+    return emitOpError("result must be [batch, query heads, query seq, value "
+                       "head_dim]");
+  if (!(getScale().convertToDouble() > 0.0))
+    return emitOpError("attribute 'scale' must be positive");
+  return success();
+}
+
+LogicalResult OnlineAttentionOp::verify() {
+  RankedTensorType q = getQuery().getType(), k = getKey().getType(),
+                   v = getValue().getType(), acc = getAcc().getType(),
+                   m = getMax().getType(), l = getSum().getType();
+  if (q.getRank() != 2 || k.getRank() != 2 || v.getRank() != 2 ||
+      acc.getRank() != 2)
+    return emitOpError("operands 'query', 'key', 'value' and 'acc' must be "
+                       "rank-2 tiles");
+  if (m.getRank() != 1 || l.getRank() != 1)
+    return emitOpError("operands 'max' and 'sum' must be rank-1 row vectors");
+  if (q.getDimSize(1) != k.getDimSize(1) || ShapedType::isDynamic(q.getDimSize(1)))
+    return emitOpError("head dimension of 'query' and 'key' must be equal and "
+                       "static");
+  if (!compatible(k.getDimSize(0), v.getDimSize(0)))
+    return emitOpError("'key' and 'value' tiles must have the same rows");
+  if (!compatible(acc.getDimSize(0), q.getDimSize(0)) ||
+      acc.getDimSize(1) != v.getDimSize(1) ||
+      !compatible(m.getDimSize(0), q.getDimSize(0)) ||
+      !compatible(l.getDimSize(0), q.getDimSize(0)))
+    return emitOpError("'acc' must be [query rows, value head_dim] and "
+                       "'max', 'sum' [query rows]");
+  if (!acc.getElementType().isF32() || !m.getElementType().isF32() ||
+      !l.getElementType().isF32())
+    return emitOpError("'acc', 'max' and 'sum' must be f32: the recurrence "
+                       "runs in f32");
+  if (k.getElementType() != q.getElementType() ||
+      v.getElementType() != q.getElementType())
+    return emitOpError("'query', 'key' and 'value' must have the same element "
+                       "type");
+  return success();
+}
+
+LogicalResult OnlineAttentionFinalizeOp::verify() {
+  RankedTensorType acc = getAcc().getType(), m = getMax().getType(),
+                   l = getSum().getType(), o = getResult().getType(),
+                   lse = getLogsumexp().getType();
+  if (acc.getRank() != 2 || m.getRank() != 1 || l.getRank() != 1)
+    return emitOpError("'acc' must be rank 2, 'max' and 'sum' rank 1");
+  if (o.getShape() != acc.getShape())
+    return emitOpError("result must have the shape of 'acc'");
+  if (lse != m || l != m)
+    return emitOpError("'sum' and the logsumexp result must have the type of "
+                       "'max'");
+  if (!compatible(m.getDimSize(0), acc.getDimSize(0)))
+    return emitOpError("'max' must have one entry per row of 'acc'");
+  return success();
+}
+
+LogicalResult FusionOp::verifyRegions() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError() << "body must have one argument per input ("
+                         << getInputs().size() << "), got "
+                         << body.getNumArguments();
+  for (auto [i, in, arg] :
+       llvm::enumerate(getInputs().getTypes(), body.getArgumentTypes()))
+    if (in != arg)
+      return emitOpError() << "body argument " << i << " has type " << arg
+                           << " but input " << i << " has type " << in;
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError("body must end in attnc.yield");
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError("attnc.yield operand types must equal the fusion's "
+                       "result types");
+  for (Operation &op : body.without_terminator())
+    if (!isFusibleElementwiseOp(&op) && !isa<arith::ConstantOp>(op))
+      return op.emitOpError("is not an elementwise, broadcast or row op and "
+                            "cannot be inside attnc.fusion");
+  return success();
+}

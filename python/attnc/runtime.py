@@ -1,0 +1,379 @@
+"""Modules, kernels, launches and CUDA graphs over libattnc_runtime.so.
+
+A Module is a directory written by ``attnc-compile`` (docs/abi.md); loading
+it reads only the manifest, so it works without a GPU. Calling a Kernel
+validates the arguments in the C library (which names the offending
+parameter, dimension and rule), allocates missing outputs with torch and
+launches on the current torch stream. torch is never imported here: it is
+used only when the caller's tensors are torch tensors or torch is already
+imported.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import operator
+import sys
+import threading
+from ctypes import byref, c_char_p, c_int64, c_size_t, c_void_p
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from . import _capi
+from ._capi import AttncError, check, lib, text
+from ._tensors import TORCH_DTYPES, describe
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+class Param(NamedTuple):
+    """One kernel parameter as the manifest declares it."""
+    name: str
+    kind: str  # "tensor", "size", "stride" or "scalar"
+    dtype: str
+    role: str | None  # "input"/"output" for tensors
+    shape: tuple  # tensors: ints (static) and str (size symbols)
+    align: int
+    tensor: str | None  # strides: the tensor's name
+    dim: int
+
+
+def load(directory: str | Path) -> "Module":
+    """Loads DIRECTORY/manifest.json (no GPU needed)."""
+    handle = c_void_p()
+    check(lib().attnc_module_load(str(directory).encode(), byref(handle)))
+    return Module(handle, str(directory))
+
+
+class Module:
+    """A loaded manifest and its kernels; cubins load at the first launch."""
+
+    def __init__(self, handle: c_void_p, directory: str | None):
+        self._handle = handle
+        self.directory = directory
+        self.name = text(lib().attnc_module_name(handle))
+        self.chip = text(lib().attnc_module_chip(handle))
+        self._kernels = {}
+        for i in range(lib().attnc_module_num_kernels(handle)):
+            k = Kernel(self, c_void_p(lib().attnc_module_kernel_at(handle, i)))
+            self._kernels[k.name] = k
+
+    @classmethod
+    def from_json(cls, manifest: str, directory: str | None = None):
+        """A module from manifest text; DIRECTORY holds its cubins."""
+        data = manifest.encode()
+        handle = c_void_p()
+        check(lib().attnc_manifest_parse(
+            data, len(data), None if directory is None else
+            str(directory).encode(), byref(handle)))
+        return cls(handle, directory)
+
+    @property
+    def kernels(self) -> list[str]:
+        return list(self._kernels)
+
+    def kernel(self, name: str) -> "Kernel":
+        if name not in self._kernels:
+            kernel = c_void_p()
+            check(lib().attnc_module_get_kernel(self._handle, name.encode(),
+                                                byref(kernel)))
+        return self._kernels[name]
+
+    __getitem__ = kernel
+
+    def __iter__(self):
+        return iter(self._kernels.values())
+
+    def __len__(self):
+        return len(self._kernels)
+
+    def load_gpu(self) -> None:
+        """Loads every cubin into the current CUDA context now (optional)."""
+        check(lib().attnc_module_load_gpu(self._handle))
+
+    def __del__(self):
+        handle, self._handle = getattr(self, "_handle", None), None
+        if handle and _capi._lib is not None:
+            _capi._lib.attnc_module_unload(handle)
+
+    def __repr__(self):
+        return f"<attnc.Module {self.name!r} kernels={self.kernels}>"
+
+
+class Kernel:
+    """One kernel of a Module. Call it to launch:
+
+        o, lse = kernel(q, k, v)               # outputs allocated with torch
+        kernel(q, k, v, o=o, lse=lse, seed=1)  # outputs/scalars by name
+
+    Positional arguments are the input tensors in manifest order; outputs and
+    scalars are passed by name. Returns the outputs (one or a tuple).
+    """
+
+    def __init__(self, module: Module, handle: c_void_p):
+        self.module = module  # keeps the C module alive
+        self._handle = handle
+        self.name = text(lib().attnc_kernel_name(handle))
+        self.kind = text(lib().attnc_kernel_kind(handle))
+        block = (c_int64 * 3)()
+        smem = c_int64()
+        lib().attnc_kernel_launch_config(handle, block, byref(smem))
+        self.block = tuple(block)
+        self.shared_memory_bytes = smem.value
+        self.params = [self._param(i) for i in
+                       range(lib().attnc_kernel_num_params(handle))]
+        self.inputs = [p for p in self.params if p.role == "input"]
+        self.outputs = [p for p in self.params if p.role == "output"]
+        self.scalars = [p for p in self.params if p.kind == "scalar"]
+
+    def _param(self, i: int) -> Param:
+        info = _capi.ParamInfo()
+        check(lib().attnc_kernel_param(self._handle, i, byref(info)))
+        shape = []
+        for d in range(info.rank):
+            extent, symbol = c_int64(), c_char_p()
+            check(lib().attnc_kernel_param_dim(self._handle, i, d,
+                                               byref(extent), byref(symbol)))
+            shape.append(text(symbol.value) if symbol.value else extent.value)
+        return Param(text(info.name), _capi.PARAM_KINDS[info.kind],
+                     _capi.DTYPES.get(info.dtype, "?"),
+                     _capi.ROLES[info.role], tuple(shape), info.align,
+                     text(info.tensor), info.dim)
+
+    def attr(self, key: str) -> str | None:
+        """An ``attrs`` entry of the manifest as text, or None."""
+        return text(lib().attnc_kernel_attr(self._handle, key.encode()))
+
+    def _bind(self, args: tuple, kwargs: dict) -> tuple[dict, dict]:
+        """Maps the call's arguments to parameter names."""
+        if len(args) > len(self.inputs):
+            raise TypeError(f"{self.name}() takes {len(self.inputs)} input "
+                            f"tensors positionally "
+                            f"({', '.join(p.name for p in self.inputs)}), got "
+                            f"{len(args)}")
+        tensors = {p.name: a for p, a in zip(self.inputs, args)}
+        scalars = {}
+        known = {p.name: p for p in self.inputs + self.outputs + self.scalars}
+        for key, value in kwargs.items():
+            p = known.get(key)
+            if p is None:
+                raise TypeError(f"{self.name}() got an unexpected argument "
+                                f"{key!r} (parameters: {', '.join(known)})")
+            if key in tensors:
+                raise TypeError(f"{self.name}() got {key!r} twice")
+            (scalars if p.kind == "scalar" else tensors)[key] = value
+        for p in self.inputs + self.scalars:
+            if p.name not in tensors and p.name not in scalars:
+                raise TypeError(f"{self.name}() is missing {p.kind} "
+                                f"{p.name!r}")
+        return tensors, scalars
+
+    def _allocate(self, tensors: dict) -> None:
+        """Creates the outputs the caller left out, with torch."""
+        missing = [p for p in self.outputs if tensors.get(p.name) is None]
+        if not missing:
+            return
+        like = next((tensors[p.name] for p in self.inputs
+                     if _is_torch(tensors[p.name])), None)
+        if like is None:
+            raise AttncError(f"{self.name}: cannot allocate output "
+                             f"{missing[0].name} without torch tensor inputs; "
+                             f"pass it explicitly")
+        symbols = {}
+        for p in self.inputs:
+            for dim, size in zip(p.shape, tensors[p.name].shape):
+                if isinstance(dim, str):
+                    symbols.setdefault(dim, int(size))
+        torch = sys.modules["torch"]
+        for p in missing:
+            unbound = [d for d in p.shape
+                       if isinstance(d, str) and d not in symbols]
+            if unbound:
+                raise AttncError(f"{self.name}: cannot allocate output "
+                                 f"{p.name}: size {unbound[0]} is not set by "
+                                 f"any input; pass {p.name} explicitly")
+            shape = [symbols[d] if isinstance(d, str) else d for d in p.shape]
+            tensors[p.name] = torch.empty(
+                shape, dtype=getattr(torch, TORCH_DTYPES[p.dtype]),
+                device=like.device)
+
+    def plan(self, *args, **kwargs) -> "Plan":
+        """Validates a call and returns its launch plan, without launching.
+        Outputs are not allocated: pass every tensor."""
+        tensors, scalars = self._bind(args, kwargs)
+        return Plan(self, tensors, scalars)
+
+    def __call__(self, *args, stream: Any = None, **kwargs):
+        tensors, scalars = self._bind(args, kwargs)
+        self._allocate(tensors)
+        plan = Plan(self, tensors, scalars)
+        plan.launch(stream)
+        outs = tuple(tensors[p.name] for p in self.outputs)
+        return outs[0] if len(outs) == 1 else outs
+
+    def __repr__(self):
+        return (f"<attnc.Kernel {self.name!r} "
+                f"({', '.join(p.name for p in self.params)})>")
+
+
+def _is_torch(obj: Any) -> bool:
+    return type(obj).__module__.split(".")[0] == "torch"
+
+
+def _scalar(p: Param, value: Any) -> _capi.ScalarDesc:
+    s = _capi.ScalarDesc()
+    if isinstance(value, float) or (not isinstance(value, int) and
+                                    not hasattr(value, "__index__")):
+        s.is_float = 1
+        s.value.f = float(value)
+        return s
+    v = operator.index(value)
+    if not _INT64_MIN <= v <= _INT64_MAX:
+        raise AttncError(f"scalar {p.name} = {v} does not fit in 64 bits",
+                         "ATTNC_ERROR_VALIDATION")
+    s.value.i = v
+    return s
+
+
+class Plan:
+    """A validated call: grid, packed parameters; launchable repeatedly."""
+
+    def __init__(self, kernel: Kernel, tensors: dict, scalars: dict):
+        self.kernel = kernel
+        params = [p for p in kernel.params if p.kind == "tensor"]
+        descs = (_capi.TensorDesc * max(len(params), 1))()
+        self._arrays = []  # sizes/strides must live until the C call returns
+        self.arguments = dict(tensors)  # keeps the tensors alive
+        for i, p in enumerate(params):
+            if p.name not in tensors:
+                raise TypeError(f"{kernel.name}: missing tensor {p.name!r}")
+            t = describe(tensors[p.name], p.name)
+            if t.dtype is None:
+                raise AttncError(f"{kernel.name}: {p.name} has dtype "
+                                 f"{t.dtype_text}, which attnc does not "
+                                 f"support (the kernel expects {p.dtype})",
+                                 "ATTNC_ERROR_VALIDATION")
+            sizes = (c_int64 * max(len(t.shape), 1))(*t.shape)
+            strides = (c_int64 * max(len(t.strides), 1))(*t.strides)
+            self._arrays += [sizes, strides]
+            descs[i] = _capi.TensorDesc(t.data, _capi.DTYPE_CODES[t.dtype],
+                                        len(t.shape), sizes, strides)
+        scalar_descs = (_capi.ScalarDesc * max(len(kernel.scalars), 1))(
+            *[_scalar(p, scalars[p.name]) for p in kernel.scalars])
+        self._handle = c_void_p()
+        check(lib().attnc_plan_create(kernel._handle, descs, len(params),
+                                      scalar_descs, len(kernel.scalars),
+                                      byref(self._handle)))
+        self._arrays = None
+        self._device = next((tensors[p.name].device for p in params
+                             if _is_torch(tensors[p.name])), None)
+
+    @property
+    def grid(self) -> tuple[int, int, int]:
+        g = (c_int64 * 3)()
+        lib().attnc_plan_grid(self._handle, g)
+        return tuple(g)
+
+    @property
+    def empty(self) -> bool:
+        return bool(lib().attnc_plan_is_empty(self._handle))
+
+    def symbol(self, name: str) -> int:
+        v = c_int64()
+        check(lib().attnc_plan_symbol(self._handle, name.encode(), byref(v)))
+        return v.value
+
+    def param_bytes(self, index: int) -> bytes:
+        """Parameter INDEX exactly as cuLaunchKernel receives it."""
+        ptr, size = c_void_p(), c_size_t()
+        check(lib().attnc_plan_param(self._handle, index, byref(ptr),
+                                     byref(size)))
+        return ctypes.string_at(ptr, size.value)
+
+    def launch(self, stream: Any = None) -> None:
+        capture = _active_capture()
+        if capture is not None:
+            capture._keep.append(self)
+            if stream is None:
+                stream = capture.stream
+        handle = _stream_handle(stream, self._device)
+        if self._device is not None:
+            # Launch in the tensors' device context, as torch would.
+            with sys.modules["torch"].cuda.device(self._device):
+                check(lib().attnc_plan_launch(self._handle, handle))
+        else:
+            check(lib().attnc_plan_launch(self._handle, handle))
+
+    def __del__(self):
+        handle, self._handle = getattr(self, "_handle", None), None
+        if handle and _capi._lib is not None:
+            _capi._lib.attnc_plan_destroy(handle)
+
+
+def _stream_handle(stream: Any, device: Any = None) -> int | None:
+    """A CUstream as an int: given explicitly, else torch's current one."""
+    if stream is None:
+        torch = sys.modules.get("torch")
+        if torch is None or not torch.cuda.is_available():
+            return None  # the legacy default stream
+        return torch.cuda.current_stream(device).cuda_stream or None
+    if isinstance(stream, int):
+        return stream or None
+    if hasattr(stream, "cuda_stream"):
+        return stream.cuda_stream or None
+    raise TypeError(f"stream must be an int (CUstream) or have .cuda_stream, "
+                    f"got {type(stream).__name__}")
+
+
+_captures = threading.local()
+
+
+def _active_capture() -> "Graph | None":
+    stack = getattr(_captures, "stack", None)
+    return stack[-1] if stack else None
+
+
+class Graph:
+    """Records launches into a CUDA graph and replays them:
+
+        with attnc.Graph(stream) as g:   # or torch's current stream
+            kernel(q, k, v, o=o)         # launched on the capture stream
+        g.replay()
+
+    The legacy default stream cannot be captured: use e.g.
+    ``with torch.cuda.stream(torch.cuda.Stream()):``. The graph keeps the
+    recorded tensors alive; replays read and write the same memory.
+    """
+
+    def __init__(self, stream: Any = None):
+        self.stream = _stream_handle(stream)
+        self._keep = []
+        self._handle = None
+
+    def __enter__(self) -> "Graph":
+        check(lib().attnc_graph_begin(self.stream))
+        _captures.stack = getattr(_captures, "stack", []) + [self]
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        _captures.stack = _captures.stack[:-1]
+        handle = c_void_p()
+        status = lib().attnc_graph_end(self.stream, byref(handle))
+        if exc_type is not None:  # the first error wins
+            if status == 0:
+                lib().attnc_graph_destroy(handle)
+            return
+        check(status)
+        self._handle = handle
+
+    def replay(self, stream: Any = None) -> None:
+        if self._handle is None:
+            raise AttncError("replay of a graph that was not recorded")
+        check(lib().attnc_graph_replay(
+            self._handle, self.stream if stream is None
+            else _stream_handle(stream)))
+
+    def __del__(self):
+        handle, self._handle = getattr(self, "_handle", None), None
+        if handle and _capi._lib is not None:
+            _capi._lib.attnc_graph_destroy(handle)

@@ -1,0 +1,135 @@
+"""GPU smoke test of the runtime: load, launch, CUDA graph replay.
+
+Needs torch with a CUDA device and a module compiled by attnc-compile in
+ATTNC_TEST_MODULE_DIR; skipped otherwise. Numerics are tested elsewhere: here
+each kernel runs on random inputs with its outputs poisoned with NaN first,
+and must overwrite them; a graph replay must then reproduce the direct
+launch bit for bit.
+
+    ATTNC_TEST_MODULE_DIR=out ATTNC_RUNTIME_LIB=build/lib/libattnc_runtime.so \
+        python3 -m unittest discover -s python/tests/gpu -t python/tests
+"""
+
+import os
+import unittest
+from pathlib import Path
+
+import _support  # noqa: F401  (puts python/ on sys.path)
+
+import attnc
+
+try:
+    import torch
+    HAVE_GPU = torch.cuda.is_available()
+except ImportError:
+    torch, HAVE_GPU = None, False
+
+MODULE_DIR = os.environ.get("ATTNC_TEST_MODULE_DIR")
+
+# Sizes that are not multiples of any tile; H a multiple of Hkv for GQA.
+SYMBOLS = {"B": 2, "H": 4, "Hkv": 2, "Sq": 100, "Skv": 130, "S": 100,
+           "T": 37}
+
+
+def torch_dtype(p):
+    return getattr(torch, attnc._tensors.TORCH_DTYPES[p.dtype])
+
+
+def shape_of(p, symbols):
+    return [d if isinstance(d, int) else symbols.setdefault(d, 64)
+            for d in p.shape]
+
+
+def make_inputs(kernel, symbols):
+    args = {}
+    for p in kernel.inputs:
+        shape = shape_of(p, symbols)
+        dtype = torch_dtype(p)
+        if dtype.is_floating_point:
+            t = torch.randn(shape, device="cuda").to(dtype)
+        elif dtype == torch.bool:
+            t = torch.rand(shape, device="cuda") > 0.5
+        else:
+            t = torch.randint(0, 2, shape, device="cuda", dtype=dtype)
+        args[p.name] = t
+    for p in kernel.scalars:
+        args[p.name] = 0.1 if p.dtype.startswith("f") else 1
+    return args
+
+
+def make_outputs(kernel, symbols):
+    outs = {p.name: torch.empty(shape_of(p, symbols), dtype=torch_dtype(p),
+                                device="cuda") for p in kernel.outputs}
+    for o in outs.values():
+        poison(o)
+    return outs
+
+
+def poison(t):
+    if t.dtype.is_floating_point:
+        t.fill_(float("nan"))
+    else:
+        t.fill_(-1)
+
+
+@unittest.skipUnless(HAVE_GPU, "needs torch and a CUDA GPU")
+@unittest.skipUnless(MODULE_DIR, "set ATTNC_TEST_MODULE_DIR to a compiled "
+                                 "module directory")
+class RuntimeGPUTest(unittest.TestCase):
+    def setUp(self):
+        self.module = attnc.load(Path(MODULE_DIR))
+        self.module.load_gpu()
+
+    def test_launch_and_graph_replay(self):
+        for kernel in self.module:
+            with self.subTest(kernel=kernel.name):
+                torch.manual_seed(0)
+                symbols = dict(SYMBOLS)
+                args = make_inputs(kernel, symbols)
+                named = make_outputs(kernel, symbols)
+                outs = kernel(**args, **named)
+                outs = outs if isinstance(outs, tuple) else (outs,)
+                torch.cuda.synchronize()
+                for p, o in zip(kernel.outputs, outs):
+                    if o.dtype.is_floating_point:
+                        self.assertFalse(torch.isnan(o).any().item(),
+                                         f"{p.name} has NaN")
+                expected = [o.clone() for o in outs]
+                for o in outs:
+                    poison(o)
+                stream = torch.cuda.Stream()
+                stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(stream):
+                    with attnc.Graph() as graph:
+                        kernel(**args, **named)  # recorded, not run
+                    graph.replay()
+                stream.synchronize()
+                for p, e, o in zip(kernel.outputs, expected, outs):
+                    self.assertTrue(torch.equal(e, o),
+                                    f"{p.name}: replay differs from launch")
+
+    def test_outputs_allocated_with_torch(self):
+        kernel = next(iter(self.module))
+        symbols = dict(SYMBOLS)
+        outs = kernel(**make_inputs(kernel, symbols))
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        for p, o in zip(kernel.outputs, outs):
+            self.assertEqual(list(o.shape), shape_of(p, symbols))
+            self.assertEqual(o.dtype, torch_dtype(p))
+        torch.cuda.synchronize()
+
+    def test_validation_error_on_gpu_tensors(self):
+        kernel = next(iter(self.module))
+        args = make_inputs(kernel, dict(SYMBOLS))
+        first = kernel.inputs[0]
+        wrong = torch.float64 if args[first.name].dtype != torch.float64 \
+            else torch.float32
+        args[first.name] = args[first.name].to(wrong)
+        with self.assertRaises(attnc.AttncError) as e:
+            kernel(**args)
+        self.assertEqual(e.exception.status, "ATTNC_ERROR_VALIDATION")
+        self.assertIn(f"{first.name} has dtype", str(e.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()

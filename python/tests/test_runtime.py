@@ -1,0 +1,304 @@
+"""CPU tests of the Python runtime API over libattnc_runtime.so: manifest
+loading, kernel metadata, validation refusals with the C library's messages,
+launch plans, scalars, DLPack, and the GPU entry points' error paths."""
+
+import ctypes
+import os
+import struct
+import unittest
+from unittest import mock
+
+from _support import INPUTS, FakeDType, FakeTensor
+
+import attnc
+
+BF16 = FakeDType("bfloat16")
+F32 = FakeDType("float32")
+
+
+def attention_args(**changes):
+    """q, k, v, o, lse for B=2, H=8, Hkv=2, Sq=100, Skv=300."""
+    args = {
+        "q": FakeTensor(0x100000, (2, 8, 100, 128), BF16),
+        "k": FakeTensor(0x1000000, (2, 2, 300, 128), BF16),
+        "v": FakeTensor(0x2000000, (2, 2, 300, 128), BF16),
+        "o": FakeTensor(0x3000000, (2, 8, 100, 128), BF16),
+        "lse": FakeTensor(0x4000000, (2, 8, 100), F32),
+    }
+    args.update(changes)
+    return args
+
+
+class ModuleTest(unittest.TestCase):
+    def test_load_and_metadata(self):
+        m = attnc.load(INPUTS / "attention")
+        self.assertEqual(m.name, "gqa_attention")
+        self.assertEqual(m.chip, "sm_90a")
+        self.assertEqual(m.kernels, ["attention_fwd"])
+        k = m["attention_fwd"]
+        self.assertIs(k, m.kernel("attention_fwd"))
+        self.assertEqual(k.kind, "attention")
+        self.assertEqual(k.block, (128, 1, 1))
+        self.assertEqual(k.shared_memory_bytes, 49152)
+        self.assertEqual(k.attr("gqa"), "true")
+        self.assertIsNone(k.attr("missing"))
+        self.assertEqual([p.name for p in k.inputs], ["q", "k", "v"])
+        self.assertEqual([p.name for p in k.outputs], ["o", "lse"])
+        q = k.params[0]
+        self.assertEqual((q.kind, q.dtype, q.role, q.shape, q.align),
+                         ("tensor", "bf16", "input", ("B", "H", "Sq", 128),
+                          16))
+        stride = k.params[14]
+        self.assertEqual((stride.kind, stride.dtype, stride.tensor,
+                          stride.dim), ("stride", "i32", "lse", 1))
+
+    def test_unknown_kernel(self):
+        m = attnc.load(INPUTS / "fusion")
+        with self.assertRaises(attnc.AttncError) as e:
+            m["attention"]
+        self.assertEqual(e.exception.status, "ATTNC_ERROR_NOT_FOUND")
+        self.assertEqual(str(e.exception),
+                         "module 'bias_dropout' has no kernel 'attention' "
+                         "(it has: bias_dropout_fwd, copy)")
+
+    def test_missing_directory(self):
+        with self.assertRaises(attnc.AttncError) as e:
+            attnc.load(INPUTS / "nope")
+        self.assertEqual(e.exception.status, "ATTNC_ERROR_IO")
+        self.assertIn("nope/manifest.json", str(e.exception))
+
+    def test_malformed_manifest(self):
+        with self.assertRaises(attnc.AttncError) as e:
+            attnc.load(INPUTS / "malformed" / "version2")
+        self.assertEqual(e.exception.status, "ATTNC_ERROR_MANIFEST")
+        self.assertTrue(str(e.exception).endswith(
+            "manifest.json: attnc_manifest_version: unsupported manifest "
+            "version 2 (this runtime reads version 1)"), str(e.exception))
+
+    def test_from_json(self):
+        text = (INPUTS / "fusion" / "manifest.json").read_text()
+        m = attnc.Module.from_json(text)
+        self.assertEqual(m.kernels, ["bias_dropout_fwd", "copy"])
+        with self.assertRaises(attnc.AttncError) as e:
+            attnc.Module.from_json('{"attnc_manifest_version": 1}')
+        self.assertEqual(str(e.exception),
+                         "manifest: <root>: missing required key 'module'")
+
+
+class ValidationTest(unittest.TestCase):
+    def setUp(self):
+        self.kernel = attnc.load(INPUTS / "attention")["attention_fwd"]
+
+    def plan(self, **changes):
+        return self.kernel.plan(**attention_args(**changes))
+
+    def refused(self, message, **changes):
+        with self.assertRaises(attnc.AttncError) as e:
+            self.plan(**changes)
+        self.assertEqual(e.exception.status, "ATTNC_ERROR_VALIDATION")
+        self.assertEqual(str(e.exception), "attention_fwd: " + message)
+
+    def test_valid_plan(self):
+        plan = self.plan()
+        self.assertEqual(plan.grid, (2, 16, 1))
+        self.assertFalse(plan.empty)
+        self.assertEqual(plan.symbol("Hkv"), 2)
+        self.assertEqual(struct.unpack("<Q", plan.param_bytes(0))[0],
+                         0x100000)
+        self.assertEqual(struct.unpack("<q", plan.param_bytes(8))[0], 100)
+        self.assertEqual(struct.unpack("<i", plan.param_bytes(14))[0], 100)
+
+    def test_symbol_conflict(self):
+        self.refused("k.shape[0] = 3 but B = 2 from q.shape[0]",
+                     k=FakeTensor(0x1000000, (3, 2, 300, 128), BF16))
+
+    def test_rank(self):
+        self.refused("lse has rank 2 but the kernel expects rank 3 "
+                     "[B, H, Sq]", lse=FakeTensor(0x4000000, (16, 100), F32))
+
+    def test_dtype(self):
+        self.refused("q has dtype f16 but the kernel expects bf16",
+                     q=FakeTensor(0x100000, (2, 8, 100, 128), "float16"))
+        with self.assertRaises(attnc.AttncError) as e:
+            self.plan(q=FakeTensor(0x100000, (2, 8, 100, 128),
+                                   FakeDType("uint8")))
+        self.assertEqual(str(e.exception),
+                         "attention_fwd: q has dtype torch.uint8, which attnc "
+                         "does not support (the kernel expects bf16)")
+
+    def test_static_dim(self):
+        self.refused("o.shape[3] = 64 but the kernel was compiled for 128",
+                     o=FakeTensor(0x3000000, (2, 8, 100, 64), BF16))
+
+    def test_innermost_stride(self):
+        self.refused("q.stride[3] = 2 but the innermost dimension must be "
+                     "contiguous (stride 1)",
+                     q=FakeTensor(0x100000, (2, 8, 100, 128), BF16,
+                                  (204800, 25600, 256, 2)))
+
+    def test_alignment(self):
+        self.refused("v: data pointer 0x2000008 is not aligned to 16 bytes",
+                     v=FakeTensor(0x2000008, (2, 2, 300, 128), BF16))
+
+    def test_null_pointer(self):
+        self.refused("k: data pointer is NULL but the tensor is not empty",
+                     k=FakeTensor(0, (2, 2, 300, 128), BF16))
+
+    def test_output_aliases_input(self):
+        self.refused("output o and input q share the data pointer 0x100000: "
+                     "an output must not alias another argument",
+                     o=FakeTensor(0x100000, (2, 8, 100, 128), BF16))
+
+    def test_gqa(self):
+        self.refused("GQA: H = 8 (from q.shape[1]) is not a multiple of "
+                     "Hkv = 3 (from k.shape[1])",
+                     k=FakeTensor(0x1000000, (2, 3, 300, 128), BF16),
+                     v=FakeTensor(0x2000000, (2, 3, 300, 128), BF16))
+
+    def test_negative_size(self):
+        self.refused("q.shape[2] = -1 is negative",
+                     q=FakeTensor(0x100000, (2, 8, -1, 128), BF16,
+                                  (1, 1, 1, 1)))
+
+
+class CallTest(unittest.TestCase):
+    def setUp(self):
+        self.attention = attnc.load(INPUTS / "attention")["attention_fwd"]
+        self.fusion = attnc.load(INPUTS / "fusion")["bias_dropout_fwd"]
+        patcher = mock.patch.dict(os.environ,
+                                  {"ATTNC_LIBCUDA": "/nonexistent/libcuda.so"})
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def fusion_args(self):
+        return (FakeTensor(0x100000, (4, 33, 1024), "f16"),
+                FakeTensor(0x900000, (1024,), "f16"))
+
+    def test_argument_binding(self):
+        a = attention_args()
+        with self.assertRaises(TypeError) as e:
+            self.attention(a["q"], a["k"], a["v"], a["o"])
+        self.assertIn("takes 3 input tensors positionally (q, k, v), got 4",
+                      str(e.exception))
+        with self.assertRaises(TypeError) as e:
+            self.attention(a["q"], a["k"], a["v"], out=a["o"])
+        self.assertIn("unexpected argument 'out'", str(e.exception))
+        with self.assertRaises(TypeError) as e:
+            self.attention(a["q"], a["k"])
+        self.assertIn("missing tensor 'v'", str(e.exception))
+        x, bias = self.fusion_args()
+        with self.assertRaises(TypeError) as e:
+            self.fusion(x, bias, seed=1, offset=0)
+        self.assertIn("missing scalar 'p'", str(e.exception))
+
+    def test_outputs_need_torch(self):
+        a = attention_args()
+        with self.assertRaises(attnc.AttncError) as e:
+            self.attention(a["q"], a["k"], a["v"])
+        self.assertEqual(str(e.exception),
+                         "attention_fwd: cannot allocate output o without "
+                         "torch tensor inputs; pass it explicitly")
+
+    def test_scalars(self):
+        x, bias = self.fusion_args()
+        y = FakeTensor(0xa00000, (4, 33, 1024), "f16")
+        plan = self.fusion.plan(x, bias, y=y, seed=2**40, offset=True, p=0.25)
+        self.assertEqual(plan.grid, (9, 4, 1))
+        self.assertEqual(struct.unpack("<q", plan.param_bytes(5))[0], 2**40)
+        self.assertEqual(struct.unpack("<i", plan.param_bytes(6))[0], 1)
+        self.assertEqual(struct.unpack("<f", plan.param_bytes(7))[0], 0.25)
+        with self.assertRaises(attnc.AttncError) as e:
+            self.fusion.plan(x, bias, y=y, seed=2**70, offset=0, p=0.1)
+        self.assertEqual(str(e.exception),
+                         "scalar seed = 1180591620717411303424 does not fit "
+                         "in 64 bits")
+        with self.assertRaises(attnc.AttncError) as e:
+            self.fusion.plan(x, bias, y=y, seed=0.5, offset=0, p=0.1)
+        self.assertEqual(str(e.exception),
+                         "bias_dropout_fwd: scalar seed is i64 but the "
+                         "non-integer value 0.5 was given")
+
+    def test_launch_without_driver(self):
+        x, bias = self.fusion_args()
+        y = FakeTensor(0xa00000, (4, 33, 1024), "f16")
+        with self.assertRaises(attnc.AttncError) as e:
+            self.fusion(x, bias, y=y, seed=1, offset=0, p=0.1)
+        self.assertEqual(e.exception.status, "ATTNC_ERROR_NO_DRIVER")
+        self.assertIn("cannot load the CUDA driver", str(e.exception))
+
+    def test_empty_grid_launches_nothing(self):
+        # Sq = 0: success without any driver; the outputs come back.
+        a = attention_args(
+            q=FakeTensor(0, (2, 8, 0, 128), BF16),
+            o=FakeTensor(0, (2, 8, 0, 128), BF16),
+            lse=FakeTensor(0, (2, 8, 0), F32))
+        o, lse = self.attention(a["q"], a["k"], a["v"], o=a["o"],
+                                lse=a["lse"])
+        self.assertIs(o, a["o"])
+        self.assertIs(lse, a["lse"])
+
+    def test_graph_needs_a_created_stream(self):
+        with self.assertRaises(attnc.AttncError) as e:
+            with attnc.Graph(stream=0):
+                pass
+        self.assertEqual(e.exception.status, "ATTNC_ERROR_INVALID_ARGUMENT")
+        self.assertIn("legacy default stream (NULL) cannot be captured",
+                      str(e.exception))
+
+    def test_stream_argument_type(self):
+        x, bias = self.fusion_args()
+        y = FakeTensor(0xa00000, (4, 33, 1024), "f16")
+        with self.assertRaises(TypeError):
+            self.fusion(x, bias, y=y, seed=1, offset=0, p=0.1, stream="s")
+
+
+# A DLPack tensor built by hand: DLManagedTensor = DLTensor + ctx + deleter.
+class _DLManaged(ctypes.Structure):
+    from attnc._tensors import DLTensor
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p)]
+
+
+class DLPackTensor:
+    def __init__(self, data, shape, code, bits, device_type=2):
+        self.shape = (ctypes.c_int64 * len(shape))(*shape)
+        self.managed = _DLManaged()
+        t = self.managed.dl_tensor
+        t.data = data
+        t.device.device_type = device_type
+        t.ndim = len(shape)
+        t.dtype.code, t.dtype.bits, t.dtype.lanes = code, bits, 1
+        t.shape = self.shape
+        t.strides = None  # compact
+        t.byte_offset = 0
+
+    def __dlpack__(self):
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype = ctypes.py_object
+        new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        return new(ctypes.addressof(self.managed), b"dltensor", None)
+
+
+class DLPackTest(unittest.TestCase):
+    def test_dlpack_tensors(self):
+        k = attnc.load(INPUTS / "fusion")["bias_dropout_fwd"]
+        x = DLPackTensor(0x100000, (4, 33, 1024), 2, 16)
+        bias = DLPackTensor(0x900000, (1024,), 2, 16)
+        y = DLPackTensor(0xa00000, (4, 33, 1024), 2, 16)
+        plan = k.plan(x, bias, y=y, seed=1, offset=0, p=0.1)
+        self.assertEqual(plan.grid, (9, 4, 1))
+        self.assertEqual(struct.unpack("<q", plan.param_bytes(8))[0], 1024)
+        with self.assertRaises(attnc.AttncError) as e:
+            k.plan(DLPackTensor(0x100000, (4, 33, 1024), 2, 16, 1), bias,
+                   y=y, seed=1, offset=0, p=0.1)
+        self.assertEqual(str(e.exception),
+                         "x is not in CUDA memory (DLPack device type 1)")
+        with self.assertRaises(attnc.AttncError) as e:
+            k.plan(DLPackTensor(0x100000, (4, 33, 1024), 2, 32), bias,
+                   y=y, seed=1, offset=0, p=0.1)
+        self.assertIn("x has dtype f32 but the kernel expects f16",
+                      str(e.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()

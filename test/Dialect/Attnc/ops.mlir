@@ -1,0 +1,120 @@
+// Round trip of every attnc op: parse, print, parse again.
+// RUN: attnc-opt %s | attnc-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @elementwise
+func.func @elementwise(%a: tensor<?x4096xbf16>, %b: tensor<4096xbf16>, %s: tensor<bf16>)
+    -> tensor<?x4096xbf16> {
+  // CHECK: attnc.add %{{.*}}, %{{.*}} : tensor<?x4096xbf16>, tensor<4096xbf16> -> tensor<?x4096xbf16>
+  %0 = attnc.add %a, %b : tensor<?x4096xbf16>, tensor<4096xbf16> -> tensor<?x4096xbf16>
+  // CHECK: attnc.sub
+  %1 = attnc.sub %0, %s : tensor<?x4096xbf16>, tensor<bf16> -> tensor<?x4096xbf16>
+  // CHECK: attnc.mul
+  %2 = attnc.mul %1, %1 : tensor<?x4096xbf16>, tensor<?x4096xbf16> -> tensor<?x4096xbf16>
+  // CHECK: attnc.div
+  %3 = attnc.div %2, %b : tensor<?x4096xbf16>, tensor<4096xbf16> -> tensor<?x4096xbf16>
+  // CHECK: attnc.max
+  %4 = attnc.max %3, %s : tensor<?x4096xbf16>, tensor<bf16> -> tensor<?x4096xbf16>
+  // CHECK: attnc.exp %{{.*}} : tensor<?x4096xbf16>
+  %5 = attnc.exp %4 : tensor<?x4096xbf16>
+  // CHECK: attnc.log
+  %6 = attnc.log %5 : tensor<?x4096xbf16>
+  // CHECK: attnc.neg
+  %7 = attnc.neg %6 : tensor<?x4096xbf16>
+  // CHECK: attnc.tanh
+  %8 = attnc.tanh %7 : tensor<?x4096xbf16>
+  // CHECK: attnc.rsqrt
+  %9 = attnc.rsqrt %8 : tensor<?x4096xbf16>
+  return %9 : tensor<?x4096xbf16>
+}
+
+// CHECK-LABEL: func.func @broadcast_ones
+func.func @broadcast_ones(%a: tensor<8x1x16xf32>, %b: tensor<4x1xf32>) -> tensor<8x4x16xf32> {
+  // CHECK: attnc.add {{.*}} -> tensor<8x4x16xf32>
+  %0 = attnc.add %a, %b : tensor<8x1x16xf32>, tensor<4x1xf32> -> tensor<8x4x16xf32>
+  return %0 : tensor<8x4x16xf32>
+}
+
+// CHECK-LABEL: func.func @masks_and_casts
+func.func @masks_and_casts(%s: tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xbf16> {
+  // CHECK: attnc.iota %{{.*}} {dimension = 2 : i64}
+  %r = attnc.iota %s {dimension = 2 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %c = attnc.iota %s {dimension = 3 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  // CHECK: attnc.cmp le, %{{.*}}, %{{.*}} : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %m = attnc.cmp le, %c, %r : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %z = arith.constant dense<0.0> : tensor<f32>
+  // CHECK: attnc.select
+  %x = attnc.select %m, %s, %z : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  // CHECK: attnc.cast %{{.*}} : tensor<?x?x?x?xf32> to tensor<?x?x?x?xbf16>
+  %y = attnc.cast %x : tensor<?x?x?x?xf32> to tensor<?x?x?x?xbf16>
+  return %y : tensor<?x?x?x?xbf16>
+}
+
+// CHECK-LABEL: func.func @rows
+func.func @rows(%x: tensor<?x?x4096xbf16>, %g: tensor<4096xbf16>, %b: tensor<4096xbf16>,
+                %seed: i64, %off: i64) -> (tensor<?x?x1xbf16>, tensor<?x?x1xbf16>, tensor<?x?x4096xbf16>) {
+  // CHECK: attnc.reduce_max %{{.*}} : tensor<?x?x4096xbf16> -> tensor<?x?x1xbf16>
+  %m = attnc.reduce_max %x : tensor<?x?x4096xbf16> -> tensor<?x?x1xbf16>
+  // CHECK: attnc.reduce_sum
+  %s = attnc.reduce_sum %x : tensor<?x?x4096xbf16> -> tensor<?x?x1xbf16>
+  // CHECK: attnc.softmax
+  %p = attnc.softmax %x : tensor<?x?x4096xbf16>
+  // CHECK: attnc.dropout %{{.*}}, %{{.*}}, %{{.*}} {probability = 2.500000e-01 : f64} : tensor<?x?x4096xbf16>
+  %d = attnc.dropout %p, %seed, %off {probability = 0.25 : f64} : tensor<?x?x4096xbf16>
+  // CHECK: attnc.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 1.000000e-05 : f64}
+  %l = attnc.layer_norm %d, %g, %b {epsilon = 1.0e-5 : f64}
+      : tensor<?x?x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16> -> tensor<?x?x4096xbf16>
+  // CHECK: attnc.rms_norm %{{.*}}, %{{.*}} {epsilon = 9.9999999999999995E-7 : f64}
+  %r = attnc.rms_norm %l, %g {epsilon = 1.0e-6 : f64}
+      : tensor<?x?x4096xbf16>, tensor<4096xbf16> -> tensor<?x?x4096xbf16>
+  return %m, %s, %r : tensor<?x?x1xbf16>, tensor<?x?x1xbf16>, tensor<?x?x4096xbf16>
+}
+
+// CHECK-LABEL: func.func @matmul_and_heads
+func.func @matmul_and_heads(%q: tensor<?x8x?x128xbf16>, %k: tensor<?x2x?x128xbf16>)
+    -> tensor<?x8x?x?xf32> {
+  // CHECK: attnc.repeat_interleave %{{.*}} {dimension = 1 : i64, repeats = 4 : i64} : tensor<?x2x?x128xbf16> -> tensor<?x8x?x128xbf16>
+  %k8 = attnc.repeat_interleave %k {dimension = 1 : i64, repeats = 4 : i64}
+      : tensor<?x2x?x128xbf16> -> tensor<?x8x?x128xbf16>
+  // CHECK: attnc.matmul %{{.*}}, %{{.*}} {transpose_b}
+  %s = attnc.matmul %q, %k8 {transpose_b}
+      : tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x8x?x?xf32>
+  // CHECK: attnc.matmul %{{.*}}, %{{.*}} {transpose_a}
+  %t = attnc.matmul %s, %s {transpose_a}
+      : tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32> -> tensor<?x8x?x?xf32>
+  return %t : tensor<?x8x?x?xf32>
+}
+
+// CHECK-LABEL: func.func @fused
+func.func @fused(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tensor<?x2x?x64xf16>)
+    -> tensor<?x8x?x64xf16> {
+  // CHECK: attnc.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, scale = 1.250000e-01 : f64}
+  %o = attnc.attention %q, %k, %v {causal, scale = 0.125 : f64}
+      : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x64xf16>
+  return %o : tensor<?x8x?x64xf16>
+}
+
+// CHECK-LABEL: func.func @online
+func.func @online(%q: tensor<?x128xbf16>, %k: tensor<?x128xbf16>, %v: tensor<?x128xbf16>,
+                  %acc: tensor<?x128xf32>, %m: tensor<?xf32>, %l: tensor<?xf32>,
+                  %qs: index, %ks: index) -> (tensor<?x128xbf16>, tensor<?xf32>) {
+  // CHECK: %[[A:.+]]:3 = attnc.online_attention %{{.*}} at [%{{.*}}, %{{.*}}] {causal, scale = 5.000000e-01 : f64}
+  %a, %mm, %ll = attnc.online_attention %q, %k, %v, %acc, %m, %l at [%qs, %ks] {causal, scale = 0.5 : f64}
+      : tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
+  // CHECK: attnc.online_attention_finalize %[[A]]#0, %[[A]]#1, %[[A]]#2
+  %o, %lse = attnc.online_attention_finalize %a, %mm, %ll
+      : tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32> -> tensor<?x128xbf16>, tensor<?xf32>
+  return %o, %lse : tensor<?x128xbf16>, tensor<?xf32>
+}
+
+// CHECK-LABEL: func.func @fusion
+func.func @fusion(%x: tensor<?x4096xbf16>, %b: tensor<4096xbf16>, %seed: i64) -> tensor<?x4096xbf16> {
+  // CHECK: attnc.fusion(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<?x4096xbf16>, tensor<4096xbf16>, i64) -> tensor<?x4096xbf16> {
+  %y = attnc.fusion (%x, %b, %seed) : (tensor<?x4096xbf16>, tensor<4096xbf16>, i64) -> tensor<?x4096xbf16> {
+  ^bb0(%a0: tensor<?x4096xbf16>, %a1: tensor<4096xbf16>, %a2: i64):
+    %s = attnc.add %a0, %a1 : tensor<?x4096xbf16>, tensor<4096xbf16> -> tensor<?x4096xbf16>
+    %d = attnc.dropout %s, %a2, %a2 {probability = 0.1 : f64} : tensor<?x4096xbf16>
+    // CHECK: attnc.yield %{{.*}} : tensor<?x4096xbf16>
+    attnc.yield %d : tensor<?x4096xbf16>
+  }
+  return %y : tensor<?x4096xbf16>
+}
