@@ -13,6 +13,7 @@
 
 #include "attnc/InitAll/InitAll.h"
 #include "attnc/Dialect/Attnc/IR/AttncDialect.h"
+#include "attnc/Conversion/Passes.h"
 #include "attnc/Dialect/Attnc/Transforms/Passes.h"
 #include "attnc/Pipelines/Pipelines.h"
 
@@ -89,6 +90,7 @@ void attnc::registerAllDialects(DialectRegistry &registry) {
 
 void attnc::registerAllPasses() {
   attnc::registerAttncPasses();
+  attnc::registerAttncConversionPasses();
   attnc::registerAttncPipeline();
   registerTransformsPasses();
   registerConversionPasses();

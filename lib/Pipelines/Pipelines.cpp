@@ -5,16 +5,56 @@
 //===----------------------------------------------------------------------===//
 //
 // buildAttncPipeline is the one place the order of attnc's passes is
-// written down; every tool runs it.
+// written down; attnc-opt --attnc-pipeline and attnc-compile both run it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Pipelines/Pipelines.h"
+#include "attnc/Conversion/Passes.h"
 #include "attnc/Dialect/Attnc/Transforms/Passes.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+#include <cstdlib>
+
 using namespace mlir;
+
+std::string attnc::ptxFeaturesForChip(StringRef chip) {
+  // PTX 8.0 came with CUDA 12.0 and is the first to know sm_90a; it also
+  // covers every older chip the kernels use.
+  (void)chip;
+  return "+ptx80";
+}
+
+std::string attnc::findCudaRoot(StringRef explicitRoot) {
+  if (!explicitRoot.empty())
+    return explicitRoot.str();
+  for (const char *var : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
+    if (const char *v = std::getenv(var); v && *v)
+      return v;
+  return "/usr/local/cuda";
+}
+
+void attnc::buildKernelToNVVMPipeline(OpPassManager &pm) {
+  // The order that lowers nvgpu, vector, memref views and math together
+  // (shared/toolchain.md, "A kernel-only pipeline that worked").
+  OpPassManager &k = pm.nest<gpu::GPUModuleOp>();
+  k.addPass(createConvertNVGPUToNVVMPass());
+  k.addPass(createConvertVectorToSCFPass());
+  k.addPass(createSCFToControlFlowPass());
+  k.addPass(createConvertNVVMToLLVMPass());
+  k.addPass(memref::createExpandStridedMetadataPass());
+  k.addPass(createLowerAffinePass());
+  k.addPass(createArithToLLVMConversionPass());
+  k.addPass(createConvertIndexToLLVMPass());
+  k.addPass(createConvertGpuOpsToNVVMOps());
+  k.addPass(createCanonicalizerPass());
+  k.addPass(createCSEPass());
+  k.addPass(createReconcileUnrealizedCastsPass());
+}
 
 void attnc::buildAttncPipeline(OpPassManager &pm,
                                const AttncPipelineOptions &options) {
@@ -30,13 +70,29 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // The check runs on the kernel-level graph: from here on every value that
+  // crosses a top-level op is a buffer in global memory, and each such op is
+  // exactly one kernel of the GPU lowering below.
   if (options.verifyNoGlobalScores)
     pm.addPass(createAttncVerifyNoGlobalScores());
+  if (!options.toGPU)
+    return;
+  AttncConvertToGPUOptions gpuOptions;
+  gpuOptions.chip = options.chip;
+  gpuOptions.ptxFeatures = ptxFeaturesForChip(options.chip);
+  pm.addPass(createAttncConvertToGPU(gpuOptions));
+  buildKernelToNVVMPipeline(pm);
+  if (options.binary != "none") {
+    GpuModuleToBinaryPassOptions binOptions;
+    binOptions.compilationTarget = options.binary;
+    binOptions.toolkitPath = findCudaRoot(options.cudaRoot);
+    pm.addPass(createGpuModuleToBinaryPass(binOptions));
+  }
 }
 
 void attnc::registerAttncPipeline() {
   PassPipelineRegistration<AttncPipelineOptions>(
       "attnc-pipeline",
-      "attnc graph to fused kernels (see docs/design.md, layers 2-5)",
+      "attnc graph to fused GPU kernels in NVVM (docs/design.md, layers 2-5)",
       buildAttncPipeline);
 }

@@ -61,6 +61,10 @@ struct KernelABI {
   std::map<std::string, std::string> attrs;
 };
 
+/// The kernel's entry of the manifest (docs/abi.md), without the file
+/// names, as JSON text.
+std::string kernelABIToJSON(const KernelABI &abi);
+
 } // namespace attnc
 
 #endif // ATTNC_CONVERSION_KERNELABI_H

@@ -39,7 +39,33 @@ struct AttncPipelineOptions
       *this, "verify-no-global-scores",
       llvm::cl::desc("fail when a S_q x S_kv buffer reaches global memory"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> toGPU{
+      *this, "to-gpu",
+      llvm::cl::desc("build the GPU kernels and lower them to NVVM (off: "
+                     "stop after the fused, tiled graph)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<std::string> binary{
+      *this, "binary",
+      llvm::cl::desc("serialize the kernels: none, isa (PTX) or bin (cubin, "
+                     "runs ptxas)"),
+      llvm::cl::init("none")};
+  PassOptions::Option<std::string> cudaRoot{
+      *this, "cuda-root",
+      llvm::cl::desc("CUDA toolkit for libdevice and ptxas (empty: "
+                     "CUDA_ROOT, CUDA_HOME, CUDA_PATH, /usr/local/cuda)"),
+      llvm::cl::init("")};
 };
+
+/// PTX ISA features for a chip: sm_90a's wgmma and setmaxnreg need PTX 8.0
+/// (MLIR's default, +ptx60, aborts in LLVM for sm_90a; shared/toolchain.md).
+std::string ptxFeaturesForChip(llvm::StringRef chip);
+
+/// The CUDA toolkit directory: `explicitRoot` if set, else the first of
+/// CUDA_ROOT, CUDA_HOME, CUDA_PATH, else /usr/local/cuda.
+std::string findCudaRoot(llvm::StringRef explicitRoot);
+
+/// Appends the lowering of the kernels (inside every gpu.module) to NVVM.
+void buildKernelToNVVMPipeline(mlir::OpPassManager &pm);
 
 /// Appends the graph-to-GPU pipeline to `pm` (which runs on a module).
 void buildAttncPipeline(mlir::OpPassManager &pm,

@@ -90,6 +90,9 @@ struct SoftmaxState {
 
 /// Score tile of one warp: [slab][n8 tile] accumulator fragments.
 using ScoreTile = SmallVector<SmallVector<mma::FragC>>;
+/// Probabilities of one warp in the element type: [slab][n8 tile] pairs
+/// {(row g, cols 2t..2t+1), (row g+8, cols 2t..2t+1)}.
+using ProbTile = SmallVector<SmallVector<std::array<Value, 2>>>;
 
 class FlashAttentionEmitter {
 public:
@@ -135,8 +138,9 @@ private:
   mma::FragA loadQFragment(int64_t slab, int64_t kStep);
   ScoreTile computeScores(Value stage);
   void applyMask(ScoreTile &s, Value kvStart);
-  SoftmaxState updateSoftmax(ScoreTile &s, const SoftmaxState &st);
-  void accumulatePV(const ScoreTile &p, Value stage, SoftmaxState &st);
+  SoftmaxState updateSoftmax(const ScoreTile &s, const SoftmaxState &st,
+                             ProbTile &p);
+  void accumulatePV(const ProbTile &p, Value stage, SoftmaxState &st);
   SoftmaxState emitKVLoop(Value lb, Value ub, bool masked,
                           const SoftmaxState &init);
   void emitEpilogue(const SoftmaxState &st);
@@ -157,7 +161,35 @@ private:
   Value lseMem;
   Value qSmem, kSmem, vSmem;
   SmallVector<mma::FragA> qFrags; // [slab * kSteps + kStep], when in regs
+  Value qLoadRow, qLoadCol;       // per-thread Q ldmatrix origin in the loop
 };
+
+/// 2^x with ex2.approx.ftz.f32. math.exp2 lowers to the non-ftz form, which
+/// ptxas wraps in a range check and two conditional multiplies around
+/// MUFU.EX2; softmax loses nothing by flushing subnormal probabilities to 0.
+static Value exp2Approx(OpBuilder &b, Location loc, Value x) {
+  return LLVM::CallIntrinsicOp::create(
+             b, loc, b.getF32Type(),
+             b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"), ValueRange{x})
+      .getResult(0);
+}
+
+/// Returns `v` through an opaque, side-effecting register move so that LLVM
+/// cannot hoist address arithmetic built on it out of the enclosing loop.
+/// Without it, LICM hoists each loop-invariant Q ldmatrix address (one per
+/// slab and k step, 64-bit each) and they all stay live across the loop:
+/// ~64 registers at d=128 with two slabs. Kept inside the loop, every
+/// address is one base register plus an immediate offset.
+static Value pinInLoop(OpBuilder &b, Location loc, Value v) {
+  Type i64 = b.getI64Type();
+  Value asI64 = arith::IndexCastOp::create(b, loc, i64, v);
+  auto mov = LLVM::InlineAsmOp::create(
+      b, loc, i64, ValueRange{asI64}, b.getStringAttr("mov.b64 $0, $1;"),
+      b.getStringAttr("=l,l"), b.getUnitAttr(), /*is_align_stack=*/nullptr,
+      /*tail_call_kind=*/nullptr, /*asm_dialect=*/nullptr,
+      /*operand_attrs=*/nullptr);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), mov.getRes());
+}
 
 } // namespace
 
@@ -233,8 +265,14 @@ void FlashAttentionEmitter::emitPrologue() {
   Value batch = divU(bh, h), head = remU(bh, h);
   // GQA: H / Hkv query heads share one K/V head.
   Value kvHead = divU(head, divU(h, hkv));
-  qStart = mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
-               idx(cfg.blockQ));
+  // Causal: query tiles near the end see the most KV tiles; launch them
+  // first so the short ones fill the tail of the grid.
+  Value qTile = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  if (cfg.causal)
+    qTile = arith::SubIOp::create(
+        b, loc, gpu::GridDimOp::create(b, loc, gpu::Dimension::x),
+        add(qTile, idx(1)));
+  qStart = mul(qTile, idx(cfg.blockQ));
 
   auto tensor = [&](int64_t ptrArg, int64_t strideArg, Value headIdx) {
     Value s0 = argIndex(kArgStrides + strideArg);
@@ -303,9 +341,10 @@ void FlashAttentionEmitter::emitKVTileCopy(Value tile, Value stage) {
 /// A fragment of Q for one 16-row slab and one 16-wide k step: ldmatrix.x4,
 /// matrices (rows 0-7, k lo), (rows 8-15, k lo), (0-7, k hi), (8-15, k hi).
 mma::FragA FlashAttentionEmitter::loadQFragment(int64_t slab, int64_t kStep) {
-  Value row = add(add(warpRow0, idx(slab * mma::kM)),
-                  remU(lane, idx(16)));
-  Value col = add(idx(kStep * mma::kK), mul(divU(lane, idx(16)), idx(8)));
+  Value rowBase = qLoadRow ? qLoadRow : add(warpRow0, remU(lane, idx(16)));
+  Value colBase = qLoadCol ? qLoadCol : mul(divU(lane, idx(16)), idx(8));
+  Value row = add(rowBase, idx(slab * mma::kM));
+  Value col = add(colBase, idx(kStep * mma::kK));
   return mma::loadMatrixX4(b, loc, qSmem, {row, col}, /*transpose=*/false);
 }
 
@@ -367,20 +406,23 @@ void FlashAttentionEmitter::applyMask(ScoreTile &s, Value kvStart) {
 
 /// Online softmax for one tile: new row max (quad all-reduce), rescale of
 /// the running sum and accumulator by exp2((m_old - m_new) * scale * log2e),
-/// and S := P = exp2(S * scale * log2e - m_new * scale * log2e). A row with
-/// no visible key yet keeps m = -inf; its offset is taken as 0 so that
+/// and P = exp2(S * scale * log2e - m_new * scale * log2e), packed to the
+/// element type at once so the f32 scores die before P V. A row with no
+/// visible key yet keeps m = -inf; its offset is taken as 0 so that
 /// exp2(-inf - offset) gives 0, never NaN.
-SoftmaxState FlashAttentionEmitter::updateSoftmax(ScoreTile &s,
-                                                  const SoftmaxState &st) {
+SoftmaxState FlashAttentionEmitter::updateSoftmax(const ScoreTile &s,
+                                                  const SoftmaxState &st,
+                                                  ProbTile &p) {
   SoftmaxState out = st;
   Value scaleLog2 = f32(cfg.scale * kLog2e);
   Value negInf = f32(-std::numeric_limits<double>::infinity());
   Value zero = f32(0.0);
+  p.assign(slabs, SmallVector<std::array<Value, 2>>(s[0].size()));
   for (int64_t sl = 0; sl < slabs; ++sl) {
     for (int64_t half = 0; half < 2; ++half) {
       int64_t r = sl * 2 + half;
       Value mx = st.rowMax[r];
-      for (auto &frag : s[sl])
+      for (const auto &frag : s[sl])
         for (int64_t i = 2 * half; i < 2 * half + 2; ++i)
           mx = arith::MaxNumFOp::create(b, loc, mx, frag[i]);
       Value mNew = mma::quadAllReduce(b, loc, mx, mma::QuadReduction::Max);
@@ -391,15 +433,16 @@ SoftmaxState FlashAttentionEmitter::updateSoftmax(ScoreTile &s,
       Value negOffset = arith::NegFOp::create(b, loc, offset);
       auto exp2Scaled = [&](Value x) {
         Value e = math::FmaOp::create(b, loc, x, scaleLog2, negOffset);
-        return math::Exp2Op::create(b, loc, e).getResult();
+        return exp2Approx(b, loc, e);
       };
       Value alpha = exp2Scaled(st.rowMax[r]);
       Value sum = arith::MulFOp::create(b, loc, st.rowSum[r], alpha);
-      for (auto &frag : s[sl]) {
-        for (int64_t i = 2 * half; i < 2 * half + 2; ++i) {
-          frag[i] = exp2Scaled(frag[i]);
-          sum = arith::AddFOp::create(b, loc, sum, frag[i]);
-        }
+      for (size_t n = 0; n < s[sl].size(); ++n) {
+        Value lo = exp2Scaled(s[sl][n][2 * half]);
+        Value hi = exp2Scaled(s[sl][n][2 * half + 1]);
+        sum = arith::AddFOp::create(b, loc, sum, lo);
+        sum = arith::AddFOp::create(b, loc, sum, hi);
+        p[sl][n][half] = mma::packPair(b, loc, cfg.elementType, lo, hi);
       }
       for (int64_t n = 0; n < dTiles; ++n)
         for (int64_t i = 2 * half; i < 2 * half + 2; ++i) {
@@ -418,7 +461,7 @@ SoftmaxState FlashAttentionEmitter::updateSoftmax(ScoreTile &s,
 /// stays in registers. V rows are the k dimension: ldmatrix.trans gives B
 /// fragments, matrices (k lo, d 0-7), (k hi, d 0-7), (k lo, d 8-15), (k hi,
 /// d 8-15).
-void FlashAttentionEmitter::accumulatePV(const ScoreTile &p, Value stage,
+void FlashAttentionEmitter::accumulatePV(const ProbTile &p, Value stage,
                                          SoftmaxState &st) {
   Type T = cfg.elementType;
   Value rowOff = remU(lane, idx(16));
@@ -426,11 +469,8 @@ void FlashAttentionEmitter::accumulatePV(const ScoreTile &p, Value stage,
   for (int64_t ks = 0; ks < cfg.blockKV / mma::kK; ++ks) {
     SmallVector<mma::FragA> pFrags;
     for (int64_t sl = 0; sl < slabs; ++sl) {
-      const mma::FragC &lo = p[sl][2 * ks], &hi = p[sl][2 * ks + 1];
-      pFrags.push_back({mma::packPair(b, loc, T, lo[0], lo[1]),
-                        mma::packPair(b, loc, T, lo[2], lo[3]),
-                        mma::packPair(b, loc, T, hi[0], hi[1]),
-                        mma::packPair(b, loc, T, hi[2], hi[3])});
+      const auto &lo = p[sl][2 * ks], &hi = p[sl][2 * ks + 1];
+      pFrags.push_back({lo[0], lo[1], hi[0], hi[1]});
     }
     Value row = add(idx(ks * mma::kK), rowOff);
     for (int64_t dp = 0; dp < dTiles / 2; ++dp) {
@@ -463,6 +503,10 @@ SoftmaxState FlashAttentionEmitter::emitKVLoop(Value lb, Value ub, bool masked,
                                             init.rowMax.size());
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
   gpu::BarrierOp::create(b, loc);
+  if (qFrags.empty()) {
+    qLoadRow = pinInLoop(b, loc, add(warpRow0, remU(lane, idx(16))));
+    qLoadCol = pinInLoop(b, loc, mul(divU(lane, idx(16)), idx(8)));
+  }
   Value stage = remU(tile, idx(kKVStages));
   Value next = add(tile, idx(1));
   auto prefetch = scf::IfOp::create(b, loc, ult(next, nKVTiles),
@@ -475,8 +519,9 @@ SoftmaxState FlashAttentionEmitter::emitKVLoop(Value lb, Value ub, bool masked,
   ScoreTile s = computeScores(stage);
   if (masked)
     applyMask(s, mul(tile, idx(cfg.blockKV)));
-  st = updateSoftmax(s, st);
-  accumulatePV(s, stage, st);
+  ProbTile p;
+  st = updateSoftmax(s, st, p);
+  accumulatePV(p, stage, st);
   scf::YieldOp::create(b, loc, st.flatten());
   b.setInsertionPointAfter(loop);
   return SoftmaxState::unflatten(loop.getResults(), init.rowMax.size());

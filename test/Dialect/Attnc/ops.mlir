@@ -97,10 +97,10 @@ func.func @fused(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tensor<
 func.func @online(%q: tensor<?x128xbf16>, %k: tensor<?x128xbf16>, %v: tensor<?x128xbf16>,
                   %acc: tensor<?x128xf32>, %m: tensor<?xf32>, %l: tensor<?xf32>,
                   %qs: index, %ks: index) -> (tensor<?x128xbf16>, tensor<?xf32>) {
-  // CHECK: %[[A:.+]]:3 = attnc.online_attention %{{.*}} at [%{{.*}}, %{{.*}}] {causal, scale = 5.000000e-01 : f64}
+  // CHECK: %[[ACC:.+]], %[[MAX:.+]], %[[SUM:.+]] = attnc.online_attention %{{.*}} at [%{{.*}}, %{{.*}}] {causal, scale = 5.000000e-01 : f64}
   %a, %mm, %ll = attnc.online_attention %q, %k, %v, %acc, %m, %l at [%qs, %ks] {causal, scale = 0.5 : f64}
       : tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
-  // CHECK: attnc.online_attention_finalize %[[A]]#0, %[[A]]#1, %[[A]]#2
+  // CHECK: attnc.online_attention_finalize %[[ACC]], %[[MAX]], %[[SUM]]
   %o, %lse = attnc.online_attention_finalize %a, %mm, %ll
       : tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32> -> tensor<?x128xbf16>, tensor<?xf32>
   return %o, %lse : tensor<?x128xbf16>, tensor<?xf32>

@@ -145,8 +145,6 @@ LogicalResult DropoutOp::verify() {
   if (!(p >= 0.0 && p < 1.0))
     return emitOpError() << "attribute 'probability' must be in [0, 1), got "
                          << p;
-  if (getInput().getType() != getResult().getType())
-    return emitOpError("result must have the type of operand 'input'");
   return success();
 }
 

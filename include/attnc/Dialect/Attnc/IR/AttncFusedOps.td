@@ -85,7 +85,7 @@ def Attnc_OnlineAttentionOp : Attnc_PureOp<"online_attention", [
                       Attnc_FloatTensor:$new_sum);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $acc `,` $max `,` $sum
-    `at` `[` $q_start `,` $kv_start `]` attr-dict `:` type($query) `,`
+    `at` ` ` `[` $q_start `,` $kv_start `]` attr-dict `:` type($query) `,`
     type($key) `,` type($value) `,` type($acc) `,` type($max) `,` type($sum)
   }];
   let hasVerifier = 1;

@@ -1,0 +1,39 @@
+# The two commands of the README: `make check` and `make demo`.
+# Both install what is missing (scripts/setup.sh), configure and build.
+
+BUILD_DIR ?= build
+ATTNC_CUDA_ROOT ?= /usr/local/cuda
+JOBS ?= $(shell nproc)
+
+.PHONY: all setup configure build check demo docs clean
+
+all: build
+
+setup:
+	@ATTNC_CUDA_ROOT=$(ATTNC_CUDA_ROOT) scripts/setup.sh
+
+$(BUILD_DIR)/build.ninja: | setup
+	cmake -G Ninja -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release \
+	  -DATTNC_CUDA_ROOT=$(ATTNC_CUDA_ROOT)
+
+configure: setup $(BUILD_DIR)/build.ninja
+
+build: configure
+	ninja -C $(BUILD_DIR) -j$(JOBS)
+
+# Builds everything and runs the whole lit suite (dialect, passes, pipeline
+# down to PTX and cubins, runtime and Python CPU tests).
+check: build
+	ninja -C $(BUILD_DIR) check-attnc
+
+# Takes the example attention graph through the compiler and prints what it
+# did; runs it on the GPU when one is present.
+demo: build
+	@scripts/demo.sh $(BUILD_DIR)
+
+docs: build
+	rm -rf docs/generated && mkdir -p docs/generated
+	cp -r $(BUILD_DIR)/docs/Dialects $(BUILD_DIR)/docs/Passes docs/generated/
+
+clean:
+	rm -rf $(BUILD_DIR)

@@ -1,0 +1,33 @@
+//===- FusionKernel.h - row kernel builder for attnc.fusion -----*- C++ -*-===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Builds one gpu.func for one attnc.fusion: an elementwise chain with row
+// reductions over the last dimension becomes a kernel with one CTA per row,
+// 16-byte vector loads and stores, the row held in registers and reductions
+// through warp shuffles and shared memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_CONVERSION_ATTNCTOGPU_FUSIONKERNEL_H
+#define ATTNC_CONVERSION_ATTNCTOGPU_FUSIONKERNEL_H
+
+#include "attnc/Conversion/KernelABI.h"
+#include "attnc/Dialect/Attnc/IR/AttncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+
+namespace attnc {
+
+/// Builds the kernel `name` for `fusion` into `module` and fills `abi`.
+/// Fails with a diagnostic on `fusion` naming the op or operand the row
+/// kernel cannot handle (e.g. a dynamic or non-multiple-of-8 last dimension).
+mlir::FailureOr<mlir::gpu::GPUFuncOp>
+buildFusionKernel(mlir::OpBuilder &b, mlir::gpu::GPUModuleOp module,
+                  llvm::StringRef name, FusionOp fusion, KernelABI &abi);
+
+} // namespace attnc
+
+#endif // ATTNC_CONVERSION_ATTNCTOGPU_FUSIONKERNEL_H

@@ -1,0 +1,462 @@
+// One case per verifier diagnostic of the attnc dialect.
+// RUN: attnc-opt %s -split-input-file -verify-diagnostics
+
+func.func @broadcast_mismatch(%a: tensor<4x8xf32>, %b: tensor<5x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{operand 'rhs' of shape [5x8] does not broadcast with 'lhs' [4x8]: static extents must be equal or 1}}
+  %0 = attnc.add %a, %b : tensor<4x8xf32>, tensor<5x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @broadcast_result(%a: tensor<4x1xf32>, %b: tensor<8xf32>) -> tensor<4x1xf32> {
+  // expected-error @+1 {{result shape [4x1] is not the broadcast of the operands' shapes, [4x8]}}
+  %0 = attnc.mul %a, %b : tensor<4x1xf32>, tensor<8xf32> -> tensor<4x1xf32>
+  return %0 : tensor<4x1xf32>
+}
+
+// -----
+
+func.func @binary_element_types(%a: tensor<4xf32>, %b: tensor<4xbf16>) -> tensor<4xf32> {
+  // expected-error @+1 {{operands 'lhs' ('f32') and 'rhs' ('bf16') must have the same element type}}
+  %0 = attnc.sub %a, %b : tensor<4xf32>, tensor<4xbf16> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @binary_result_type(%a: tensor<4xf32>) -> tensor<4xbf16> {
+  // expected-error @+1 {{result element type 'bf16' must equal the operands' element type 'f32'}}
+  %0 = attnc.max %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}
+
+// -----
+
+func.func @cast_shape(%a: tensor<4xf32>) -> tensor<8xbf16> {
+  // expected-error @+1 {{operand 'input' and the result must have the same shape; cast changes only the element type}}
+  %0 = attnc.cast %a : tensor<4xf32> to tensor<8xbf16>
+  return %0 : tensor<8xbf16>
+}
+
+// -----
+
+func.func @iota_dimension(%a: tensor<4x4xf32>) -> tensor<4x4xi64> {
+  // expected-error @+1 {{attribute 'dimension' (2) must be less than the rank of 'like' (2)}}
+  %0 = attnc.iota %a {dimension = 2 : i64} : tensor<4x4xf32> -> tensor<4x4xi64>
+  return %0 : tensor<4x4xi64>
+}
+
+// -----
+
+func.func @iota_shape(%a: tensor<4x4xf32>) -> tensor<4x8xi64> {
+  // expected-error @+1 {{result must have the shape of operand 'like'}}
+  %0 = attnc.iota %a {dimension = 1 : i64} : tensor<4x4xf32> -> tensor<4x8xi64>
+  return %0 : tensor<4x8xi64>
+}
+
+// -----
+
+func.func @cmp_element_types(%a: tensor<4xi64>, %b: tensor<4xf32>) -> tensor<4xi1> {
+  // expected-error @+1 {{operands 'lhs' ('i64') and 'rhs' ('f32') must have the same element type}}
+  %0 = attnc.cmp lt, %a, %b : tensor<4xi64>, tensor<4xf32> -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @select_element_types(%c: tensor<4xi1>, %a: tensor<4xf32>, %b: tensor<f16>) -> tensor<4xf32> {
+  // expected-error @+1 {{operands 'true_value' ('f32') and 'false_value' ('f16') and the result must have the same element type}}
+  %0 = attnc.select %c, %a, %b : tensor<4xi1>, tensor<4xf32>, tensor<f16> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @select_broadcast(%c: tensor<3xi1>, %a: tensor<4xf32>, %b: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{operand 'true_value' of shape [4] does not broadcast with 'condition' [3]: static extents must be equal or 1}}
+  %0 = attnc.select %c, %a, %b : tensor<3xi1>, tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @dropout_probability(%x: tensor<4xbf16>, %s: i64) -> tensor<4xbf16> {
+  // expected-error @+1 {{attribute 'probability' must be in [0, 1), got 1}}
+  %0 = attnc.dropout %x, %s, %s {probability = 1.0 : f64} : tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}
+
+// -----
+
+func.func @reduce_rank0(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{operand 'input' must have rank >= 1: the last dimension is reduced}}
+  %0 = attnc.reduce_max %x : tensor<f32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @reduce_shape(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{result shape [4] must be the input's with the last dimension kept as 1, [4x1]}}
+  %0 = attnc.reduce_sum %x : tensor<4x8xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @reduce_element_type(%x: tensor<4x8xbf16>) -> tensor<4x1xf32> {
+  // expected-error @+1 {{result element type must equal the input's}}
+  %0 = attnc.reduce_sum %x : tensor<4x8xbf16> -> tensor<4x1xf32>
+  return %0 : tensor<4x1xf32>
+}
+
+// -----
+
+func.func @norm_rank0(%x: tensor<bf16>, %g: tensor<4xbf16>) -> tensor<bf16> {
+  // expected-error @+1 {{operand 'input' must have rank >= 1}}
+  %0 = attnc.rms_norm %x, %g {epsilon = 1.0e-6 : f64} : tensor<bf16>, tensor<4xbf16> -> tensor<bf16>
+  return %0 : tensor<bf16>
+}
+
+// -----
+
+func.func @norm_epsilon(%x: tensor<2x4xbf16>, %g: tensor<4xbf16>) -> tensor<2x4xbf16> {
+  // expected-error @+1 {{attribute 'epsilon' must be positive, got 0}}
+  %0 = attnc.rms_norm %x, %g {epsilon = 0.0 : f64} : tensor<2x4xbf16>, tensor<4xbf16> -> tensor<2x4xbf16>
+  return %0 : tensor<2x4xbf16>
+}
+
+// -----
+
+func.func @norm_param_rank(%x: tensor<2x4xbf16>, %g: tensor<1x4xbf16>, %b: tensor<4xbf16>) -> tensor<2x4xbf16> {
+  // expected-error @+1 {{operand 'gamma' must have rank 1, got rank 2}}
+  %0 = attnc.layer_norm %x, %g, %b {epsilon = 1.0e-5 : f64} : tensor<2x4xbf16>, tensor<1x4xbf16>, tensor<4xbf16> -> tensor<2x4xbf16>
+  return %0 : tensor<2x4xbf16>
+}
+
+// -----
+
+func.func @norm_param_extent(%x: tensor<2x4xbf16>, %g: tensor<4xbf16>, %b: tensor<8xbf16>) -> tensor<2x4xbf16> {
+  // expected-error @+1 {{operand 'beta' has extent 8 but the normalized (last) dimension of 'input' has 4}}
+  %0 = attnc.layer_norm %x, %g, %b {epsilon = 1.0e-5 : f64} : tensor<2x4xbf16>, tensor<4xbf16>, tensor<8xbf16> -> tensor<2x4xbf16>
+  return %0 : tensor<2x4xbf16>
+}
+
+// -----
+
+func.func @norm_param_type(%x: tensor<2x4xbf16>, %g: tensor<4xf32>) -> tensor<2x4xbf16> {
+  // expected-error @+1 {{operand 'gamma' must have the element type of 'input'}}
+  %0 = attnc.rms_norm %x, %g {epsilon = 1.0e-6 : f64} : tensor<2x4xbf16>, tensor<4xf32> -> tensor<2x4xbf16>
+  return %0 : tensor<2x4xbf16>
+}
+
+// -----
+
+func.func @norm_result(%x: tensor<2x4xbf16>, %g: tensor<4xbf16>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{result must have the type of operand 'input'}}
+  %0 = attnc.rms_norm %x, %g {epsilon = 1.0e-6 : f64} : tensor<2x4xbf16>, tensor<4xbf16> -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @matmul_rank(%a: tensor<4xbf16>) -> tensor<4xbf16> {
+  // expected-error @+1 {{operand 'lhs' must have rank >= 2, got 1}}
+  %0 = attnc.matmul %a, %a : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}
+
+// -----
+
+func.func @matmul_ranks(%a: tensor<4x4xbf16>, %b: tensor<2x4x4xbf16>) -> tensor<4x4xbf16> {
+  // expected-error @+1 {{operands 'lhs', 'rhs' and the result must have equal ranks, got 2, 3 and 2}}
+  %0 = attnc.matmul %a, %b : tensor<4x4xbf16>, tensor<2x4x4xbf16> -> tensor<4x4xbf16>
+  return %0 : tensor<4x4xbf16>
+}
+
+// -----
+
+func.func @matmul_operand_types(%a: tensor<4x4xbf16>, %b: tensor<4x4xf16>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{operands 'lhs' and 'rhs' must have the same element type}}
+  %0 = attnc.matmul %a, %b : tensor<4x4xbf16>, tensor<4x4xf16> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @matmul_result_type(%a: tensor<4x4xbf16>) -> tensor<4x4xf16> {
+  // expected-error @+1 {{result element type must be the operands' or f32}}
+  %0 = attnc.matmul %a, %a : tensor<4x4xbf16>, tensor<4x4xbf16> -> tensor<4x4xf16>
+  return %0 : tensor<4x4xf16>
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<2x4x4xbf16>, %b: tensor<3x4x4xbf16>) -> tensor<2x4x4xbf16> {
+  // expected-error @+1 {{batch dimension 0 differs: lhs 2, rhs 3, result 2}}
+  %0 = attnc.matmul %a, %b : tensor<2x4x4xbf16>, tensor<3x4x4xbf16> -> tensor<2x4x4xbf16>
+  return %0 : tensor<2x4x4xbf16>
+}
+
+// -----
+
+func.func @matmul_contraction(%a: tensor<4x8xbf16>, %b: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{contraction dimension of 'lhs' (8) differs from that of 'rhs' (4)}}
+  %0 = attnc.matmul %a, %b : tensor<4x8xbf16>, tensor<4x8xbf16> -> tensor<4x8xbf16>
+  return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+func.func @matmul_result(%a: tensor<4x8xbf16>, %b: tensor<16x8xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{result must be [..., 4, 16] (rows of 'lhs', columns of 'rhs')}}
+  %0 = attnc.matmul %a, %b {transpose_b} : tensor<4x8xbf16>, tensor<16x8xbf16> -> tensor<4x8xbf16>
+  return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+func.func @repeat_dimension(%k: tensor<2x4xbf16>) -> tensor<2x4xbf16> {
+  // expected-error @+1 {{attribute 'dimension' (2) must be less than the rank of 'input' (2)}}
+  %0 = attnc.repeat_interleave %k {dimension = 2 : i64, repeats = 2 : i64} : tensor<2x4xbf16> -> tensor<2x4xbf16>
+  return %0 : tensor<2x4xbf16>
+}
+
+// -----
+
+func.func @repeat_rank(%k: tensor<2x4xbf16>) -> tensor<2x4x1xbf16> {
+  // expected-error @+1 {{result must have the rank and element type of 'input'}}
+  %0 = attnc.repeat_interleave %k {dimension = 0 : i64, repeats = 2 : i64} : tensor<2x4xbf16> -> tensor<2x4x1xbf16>
+  return %0 : tensor<2x4x1xbf16>
+}
+
+// -----
+
+func.func @repeat_extent(%k: tensor<2x4xbf16>) -> tensor<2x4xbf16> {
+  // expected-error @+1 {{result dimension 0 must be 4, got 2}}
+  %0 = attnc.repeat_interleave %k {dimension = 0 : i64, repeats = 2 : i64} : tensor<2x4xbf16> -> tensor<2x4xbf16>
+  return %0 : tensor<2x4xbf16>
+}
+
+// -----
+
+func.func @attention_rank(%q: tensor<?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  // expected-error @+1 {{operand 'query' must have rank 4 [batch, heads, seq, head_dim], got rank 3}}
+  %0 = attnc.attention %q, %k, %k {scale = 1.0 : f64} : tensor<?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %0 : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+func.func @attention_result_rank(%q: tensor<?x?x?x128xbf16>) -> tensor<?x?x128xbf16> {
+  // expected-error @+1 {{result must have rank 4 [batch, heads, seq, head_dim]}}
+  %0 = attnc.attention %q, %q, %q {scale = 1.0 : f64} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x128xbf16>
+  return %0 : tensor<?x?x128xbf16>
+}
+
+// -----
+
+func.func @attention_types(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xf16>) -> tensor<?x?x?x128xbf16> {
+  // expected-error @+1 {{operands 'query', 'key', 'value' and the result must have the same element type}}
+  %0 = attnc.attention %q, %k, %k {scale = 1.0 : f64} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xf16>, tensor<?x?x?x128xf16> -> tensor<?x?x?x128xbf16>
+  return %0 : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+func.func @attention_dynamic_head_dim(%q: tensor<?x?x?x?xbf16>) -> tensor<?x?x?x?xbf16> {
+  // expected-error @+1 {{head dimensions of 'query' and 'value' must be static}}
+  %0 = attnc.attention %q, %q, %q {scale = 1.0 : f64} : tensor<?x?x?x?xbf16>, tensor<?x?x?x?xbf16>, tensor<?x?x?x?xbf16> -> tensor<?x?x?x?xbf16>
+  return %0 : tensor<?x?x?x?xbf16>
+}
+
+// -----
+
+func.func @attention_key_head_dim(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x128xbf16> {
+  // expected-error @+1 {{head dimension of 'key' (64) must equal that of 'query' (128)}}
+  %0 = attnc.attention %q, %k, %q {scale = 1.0 : f64} : tensor<?x?x?x128xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %0 : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+func.func @attention_batch(%q: tensor<2x?x?x128xbf16>, %k: tensor<3x?x?x128xbf16>) -> tensor<2x?x?x128xbf16> {
+  // expected-error @+1 {{batch dimension of 'key' and 'value' must equal that of 'query'}}
+  %0 = attnc.attention %q, %k, %k {scale = 1.0 : f64} : tensor<2x?x?x128xbf16>, tensor<3x?x?x128xbf16>, tensor<3x?x?x128xbf16> -> tensor<2x?x?x128xbf16>
+  return %0 : tensor<2x?x?x128xbf16>
+}
+
+// -----
+
+func.func @attention_kv(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x16x128xbf16>, %v: tensor<?x?x32x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  // expected-error @+1 {{'key' and 'value' must have the same heads and sequence length}}
+  %0 = attnc.attention %q, %k, %v {scale = 1.0 : f64} : tensor<?x?x?x128xbf16>, tensor<?x?x16x128xbf16>, tensor<?x?x32x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %0 : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+func.func @attention_gqa(%q: tensor<?x8x?x128xbf16>, %k: tensor<?x3x?x128xbf16>) -> tensor<?x8x?x128xbf16> {
+  // expected-error @+1 {{query heads (8) must be a multiple of key/value heads (3)}}
+  %0 = attnc.attention %q, %k, %k {scale = 1.0 : f64} : tensor<?x8x?x128xbf16>, tensor<?x3x?x128xbf16>, tensor<?x3x?x128xbf16> -> tensor<?x8x?x128xbf16>
+  return %0 : tensor<?x8x?x128xbf16>
+}
+
+// -----
+
+func.func @attention_result(%q: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x128xbf16> {
+  // expected-error @+1 {{result must be [batch, query heads, query seq, value head_dim]}}
+  %0 = attnc.attention %q, %q, %v {scale = 1.0 : f64} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x128xbf16>
+  return %0 : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+func.func @attention_scale(%q: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  // expected-error @+1 {{attribute 'scale' must be positive}}
+  %0 = attnc.attention %q, %q, %q {scale = 0.0 : f64} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %0 : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+func.func @online_tile_rank(%q: tensor<1x?x128xbf16>, %k: tensor<?x128xbf16>, %acc: tensor<?x128xf32>, %m: tensor<?xf32>, %i: index) {
+  // expected-error @+1 {{operands 'query', 'key', 'value' and 'acc' must be rank-2 tiles}}
+  %a:3 = attnc.online_attention %q, %k, %k, %acc, %m, %m at [%i, %i] {scale = 1.0 : f64}
+      : tensor<1x?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @online_stat_rank(%q: tensor<?x128xbf16>, %acc: tensor<?x128xf32>, %m: tensor<?x1xf32>, %i: index) {
+  // expected-error @+1 {{operands 'max' and 'sum' must be rank-1 row vectors}}
+  %a:3 = attnc.online_attention %q, %q, %q, %acc, %m, %m at [%i, %i] {scale = 1.0 : f64}
+      : tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xf32>, tensor<?x1xf32>, tensor<?x1xf32>
+  return
+}
+
+// -----
+
+func.func @online_head_dim(%q: tensor<?x128xbf16>, %k: tensor<?x64xbf16>, %acc: tensor<?x128xf32>, %m: tensor<?xf32>, %i: index) {
+  // expected-error @+1 {{head dimension of 'query' and 'key' must be equal and static}}
+  %a:3 = attnc.online_attention %q, %k, %q, %acc, %m, %m at [%i, %i] {scale = 1.0 : f64}
+      : tensor<?x128xbf16>, tensor<?x64xbf16>, tensor<?x128xbf16>, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @online_kv_rows(%q: tensor<?x128xbf16>, %k: tensor<64x128xbf16>, %v: tensor<32x128xbf16>, %acc: tensor<?x128xf32>, %m: tensor<?xf32>, %i: index) {
+  // expected-error @+1 {{'key' and 'value' tiles must have the same rows}}
+  %a:3 = attnc.online_attention %q, %k, %v, %acc, %m, %m at [%i, %i] {scale = 1.0 : f64}
+      : tensor<?x128xbf16>, tensor<64x128xbf16>, tensor<32x128xbf16>, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @online_acc_shape(%q: tensor<?x128xbf16>, %acc: tensor<?x64xf32>, %m: tensor<?xf32>, %i: index) {
+  // expected-error @+1 {{'acc' must be [query rows, value head_dim] and 'max', 'sum' [query rows]}}
+  %a:3 = attnc.online_attention %q, %q, %q, %acc, %m, %m at [%i, %i] {scale = 1.0 : f64}
+      : tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x64xf32>, tensor<?xf32>, tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @online_f32(%q: tensor<?x128xbf16>, %acc: tensor<?x128xbf16>, %m: tensor<?xf32>, %i: index) {
+  // expected-error @+1 {{'acc', 'max' and 'sum' must be f32: the recurrence runs in f32}}
+  %a:3 = attnc.online_attention %q, %q, %q, %acc, %m, %m at [%i, %i] {scale = 1.0 : f64}
+      : tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?xf32>, tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @online_types(%q: tensor<?x128xbf16>, %k: tensor<?x128xf16>, %acc: tensor<?x128xf32>, %m: tensor<?xf32>, %i: index) {
+  // expected-error @+1 {{'query', 'key' and 'value' must have the same element type}}
+  %a:3 = attnc.online_attention %q, %k, %k, %acc, %m, %m at [%i, %i] {scale = 1.0 : f64}
+      : tensor<?x128xbf16>, tensor<?x128xf16>, tensor<?x128xf16>, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @finalize_rank(%acc: tensor<?xf32>, %m: tensor<?xf32>) {
+  // expected-error @+1 {{'acc' must be rank 2, 'max' and 'sum' rank 1}}
+  %o, %l = attnc.online_attention_finalize %acc, %m, %m : tensor<?xf32>, tensor<?xf32>, tensor<?xf32> -> tensor<?xbf16>, tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @finalize_shape(%acc: tensor<?x128xf32>, %m: tensor<?xf32>) {
+  // expected-error @+1 {{result must have the shape of 'acc'}}
+  %o, %l = attnc.online_attention_finalize %acc, %m, %m : tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32> -> tensor<?x64xbf16>, tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @finalize_lse(%acc: tensor<?x128xf32>, %m: tensor<?xf32>) {
+  // expected-error @+1 {{'sum' and the logsumexp result must have the type of 'max'}}
+  %o, %l = attnc.online_attention_finalize %acc, %m, %m : tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32> -> tensor<?x128xbf16>, tensor<?xf16>
+  return
+}
+
+// -----
+
+func.func @finalize_rows(%acc: tensor<16x128xf32>, %m: tensor<8xf32>) {
+  // expected-error @+1 {{'max' must have one entry per row of 'acc'}}
+  %o, %l = attnc.online_attention_finalize %acc, %m, %m : tensor<16x128xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<16x128xbf16>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @fusion_arg_count(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{body must have one argument per input (1), got 2}}
+  %0 = attnc.fusion (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    attnc.yield %a : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fusion_arg_type(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{body argument 0 has type 'tensor<8xf32>' but input 0 has type 'tensor<4xf32>'}}
+  %0 = attnc.fusion (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<8xf32>):
+    %c = arith.constant dense<1.0> : tensor<4xf32>
+    attnc.yield %c : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fusion_yield(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{attnc.yield operand types must equal the fusion's result types}}
+  %0 = attnc.fusion (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %c = arith.constant dense<1.0> : tensor<8xf32>
+    attnc.yield %c : tensor<8xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fusion_body_op(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %0 = attnc.fusion (%x) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%a: tensor<4x4xf32>):
+    // expected-error @+1 {{'attnc.matmul' op is not an elementwise, broadcast or row op and cannot be inside attnc.fusion}}
+    %m = attnc.matmul %a, %a : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+    attnc.yield %m : tensor<4x4xf32>
+  }
+  return %0 : tensor<4x4xf32>
+}
