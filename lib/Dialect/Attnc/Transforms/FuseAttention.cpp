@@ -1,15 +1,27 @@
-//===- FuseAttention.cpp - --attnc-fuse-attention -------------------------------------===//
+//===- FuseAttention.cpp - --attnc-fuse-attention -------------------------===//
 //
 // Part of the attnc project.
 //
 //===----------------------------------------------------------------------===//
 //
-// TODO(owner): implement. Placeholder so the tree builds.
+// Recognises attention written as a graph, matmul(Q, K^T) -> scale ->
+// (causal mask) -> softmax -> (cast) -> matmul(P, V), and replaces it by one
+// attnc.attention. The pattern is rooted at the second matmul and walks up
+// the use-def chain with the matchers of AttentionMatchers.h; it fires only
+// when every op that touches the S x S scores is part of the chain, so that
+// the fused op really removes the score matrix. The pass is a greedy driver
+// over populateFuseAttentionPatterns.
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionMatchers.h"
 #include "attnc/Dialect/Attnc/Transforms/Passes.h"
 #include "attnc/Dialect/Attnc/Transforms/Transforms.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/Debug.h"
+
+#include <cmath>
 
 #define DEBUG_TYPE "attnc-fuse-attention"
 
@@ -22,11 +34,216 @@ using namespace mlir;
 using namespace attnc;
 
 namespace {
-struct AttncFuseAttentionPass : attnc::impl::AttncFuseAttentionBase<AttncFuseAttentionPass> {
-  using Base::Base;
-  void runOnOperation() override {
-    getOperation()->emitError("attnc-fuse-attention is not implemented yet");
-    signalPassFailure();
+
+/// Rank of attnc.attention's operands: [batch, heads, seq, head_dim].
+constexpr int64_t kAttentionRank = 4;
+
+/// Everything the rewrite needs, found by walking up from P V.
+struct AttentionChain {
+  Value query, key, value;
+  double scale = 1.0;
+  bool causal = false;
+  /// The Q K^T matmul: all of its transitive users up to the root must be in
+  /// `ops`.
+  MatmulOp scores;
+  /// Ops of the chain, erased once dead after the rewrite.
+  MatchedOps ops;
+};
+
+/// Strips `attnc.repeat_interleave {dimension = 1}` from K and V when both
+/// carry one with the same factor: attnc.attention reads the shared K/V head
+/// itself (grouped-query and multi-query attention).
+static void stripHeadRepeats(AttentionChain &chain) {
+  auto k = chain.key.getDefiningOp<RepeatInterleaveOp>();
+  auto v = chain.value.getDefiningOp<RepeatInterleaveOp>();
+  if (!k || !v || k.getDimension() != 1 || v.getDimension() != 1 ||
+      k.getRepeats() != v.getRepeats())
+    return;
+  chain.key = k.getInput();
+  chain.value = v.getInput();
+  chain.ops.insert(k);
+  chain.ops.insert(v);
+}
+
+/// True when every transitive user of the scores up to `root` belongs to the
+/// chain, i.e. the S x S matrix dies with the rewrite.
+static bool scoresOnlyFeedChain(const AttentionChain &chain, Operation *root) {
+  SmallVector<Operation *> worklist{chain.scores};
+  DenseSet<Operation *> seen;
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    for (Operation *user : op->getUsers()) {
+      if (user == root || !seen.insert(user).second)
+        continue;
+      if (!chain.ops.contains(user)) {
+        LLVM_DEBUG(llvm::dbgs()
+                   << "  score value has an outside user: " << *user << "\n");
+        return false;
+      }
+      worklist.push_back(user);
+    }
+  }
+  return true;
+}
+
+/// Rank-4 operand types that attnc.attention accepts, with a result of the
+/// root's type.
+static LogicalResult checkTypes(const AttentionChain &chain, MatmulOp root) {
+  auto q = cast<RankedTensorType>(chain.query.getType());
+  auto k = cast<RankedTensorType>(chain.key.getType());
+  auto v = cast<RankedTensorType>(chain.value.getType());
+  RankedTensorType o = root.getType();
+  for (RankedTensorType t : {q, k, v, o})
+    if (t.getRank() != kAttentionRank)
+      return failure();
+  // attnc.attention computes in Q's element type and returns it. A final
+  // matmul that widens (bf16 x bf16 -> f32) would need the fused result cast
+  // back up, which silently drops the precision the graph asked for.
+  Type elt = q.getElementType();
+  if (k.getElementType() != elt || v.getElementType() != elt ||
+      o.getElementType() != elt)
+    return failure();
+  int64_t d = q.getDimSize(3);
+  if (ShapedType::isDynamic(d) || k.getDimSize(3) != d ||
+      ShapedType::isDynamic(v.getDimSize(3)))
+    return failure();
+  return success();
+}
+
+/// Peels the score-side steps between the softmax input and Q K^T: casts, at
+/// most one mask and any number of splat scales, in any order.
+static LogicalResult matchScoreSteps(Value &x, AttentionChain &chain) {
+  bool masked = false;
+  while (true) {
+    if (auto cast = x.getDefiningOp<CastOp>()) {
+      chain.ops.insert(cast);
+      x = cast.getInput();
+      continue;
+    }
+    if (std::optional<ScaleMatch> s = matchScale(x)) {
+      chain.scale *= s->factor;
+      chain.ops.insert(s->op);
+      x = s->input;
+      continue;
+    }
+    MaskMatch mask = matchMask(x);
+    if (mask.kind == MaskKind::Other) {
+      LLVM_DEBUG(llvm::dbgs() << "  iota mask that is not causal\n");
+      return failure();
+    }
+    if (mask.kind == MaskKind::Causal) {
+      if (masked)
+        return failure();
+      masked = chain.causal = true;
+      chain.ops.insert(mask.ops.begin(), mask.ops.end());
+      x = mask.input;
+      continue;
+    }
+    return success();
+  }
+}
+
+/// Rewrites matmul(softmax(mask(scale * Q K^T)), V) into attnc.attention.
+struct FuseAttentionPattern : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MatmulOp root,
+                                PatternRewriter &rewriter) const override {
+    if (root.getTransposeA() || root.getTransposeB())
+      return rewriter.notifyMatchFailure(root, "P V must not be transposed");
+    AttentionChain chain;
+    chain.value = root.getRhs();
+
+    // P, possibly cast (f32 probabilities rounded to V's type).
+    Value p = root.getLhs();
+    while (auto cast = p.getDefiningOp<CastOp>()) {
+      chain.ops.insert(cast);
+      p = cast.getInput();
+    }
+    std::optional<Value> x = matchSoftmax(p, chain.ops);
+    if (!x)
+      return rewriter.notifyMatchFailure(root, "lhs is not a softmax");
+    Value scores = *x;
+    if (failed(matchScoreSteps(scores, chain)))
+      return rewriter.notifyMatchFailure(root, "unsupported score step");
+
+    chain.scores = scores.getDefiningOp<MatmulOp>();
+    if (!chain.scores || chain.scores.getTransposeA() ||
+        !chain.scores.getTransposeB())
+      return rewriter.notifyMatchFailure(root, "scores are not Q K^T");
+    chain.ops.insert(chain.scores);
+    chain.query = chain.scores.getLhs();
+    chain.key = chain.scores.getRhs();
+
+    // A scale folded into Q; kept in place when the scaled Q has other uses.
+    if (std::optional<ScaleMatch> s = matchScale(chain.query);
+        s && chain.query.hasOneUse()) {
+      chain.scale *= s->factor;
+      chain.ops.insert(s->op);
+      chain.query = s->input;
+    }
+    stripHeadRepeats(chain);
+
+    if (!(chain.scale > 0.0) || !std::isfinite(chain.scale))
+      return rewriter.notifyMatchFailure(root, "scale is not positive");
+    if (failed(checkTypes(chain, root)))
+      return rewriter.notifyMatchFailure(root, "types attnc.attention rejects");
+    if (!scoresOnlyFeedChain(chain, root))
+      return rewriter.notifyMatchFailure(root, "scores have other users");
+
+    LLVM_DEBUG(llvm::dbgs() << "fusing attention at " << root.getLoc()
+                            << " scale=" << chain.scale
+                            << " causal=" << chain.causal << "\n");
+    auto attention = AttentionOp::create(
+        rewriter, root.getLoc(), root.getType(), chain.query, chain.key,
+        chain.value, rewriter.getF64FloatAttr(chain.scale),
+        chain.causal ? rewriter.getUnitAttr() : UnitAttr());
+    rewriter.replaceOp(root, attention.getResult());
+    eraseDeadChain(rewriter, chain.ops);
+    return success();
+  }
+
+private:
+  /// Erases the chain's ops once they have no users, consumers first. Ops
+  /// still used elsewhere (a repeated K with another reader, a shared mask)
+  /// stay.
+  static void eraseDeadChain(PatternRewriter &rewriter, MatchedOps &ops) {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (Operation *op : ops) {
+        if (!op->use_empty())
+          continue;
+        rewriter.eraseOp(op);
+        ops.remove(op);
+        changed = true;
+        break;
+      }
+    }
   }
 };
+
+struct AttncFuseAttentionPass
+    : attnc::impl::AttncFuseAttentionBase<AttncFuseAttentionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateFuseAttentionPatterns(patterns);
+    // Only the fusion: no folding, constant hoisting or region
+    // simplification, so that chains left alone stay exactly as written.
+    GreedyRewriteConfig config;
+    config.enableFolding(false)
+        .enableConstantCSE(false)
+        .setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+      signalPassFailure();
+  }
+};
+
 } // namespace
+
+void attnc::populateFuseAttentionPatterns(RewritePatternSet &patterns) {
+  patterns.add<FuseAttentionPattern>(patterns.getContext());
+}

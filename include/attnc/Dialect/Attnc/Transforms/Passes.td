@@ -25,6 +25,13 @@ def AttncFuseAttention : Pass<"attnc-fuse-attention"> {
     one `attnc.attention`. A chain whose intermediates have other users (the
     scores or probabilities are also returned, say) is left alone: fusing it
     would still need the S x S matrix.
+
+    The scale is the product of every splat-constant multiplication (or
+    division) on the scores and on Q. The mask fill must be -inf or a value
+    <= -1e9 (a "safe" finite -inf); iota masks other than top-left causal
+    (anti-causal, strictly causal) are left alone, as are chains whose final
+    matmul widens bf16 inputs to an f32 result (the fused op returns Q's
+    element type) and chains of rank other than 4.
   }];
   let dependentDialects = ["::attnc::AttncDialect"];
 }

@@ -1,0 +1,82 @@
+//===- AttentionMatchers.h - pieces of attention in the graph ---*- C++ -*-===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Matchers for the parts of an attention chain that people spell in more than
+// one way: a splat scale factor, softmax (one op or spelled out) and the
+// causal mask (a select on a comparison of row and column iotas). Each
+// matcher looks at one value, walks up its use-def chain, and on success
+// returns the value the part applies to plus the ops it consumed, so that
+// --attnc-fuse-attention can check that nothing else uses them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_DIALECT_ATTNC_TRANSFORMS_ATTENTIONMATCHERS_H
+#define ATTNC_LIB_DIALECT_ATTNC_TRANSFORMS_ATTENTIONMATCHERS_H
+
+#include "attnc/Dialect/Attnc/IR/AttncOps.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <optional>
+
+namespace attnc {
+
+/// Ops a matcher consumed, in the order it found them.
+using MatchedOps = llvm::SetVector<mlir::Operation *>;
+
+/// Mask fill values at or below this are treated as -inf. Models written with
+/// "safe" masks fill with -1e9 or the lowest finite float instead of -inf;
+/// after the max subtraction exp() of such a value is exactly
+/// 0 in f32 and bf16 unless the true scores are themselves below ~-1e9, and a
+/// causal row always sees key 0, so no row is fully masked and the finite
+/// fill never shows. Anything above (e.g. -1e4, -100) is not a mask: it is a
+/// score bias, and the chain is left alone.
+inline constexpr double kMaskFillThreshold = -1.0e9;
+
+/// The value of `v` when it is an `arith.constant` splat (or scalar) float,
+/// as a double; std::nullopt otherwise.
+std::optional<double> getSplatFloatConstant(mlir::Value v);
+
+/// A scale step `x * c`, `c * x` or `x / c` where `c` is a splat float
+/// constant that broadcasts into `x` without changing its type.
+struct ScaleMatch {
+  mlir::Value input;
+  double factor;
+  mlir::Operation *op;
+};
+std::optional<ScaleMatch> matchScale(mlir::Value v);
+
+/// Softmax over the last dimension of `input`: `attnc.softmax`, or spelled
+/// out as `div(e, reduce_sum(e))` with `e = exp(sub(x, reduce_max(x)))` (the
+/// max subtraction may be left out: it does not change the value). Appends
+/// the ops to `ops` on success.
+std::optional<mlir::Value> matchSoftmax(mlir::Value v, MatchedOps &ops);
+
+/// Outcome of looking at a select as a mask.
+enum class MaskKind {
+  /// Not a select on an iota comparison with a -inf fill: not a mask.
+  NotAMask,
+  /// Keeps key j for query i iff j <= i (top-left causal).
+  Causal,
+  /// An iota mask that is not causal (anti-causal, strictly causal,
+  /// diagonal...): attnc.attention cannot express it.
+  Other,
+};
+
+/// A mask step `select(keep, x, fill)` (or `select(drop, fill, x)`) with
+/// `keep`/`drop` an `attnc.cmp` of a row iota (dimension rank-2) and a column
+/// iota (dimension rank-1) and `fill` a splat <= kMaskFillThreshold. On
+/// Causal and Other, `input` is `x` and the select, cmp and iotas are in
+/// `ops`.
+struct MaskMatch {
+  MaskKind kind = MaskKind::NotAMask;
+  mlir::Value input;
+  MatchedOps ops;
+};
+MaskMatch matchMask(mlir::Value v);
+
+} // namespace attnc
+
+#endif // ATTNC_LIB_DIALECT_ATTNC_TRANSFORMS_ATTENTIONMATCHERS_H

@@ -1,0 +1,374 @@
+// RUN: attnc-opt %s -split-input-file --attnc-fuse-attention | FileCheck %s
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-fuse-attention | FileCheck %s --check-prefix=EXAMPLE
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-fuse-attention --attnc-fuse-elementwise | FileCheck %s --check-prefix=PIPE
+
+// The example as written: f32 scores, scale by a rank-0 splat, causal mask
+// (cmp ge rows, cols; -inf fill), attnc.softmax, P cast to bf16.
+// EXAMPLE-LABEL: func.func @naive_attention
+// EXAMPLE-SAME:    (%[[Q:.+]]: tensor<?x?x?x128xbf16>, %[[K:.+]]: tensor<?x?x?x128xbf16>, %[[V:.+]]: tensor<?x?x?x128xbf16>)
+// The scale is the f32 constant widened exactly, not 1/sqrt(128) retyped.
+// EXAMPLE-NEXT:    %[[O:.+]] = attnc.attention %[[Q]], %[[K]], %[[V]] {causal, scale = 0.088388346135616302 : f64}
+// EXAMPLE-SAME:      -> tensor<?x?x?x128xbf16>
+// EXAMPLE-NEXT:    return %[[O]]
+
+// After both fusion passes nothing elementwise is left: one kernel.
+// PIPE-LABEL: func.func @naive_attention
+// PIPE-COUNT-1: attnc.attention
+// PIPE-NOT:     attnc.attention
+// PIPE-NOT:     attnc.fusion
+// PIPE-NOT:     attnc.matmul
+// PIPE:         return
+
+// CHECK-LABEL: func.func @naive_causal
+// CHECK-SAME:    (%[[Q:.+]]: tensor<?x?x?x128xbf16>, %[[K:.+]]: tensor<?x?x?x128xbf16>, %[[V:.+]]: tensor<?x?x?x128xbf16>)
+// CHECK-NEXT:    %[[O:.+]] = attnc.attention %[[Q]], %[[K]], %[[V]] {causal, scale = 1.250000e-01 : f64}
+// CHECK-SAME:      : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+// CHECK-NEXT:    return %[[O]]
+func.func @naive_causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>,
+                        %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x?xf32>
+  %c = arith.constant dense<0.125> : tensor<f32>
+  %ss = attnc.mul %s, %c : tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %rows = attnc.iota %ss {dimension = 2 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %cols = attnc.iota %ss {dimension = 3 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %keep = attnc.cmp ge, %rows, %cols : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = attnc.select %keep, %ss, %ninf : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %m : tensor<?x?x?x?xf32>
+  %pb = attnc.cast %p : tensor<?x?x?x?xf32> to tensor<?x?x?x?xbf16>
+  %o = attnc.matmul %pb, %v : tensor<?x?x?x?xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+// Softmax spelled out (max, sub, exp, sum, div), scale as a division by a
+// constant (scale = 1/8), no mask, static shapes.
+// CHECK-LABEL: func.func @spelled_softmax_div_scale
+// CHECK-SAME:    (%[[Q:.+]]: tensor<2x4x64x64xbf16>, %[[K:.+]]: tensor<2x4x32x64xbf16>, %[[V:.+]]: tensor<2x4x32x128xbf16>)
+// CHECK-NEXT:    %[[O:.+]] = attnc.attention %[[Q]], %[[K]], %[[V]] {scale = 1.250000e-01 : f64}
+// CHECK-SAME:      -> tensor<2x4x64x128xbf16>
+// CHECK-NOT:     causal
+// CHECK-NEXT:    return %[[O]]
+func.func @spelled_softmax_div_scale(%q: tensor<2x4x64x64xbf16>, %k: tensor<2x4x32x64xbf16>,
+                                     %v: tensor<2x4x32x128xbf16>) -> tensor<2x4x64x128xbf16> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<2x4x64x64xbf16>, tensor<2x4x32x64xbf16> -> tensor<2x4x64x32xf32>
+  %c = arith.constant dense<8.0> : tensor<1xf32>
+  %ss = attnc.div %s, %c : tensor<2x4x64x32xf32>, tensor<1xf32> -> tensor<2x4x64x32xf32>
+  %mx = attnc.reduce_max %ss : tensor<2x4x64x32xf32> -> tensor<2x4x64x1xf32>
+  %d = attnc.sub %ss, %mx : tensor<2x4x64x32xf32>, tensor<2x4x64x1xf32> -> tensor<2x4x64x32xf32>
+  %e = attnc.exp %d : tensor<2x4x64x32xf32>
+  %sum = attnc.reduce_sum %e : tensor<2x4x64x32xf32> -> tensor<2x4x64x1xf32>
+  %p = attnc.div %e, %sum : tensor<2x4x64x32xf32>, tensor<2x4x64x1xf32> -> tensor<2x4x64x32xf32>
+  %pb = attnc.cast %p : tensor<2x4x64x32xf32> to tensor<2x4x64x32xbf16>
+  %o = attnc.matmul %pb, %v : tensor<2x4x64x32xbf16>, tensor<2x4x32x128xbf16> -> tensor<2x4x64x128xbf16>
+  return %o : tensor<2x4x64x128xbf16>
+}
+
+// -----
+
+// Scale folded into Q (the usual "q = q * d^-0.5"), everything in bf16,
+// causal mask spelled `le, cols, rows`.
+// CHECK-LABEL: func.func @scale_on_q_bf16
+// CHECK-SAME:    (%[[Q:.+]]: tensor<?x?x?x64xbf16>, %[[K:.+]]: tensor<?x?x?x64xbf16>, %[[V:.+]]: tensor<?x?x?x64xbf16>)
+// CHECK-NOT:     attnc.mul
+// CHECK:         %[[O:.+]] = attnc.attention %[[Q]], %[[K]], %[[V]] {causal, scale = 1.250000e-01 : f64}
+// CHECK-NOT:     attnc.matmul
+// CHECK:         return %[[O]]
+func.func @scale_on_q_bf16(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>,
+                           %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %c = arith.constant dense<0.125> : tensor<bf16>
+  %qs = attnc.mul %q, %c : tensor<?x?x?x64xbf16>, tensor<bf16> -> tensor<?x?x?x64xbf16>
+  %s = attnc.matmul %qs, %k {transpose_b} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x?xbf16>
+  %rows = attnc.iota %s {dimension = 2 : i64} : tensor<?x?x?x?xbf16> -> tensor<?x?x?x?xi64>
+  %cols = attnc.iota %s {dimension = 3 : i64} : tensor<?x?x?x?xbf16> -> tensor<?x?x?x?xi64>
+  %keep = attnc.cmp le, %cols, %rows : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %ninf = arith.constant dense<0xFF80> : tensor<bf16>
+  %m = attnc.select %keep, %s, %ninf : tensor<?x?x?x?xi1>, tensor<?x?x?x?xbf16>, tensor<bf16> -> tensor<?x?x?x?xbf16>
+  %p = attnc.softmax %m : tensor<?x?x?x?xbf16>
+  %o = attnc.matmul %p, %v : tensor<?x?x?x?xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// No scale and no mask: scale 1.0. f32 throughout.
+// CHECK-LABEL: func.func @no_scale_f32
+// CHECK-SAME:    (%[[Q:.+]]: tensor<1x8x?x32xf32>, %[[K:.+]]: tensor<1x8x?x32xf32>, %[[V:.+]]: tensor<1x8x?x32xf32>)
+// CHECK-NEXT:    %[[O:.+]] = attnc.attention %[[Q]], %[[K]], %[[V]] {scale = 1.000000e+00 : f64}
+// CHECK-NEXT:    return %[[O]]
+func.func @no_scale_f32(%q: tensor<1x8x?x32xf32>, %k: tensor<1x8x?x32xf32>,
+                        %v: tensor<1x8x?x32xf32>) -> tensor<1x8x?x32xf32> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<1x8x?x32xf32>, tensor<1x8x?x32xf32> -> tensor<1x8x?x?xf32>
+  %p = attnc.softmax %s : tensor<1x8x?x?xf32>
+  %o = attnc.matmul %p, %v : tensor<1x8x?x?xf32>, tensor<1x8x?x32xf32> -> tensor<1x8x?x32xf32>
+  return %o : tensor<1x8x?x32xf32>
+}
+
+// -----
+
+// Mask by selecting the fill where the key is ahead (`select drop, fill, s`
+// with drop = cols > rows), a finite -1e9 fill, the mask applied before the
+// scale, which is a rank-4 splat written on the left.
+// CHECK-LABEL: func.func @inverted_finite_mask
+// CHECK-SAME:    (%[[Q:.+]]: tensor<?x?x?x128xbf16>, %[[K:.+]]: tensor<?x?x?x128xbf16>, %[[V:.+]]: tensor<?x?x?x128xbf16>)
+// CHECK-NEXT:    %[[O:.+]] = attnc.attention %[[Q]], %[[K]], %[[V]] {causal, scale = 2.500000e-01 : f64}
+// CHECK-NEXT:    return %[[O]]
+func.func @inverted_finite_mask(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>,
+                                %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x?xf32>
+  %rows = attnc.iota %s {dimension = 2 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %cols = attnc.iota %s {dimension = 3 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %drop = attnc.cmp gt, %cols, %rows : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %fill = arith.constant dense<-1.0e9> : tensor<f32>
+  %m = attnc.select %drop, %fill, %s : tensor<?x?x?x?xi1>, tensor<f32>, tensor<?x?x?x?xf32> -> tensor<?x?x?x?xf32>
+  %c = arith.constant dense<0.25> : tensor<1x1x1x1xf32>
+  %ms = attnc.mul %c, %m : tensor<1x1x1x1xf32>, tensor<?x?x?x?xf32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %ms : tensor<?x?x?x?xf32>
+  %pb = attnc.cast %p : tensor<?x?x?x?xf32> to tensor<?x?x?x?xbf16>
+  %o = attnc.matmul %pb, %v : tensor<?x?x?x?xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+// Grouped-query attention: 2 K/V heads broadcast to 8 query heads. The
+// fused op reads the 2 shared heads; the repeats are gone.
+// CHECK-LABEL: func.func @gqa
+// CHECK-SAME:    (%[[Q:.+]]: tensor<?x8x?x128xbf16>, %[[K:.+]]: tensor<?x2x?x128xbf16>, %[[V:.+]]: tensor<?x2x?x128xbf16>)
+// CHECK-NOT:     attnc.repeat_interleave
+// CHECK:         %[[O:.+]] = attnc.attention %[[Q]], %[[K]], %[[V]] {causal, scale = 0.088388346135616302 : f64}
+// CHECK-SAME:      : tensor<?x8x?x128xbf16>, tensor<?x2x?x128xbf16>, tensor<?x2x?x128xbf16> -> tensor<?x8x?x128xbf16>
+// CHECK-NOT:     attnc.repeat_interleave
+// CHECK:         return %[[O]]
+func.func @gqa(%q: tensor<?x8x?x128xbf16>, %k: tensor<?x2x?x128xbf16>,
+               %v: tensor<?x2x?x128xbf16>) -> tensor<?x8x?x128xbf16> {
+  %k8 = attnc.repeat_interleave %k {dimension = 1 : i64, repeats = 4 : i64} : tensor<?x2x?x128xbf16> -> tensor<?x8x?x128xbf16>
+  %v8 = attnc.repeat_interleave %v {dimension = 1 : i64, repeats = 4 : i64} : tensor<?x2x?x128xbf16> -> tensor<?x8x?x128xbf16>
+  %s = attnc.matmul %q, %k8 {transpose_b} : tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x8x?x?xf32>
+  %c = arith.constant dense<0.08838834764831845> : tensor<f32>
+  %ss = attnc.mul %s, %c : tensor<?x8x?x?xf32>, tensor<f32> -> tensor<?x8x?x?xf32>
+  %rows = attnc.iota %ss {dimension = 2 : i64} : tensor<?x8x?x?xf32> -> tensor<?x8x?x?xi64>
+  %cols = attnc.iota %ss {dimension = 3 : i64} : tensor<?x8x?x?xf32> -> tensor<?x8x?x?xi64>
+  %keep = attnc.cmp ge, %rows, %cols : tensor<?x8x?x?xi64>, tensor<?x8x?x?xi64> -> tensor<?x8x?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = attnc.select %keep, %ss, %ninf : tensor<?x8x?x?xi1>, tensor<?x8x?x?xf32>, tensor<f32> -> tensor<?x8x?x?xf32>
+  %p = attnc.softmax %m : tensor<?x8x?x?xf32>
+  %pb = attnc.cast %p : tensor<?x8x?x?xf32> to tensor<?x8x?x?xbf16>
+  %o = attnc.matmul %pb, %v8 : tensor<?x8x?x?xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x8x?x128xbf16>
+  return %o : tensor<?x8x?x128xbf16>
+}
+
+// -----
+
+// Multi-query attention: one K/V head for all 16 query heads.
+// CHECK-LABEL: func.func @mqa
+// CHECK-SAME:    (%[[Q:.+]]: tensor<2x16x?x64xbf16>, %[[K:.+]]: tensor<2x1x?x64xbf16>, %[[V:.+]]: tensor<2x1x?x64xbf16>)
+// CHECK-NEXT:    %[[O:.+]] = attnc.attention %[[Q]], %[[K]], %[[V]] {scale = 1.250000e-01 : f64}
+// CHECK-SAME:      -> tensor<2x16x?x64xbf16>
+// CHECK-NEXT:    return %[[O]]
+func.func @mqa(%q: tensor<2x16x?x64xbf16>, %k: tensor<2x1x?x64xbf16>,
+               %v: tensor<2x1x?x64xbf16>) -> tensor<2x16x?x64xbf16> {
+  %k16 = attnc.repeat_interleave %k {dimension = 1 : i64, repeats = 16 : i64} : tensor<2x1x?x64xbf16> -> tensor<2x16x?x64xbf16>
+  %v16 = attnc.repeat_interleave %v {dimension = 1 : i64, repeats = 16 : i64} : tensor<2x1x?x64xbf16> -> tensor<2x16x?x64xbf16>
+  %s = attnc.matmul %q, %k16 {transpose_b} : tensor<2x16x?x64xbf16>, tensor<2x16x?x64xbf16> -> tensor<2x16x?x?xbf16>
+  %c = arith.constant dense<0.125> : tensor<bf16>
+  %ss = attnc.mul %s, %c : tensor<2x16x?x?xbf16>, tensor<bf16> -> tensor<2x16x?x?xbf16>
+  %p = attnc.softmax %ss : tensor<2x16x?x?xbf16>
+  %o = attnc.matmul %p, %v16 : tensor<2x16x?x?xbf16>, tensor<2x16x?x64xbf16> -> tensor<2x16x?x64xbf16>
+  return %o : tensor<2x16x?x64xbf16>
+}
+
+// -----
+
+// The mask built from broadcast iotas ([S, 1] rows against [1, S] columns)
+// with the lowest finite f32 as the fill.
+// CHECK-LABEL: func.func @broadcast_iotas_finite_fill
+// CHECK-SAME:    (%[[Q:[^:]+]]: tensor<1x2x16x64xf32>, %[[K:[^:]+]]: tensor<1x2x16x64xf32>, %[[V:[^:]+]]: tensor<1x2x16x64xf32>
+// CHECK-NEXT:    %[[O:.+]] = attnc.attention %[[Q]], %[[K]], %[[V]] {causal, scale = 1.000000e+00 : f64}
+// CHECK-NEXT:    return %[[O]]
+func.func @broadcast_iotas_finite_fill(%q: tensor<1x2x16x64xf32>, %k: tensor<1x2x16x64xf32>, %v: tensor<1x2x16x64xf32>,
+                                       %r: tensor<16x1xf32>, %c: tensor<1x16xf32>) -> tensor<1x2x16x64xf32> {
+  %rows = attnc.iota %r {dimension = 0 : i64} : tensor<16x1xf32> -> tensor<16x1xi64>
+  %cols = attnc.iota %c {dimension = 1 : i64} : tensor<1x16xf32> -> tensor<1x16xi64>
+  %keep = attnc.cmp ge, %rows, %cols : tensor<16x1xi64>, tensor<1x16xi64> -> tensor<16x16xi1>
+  %fill = arith.constant dense<-3.4028234663852886e+38> : tensor<f32>
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32> -> tensor<1x2x16x16xf32>
+  %m = attnc.select %keep, %s, %fill : tensor<16x16xi1>, tensor<1x2x16x16xf32>, tensor<f32> -> tensor<1x2x16x16xf32>
+  %p = attnc.softmax %m : tensor<1x2x16x16xf32>
+  %o = attnc.matmul %p, %v : tensor<1x2x16x16xf32>, tensor<1x2x16x64xf32> -> tensor<1x2x16x64xf32>
+  return %o : tensor<1x2x16x64xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Must not change
+//===----------------------------------------------------------------------===//
+
+// The scores are also returned: fusing would still need the S x S matrix.
+// CHECK-LABEL: func.func @scores_returned
+// CHECK-NOT:     attnc.attention
+// CHECK:         attnc.softmax
+// CHECK:         attnc.matmul
+func.func @scores_returned(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
+                           %v: tensor<?x?x?x64xf32>) -> (tensor<?x?x?x64xf32>, tensor<?x?x?x?xf32>) {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %s : tensor<?x?x?x?xf32>
+  %o = attnc.matmul %p, %v : tensor<?x?x?x?xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x64xf32>
+  return %o, %s : tensor<?x?x?x64xf32>, tensor<?x?x?x?xf32>
+}
+
+// -----
+
+// The probabilities are also returned (attention weights for inspection).
+// CHECK-LABEL: func.func @probs_returned
+// CHECK-NOT:     attnc.attention
+// CHECK:         attnc.reduce_max
+// CHECK:         attnc.matmul
+func.func @probs_returned(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
+                          %v: tensor<?x?x?x64xf32>) -> (tensor<?x?x?x64xf32>, tensor<?x?x?x?xf32>) {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x?xf32>
+  %mx = attnc.reduce_max %s : tensor<?x?x?x?xf32> -> tensor<?x?x?x1xf32>
+  %d = attnc.sub %s, %mx : tensor<?x?x?x?xf32>, tensor<?x?x?x1xf32> -> tensor<?x?x?x?xf32>
+  %e = attnc.exp %d : tensor<?x?x?x?xf32>
+  %sum = attnc.reduce_sum %e : tensor<?x?x?x?xf32> -> tensor<?x?x?x1xf32>
+  %p = attnc.div %e, %sum : tensor<?x?x?x?xf32>, tensor<?x?x?x1xf32> -> tensor<?x?x?x?xf32>
+  %o = attnc.matmul %p, %v : tensor<?x?x?x?xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x64xf32>
+  return %o, %p : tensor<?x?x?x64xf32>, tensor<?x?x?x?xf32>
+}
+
+// -----
+
+// Anti-causal mask (keep where rows <= cols: each query sees the future).
+// CHECK-LABEL: func.func @anti_causal
+// CHECK-NOT:     attnc.attention
+// CHECK:         attnc.cmp le
+// CHECK:         attnc.select
+// CHECK:         attnc.softmax
+func.func @anti_causal(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
+                       %v: tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x?xf32>
+  %rows = attnc.iota %s {dimension = 2 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %cols = attnc.iota %s {dimension = 3 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %keep = attnc.cmp le, %rows, %cols : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = attnc.select %keep, %s, %ninf : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %m : tensor<?x?x?x?xf32>
+  %o = attnc.matmul %p, %v : tensor<?x?x?x?xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x64xf32>
+  return %o : tensor<?x?x?x64xf32>
+}
+
+// -----
+
+// Strictly causal (`gt`: the diagonal is masked too, row 0 sees nothing).
+// CHECK-LABEL: func.func @strictly_causal
+// CHECK-NOT:     attnc.attention
+// CHECK:         attnc.cmp gt
+func.func @strictly_causal(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
+                           %v: tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x?xf32>
+  %rows = attnc.iota %s {dimension = 2 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %cols = attnc.iota %s {dimension = 3 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %keep = attnc.cmp gt, %rows, %cols : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = attnc.select %keep, %s, %ninf : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %m : tensor<?x?x?x?xf32>
+  %o = attnc.matmul %p, %v : tensor<?x?x?x?xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x64xf32>
+  return %o : tensor<?x?x?x64xf32>
+}
+
+// -----
+
+// A fill of -100 is a score bias, not a mask.
+// CHECK-LABEL: func.func @small_fill_not_a_mask
+// CHECK-NOT:     attnc.attention
+// CHECK:         attnc.select
+func.func @small_fill_not_a_mask(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
+                                 %v: tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x?xf32>
+  %rows = attnc.iota %s {dimension = 2 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %cols = attnc.iota %s {dimension = 3 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %keep = attnc.cmp ge, %rows, %cols : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %fill = arith.constant dense<-100.0> : tensor<f32>
+  %m = attnc.select %keep, %s, %fill : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %m : tensor<?x?x?x?xf32>
+  %o = attnc.matmul %p, %v : tensor<?x?x?x?xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x64xf32>
+  return %o : tensor<?x?x?x64xf32>
+}
+
+// -----
+
+// The scale is a run-time value, not a splat constant.
+// CHECK-LABEL: func.func @scale_not_constant
+// CHECK-NOT:     attnc.attention
+// CHECK:         attnc.mul
+func.func @scale_not_constant(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
+                              %v: tensor<?x?x?x64xf32>, %c: tensor<f32>) -> tensor<?x?x?x64xf32> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x?xf32>
+  %ss = attnc.mul %s, %c : tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %ss : tensor<?x?x?x?xf32>
+  %o = attnc.matmul %p, %v : tensor<?x?x?x?xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x64xf32>
+  return %o : tensor<?x?x?x64xf32>
+}
+
+// -----
+
+// A per-head scale (not a splat) is not a scalar scale either.
+// CHECK-LABEL: func.func @scale_not_splat
+// CHECK-NOT:     attnc.attention
+// CHECK:         attnc.mul
+func.func @scale_not_splat(%q: tensor<1x2x?x64xf32>, %k: tensor<1x2x?x64xf32>,
+                           %v: tensor<1x2x?x64xf32>) -> tensor<1x2x?x64xf32> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x2x?x?xf32>
+  %c = arith.constant dense<[[[0.5]], [[0.25]]]> : tensor<2x1x1xf32>
+  %ss = attnc.mul %s, %c : tensor<1x2x?x?xf32>, tensor<2x1x1xf32> -> tensor<1x2x?x?xf32>
+  %p = attnc.softmax %ss : tensor<1x2x?x?xf32>
+  %o = attnc.matmul %p, %v : tensor<1x2x?x?xf32>, tensor<1x2x?x64xf32> -> tensor<1x2x?x64xf32>
+  return %o : tensor<1x2x?x64xf32>
+}
+
+// -----
+
+// K is not used transposed (it would have to be stored as [d, S] already).
+// CHECK-LABEL: func.func @k_not_transposed
+// CHECK-NOT:     attnc.attention
+// CHECK:         attnc.softmax
+func.func @k_not_transposed(%q: tensor<?x?x?x64xf32>, %kt: tensor<?x?x64x?xf32>,
+                            %v: tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32> {
+  %s = attnc.matmul %q, %kt : tensor<?x?x?x64xf32>, tensor<?x?x64x?xf32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %s : tensor<?x?x?x?xf32>
+  %o = attnc.matmul %p, %v : tensor<?x?x?x?xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x64xf32>
+  return %o : tensor<?x?x?x64xf32>
+}
+
+// -----
+
+// Rank 3 (no head dimension): attnc.attention is rank 4 only.
+// CHECK-LABEL: func.func @rank3
+// CHECK-NOT:     attnc.attention
+// CHECK:         attnc.softmax
+func.func @rank3(%q: tensor<?x?x64xf32>, %k: tensor<?x?x64xf32>,
+                 %v: tensor<?x?x64xf32>) -> tensor<?x?x64xf32> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x64xf32>, tensor<?x?x64xf32> -> tensor<?x?x?xf32>
+  %p = attnc.softmax %s : tensor<?x?x?xf32>
+  %o = attnc.matmul %p, %v : tensor<?x?x?xf32>, tensor<?x?x64xf32> -> tensor<?x?x64xf32>
+  return %o : tensor<?x?x64xf32>
+}
+
+// -----
+
+// bf16 inputs but an f32 output from P V: attnc.attention returns Q's type,
+// and casting its bf16 result up would hand back less precision than the
+// graph asks for, so the chain is left alone.
+// CHECK-LABEL: func.func @f32_output_from_bf16
+// CHECK-NOT:     attnc.attention
+// CHECK:         attnc.matmul {{.*}} -> tensor<?x?x?x128xf32>
+func.func @f32_output_from_bf16(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>,
+                                %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xf32> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %s : tensor<?x?x?x?xf32>
+  %pb = attnc.cast %p : tensor<?x?x?x?xf32> to tensor<?x?x?x?xbf16>
+  %o = attnc.matmul %pb, %v : tensor<?x?x?x?xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xf32>
+  return %o : tensor<?x?x?x128xf32>
+}
