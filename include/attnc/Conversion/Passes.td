@@ -21,9 +21,9 @@ def AttncConvertToGPU : Pass<"attnc-convert-to-gpu", "::mlir::ModuleOp"> {
       mma.sync, softmax statistics in registers);
     - each `attnc.fusion` becomes a row kernel (one CTA per row, 16-byte
       accesses, reductions through shuffles and shared memory).
-    Kernels take bare pointers, sizes and strides; each `gpu.func` carries
-    its launch contract (docs/abi.md) as the JSON string attribute
-    `attnc.abi`. Any other attnc op left at the top of a function is an
+    Kernels take bare pointers, sizes and strides; each kernel's
+    `gpu.module` carries its launch contract (docs/abi.md) as the JSON
+    string attribute `attnc.abi`. Any other attnc op left at the top of a function is an
     error naming it: it has no kernel of its own (run the fusion passes).
     The host functions are left as they are: attnc-compile writes the
     manifest a host needs instead.

@@ -138,7 +138,9 @@ struct AttncConvertToGPUPass
       return failure();
     }
     abi.name = name.str();
-    (*kernel)->setAttr("attnc.abi", b.getStringAttr(kernelABIToJSON(abi)));
+    // On the gpu.module, not the gpu.func: the module op survives the
+    // lowering to NVVM unchanged, so attnc-compile finds it there.
+    gpuModule->setAttr("attnc.abi", b.getStringAttr(kernelABIToJSON(abi)));
     return success();
   }
 };

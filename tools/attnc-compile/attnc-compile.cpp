@@ -1,0 +1,215 @@
+//===- attnc-compile.cpp - ahead-of-time compiler driver ------------------===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// attnc-compile IN.mlir -o DIR [--chip sm_90a] [--report]
+//
+// Runs the attnc pipeline (the same builder attnc-opt --attnc-pipeline
+// runs), then serializes every kernel twice through gpu-module-to-binary:
+// PTX (format=isa) and a cubin (format=bin, ptxas). Writes one .ptx and one
+// .cubin per kernel and a manifest.json (docs/abi.md) a host loads them by.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Dialect/Attnc/Transforms/Passes.h"
+#include "attnc/Dialect/Attnc/Transforms/Transforms.h"
+#include "attnc/InitAll/InitAll.h"
+#include "attnc/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <chrono>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+namespace json = llvm::json;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
+                                      cl::Required);
+static cl::opt<std::string> outDir("o", cl::desc("output directory"),
+                                   cl::value_desc("DIR"), cl::Required);
+static cl::opt<std::string> chip("chip", cl::desc("target chip"),
+                                 cl::init("sm_90a"));
+static cl::opt<bool> report("report",
+                            cl::desc("print the intensity report (FLOPs, "
+                                     "bytes, regime) of the input's kernels"));
+static cl::opt<std::string> reportDevice(
+    "report-device", cl::desc("device model of --report (h100, h200, a100)"),
+    cl::init("h200"));
+static cl::opt<int64_t> blockQ("block-q", cl::desc("attention query tile"),
+                               cl::init(0));
+static cl::opt<int64_t> blockKV("block-kv", cl::desc("attention K/V tile"),
+                                cl::init(0));
+static cl::opt<std::string> cudaRoot("cuda-root",
+                                     cl::desc("CUDA toolkit directory"),
+                                     cl::init(""));
+
+static int fail(const Twine &msg) {
+  llvm::errs() << "attnc-compile: error: " << msg << "\n";
+  return 1;
+}
+
+static double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+      .count();
+}
+
+/// Serializes every gpu.module of a copy of `module` with `format` and
+/// returns kernel module name -> object bytes.
+static FailureOr<llvm::StringMap<std::string>>
+serialize(ModuleOp module, StringRef format, StringRef toolkit) {
+  OwningOpRef<ModuleOp> copy = module.clone();
+  PassManager pm(module.getContext());
+  GpuModuleToBinaryPassOptions opts;
+  opts.compilationTarget = format.str();
+  opts.toolkitPath = toolkit.str();
+  pm.addPass(createGpuModuleToBinaryPass(opts));
+  if (failed(pm.run(*copy)))
+    return failure();
+  llvm::StringMap<std::string> out;
+  for (auto bin : copy->getOps<gpu::BinaryOp>())
+    for (Attribute a : bin.getObjects())
+      out[bin.getSymName()] =
+          cast<gpu::ObjectAttr>(a).getObject().getValue().str();
+  return out;
+}
+
+static LogicalResult writeFile(StringRef path, StringRef bytes) {
+  std::string err;
+  auto file = openOutputFile(path, &err);
+  if (!file) {
+    llvm::errs() << "attnc-compile: error: cannot write " << path << ": "
+                 << err << "\n";
+    return failure();
+  }
+  file->os() << bytes;
+  file->keep();
+  return success();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "attnc ahead-of-time compiler\n");
+
+  if (failed(attnc::lookupTargetDescription(chip)))
+    return fail("unsupported chip '" + chip +
+                "': attnc targets sm_90a (also sm_90 and sm_80)");
+  std::string toolkit = attnc::findCudaRoot(cudaRoot);
+  std::string ptxas = toolkit + "/bin/ptxas";
+  std::string libdevice = toolkit + "/nvvm/libdevice/libdevice.10.bc";
+  if (!llvm::sys::fs::can_execute(ptxas) || !llvm::sys::fs::exists(libdevice))
+    return fail("the CUDA toolkit was not found: looked for " + ptxas +
+                " and " + libdevice +
+                " (from --cuda-root, CUDA_ROOT, CUDA_HOME, CUDA_PATH, else "
+                "/usr/local/cuda); install CUDA 13 or pass --cuda-root");
+  // gpu-module-to-binary finds libdevice through these variables only.
+  setenv("CUDA_ROOT", toolkit.c_str(), 1);
+
+  DialectRegistry registry;
+  attnc::registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  auto t0 = std::chrono::steady_clock::now();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
+  if (!module)
+    return fail("cannot parse " + inputFile);
+
+  if (report) {
+    PassManager pm(&context);
+    attnc::AttncReportIntensityOptions ro;
+    ro.device = reportDevice;
+    pm.addPass(attnc::createAttncReportIntensity(ro));
+    OwningOpRef<ModuleOp> copy = module->clone();
+    if (failed(pm.run(*copy)))
+      return fail("the intensity report failed");
+  }
+
+  PassManager pm(&context);
+  attnc::AttncPipelineOptions options;
+  options.chip = chip;
+  options.blockQ = blockQ;
+  options.blockKV = blockKV;
+  options.cudaRoot = toolkit;
+  attnc::buildAttncPipeline(pm, options);
+  if (failed(pm.run(*module)))
+    return fail("the pipeline failed on " + inputFile +
+                " (the diagnostics above name the op and the reason)");
+  double lowerSeconds = secondsSince(t0);
+
+  SmallVector<gpu::GPUModuleOp> kernels(module->getOps<gpu::GPUModuleOp>());
+  if (kernels.empty())
+    return fail(inputFile + " produced no kernel");
+
+  auto t1 = std::chrono::steady_clock::now();
+  FailureOr<llvm::StringMap<std::string>> ptx =
+      serialize(*module, "isa", toolkit);
+  FailureOr<llvm::StringMap<std::string>> cubin =
+      serialize(*module, "bin", toolkit);
+  if (failed(ptx) || failed(cubin))
+    return fail("serializing the kernels failed (ptxas or LLVM NVPTX; see "
+                "above)");
+  double serializeSeconds = secondsSince(t1);
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
+    return fail("cannot create " + outDir + ": " + ec.message());
+  json::Array entries;
+  for (gpu::GPUModuleOp km : kernels) {
+    auto abiText = km->getAttrOfType<StringAttr>("attnc.abi");
+    if (!abiText)
+      return fail("gpu.module @" + km.getSymName() +
+                  " has no attnc.abi launch contract");
+    llvm::Expected<json::Value> abi = json::parse(abiText.getValue());
+    if (!abi)
+      return fail("invalid attnc.abi on @" + km.getSymName() + ": " +
+                  llvm::toString(abi.takeError()));
+    json::Object entry = std::move(*abi->getAsObject());
+    std::string name = entry.getString("name")->str();
+    SmallString<128> ptxPath(outDir), cubinPath(outDir);
+    llvm::sys::path::append(ptxPath, name + ".ptx");
+    llvm::sys::path::append(cubinPath, name + ".cubin");
+    if (failed(writeFile(ptxPath, (*ptx)[km.getSymName()])) ||
+        failed(writeFile(cubinPath, (*cubin)[km.getSymName()])))
+      return 1;
+    entry["ptx"] = name + ".ptx";
+    entry["cubin"] = name + ".cubin";
+    entries.push_back(std::move(entry));
+  }
+  json::Object manifest{
+      {"attnc_manifest_version", 1},
+      {"module", llvm::sys::path::stem(inputFile).str()},
+      {"chip", chip.getValue()},
+      {"kernels", std::move(entries)}};
+  SmallString<128> manifestPath(outDir);
+  llvm::sys::path::append(manifestPath, "manifest.json");
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", json::Value(std::move(manifest))) << "\n";
+  if (failed(writeFile(manifestPath, text)))
+    return 1;
+  llvm::outs() << llvm::formatv(
+      "attnc-compile: {0} kernel(s) for {1} in {2}: pipeline {3:f3} s, PTX + "
+      "cubin {4:f3} s ({5:f3} s per kernel)\n",
+      kernels.size(), chip.getValue(), outDir.getValue(), lowerSeconds,
+      serializeSeconds, (lowerSeconds + serializeSeconds) / kernels.size());
+  return 0;
+}
