@@ -34,3 +34,8 @@ FailureOr<TargetDescription> attnc::lookupTargetDescription(StringRef chip) {
                              4};
   return failure();
 }
+
+ArrayRef<StringRef> attnc::getKnownTargetChips() {
+  static constexpr StringRef kChips[] = {"sm_80", "sm_90", "sm_90a"};
+  return kChips;
+}

@@ -52,19 +52,58 @@ def AttncFuseElementwise : Pass<"attnc-fuse-elementwise"> {
 def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
   let summary = "Rewrite attnc.attention into its flash (online-softmax) form";
   let description = [{
-    Replaces each `attnc.attention` by a parallel loop over (batch, head,
-    query tile) whose body runs a sequential loop over K/V tiles carrying the
-    running max, the denominator and the accumulator
-    (`attnc.online_attention`), then divides once
-    (`attnc.online_attention_finalize`), producing O and the per-row
-    logsumexp. With a causal mask, K/V tiles wholly above the diagonal are
-    not visited and only tiles that cross it are masked: the loop is split in
-    an unmasked and a masked part. Tile sizes come from the target
-    description of `chip`; the options override them.
+    Replaces each `attnc.attention` by an `scf.forall` over (batch, head,
+    query tile), mapped to `#gpu.block<z>`, `#gpu.block<y>`,
+    `#gpu.block<x>` (query tiles on grid x, so consecutive CTAs share K/V in
+    L2). Its body extracts the query tile (`tensor.extract_slice`, rank-reduced
+    to `[rows, d]`; `rows = min(block-q, Sq - q0)`), runs an `scf.for` over
+    K/V tiles whose `iter_args` are the accumulator, the running max and the
+    running sum, one `attnc.online_attention` per tile, then divides once
+    (`attnc.online_attention_finalize`) and writes its tile of O and of the
+    per-row logsumexp with `tensor.parallel_insert_slice`. The forall's
+    results are O (which replaces the attention) and the logsumexp
+    (`[B, H, Sq]`, f32) that a backward pass needs. With GQA, query head `h`
+    reads K/V head `h floordiv (H / Hkv)`.
+
+    With `causal` (key j visible to query i iff j <= i), the K/V loop is
+    split: tiles wholly on or below the diagonal
+    (`[0, min(ceildiv(Skv, block-kv), (q0 + 1) floordiv block-kv))`) run
+    without the mask, tiles crossing it run with `causal`, and tiles wholly
+    above it (from `min(ceildiv(Skv, block-kv), ceildiv(min(q0 + block-q,
+    Sq), block-kv))` on) are never visited. Index arithmetic is `affine`;
+    static extents fold to constants.
+
+    Tile sizes come from the target description of `chip`; `block-q` and
+    `block-kv` override them. They are also recorded on the forall as
+    `attnc.block_q` and `attnc.block_kv`, for convenience only: the slice
+    sizes and loop bounds are the source of truth. An unknown chip is an
+    error that lists the known ones.
+
+    Example (non-causal, 64 x 64 tiles, abridged):
+
+    ```mlir
+    %r:2 = scf.forall (%b, %h, %t) in (%B, %H, %nq)
+        shared_outs(%o = %o_init, %lse = %lse_init) -> (...) {
+      %q = tensor.extract_slice %query[%b, %h, %q0, 0] [1, 1, %mq, 128] [1, 1, 1, 1]
+      %s:3 = scf.for %j = %c0 to %nkv step %c1
+          iter_args(%acc = %acc0, %m = %m0, %l = %l0) -> (...) {
+        %a:3 = attnc.online_attention %q, %k, %v, %acc, %m, %l at [%q0, %k0] {scale = ...}
+        scf.yield %a#0, %a#1, %a#2 : ...
+      }
+      %out, %lse_tile = attnc.online_attention_finalize %s#0, %s#1, %s#2 : ...
+      scf.forall.in_parallel {
+        tensor.parallel_insert_slice %out into %o[%b, %h, %q0, 0] [1, 1, %mq, 128] [1, 1, 1, 1]
+        tensor.parallel_insert_slice %lse_tile into %lse[%b, %h, %q0] [1, 1, %mq] [1, 1, 1]
+      }
+    } {attnc.block_kv = 64, attnc.block_q = 64,
+       mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+    ```
   }];
   let dependentDialects = ["::attnc::AttncDialect", "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::gpu::GPUDialect"];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
            "target chip whose description gives the default tile sizes">,

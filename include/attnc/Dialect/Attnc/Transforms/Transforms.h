@@ -38,6 +38,9 @@ struct TargetDescription {
 /// The description of `chip` (sm_80, sm_90, sm_90a), or failure.
 mlir::FailureOr<TargetDescription> lookupTargetDescription(llvm::StringRef chip);
 
+/// The chips lookupTargetDescription knows, for diagnostics.
+llvm::ArrayRef<llvm::StringRef> getKnownTargetChips();
+
 //===----------------------------------------------------------------------===//
 // Fusion
 //===----------------------------------------------------------------------===//

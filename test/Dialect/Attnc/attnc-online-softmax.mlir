@@ -1,0 +1,233 @@
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax -mlir-print-local-scope | FileCheck %s
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=32" -mlir-print-local-scope | FileCheck %s --check-prefix=TILE
+// RUN: not attnc-opt %s -split-input-file --attnc-online-softmax="chip=sm_42" 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not attnc-opt %s -split-input-file --attnc-online-softmax="block-kv=-8" 2>&1 | FileCheck %s --check-prefix=NEG
+
+// Affine maps are printed inline (-mlir-print-local-scope) so that each case
+// checks its own index arithmetic.
+
+// CHIP: error: unknown chip 'sm_42' for --attnc-online-softmax; known chips: sm_80, sm_90, sm_90a
+// NEG: error: --attnc-online-softmax options block-q and block-kv must be positive (or 0 for the target's default), got block-q=0 and block-kv=-8
+
+// Non-causal, every extent dynamic: one K/V loop over all ceildiv(Skv, 64)
+// tiles, no mask, one division (the finalize).
+
+// CHECK-LABEL: func.func @noncausal
+// CHECK-SAME: (%[[Q:.+]]: tensor<?x?x?x128xbf16>, %[[K:.+]]: tensor<?x?x?x128xbf16>, %[[V:.+]]: tensor<?x?x?x128xbf16>)
+// CHECK-DAG: %[[B:.+]] = tensor.dim %[[Q]], %c0
+// CHECK-DAG: %[[H:.+]] = tensor.dim %[[Q]], %c1
+// CHECK-DAG: %[[SQ:.+]] = tensor.dim %[[Q]], %c2
+// CHECK-DAG: %[[HKV:.+]] = tensor.dim %[[K]], %c1
+// CHECK-DAG: %[[SKV:.+]] = tensor.dim %[[K]], %c2
+// CHECK-DAG: %[[NQ:.+]] = affine.apply affine_map<()[s0] -> (s0 ceildiv 64)>()[%[[SQ]]]
+// CHECK-DAG: %[[NKV:.+]] = affine.apply affine_map<()[s0] -> (s0 ceildiv 64)>()[%[[SKV]]]
+// CHECK-DAG: %[[GROUP:.+]] = arith.divui %[[H]], %[[HKV]] : index
+// CHECK-DAG: %[[O_INIT:.+]] = tensor.empty(%[[B]], %[[H]], %[[SQ]]) : tensor<?x?x?x128xbf16>
+// CHECK-DAG: %[[LSE_INIT:.+]] = tensor.empty(%[[B]], %[[H]], %[[SQ]]) : tensor<?x?x?xf32>
+// CHECK: %[[RES:.+]]:2 = scf.forall (%[[BI:.+]], %[[HI:.+]], %[[QT:.+]]) in (%[[B]], %[[H]], %[[NQ]])
+// CHECK-SAME: shared_outs(%[[O_OUT:.+]] = %[[O_INIT]], %[[LSE_OUT:.+]] = %[[LSE_INIT]])
+// CHECK-SAME: -> (tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>)
+// CHECK: %[[HKVI:.+]] = arith.divui %[[HI]], %[[GROUP]] : index
+// CHECK: %[[Q0:.+]] = affine.apply affine_map<(d0) -> (d0 * 64)>(%[[QT]])
+// CHECK: %[[MQ:.+]] = affine.min affine_map<(d0)[s0] -> (64, d0 * -64 + s0)>(%[[QT]])[%[[SQ]]]
+// CHECK: %[[QTILE:.+]] = tensor.extract_slice %[[Q]][%[[BI]], %[[HI]], %[[Q0]], 0] [1, 1, %[[MQ]], 128] [1, 1, 1, 1]
+// CHECK-SAME: : tensor<?x?x?x128xbf16> to tensor<?x128xbf16>
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG: %[[ACC0:.+]] = tensor.splat %[[ZERO]][%[[MQ]]] : tensor<?x128xf32>
+// CHECK-DAG: %[[M0:.+]] = tensor.splat %[[NEGINF]][%[[MQ]]] : tensor<?xf32>
+// CHECK-DAG: %[[L0:.+]] = tensor.splat %[[ZERO]][%[[MQ]]] : tensor<?xf32>
+// CHECK: %[[LOOP:.+]]:3 = scf.for %[[J:.+]] = %{{.+}} to %[[NKV]] step %{{.+}} iter_args(%[[ACC:.+]] = %[[ACC0]], %[[M:.+]] = %[[M0]], %[[L:.+]] = %[[L0]])
+// CHECK-SAME: -> (tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>)
+// CHECK: %[[K0:.+]] = affine.apply affine_map<(d0) -> (d0 * 64)>(%[[J]])
+// CHECK: %[[NK:.+]] = affine.min affine_map<(d0)[s0] -> (64, d0 * -64 + s0)>(%[[J]])[%[[SKV]]]
+// CHECK: %[[KTILE:.+]] = tensor.extract_slice %[[K]][%[[BI]], %[[HKVI]], %[[K0]], 0] [1, 1, %[[NK]], 128] [1, 1, 1, 1]
+// CHECK: %[[VTILE:.+]] = tensor.extract_slice %[[V]][%[[BI]], %[[HKVI]], %[[K0]], 0] [1, 1, %[[NK]], 128] [1, 1, 1, 1]
+// CHECK: %[[NACC:[^,]+]], %[[NM:[^,]+]], %[[NL:[^,]+]] = attnc.online_attention %[[QTILE]], %[[KTILE]], %[[VTILE]], %[[ACC]], %[[M]], %[[L]] at{{ ?}}[%[[Q0]], %[[K0]]]
+// CHECK-SAME: {scale = 0.088388347648318447 : f64}
+// CHECK: scf.yield %[[NACC]], %[[NM]], %[[NL]]
+// CHECK-NOT: scf.for
+// CHECK-NOT: divf
+// CHECK: %[[OUT:.+]], %[[LSE:.+]] = attnc.online_attention_finalize %[[LOOP]]#0, %[[LOOP]]#1, %[[LOOP]]#2
+// CHECK-SAME: -> tensor<?x128xbf16>, tensor<?xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice %[[OUT]] into %[[O_OUT]][%[[BI]], %[[HI]], %[[Q0]], 0] [1, 1, %[[MQ]], 128] [1, 1, 1, 1]
+// CHECK-NEXT: tensor.parallel_insert_slice %[[LSE]] into %[[LSE_OUT]][%[[BI]], %[[HI]], %[[Q0]]] [1, 1, %[[MQ]]] [1, 1, 1]
+// CHECK: } {attnc.block_kv = 64 : i64, attnc.block_q = 64 : i64, mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+// CHECK-NOT: attnc.attention
+// CHECK: return %[[RES]]#0
+
+// TILE-LABEL: func.func @noncausal
+// TILE-DAG: affine.apply affine_map<()[s0] -> (s0 ceildiv 128)>
+// TILE-DAG: %[[NKV:.+]] = affine.apply affine_map<()[s0] -> (s0 ceildiv 32)>
+// TILE: scf.forall
+// TILE: affine.apply affine_map<(d0) -> (d0 * 128)>
+// TILE: affine.min affine_map<(d0)[s0] -> (128, d0 * -128 + s0)>
+// TILE: scf.for %{{.+}} = %{{.+}} to %[[NKV]]
+// TILE: affine.apply affine_map<(d0) -> (d0 * 32)>
+// TILE: affine.min affine_map<(d0)[s0] -> (32, d0 * -32 + s0)>
+// TILE: attnc.online_attention
+// TILE: attnc.block_kv = 32 : i64, attnc.block_q = 128 : i64
+func.func @noncausal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
+      : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+// Causal: tiles [0, nfull) run unmasked, [nfull, nvisit) with the mask, and
+// tiles past the last query row of the tile are not visited. With
+// q0 = 64 * qt and mq rows in the query tile:
+//   nvisit = min(ceildiv(Skv, 64), ceildiv(q0 + mq, 64))
+//   nfull  = min(ceildiv(Skv, 64), (q0 + 1) floordiv 64) = min(.., qt)
+
+// CHECK-LABEL: func.func @causal
+// CHECK-SAME: (%[[Q:.+]]: tensor<?x?x?x128xbf16>, %[[K:.+]]: tensor<?x?x?x128xbf16>, %[[V:.+]]: tensor<?x?x?x128xbf16>)
+// CHECK-DAG: %[[SQ:.+]] = tensor.dim %[[Q]], %c2
+// CHECK-DAG: %[[SKV:.+]] = tensor.dim %[[K]], %c2
+// CHECK: scf.forall (%{{.+}}, %{{.+}}, %[[QT:.+]]) in
+// CHECK: %[[Q0:.+]] = affine.apply affine_map<(d0) -> (d0 * 64)>(%[[QT]])
+// CHECK: %[[MQ:.+]] = affine.min affine_map<(d0)[s0] -> (64, d0 * -64 + s0)>(%[[QT]])[%[[SQ]]]
+// CHECK: %[[QTILE:.+]] = tensor.extract_slice %[[Q]]
+// CHECK-DAG: %[[ACC0:.+]] = tensor.splat %{{.+}}[%[[MQ]]] : tensor<?x128xf32>
+// CHECK-DAG: %[[NVISIT:.+]] = affine.min affine_map<(d0, d1)[s0] -> (s0 ceildiv 64, (d0 + d1 * 64) ceildiv 64)>(%[[MQ]], %[[QT]])[%[[SKV]]]
+// CHECK-DAG: %[[NFULL:.+]] = affine.min affine_map<(d0)[s0] -> (s0 ceildiv 64, d0)>(%[[QT]])[%[[SKV]]]
+// CHECK: %[[FULL:.+]]:3 = scf.for %[[J:.+]] = %{{.+}} to %[[NFULL]] step %{{.+}} iter_args(%[[ACC:.+]] = %[[ACC0]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}})
+// CHECK: %[[K0:.+]] = affine.apply affine_map<(d0) -> (d0 * 64)>(%[[J]])
+// CHECK: attnc.online_attention %[[QTILE]], %{{.+}}, %{{.+}}, %[[ACC]], %{{.+}}, %{{.+}} at{{ ?}}[%[[Q0]], %[[K0]]]
+// CHECK-SAME: {scale = 0.088388347648318447 : f64}
+// CHECK: scf.yield
+// CHECK: %[[DIAG:.+]]:3 = scf.for %[[J2:.+]] = %[[NFULL]] to %[[NVISIT]] step %{{.+}} iter_args(%{{.+}} = %[[FULL]]#0, %{{.+}} = %[[FULL]]#1, %{{.+}} = %[[FULL]]#2)
+// CHECK: %[[K02:.+]] = affine.apply affine_map<(d0) -> (d0 * 64)>(%[[J2]])
+// CHECK: attnc.online_attention %[[QTILE]], {{.+}} at{{ ?}}[%[[Q0]], %[[K02]]]
+// CHECK-SAME: {causal, scale = 0.088388347648318447 : f64}
+// CHECK: scf.yield
+// CHECK-NOT: scf.for
+// CHECK: attnc.online_attention_finalize %[[DIAG]]#0, %[[DIAG]]#1, %[[DIAG]]#2
+
+// With 128 x 32 tiles: nvisit = min(ceildiv(Skv, 32), ceildiv(q0 + mq, 32)),
+// nfull = min(ceildiv(Skv, 32), (128 * qt + 1) floordiv 32 = 4 * qt).
+// TILE-LABEL: func.func @causal
+// TILE: %[[MQ:.+]] = affine.min affine_map<(d0)[s0] -> (128, d0 * -128 + s0)>(%[[QT:.+]])[%{{.+}}]
+// TILE-DAG: %[[NVISIT:.+]] = affine.min affine_map<(d0, d1)[s0] -> (s0 ceildiv 32, (d0 + d1 * 128) ceildiv 32)>(%[[MQ]], %[[QT]])
+// TILE-DAG: %[[NFULL:.+]] = affine.min affine_map<(d0)[s0] -> (s0 ceildiv 32, d0 * 4)>(%[[QT]])
+// TILE: scf.for %{{.+}} = %{{.+}} to %[[NFULL]]
+// TILE: scf.for %{{.+}} = %[[NFULL]] to %[[NVISIT]]
+// TILE: {causal, scale
+func.func @causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  %o = attnc.attention %q, %k, %v {causal, scale = 0.08838834764831845 : f64}
+      : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+// Grouped-query attention with static heads (32 query heads, 8 K/V heads):
+// query head h reads K/V head h floordiv 4; the query tile uses h itself.
+
+// CHECK-LABEL: func.func @gqa
+// CHECK-SAME: (%[[Q:.+]]: tensor<2x32x?x64xf16>, %[[K:.+]]: tensor<2x8x?x64xf16>, %[[V:.+]]: tensor<2x8x?x64xf16>)
+// CHECK-NOT: arith.divui
+// CHECK: %[[O_INIT:.+]] = tensor.empty(%{{.+}}) : tensor<2x32x?x64xf16>
+// CHECK: %[[LSE_INIT:.+]] = tensor.empty(%{{.+}}) : tensor<2x32x?xf32>
+// CHECK: scf.forall (%[[BI:.+]], %[[HI:.+]], %{{.+}}) in (2, 32, %{{.+}})
+// CHECK: %[[HKVI:.+]] = affine.apply affine_map<(d0) -> (d0 floordiv 4)>(%[[HI]])
+// CHECK: tensor.extract_slice %[[Q]][%[[BI]], %[[HI]], %{{.+}}, 0]
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %[[K]][%[[BI]], %[[HKVI]], %{{.+}}, 0] [1, 1, %{{.+}}, 64] [1, 1, 1, 1] : tensor<2x8x?x64xf16> to tensor<?x64xf16>
+// CHECK: tensor.extract_slice %[[V]][%[[BI]], %[[HKVI]], %{{.+}}, 0] [1, 1, %{{.+}}, 64] [1, 1, 1, 1] : tensor<2x8x?x64xf16> to tensor<?x64xf16>
+// CHECK: attnc.online_attention
+// CHECK-SAME: {scale = 1.250000e-01 : f64}
+// CHECK-SAME: : tensor<?x64xf16>, tensor<?x64xf16>, tensor<?x64xf16>, tensor<?x64xf32>, tensor<?xf32>, tensor<?xf32>
+// CHECK: attnc.online_attention_finalize
+// CHECK-SAME: -> tensor<?x64xf16>, tensor<?xf32>
+func.func @gqa(%q: tensor<2x32x?x64xf16>, %k: tensor<2x8x?x64xf16>, %v: tensor<2x8x?x64xf16>) -> tensor<2x32x?x64xf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
+      : tensor<2x32x?x64xf16>, tensor<2x8x?x64xf16>, tensor<2x8x?x64xf16> -> tensor<2x32x?x64xf16>
+  return %o : tensor<2x32x?x64xf16>
+}
+
+// -----
+
+// Static shapes, causal, Sq = 256 (a multiple of 64: query tiles are static
+// 64-row tiles), Skv = 100 (not a multiple: K/V tiles keep a dynamic extent),
+// value head dim 96 != 128, H == Hkv (no head division at all).
+
+// CHECK-LABEL: func.func @static_causal
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x4x256x128xbf16>, %[[K:.+]]: tensor<1x4x100x128xbf16>, %[[V:.+]]: tensor<1x4x100x96xbf16>)
+// CHECK-NOT: tensor.dim
+// CHECK-NOT: arith.divui
+// CHECK: %[[O_INIT:.+]] = tensor.empty() : tensor<1x4x256x96xbf16>
+// CHECK: %[[LSE_INIT:.+]] = tensor.empty() : tensor<1x4x256xf32>
+// CHECK: %[[RES:.+]]:2 = scf.forall (%[[BI:.+]], %[[HI:.+]], %[[QT:.+]]) in (1, 4, 4) shared_outs(%{{.+}} = %[[O_INIT]], %{{.+}} = %[[LSE_INIT]])
+// CHECK: %[[Q0:.+]] = affine.apply affine_map<(d0) -> (d0 * 64)>(%[[QT]])
+// CHECK: %[[QTILE:.+]] = tensor.extract_slice %[[Q]][%[[BI]], %[[HI]], %[[Q0]], 0] [1, 1, 64, 128] [1, 1, 1, 1] : tensor<1x4x256x128xbf16> to tensor<64x128xbf16>
+// CHECK-DAG: tensor.splat %{{.+}} : tensor<64x96xf32>
+// CHECK-DAG: %[[NVISIT:.+]] = affine.min affine_map<(d0) -> (2, d0 + 1)>(%[[QT]])
+// CHECK-DAG: %[[NFULL:.+]] = affine.min affine_map<(d0) -> (2, d0)>(%[[QT]])
+// CHECK: scf.for %[[J:.+]] = %{{.+}} to %[[NFULL]]
+// CHECK: %[[NK:.+]] = affine.min affine_map<(d0) -> (64, d0 * -64 + 100)>(%[[J]])
+// CHECK: tensor.extract_slice %[[K]][%[[BI]], %[[HI]], %{{.+}}, 0] [1, 1, %[[NK]], 128]
+// CHECK: tensor.extract_slice %[[V]][%[[BI]], %[[HI]], %{{.+}}, 0] [1, 1, %[[NK]], 96] [1, 1, 1, 1] : tensor<1x4x100x96xbf16> to tensor<?x96xbf16>
+// CHECK: attnc.online_attention
+// CHECK-SAME: {scale = 5.000000e-01 : f64}
+// CHECK-SAME: : tensor<64x128xbf16>, tensor<?x128xbf16>, tensor<?x96xbf16>, tensor<64x96xf32>, tensor<64xf32>, tensor<64xf32>
+// CHECK: scf.for %{{.+}} = %[[NFULL]] to %[[NVISIT]]
+// CHECK: attnc.online_attention
+// CHECK-SAME: {causal, scale = 5.000000e-01 : f64}
+// CHECK: attnc.online_attention_finalize
+// CHECK-SAME: -> tensor<64x96xbf16>, tensor<64xf32>
+// CHECK: tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[BI]], %[[HI]], %[[Q0]], 0] [1, 1, 64, 96] [1, 1, 1, 1] : tensor<64x96xbf16> into tensor<1x4x256x96xbf16>
+// CHECK: tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[BI]], %[[HI]], %[[Q0]]] [1, 1, 64] [1, 1, 1] : tensor<64xf32> into tensor<1x4x256xf32>
+// CHECK: return %[[RES]]#0 : tensor<1x4x256x96xbf16>
+
+// With 128 x 32 tiles: two query tiles, Skv = 100 gives 4 K/V tiles.
+// TILE-LABEL: func.func @static_causal
+// TILE: scf.forall (%{{.+}}, %{{.+}}, %[[QT:.+]]) in (1, 4, 2)
+// TILE: tensor.extract_slice {{.+}} to tensor<128x128xbf16>
+// TILE-DAG: %[[NVISIT:.+]] = affine.min affine_map<(d0) -> (4, d0 * 4 + 4)>(%[[QT]])
+// TILE-DAG: %[[NFULL:.+]] = affine.min affine_map<(d0) -> (4, d0 * 4)>(%[[QT]])
+// TILE: scf.for %{{.+}} = %{{.+}} to %[[NFULL]]
+// TILE: affine.min affine_map<(d0) -> (32, d0 * -32 + 100)>
+// TILE: scf.for %{{.+}} = %[[NFULL]] to %[[NVISIT]]
+func.func @static_causal(%q: tensor<1x4x256x128xbf16>, %k: tensor<1x4x100x128xbf16>, %v: tensor<1x4x100x96xbf16>) -> tensor<1x4x256x96xbf16> {
+  %o = attnc.attention %q, %k, %v {causal, scale = 0.5 : f64}
+      : tensor<1x4x256x128xbf16>, tensor<1x4x100x128xbf16>, tensor<1x4x100x96xbf16> -> tensor<1x4x256x96xbf16>
+  return %o : tensor<1x4x256x96xbf16>
+}
+
+// -----
+
+// Decode: one query row (Sq = 1 <= block-q): the query tile is a static
+// 1-row tile; multi-query attention (one K/V head) over a dynamic cache.
+
+// CHECK-LABEL: func.func @decode_mqa
+// CHECK: scf.forall (%{{.+}}, %[[HI:.+]], %[[QT:.+]]) in (%{{.+}}, 8, 1)
+// CHECK: %[[HKVI:.+]] = affine.apply affine_map<(d0) -> (d0 floordiv 8)>(%[[HI]])
+// CHECK: tensor.extract_slice {{.+}} [1, 1, 1, 128] [1, 1, 1, 1] : tensor<?x8x1x128xbf16> to tensor<1x128xbf16>
+// CHECK: tensor.splat %{{.+}} : tensor<1x128xf32>
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %{{.+}}[%{{.+}}, %[[HKVI]], %{{.+}}, 0]
+// CHECK: attnc.online_attention_finalize
+// CHECK-SAME: -> tensor<1x128xbf16>, tensor<1xf32>
+func.func @decode_mqa(%q: tensor<?x8x1x128xbf16>, %k: tensor<?x1x?x128xbf16>, %v: tensor<?x1x?x128xbf16>) -> tensor<?x8x1x128xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
+      : tensor<?x8x1x128xbf16>, tensor<?x1x?x128xbf16>, tensor<?x1x?x128xbf16> -> tensor<?x8x1x128xbf16>
+  return %o : tensor<?x8x1x128xbf16>
+}
+
+// -----
+
+// Must not change: a function without attention.
+
+// CHECK-LABEL: func.func @no_attention
+// CHECK-NEXT: %[[E:.+]] = attnc.exp %{{.+}} : tensor<?x4096xbf16>
+// CHECK-NEXT: return %[[E]]
+// CHECK-NOT: scf.forall
+// TILE-LABEL: func.func @no_attention
+// TILE-NOT: scf.forall
+func.func @no_attention(%x: tensor<?x4096xbf16>) -> tensor<?x4096xbf16> {
+  %e = attnc.exp %x : tensor<?x4096xbf16>
+  return %e : tensor<?x4096xbf16>
+}
