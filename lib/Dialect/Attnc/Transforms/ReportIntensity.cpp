@@ -1,15 +1,20 @@
-//===- ReportIntensity.cpp - --attnc-report-intensity -------------------------------------===//
+//===- ReportIntensity.cpp - --attnc-report-intensity ---------------------===//
 //
 // Part of the attnc project.
 //
 //===----------------------------------------------------------------------===//
 //
-// TODO(owner): implement. Placeholder so the tree builds.
+// The pass that prints FLOPs, HBM bytes, intensity, regime and predicted time
+// per kernel. It resolves the device model and size options and hands every
+// function to attnc::countFunctionCost / printIntensityReport
+// (attnc/Analysis/Intensity.h); the IR is not changed.
 //
 //===----------------------------------------------------------------------===//
 
+#include "attnc/Analysis/Intensity.h"
 #include "attnc/Dialect/Attnc/Transforms/Passes.h"
-#include "attnc/Dialect/Attnc/Transforms/Transforms.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 #define DEBUG_TYPE "attnc-report-intensity"
 
@@ -22,11 +27,62 @@ using namespace mlir;
 using namespace attnc;
 
 namespace {
-struct AttncReportIntensityPass : attnc::impl::AttncReportIntensityBase<AttncReportIntensityPass> {
+struct AttncReportIntensityPass
+    : attnc::impl::AttncReportIntensityBase<AttncReportIntensityPass> {
   using Base::Base;
+
+  /// The built-in model named by `device`, with the overrides applied.
+  FailureOr<DeviceModel> resolveDevice() {
+    std::optional<DeviceModel> model = lookupDeviceModel(device);
+    if (!model && device != "custom") {
+      emitError(getOperation().getLoc())
+          << "unknown device '" << device
+          << "': expected h100, h200, a100 or custom";
+      return failure();
+    }
+    DeviceModel m = model.value_or(DeviceModel{"custom", 0, 0, 0});
+    if (peakTflops > 0)
+      m.peakTflops = peakTflops;
+    if (bandwidthTBps > 0)
+      m.bandwidthTBps = bandwidthTBps;
+    if (launchOverheadUs > 0)
+      m.launchOverheadUs = launchOverheadUs;
+    if (m.peakTflops <= 0 || m.bandwidthTBps <= 0) {
+      emitError(getOperation().getLoc())
+          << "device 'custom' needs peak-tflops and bandwidth-tbps";
+      return failure();
+    }
+    return m;
+  }
+
   void runOnOperation() override {
-    getOperation()->emitError("attnc-report-intensity is not implemented yet");
-    signalPassFailure();
+    markAllAnalysesPreserved();
+    if (format != "table" && format != "json") {
+      emitError(getOperation().getLoc())
+          << "unknown format '" << format << "': expected table or json";
+      return signalPassFailure();
+    }
+    FailureOr<DeviceModel> model = resolveDevice();
+    if (failed(model))
+      return signalPassFailure();
+    SizeBindings sizes{batch, heads, seqLenQ > 0 ? seqLenQ : seqLen,
+                       seqLenKV > 0 ? seqLenKV : seqLen};
+    SmallVector<FunctionCost> functions;
+    bool failedAny = false;
+    getOperation().walk([&](FunctionOpInterface func) {
+      // Kernels inside a gpu.module are priced by their host's view.
+      if (func.isExternal() || func->getParentOfType<gpu::GPUModuleOp>())
+        return;
+      FailureOr<FunctionCost> cost = countFunctionCost(func, sizes);
+      if (failed(cost))
+        failedAny = true;
+      else
+        functions.push_back(std::move(*cost));
+    });
+    if (failedAny)
+      return signalPassFailure();
+    printIntensityReport(llvm::outs(), functions, *model, sizes,
+                         format == "json");
   }
 };
 } // namespace

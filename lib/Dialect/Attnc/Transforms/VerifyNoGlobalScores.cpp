@@ -1,15 +1,17 @@
-//===- VerifyNoGlobalScores.cpp - --attnc-verify-no-global-scores -------------------------------------===//
+//===- VerifyNoGlobalScores.cpp - --attnc-verify-no-global-scores ---------===//
 //
 // Part of the attnc project.
 //
 //===----------------------------------------------------------------------===//
 //
-// TODO(owner): implement. Placeholder so the tree builds.
+// The pass that fails when an S_q x S_kv buffer reaches global memory. It is
+// a driver over attnc::verifyNoGlobalScores (attnc/Analysis/GlobalBuffers.h),
+// which finds the global buffers and emits one error per offender.
 //
 //===----------------------------------------------------------------------===//
 
+#include "attnc/Analysis/GlobalBuffers.h"
 #include "attnc/Dialect/Attnc/Transforms/Passes.h"
-#include "attnc/Dialect/Attnc/Transforms/Transforms.h"
 
 #define DEBUG_TYPE "attnc-verify-no-global-scores"
 
@@ -22,11 +24,14 @@ using namespace mlir;
 using namespace attnc;
 
 namespace {
-struct AttncVerifyNoGlobalScoresPass : attnc::impl::AttncVerifyNoGlobalScoresBase<AttncVerifyNoGlobalScoresPass> {
+struct AttncVerifyNoGlobalScoresPass
+    : attnc::impl::AttncVerifyNoGlobalScoresBase<
+          AttncVerifyNoGlobalScoresPass> {
   using Base::Base;
   void runOnOperation() override {
-    getOperation()->emitError("attnc-verify-no-global-scores is not implemented yet");
-    signalPassFailure();
+    if (failed(verifyNoGlobalScores(getOperation())))
+      signalPassFailure();
+    markAllAnalysesPreserved();
   }
 };
 } // namespace

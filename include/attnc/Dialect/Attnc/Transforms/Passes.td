@@ -119,11 +119,20 @@ def AttncVerifyNoGlobalScores : Pass<"attnc-verify-no-global-scores",
   let summary = "Fail if a buffer in global memory grows as S_q * S_kv";
   let description = [{
     Looks at the IR, not at markers: every buffer that reaches global memory
-    (a kernel argument, a global allocation, the target of a global store)
     gets a symbolic size as a product of the dynamic dimensions of the
-    function's arguments. A buffer whose size is not bounded by the size of
-    some argument or result (it grows as S_q * S_kv where the inputs grow as
-    S) is reported with the dimensions it came from.
+    function's arguments (attnc/Analysis/SymbolicShapes.h). Global buffers
+    are the function's arguments and results, the results of top-level ops
+    that become kernels (attnc ops, attnc.fusion, attnc.attention, the flash
+    form's scf.forall), top-level tensor.empty destinations, memref.alloc /
+    gpu.alloc results and gpu.launch_func memref operands; tiles inside an
+    scf.forall body and a fusion's intermediates are on chip. A buffer whose
+    element count does not divide (up to a constant) that of some argument
+    or result grows faster than every input and output, as the
+    B x H x S_q x S_kv score matrix does; it is reported on its defining op
+    with its symbolic size. With static shapes the rule compares element
+    counts with the largest argument or result, and also rejects a rank-4
+    buffer whose last two extents are the sequence extents (dim 2) of rank-4
+    arguments. Sizes the analysis cannot derive are not reported.
   }];
 }
 
@@ -134,9 +143,17 @@ def AttncReportIntensity : Pass<"attnc-report-intensity", "::mlir::ModuleOp"> {
     elementwise op), counts the FLOPs and the minimal HBM bytes (each input
     read once, each output written once), and prints the arithmetic
     intensity, the device's ridge point, the regime (compute-, bandwidth- or
-    overhead-bound, counting launch overhead) and a predicted time. Dynamic
-    sizes are bound by the options. The report is a table or JSON on stdout;
-    the IR is not changed.
+    overhead-bound, counting launch overhead) and a predicted time
+    max(FLOPs / peak, bytes / bandwidth, launch overhead); a total per
+    function (kernels run back to back), the bytes of score-sized (S_q x
+    S_kv) traffic and the matmul FLOPs per score byte (the notes' unfused
+    intensity, 64 at d = 128 bf16), and for attention the score matrix it
+    keeps on chip and the sequence length past which it is compute-bound on
+    each built-in device. Dynamic sizes are bound by the options by
+    position: [B, H, S, d] for rank 4, [B, S, d] for rank 3, [S, d] for
+    rank 2; a sequence dim of an argument that feeds K or V (or a matmul's
+    rhs) takes seq-len-kv. The report is a table or JSON on stdout; the IR
+    is not changed.
   }];
   let options = [
     Option<"device", "device", "std::string", /*default=*/"\"h100\"",
@@ -155,6 +172,10 @@ def AttncReportIntensity : Pass<"attnc-report-intensity", "::mlir::ModuleOp"> {
            "value of a dynamic head dimension">,
     Option<"seqLen", "seq-len", "int64_t", /*default=*/"4096",
            "value of dynamic sequence dimensions">,
+    Option<"seqLenQ", "seq-len-q", "int64_t", /*default=*/"0",
+           "value of dynamic query sequence dimensions (0: seq-len)">,
+    Option<"seqLenKV", "seq-len-kv", "int64_t", /*default=*/"0",
+           "value of dynamic key/value sequence dimensions (0: seq-len)">,
   ];
 }
 

@@ -1,0 +1,220 @@
+//===- IntensityReport.cpp - the intensity report as a table or JSON ------===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Prints the kernels counted by countFunctionCost on a device's roofline:
+// one row per kernel, a total per function, and for attention the score
+// matrix it keeps on chip and the sequence length past which it is
+// compute-bound on each built-in device. The same numbers go to both
+// formats; lit tests pin the course notes' values on them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Analysis/Intensity.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace attnc;
+
+static constexpr double kGiga = 1e9;
+
+namespace {
+/// Sums over a function's kernels.
+struct Totals {
+  double matmulFlops = 0, flops = 0, bytes = 0, scoreBytes = 0, timeUs = 0;
+
+  Totals(const FunctionCost &function, const DeviceModel &device) {
+    for (const KernelCost &k : function.kernels) {
+      matmulFlops += k.matmulFlops;
+      flops += k.flops();
+      bytes += k.bytes;
+      scoreBytes += k.scoreBytes;
+      timeUs += estimateKernel(k, device).timeUs;
+    }
+  }
+  double intensity() const { return bytes > 0 ? flops / bytes : 0; }
+  /// The notes' unfused-attention intensity (§9.2, 512S^2 / 8S^2): matmul
+  /// FLOPs over the bytes of the S x S traffic, the term that does not
+  /// shrink relative to the FLOPs as S grows (the exact intensity tends to
+  /// it from below).
+  double scoreIntensity() const {
+    return scoreBytes > 0 ? matmulFlops / scoreBytes : 0;
+  }
+};
+} // namespace
+
+/// Decimal units as the notes use them: 33.55 MB, 68.72 GB.
+static std::string humanBytes(double bytes) {
+  static const char *const kUnits[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+  unsigned unit = 0;
+  while (bytes >= 1000 && unit + 1 < std::size(kUnits)) {
+    bytes /= 1000;
+    ++unit;
+  }
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%.2f ", bytes) << kUnits[unit];
+  return s;
+}
+
+static std::string kernelName(const KernelCost &k) {
+  return k.op->getName().getStringRef().str();
+}
+
+//===----------------------------------------------------------------------===//
+// Table
+//===----------------------------------------------------------------------===//
+
+static void printAttentionLines(llvm::raw_ostream &os, unsigned index,
+                                const KernelCost &k) {
+  const AttentionInfo &a = *k.attention;
+  double heads = (double)a.batch * a.heads;
+  os << "  attention #" << index << ": score matrix kept on chip "
+     << humanBytes(k.avoidedScoreBytes()) << " (B*H*S_q*S_kv*" << a.elementBytes
+     << " B; " << humanBytes(k.avoidedScoreBytes() / heads) << " per head)\n";
+  os << "  attention #" << index << ": compute-bound past S =";
+  for (const DeviceModel &d : getBuiltinDeviceModels())
+    os << " " << (int64_t)std::lround(attentionCrossoverSeqLen(k, d)) << " ("
+       << d.name << ")";
+  os << "\n";
+}
+
+static void printTable(llvm::raw_ostream &os, const FunctionCost &function,
+                       const DeviceModel &device) {
+  os << "func @" << function.name << "\n";
+  os << llvm::format("  %-3s %-34s %12s %12s %10s %-16s %12s\n", "#", "kernel",
+                     "GFLOP", "MB", "FLOP/B", "regime", "time(us)");
+  for (auto [i, k] : llvm::enumerate(function.kernels)) {
+    KernelEstimate e = estimateKernel(k, device);
+    os << llvm::format("  %-3u %-34s %12.3f %12.3f %10.1f %-16s %12.2f\n",
+                       (unsigned)i, kernelName(k).c_str(), k.flops() / kGiga,
+                       k.bytes / 1e6, e.intensity,
+                       stringifyRegime(e.regime).str().c_str(), e.timeUs);
+  }
+  Totals t(function, device);
+  os << llvm::format("  total: %u kernel%s, %.3f GFLOP, %s, intensity %.1f "
+                     "FLOP/B, time %.2f us\n",
+                     (unsigned)function.kernels.size(),
+                     function.kernels.size() == 1 ? "" : "s", t.flops / kGiga,
+                     humanBytes(t.bytes).c_str(), t.intensity(), t.timeUs);
+  if (function.largestBoundaryBytes > 0)
+    os << llvm::format("  total bytes: %.2fx the largest argument or result "
+                       "(%s)\n",
+                       t.bytes / function.largestBoundaryBytes,
+                       humanBytes(function.largestBoundaryBytes).c_str());
+  if (t.scoreBytes > 0)
+    os << llvm::format("  score-matrix traffic: %s; unfused-attention "
+                       "intensity (matmul FLOP / S x S bytes) %.1f FLOP/B\n",
+                       humanBytes(t.scoreBytes).c_str(), t.scoreIntensity());
+  for (auto [i, k] : llvm::enumerate(function.kernels))
+    if (k.attention)
+      printAttentionLines(os, i, k);
+}
+
+//===----------------------------------------------------------------------===//
+// JSON
+//===----------------------------------------------------------------------===//
+
+static void printJsonKernel(llvm::json::OStream &j, unsigned index,
+                            const KernelCost &k, const DeviceModel &device) {
+  KernelEstimate e = estimateKernel(k, device);
+  j.object([&] {
+    j.attribute("index", index);
+    j.attribute("op", kernelName(k));
+    j.attribute("matmul_flops", k.matmulFlops);
+    j.attribute("vector_flops", k.vectorFlops);
+    j.attribute("flops", k.flops());
+    j.attribute("bytes", k.bytes);
+    j.attribute("score_bytes", k.scoreBytes);
+    j.attribute("intensity", e.intensity);
+    j.attribute("regime", stringifyRegime(e.regime));
+    j.attribute("compute_us", e.computeUs);
+    j.attribute("memory_us", e.memoryUs);
+    j.attribute("time_us", e.timeUs);
+    if (!k.attention)
+      return;
+    const AttentionInfo &a = *k.attention;
+    j.attributeObject("attention", [&] {
+      j.attribute("batch", a.batch);
+      j.attribute("heads", a.heads);
+      j.attribute("seq_len_q", a.seqLenQ);
+      j.attribute("seq_len_kv", a.seqLenKV);
+      j.attribute("causal", a.causal);
+      j.attribute("avoided_score_bytes", k.avoidedScoreBytes());
+      j.attribute("avoided_score_bytes_per_head",
+                  k.avoidedScoreBytes() / ((double)a.batch * a.heads));
+      j.attributeObject("crossover_seq_len", [&] {
+        for (const DeviceModel &d : getBuiltinDeviceModels())
+          j.attribute(d.name, std::lround(attentionCrossoverSeqLen(k, d)));
+      });
+    });
+  });
+}
+
+static void printJson(llvm::raw_ostream &os, ArrayRef<FunctionCost> functions,
+                      const DeviceModel &device, const SizeBindings &sizes) {
+  llvm::json::OStream j(os, /*IndentSize=*/2);
+  j.object([&] {
+    j.attributeObject("device", [&] {
+      j.attribute("name", device.name);
+      j.attribute("peak_tflops", device.peakTflops);
+      j.attribute("bandwidth_tbps", device.bandwidthTBps);
+      j.attribute("launch_overhead_us", device.launchOverheadUs);
+      j.attribute("ridge", device.ridge());
+    });
+    j.attributeObject("sizes", [&] {
+      j.attribute("batch", sizes.batch);
+      j.attribute("heads", sizes.heads);
+      j.attribute("seq_len_q", sizes.seqLenQ);
+      j.attribute("seq_len_kv", sizes.seqLenKV);
+    });
+    j.attributeArray("functions", [&] {
+      for (const FunctionCost &f : functions)
+        j.object([&] {
+          j.attribute("name", f.name);
+          j.attributeArray("kernels", [&] {
+            for (auto [i, k] : llvm::enumerate(f.kernels))
+              printJsonKernel(j, i, k, device);
+          });
+          Totals t(f, device);
+          j.attributeObject("total", [&] {
+            j.attribute("kernels", (int64_t)f.kernels.size());
+            j.attribute("flops", t.flops);
+            j.attribute("bytes", t.bytes);
+            j.attribute("intensity", t.intensity());
+            j.attribute("time_us", t.timeUs);
+            j.attribute("score_bytes", t.scoreBytes);
+            j.attribute("score_intensity", t.scoreIntensity());
+            j.attribute("bytes_over_largest_boundary",
+                        f.largestBoundaryBytes > 0
+                            ? t.bytes / f.largestBoundaryBytes
+                            : 0.0);
+          });
+        });
+    });
+  });
+  os << "\n";
+}
+
+void attnc::printIntensityReport(llvm::raw_ostream &os,
+                                 ArrayRef<FunctionCost> functions,
+                                 const DeviceModel &device,
+                                 const SizeBindings &sizes, bool json) {
+  if (json)
+    return printJson(os, functions, device, sizes);
+  os << llvm::format("attnc intensity report: device %s, peak %.1f TFLOP/s, "
+                     "bandwidth %.2f TB/s, ridge %.1f FLOP/B, launch %.1f us\n",
+                     device.name.c_str(), device.peakTflops,
+                     device.bandwidthTBps, device.ridge(),
+                     device.launchOverheadUs);
+  os << "sizes: batch=" << sizes.batch << " heads=" << sizes.heads
+     << " seq-len-q=" << sizes.seqLenQ << " seq-len-kv=" << sizes.seqLenKV
+     << "\n";
+  for (const FunctionCost &f : functions)
+    printTable(os, f, device);
+}
