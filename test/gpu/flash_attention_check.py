@@ -111,16 +111,18 @@ def reference(q, k, v, scale, causal, dtype):
     return torch.matmul(p.to(v.dtype), v), lse
 
 
-def make_inputs(B, H, Hkv, Sq, Skv, d, dtype, layout="bhsd"):
-    def mk(h, s):
+def make_inputs(B, H, Hkv, Sq, Skv, d, dtype, layout="bhsd", amp=1.0):
+    def mk(h, s, a=1.0):
         if layout == "bshd":  # non-contiguous [B, H, S, d] view of [B, S, H, d]
-            return torch.randn(B, s, h, d, device="cuda", dtype=dtype).transpose(1, 2)
-        return torch.randn(B, h, s, d, device="cuda", dtype=dtype)
-    return mk(H, Sq), mk(Hkv, Skv), mk(Hkv, Skv)
+            return (a * torch.randn(B, s, h, d, device="cuda")).to(dtype).transpose(1, 2)
+        return (a * torch.randn(B, h, s, d, device="cuda")).to(dtype)
+    return mk(H, Sq, amp), mk(Hkv, Skv), mk(Hkv, Skv)
 
 
 def check_case(kern, B, H, Hkv, Sq, Skv, layout="bhsd"):
-    q, k, v = make_inputs(B, H, Hkv, Sq, Skv, kern.d, kern.dtype, layout)
+    amp = 8.0 if layout == "bhsd_large" else 1.0  # large logits: |scores| ~ 90
+    q, k, v = make_inputs(B, H, Hkv, Sq, Skv, kern.d, kern.dtype,
+                          layout.replace("_large", ""), amp)
     o = torch.full((B, H, Sq, kern.d), float("nan"), device="cuda", dtype=kern.dtype)
     lse = torch.full((B, H, Sq), float("nan"), device="cuda", dtype=torch.float32)
     kern.launch(q, k, v, o, lse)
@@ -152,7 +154,8 @@ def correctness(kernels):
               (1, 2, 2, 17, 1000, "bhsd"),     # Sq < Skv
               (1, 2, 2, 1000, 17, "bhsd"),     # Sq > Skv
               (1, 2, 1, 64, 0, "bhsd"),        # Skv = 0: every row fully masked
-              (16, 1, 1, 129, 129, "bhsd")]
+              (16, 1, 1, 129, 129, "bhsd"),
+              (2, 2, 2, 1000, 1000, "bhsd_large")]  # large logits
     failures = 0
     print(f"{'kernel':34} {'B':>2} {'H':>2} {'Hkv':>3} {'Sq':>5} {'Skv':>5} "
           f"{'err':>9} {'2*naive':>9} {'lse_err':>9} {'2*naive':>9} ok")

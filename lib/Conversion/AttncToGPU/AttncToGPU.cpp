@@ -28,8 +28,12 @@ namespace attnc {
 using namespace mlir;
 using namespace attnc;
 
-/// mma.sync m16n8k16 gives each warp 16 query rows (FlashAttentionKernel.h).
-static constexpr int64_t kRowsPerWarp = 16;
+/// mma.sync m16n8k16 works on 16-row slabs; large query tiles give each
+/// warp two (32 rows), which halves the shared-memory reads of K and V per
+/// mma (measured: FlashAttentionKernel.h, TargetDescription.cpp).
+static constexpr int64_t kSlabRows = 16;
+static constexpr int64_t kLargeTileRowsPerWarp = 32;
+static constexpr int64_t kLargeTile = 128;
 
 /// Reads the tile sizes and the attention parameters off the flash form.
 static FailureOr<FlashAttentionKernelConfig>
@@ -57,7 +61,8 @@ flashConfig(scf::ForallOp forall, SmallVectorImpl<OnlineAttentionOp> &steps) {
                               "--attnc-online-softmax records");
   cfg.blockQ = bq.getInt();
   cfg.blockKV = bkv.getInt();
-  cfg.numWarps = cfg.blockQ / kRowsPerWarp;
+  cfg.numWarps = cfg.blockQ / (cfg.blockQ >= kLargeTile ? kLargeTileRowsPerWarp
+                                                        : kSlabRows);
   if (forall.getNumResults() < 1)
     return forall.emitOpError("of the flash form must return O");
   auto o = cast<RankedTensorType>(forall.getResult(0).getType());

@@ -6,11 +6,16 @@
 //
 // Emits the attention forward kernel as a gpu.func. One CTA computes a
 // blockQ x d tile of O for one (batch, head); each warp owns blockQ/numWarps
-// query rows (one or two 16-row m16n8k16 slabs). The KV sequence is walked
-// in blockKV tiles, staged through two shared-memory buffers with cp.async
-// so the next tile loads while the current one is computed. Causal kernels
-// stop at the diagonal; only tiles that cross it, or that run past Skv, go
-// through the masked copy of the loop body.
+// query rows (one or two 16-row m16n8k16 slabs; with one, Q fragments stay
+// in registers, with two they are re-read from shared memory, which halves
+// the K/V ldmatrix traffic per MMA). The KV sequence is walked in blockKV
+// tiles, staged through two shared-memory buffers with cp.async so the next
+// tile loads while the current one is computed. Causal kernels stop at the
+// diagonal and launch their longest query tiles first; only tiles that cross
+// the diagonal, or run past Skv, go through the masked copy of the loop body.
+// Two small escapes below upstream ops: ex2.approx.ftz through an LLVM
+// intrinsic call, and a one-instruction inline-asm move that keeps address
+// arithmetic inside the loop (see pinInLoop).
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,8 +58,16 @@ constexpr double kLog2e = 1.4426950408889634;
 constexpr int64_t kUnboundedExtent = std::numeric_limits<int64_t>::max();
 /// Kernel parameters in launch order (docs/abi.md).
 enum KernelArg {
-  kArgQ, kArgK, kArgV, kArgO, kArgLse,
-  kArgB, kArgH, kArgHkv, kArgSq, kArgSkv,
+  kArgQ,
+  kArgK,
+  kArgV,
+  kArgO,
+  kArgLse,
+  kArgB,
+  kArgH,
+  kArgHkv,
+  kArgSq,
+  kArgSkv,
   kArgStrides, // q.stride0..2, k.stride0..2, v.stride0..2, o.stride0..2
   kNumArgs = kArgStrides + 12
 };
@@ -102,9 +115,8 @@ public:
       : b(b), loc(loc), cfg(cfg), func(func),
         slabs(cfg.blockQ / (cfg.numWarps * mma::kM)),
         dTiles(cfg.headDim / mma::kN),
-        rowElems(cfg.headDim +
-                 kSmemRowPadBytes * 8 /
-                     cfg.elementType.getIntOrFloatBitWidth()) {}
+        rowElems(cfg.headDim + kSmemRowPadBytes * 8 /
+                                   cfg.elementType.getIntOrFloatBitWidth()) {}
 
   void emit();
   static int64_t sharedMemoryBytes(const FlashAttentionKernelConfig &cfg);
@@ -195,8 +207,8 @@ static Value pinInLoop(OpBuilder &b, Location loc, Value v) {
 
 int64_t
 FlashAttentionEmitter::sharedMemoryBytes(const FlashAttentionKernelConfig &c) {
-  int64_t rowBytes = c.headDim * c.elementType.getIntOrFloatBitWidth() / 8 +
-                     kSmemRowPadBytes;
+  int64_t rowBytes =
+      c.headDim * c.elementType.getIntOrFloatBitWidth() / 8 + kSmemRowPadBytes;
   return rowBytes * (c.blockQ + 2 * kKVStages * c.blockKV);
 }
 
@@ -220,32 +232,32 @@ Value FlashAttentionEmitter::wrapGlobal(Value ptr, Type elemType) {
   d = LLVM::InsertValueOp::create(b, loc, d, i64c(kUnboundedExtent),
                                   ArrayRef<int64_t>{3, 0});
   d = LLVM::InsertValueOp::create(b, loc, d, i64c(1), ArrayRef<int64_t>{4, 0});
-  auto memrefType = MemRefType::get({ShapedType::kDynamic}, elemType,
-                                    MemRefLayoutAttrInterface{},
-                                    b.getI64IntegerAttr(1));
-  return UnrealizedConversionCastOp::create(b, loc, memrefType, d)
-      .getResult(0);
+  auto memrefType =
+      MemRefType::get({ShapedType::kDynamic}, elemType,
+                      MemRefLayoutAttrInterface{}, b.getI64IntegerAttr(1));
+  return UnrealizedConversionCastOp::create(b, loc, memrefType, d).getResult(0);
 }
 
 /// Shared memory, carved from the dynamic allocation:
 ///   Q [blockQ][rowElems] | K [stages][blockKV][rowElems] | V (same as K).
 void FlashAttentionEmitter::emitSharedViews() {
-  auto ws = gpu::AddressSpaceAttr::get(b.getContext(),
-                                       gpu::AddressSpace::Workgroup);
+  auto ws =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   Type T = cfg.elementType;
   int64_t eb = T.getIntOrFloatBitWidth() / 8;
   auto raw = gpu::DynamicSharedMemoryOp::create(
-      b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface{}, ws));
   auto qType = MemRefType::get({cfg.blockQ, rowElems}, T,
                                MemRefLayoutAttrInterface{}, ws);
   auto kvType = MemRefType::get({kKVStages, cfg.blockKV, rowElems}, T,
-                               MemRefLayoutAttrInterface{}, ws);
+                                MemRefLayoutAttrInterface{}, ws);
   int64_t qBytes = cfg.blockQ * rowElems * eb;
   int64_t kvBytes = kKVStages * cfg.blockKV * rowElems * eb;
   qSmem = memref::ViewOp::create(b, loc, qType, raw, idx(0), ValueRange{});
-  kSmem = memref::ViewOp::create(b, loc, kvType, raw, idx(qBytes),
-                                 ValueRange{});
+  kSmem =
+      memref::ViewOp::create(b, loc, kvType, raw, idx(qBytes), ValueRange{});
   vSmem = memref::ViewOp::create(b, loc, kvType, raw, idx(qBytes + kvBytes),
                                  ValueRange{});
 }
@@ -304,7 +316,8 @@ void FlashAttentionEmitter::emitTileCopy(const GlobalTensor &src,
                                          Value rowStart, Value seqLen,
                                          Value smem, Value stage,
                                          int64_t rows) {
-  int64_t elemsPerCopy = kCopyBytes * 8 / cfg.elementType.getIntOrFloatBitWidth();
+  int64_t elemsPerCopy =
+      kCopyBytes * 8 / cfg.elementType.getIntOrFloatBitWidth();
   int64_t copiesPerRow = cfg.headDim / elemsPerCopy;
   int64_t threads = cfg.numWarps * mma::kWarpSize;
   int64_t rowsPerPass = threads / copiesPerRow;
@@ -389,12 +402,12 @@ void FlashAttentionEmitter::applyMask(ScoreTile &s, Value kvStart) {
     for (size_t n = 0; n < s[sl].size(); ++n) {
       for (int64_t i = 0; i < 4; ++i) {
         Value col = add(colBase, idx(n * mma::kN + i % 2));
-        Value masked = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                             col, skv);
+        Value masked =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, col, skv);
         if (cfg.causal) {
           Value row = add(rowBase, idx(sl * mma::kM + 8 * (i / 2)));
-          Value above = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::ugt, col, row);
+          Value above = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                              col, row);
           masked = arith::OrIOp::create(b, loc, masked, above);
         }
         s[sl][n][i] =
@@ -429,7 +442,8 @@ SoftmaxState FlashAttentionEmitter::updateSoftmax(const ScoreTile &s,
       Value isEmpty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                             mNew, negInf);
       Value offset = arith::SelectOp::create(
-          b, loc, isEmpty, zero, arith::MulFOp::create(b, loc, mNew, scaleLog2));
+          b, loc, isEmpty, zero,
+          arith::MulFOp::create(b, loc, mNew, scaleLog2));
       Value negOffset = arith::NegFOp::create(b, loc, offset);
       auto exp2Scaled = [&](Value x) {
         Value e = math::FmaOp::create(b, loc, x, scaleLog2, negOffset);
@@ -499,8 +513,8 @@ SoftmaxState FlashAttentionEmitter::emitKVLoop(Value lb, Value ub, bool masked,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value tile = loop.getInductionVar();
-  SoftmaxState st = SoftmaxState::unflatten(loop.getRegionIterArgs(),
-                                            init.rowMax.size());
+  SoftmaxState st =
+      SoftmaxState::unflatten(loop.getRegionIterArgs(), init.rowMax.size());
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
   gpu::BarrierOp::create(b, loc);
   if (qFrags.empty()) {
@@ -538,7 +552,8 @@ void FlashAttentionEmitter::emitEpilogue(const SoftmaxState &st) {
   for (int64_t sl = 0; sl < slabs; ++sl) {
     for (int64_t half = 0; half < 2; ++half) {
       int64_t r = sl * 2 + half;
-      Value l = mma::quadAllReduce(b, loc, st.rowSum[r], mma::QuadReduction::Add);
+      Value l =
+          mma::quadAllReduce(b, loc, st.rowSum[r], mma::QuadReduction::Add);
       Value isEmpty =
           arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
       Value inv = arith::SelectOp::create(
@@ -553,8 +568,8 @@ void FlashAttentionEmitter::emitEpilogue(const SoftmaxState &st) {
         Value lo = arith::MulFOp::create(b, loc, st.acc[base], inv);
         Value hi = arith::MulFOp::create(b, loc, st.acc[base + 1], inv);
         Value off = add(rowOff, add(col0, idx(n * mma::kN)));
-        vector::StoreOp::create(b, loc, mma::packPair(b, loc, T, lo, hi),
-                                o.mem, ValueRange{off}, /*nontemporal=*/false,
+        vector::StoreOp::create(b, loc, mma::packPair(b, loc, T, lo, hi), o.mem,
+                                ValueRange{off}, /*nontemporal=*/false,
                                 llvm::MaybeAlign(4));
       }
       Value lnL = math::LogOp::create(b, loc, l);
@@ -607,8 +622,10 @@ static LogicalResult verifyConfig(Location loc,
   if (cfg.headDim != 64 && cfg.headDim != 128)
     return emitError(loc) << "flash attention: head dim must be 64 or 128, got "
                           << cfg.headDim;
-  if (!cfg.elementType || !(cfg.elementType.isBF16() || cfg.elementType.isF16()))
-    return emitError(loc) << "flash attention: element type must be bf16 or f16";
+  if (!cfg.elementType ||
+      !(cfg.elementType.isBF16() || cfg.elementType.isF16()))
+    return emitError(loc)
+           << "flash attention: element type must be bf16 or f16";
   if (cfg.numWarps <= 0 || cfg.blockQ % (cfg.numWarps * mma::kM) != 0 ||
       cfg.blockQ / (cfg.numWarps * mma::kM) > 2)
     return emitError(loc) << "flash attention: blockQ (" << cfg.blockQ
@@ -683,11 +700,9 @@ static void fillABI(const FlashAttentionKernelConfig &cfg, StringRef name,
                {"gqa", "true"}};
 }
 
-FailureOr<gpu::GPUFuncOp>
-attnc::buildFlashAttentionKernel(OpBuilder &b, Location loc,
-                                 gpu::GPUModuleOp module, StringRef name,
-                                 const FlashAttentionKernelConfig &cfg,
-                                 KernelABI &abi) {
+FailureOr<gpu::GPUFuncOp> attnc::buildFlashAttentionKernel(
+    OpBuilder &b, Location loc, gpu::GPUModuleOp module, StringRef name,
+    const FlashAttentionKernelConfig &cfg, KernelABI &abi) {
   if (failed(verifyConfig(loc, cfg)))
     return failure();
   OpBuilder::InsertionGuard guard(b);
@@ -695,8 +710,8 @@ attnc::buildFlashAttentionKernel(OpBuilder &b, Location loc,
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 1);
   SmallVector<Type> argTypes(kArgB, ptrType);
   argTypes.append(kNumArgs - kArgB, b.getI64Type());
-  auto func = gpu::GPUFuncOp::create(b, loc, name,
-                                     b.getFunctionType(argTypes, {}));
+  auto func =
+      gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   int32_t threads = cfg.numWarps * mma::kWarpSize;
   func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));

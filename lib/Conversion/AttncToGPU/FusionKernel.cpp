@@ -36,6 +36,11 @@ namespace {
 
 /// Elements per access: 8 x 16-bit = 16 bytes, the widest global load.
 constexpr int64_t kVec = 8;
+/// The manifest promises 16-byte aligned tensors (docs/abi.md) and every
+/// chunk starts at a multiple of 8 elements of a row whose stride the
+/// runtime checks, so accesses are 16-byte aligned; without saying so, LLVM
+/// splits them into 2-byte loads.
+constexpr uint64_t kAccessAlign = 16;
 constexpr int64_t kWarpSize = 32;
 /// CUDA's limit on threads per block.
 constexpr int64_t kMaxThreads = 1024;
@@ -380,7 +385,9 @@ LogicalResult FusionEmitter::loadInputs(gpu::GPUFuncOp) {
                              .getResult()
                        : colBase[c];
         Value x = vector::LoadOp::create(b, loc, VectorType::get({kVec}, elem),
-                                         memrefs[p], ValueRange{at});
+                                         memrefs[p], ValueRange{at},
+                                         /*nontemporal=*/false,
+                                         llvm::Align(kAccessAlign));
         v.chunks.push_back(toF32(b, loc, x));
       }
     } else {
@@ -799,7 +806,9 @@ void FusionEmitter::storeResults(gpu::GPUFuncOp) {
         if (!elem.isF32())
           x = arith::TruncFOp::create(nb, l, VectorType::get({kVec}, elem), x);
         Value at = arith::AddIOp::create(nb, l, base, colBase[c]);
-        vector::StoreOp::create(nb, l, x, memrefs[p], ValueRange{at});
+        vector::StoreOp::create(nb, l, x, memrefs[p], ValueRange{at},
+                                /*nontemporal=*/false,
+                                llvm::Align(kAccessAlign));
       }
       scf::YieldOp::create(nb, l);
     });

@@ -53,8 +53,8 @@ FragC mmaSync(OpBuilder &b, Location loc, Type elemType, const FragA &a,
   for (Value v : bFrag)
     bOps.push_back(asMmaOperand(b, loc, v));
   Type f32 = b.getF32Type();
-  auto resType = LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                                  {f32, f32, f32, f32});
+  auto resType =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
   NVVM::MMATypes ptxType =
       elemType.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
   auto op = NVVM::MmaOp::create(

@@ -60,8 +60,8 @@ mlir::Value packPair(mlir::OpBuilder &b, mlir::Location loc,
 /// Reduces `v` over the quad (lanes xor 1, xor 2) with max or add; every
 /// lane of the quad gets the result.
 enum class QuadReduction { Max, Add };
-mlir::Value quadAllReduce(mlir::OpBuilder &b, mlir::Location loc,
-                          mlir::Value v, QuadReduction kind);
+mlir::Value quadAllReduce(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                          QuadReduction kind);
 
 } // namespace attnc::mma
 

@@ -1,4 +1,5 @@
-// RUN: attnc-opt %s -split-input-file --attnc-online-softmax -mlir-print-local-scope | FileCheck %s
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=64 block-kv=64" -mlir-print-local-scope | FileCheck %s
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax -mlir-print-local-scope | FileCheck %s --check-prefix=DEFAULT
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=32" -mlir-print-local-scope | FileCheck %s --check-prefix=TILE
 // RUN: not attnc-opt %s -split-input-file --attnc-online-softmax="chip=sm_42" 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not attnc-opt %s -split-input-file --attnc-online-softmax="block-kv=-8" 2>&1 | FileCheck %s --check-prefix=NEG
@@ -11,6 +12,13 @@
 
 // Non-causal, every extent dynamic: one K/V loop over all ceildiv(Skv, 64)
 // tiles, no mask, one division (the finalize).
+
+// The target description's defaults (sm_90a): 256 query rows for every
+// head dimension, 64 K/V rows for d=128 and 128 for d<=64.
+// DEFAULT-LABEL: func.func @noncausal
+// DEFAULT: {attnc.block_kv = 64 : i64, attnc.block_q = 256 : i64
+// DEFAULT-LABEL: func.func @gqa
+// DEFAULT: {attnc.block_kv = 128 : i64, attnc.block_q = 256 : i64
 
 // CHECK-LABEL: func.func @noncausal
 // CHECK-SAME: (%[[Q:.+]]: tensor<?x?x?x128xbf16>, %[[K:.+]]: tensor<?x?x?x128xbf16>, %[[V:.+]]: tensor<?x?x?x128xbf16>)

@@ -409,8 +409,9 @@ struct AttncOnlineSoftmaxPass
     : attnc::impl::AttncOnlineSoftmaxBase<AttncOnlineSoftmaxPass> {
   using Base::Base;
 
-  /// The target's default tiles, overridden by the options that are set.
-  FailureOr<AttentionTileSizes> getTileSizes() {
+  /// The target's default tiles for `headDim`, overridden by the options
+  /// that are set.
+  FailureOr<AttentionTileSizes> getTileSizes(int64_t headDim) {
     // Reported at the root's location without the "see current operation"
     // note: the culprit is the option, not the IR.
     Location loc = getOperation()->getLoc();
@@ -425,20 +426,24 @@ struct AttncOnlineSoftmaxPass
                                "must be positive (or 0 for the target's "
                                "default), got block-q="
                             << q << " and block-kv=" << kv;
-    return AttentionTileSizes{q ? q : target->attentionBlockQ,
-                              kv ? kv : target->attentionBlockKV};
+    auto [defaultQ, defaultKV] = target->attentionTiles(headDim);
+    return AttentionTileSizes{q ? q : defaultQ, kv ? kv : defaultKV};
   }
 
   void runOnOperation() override {
-    FailureOr<AttentionTileSizes> tiles = getTileSizes();
-    if (failed(tiles))
+    // Options are checked even when there is no attention to tile.
+    if (failed(getTileSizes(/*headDim=*/128)))
       return signalPassFailure();
     SmallVector<AttentionOp> ops;
     getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
-    for (AttentionOp op : ops)
-      if (failed(convertToOnlineAttention(rewriter, op, *tiles)))
+    for (AttentionOp op : ops) {
+      FailureOr<AttentionTileSizes> tiles =
+          getTileSizes(op.getQuery().getType().getDimSize(3));
+      if (failed(tiles) ||
+          failed(convertToOnlineAttention(rewriter, op, *tiles)))
         return signalPassFailure();
+    }
   }
 };
 } // namespace

@@ -29,10 +29,17 @@ struct TargetDescription {
   std::string chip;
   /// Shared memory one CTA may use, bytes.
   int64_t sharedMemoryPerBlock;
-  /// Default attention tiles: query rows per CTA and K/V rows per step.
+  /// Default attention tiles: query rows per CTA and K/V rows per step,
+  /// for head dimensions above 64 and for 64 and below.
   int64_t attentionBlockQ;
   int64_t attentionBlockKV;
-  int64_t attentionWarps;
+  int64_t attentionBlockKVSmallHead;
+
+  /// The default (blockQ, blockKV) for a head dimension.
+  std::pair<int64_t, int64_t> attentionTiles(int64_t headDim) const {
+    return {attentionBlockQ,
+            headDim <= 64 ? attentionBlockKVSmallHead : attentionBlockKV};
+  }
 };
 
 /// The description of `chip` (sm_80, sm_90, sm_90a), or failure.

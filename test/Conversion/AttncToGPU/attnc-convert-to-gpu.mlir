@@ -1,0 +1,46 @@
+// The fused graphs become one gpu.func each, in their own gpu.module with the
+// sm_90a NVVM target and the launch contract (attnc.abi) attached.
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-gpu=false" \
+// RUN:   | attnc-opt --attnc-convert-to-gpu | FileCheck %s --check-prefix=ATTN
+// RUN: attnc-opt %attnc_src_root/examples/elementwise_chain.mlir --attnc-pipeline="to-gpu=false" \
+// RUN:   | attnc-opt --attnc-convert-to-gpu | FileCheck %s --check-prefix=CHAIN
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir \
+// RUN:   --attnc-pipeline="to-gpu=false fuse-attention=false verify-no-global-scores=false" \
+// RUN:   | not attnc-opt --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=UNFUSED
+// RUN: not attnc-opt %s --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=PLAIN
+
+// Attention: one kernel; K/V tiles staged in shared memory with cp.async,
+// QK^T and PV on tensor cores, bare pointers and i64 sizes as parameters.
+// ATTN: gpu.module @naive_attention_module [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
+// ATTN-SAME: attnc.abi = "{{.*}}\22kind\22:\22attention\22
+// ATTN-SAME: \22name\22:\22naive_attention\22
+// ATTN: gpu.func @naive_attention(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64
+// ATTN-SAME: kernel
+// ATTN: gpu.dynamic_shared_memory
+// ATTN: nvgpu.device_async_copy
+// ATTN: nvgpu.ldmatrix
+// ATTN: nvvm.mma.sync
+// ATTN-NOT: gpu.module
+
+// The elementwise chain dropout(x + bias) -> LayerNorm is one kernel.
+// CHAIN: gpu.module @bias_dropout_layernorm_module
+// CHAIN-SAME: \22kind\22:\22fusion\22
+// CHAIN: gpu.func @bias_dropout_layernorm({{.*}}) workgroup(%{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>) kernel
+// CHAIN: vector.load {{.*}} {alignment = 16 : i64} : memref<?xbf16, 1>, vector<8xbf16>
+// CHAIN: arith.mului_extended
+// CHAIN: gpu.shuffle xor
+// CHAIN: gpu.barrier
+// CHAIN: vector.store {{.*}} {alignment = 16 : i64} : memref<?xbf16, 1>, vector<8xbf16>
+// CHAIN-NOT: gpu.func
+
+// Without the attention fusion the matmuls have no kernel: the error names
+// the op and says which passes give it one.
+// UNFUSED: error: 'attnc.matmul' op cannot be lowered to a GPU kernel: only fused attention
+
+// A plain attnc.attention must be put in its flash form first.
+// PLAIN: error: 'attnc.attention' op has no kernel of its own: run --attnc-online-softmax
+func.func @plain(%q: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  %o = attnc.attention %q, %q, %q {scale = 1.0 : f64}
+      : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}

@@ -1,0 +1,28 @@
+// --attnc-pipeline down to PTX for both examples (requires ptxas: the PTX is
+// produced by LLVM's NVPTX back-end, the cubin check is in test/Tools).
+// REQUIRES: ptxas
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="binary=isa" | FileCheck %s --check-prefix=ATTN
+// RUN: attnc-opt %attnc_src_root/examples/elementwise_chain.mlir --attnc-pipeline="binary=isa" | FileCheck %s --check-prefix=CHAIN
+// RUN: not attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="fuse-attention=false" 2>&1 | FileCheck %s --check-prefix=NAIVE
+
+// One binary for attention, holding PTX for sm_90a with tensor-core mma,
+// cp.async into shared memory and ldmatrix out of it.
+// ATTN-COUNT-1: gpu.binary @naive_attention_module
+// ATTN-SAME: .target sm_90a
+// ATTN-SAME: .visible .entry naive_attention(
+// ATTN-SAME: cp.async.cg.shared.global
+// ATTN-SAME: ldmatrix.sync.aligned
+// ATTN-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// ATTN-NOT: gpu.binary
+
+// The elementwise chain is one kernel with 16-byte global loads and stores.
+// CHAIN-COUNT-1: gpu.binary @bias_dropout_layernorm_module
+// CHAIN-SAME: .target sm_90a
+// CHAIN-SAME: ld.global.v4.b32
+// CHAIN-SAME: st.global.v4.b32
+// CHAIN-NOT: gpu.binary
+
+// With the rewrite off, the no-S x S check rejects the naive graph before any
+// kernel is built: the score matrix would live in global memory.
+// NAIVE: error: 'attnc.matmul' result #0 is a buffer in global memory
+// NAIVE-SAME: grows as dim 2 of %arg0 x dim 2 of %arg1
