@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Conversion/AttncToGPU/FlashAttentionKernel.h"
+#include "attnc/Conversion/AttncToGPU/KernelUtils.h"
 
 #include "MmaFragments.h"
 
@@ -53,9 +54,6 @@ constexpr int64_t kCopyBytes = 16;
 constexpr int64_t kKVStages = 2;
 /// log2(e): softmax runs on exp2 with the scale folded in.
 constexpr double kLog2e = 1.4426950408889634;
-/// Extent written into the 1-D global memref descriptors. Nothing checks
-/// it; addresses come from sizes and strides passed at launch.
-constexpr int64_t kUnboundedExtent = std::numeric_limits<int64_t>::max();
 /// Kernel parameters in launch order (docs/abi.md).
 enum KernelArg {
   kArgQ,
@@ -212,30 +210,8 @@ FlashAttentionEmitter::sharedMemoryBytes(const FlashAttentionKernelConfig &c) {
   return rowBytes * (c.blockQ + 2 * kKVStages * c.blockKV);
 }
 
-/// Wraps a bare global pointer into memref<?xT, 1> by building the LLVM
-/// memref descriptor; reconcile-unrealized-casts folds the cast away once
-/// memref ops are lowered, so the kernel keeps its plain pointer parameter.
 Value FlashAttentionEmitter::wrapGlobal(Value ptr, Type elemType) {
-  MLIRContext *ctx = b.getContext();
-  Type i64 = b.getI64Type();
-  auto arr = LLVM::LLVMArrayType::get(i64, 1);
-  Type ptrType = ptr.getType();
-  auto descType =
-      LLVM::LLVMStructType::getLiteral(ctx, {ptrType, ptrType, i64, arr, arr});
-  auto i64c = [&](int64_t v) {
-    return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
-  };
-  Value d = LLVM::PoisonOp::create(b, loc, descType);
-  d = LLVM::InsertValueOp::create(b, loc, d, ptr, ArrayRef<int64_t>{0});
-  d = LLVM::InsertValueOp::create(b, loc, d, ptr, ArrayRef<int64_t>{1});
-  d = LLVM::InsertValueOp::create(b, loc, d, i64c(0), ArrayRef<int64_t>{2});
-  d = LLVM::InsertValueOp::create(b, loc, d, i64c(kUnboundedExtent),
-                                  ArrayRef<int64_t>{3, 0});
-  d = LLVM::InsertValueOp::create(b, loc, d, i64c(1), ArrayRef<int64_t>{4, 0});
-  auto memrefType =
-      MemRefType::get({ShapedType::kDynamic}, elemType,
-                      MemRefLayoutAttrInterface{}, b.getI64IntegerAttr(1));
-  return UnrealizedConversionCastOp::create(b, loc, memrefType, d).getResult(0);
+  return wrapGlobalPointer(b, loc, ptr, elemType);
 }
 
 /// Shared memory, carved from the dynamic allocation:
