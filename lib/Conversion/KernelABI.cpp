@@ -35,6 +35,8 @@ static json::Value paramToJSON(const ABIParam &p) {
     o["role"] = p.role;
     o["align"] = p.align;
     o["contiguous_last"] = true;
+    if (p.rowAlign > 0)
+      o["row_align"] = p.rowAlign;
     break;
   }
   case ABIParam::Kind::Size:

@@ -169,6 +169,7 @@ bool Reader::parseParam(const json::Value &v, const std::string &path,
     if (!getDType(*o, path, allDTypes, ATTNC_DTYPE_INVALID, p.dtype) ||
         !getString(*o, path, "role", role, true) ||
         !getOptInt(*o, path, "align", p.align, 1) ||
+        !getOptInt(*o, path, "row_align", p.rowAlign, 0) ||
         !getOptBool(*o, path, "contiguous_last", p.contiguousLast))
       return false;
     if (role == "input")

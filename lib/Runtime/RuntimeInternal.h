@@ -42,6 +42,8 @@ struct Param {
   std::vector<Dim> shape;
   attnc_role role = ATTNC_ROLE_NONE;
   int64_t align = 16;
+  /// Alignment, in bytes, every outer stride must have (0: none).
+  int64_t rowAlign = 0;
   bool contiguousLast = true;
   // Stride only: `tensorIndex` is the parameter index of `tensor`.
   std::string tensor;

@@ -212,6 +212,14 @@ TEST_F(Attention, Alignment) {
   refused("k: data pointer 0x1000002 is not aligned to 16 bytes");
 }
 
+TEST_F(Attention, RowAlignment) {
+  // A view that drops one column of each 128-wide row: rows of 127 bf16
+  // elements start 254 bytes apart, off the 16-byte grid.
+  tensors[0].strides[2] = 127;
+  refused("q.stride[2] = 127 elements (254 bytes) is not a multiple of 16 "
+          "bytes: every row must start aligned");
+}
+
 TEST_F(Attention, NullPointer) {
   tensors[2].data = 0;
   refused("v: data pointer is NULL but the tensor is not empty");

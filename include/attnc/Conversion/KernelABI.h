@@ -35,6 +35,8 @@ struct ABIParam {
   std::vector<ABIDim> shape;
   std::string role; // "input" or "output"
   int64_t align = 16;
+  /// Alignment every outer stride must have, bytes (0: none; docs/abi.md).
+  int64_t rowAlign = 0;
   /// Stride only: which tensor and dimension.
   std::string tensor;
   int64_t dim = 0;

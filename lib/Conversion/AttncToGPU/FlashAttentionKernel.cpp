@@ -636,6 +636,10 @@ static void fillABI(const FlashAttentionKernelConfig &cfg, StringRef name,
     p.shape = std::move(shape);
     p.role = role;
     p.align = kCopyBytes;
+    // Q, K, V and O rows move with 16-byte cp.async / stores; LSE is
+    // written one f32 at a time and may have any stride.
+    if (StringRef(n) != "lse")
+      p.rowAlign = kCopyBytes;
     abi.params.push_back(p);
   };
   int64_t d = cfg.headDim;

@@ -89,6 +89,9 @@ LogicalResult FusionEmitter::plan() {
       for (int64_t k = 0; k + 1 < (int64_t)iter.size(); ++k)
         p.shape.push_back(dimOf(k));
       p.shape.push_back(kind == Kind::Full ? n : 1);
+      // Full rows move with 16-byte vector accesses.
+      if (kind == Kind::Full)
+        p.rowAlign = kAccessAlign;
     } else {
       for (int64_t d : t.getShape())
         p.shape.push_back(d);
