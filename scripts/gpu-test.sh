@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# GPU test suite of attnc: one command, run ON the GPU machine (the H200) from
+# the repository root. Never run by CI.
+#
+#   scripts/gpu-test.sh [WORK]          WORK defaults to .gpuwork
+#
+# The GPU machine has no LLVM/MLIR, so the modules are compiled beforehand on
+# the build machine:
+#
+#   python3 test/gpu/build_modules.py            # -> .gpuwork/{modules,lib,mlir}
+#
+# and WORK travels with the repository (for the lent H200: run with
+# carry [".gpuwork"]). Steps:
+#   1. test/gpu/run_tests.py: every module's numerics through the attnc Python
+#      package + libattnc_runtime.so vs float64 references, runtime refusals,
+#      CUDA graph replay (see its docstring for the rules);
+#   2. python/tests/gpu (the runtime's own GPU smoke test) on two modules;
+#   3. compute-sanitizer memcheck and racecheck on a small launch of each kernel
+#      kind (test/gpu/sanitize_driver.py; no torch, exact-size allocations).
+# Environment: GPU_TEST_ARGS (extra args for run_tests.py, e.g. --quick),
+# SKIP_SANITIZER=1, LOG_DIR (logs are written there; default WORK/logs).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+WORK=${1:-.gpuwork}
+LOG_DIR=${LOG_DIR:-$WORK/logs}
+mkdir -p "$LOG_DIR"
+export ATTNC_RUNTIME_LIB=${ATTNC_RUNTIME_LIB:-$PWD/$WORK/lib/libattnc_runtime.so}
+export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONUNBUFFERED=1
+if [ ! -d "$WORK/modules" ] || [ ! -f "$ATTNC_RUNTIME_LIB" ]; then
+  echo "gpu-test: $WORK/modules or $ATTNC_RUNTIME_LIB missing; run python3 test/gpu/build_modules.py first" >&2
+  exit 2
+fi
+nvidia-smi -L || { echo "gpu-test: no GPU" >&2; exit 2; }
+status=0
+summary=()
+
+echo "== 1. numerics, refusals, graphs (test/gpu/run_tests.py) =="
+if python3 test/gpu/run_tests.py --modules "$WORK/modules" --json "$LOG_DIR/results.json" \
+     ${GPU_TEST_ARGS:-} 2>&1 | tee "$LOG_DIR/run_tests.log"; then
+  summary+=("run_tests.py: ok ($(grep -E '^[0-9]+ passed' "$LOG_DIR/run_tests.log"))")
+else
+  status=1; summary+=("run_tests.py: FAILED ($(grep -E '^[0-9]+ passed' "$LOG_DIR/run_tests.log"))")
+fi
+
+echo "== 2. python/tests/gpu (runtime smoke test) =="
+for m in attn_example chain; do
+  if ATTNC_TEST_MODULE_DIR=$WORK/modules/$m python3 -m unittest discover \
+       -s python/tests/gpu -t python/tests 2>&1 | tee "$LOG_DIR/unittest_$m.log"; then
+    summary+=("python/tests/gpu on $m: ok")
+  else
+    status=1; summary+=("python/tests/gpu on $m: FAILED")
+  fi
+done
+
+if [ "${SKIP_SANITIZER:-0}" != 1 ]; then
+  echo "== 3. compute-sanitizer =="
+  CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  M=$WORK/modules
+  small=(
+    "$M/attn_d128_bf16_causal:B=1,H=4,Hkv=2,Sq=300,Skv=77"
+    "$M/attn_d128_bf16_causal:B=1,H=2,Hkv=1,Sq=77,Skv=300"
+    "$M/attn_d64_f16_full:B=2,H=2,Hkv=2,Sq=130,Skv=257"
+    "$M/attn_d64_bf16_causal:B=1,H=1,Hkv=1,Sq=5,Skv=0"
+    "$M/chain_dyn_p10:rows=5"
+    "$M/dropout_bf16_p10:rows=3"
+    "$M/chain_f16_n1024_p30:rows=4"
+  )
+  # The example chain (static 8x4096x4096, 32768 CTAs) under memcheck only;
+  # racecheck sees its kernel through chain_dyn_p10 (same code, D0 rows).
+  for tool in memcheck racecheck; do
+    specs=("${small[@]}")
+    [ $tool = memcheck ] && specs+=("$M/chain")
+    log="$LOG_DIR/sanitizer_$tool.log"
+    echo "-- compute-sanitizer --tool $tool: ${#specs[@]} launches" | tee "$log"
+    if timeout "${SANITIZER_TIMEOUT:-300}" "$CS" --tool "$tool" --error-exitcode 3 \
+         python3 test/gpu/sanitize_driver.py "${specs[@]}" >>"$log" 2>&1; then
+      r=ok
+    else
+      r="FAILED (rc $?)"; status=1
+    fi
+    grep -E "^(attn|chain|dropout|bias|naive)|ERROR SUMMARY|RACECHECK SUMMARY|NaN" "$log" | tail -20
+    errs=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1)
+    echo "   $tool: $r  ${errs}"
+    summary+=("compute-sanitizer $tool (${#specs[@]} launches: attention d128/d64 causal/full/GQA/Skv=0, chains, dropout): $r ${errs}")
+  done
+fi
+
+echo
+echo "== gpu-test summary =="
+for s in "${summary[@]}"; do echo "  $s"; done
+[ $status = 0 ] && echo "gpu-test: ALL OK" || echo "gpu-test: FAILURES (see above and $LOG_DIR)"
+exit $status

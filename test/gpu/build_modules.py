@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Compiles every module the GPU tests and the benchmark use (runs HERE, on
+the machine with attnc-compile; the H200 has no LLVM/MLIR).
+
+    python3 test/gpu/build_modules.py [--out .gpuwork] [--compiler build/bin/attnc-compile]
+
+Writes OUT/mlir/<name>.mlir, OUT/modules/<name>/ (manifest + cubins) and
+copies build/lib/libattnc_runtime.so to OUT/lib/. Module names encode what
+the tests need: attn_d{64,128}_{bf16,f16}_{causal,full}, attn_gqa_ri (GQA
+spelled with attnc.repeat_interleave), chain (examples/elementwise_chain.mlir),
+and small chains for bitwise dropout masks and p = 0.
+"""
+
+import argparse
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+ATTN = """\
+func.func @attn(%q: tensor<?x?x?x{d}x{t}>, %k: tensor<?x?x?x{d}x{t}>,
+                %v: tensor<?x?x?x{d}x{t}>) -> tensor<?x?x?x{d}x{t}> {{
+  %s = attnc.matmul %q, %k {{transpose_b}}
+      : tensor<?x?x?x{d}x{t}>, tensor<?x?x?x{d}x{t}> -> tensor<?x?x?x?xf32>
+  %scale = arith.constant dense<{scale!r}> : tensor<f32>
+  %ss = attnc.mul %s, %scale : tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+{mask}  %p = attnc.softmax %masked : tensor<?x?x?x?xf32>
+  %pb = attnc.cast %p : tensor<?x?x?x?xf32> to tensor<?x?x?x?x{t}>
+  %o = attnc.matmul %pb, %v
+      : tensor<?x?x?x?x{t}>, tensor<?x?x?x{d}x{t}> -> tensor<?x?x?x{d}x{t}>
+  return %o : tensor<?x?x?x{d}x{t}>
+}}
+"""
+
+CAUSAL = """\
+  %rows = attnc.iota %ss {dimension = 2 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %cols = attnc.iota %ss {dimension = 3 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %keep = attnc.cmp ge, %rows, %cols
+      : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %masked = attnc.select %keep, %ss, %ninf
+      : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+"""
+FULL = ""  # no mask: softmax of the scaled scores
+
+GQA_RI = """\
+func.func @gqa(%q: tensor<?x8x?x128xbf16>, %k: tensor<?x2x?x128xbf16>,
+               %v: tensor<?x2x?x128xbf16>) -> tensor<?x8x?x128xbf16> {
+  %k8 = attnc.repeat_interleave %k {dimension = 1 : i64, repeats = 4 : i64} : tensor<?x2x?x128xbf16> -> tensor<?x8x?x128xbf16>
+  %v8 = attnc.repeat_interleave %v {dimension = 1 : i64, repeats = 4 : i64} : tensor<?x2x?x128xbf16> -> tensor<?x8x?x128xbf16>
+  %s = attnc.matmul %q, %k8 {transpose_b} : tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x8x?x?xf32>
+  %c = arith.constant dense<0.08838834764831845> : tensor<f32>
+  %ss = attnc.mul %s, %c : tensor<?x8x?x?xf32>, tensor<f32> -> tensor<?x8x?x?xf32>
+  %rows = attnc.iota %ss {dimension = 2 : i64} : tensor<?x8x?x?xf32> -> tensor<?x8x?x?xi64>
+  %cols = attnc.iota %ss {dimension = 3 : i64} : tensor<?x8x?x?xf32> -> tensor<?x8x?x?xi64>
+  %keep = attnc.cmp ge, %rows, %cols : tensor<?x8x?x?xi64>, tensor<?x8x?x?xi64> -> tensor<?x8x?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %masked = attnc.select %keep, %ss, %ninf : tensor<?x8x?x?xi1>, tensor<?x8x?x?xf32>, tensor<f32> -> tensor<?x8x?x?xf32>
+  %p = attnc.softmax %masked : tensor<?x8x?x?xf32>
+  %pb = attnc.cast %p : tensor<?x8x?x?xf32> to tensor<?x8x?x?xbf16>
+  %o = attnc.matmul %pb, %v8 : tensor<?x8x?x?xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x8x?x128xbf16>
+  return %o : tensor<?x8x?x128xbf16>
+}
+"""
+
+# x + bias -> dropout only (dynamic rows): the output is 0 exactly where the
+# mask drops, and bitwise equal to bf16(f32(x + bias) * f32(1/(1-p))) elsewhere.
+DROPOUT = """\
+func.func @bias_dropout(%x: tensor<?x{n}x{t}>, %bias: tensor<{n}x{t}>,
+                        %seed: i64, %offset: i64) -> tensor<?x{n}x{t}> {{
+  %h = attnc.add %x, %bias : tensor<?x{n}x{t}>, tensor<{n}x{t}> -> tensor<?x{n}x{t}>
+  %d = attnc.dropout %h, %seed, %offset {{probability = {p:e} : f64}} : tensor<?x{n}x{t}>
+  return %d : tensor<?x{n}x{t}>
+}}
+"""
+
+# The example's chain with dynamic rows and a chosen p (p = 0: bias + LN).
+CHAIN = """\
+func.func @bias_dropout_layernorm(%x: tensor<?x{n}x{t}>, %bias: tensor<{n}x{t}>,
+                                  %gamma: tensor<{n}x{t}>, %beta: tensor<{n}x{t}>,
+                                  %seed: i64, %offset: i64) -> tensor<?x{n}x{t}> {{
+  %h = attnc.add %x, %bias : tensor<?x{n}x{t}>, tensor<{n}x{t}> -> tensor<?x{n}x{t}>
+  %d = attnc.dropout %h, %seed, %offset {{probability = {p:e} : f64}} : tensor<?x{n}x{t}>
+  %y = attnc.layer_norm %d, %gamma, %beta {{epsilon = 1.000000e-05 : f64}}
+      : tensor<?x{n}x{t}>, tensor<{n}x{t}>, tensor<{n}x{t}> -> tensor<?x{n}x{t}>
+  return %y : tensor<?x{n}x{t}>
+}}
+"""
+
+
+def attention_text(d, t, causal):
+    text = ATTN.format(d=d, t=t, scale=1.0 / math.sqrt(d),
+                       mask=CAUSAL if causal else FULL)
+    return text if causal else text.replace("softmax %masked", "softmax %ss")
+
+
+def sources():
+    src = {}
+    for d in (64, 128):
+        for t in ("bf16", "f16"):
+            for causal in (True, False):
+                name = f"attn_d{d}_{t}_{'causal' if causal else 'full'}"
+                src[name] = attention_text(d, t, causal)
+    src["attn_gqa_ri"] = GQA_RI
+    src["chain"] = (ROOT / "examples/elementwise_chain.mlir").read_text()
+    src["attn_example"] = (ROOT / "examples/naive_attention.mlir").read_text()
+    src["dropout_bf16_p10"] = DROPOUT.format(n=4096, t="bf16", p=0.1)
+    src["dropout_f32_p50_n1024"] = DROPOUT.format(n=1024, t="f32", p=0.5)
+    src["chain_dyn_p10"] = CHAIN.format(n=4096, t="bf16", p=0.1)
+    src["chain_dyn_p0"] = CHAIN.format(n=4096, t="bf16", p=0.0)
+    src["chain_f16_n1024_p30"] = CHAIN.format(n=1024, t="f16", p=0.3)
+    return src
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=str(ROOT / ".gpuwork"))
+    ap.add_argument("--compiler", default=str(ROOT / "build/bin/attnc-compile"))
+    ap.add_argument("--runtime", default=str(ROOT / "build/lib/libattnc_runtime.so"))
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    out = Path(args.out)
+    (out / "mlir").mkdir(parents=True, exist_ok=True)
+    (out / "lib").mkdir(parents=True, exist_ok=True)
+    shutil.copy2(args.runtime, out / "lib" / "libattnc_runtime.so")
+    failed = []
+    for name, text in sources().items():
+        if args.only not in name:
+            continue
+        path = out / "mlir" / f"{name}.mlir"
+        path.write_text(text)
+        mdir = out / "modules" / name
+        if mdir.exists():
+            shutil.rmtree(mdir)
+        r = subprocess.run([args.compiler, str(path), "-o", str(mdir)],
+                           capture_output=True, text=True)
+        status = "ok" if r.returncode == 0 else "FAILED"
+        print(f"{name:24} {status} {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ''}")
+        if r.returncode:
+            print(r.stderr, file=sys.stderr)
+            failed.append(name)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
