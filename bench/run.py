@@ -308,6 +308,7 @@ def plots(out, att, mem):
             continue
         pts = [(r["S"], r[peer] / 2**30) for r in mem if r.get(peer) is not None]
         ax.plot([p[0] for p in pts], [p[1] for p in pts], color=c, marker=m,
+                ms=9 if peer == "attnc" else 6, zorder=3 if peer != "attnc" else 2,
                 label=labels[peer] + " (measured peak)")
         ooms = [r["S"] for r in mem if r.get(peer) is None]
         for s in ooms:
@@ -356,7 +357,8 @@ def markdown(info, bw, att, chain, mem):
             L.append(f"\n(torch.compile's first call took {chain['compile_s']:.1f} s.)")
     if mem:
         L += ["", f"## Peak memory of one attention forward, B=1, H={mem[0]['H']}, d=128, causal, bf16", "",
-              "Peak bytes allocated beyond the inputs (torch.cuda.max_memory_allocated), outputs included.", "",
+              "Peak bytes allocated beyond the inputs (torch.cuda.max_memory_allocated), outputs included "
+              "(attnc's and SDPA flash's are O and LSE alone, O(S); their curves coincide in `memory.png`).", "",
               "| S | inputs | attnc | SDPA flash | naive eager | naive's S×S scores alone |", "|---:|---:|---:|---:|---:|---:|"]
         gb = lambda b: "OOM" if b is None else f"{b / 1e9:.3f} GB"
         for r in mem:
