@@ -80,6 +80,7 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
   AttncConvertToGPUOptions gpuOptions;
   gpuOptions.chip = options.chip;
   gpuOptions.ptxFeatures = ptxFeaturesForChip(options.chip);
+  gpuOptions.fusionAccessesPerThread = options.fusionAccessesPerThread;
   pm.addPass(createAttncConvertToGPU(gpuOptions));
   buildKernelToNVVMPipeline(pm);
   if (options.binary != "none") {

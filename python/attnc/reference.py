@@ -10,11 +10,12 @@ Dropout, exactly as the fusion kernel draws it
 
 * element i is the row-major linear index over the fused iteration shape
   (the input's shape);
-* its Philox-4x32-10 counter is ``offset + i // 4`` taken modulo 2**64 and
+* its Philox-4x32-10 counter is ``offset + i // 8`` taken modulo 2**64 and
   split into c0 = low 32 bits, c1 = high 32 bits, with c2 = c3 = 0; the key is
   k0 = low 32 bits of ``seed``, k1 = high 32 bits;
-* word ``i % 4`` of the output block w gives u = (w >> 8) * 2**-24 (exact in
-  f32); the element is kept iff u >= float32(p);
+* word ``(i % 8) // 2`` of the output block w gives the 16-bit draw
+  b = w & 0xFFFF (i even) or w >> 16 (i odd), u = b * 2**-16; the element is
+  kept iff b >= ceil(p * 2**16), i.e. u >= p;
 * kept elements are multiplied by float32(1 / (1 - p)) in f32, dropped ones
   are 0. The chain computes in f32 after loading (x + bias is not rounded
   to the storage type before dropout); only the result is rounded.
@@ -69,10 +70,11 @@ def philox4x32_10(c0, c1, c2, c3, k0: int, k1: int, rounds: int = PHILOX_ROUNDS)
 def dropout_uniform(numel: int, seed: int, offset: int, device=None,
                     start: int = 0):
     """u(i) for i in [start, start + numel) as a float64 torch tensor
-    (u = (w >> 8) * 2**-24, exactly as the kernel computes it)."""
+    (u = b * 2**-16 for the 16-bit draw b, exactly as the kernel computes
+    it)."""
     import torch
-    first_q = start // 4
-    last_q = (start + numel + 3) // 4
+    first_q = start // 8
+    last_q = (start + numel + 7) // 8
     q = torch.arange(first_q, last_q, dtype=torch.int64, device=device)
     off = offset % (1 << 64)
     off_lo, off_hi = off & M32, off >> 32
@@ -82,9 +84,11 @@ def dropout_uniform(numel: int, seed: int, offset: int, device=None,
     zero = torch.zeros_like(c0)
     seed %= 1 << 64
     words = philox4x32_10(c0, c1, zero, zero, seed & M32, seed >> 32)
-    w = torch.stack(words, dim=1).reshape(-1)  # element 4q + j is word j
-    w = w[start - 4 * first_q: start - 4 * first_q + numel]
-    return (w >> 8).to(torch.float64) * (2.0 ** -24)
+    # Element 8q + 2j + h is half h (0: low, 1: high) of word j.
+    w = torch.stack(words, dim=1)
+    halves = torch.stack([w & 0xFFFF, w >> 16], dim=2).reshape(-1)
+    halves = halves[start - 8 * first_q: start - 8 * first_q + numel]
+    return halves.to(torch.float64) * (2.0 ** -16)
 
 
 def dropout_keep_mask(shape, p: float, seed: int, offset: int, device=None,
@@ -92,7 +96,7 @@ def dropout_keep_mask(shape, p: float, seed: int, offset: int, device=None,
     """The kernel's keep mask (bool tensor of SHAPE)."""
     import torch
     numel = math.prod(shape)
-    threshold = f32(p)
+    threshold = float(p)  # b / 2**16 >= p  <=>  b >= ceil(p * 2**16)
     out = torch.empty(numel, dtype=torch.bool, device=device)
     for start in range(0, numel, chunk):
         n = min(chunk, numel - start)

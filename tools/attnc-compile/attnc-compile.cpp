@@ -56,6 +56,10 @@ static cl::opt<int64_t> blockQ("block-q", cl::desc("attention query tile"),
                                cl::init(0));
 static cl::opt<int64_t> blockKV("block-kv", cl::desc("attention K/V tile"),
                                 cl::init(0));
+static cl::opt<int64_t> fusionAccesses(
+    "fusion-accesses-per-thread",
+    cl::desc("16-byte accesses per thread in the row kernels of fusions"),
+    cl::init(4));
 static cl::opt<std::string> cudaRoot("cuda-root",
                                      cl::desc("CUDA toolkit directory"),
                                      cl::init(""));
@@ -150,6 +154,7 @@ int main(int argc, char **argv) {
   options.blockQ = blockQ;
   options.blockKV = blockKV;
   options.cudaRoot = toolkit;
+  options.fusionAccessesPerThread = fusionAccesses;
   attnc::buildAttncPipeline(pm, options);
   if (failed(pm.run(*module)))
     return fail("the pipeline failed on " + inputFile +

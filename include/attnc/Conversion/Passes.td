@@ -41,6 +41,9 @@ def AttncConvertToGPU : Pass<"attnc-convert-to-gpu", "::mlir::ModuleOp"> {
            "target chip of the NVVM target attached to the kernels">,
     Option<"ptxFeatures", "features", "std::string", /*default=*/"\"+ptx80\"",
            "PTX ISA features (sm_90a needs PTX 8.0)">,
+    Option<"fusionAccessesPerThread", "fusion-accesses-per-thread", "int64_t",
+           /*default=*/"4",
+           "16-byte accesses per thread and full-shape input in row kernels">,
   ];
 }
 

@@ -44,6 +44,11 @@ struct AttncPipelineOptions
       llvm::cl::desc("build the GPU kernels and lower them to NVVM (off: "
                      "stop after the fused, tiled graph)"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> fusionAccessesPerThread{
+      *this, "fusion-accesses-per-thread",
+      llvm::cl::desc("16-byte accesses per thread and full-shape input in "
+                     "the row kernels of attnc.fusion"),
+      llvm::cl::init(4)};
   PassOptions::Option<std::string> binary{
       *this, "binary",
       llvm::cl::desc("serialize the kernels: none, isa (PTX) or bin (cubin, "

@@ -127,7 +127,8 @@ struct AttncConvertToGPUPass
     KernelABI abi;
     FailureOr<gpu::GPUFuncOp> kernel = failure();
     if (auto fusion = dyn_cast<FusionOp>(op)) {
-      kernel = buildFusionKernel(b, gpuModule, name, fusion, abi);
+      kernel = buildFusionKernel(b, gpuModule, name, fusion, abi,
+                                 fusionAccessesPerThread);
     } else {
       SmallVector<OnlineAttentionOp> steps;
       op->walk([&](OnlineAttentionOp s) { steps.push_back(s); });

@@ -59,10 +59,16 @@ public:
 
   FailureOr<gpu::GPUFuncOp> emit(gpu::GPUModuleOp module, StringRef name);
 
+  /// 16-byte accesses each thread makes per full-shape input (a target).
+  int64_t accessesPerThread = 4;
+
 private:
   LogicalResult plan();
   void emitPrologue(gpu::GPUFuncOp func);
   LogicalResult loadInputs(gpu::GPUFuncOp func);
+  Val loadInput(BlockArgument arg);
+  /// The per-thread value of `v`, loading a fusion input at first use.
+  Val value(Value v);
   LogicalResult emitOp(Operation *op);
   void storeResults(gpu::GPUFuncOp func);
 

@@ -68,6 +68,12 @@ LogicalResult FusionEmitter::plan() {
            << (ShapedType::isDynamic(n) ? std::string("?")
                                         : std::to_string(n));
   int64_t groups = n / kVec;
+  // As many accesses per thread as asked, while a row still fills a warp;
+  // then as few as the 1024-thread limit allows.
+  chunks = std::max<int64_t>(
+      1, std::min(accessesPerThread, groups / kWarpSize));
+  while (chunks > 1 && groups % chunks != 0)
+    --chunks;
   while (groups % chunks != 0 || groups / chunks > kMaxThreads)
     ++chunks;
   activeThreads = groups / chunks;
@@ -269,38 +275,56 @@ static Value toF32(OpBuilder &b, Location loc, Value v) {
   return arith::ExtFOp::create(b, loc, target, v);
 }
 
-LogicalResult FusionEmitter::loadInputs(gpu::GPUFuncOp) {
-  Block &body = fusion.getBody().front();
-  for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
-    Val v;
-    v.kind = inputKind[i];
-    int64_t p = inputParam[i];
-    auto t = dyn_cast<RankedTensorType>(arg.getType());
-    if (!t) {
-      v.scalar = args[p];
-      vals[arg] = v;
-      continue;
-    }
-    Type elem = t.getElementType();
-    Value base = rowOffset(p);
-    if (v.perElement()) {
-      for (int64_t c = 0; c < chunks; ++c) {
-        Value at = v.kind == Kind::Full
-                       ? arith::AddIOp::create(b, loc, base, colBase[c])
-                             .getResult()
-                       : colBase[c];
-        Value x = vector::LoadOp::create(b, loc, VectorType::get({kVec}, elem),
-                                         memrefs[p], ValueRange{at},
-                                         /*nontemporal=*/false,
-                                         llvm::Align(kAccessAlign));
-        v.chunks.push_back(toF32(b, loc, x));
-      }
-    } else {
-      Value x = memref::LoadOp::create(b, loc, memrefs[p], ValueRange{base});
-      v.scalar = toF32(b, loc, x);
-    }
-    vals[arg] = v;
+Val FusionEmitter::loadInput(BlockArgument arg) {
+  unsigned i = arg.getArgNumber();
+  Val v;
+  v.kind = inputKind[i];
+  int64_t p = inputParam[i];
+  auto t = dyn_cast<RankedTensorType>(arg.getType());
+  if (!t) {
+    v.scalar = args[p];
+    return v;
   }
+  Type elem = t.getElementType();
+  Value base = rowOffset(p);
+  if (v.perElement()) {
+    for (int64_t c = 0; c < chunks; ++c) {
+      Value at = v.kind == Kind::Full
+                     ? arith::AddIOp::create(b, loc, base, colBase[c])
+                           .getResult()
+                     : colBase[c];
+      Value x = vector::LoadOp::create(b, loc, VectorType::get({kVec}, elem),
+                                       memrefs[p], ValueRange{at},
+                                       /*nontemporal=*/false,
+                                       llvm::Align(kAccessAlign));
+      v.chunks.push_back(toF32(b, loc, x));
+    }
+  } else {
+    Value x = memref::LoadOp::create(b, loc, memrefs[p], ValueRange{base});
+    v.scalar = toF32(b, loc, x);
+  }
+  return v;
+}
+
+Val FusionEmitter::value(Value v) {
+  auto it = vals.find(v);
+  if (it != vals.end())
+    return it->second;
+  // Column, row and scalar inputs (bias, gamma, ...) are loaded where they
+  // are first used: they come from L2, and holding them from the start would
+  // cost the registers that keep more rows in flight.
+  Val loaded = loadInput(cast<BlockArgument>(v));
+  vals[v] = loaded;
+  return loaded;
+}
+
+LogicalResult FusionEmitter::loadInputs(gpu::GPUFuncOp) {
+  // Full-shape inputs are the HBM traffic: issue all their loads first so
+  // they are in flight together.
+  for (BlockArgument arg : fusion.getBody().front().getArguments())
+    if (inputKind[arg.getArgNumber()] == Kind::Full ||
+        !isa<RankedTensorType>(arg.getType()))
+      vals[arg] = loadInput(arg);
   return success();
 }
 
@@ -309,7 +333,7 @@ void FusionEmitter::storeResults(gpu::GPUFuncOp) {
   for (auto [j, v] : llvm::enumerate(yield.getValues())) {
     int64_t p = resultParam[j];
     Type elem = cast<RankedTensorType>(v.getType()).getElementType();
-    Val val = vals.lookup(v);
+    Val val = value(v);
     Value base = rowOffset(p);
     if (abi.params[p].shape.back() == ABIDim(int64_t(1))) {
       Value s = val.perElement()
@@ -396,7 +420,10 @@ FailureOr<gpu::GPUFuncOp> attnc::buildFusionKernel(OpBuilder &b,
                                                    gpu::GPUModuleOp module,
                                                    StringRef name,
                                                    FusionOp fusion,
-                                                   KernelABI &abi) {
-  return FusionEmitter(b, fusion, abi).emit(module, name);
+                                                   KernelABI &abi,
+                                                   int64_t accessesPerThread) {
+  FusionEmitter emitter(b, fusion, abi);
+  emitter.accessesPerThread = accessesPerThread;
+  return emitter.emit(module, name);
 }
 

@@ -22,11 +22,15 @@
 namespace attnc {
 
 /// Builds the kernel `name` for `fusion` into `module` and fills `abi`.
-/// Fails with a diagnostic on `fusion` naming the op or operand the row
-/// kernel cannot handle (e.g. a dynamic or non-multiple-of-8 last dimension).
+/// Each thread makes `accessesPerThread` 16-byte accesses per full-shape
+/// input where the row allows it (more bytes in flight per thread; fewer
+/// when the row is short). Fails with a diagnostic on `fusion` naming the op
+/// or operand the row kernel cannot handle (e.g. a dynamic or
+/// non-multiple-of-8 last dimension).
 mlir::FailureOr<mlir::gpu::GPUFuncOp>
 buildFusionKernel(mlir::OpBuilder &b, mlir::gpu::GPUModuleOp module,
-                  llvm::StringRef name, FusionOp fusion, KernelABI &abi);
+                  llvm::StringRef name, FusionOp fusion, KernelABI &abi,
+                  int64_t accessesPerThread = 4);
 
 } // namespace attnc
 

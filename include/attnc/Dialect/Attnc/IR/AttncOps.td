@@ -217,11 +217,14 @@ def Attnc_DropoutOp : Attnc_PureOp<"dropout",
   let summary = "counter-based (Philox) dropout";
   let description = [{
     `result[i] = keep(i) ? input[i] / (1 - probability) : 0` where
-    `keep(i) = u(i) >= probability` and `u(i)` is a uniform float in [0, 1)
-    drawn from Philox-4x32-10 with key `seed` and counter `offset + i`
-    (`i` is the row-major linear index of the element). The same seed and
-    offset always give the same mask, on any device and any tiling, so a
-    backward pass can regenerate it instead of storing it.
+    `keep(i) = u(i) >= probability` and `u(i) = b(i) / 2^16` is a uniform
+    16-bit draw: Philox-4x32-10 with key `seed` and counter
+    `offset + floor(i / 8)` gives four 32-bit words, and element `i` takes
+    the low (`i` even) or high (`i` odd) half of word `(i mod 8) / 2` (`i`
+    is the row-major linear index of the element). The same seed and offset
+    always give the same mask, on any device and any tiling, so a backward
+    pass can regenerate it instead of storing it; a step advances `offset`
+    by `ceil(numel / 8)`.
 
     Example:
 
