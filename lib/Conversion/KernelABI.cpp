@@ -77,20 +77,22 @@ std::string attnc::kernelABIToJSON(const KernelABI &abi) {
       else if (f.ceilDiv == 1)
         factors.push_back(f.sym);
       else
-        factors.push_back(json::Object{{"sym", f.sym}, {"ceil_div", f.ceilDiv}});
+        factors.push_back(
+            json::Object{{"sym", f.sym}, {"ceil_div", f.ceilDiv}});
     }
     grid.push_back(std::move(factors));
   }
   json::Object attrs;
   for (const auto &[k, v] : abi.attrs)
     attrs[k] = attrToJSON(v);
-  json::Object o{{"name", abi.name},
-                 {"kind", abi.kind},
-                 {"block", json::Array{abi.block[0], abi.block[1], abi.block[2]}},
-                 {"grid", std::move(grid)},
-                 {"dynamic_shared_memory_bytes", abi.dynamicSharedMemoryBytes},
-                 {"params", std::move(params)},
-                 {"attrs", std::move(attrs)}};
+  json::Object o{
+      {"name", abi.name},
+      {"kind", abi.kind},
+      {"block", json::Array{abi.block[0], abi.block[1], abi.block[2]}},
+      {"grid", std::move(grid)},
+      {"dynamic_shared_memory_bytes", abi.dynamicSharedMemoryBytes},
+      {"params", std::move(params)},
+      {"attrs", std::move(attrs)}};
   std::string s;
   llvm::raw_string_ostream os(s);
   os << json::Value(std::move(o));

@@ -12,8 +12,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/InitAll/InitAll.h"
-#include "attnc/Dialect/Attnc/IR/AttncDialect.h"
 #include "attnc/Conversion/Passes.h"
+#include "attnc/Dialect/Attnc/IR/AttncDialect.h"
 #include "attnc/Dialect/Attnc/Transforms/Passes.h"
 #include "attnc/Pipelines/Pipelines.h"
 
@@ -66,10 +66,9 @@ void attnc::registerAllDialects(DialectRegistry &registry) {
                   arith::ArithDialect, bufferization::BufferizationDialect,
                   cf::ControlFlowDialect, DLTIDialect, func::FuncDialect,
                   gpu::GPUDialect, index::IndexDialect, LLVM::LLVMDialect,
-                  math::MathDialect, memref::MemRefDialect,
-                  nvgpu::NVGPUDialect, NVVM::NVVMDialect, scf::SCFDialect,
-                  tensor::TensorDialect, ub::UBDialect,
-                  vector::VectorDialect>();
+                  math::MathDialect, memref::MemRefDialect, nvgpu::NVGPUDialect,
+                  NVVM::NVVMDialect, scf::SCFDialect, tensor::TensorDialect,
+                  ub::UBDialect, vector::VectorDialect>();
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);

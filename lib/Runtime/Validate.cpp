@@ -159,11 +159,11 @@ attnc_status PlanBuilder::checkTensor(const Param &p, const attnc_tensor &t) {
   // Kernels that move whole rows with 16-byte accesses (cp.async, vector
   // loads) need every row, not only the first, to start aligned.
   for (int32_t d = 0; p.rowAlign > 0 && d + 1 < t.rank; ++d) {
-    uint64_t bytes = static_cast<uint64_t>(t.strides[d]) *
-                     attnc_dtype_size(t.dtype);
+    uint64_t bytes =
+        static_cast<uint64_t>(t.strides[d]) * attnc_dtype_size(t.dtype);
     if (t.sizes[d] > 1 && bytes % static_cast<uint64_t>(p.rowAlign) != 0)
-      return refuse(n + ".stride[" + std::to_string(d) + "] = " +
-                    std::to_string(t.strides[d]) + " elements (" +
+      return refuse(n + ".stride[" + std::to_string(d) +
+                    "] = " + std::to_string(t.strides[d]) + " elements (" +
                     std::to_string(bytes) + " bytes) is not a multiple of " +
                     std::to_string(p.rowAlign) +
                     " bytes: every row must start aligned");

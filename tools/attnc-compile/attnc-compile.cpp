@@ -49,9 +49,10 @@ static cl::opt<std::string> chip("chip", cl::desc("target chip"),
 static cl::opt<bool> report("report",
                             cl::desc("print the intensity report (FLOPs, "
                                      "bytes, regime) of the input's kernels"));
-static cl::opt<std::string> reportDevice(
-    "report-device", cl::desc("device model of --report (h100, h200, a100)"),
-    cl::init("h200"));
+static cl::opt<std::string>
+    reportDevice("report-device",
+                 cl::desc("device model of --report (h100, h200, a100)"),
+                 cl::init("h200"));
 static cl::opt<int64_t> blockQ("block-q", cl::desc("attention query tile"),
                                cl::init(0));
 static cl::opt<int64_t> blockKV("block-kv", cl::desc("attention K/V tile"),
@@ -60,9 +61,8 @@ static cl::opt<int64_t> fusionAccesses(
     "fusion-accesses-per-thread",
     cl::desc("16-byte accesses per thread in the row kernels of fusions"),
     cl::init(4));
-static cl::opt<std::string> cudaRoot("cuda-root",
-                                     cl::desc("CUDA toolkit directory"),
-                                     cl::init(""));
+static cl::opt<std::string>
+    cudaRoot("cuda-root", cl::desc("CUDA toolkit directory"), cl::init(""));
 
 static int fail(const Twine &msg) {
   llvm::errs() << "attnc-compile: error: " << msg << "\n";
@@ -98,8 +98,8 @@ static LogicalResult writeFile(StringRef path, StringRef bytes) {
   std::string err;
   auto file = openOutputFile(path, &err);
   if (!file) {
-    llvm::errs() << "attnc-compile: error: cannot write " << path << ": "
-                 << err << "\n";
+    llvm::errs() << "attnc-compile: error: cannot write " << path << ": " << err
+                 << "\n";
     return failure();
   }
   file->os() << bytes;
@@ -199,11 +199,10 @@ int main(int argc, char **argv) {
     entry["cubin"] = name + ".cubin";
     entries.push_back(std::move(entry));
   }
-  json::Object manifest{
-      {"attnc_manifest_version", 1},
-      {"module", llvm::sys::path::stem(inputFile).str()},
-      {"chip", chip.getValue()},
-      {"kernels", std::move(entries)}};
+  json::Object manifest{{"attnc_manifest_version", 1},
+                        {"module", llvm::sys::path::stem(inputFile).str()},
+                        {"chip", chip.getValue()},
+                        {"kernels", std::move(entries)}};
   SmallString<128> manifestPath(outDir);
   llvm::sys::path::append(manifestPath, "manifest.json");
   std::string text;

@@ -44,9 +44,8 @@ flashConfig(scf::ForallOp forall, SmallVectorImpl<OnlineAttentionOp> &steps) {
   cfg.headDim = q.getDimSize(1);
   cfg.elementType = q.getElementType();
   cfg.scale = first.getScale().convertToDouble();
-  cfg.causal = llvm::any_of(steps, [](OnlineAttentionOp s) {
-    return s.getCausal();
-  });
+  cfg.causal =
+      llvm::any_of(steps, [](OnlineAttentionOp s) { return s.getCausal(); });
   for (OnlineAttentionOp s : steps)
     if (s.getScale() != first.getScale() ||
         s.getQuery().getType() != first.getQuery().getType())
@@ -61,8 +60,8 @@ flashConfig(scf::ForallOp forall, SmallVectorImpl<OnlineAttentionOp> &steps) {
                               "--attnc-online-softmax records");
   cfg.blockQ = bq.getInt();
   cfg.blockKV = bkv.getInt();
-  cfg.numWarps = cfg.blockQ / (cfg.blockQ >= kLargeTile ? kLargeTileRowsPerWarp
-                                                        : kSlabRows);
+  cfg.numWarps = cfg.blockQ /
+                 (cfg.blockQ >= kLargeTile ? kLargeTileRowsPerWarp : kSlabRows);
   if (forall.getNumResults() < 1)
     return forall.emitOpError("of the flash form must return O");
   auto o = cast<RankedTensorType>(forall.getResult(0).getType());
@@ -89,9 +88,9 @@ struct AttncConvertToGPUPass
       SmallVector<Operation *> kernels;
       for (Operation &op : fn.getBody().getOps()) {
         if (isa<FusionOp>(op) ||
-            (isa<scf::ForallOp>(op) &&
-             op.walk([](OnlineAttentionOp) { return WalkResult::interrupt(); })
-                 .wasInterrupted())) {
+            (isa<scf::ForallOp>(op) && op.walk([](OnlineAttentionOp) {
+                                           return WalkResult::interrupt();
+                                         }).wasInterrupted())) {
           kernels.push_back(&op);
           continue;
         }
@@ -99,7 +98,8 @@ struct AttncConvertToGPUPass
           op.emitOpError("has no kernel of its own: run --attnc-online-softmax "
                          "to get its flash form first");
           failedAny = true;
-        } else if (op.getDialect() == op.getContext()->getLoadedDialect<AttncDialect>()) {
+        } else if (op.getDialect() ==
+                   op.getContext()->getLoadedDialect<AttncDialect>()) {
           op.emitOpError("cannot be lowered to a GPU kernel: only fused "
                          "attention (--attnc-fuse-attention, "
                          "--attnc-online-softmax) and attnc.fusion "
@@ -136,8 +136,8 @@ struct AttncConvertToGPUPass
           flashConfig(cast<scf::ForallOp>(op), steps);
       if (failed(cfg))
         return failure();
-      kernel = buildFlashAttentionKernel(b, op->getLoc(), gpuModule, name,
-                                         *cfg, abi);
+      kernel = buildFlashAttentionKernel(b, op->getLoc(), gpuModule, name, *cfg,
+                                         abi);
     }
     if (failed(kernel)) {
       gpuModule.erase();

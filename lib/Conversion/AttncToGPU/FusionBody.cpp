@@ -38,8 +38,8 @@ Val FusionEmitter::map(Val a, function_ref<Value(Value)> fn) {
 
 Val FusionEmitter::zip(Val a, Val c, function_ref<Value(Value, Value)> fn) {
   if (!a.perElement() && !c.perElement()) {
-    Kind k = (a.kind == Kind::Row || c.kind == Kind::Row) ? Kind::Row
-                                                          : Kind::Scalar;
+    Kind k =
+        (a.kind == Kind::Row || c.kind == Kind::Row) ? Kind::Row : Kind::Scalar;
     return Val{k, {}, fn(a.scalar, c.scalar)};
   }
   Kind k = (a.kind == Kind::Col || !a.perElement()) &&
@@ -74,30 +74,30 @@ Value FusionEmitter::blockReduce(Value partial, bool isMax) {
   Value isLane0 =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, idx(0));
   scf::IfOp::create(b, loc, isLane0, [&](OpBuilder &nb, Location l) {
-    memref::StoreOp::create(nb, l, v, smem,
-                            ValueRange{arith::AddIOp::create(
-                                nb, l, warp, idx(slot))});
+    memref::StoreOp::create(
+        nb, l, v, smem,
+        ValueRange{arith::AddIOp::create(nb, l, warp, idx(slot))});
     scf::YieldOp::create(nb, l);
   });
   gpu::BarrierOp::create(b, loc);
   Value r = identity;
   for (int64_t w = 0; w < threads / kWarpSize; ++w)
-    r = combine(r, memref::LoadOp::create(b, loc, smem,
-                                          ValueRange{idx(slot + w)}));
+    r = combine(
+        r, memref::LoadOp::create(b, loc, smem, ValueRange{idx(slot + w)}));
   return r;
 }
 
 Value FusionEmitter::rowReduce(const Val &v, bool isMax) {
   Value partial;
   if (v.perElement()) {
-    auto kind = isMax ? vector::CombiningKind::MAXIMUMF
-                      : vector::CombiningKind::ADD;
+    auto kind =
+        isMax ? vector::CombiningKind::MAXIMUMF : vector::CombiningKind::ADD;
     for (Value c : v.chunks) {
       Value r = vector::ReductionOp::create(b, loc, kind, c);
       partial = !partial ? r
-                : isMax  ? arith::MaximumFOp::create(b, loc, partial, r)
-                               .getResult()
-                         : arith::AddFOp::create(b, loc, partial, r).getResult();
+                : isMax
+                    ? arith::MaximumFOp::create(b, loc, partial, r).getResult()
+                    : arith::AddFOp::create(b, loc, partial, r).getResult();
     }
     return blockReduce(partial, isMax);
   }
@@ -108,7 +108,7 @@ Value FusionEmitter::rowReduce(const Val &v, bool isMax) {
 }
 
 SmallVector<Value> FusionEmitter::philox(Value c0, Value c1, Value k0,
-                                        Value k1) {
+                                         Value k1) {
   Value c2 = i32(0), c3 = i32(0);
   for (int round = 0; round < kPhiloxRounds; ++round) {
     if (round > 0) {
@@ -299,8 +299,8 @@ LogicalResult FusionEmitter::emitOp(Operation *op) {
           Value q = arith::ShRUIOp::create(
               b, loc, lin,
               arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(3)));
-          auto [c0, c1] = split64(
-              b, loc, arith::AddIOp::create(b, loc, offset, q));
+          auto [c0, c1] =
+              split64(b, loc, arith::AddIOp::create(b, loc, offset, q));
           SmallVector<Value> lanes;
           for (Value w : philox(c0, c1, k0, k1)) {
             lanes.push_back(arith::AndIOp::create(b, loc, w, i32(0xFFFF)));
@@ -312,8 +312,8 @@ LogicalResult FusionEmitter::emitOp(Operation *op) {
           for (int64_t e = 0; e < kVec; ++e) {
             Value xe = vector::ExtractOp::create(b, loc, xs, e);
             // u = bits / 2^16 >= p  <=>  bits >= ceil(p * 2^16).
-            Value keep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                               lanes[e], threshold);
+            Value keep = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::uge, lanes[e], threshold);
             Value ye = arith::SelectOp::create(
                 b, loc, keep, arith::MulFOp::create(b, loc, xe, keepScale),
                 zero);
@@ -343,8 +343,8 @@ LogicalResult FusionEmitter::emitOp(Operation *op) {
       .Case([&](LayerNormOp l) {
         Val x = get(l.getInput());
         Value invN = f32(1.0 / double(n));
-        Val mean = rowVal(
-            arith::MulFOp::create(b, loc, rowReduce(x, false), invN));
+        Val mean =
+            rowVal(arith::MulFOp::create(b, loc, rowReduce(x, false), invN));
         Val d = zip(x, mean, lb(arith::SubFOp()));
         Val var = rowVal(arith::MulFOp::create(
             b, loc, rowReduce(zip(d, d, lb(arith::MulFOp())), false), invN));
@@ -381,8 +381,7 @@ LogicalResult FusionEmitter::emitOp(Operation *op) {
           s = f32(dense.getSplatValue<APFloat>().convertToDouble());
         else
           s = arith::ConstantOp::create(
-              b, loc,
-              b.getIntegerAttr(elem, dense.getSplatValue<APInt>()));
+              b, loc, b.getIntegerAttr(elem, dense.getSplatValue<APInt>()));
         vals[c.getResult()] = Val{Kind::Scalar, {}, s};
         return success();
       })
@@ -390,4 +389,3 @@ LogicalResult FusionEmitter::emitOp(Operation *op) {
         return o->emitOpError("has no row-kernel lowering");
       });
 }
-

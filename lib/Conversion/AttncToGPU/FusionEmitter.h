@@ -1,4 +1,5 @@
-//===- FusionEmitter.h - state of the attnc.fusion row kernel ----*- C++ -*-===//
+//===- FusionEmitter.h - state of the attnc.fusion row kernel ----*- C++
+//-*-===//
 //
 // Part of the attnc project.
 //
@@ -78,12 +79,12 @@ private:
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   }
   Value i32(uint32_t v) {
-    return arith::ConstantOp::create(b, loc,
-                                     b.getI32IntegerAttr(static_cast<int32_t>(v)));
+    return arith::ConstantOp::create(
+        b, loc, b.getI32IntegerAttr(static_cast<int32_t>(v)));
   }
   Value splat(Value s) {
-    return vector::BroadcastOp::create(
-        b, loc, VectorType::get({kVec}, s.getType()), s);
+    return vector::BroadcastOp::create(b, loc,
+                                       VectorType::get({kVec}, s.getType()), s);
   }
   Val map(Val a, function_ref<Value(Value)> fn);
   Val zip(Val a, Val c, function_ref<Value(Value, Value)> fn);
@@ -117,7 +118,6 @@ private:
   int64_t nextSlot = 0;
   DenseMap<Value, Val> vals;
 };
-
 
 } // namespace attnc::fusion_kernel
 

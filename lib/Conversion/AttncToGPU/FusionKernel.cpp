@@ -65,13 +65,12 @@ LogicalResult FusionEmitter::plan() {
            << "cannot be lowered to a row kernel: the last dimension must be "
               "static and a multiple of "
            << kVec << " (16-byte accesses), got "
-           << (ShapedType::isDynamic(n) ? std::string("?")
-                                        : std::to_string(n));
+           << (ShapedType::isDynamic(n) ? std::string("?") : std::to_string(n));
   int64_t groups = n / kVec;
   // As many accesses per thread as asked, while a row still fills a warp;
   // then as few as the 1024-thread limit allows.
-  chunks = std::max<int64_t>(
-      1, std::min(accessesPerThread, groups / kWarpSize));
+  chunks =
+      std::max<int64_t>(1, std::min(accessesPerThread, groups / kWarpSize));
   while (chunks > 1 && groups % chunks != 0)
     --chunks;
   while (groups % chunks != 0 || groups / chunks > kMaxThreads)
@@ -127,9 +126,9 @@ LogicalResult FusionEmitter::plan() {
       continue;
     }
     if (!isSupportedDType(t.getElementType()))
-      return fusion.emitOpError() << "input #" << i << " has element type "
-                                  << t.getElementType()
-                                  << "; the row kernel reads bf16, f16, f32";
+      return fusion.emitOpError()
+             << "input #" << i << " has element type " << t.getElementType()
+             << "; the row kernel reads bf16, f16, f32";
     std::string why;
     Kind k = classify(t, why);
     if (!why.empty())
@@ -148,9 +147,9 @@ LogicalResult FusionEmitter::plan() {
              << " cannot be lowered: results must have the iteration shape "
                 "or the iteration shape with the last dimension 1";
     if (!isSupportedDType(rt.getElementType()))
-      return fusion.emitOpError() << "result #" << j << " has element type "
-                                  << rt.getElementType()
-                                  << "; the row kernel writes bf16, f16, f32";
+      return fusion.emitOpError()
+             << "result #" << j << " has element type " << rt.getElementType()
+             << "; the row kernel writes bf16, f16, f32";
     resultParam.push_back(
         addTensor("result" + std::to_string(j), rt, k, "output"));
   }
@@ -187,9 +186,10 @@ LogicalResult FusionEmitter::plan() {
       continue;
     ABIParam p;
     p.kind = ABIParam::Kind::Scalar;
-    p.name = (isa<BlockArgument>(v)
-                  ? "arg" + std::to_string(cast<BlockArgument>(v).getArgNumber())
-                  : "in" + std::to_string(i));
+    p.name =
+        (isa<BlockArgument>(v)
+             ? "arg" + std::to_string(cast<BlockArgument>(v).getArgNumber())
+             : "in" + std::to_string(i));
     p.dtype = mlirTypeToDType(v.getType());
     abi.params.push_back(p);
     inputParam[i] = abi.params.size() - 1;
@@ -219,8 +219,8 @@ void FusionEmitter::emitPrologue(gpu::GPUFuncOp func) {
   Value t = arith::SelectOp::create(b, loc, active, tid, idx(0));
   for (int64_t c = 0; c < chunks; ++c)
     colBase.push_back(arith::MulIOp::create(
-        b, loc,
-        arith::AddIOp::create(b, loc, t, idx(c * activeThreads)), idx(kVec)));
+        b, loc, arith::AddIOp::create(b, loc, t, idx(c * activeThreads)),
+        idx(kVec)));
   // Row id -> index of each leading dimension (the last one varies fastest).
   int64_t lead = iter.size() - 1;
   leadIdx.assign(lead, Value());
@@ -244,8 +244,9 @@ void FusionEmitter::emitPrologue(gpu::GPUFuncOp func) {
                                           resultParam.begin()])
                   .getElementType()
             : cast<RankedTensorType>(
-                  fusion.getInputs()[llvm::find(inputParam, p) -
-                                     inputParam.begin()]
+                  fusion
+                      .getInputs()[llvm::find(inputParam, p) -
+                                   inputParam.begin()]
                       .getType())
                   .getElementType());
 }
@@ -289,14 +290,13 @@ Val FusionEmitter::loadInput(BlockArgument arg) {
   Value base = rowOffset(p);
   if (v.perElement()) {
     for (int64_t c = 0; c < chunks; ++c) {
-      Value at = v.kind == Kind::Full
-                     ? arith::AddIOp::create(b, loc, base, colBase[c])
-                           .getResult()
-                     : colBase[c];
-      Value x = vector::LoadOp::create(b, loc, VectorType::get({kVec}, elem),
-                                       memrefs[p], ValueRange{at},
-                                       /*nontemporal=*/false,
-                                       llvm::Align(kAccessAlign));
+      Value at =
+          v.kind == Kind::Full
+              ? arith::AddIOp::create(b, loc, base, colBase[c]).getResult()
+              : colBase[c];
+      Value x = vector::LoadOp::create(
+          b, loc, VectorType::get({kVec}, elem), memrefs[p], ValueRange{at},
+          /*nontemporal=*/false, llvm::Align(kAccessAlign));
       v.chunks.push_back(toF32(b, loc, x));
     }
   } else {
@@ -336,14 +336,14 @@ void FusionEmitter::storeResults(gpu::GPUFuncOp) {
     Val val = value(v);
     Value base = rowOffset(p);
     if (abi.params[p].shape.back() == ABIDim(int64_t(1))) {
-      Value s = val.perElement()
-                    ? vector::ExtractOp::create(b, loc, val.chunks[0], 0)
-                          .getResult()
-                    : val.scalar;
+      Value s =
+          val.perElement()
+              ? vector::ExtractOp::create(b, loc, val.chunks[0], 0).getResult()
+              : val.scalar;
       if (!elem.isF32())
         s = arith::TruncFOp::create(b, loc, elem, s);
-      Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                          tid, idx(0));
+      Value first =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0));
       scf::IfOp::create(b, loc, first, [&](OpBuilder &nb, Location l) {
         memref::StoreOp::create(nb, l, s, memrefs[p], ValueRange{base});
         scf::YieldOp::create(nb, l);
@@ -376,20 +376,18 @@ FailureOr<gpu::GPUFuncOp> FusionEmitter::emit(gpu::GPUModuleOp module,
   auto ptr = LLVM::LLVMPointerType::get(b.getContext(), 1);
   for (const ABIParam &p : abi.params)
     argTypes.push_back(p.kind == ABIParam::Kind::Tensor ? Type(ptr)
-                       : p.dtype == "f32"              ? Type(b.getF32Type())
-                                                       : Type(b.getI64Type()));
+                       : p.dtype == "f32"               ? Type(b.getF32Type())
+                                                        : Type(b.getI64Type()));
   SmallVector<Type> workgroup;
   if (slots)
     workgroup.push_back(MemRefType::get(
         {slots * kWarpSize}, b.getF32Type(), MemRefLayoutAttrInterface{},
         gpu::AddressSpaceAttr::get(b.getContext(),
                                    gpu::AddressSpace::Workgroup)));
-  auto func = gpu::GPUFuncOp::create(b, loc, name,
-                                     b.getFunctionType(argTypes, {}),
-                                     workgroup, TypeRange{});
+  auto func = gpu::GPUFuncOp::create(
+      b, loc, name, b.getFunctionType(argTypes, {}), workgroup, TypeRange{});
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  func.setKnownBlockSizeAttr(
-      b.getDenseI32ArrayAttr({int32_t(threads), 1, 1}));
+  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(threads), 1, 1}));
   b.setInsertionPointToStart(&func.getBody().front());
   emitPrologue(func);
   if (failed(loadInputs(func)))
@@ -416,14 +414,11 @@ FailureOr<gpu::GPUFuncOp> FusionEmitter::emit(gpu::GPUModuleOp module,
   return func;
 }
 
-FailureOr<gpu::GPUFuncOp> attnc::buildFusionKernel(OpBuilder &b,
-                                                   gpu::GPUModuleOp module,
-                                                   StringRef name,
-                                                   FusionOp fusion,
-                                                   KernelABI &abi,
-                                                   int64_t accessesPerThread) {
+FailureOr<gpu::GPUFuncOp>
+attnc::buildFusionKernel(OpBuilder &b, gpu::GPUModuleOp module, StringRef name,
+                         FusionOp fusion, KernelABI &abi,
+                         int64_t accessesPerThread) {
   FusionEmitter emitter(b, fusion, abi);
   emitter.accessesPerThread = accessesPerThread;
   return emitter.emit(module, name);
 }
-

@@ -51,9 +51,8 @@ Value attnc::wrapGlobalPointer(OpBuilder &b, Location loc, Value ptr,
   d = LLVM::InsertValueOp::create(b, loc, d, c(kUnboundedExtent),
                                   ArrayRef<int64_t>{3, 0});
   d = LLVM::InsertValueOp::create(b, loc, d, c(1), ArrayRef<int64_t>{4, 0});
-  auto memrefType = MemRefType::get({ShapedType::kDynamic}, elemType,
-                                    MemRefLayoutAttrInterface{},
-                                    b.getI64IntegerAttr(1));
-  return UnrealizedConversionCastOp::create(b, loc, memrefType, d)
-      .getResult(0);
+  auto memrefType =
+      MemRefType::get({ShapedType::kDynamic}, elemType,
+                      MemRefLayoutAttrInterface{}, b.getI64IntegerAttr(1));
+  return UnrealizedConversionCastOp::create(b, loc, memrefType, d).getResult(0);
 }

@@ -107,7 +107,8 @@ LogicalResult AttentionOp::verify() {
       ShapedType::isDynamic(v.getDimSize(3)))
     return emitOpError("head dimensions of 'query' and 'value' must be static");
   if (k.getDimSize(3) != q.getDimSize(3))
-    return emitOpError() << "head dimension of 'key' (" << dimStr(k.getDimSize(3))
+    return emitOpError() << "head dimension of 'key' ("
+                         << dimStr(k.getDimSize(3))
                          << ") must equal that of 'query' (" << q.getDimSize(3)
                          << ")";
   if (!compatible(k.getDimSize(0), q.getDimSize(0)) ||
@@ -145,7 +146,8 @@ LogicalResult OnlineAttentionOp::verify() {
                        "rank-2 tiles");
   if (m.getRank() != 1 || l.getRank() != 1)
     return emitOpError("operands 'max' and 'sum' must be rank-1 row vectors");
-  if (q.getDimSize(1) != k.getDimSize(1) || ShapedType::isDynamic(q.getDimSize(1)))
+  if (q.getDimSize(1) != k.getDimSize(1) ||
+      ShapedType::isDynamic(q.getDimSize(1)))
     return emitOpError("head dimension of 'query' and 'key' must be equal and "
                        "static");
   if (!compatible(k.getDimSize(0), v.getDimSize(0)))

@@ -65,10 +65,10 @@ static LogicalResult verifyBroadcast(Operation *op, ArrayRef<StringRef> names,
     ArrayRef<int64_t> s = cast<RankedTensorType>(v.getType()).getShape();
     FailureOr<SmallVector<int64_t>> b = broadcastShapes(shape, s);
     if (failed(b))
-      return op->emitOpError() << "operand '" << name << "' of shape "
-                               << shapeStr(s) << " does not broadcast with "
-                               << soFar << " " << shapeStr(shape)
-                               << ": static extents must be equal or 1";
+      return op->emitOpError()
+             << "operand '" << name << "' of shape " << shapeStr(s)
+             << " does not broadcast with " << soFar << " " << shapeStr(shape)
+             << ": static extents must be equal or 1";
     shape = *b;
     soFar += soFar.empty() ? ("'" + name + "'").str()
                            : (" and '" + name + "'").str();
@@ -185,8 +185,8 @@ static LogicalResult verifyNormParam(Operation *op, StringRef name,
            << "operand '" << name << "' has extent " << got
            << " but the normalized (last) dimension of 'input' has " << want;
   if (t.getElementType() != input.getElementType())
-    return op->emitOpError() << "operand '" << name
-                             << "' must have the element type of 'input'";
+    return op->emitOpError()
+           << "operand '" << name << "' must have the element type of 'input'";
   return success();
 }
 
@@ -196,8 +196,8 @@ static LogicalResult verifyNorm(Operation *op, ArrayRef<StringRef> names,
   if (in.getRank() == 0)
     return op->emitOpError("operand 'input' must have rank >= 1");
   if (!(epsilon > 0.0))
-    return op->emitOpError() << "attribute 'epsilon' must be positive, got "
-                             << epsilon;
+    return op->emitOpError()
+           << "attribute 'epsilon' must be positive, got " << epsilon;
   for (auto [i, name] : llvm::enumerate(names))
     if (failed(verifyNormParam(op, name, in, op->getOperand(i + 1))))
       return failure();
@@ -207,8 +207,7 @@ static LogicalResult verifyNorm(Operation *op, ArrayRef<StringRef> names,
 }
 
 LogicalResult LayerNormOp::verify() {
-  return verifyNorm(*this, {"gamma", "beta"},
-                    getEpsilon().convertToDouble());
+  return verifyNorm(*this, {"gamma", "beta"}, getEpsilon().convertToDouble());
 }
 
 LogicalResult RmsNormOp::verify() {

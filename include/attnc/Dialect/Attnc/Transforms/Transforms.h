@@ -43,7 +43,8 @@ struct TargetDescription {
 };
 
 /// The description of `chip` (sm_80, sm_90, sm_90a), or failure.
-mlir::FailureOr<TargetDescription> lookupTargetDescription(llvm::StringRef chip);
+mlir::FailureOr<TargetDescription>
+lookupTargetDescription(llvm::StringRef chip);
 
 /// The chips lookupTargetDescription knows, for diagnostics.
 llvm::ArrayRef<llvm::StringRef> getKnownTargetChips();
