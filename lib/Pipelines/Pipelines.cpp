@@ -82,6 +82,10 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
   gpuOptions.ptxFeatures = ptxFeaturesForChip(options.chip);
   gpuOptions.fusionAccessesPerThread = options.fusionAccessesPerThread;
   pm.addPass(createAttncConvertToGPU(gpuOptions));
+  // Again on the GPU-level IR: the kernels' pointer parameters, allocations
+  // and global stores, before NVVM lowering erases the memref view of them.
+  if (options.verifyNoGlobalScores)
+    pm.addPass(createAttncVerifyNoGlobalScores());
   buildKernelToNVVMPipeline(pm);
   if (options.binary != "none") {
     GpuModuleToBinaryPassOptions binOptions;

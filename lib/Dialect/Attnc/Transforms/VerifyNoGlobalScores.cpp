@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Analysis/GlobalBuffers.h"
+#include "attnc/Analysis/KernelBuffers.h"
 #include "attnc/Dialect/Attnc/Transforms/Passes.h"
 
 #define DEBUG_TYPE "attnc-verify-no-global-scores"
@@ -29,7 +30,11 @@ struct AttncVerifyNoGlobalScoresPass
           AttncVerifyNoGlobalScoresPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (failed(verifyNoGlobalScores(getOperation())))
+    // Both levels: the host functions' buffers and, once
+    // --attnc-convert-to-gpu has run, the kernels' parameters and stores.
+    bool graphOk = succeeded(verifyNoGlobalScores(getOperation()));
+    bool kernelsOk = succeeded(verifyKernelBuffers(getOperation()));
+    if (!graphOk || !kernelsOk)
       signalPassFailure();
     markAllAnalysesPreserved();
   }

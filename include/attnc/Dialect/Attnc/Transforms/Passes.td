@@ -133,7 +133,17 @@ def AttncVerifyNoGlobalScores : Pass<"attnc-verify-no-global-scores",
     counts with the largest argument or result, and also rejects a rank-4
     buffer whose last two extents are the sequence extents (dim 2) of rank-4
     arguments. Sizes the analysis cannot derive are not reported.
+
+    On GPU-level IR (after --attnc-convert-to-gpu; the pipeline runs the
+    check on both levels) it also looks at every kernel: each store to
+    global memory must go through a pointer parameter that the kernel's
+    launch contract (`attnc.abi`) declares an output, so a kernel has no
+    hidden global scratch; a kernel may not allocate global memory or
+    run-time-sized on-chip memory; and no output parameter may grow faster
+    than every input parameter (a [B, H, Sq, Skv] output next to
+    Q [B, H, Sq, d] is a score matrix).
   }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 def AttncReportIntensity : Pass<"attnc-report-intensity", "::mlir::ModuleOp"> {
