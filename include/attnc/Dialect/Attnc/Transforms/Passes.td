@@ -143,7 +143,6 @@ def AttncVerifyNoGlobalScores : Pass<"attnc-verify-no-global-scores",
     than every input parameter (a [B, H, Sq, Skv] output next to
     Q [B, H, Sq, d] is a score matrix).
   }];
-  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 def AttncReportIntensity : Pass<"attnc-report-intensity", "::mlir::ModuleOp"> {
