@@ -98,8 +98,7 @@ struct AttncConvertToGPUPass
           op.emitOpError("has no kernel of its own: run --attnc-online-softmax "
                          "to get its flash form first");
           failedAny = true;
-        } else if (op.getDialect() ==
-                   op.getContext()->getLoadedDialect<AttncDialect>()) {
+        } else if (isa<AttncDialect>(op.getDialect())) {
           op.emitOpError("cannot be lowered to a GPU kernel: only fused "
                          "attention (--attnc-fuse-attention, "
                          "--attnc-online-softmax) and attnc.fusion "

@@ -109,7 +109,13 @@ private:
   SmallVector<int64_t> inputParam, resultParam;
   SmallVector<Kind> inputKind;
   DenseMap<int64_t, SmallVector<int64_t>> strideParams;
-  SmallVector<std::pair<int64_t, Kind>> paramKind; // tensor params in order
+  /// Tensor parameters in order: ABI index, class, element type.
+  struct TensorParam {
+    int64_t index;
+    Kind kind;
+    Type elem;
+  };
+  SmallVector<TensorParam> tensorParams;
   SmallVector<int64_t> sizeParam; // per leading dim, -1 when static
 
   // Kernel values.

@@ -106,7 +106,7 @@ LogicalResult FusionEmitter::plan() {
     }
     abi.params.push_back(p);
     int64_t index = abi.params.size() - 1;
-    paramKind.push_back({index, kind});
+    tensorParams.push_back({index, kind, t.getElementType()});
     return index;
   };
 
@@ -167,8 +167,9 @@ LogicalResult FusionEmitter::plan() {
   }
   // Leading strides of every per-row tensor, so views need not be
   // contiguous beyond the last dimension.
-  for (auto [t, kind] : paramKind) {
-    if ((kind != Kind::Full && kind != Kind::Row) || iter.size() < 2)
+  for (const TensorParam &tp : tensorParams) {
+    int64_t t = tp.index;
+    if ((tp.kind != Kind::Full && tp.kind != Kind::Row) || iter.size() < 2)
       continue;
     for (int64_t d = 0; d + 1 < (int64_t)iter.size(); ++d) {
       ABIParam p;
@@ -235,20 +236,8 @@ void FusionEmitter::emitPrologue(gpu::GPUFuncOp func) {
     r = arith::DivUIOp::create(b, loc, r, size);
   }
   memrefs.assign(abi.params.size(), Value());
-  for (auto [p, kind] : paramKind)
-    memrefs[p] = wrapGlobalPointer(
-        b, loc, args[p],
-        p < (int64_t)abi.params.size() && abi.params[p].role == "output"
-            ? cast<RankedTensorType>(
-                  fusion.getResultTypes()[llvm::find(resultParam, p) -
-                                          resultParam.begin()])
-                  .getElementType()
-            : cast<RankedTensorType>(
-                  fusion
-                      .getInputs()[llvm::find(inputParam, p) -
-                                   inputParam.begin()]
-                      .getType())
-                  .getElementType());
+  for (const TensorParam &tp : tensorParams)
+    memrefs[tp.index] = wrapGlobalPointer(b, loc, args[tp.index], tp.elem);
 }
 
 Value FusionEmitter::rowOffset(unsigned param) {
