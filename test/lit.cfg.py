@@ -17,6 +17,7 @@ config.test_exec_root = os.path.join(config.attnc_obj_root, "test")
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%attnc_src_root", config.attnc_src_root))
 config.substitutions.append(("%attnc_lib_dir", config.attnc_lib_dir))
+config.substitutions.append(("%attnc_tools_dir", config.attnc_tools_dir))
 config.substitutions.append(("%python", config.python_executable))
 
 # lit scrubs the environment; the NVVM target finds libdevice and ptxas
