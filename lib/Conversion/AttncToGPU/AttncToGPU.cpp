@@ -42,6 +42,12 @@ flashConfig(scf::ForallOp forall, SmallVectorImpl<OnlineAttentionOp> &steps) {
   OnlineAttentionOp first = steps.front();
   RankedTensorType q = first.getQuery().getType();
   cfg.headDim = q.getDimSize(1);
+  int64_t valueDim = first.getValue().getType().getDimSize(1);
+  if (valueDim != cfg.headDim)
+    return first.emitOpError()
+           << "has value head dim " << valueDim << " but query/key head dim "
+           << cfg.headDim
+           << "; the flash kernel needs them equal (pad V or split the heads)";
   cfg.elementType = q.getElementType();
   cfg.scale = first.getScale().convertToDouble();
   cfg.causal =

@@ -1,0 +1,49 @@
+// Inputs the GPU lowering cannot handle get a diagnostic naming the op and
+// the reason, never a wrong kernel.
+// RUN: attnc-opt %s -split-input-file -verify-diagnostics --attnc-fuse-elementwise --attnc-online-softmax --attnc-convert-to-gpu
+
+func.func @value_head_dim(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  // expected-error @+1 {{'attnc.online_attention' op has value head dim 128 but query/key head dim 64; the flash kernel needs them equal}}
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+func.func @head_dim_96(%q: tensor<?x?x?x96xbf16>) -> tensor<?x?x?x96xbf16> {
+  // expected-error @+1 {{flash attention: head dim must be 64 or 128, got 96}}
+  %o = attnc.attention %q, %q, %q {scale = 0.1 : f64} : tensor<?x?x?x96xbf16>, tensor<?x?x?x96xbf16>, tensor<?x?x?x96xbf16> -> tensor<?x?x?x96xbf16>
+  return %o : tensor<?x?x?x96xbf16>
+}
+
+// -----
+
+func.func @f32_attention(%q: tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32> {
+  // expected-error @+1 {{flash attention: element type must be bf16 or f16}}
+  %o = attnc.attention %q, %q, %q {scale = 0.1 : f64} : tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x64xf32>
+  return %o : tensor<?x?x?x64xf32>
+}
+
+// -----
+
+func.func @dynamic_row(%x: tensor<?x?xbf16>) -> tensor<?x?xbf16> {
+  // expected-error @+1 {{'attnc.fusion' op cannot be lowered to a row kernel: the last dimension must be static and a multiple of 8 (16-byte accesses), got ?}}
+  %y = attnc.softmax %x : tensor<?x?xbf16>
+  return %y : tensor<?x?xbf16>
+}
+
+// -----
+
+func.func @odd_row(%x: tensor<4x100xf32>) -> tensor<4x100xf32> {
+  // expected-error @+1 {{'attnc.fusion' op cannot be lowered to a row kernel: the last dimension must be static and a multiple of 8 (16-byte accesses), got 100}}
+  %y = attnc.exp %x : tensor<4x100xf32>
+  return %y : tensor<4x100xf32>
+}
+
+// -----
+
+func.func @middle_broadcast(%x: tensor<4x8x64xf32>, %b: tensor<4x1x64xf32>) -> tensor<4x8x64xf32> {
+  // expected-error @+1 {{cannot be lowered: it broadcasts against the iteration space in a way the row kernel does not support}}
+  %y = attnc.add %x, %b : tensor<4x8x64xf32>, tensor<4x1x64xf32> -> tensor<4x8x64xf32>
+  return %y : tensor<4x8x64xf32>
+}
