@@ -138,23 +138,42 @@ int main(int argc, char **argv) {
   if (!module)
     return fail("cannot parse " + inputFile);
 
+  // Pass options cannot be copied: fill each instance from the flags.
+  auto setOptions = [&](attnc::AttncPipelineOptions &o) {
+    o.chip = chip;
+    o.blockQ = blockQ;
+    o.blockKV = blockKV;
+    o.cudaRoot = toolkit;
+    o.fusionAccessesPerThread = fusionAccesses;
+  };
+  attnc::AttncPipelineOptions options;
+  setOptions(options);
+
   if (report) {
-    PassManager pm(&context);
+    // The graph as written (each op its own kernel, as eager execution
+    // runs it), then as attnc compiles it (fused and tiled).
     attnc::AttncReportIntensityOptions ro;
     ro.device = reportDevice;
-    pm.addPass(attnc::createAttncReportIntensity(ro));
-    OwningOpRef<ModuleOp> copy = module->clone();
-    if (failed(pm.run(*copy)))
-      return fail("the intensity report failed");
+    attnc::AttncPipelineOptions fusedOnly;
+    setOptions(fusedOnly);
+    fusedOnly.toGPU = false;
+    fusedOnly.verifyNoGlobalScores = false;
+    for (bool fused : {false, true}) {
+      llvm::outs() << (fused
+                           ? "\n== as compiled (fused) ==\n"
+                           : "== as written (unfused, one kernel per op) ==\n");
+      PassManager rpm(&context);
+      if (fused)
+        attnc::buildAttncPipeline(rpm, fusedOnly);
+      rpm.addPass(attnc::createAttncReportIntensity(ro));
+      OwningOpRef<ModuleOp> copy = module->clone();
+      if (failed(rpm.run(*copy)))
+        return fail("the intensity report failed");
+    }
+    llvm::outs() << "\n";
   }
 
   PassManager pm(&context);
-  attnc::AttncPipelineOptions options;
-  options.chip = chip;
-  options.blockQ = blockQ;
-  options.blockKV = blockKV;
-  options.cudaRoot = toolkit;
-  options.fusionAccessesPerThread = fusionAccesses;
   attnc::buildAttncPipeline(pm, options);
   if (failed(pm.run(*module)))
     return fail("the pipeline failed on " + inputFile +
