@@ -23,6 +23,14 @@ using namespace mlir;
 using namespace attnc;
 using namespace attnc::fusion_kernel;
 
+/// The manifest name of fusion input `i`: the host function's argument it
+/// comes from ("arg2"), else its position ("in2").
+static std::string inputName(unsigned i, Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return "arg" + std::to_string(arg.getArgNumber());
+  return "in" + std::to_string(i);
+}
+
 Kind FusionEmitter::classify(RankedTensorType t, std::string &why) {
   ArrayRef<int64_t> s = t.getShape();
   int64_t rank = iter.size();
@@ -112,9 +120,7 @@ LogicalResult FusionEmitter::plan() {
 
   for (auto [i, v] : llvm::enumerate(fusion.getInputs())) {
     auto t = dyn_cast<RankedTensorType>(v.getType());
-    std::string name = "in" + std::to_string(i);
-    if (auto arg = dyn_cast<BlockArgument>(v))
-      name = "arg" + std::to_string(arg.getArgNumber());
+    std::string name = inputName(i, v);
     if (!t) {
       if (!v.getType().isInteger(64) && !v.getType().isF32())
         return fusion.emitOpError()
@@ -187,10 +193,7 @@ LogicalResult FusionEmitter::plan() {
       continue;
     ABIParam p;
     p.kind = ABIParam::Kind::Scalar;
-    p.name =
-        (isa<BlockArgument>(v)
-             ? "arg" + std::to_string(cast<BlockArgument>(v).getArgNumber())
-             : "in" + std::to_string(i));
+    p.name = inputName(i, v);
     p.dtype = mlirTypeToDType(v.getType());
     abi.params.push_back(p);
     inputParam[i] = abi.params.size() - 1;
