@@ -42,9 +42,7 @@ bool attnc::isKernelOp(Operation *op) {
   return isa<AttncDialect>(op->getDialect());
 }
 
-/// Shared and private (local) memory are on chip; everything else, including
-/// the default memory space, is global.
-static bool isOnChipMemRef(Type type) {
+bool attnc::isOnChipMemRef(Type type) {
   auto memref = dyn_cast<MemRefType>(type);
   if (!memref || !memref.getMemorySpace())
     return false;

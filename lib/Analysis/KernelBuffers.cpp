@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Analysis/KernelBuffers.h"
+#include "attnc/Analysis/GlobalBuffers.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -28,19 +29,6 @@
 using namespace mlir;
 using namespace attnc;
 namespace json = llvm::json;
-
-/// Address space 1 is global memory in NVVM's numbering and in the kernels'
-/// memrefs (`memref<?xT, 1>`), as is the gpu dialect's `global` attribute.
-static bool isGlobalMemRef(MemRefType t) {
-  Attribute space = t.getMemorySpace();
-  if (!space)
-    return true;
-  if (auto i = dyn_cast<IntegerAttr>(space))
-    return i.getInt() == 1;
-  if (auto g = dyn_cast<gpu::AddressSpaceAttr>(space))
-    return g.getValue() == gpu::AddressSpace::Global;
-  return false;
-}
 
 /// The kernel parameter a global memref is built from: through views, the
 /// descriptor cast and the insertvalue of its aligned pointer (position 1),
@@ -167,8 +155,7 @@ static LogicalResult checkKernel(gpu::GPUFuncOp kernel,
       target = cast<LLVM::StoreOp>(op).getAddr();
     if (!target)
       return;
-    if (auto t = dyn_cast<MemRefType>(target.getType());
-        t && !isGlobalMemRef(t))
+    if (isOnChipMemRef(target.getType()))
       return;
     if (auto p = dyn_cast<LLVM::LLVMPointerType>(target.getType());
         p && p.getAddressSpace() != 1 && p.getAddressSpace() != 0)

@@ -43,6 +43,10 @@ struct GlobalBuffer {
 /// (the flash form's grid).
 bool isKernelOp(mlir::Operation *op);
 
+/// True for memrefs in shared or private (local) memory; everything else,
+/// including the default memory space, is global.
+bool isOnChipMemRef(mlir::Type type);
+
 /// The global buffers of one function, each value once. Values defined
 /// inside a kernel (tiles in an scf.forall body, an attnc.fusion's
 /// intermediates) are on chip and are not listed; workgroup and private
