@@ -460,3 +460,28 @@ func.func @fusion_body_op(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   }
   return %0 : tensor<4x4xf32>
 }
+
+// -----
+
+// expected-error @+1 {{block_q and block_kv must be positive, got 0 and 64}}
+func.func @flash_config_block() attributes {c = #attnc.flash_config<block_q = 0, block_kv = 64, warps = 8, stages = 2, strategy = mma_sync>} { return }
+
+// -----
+
+// expected-error @+1 {{warps (3) must be positive and divide block_q (256)}}
+func.func @flash_config_warps() attributes {c = #attnc.flash_config<block_q = 256, block_kv = 64, warps = 3, stages = 2, strategy = mma_sync>} { return }
+
+// -----
+
+// expected-error @+1 {{stages must be at least 1, got 0}}
+func.func @flash_config_stages() attributes {c = #attnc.flash_config<block_q = 256, block_kv = 64, warps = 8, stages = 0, strategy = mma_sync>} { return }
+
+// -----
+
+// expected-error @+1 {{'attnc.flash_config' must be a #attnc.flash_config, got 4 : i64}}
+func.func @flash_config_kind() attributes {attnc.flash_config = 4} { return }
+
+// -----
+
+// expected-error @+1 {{'attnc.flash_config' belongs on the scf.forall of a flash form}}
+func.func @flash_config_owner() attributes {attnc.flash_config = #attnc.flash_config<block_q = 256, block_kv = 64, warps = 8, stages = 2, strategy = mma_sync>} { return }

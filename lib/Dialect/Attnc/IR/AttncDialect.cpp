@@ -19,6 +19,7 @@ using namespace attnc;
 #include "attnc/Dialect/Attnc/IR/AttncEnums.cpp.inc"
 
 void AttncDialect::initialize() {
+  registerAttributes();
   addOperations<
 #define GET_OP_LIST
 #include "attnc/Dialect/Attnc/IR/AttncOps.cpp.inc"

@@ -39,6 +39,11 @@ def Attnc_Dialect : Dialect {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::scf::SCFDialect"];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
+  }];
 }
 
 #endif // ATTNC_DIALECT_ATTNC_IR_ATTNCDIALECT_TD

@@ -14,7 +14,7 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include "attnc/Dialect/Attnc/IR/AttncEnums.h.inc"
+#include "attnc/Dialect/Attnc/IR/AttncAttrs.h"
 
 #define GET_OP_CLASSES
 #include "attnc/Dialect/Attnc/IR/AttncOps.h.inc"

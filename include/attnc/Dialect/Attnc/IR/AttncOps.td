@@ -15,6 +15,7 @@
 #define ATTNC_DIALECT_ATTNC_IR_ATTNCOPS_TD
 
 include "attnc/Dialect/Attnc/IR/AttncDialect.td"
+include "attnc/Dialect/Attnc/IR/AttncAttrs.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"

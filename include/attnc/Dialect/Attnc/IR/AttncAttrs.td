@@ -1,0 +1,76 @@
+//===- AttncAttrs.td - attnc attributes --------------------*- tablegen -*-===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Typed attributes that carry configuration between the layers: the
+// attention configuration the middle-end chooses for the back-end
+// (flash_config) and the launch contract the back-end hands to
+// attnc-compile and the analyses (AttncContractAttrs.td). Configuration
+// travels in these, never in discardable integers or JSON strings.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_DIALECT_ATTNC_IR_ATTNCATTRS_TD
+#define ATTNC_DIALECT_ATTNC_IR_ATTNCATTRS_TD
+
+include "attnc/Dialect/Attnc/IR/AttncDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+class Attnc_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Attnc_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+//===----------------------------------------------------------------------===//
+// Attention configuration
+//===----------------------------------------------------------------------===//
+
+def Attnc_TileStrategy : I32EnumAttr<"TileStrategy",
+    "how a flash-form attention kernel moves tiles and multiplies them", [
+      I32EnumAttrCase<"mma_sync", 0>]> {
+  let cppNamespace = "::attnc";
+  let genSpecializedAttr = 0;
+}
+def Attnc_TileStrategyAttr
+    : EnumAttr<Attnc_Dialect, Attnc_TileStrategy, "tile_strategy">;
+
+def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
+  let summary = "tiles, warps, pipeline depth and tile strategy of one "
+                "flash-form attention kernel";
+  let description = [{
+    Chosen by `--attnc-online-softmax` from the target description (or
+    given on `attnc.attention` as its `config`) and read by
+    `--attnc-convert-to-gpu`:
+
+    - `block_q`: query rows per CTA, the step of the flash form's query
+      tile dimension. The back-end checks it against the query slice the IR
+      extracts.
+    - `block_kv`: key/value rows per step of the K/V loops; checked against
+      the K/V slices of the IR.
+    - `warps`: warps per CTA; each owns `block_q / warps` query rows.
+    - `stages`: K/V tiles in flight in shared memory (2: the next tile loads
+      while the current one is computed).
+    - `strategy`: how tiles move and multiply: `mma_sync` (cp.async into
+      padded shared memory, ldmatrix, mma.sync m16n8k16; sm_80 and later).
+
+    Example:
+
+    ```mlir
+    #attnc.flash_config<block_q = 256, block_kv = 64, warps = 8, stages = 2,
+                        strategy = mma_sync>
+    ```
+  }];
+  let parameters = (ins "int64_t":$blockQ, "int64_t":$blockKV,
+                        "int64_t":$warps, "int64_t":$stages,
+                        "::attnc::TileStrategy":$strategy);
+  let assemblyFormat = [{
+    `<` `block_q` `=` $blockQ `,` `block_kv` `=` $blockKV `,` `warps` `=`
+    $warps `,` `stages` `=` $stages `,` `strategy` `=` $strategy `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
+#endif // ATTNC_DIALECT_ATTNC_IR_ATTNCATTRS_TD
