@@ -289,7 +289,7 @@ void CostCounter::countForall(scf::ForallOp forall, KernelCost &kernel) {
     return v;
   };
   bool causal =
-      llvm::any_of(steps, [](OnlineAttentionOp op) { return op.getCausal(); });
+      llvm::any_of(steps, [](OnlineAttentionOp op) { return op.getCausalMask().has_value(); });
   Value q = full(steps.front().getQuery()), k = full(steps.front().getKey()),
         v = full(steps.front().getValue());
   kernel.matmulFlops = attentionFlops(q, k, v, causal);
@@ -311,13 +311,14 @@ void CostCounter::countKernel(Operation *op, KernelCost &kernel) {
       })
       .Case<AttentionOp>([&](AttentionOp att) {
         kernel.matmulFlops = attentionFlops(att.getQuery(), att.getKey(),
-                                            att.getValue(), att.getCausal());
+                                            att.getValue(), att.getCausalMask().has_value());
         kernel.attention =
-            attentionInfo(att.getQuery(), att.getKey(), att.getCausal());
+            attentionInfo(att.getQuery(), att.getKey(),
+                          att.getCausalMask().has_value());
       })
       .Case<OnlineAttentionOp>([&](OnlineAttentionOp oa) {
         kernel.matmulFlops = attentionFlops(oa.getQuery(), oa.getKey(),
-                                            oa.getValue(), oa.getCausal());
+                                            oa.getValue(), oa.getCausalMask().has_value());
       })
       .Case<FusionOp>([&](FusionOp fusion) {
         fusion.getBody().walk([&](Operation *inner) {

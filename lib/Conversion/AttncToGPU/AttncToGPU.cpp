@@ -28,56 +28,6 @@ namespace attnc {
 using namespace mlir;
 using namespace attnc;
 
-/// mma.sync m16n8k16 works on 16-row slabs; large query tiles give each
-/// warp two (32 rows), which halves the shared-memory reads of K and V per
-/// mma (measured: FlashAttentionKernel.h, TargetDescription.cpp).
-static constexpr int64_t kSlabRows = 16;
-static constexpr int64_t kLargeTileRowsPerWarp = 32;
-static constexpr int64_t kLargeTile = 128;
-
-/// Reads the tile sizes and the attention parameters off the flash form.
-static FailureOr<FlashAttentionKernelConfig>
-flashConfig(scf::ForallOp forall, SmallVectorImpl<OnlineAttentionOp> &steps) {
-  FlashAttentionKernelConfig cfg;
-  OnlineAttentionOp first = steps.front();
-  RankedTensorType q = first.getQuery().getType();
-  cfg.headDim = q.getDimSize(1);
-  int64_t valueDim = first.getValue().getType().getDimSize(1);
-  if (valueDim != cfg.headDim)
-    return first.emitOpError()
-           << "has value head dim " << valueDim << " but query/key head dim "
-           << cfg.headDim
-           << "; the flash kernel needs them equal (pad V or split the heads)";
-  cfg.elementType = q.getElementType();
-  cfg.scale = first.getScale().convertToDouble();
-  cfg.causal =
-      llvm::any_of(steps, [](OnlineAttentionOp s) { return s.getCausal(); });
-  for (OnlineAttentionOp s : steps)
-    if (s.getScale() != first.getScale() ||
-        s.getQuery().getType() != first.getQuery().getType())
-      return s.emitOpError("differs from the other tile steps of its loop "
-                           "nest in scale or tile type; one kernel needs one "
-                           "configuration");
-  auto bq = forall->getAttrOfType<IntegerAttr>("attnc.block_q");
-  auto bkv = forall->getAttrOfType<IntegerAttr>("attnc.block_kv");
-  if (!bq || !bkv)
-    return forall.emitOpError("holds attnc.online_attention but lacks the "
-                              "attnc.block_q / attnc.block_kv tile sizes that "
-                              "--attnc-online-softmax records");
-  cfg.blockQ = bq.getInt();
-  cfg.blockKV = bkv.getInt();
-  cfg.numWarps = cfg.blockQ /
-                 (cfg.blockQ >= kLargeTile ? kLargeTileRowsPerWarp : kSlabRows);
-  if (forall.getNumResults() < 1)
-    return forall.emitOpError("of the flash form must return O");
-  auto o = cast<RankedTensorType>(forall.getResult(0).getType());
-  if (o.getElementType() != cfg.elementType)
-    return forall.emitOpError("writes O in ")
-           << o.getElementType() << " but its tiles are " << cfg.elementType
-           << "; the kernel writes O in the input type";
-  return cfg;
-}
-
 namespace {
 struct AttncConvertToGPUPass
     : attnc::impl::AttncConvertToGPUBase<AttncConvertToGPUPass> {
@@ -135,14 +85,8 @@ struct AttncConvertToGPUPass
       kernel = buildFusionKernel(b, gpuModule, name, fusion, abi,
                                  fusionAccessesPerThread);
     } else {
-      SmallVector<OnlineAttentionOp> steps;
-      op->walk([&](OnlineAttentionOp s) { steps.push_back(s); });
-      FailureOr<FlashAttentionKernelConfig> cfg =
-          flashConfig(cast<scf::ForallOp>(op), steps);
-      if (failed(cfg))
-        return failure();
-      kernel = buildFlashAttentionKernel(b, op->getLoc(), gpuModule, name, *cfg,
-                                         abi);
+      kernel = buildFlashAttentionKernel(b, gpuModule, name,
+                                         cast<scf::ForallOp>(op), abi);
     }
     if (failed(kernel)) {
       gpuModule.erase();

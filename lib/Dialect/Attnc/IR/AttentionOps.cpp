@@ -208,3 +208,51 @@ LogicalResult FusionOp::verifyRegions() {
                             "cannot be inside attnc.fusion");
   return success();
 }
+
+/// The mask and score regions of the attention ops: the block signatures of
+/// AttentionOp's description, one attnc.yield of an i1 (mask) or an f32
+/// (score), and no side effects: the back-end evaluates them once per score
+/// element, in any order.
+static LogicalResult verifyAttentionRegions(Operation *op, Region &mask,
+                                            Region &score) {
+  auto checkRegion = [&](Region &r, StringRef name, ArrayRef<Type> args,
+                         Type yielded) -> LogicalResult {
+    if (r.empty())
+      return success();
+    Block &body = r.front();
+    if (body.getArgumentTypes() != TypeRange(args)) {
+      std::string want;
+      llvm::raw_string_ostream os(want);
+      llvm::interleaveComma(args, os);
+      return op->emitOpError() << "region '" << name
+                               << "' must take (" << want << ")";
+    }
+    auto yield = dyn_cast<YieldOp>(body.getTerminator());
+    if (!yield || yield.getValues().getTypes() != TypeRange(yielded))
+      return op->emitOpError() << "region '" << name
+                               << "' must end in attnc.yield of one "
+                               << yielded;
+    for (Operation &inner : body.without_terminator())
+      if (!isMemoryEffectFree(&inner))
+        return inner.emitOpError() << "has side effects and cannot be in the "
+                                   << name << " region of an attention op";
+    return success();
+  };
+  Builder b(op->getContext());
+  Type index = b.getIndexType(), f32 = b.getF32Type();
+  SmallVector<Type> maskArgs(kMaskRegionArgs, index);
+  SmallVector<Type> scoreArgs(kScoreRegionArgs, index);
+  scoreArgs[0] = f32;
+  if (failed(checkRegion(mask, "mask", maskArgs, b.getI1Type())) ||
+      failed(checkRegion(score, "score", scoreArgs, f32)))
+    return failure();
+  return success();
+}
+
+LogicalResult AttentionOp::verifyRegions() {
+  return verifyAttentionRegions(*this, getMask(), getScore());
+}
+
+LogicalResult OnlineAttentionOp::verifyRegions() {
+  return verifyAttentionRegions(*this, getMask(), getScore());
+}

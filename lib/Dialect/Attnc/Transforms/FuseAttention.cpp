@@ -196,8 +196,11 @@ struct FuseAttentionPattern : OpRewritePattern<MatmulOp> {
                             << " causal=" << chain.causal << "\n");
     auto attention = AttentionOp::create(
         rewriter, root.getLoc(), root.getType(), chain.query, chain.key,
-        chain.value, rewriter.getF64FloatAttr(chain.scale),
-        chain.causal ? rewriter.getUnitAttr() : UnitAttr());
+        chain.value, /*runtime_scale=*/Value(),
+        rewriter.getF64FloatAttr(chain.scale), /*config=*/nullptr);
+    if (chain.causal)
+      buildCausalMask(rewriter, root.getLoc(), attention.getMask(),
+                      CausalMask{});
     rewriter.replaceOp(root, attention.getResult());
     eraseDeadChain(rewriter, chain.ops);
     return success();

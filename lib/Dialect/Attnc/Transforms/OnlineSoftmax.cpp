@@ -10,12 +10,15 @@
 // running max and the running sum through `attnc.online_attention`, and ends
 // with one `attnc.online_attention_finalize` that writes a tile of O and of
 // the logsumexp. Nothing of size Sq x Skv is ever materialized: the score
-// tile exists only inside `attnc.online_attention`. For a causal op the K/V
-// loop is split in two: tiles wholly below the diagonal run unmasked, tiles
-// crossing it run with the mask, and tiles wholly above it are never
-// visited. The back-end lowers exactly this loop nest to a GPU kernel, so
-// the shape built here is kept regular: the same nest for every shape, with
-// static extents folded to constants where the shapes allow.
+// tile exists only inside `attnc.online_attention`. For a causal mask (top-
+// left or bottom-right) the K/V loop is split in two: tiles wholly on the
+// visible side of the diagonal run without the mask, tiles crossing it run
+// with it, and tiles wholly past it are never visited. Any other mask runs
+// on every tile. The back-end (--attnc-convert-to-gpu) lowers this loop
+// nest as it is: the forall's dimensions become the grid, each K/V loop a
+// loop of the kernel and each step its score stage, so the shape built here
+// is what the kernel does; static extents fold to constants where the
+// shapes allow.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +32,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Debug.h"
 
@@ -41,12 +45,6 @@ namespace attnc {
 
 using namespace mlir;
 using namespace attnc;
-
-/// Discardable attributes put on the `scf.forall` for the back-end's
-/// convenience. The IR stays the source of truth: the slice sizes and the
-/// loop bounds carry the same numbers.
-static constexpr llvm::StringLiteral kBlockQAttrName = "attnc.block_q";
-static constexpr llvm::StringLiteral kBlockKVAttrName = "attnc.block_kv";
 
 //===----------------------------------------------------------------------===//
 // Extents
@@ -173,8 +171,10 @@ struct RecurrenceState {
 class FlashFormBuilder {
 public:
   FlashFormBuilder(RewriterBase &rewriter, AttentionOp op,
-                   const AttentionTileSizes &tiles)
-      : b(rewriter), op(op), loc(op.getLoc()), tiles(tiles) {}
+                   FlashConfigAttr config)
+      : b(rewriter), op(op), loc(op.getLoc()), config(config),
+        tiles{config.getBlockQ(), config.getBlockKV()},
+        causal(op.getCausalMask()) {}
 
   /// Emits the loop nest; returns the forall whose results are O and the
   /// logsumexp.
@@ -186,8 +186,9 @@ private:
   /// The K/V tile counts of a causal query tile; see the definition.
   std::pair<OpFoldResult, OpFoldResult> getCausalTileCounts();
   /// `scf.for %j = lb to ub` over K/V tiles, each step one
-  /// `attnc.online_attention` (masked iff `causal`), carrying `init`.
-  RecurrenceState buildKVLoop(OpFoldResult lb, OpFoldResult ub, bool causal,
+  /// `attnc.online_attention` (with the op's mask iff `masked`), carrying
+  /// `init`.
+  RecurrenceState buildKVLoop(OpFoldResult lb, OpFoldResult ub, bool masked,
                               RecurrenceState init);
   /// The body of the forall for one (batch, head, query tile) up to the
   /// finalize; returns the O tile and the logsumexp tile.
@@ -196,7 +197,12 @@ private:
   RewriterBase &b;
   AttentionOp op;
   Location loc;
-  AttentionTileSizes tiles;
+  FlashConfigAttr config;
+  struct {
+    int64_t blockQ, blockKV;
+  } tiles;
+  /// The op's mask when it is causal: the K/V loop is then split.
+  std::optional<CausalMask> causal;
   AttentionExtents e;
   /// Loop-invariant values computed before the forall.
   OpFoldResult numQTiles, numKVTiles, headGroup;
@@ -227,35 +233,54 @@ Value FlashFormBuilder::getKVHead(Value head) {
   return arith::DivUIOp::create(b, loc, head, cast<Value>(headGroup));
 }
 
-/// With `causal`, key j is visible to query i iff j <= i. Returns
-/// {unmasked, visited}: K/V tiles [0, unmasked) lie wholly on or below the
-/// diagonal and need no mask, tiles [unmasked, visited) cross it, and tiles
-/// from `visited` on lie wholly above it and are skipped.
+/// With a causal mask, key j is visible to query i iff j <= i + delta, with
+/// delta = 0 (top-left) or Skv - Sq (bottom-right, possibly negative).
+/// Returns {unmasked, visited}: K/V tiles [0, unmasked) lie wholly on the
+/// visible side and need no mask, tiles [unmasked, visited) cross the
+/// diagonal, and tiles from `visited` on lie wholly past it and are skipped.
 std::pair<OpFoldResult, OpFoldResult> FlashFormBuilder::getCausalTileCounts() {
   MLIRContext *ctx = b.getContext();
-  AffineExpr q0, mq, nkv;
+  AffineExpr q0, mq, nkv, delta;
   bindDims(ctx, q0, mq);
-  bindSymbols(ctx, nkv);
-  // Visited: tiles whose first key j * blockKV is at or before the tile's
-  // last query row q0 + mq - 1, i.e. j < ceildiv(q0 + mq, blockKV).
-  auto visitedMap =
-      AffineMap::get(2, 1, {nkv, (q0 + mq).ceilDiv(tiles.blockKV)}, ctx);
-  OpFoldResult visited = affine::makeComposedFoldedAffineMin(
-      b, loc, visitedMap, {qStart, qRows, numKVTiles});
-  // Unmasked: tiles whose last key j * blockKV + blockKV - 1 is at or before
-  // the first query row q0, i.e. j < (q0 + 1) floordiv blockKV. That is never
-  // more than `visited` (mq >= 1), so [unmasked, visited) is a well-formed
-  // range without a third min term. A short last K/V tile that ends before
-  // q0 still gets the mask, which is then a no-op: it keeps the bound affine.
-  auto unmaskedMap =
-      AffineMap::get(1, 1, {nkv, (q0 + 1).floorDiv(tiles.blockKV)}, ctx);
-  OpFoldResult unmasked = affine::makeComposedFoldedAffineMin(
-      b, loc, unmaskedMap, {qStart, numKVTiles});
+  bindSymbols(ctx, nkv, delta);
+  OpFoldResult shift = b.getIndexAttr(0);
+  if (causal->alignment == CausalMask::Alignment::BottomRight) {
+    AffineExpr sq, skv;
+    bindSymbols(ctx, sq, skv);
+    shift = affine::makeComposedFoldedAffineApply(
+        b, loc, skv - sq, {causal->seqQ, causal->seqKV});
+  }
+  // A tile index is never negative: clamps the shifted bounds at 0 (a query
+  // tile that sees no key at all has an empty K/V loop and yields 0).
+  auto clampAtZero = [&](AffineExpr e, ArrayRef<OpFoldResult> operands) {
+    auto map = AffineMap::get(2, 2, {b.getAffineConstantExpr(0), e}, ctx);
+    return affine::makeComposedFoldedAffineMax(b, loc, map, operands);
+  };
+  auto minTiles = [&](OpFoldResult bound) {
+    AffineExpr d0;
+    bindDims(ctx, d0);
+    auto map = AffineMap::get(1, 1, {nkv, d0}, ctx);
+    return affine::makeComposedFoldedAffineMin(b, loc, map,
+                                               {bound, numKVTiles});
+  };
+  // Visited: tiles whose first key j * blockKV is visible to the tile's
+  // last query row q0 + mq - 1: j < ceildiv(q0 + mq + delta, blockKV).
+  OpFoldResult visited = minTiles(clampAtZero(
+      (q0 + mq + delta).ceilDiv(tiles.blockKV),
+      {qStart, qRows, numKVTiles, shift}));
+  // Unmasked: tiles whose last key j * blockKV + blockKV - 1 is visible to
+  // the first query row q0: j < (q0 + 1 + delta) floordiv blockKV. Never
+  // more than `visited` (mq >= 1). A short last K/V tile that ends before
+  // the diagonal still gets the mask, which is then a no-op: it keeps the
+  // bound affine.
+  OpFoldResult unmasked = minTiles(clampAtZero(
+      (q0 + 1 + delta).floorDiv(tiles.blockKV),
+      {qStart, qRows, numKVTiles, shift}));
   return {unmasked, visited};
 }
 
 RecurrenceState FlashFormBuilder::buildKVLoop(OpFoldResult lb, OpFoldResult ub,
-                                              bool causal,
+                                              bool masked,
                                               RecurrenceState init) {
   auto loop = scf::ForOp::create(
       b, loc, getValueOrCreateConstantIndexOp(b, loc, lb),
@@ -274,9 +299,16 @@ RecurrenceState FlashFormBuilder::buildKVLoop(OpFoldResult lb, OpFoldResult ub,
                                   kvStart, kvRows);
         auto step = OnlineAttentionOp::create(
             nested, loc, queryTile, key, value, iterArgs[0], iterArgs[1],
-            iterArgs[2], getValueOrCreateConstantIndexOp(nested, loc, qStart),
+            iterArgs[2], batch, head,
+            getValueOrCreateConstantIndexOp(nested, loc, qStart),
             getValueOrCreateConstantIndexOp(nested, loc, kvStart),
-            op.getScaleAttr(), causal ? nested.getUnitAttr() : UnitAttr());
+            op.getRuntimeScale(), op.getScaleAttr());
+        // The score modifier applies to every tile; the mask only to the
+        // tiles the causal split could not prove fully visible.
+        IRMapping none;
+        op.getScore().cloneInto(&step.getScore(), none);
+        if (masked)
+          op.getMask().cloneInto(&step.getMask(), none);
         scf::YieldOp::create(nested, loc, step.getResults());
       });
   return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
@@ -298,12 +330,14 @@ std::pair<Value, Value> FlashFormBuilder::buildQueryTileBody() {
 
   one = arith::ConstantIndexOp::create(b, loc, 1);
   OpFoldResult first = b.getIndexAttr(0);
-  if (!op.getCausal()) {
-    state = buildKVLoop(first, numKVTiles, /*causal=*/false, state);
+  if (!causal) {
+    // No mask, or one that is not causal: every tile, each with the mask.
+    state = buildKVLoop(first, numKVTiles, /*masked=*/!op.getMask().empty(),
+                        state);
   } else {
     auto [unmasked, visited] = getCausalTileCounts();
-    state = buildKVLoop(first, unmasked, /*causal=*/false, state);
-    state = buildKVLoop(unmasked, visited, /*causal=*/true, state);
+    state = buildKVLoop(first, unmasked, /*masked=*/false, state);
+    state = buildKVLoop(unmasked, visited, /*masked=*/true, state);
   }
 
   Type elementType = op.getResult().getType().getElementType();
@@ -349,8 +383,7 @@ scf::ForallOp FlashFormBuilder::build() {
   auto forall = scf::ForallOp::create(
       b, loc, SmallVector<OpFoldResult>{e.batch, e.heads, numQTiles},
       ValueRange{resultInit, lseInit}, mapping);
-  forall->setAttr(kBlockQAttrName, b.getI64IntegerAttr(tiles.blockQ));
-  forall->setAttr(kBlockKVAttrName, b.getI64IntegerAttr(tiles.blockKV));
+  forall->setAttr(kFlashConfigAttrName, config);
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(forall.getTerminator());
@@ -384,16 +417,12 @@ scf::ForallOp FlashFormBuilder::build() {
 
 LogicalResult attnc::convertToOnlineAttention(RewriterBase &rewriter,
                                               AttentionOp op,
-                                              const AttentionTileSizes &tiles) {
-  if (tiles.blockQ <= 0 || tiles.blockKV <= 0)
-    return op.emitOpError()
-           << "tile sizes must be positive, got block-q = " << tiles.blockQ
-           << " and block-kv = " << tiles.blockKV;
+                                              FlashConfigAttr config) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
-  scf::ForallOp forall = FlashFormBuilder(rewriter, op, tiles).build();
-  LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] " << tiles.blockQ << "x"
-                          << tiles.blockKV << " tiles for " << op << "\n");
+  scf::ForallOp forall = FlashFormBuilder(rewriter, op, config).build();
+  LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] " << config << " for " << op
+                          << "\n");
   // The logsumexp (result 1) stays on the forall for a later pass (a
   // backward pass) to pick up; the forward graph only uses O.
   rewriter.replaceOp(op, forall.getResult(0));
@@ -409,9 +438,9 @@ struct AttncOnlineSoftmaxPass
     : attnc::impl::AttncOnlineSoftmaxBase<AttncOnlineSoftmaxPass> {
   using Base::Base;
 
-  /// The target's default tiles for `headDim`, overridden by the options
-  /// that are set.
-  FailureOr<AttentionTileSizes> getTileSizes(int64_t headDim) {
+  /// The target's configuration for `headDim`, with the tiles the options
+  /// set.
+  FailureOr<FlashConfigAttr> getConfig(int64_t headDim) {
     // Reported at the root's location without the "see current operation"
     // note: the culprit is the option, not the IR.
     Location loc = getOperation()->getLoc();
@@ -420,28 +449,29 @@ struct AttncOnlineSoftmaxPass
       return emitError(loc)
              << "unknown chip '" << chip << "' for --" DEBUG_TYPE
              << "; known chips: " << llvm::join(getKnownTargetChips(), ", ");
-    int64_t q = blockQ, kv = blockKV;
-    if (q < 0 || kv < 0)
+    if (blockQ < 0 || blockKV < 0)
       return emitError(loc) << "--" DEBUG_TYPE " options block-q and block-kv "
                                "must be positive (or 0 for the target's "
                                "default), got block-q="
-                            << q << " and block-kv=" << kv;
-    auto [defaultQ, defaultKV] = target->attentionTiles(headDim);
-    return AttentionTileSizes{q ? q : defaultQ, kv ? kv : defaultKV};
+                            << blockQ << " and block-kv=" << blockKV;
+    return target->attentionConfig(&getContext(), headDim, blockQ, blockKV);
   }
 
   void runOnOperation() override {
     // Options are checked even when there is no attention to tile.
-    if (failed(getTileSizes(/*headDim=*/128)))
+    if (failed(getConfig(/*headDim=*/128)))
       return signalPassFailure();
     SmallVector<AttentionOp> ops;
     getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
     for (AttentionOp op : ops) {
-      FailureOr<AttentionTileSizes> tiles =
-          getTileSizes(op.getQuery().getType().getDimSize(3));
-      if (failed(tiles) ||
-          failed(convertToOnlineAttention(rewriter, op, *tiles)))
+      // A config on the op (the user's choice) wins over the target's.
+      FailureOr<FlashConfigAttr> config =
+          op.getConfigAttr()
+              ? FailureOr<FlashConfigAttr>(op.getConfigAttr())
+              : getConfig(op.getQuery().getType().getDimSize(3));
+      if (failed(config) ||
+          failed(convertToOnlineAttention(rewriter, op, *config)))
         return signalPassFailure();
     }
   }

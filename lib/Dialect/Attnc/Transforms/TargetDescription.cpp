@@ -37,6 +37,21 @@ FailureOr<TargetDescription> attnc::lookupTargetDescription(StringRef chip) {
   return failure();
 }
 
+FlashConfigAttr TargetDescription::attentionConfig(MLIRContext *ctx,
+                                                   int64_t headDim,
+                                                   int64_t blockQ,
+                                                   int64_t blockKV) const {
+  auto [defaultQ, defaultKV] = attentionTiles(headDim);
+  int64_t q = blockQ ? blockQ : defaultQ, kv = blockKV ? blockKV : defaultKV;
+  // Tiles of 128 rows and more give each warp two 16-row slabs; smaller
+  // ones one slab, and never fewer than one warp.
+  int64_t rowsPerWarp =
+      q >= 128 ? attentionRowsPerWarpLarge : attentionRowsPerWarpSmall;
+  int64_t warps = std::max<int64_t>(1, q / rowsPerWarp);
+  return FlashConfigAttr::get(ctx, q, kv, warps, attentionStages,
+                              attentionStrategy);
+}
+
 ArrayRef<StringRef> attnc::getKnownTargetChips() {
   static constexpr StringRef kChips[] = {"sm_80", "sm_90", "sm_90a"};
   return kChips;

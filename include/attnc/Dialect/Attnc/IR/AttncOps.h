@@ -14,6 +14,7 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "attnc/Dialect/Attnc/IR/AttentionMask.h"
 #include "attnc/Dialect/Attnc/IR/AttncAttrs.h"
 
 #define GET_OP_CLASSES

@@ -34,12 +34,27 @@ struct TargetDescription {
   int64_t attentionBlockQ;
   int64_t attentionBlockKV;
   int64_t attentionBlockKVSmallHead;
+  /// Query rows one warp owns in a large (>= 128-row) query tile and in a
+  /// small one: mma.sync works on 16-row slabs, and two slabs per warp
+  /// halve the shared-memory reads of K and V per mma.
+  int64_t attentionRowsPerWarpLarge = 32;
+  int64_t attentionRowsPerWarpSmall = 16;
+  /// K/V tiles in flight in shared memory.
+  int64_t attentionStages = 2;
+  /// The tile strategy attention kernels use on this chip.
+  TileStrategy attentionStrategy = TileStrategy::mma_sync;
 
   /// The default (blockQ, blockKV) for a head dimension.
   std::pair<int64_t, int64_t> attentionTiles(int64_t headDim) const {
     return {attentionBlockQ,
             headDim <= 64 ? attentionBlockKVSmallHead : attentionBlockKV};
   }
+
+  /// The kernel configuration for `headDim`, with the tiles given (0: the
+  /// default).
+  FlashConfigAttr attentionConfig(mlir::MLIRContext *ctx, int64_t headDim,
+                                  int64_t blockQ = 0,
+                                  int64_t blockKV = 0) const;
 };
 
 /// The description of `chip` (sm_80, sm_90, sm_90a), or failure.
@@ -66,15 +81,11 @@ int64_t fuseElementwiseChains(mlir::RewriterBase &rewriter,
 // Online softmax
 //===----------------------------------------------------------------------===//
 
-struct AttentionTileSizes {
-  int64_t blockQ;
-  int64_t blockKV;
-};
-
-/// Replaces `op` by its flash form (see --attnc-online-softmax).
+/// Replaces `op` by its flash form (see --attnc-online-softmax), tiled as
+/// `config` says; the forall carries `config` as `attnc.flash_config`.
 mlir::LogicalResult convertToOnlineAttention(mlir::RewriterBase &rewriter,
                                              AttentionOp op,
-                                             const AttentionTileSizes &tiles);
+                                             FlashConfigAttr config);
 
 } // namespace attnc
 

@@ -1,0 +1,357 @@
+//===- FlashForm.cpp - the flash form as the back-end reads it ------------===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Walks the recurrence backwards from the finalize: each (acc, max, sum)
+// triple is the result of a K/V loop, whose init is the previous loop's
+// result, down to the splat 0 / -inf / 0 the recurrence starts from. Tile
+// sizes are read off the slices with the value-bounds analysis and must be
+// those of the forall's #attnc.flash_config.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FlashForm.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace attnc;
+
+/// The largest value `size` can take, if the value-bounds analysis finds
+/// one.
+static std::optional<int64_t> upperBound(OpFoldResult size) {
+  if (std::optional<int64_t> c = getConstantIntValue(size))
+    return c;
+  FailureOr<int64_t> ub = ValueBoundsConstraintSet::computeConstantBound(
+      presburger::BoundType::UB, ValueBoundsConstraintSet::Variable(size),
+      /*stopCondition=*/nullptr, /*closedUB=*/true);
+  if (failed(ub))
+    return std::nullopt;
+  return *ub;
+}
+
+/// True when `a` and `b` provably hold the same index.
+static bool provablyEqual(const ValueBoundsConstraintSet::Variable &a,
+                          const ValueBoundsConstraintSet::Variable &b) {
+  FailureOr<bool> eq = ValueBoundsConstraintSet::areEqual(a, b);
+  return succeeded(eq) && *eq;
+}
+
+/// A tile of `source[b, h, start:start+rows, 0:d]`, rank-reduced to
+/// [rows, d]: the slices the flash form takes of Q, K and V.
+static LogicalResult checkTileSlice(tensor::ExtractSliceOp slice,
+                                    StringRef what) {
+  auto src = cast<RankedTensorType>(slice.getSource().getType());
+  if (src.getRank() != 4 || slice.getType().getRank() != 2)
+    return slice.emitOpError() << "takes the " << what
+                               << " tile of a flash form; it must slice a "
+                                  "[batch, heads, seq, dim] tensor to "
+                                  "[rows, dim]";
+  SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+  bool ok = slice.hasUnitStride() && isConstantIntValue(sizes[0], 1) &&
+            isConstantIntValue(sizes[1], 1) &&
+            isConstantIntValue(slice.getMixedOffsets()[3], 0) &&
+            isConstantIntValue(sizes[3], src.getDimSize(3));
+  if (!ok)
+    return slice.emitOpError()
+           << "takes the " << what
+           << " tile of a flash form; it must take one batch and one head, "
+              "whole rows, unit strides";
+  return success();
+}
+
+/// The rows of a tile slice: `block` rows, or (for the one tile of a
+/// statically shorter sequence) all of them.
+static LogicalResult checkTileRows(tensor::ExtractSliceOp slice, int64_t block,
+                                   StringRef what, StringRef param) {
+  OpFoldResult rows = slice.getMixedSizes()[2];
+  std::optional<int64_t> ub = upperBound(rows);
+  int64_t seq =
+      cast<RankedTensorType>(slice.getSource().getType()).getDimSize(2);
+  if (ub == block || (getConstantIntValue(rows) && ub == seq && *ub < block))
+    return success();
+  InFlightDiagnostic diag = slice.emitOpError()
+                            << "takes " << what << " tiles of ";
+  if (ub)
+    diag << "up to " << *ub;
+  else
+    diag << "an unbounded number of";
+  diag << " rows but the flash form's #attnc.flash_config has " << param
+       << " = " << block
+       << "; the kernel's tile is the IR's: make them agree";
+  return diag;
+}
+
+/// `x = min(block, Skv - j * block)` (or `block`): the extent of a K/V tile
+/// of the kernel's K/V loops. Returns whether it may be partial.
+static FailureOr<bool> checkKVRows(FlashKVLoop &l, int64_t block) {
+  OpFoldResult rows = l.key.getMixedSizes()[2];
+  if (rows != l.value.getMixedSizes()[2])
+    return l.value.emitOpError("takes V tiles of other rows than the K tiles "
+                               "of the same step");
+  if (isConstantIntValue(rows, block))
+    return false;
+  using Variable = ValueBoundsConstraintSet::Variable;
+  MLIRContext *ctx = l.loop->getContext();
+  Value kvStart = l.step.getKvStart();
+  // Skv - kvStart, from the key tensor's extent.
+  AffineExpr d0, d1;
+  bindDims(ctx, d0, d1);
+  Variable remaining(AffineMap::get(2, 0, d0 - d1, ctx),
+                     ArrayRef<Variable>{Variable(l.key.getSource(), 2),
+                                        Variable(kvStart)});
+  if (auto c = getConstantIntValue(rows)) {
+    // A static extent shorter than the block: the whole remaining sequence.
+    if (*c < block && provablyEqual(Variable(rows), remaining))
+      return true;
+  } else if (auto min = cast<Value>(rows).getDefiningOp<affine::AffineMinOp>();
+             min && min.getAffineMap().getNumResults() == 2) {
+    AffineMap map = min.getAffineMap();
+    bool full = false, tail = false;
+    for (unsigned r = 0; r < 2; ++r) {
+      Variable term(map.getSubMap({r}), min.getOperands());
+      full |= provablyEqual(term, Variable(OpFoldResult(
+                                      Builder(ctx).getIndexAttr(block))));
+      tail |= provablyEqual(term, remaining);
+    }
+    if (full && tail)
+      return true;
+  }
+  return l.key.emitOpError()
+         << "takes K tiles of a size the kernel cannot lower: the rows of a "
+            "K/V tile must be block_kv ("
+         << block << ") or min(block_kv, Skv - kv_start)";
+}
+
+/// The K/V loop whose results are `acc`, `max`, `sum`, or null when they
+/// are not the three results of one scf.for.
+static scf::ForOp producingLoop(Value acc, Value max, Value sum) {
+  auto loop = acc.getDefiningOp<scf::ForOp>();
+  if (!loop || loop.getNumResults() != 3 || loop.getResult(0) != acc ||
+      loop.getResult(1) != max || loop.getResult(2) != sum)
+    return {};
+  return loop;
+}
+
+/// Index computations the kernel rebuilds from its own coordinates.
+static bool isIndexComputation(Operation *op) {
+  return isa<affine::AffineApplyOp, affine::AffineMinOp, affine::AffineMaxOp,
+             tensor::DimOp>(op) ||
+         (isa<arith::ArithDialect>(op->getDialect()) &&
+          op->getNumRegions() == 0 && isMemoryEffectFree(op));
+}
+
+static LogicalResult readLoop(FlashForm &form, FlashKVLoop &l) {
+  scf::ForOp loop = l.loop;
+  if (!isConstantIntValue(loop.getStep(), 1))
+    return loop.emitOpError("is a K/V loop of a flash form; its step must be "
+                            "1 (one K/V tile per iteration)");
+  Block *body = loop.getBody();
+  for (Operation &op : body->without_terminator()) {
+    if (auto step = dyn_cast<OnlineAttentionOp>(op)) {
+      if (l.step)
+        return step.emitOpError("is the second tile step of one K/V loop; "
+                                "the kernel runs one step per iteration");
+      l.step = step;
+      continue;
+    }
+    if (isa<tensor::ExtractSliceOp>(op) || isIndexComputation(&op))
+      continue;
+    return op.emitOpError("cannot be lowered in a K/V loop of a flash form: "
+                          "only one attnc.online_attention, its K/V slices "
+                          "and index computations have a kernel counterpart");
+  }
+  if (!l.step)
+    return loop.emitOpError("is a K/V loop of a flash form without an "
+                            "attnc.online_attention step");
+  OnlineAttentionOp step = l.step;
+  auto iterArgs = loop.getRegionIterArgs();
+  auto yield = cast<scf::YieldOp>(body->getTerminator());
+  if (step.getAcc() != iterArgs[0] || step.getMax() != iterArgs[1] ||
+      step.getSum() != iterArgs[2] ||
+      yield.getOperands() != ValueRange(step.getResults()))
+    return step.emitOpError("must carry the loop's (acc, max, sum) from "
+                            "iteration to iteration: it takes the iter_args "
+                            "and its results are yielded, in that order");
+  if (step.getQuery() != form.querySlice.getResult())
+    return step.emitOpError("must read the query tile of its flash form (the "
+                            "forall's slice of Q)");
+  l.key = step.getKey().getDefiningOp<tensor::ExtractSliceOp>();
+  l.value = step.getValue().getDefiningOp<tensor::ExtractSliceOp>();
+  if (!l.key || !l.value)
+    return step.emitOpError("must read K and V tiles sliced from whole "
+                            "tensors");
+  if (failed(checkTileSlice(l.key, "K")) ||
+      failed(checkTileSlice(l.value, "V")))
+    return failure();
+  if (form.loops.empty()) {
+    form.key = l.key.getSource();
+    form.value = l.value.getSource();
+  }
+  if (l.key.getSource() != form.key || l.value.getSource() != form.value)
+    return step.emitOpError("reads other K/V tensors than the other steps of "
+                            "its flash form");
+  // The tile starts where the step says it does: row j * block_kv.
+  using Variable = ValueBoundsConstraintSet::Variable;
+  int64_t blockKV = form.config.getBlockKV();
+  AffineExpr d0;
+  bindDims(loop->getContext(), d0);
+  Variable expected(AffineMap::get(1, 0, d0 * blockKV),
+                    ValueRange{loop.getInductionVar()});
+  for (tensor::ExtractSliceOp s : {l.key, l.value})
+    if (!provablyEqual(Variable(s.getMixedOffsets()[2]), expected) ||
+        !provablyEqual(Variable(step.getKvStart()), expected))
+      return s.emitOpError()
+             << "must start the K/V tile of iteration j at row j * block_kv "
+                "(" << blockKV << "), as the step's kv_start says";
+  FailureOr<bool> partial = checkKVRows(l, blockKV);
+  if (failed(partial))
+    return failure();
+  l.mayBePartial = *partial;
+  // One scale and one softmax domain for the whole row.
+  if (step.getScale().convertToDouble() != form.scale ||
+      step.getRuntimeScale() != form.runtimeScale ||
+      step.hasScoreModifier() != form.modified)
+    return step.emitOpError("differs from the other steps of its flash form "
+                            "in scale, runtime scale or the presence of a "
+                            "score modifier; one row's softmax needs one");
+  return success();
+}
+
+/// An insert of one (batch, head) tile of rows: [b, h, q0(, 0)] with sizes
+/// [1, 1, rows(, d)] and unit strides.
+static LogicalResult checkInsert(tensor::ParallelInsertSliceOp ins,
+                                 StringRef what) {
+  SmallVector<OpFoldResult> sizes = ins.getMixedSizes();
+  auto dest = cast<RankedTensorType>(ins.getDest().getType());
+  bool ok = ins.hasUnitStride() && sizes.size() >= 3 &&
+            isConstantIntValue(sizes[0], 1) && isConstantIntValue(sizes[1], 1);
+  if (ok && dest.getRank() == 4)
+    ok = isConstantIntValue(ins.getMixedOffsets()[3], 0) &&
+         isConstantIntValue(sizes[3], dest.getDimSize(3));
+  if (!ok)
+    return ins.emitOpError() << "writes the " << what
+                             << " tile of a flash form; it must write one "
+                                "batch and one head, whole rows, unit strides";
+  return success();
+}
+
+/// The splat `value` of a tensor (the recurrence's initial state).
+static bool isSplatOf(Value v, double value) {
+  auto splat = v.getDefiningOp<tensor::SplatOp>();
+  if (!splat)
+    return false;
+  auto c = splat.getInput().getDefiningOp<arith::ConstantFloatOp>();
+  return c && c.value().convertToDouble() == value;
+}
+
+FailureOr<FlashForm> attnc::analyzeFlashForm(scf::ForallOp forall) {
+  FlashForm form;
+  form.forall = forall;
+  form.config = forall->getAttrOfType<FlashConfigAttr>(kFlashConfigAttrName);
+  if (!form.config)
+    return forall.emitOpError("holds attnc.online_attention but has no "
+                              "'attnc.flash_config' (run "
+                              "--attnc-online-softmax, which chooses it)");
+  if (!forall.getMapping())
+    return forall.emitOpError("of a flash form needs a mapping of its "
+                              "dimensions to GPU blocks");
+  auto inParallel = forall.getTerminator();
+  SmallVector<tensor::ParallelInsertSliceOp> inserts;
+  for (Operation &op : inParallel.getYieldingOps())
+    if (auto ins = dyn_cast<tensor::ParallelInsertSliceOp>(op))
+      inserts.push_back(ins);
+  // The logsumexp output is dropped by canonicalization when nothing reads
+  // it; the kernel then writes it for the rows of O (see FlashForm).
+  if (forall.getNumResults() != inserts.size() || inserts.empty() ||
+      inserts.size() > 2)
+    return forall.emitOpError("of a flash form must produce O and optionally "
+                              "the logsumexp, each written by one "
+                              "tensor.parallel_insert_slice");
+  form.outInsert = inserts[0];
+  form.finalize =
+      form.outInsert.getSource().getDefiningOp<OnlineAttentionFinalizeOp>();
+  if (inserts.size() == 2)
+    form.lseInsert = inserts[1];
+  if (!form.finalize ||
+      form.outInsert.getSource() != form.finalize.getResult() ||
+      form.outInsert.getDest() != forall.getRegionIterArgs()[0] ||
+      (form.lseInsert &&
+       (form.lseInsert.getSource() != form.finalize.getLogsumexp() ||
+        form.lseInsert.getDest() != forall.getRegionIterArgs()[1])))
+    return forall.emitOpError("of a flash form must insert the results of "
+                              "one attnc.online_attention_finalize: O into "
+                              "its first output, the logsumexp (if kept) "
+                              "into its second");
+  if (failed(checkInsert(form.outInsert, "O")) ||
+      (form.lseInsert && failed(checkInsert(form.lseInsert, "logsumexp"))))
+    return failure();
+
+  // The recurrence, from the finalize back to its initial state.
+  Value acc = form.finalize.getAcc(), max = form.finalize.getMax(),
+        sum = form.finalize.getSum();
+  SmallVector<scf::ForOp> loops;
+  while (scf::ForOp loop = producingLoop(acc, max, sum)) {
+    loops.push_back(loop);
+    acc = loop.getInitArgs()[0];
+    max = loop.getInitArgs()[1];
+    sum = loop.getInitArgs()[2];
+  }
+  if (!isSplatOf(acc, 0.0) || !isSplatOf(sum, 0.0) ||
+      !isSplatOf(max, -std::numeric_limits<double>::infinity()))
+    return form.finalize.emitOpError(
+        "must end a recurrence of K/V loops that starts from acc = 0, max = "
+        "-inf, sum = 0 (tensor.splat)");
+  if (loops.empty())
+    return form.finalize.emitOpError("ends a flash form without a K/V loop");
+  std::reverse(loops.begin(), loops.end());
+
+  OnlineAttentionOp first =
+      *loops.front().getBody()->getOps<OnlineAttentionOp>().begin();
+  form.querySlice = first.getQuery().getDefiningOp<tensor::ExtractSliceOp>();
+  if (!form.querySlice || form.querySlice->getParentOp() != forall)
+    return first.emitOpError("must read a query tile sliced from Q in the "
+                             "body of its flash form");
+  if (failed(checkTileSlice(form.querySlice, "Q")) ||
+      failed(checkTileRows(form.querySlice, form.config.getBlockQ(), "Q",
+                           "block_q")))
+    return failure();
+  form.query = form.querySlice.getSource();
+  auto q = cast<RankedTensorType>(form.query.getType());
+  form.headDim = q.getDimSize(3);
+  form.elementType = q.getElementType();
+  form.scale = first.getScale().convertToDouble();
+  form.runtimeScale = first.getRuntimeScale();
+  form.modified = first.hasScoreModifier();
+  for (scf::ForOp loop : loops) {
+    FlashKVLoop l;
+    l.loop = loop;
+    if (failed(readLoop(form, l)) ||
+        failed(checkTileRows(l.key, form.config.getBlockKV(), "K/V",
+                             "block_kv")))
+      return failure();
+    form.loops.push_back(l);
+  }
+
+  // Everything else in the forall body must be something the kernel
+  // rebuilds: nothing is silently dropped.
+  for (Operation &op : forall.getBody()->without_terminator()) {
+    if (auto loop = dyn_cast<scf::ForOp>(op);
+        loop && llvm::is_contained(loops, loop))
+      continue;
+    if (isa<tensor::ExtractSliceOp, tensor::SplatOp,
+            OnlineAttentionFinalizeOp>(op) ||
+        isIndexComputation(&op))
+      continue;
+    return op.emitOpError("cannot be lowered in a flash form: the kernel "
+                          "has no counterpart for it");
+  }
+  return form;
+}

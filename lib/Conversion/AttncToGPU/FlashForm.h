@@ -1,0 +1,64 @@
+//===- FlashForm.h - the flash form as the back-end reads it ----*- C++ -*-===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The parts of a flash form (--attnc-online-softmax's output, or one
+// written by hand) that the kernel builder lowers: the parallel loop and its
+// grid mapping, the query slice, the chain of K/V loops with their steps and
+// slices, the finalize and the two parallel inserts. analyzeFlashForm
+// accepts exactly the forms it can lower and names the op and the rule
+// otherwise: nothing in the loop nest is ignored.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_CONVERSION_ATTNCTOGPU_FLASHFORM_H
+#define ATTNC_LIB_CONVERSION_ATTNCTOGPU_FLASHFORM_H
+
+#include "attnc/Dialect/Attnc/IR/AttncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace attnc {
+
+/// One K/V loop: `scf.for %j = lb to ub step 1` whose body is one
+/// `attnc.online_attention` over K/V tiles starting at row j * block_kv.
+struct FlashKVLoop {
+  mlir::scf::ForOp loop;
+  OnlineAttentionOp step;
+  mlir::tensor::ExtractSliceOp key, value;
+  /// The K/V slice may be shorter than block_kv (a tail tile): then its
+  /// extent is min(block_kv, Skv - j * block_kv).
+  bool mayBePartial = false;
+};
+
+struct FlashForm {
+  mlir::scf::ForallOp forall;
+  FlashConfigAttr config;
+  /// The whole Q, K and V tensors (defined above the forall).
+  mlir::Value query, key, value;
+  mlir::tensor::ExtractSliceOp querySlice;
+  /// In execution order; the recurrence flows from one to the next.
+  llvm::SmallVector<FlashKVLoop> loops;
+  OnlineAttentionFinalizeOp finalize;
+  mlir::tensor::ParallelInsertSliceOp outInsert;
+  /// Null when nothing reads the logsumexp (canonicalization drops the
+  /// forall's second output); the kernel still writes it, for the rows of
+  /// O: the contract of every attention kernel includes the logsumexp, which
+  /// a backward pass needs.
+  mlir::tensor::ParallelInsertSliceOp lseInsert;
+  int64_t headDim;
+  mlir::Type elementType;
+  /// Shared by every step (the softmax domain must not change mid-row).
+  double scale;
+  mlir::Value runtimeScale;
+  bool modified;
+};
+
+/// Reads `forall` as a flash form, or emits a diagnostic and fails.
+mlir::FailureOr<FlashForm> analyzeFlashForm(mlir::scf::ForallOp forall);
+
+} // namespace attnc
+
+#endif // ATTNC_LIB_CONVERSION_ATTNCTOGPU_FLASHFORM_H

@@ -1,0 +1,458 @@
+//===- MmaSyncStrategy.cpp - cp.async + ldmatrix + mma.sync tiles ---------===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The mma.sync tile strategy (sm_80 and later), FlashAttention-2's: each
+// warp owns blockQ/warps query rows (one or two 16-row m16n8k16 slabs; with
+// one, Q fragments stay in registers, with two they are re-read from shared
+// memory, which halves the K/V ldmatrix traffic per mma). Tiles are staged
+// in padded shared memory with cp.async (16 bytes per copy, rows past the
+// tensor's end zero-filled), K/V through `stages` buffers; QKᵀ and PV run
+// on tensor cores through ldmatrix + mma.sync, P staying in registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileStrategy.h"
+
+#include "MmaFragments.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace attnc;
+
+namespace {
+
+/// Padding after each shared-memory row: one 16-byte access. With rows of
+/// 128 or 256 bytes the eight row addresses of an ldmatrix phase then fall
+/// in eight different 16-byte bank groups (no bank conflicts).
+constexpr int64_t kSmemRowPadBytes = 16;
+/// Bytes per cp.async: the largest size, and the only one `.cg` (bypass L1)
+/// accepts.
+constexpr int64_t kCopyBytes = 16;
+
+/// Returns `v` through an opaque, side-effecting register move so that LLVM
+/// cannot hoist address arithmetic built on it out of the enclosing loop.
+/// Without it, LICM hoists each loop-invariant Q ldmatrix address (one per
+/// slab and k step, 64-bit each) and they all stay live across the loop:
+/// ~64 registers at d=128 with two slabs. Kept inside the loop, every
+/// address is one base register plus an immediate offset.
+Value pinInLoop(OpBuilder &b, Location loc, Value v) {
+  Type i64 = b.getI64Type();
+  Value asI64 = arith::IndexCastOp::create(b, loc, i64, v);
+  auto mov = LLVM::InlineAsmOp::create(
+      b, loc, i64, ValueRange{asI64}, b.getStringAttr("mov.b64 $0, $1;"),
+      b.getStringAttr("=l,l"), b.getUnitAttr(), /*is_align_stack=*/nullptr,
+      /*tail_call_kind=*/nullptr, /*asm_dialect=*/nullptr,
+      /*operand_attrs=*/nullptr);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), mov.getRes());
+}
+
+/// Thread coordinates shared by the strategy and its layouts.
+struct WarpCoords {
+  Value lane, quadRow, quadCol; // lane, g = lane/4, t = lane%4
+  Value warpRow0;               // first tile row of this warp
+};
+
+/// m16n8k16 accumulators of `slabs` 16-row slabs x `nTiles` n8 tiles:
+/// element (slab * nTiles + n) * 4 + i holds row g + 8*(i/2) of the slab,
+/// column 8n + 2t + i%2; row slot slab * 2 + i/2.
+class MmaAccumulatorLayout : public AccumulatorLayout {
+public:
+  MmaAccumulatorLayout(int64_t slabs, int64_t nTiles, const WarpCoords &w)
+      : slabs(slabs), nTiles(nTiles), w(w) {}
+  int64_t numElements() const override { return slabs * nTiles * 4; }
+  int64_t numRowSlots() const override { return slabs * 2; }
+  int64_t rowSlot(int64_t e) const override {
+    return (e / (nTiles * 4)) * 2 + (e % 4) / 2;
+  }
+  Value slotRow(OpBuilder &b, Location loc, int64_t slot) const override {
+    Value off = arith::ConstantIndexOp::create(
+        b, loc, (slot / 2) * mma::kM + 8 * (slot % 2));
+    Value r = arith::AddIOp::create(b, loc, w.warpRow0, w.quadRow);
+    return arith::AddIOp::create(b, loc, r, off);
+  }
+  Value column(OpBuilder &b, Location loc, int64_t e) const override {
+    int64_t n = (e / 4) % nTiles;
+    Value two = arith::ConstantIndexOp::create(b, loc, 2);
+    Value c = arith::MulIOp::create(b, loc, w.quadCol, two);
+    Value off = arith::ConstantIndexOp::create(b, loc, n * mma::kN + e % 2);
+    return arith::AddIOp::create(b, loc, c, off);
+  }
+  Value reduceRow(OpBuilder &b, Location loc, Value v,
+                  RowReduction kind) const override {
+    return mma::quadAllReduce(b, loc, v,
+                              kind == RowReduction::Max
+                                  ? mma::QuadReduction::Max
+                                  : mma::QuadReduction::Add);
+  }
+  Value isRowLeader(OpBuilder &b, Location loc) const override {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, w.quadCol,
+                                 arith::ConstantIndexOp::create(b, loc, 0));
+  }
+
+private:
+  int64_t slabs, nTiles;
+  const WarpCoords &w;
+};
+
+class MmaSyncStrategy : public AttentionTileStrategy {
+public:
+  MmaSyncStrategy(const TileShape &s, Location loc)
+      : s(s), loc(loc), slabs(s.blockQ / (s.warps * mma::kM)),
+        dTiles(s.headDim / mma::kN),
+        rowElems(s.headDim + kSmemRowPadBytes * 8 /
+                                 s.elementType.getIntOrFloatBitWidth()),
+        scores(slabs, s.blockKV / mma::kN, w), output(slabs, dTiles, w) {}
+
+  LogicalResult verify(Location diagLoc) const override;
+  int64_t threadsPerBlock() const override { return s.warps * mma::kWarpSize; }
+  int64_t sharedMemoryBytes() const override {
+    int64_t rowBytes = rowElems * s.elementType.getIntOrFloatBitWidth() / 8;
+    return rowBytes * (s.blockQ + 2 * s.stages * s.blockKV);
+  }
+  int64_t rowAlignmentBytes() const override { return kCopyBytes; }
+  const AccumulatorLayout &scoreLayout() const override { return scores; }
+  const AccumulatorLayout &outputLayout() const override { return output; }
+
+  void emitPrologue(OpBuilder &b) override;
+  void loadQuery(OpBuilder &b, const GlobalTile &q) override {
+    emitTileCopy(b, q, qSmem, Value(), s.blockQ);
+    nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType(b), pending);
+    pending.clear();
+  }
+  void loadKV(OpBuilder &b, const GlobalTile &k, const GlobalTile &v,
+              Value stage) override {
+    emitTileCopy(b, k, kSmem, stage, s.blockKV);
+    emitTileCopy(b, v, vSmem, stage, s.blockKV);
+    nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType(b), pending);
+    pending.clear();
+  }
+  void waitLoads(OpBuilder &b) override {
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+    gpu::BarrierOp::create(b, loc);
+  }
+  void prepareQuery(OpBuilder &b) override;
+  void beginStep(OpBuilder &b) override;
+  SmallVector<Value> computeScores(OpBuilder &b, Value stage) override;
+  void takeProbabilities(OpBuilder &b, ArrayRef<int64_t> elements,
+                         ArrayRef<Value> p) override;
+  void accumulatePV(OpBuilder &b, Value stage,
+                    SmallVectorImpl<Value> &acc) override;
+  void storeOutput(OpBuilder &b, ArrayRef<Value> acc,
+                   const GlobalTile &o) override;
+
+private:
+  Value idx(OpBuilder &b, int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+  Type tokenType(OpBuilder &b) {
+    return nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  }
+  void emitTileCopy(OpBuilder &b, const GlobalTile &src, Value smem,
+                    Value stage, int64_t rows);
+  mma::FragA loadQFragment(OpBuilder &b, int64_t slab, int64_t kStep);
+
+  TileShape s;
+  Location loc;
+  const int64_t slabs;    // 16-row slabs per warp
+  const int64_t dTiles;   // n8 tiles across the head dimension
+  const int64_t rowElems; // shared-memory row length incl. padding
+  WarpCoords w;
+  MmaAccumulatorLayout scores, output;
+
+  Value qSmem, kSmem, vSmem;
+  SmallVector<Value> pending;     // cp.async tokens of the open group
+  SmallVector<mma::FragA> qFrags; // [slab * kSteps + kStep], when in regs
+  Value qLoadRow, qLoadCol;       // per-thread Q ldmatrix origin in the loop
+  /// Packed probabilities of the current step: [slab][n8 tile][half].
+  SmallVector<SmallVector<std::array<Value, 2>>> probs;
+};
+
+} // namespace
+
+LogicalResult MmaSyncStrategy::verify(Location diagLoc) const {
+  if (s.headDim != 64 && s.headDim != 128)
+    return emitError(diagLoc)
+           << "mma_sync strategy: head dim must be 64 or 128, got "
+           << s.headDim;
+  if (!s.elementType || !(s.elementType.isBF16() || s.elementType.isF16()))
+    return emitError(diagLoc)
+           << "mma_sync strategy: element type must be bf16 or f16";
+  if (s.warps <= 0 || s.blockQ % (s.warps * mma::kM) != 0 ||
+      s.blockQ / (s.warps * mma::kM) > 2)
+    return emitError(diagLoc)
+           << "mma_sync strategy: block_q (" << s.blockQ
+           << ") must give each of the " << s.warps
+           << " warps 16 or 32 query rows";
+  int64_t threads = s.warps * mma::kWarpSize;
+  int64_t copiesPerRow = s.headDim * 2 / kCopyBytes;
+  if (s.blockKV % (2 * mma::kN) != 0 || threads % copiesPerRow != 0 ||
+      s.blockKV % (threads / copiesPerRow) != 0 ||
+      s.blockQ % (threads / copiesPerRow) != 0)
+    return emitError(diagLoc)
+           << "mma_sync strategy: block_kv (" << s.blockKV
+           << ") must be a multiple of 16 and of the rows one cp.async pass "
+              "covers";
+  if (s.stages != 2)
+    return emitError(diagLoc) << "mma_sync strategy: stages must be 2 (one "
+                                 "K/V tile computed while the next loads), "
+                                 "got "
+                              << s.stages;
+  return success();
+}
+
+/// Thread coordinates and the shared-memory views, carved from the dynamic
+/// allocation: Q [blockQ][rowElems] | K [stages][blockKV][rowElems] | V.
+void MmaSyncStrategy::emitPrologue(OpBuilder &b) {
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  w.lane = arith::RemUIOp::create(b, loc, tid, idx(b, mma::kWarpSize));
+  w.quadRow = arith::DivUIOp::create(b, loc, w.lane, idx(b, mma::kQuadSize));
+  w.quadCol = arith::RemUIOp::create(b, loc, w.lane, idx(b, mma::kQuadSize));
+  Value warp = arith::DivUIOp::create(b, loc, tid, idx(b, mma::kWarpSize));
+  w.warpRow0 = arith::MulIOp::create(b, loc, warp, idx(b, slabs * mma::kM));
+
+  auto ws =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Type T = s.elementType;
+  int64_t eb = T.getIntOrFloatBitWidth() / 8;
+  auto raw = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface{}, ws));
+  auto qType =
+      MemRefType::get({s.blockQ, rowElems}, T, MemRefLayoutAttrInterface{}, ws);
+  auto kvType = MemRefType::get({s.stages, s.blockKV, rowElems}, T,
+                                MemRefLayoutAttrInterface{}, ws);
+  int64_t qBytes = s.blockQ * rowElems * eb;
+  int64_t kvBytes = s.stages * s.blockKV * rowElems * eb;
+  qSmem = memref::ViewOp::create(b, loc, qType, raw, idx(b, 0), ValueRange{});
+  kSmem = memref::ViewOp::create(b, loc, kvType, raw, idx(b, qBytes),
+                                 ValueRange{});
+  vSmem = memref::ViewOp::create(b, loc, kvType, raw, idx(b, qBytes + kvBytes),
+                                 ValueRange{});
+}
+
+/// cp.async of `rows` rows from `src.rowStart` into `smem` (at [stage] when
+/// given). Rows at or past `src.rowLimit` are zero-filled (src-size 0) from
+/// a clamped, in-bounds address.
+void MmaSyncStrategy::emitTileCopy(OpBuilder &b, const GlobalTile &src,
+                                   Value smem, Value stage, int64_t rows) {
+  int64_t elemsPerCopy = kCopyBytes * 8 / s.elementType.getIntOrFloatBitWidth();
+  int64_t copiesPerRow = s.headDim / elemsPerCopy;
+  int64_t rowsPerPass = threadsPerBlock() / copiesPerRow;
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value row0 = arith::DivUIOp::create(b, loc, tid, idx(b, copiesPerRow));
+  Value col = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, tid, idx(b, copiesPerRow)),
+      idx(b, elemsPerCopy));
+  for (int64_t pass = 0; pass < rows / rowsPerPass; ++pass) {
+    Value row = arith::AddIOp::create(b, loc, row0, idx(b, pass * rowsPerPass));
+    Value gRow = arith::AddIOp::create(b, loc, src.rowStart, row);
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          gRow, src.rowLimit);
+    Value srcRow = arith::SelectOp::create(b, loc, inRange, gRow, idx(b, 0));
+    Value srcIdx = arith::AddIOp::create(
+        b, loc,
+        arith::AddIOp::create(
+            b, loc, src.base,
+            arith::MulIOp::create(b, loc, srcRow, src.rowStride)),
+        col);
+    Value srcElems = arith::SelectOp::create(b, loc, inRange,
+                                             idx(b, elemsPerCopy), idx(b, 0));
+    SmallVector<Value, 3> dstIdx;
+    if (stage)
+      dstIdx.push_back(stage);
+    dstIdx.append({row, col});
+    pending.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, tokenType(b), smem, dstIdx, src.mem, ValueRange{srcIdx},
+        b.getIndexAttr(elemsPerCopy), srcElems, b.getUnitAttr()));
+  }
+}
+
+/// A fragment of Q for one 16-row slab and one 16-wide k step: ldmatrix.x4,
+/// matrices (rows 0-7, k lo), (rows 8-15, k lo), (0-7, k hi), (8-15, k hi).
+mma::FragA MmaSyncStrategy::loadQFragment(OpBuilder &b, int64_t slab,
+                                          int64_t kStep) {
+  Value rowBase = qLoadRow;
+  Value colBase = qLoadCol;
+  if (!rowBase) {
+    rowBase = arith::AddIOp::create(
+        b, loc, w.warpRow0, arith::RemUIOp::create(b, loc, w.lane, idx(b, 16)));
+    colBase = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, w.lane, idx(b, 16)), idx(b, 8));
+  }
+  Value row = arith::AddIOp::create(b, loc, rowBase, idx(b, slab * mma::kM));
+  Value col = arith::AddIOp::create(b, loc, colBase, idx(b, kStep * mma::kK));
+  return mma::loadMatrixX4(b, loc, qSmem, {row, col}, /*transpose=*/false);
+}
+
+/// With one slab per warp Q fragments stay in registers for the whole loop
+/// (32 registers at d=128); with two, they would not fit next to the
+/// accumulators and are reloaded from shared memory at each k step.
+void MmaSyncStrategy::prepareQuery(OpBuilder &b) {
+  if (slabs != 1)
+    return;
+  for (int64_t ks = 0; ks < s.headDim / mma::kK; ++ks)
+    qFrags.push_back(loadQFragment(b, 0, ks));
+}
+
+void MmaSyncStrategy::beginStep(OpBuilder &b) {
+  if (!qFrags.empty())
+    return;
+  qLoadRow = pinInLoop(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc, w.warpRow0,
+          arith::RemUIOp::create(b, loc, w.lane, idx(b, 16))));
+  qLoadCol = pinInLoop(
+      b, loc,
+      arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, w.lane, idx(b, 16)),
+          idx(b, 8)));
+}
+
+/// S = Q Kᵀ for the K tile in `stage`. K rows are the n dimension, so a
+/// non-transposed ldmatrix of K gives B fragments directly: matrices
+/// (n 0-7, k lo), (n 0-7, k hi), (n 8-15, k lo), (n 8-15, k hi). The k step
+/// is the outer loop so that Q fragments reloaded from shared memory (two
+/// slabs per warp) are loaded once per step and shared by all K fragments.
+SmallVector<Value> MmaSyncStrategy::computeScores(OpBuilder &b, Value stage) {
+  int64_t nTiles = s.blockKV / mma::kN, kSteps = s.headDim / mma::kK;
+  Value zero = arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                              APFloat(0.0f));
+  mma::FragC zeroFrag = {zero, zero, zero, zero};
+  SmallVector<SmallVector<mma::FragC>> c(
+      slabs, SmallVector<mma::FragC>(nTiles, zeroFrag));
+  Value rowOff = arith::AddIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, w.lane, idx(b, 8)),
+      arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, w.lane, idx(b, 16)),
+          idx(b, 8)));
+  Value colOff = arith::MulIOp::create(
+      b, loc,
+      arith::RemUIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, w.lane, idx(b, 8)), idx(b, 2)),
+      idx(b, 8));
+  for (int64_t ks = 0; ks < kSteps; ++ks) {
+    SmallVector<mma::FragA> a;
+    for (int64_t sl = 0; sl < slabs; ++sl)
+      a.push_back(qFrags.empty() ? loadQFragment(b, sl, ks)
+                                 : qFrags[sl * kSteps + ks]);
+    Value col = arith::AddIOp::create(b, loc, idx(b, ks * mma::kK), colOff);
+    for (int64_t np = 0; np < nTiles / 2; ++np) {
+      Value row =
+          arith::AddIOp::create(b, loc, idx(b, np * 2 * mma::kN), rowOff);
+      auto r = mma::loadMatrixX4(b, loc, kSmem, {stage, row, col}, false);
+      for (int64_t sl = 0; sl < slabs; ++sl) {
+        mma::FragC &c0 = c[sl][2 * np], &c1 = c[sl][2 * np + 1];
+        c0 = mma::mmaSync(b, loc, s.elementType, a[sl], {r[0], r[1]}, c0);
+        c1 = mma::mmaSync(b, loc, s.elementType, a[sl], {r[2], r[3]}, c1);
+      }
+    }
+  }
+  SmallVector<Value> flat;
+  for (const auto &slab : c)
+    for (const mma::FragC &frag : slab)
+      llvm::append_range(flat, frag);
+  probs.assign(slabs, SmallVector<std::array<Value, 2>>(nTiles));
+  return flat;
+}
+
+/// Rounds each (cols 2t, 2t+1) pair of a row slot to the element type at
+/// once: the pair is half of an A fragment of P V.
+void MmaSyncStrategy::takeProbabilities(OpBuilder &b, ArrayRef<int64_t> elems,
+                                        ArrayRef<Value> p) {
+  int64_t nTiles = s.blockKV / mma::kN;
+  for (size_t k = 0; k + 1 < elems.size(); k += 2) {
+    int64_t e = elems[k];
+    int64_t sl = e / (nTiles * 4), n = (e / 4) % nTiles, half = (e % 4) / 2;
+    probs[sl][n][half] = mma::packPair(b, loc, s.elementType, p[k], p[k + 1]);
+  }
+}
+
+/// acc += P V. The accumulators of two adjacent n8 score tiles are exactly
+/// the A fragment of a 16-wide k step (rows g/g+8, cols 2t and 2t+8), so P
+/// stays in registers. V rows are the k dimension: ldmatrix.trans gives B
+/// fragments, matrices (k lo, d 0-7), (k hi, d 0-7), (k lo, d 8-15), (k hi,
+/// d 8-15).
+void MmaSyncStrategy::accumulatePV(OpBuilder &b, Value stage,
+                                   SmallVectorImpl<Value> &acc) {
+  Value rowOff = arith::RemUIOp::create(b, loc, w.lane, idx(b, 16));
+  Value colOff = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, w.lane, idx(b, 16)), idx(b, 8));
+  for (int64_t ks = 0; ks < s.blockKV / mma::kK; ++ks) {
+    SmallVector<mma::FragA> pFrags;
+    for (int64_t sl = 0; sl < slabs; ++sl) {
+      const auto &lo = probs[sl][2 * ks], &hi = probs[sl][2 * ks + 1];
+      pFrags.push_back({lo[0], lo[1], hi[0], hi[1]});
+    }
+    Value row = arith::AddIOp::create(b, loc, idx(b, ks * mma::kK), rowOff);
+    for (int64_t dp = 0; dp < dTiles / 2; ++dp) {
+      Value col =
+          arith::AddIOp::create(b, loc, idx(b, dp * 2 * mma::kN), colOff);
+      auto r = mma::loadMatrixX4(b, loc, vSmem, {stage, row, col}, true);
+      for (int64_t sl = 0; sl < slabs; ++sl) {
+        for (int64_t j = 0; j < 2; ++j) {
+          int64_t base = (sl * dTiles + 2 * dp + j) * 4;
+          mma::FragC c = {acc[base], acc[base + 1], acc[base + 2],
+                          acc[base + 3]};
+          c = mma::mmaSync(b, loc, s.elementType, pFrags[sl],
+                           {r[2 * j], r[2 * j + 1]}, c);
+          for (int64_t i = 0; i < 4; ++i)
+            acc[base + i] = c[i];
+        }
+      }
+    }
+  }
+}
+
+/// Each thread stores its (cols 2t, 2t+1) pairs of rows g and g+8 as one
+/// 4-byte store; rows past `o.rowLimit` are skipped.
+void MmaSyncStrategy::storeOutput(OpBuilder &b, ArrayRef<Value> acc,
+                                  const GlobalTile &o) {
+  Value two = idx(b, 2);
+  Value col0 = arith::MulIOp::create(b, loc, w.quadCol, two);
+  for (int64_t slot = 0; slot < output.numRowSlots(); ++slot) {
+    int64_t sl = slot / 2, half = slot % 2;
+    Value row =
+        arith::AddIOp::create(b, loc, o.rowStart, output.slotRow(b, loc, slot));
+    auto inRange = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                              o.rowLimit),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(inRange.thenBlock());
+    Value rowOff = arith::AddIOp::create(
+        b, loc, o.base, arith::MulIOp::create(b, loc, row, o.rowStride));
+    for (int64_t n = 0; n < dTiles; ++n) {
+      int64_t base = (sl * dTiles + n) * 4 + 2 * half;
+      Value off = arith::AddIOp::create(
+          b, loc, rowOff,
+          arith::AddIOp::create(b, loc, col0, idx(b, n * mma::kN)));
+      vector::StoreOp::create(
+          b, loc, mma::packPair(b, loc, s.elementType, acc[base], acc[base + 1]),
+          o.mem, ValueRange{off}, /*nontemporal=*/false, llvm::MaybeAlign(4));
+    }
+  }
+}
+
+std::unique_ptr<AttentionTileStrategy>
+attnc::createTileStrategy(TileStrategy kind, const TileShape &shape,
+                          Location loc) {
+  switch (kind) {
+  case TileStrategy::mma_sync:
+    return std::make_unique<MmaSyncStrategy>(shape, loc);
+  }
+  return nullptr;
+}

@@ -1,0 +1,172 @@
+//===- ScoreStage.cpp - scale, modify, mask and online softmax ------------===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Softmax runs on exp2: exp(x) = exp2(x * log2 e), with the scale folded
+// into the same fma when no score modifier needs the scaled score itself.
+// exp2 is ex2.approx.ftz.f32 through its LLVM intrinsic: math.exp2 lowers to
+// the non-ftz form, which ptxas wraps in a range check and two conditional
+// multiplies around MUFU.EX2; softmax loses nothing by flushing subnormal
+// probabilities to 0.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ScoreStage.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace attnc;
+
+/// log2(e): softmax runs on exp2.
+static constexpr double kLog2e = 1.4426950408889634;
+
+SmallVector<Value> OnlineSoftmaxState::flatten() const {
+  SmallVector<Value> all(rowMax);
+  llvm::append_range(all, rowSum);
+  llvm::append_range(all, acc);
+  return all;
+}
+
+OnlineSoftmaxState OnlineSoftmaxState::unflatten(ValueRange all,
+                                                 size_t rowSlots) {
+  OnlineSoftmaxState s;
+  s.rowMax.assign(all.begin(), all.begin() + rowSlots);
+  s.rowSum.assign(all.begin() + rowSlots, all.begin() + 2 * rowSlots);
+  s.acc.assign(all.begin() + 2 * rowSlots, all.end());
+  return s;
+}
+
+static SmallVector<SmallVector<int64_t>>
+groupBySlot(const AccumulatorLayout &layout) {
+  SmallVector<SmallVector<int64_t>> slots(layout.numRowSlots());
+  for (int64_t e = 0; e < layout.numElements(); ++e)
+    slots[layout.rowSlot(e)].push_back(e);
+  return slots;
+}
+
+ScoreStage::ScoreStage(OpBuilder &b, Location loc,
+                       const AccumulatorLayout &scores,
+                       const AccumulatorLayout &output,
+                       const ScoreScaling &scaling)
+    : loc(loc), scores(scores), output(output), scaling(scaling),
+      scoreSlots(groupBySlot(scores)), outputSlots(groupBySlot(output)) {
+  Type f32 = b.getF32Type();
+  auto c = [&](double v) {
+    return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
+                                          APFloat(static_cast<float>(v)));
+  };
+  zero = c(0.0);
+  one = c(1.0);
+  negInf = c(-std::numeric_limits<double>::infinity());
+  // Products of constants are taken in double and rounded once.
+  auto times = [&](double k) -> Value {
+    Value v = c(scaling.constantScale * k);
+    if (scaling.runtimeScale)
+      v = arith::MulFOp::create(b, loc, v, scaling.runtimeScale);
+    return v;
+  };
+  scale = times(1.0);
+  if (scaling.modified) {
+    expScale = c(kLog2e);
+    lseScale = one;
+  } else {
+    expScale = times(kLog2e);
+    lseScale = scale;
+  }
+}
+
+Value ScoreStage::exp2(OpBuilder &b, Value x) const {
+  return LLVM::CallIntrinsicOp::create(
+             b, loc, b.getF32Type(),
+             b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"), ValueRange{x})
+      .getResult(0);
+}
+
+OnlineSoftmaxState ScoreStage::initialState(OpBuilder &b) const {
+  OnlineSoftmaxState st;
+  st.rowMax.assign(scores.numRowSlots(), negInf);
+  st.rowSum.assign(scores.numRowSlots(), zero);
+  st.acc.assign(output.numElements(), zero);
+  return st;
+}
+
+void ScoreStage::modify(OpBuilder &b, SmallVectorImpl<Value> &s,
+                        Modifier modifier) const {
+  for (auto [slot, elements] : llvm::enumerate(scoreSlots)) {
+    Value row = scores.slotRow(b, loc, slot);
+    for (int64_t e : elements) {
+      Value scaled = arith::MulFOp::create(b, loc, s[e], scale);
+      s[e] = modifier(b, scaled, row, scores.column(b, loc, e));
+    }
+  }
+}
+
+void ScoreStage::mask(OpBuilder &b, SmallVectorImpl<Value> &s,
+                      Predicate visible) const {
+  for (auto [slot, elements] : llvm::enumerate(scoreSlots)) {
+    Value row = scores.slotRow(b, loc, slot);
+    for (int64_t e : elements) {
+      Value keep = visible(b, row, scores.column(b, loc, e));
+      s[e] = arith::SelectOp::create(b, loc, keep, s[e], negInf);
+    }
+  }
+}
+
+void ScoreStage::update(OpBuilder &b, ArrayRef<Value> s,
+                        OnlineSoftmaxState &st,
+                        AttentionTileStrategy &strategy) const {
+  for (auto [r, elements] : llvm::enumerate(scoreSlots)) {
+    Value mx = st.rowMax[r];
+    for (int64_t e : elements)
+      mx = arith::MaxNumFOp::create(b, loc, mx, s[e]);
+    Value mNew = scores.reduceRow(b, loc, mx, RowReduction::Max);
+    // exp2(x * expScale - offset), offset = mNew * expScale, or 0 while the
+    // row has seen no visible key (mNew = -inf), so that exp2(-inf) = 0.
+    Value isEmpty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
+    Value offset = arith::SelectOp::create(
+        b, loc, isEmpty, zero, arith::MulFOp::create(b, loc, mNew, expScale));
+    Value negOffset = arith::NegFOp::create(b, loc, offset);
+    auto exp2Scaled = [&](Value x) {
+      return exp2(b, math::FmaOp::create(b, loc, x, expScale, negOffset));
+    };
+    Value alpha = exp2Scaled(st.rowMax[r]);
+    Value sum = arith::MulFOp::create(b, loc, st.rowSum[r], alpha);
+    SmallVector<Value> p;
+    for (int64_t e : elements) {
+      p.push_back(exp2Scaled(s[e]));
+      sum = arith::AddFOp::create(b, loc, sum, p.back());
+    }
+    strategy.takeProbabilities(b, elements, p);
+    for (int64_t e : outputSlots[r])
+      st.acc[e] = arith::MulFOp::create(b, loc, st.acc[e], alpha);
+    st.rowMax[r] = mNew;
+    st.rowSum[r] = sum;
+  }
+}
+
+SmallVector<Value> ScoreStage::finalize(OpBuilder &b,
+                                        OnlineSoftmaxState &st) const {
+  SmallVector<Value> lse;
+  for (auto [r, elements] : llvm::enumerate(outputSlots)) {
+    Value l = scores.reduceRow(b, loc, st.rowSum[r], RowReduction::Add);
+    Value isEmpty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
+    Value inv = arith::SelectOp::create(b, loc, isEmpty, zero,
+                                        arith::DivFOp::create(b, loc, one, l));
+    for (int64_t e : elements)
+      st.acc[e] = arith::MulFOp::create(b, loc, st.acc[e], inv);
+    Value lnL = math::LogOp::create(b, loc, l);
+    lse.push_back(arith::SelectOp::create(
+        b, loc, isEmpty, negInf,
+        math::FmaOp::create(b, loc, st.rowMax[r], lseScale, lnL)));
+  }
+  return lse;
+}

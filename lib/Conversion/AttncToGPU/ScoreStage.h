@@ -1,0 +1,95 @@
+//===- ScoreStage.h - scale, modify, mask and online softmax ----*- C++ -*-===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What an attention kernel does between S = Q Kᵀ and P V, independent of
+// how the tiles got into registers: scale, score modifier, mask, the
+// online-softmax update (running max, rescale, exp2, running sum) and the
+// final normalization with the logsumexp. It sees the score and output
+// tiles only through the tile strategy's AccumulatorLayout, so the forward,
+// backward and decode kernels of every strategy share it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_CONVERSION_ATTNCTOGPU_SCORESTAGE_H
+#define ATTNC_LIB_CONVERSION_ATTNCTOGPU_SCORESTAGE_H
+
+#include "TileStrategy.h"
+
+namespace attnc {
+
+/// Per-thread online-softmax state: per row slot the running max (in the
+/// softmax domain of ScoreScaling) and this thread's partial sum; the
+/// output accumulator in outputLayout order.
+struct OnlineSoftmaxState {
+  llvm::SmallVector<mlir::Value> rowMax, rowSum, acc;
+
+  llvm::SmallVector<mlir::Value> flatten() const;
+  static OnlineSoftmaxState unflatten(mlir::ValueRange all, size_t rowSlots);
+};
+
+/// How raw Q Kᵀ scores become exponents.
+struct ScoreScaling {
+  /// The compile-time scale and, when the program has one, the runtime
+  /// scale (f32) that multiplies it: the score modifier sees their product
+  /// times S.
+  double constantScale = 1.0;
+  mlir::Value runtimeScale;
+  /// Whether a score modifier runs. Without one the max is taken on raw
+  /// scores and the scale folds into the exponent's fma; with one the max
+  /// is taken on modified scores.
+  bool modified = false;
+};
+
+class ScoreStage {
+public:
+  /// `(row, col)` tile-relative -> an i1 (visible) or an f32 (new score).
+  using Predicate =
+      llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Value,
+                                     mlir::Value)>;
+  using Modifier = llvm::function_ref<mlir::Value(
+      mlir::OpBuilder &, mlir::Value, mlir::Value, mlir::Value)>;
+
+  /// Emits the loop-invariant constants at the builder's position.
+  ScoreStage(mlir::OpBuilder &b, mlir::Location loc,
+             const AccumulatorLayout &scores, const AccumulatorLayout &output,
+             const ScoreScaling &scaling);
+
+  /// acc = 0, max = -inf, sum = 0.
+  OnlineSoftmaxState initialState(mlir::OpBuilder &b) const;
+  /// s = modifier(scale * s, row, col) for every element.
+  void modify(mlir::OpBuilder &b, llvm::SmallVectorImpl<mlir::Value> &s,
+              Modifier modifier) const;
+  /// s = -inf where `visible` is false.
+  void mask(mlir::OpBuilder &b, llvm::SmallVectorImpl<mlir::Value> &s,
+            Predicate visible) const;
+  /// One online-softmax step: new max per row, rescale of sum and acc by
+  /// exp(old max - new max), P = exp(s - new max) handed to `strategy` row
+  /// slot by row slot. A row that has seen no visible key keeps max = -inf
+  /// and gets P = 0, never NaN.
+  void update(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> s,
+              OnlineSoftmaxState &st, AttentionTileStrategy &strategy) const;
+  /// acc /= sum (0 for rows without a visible key); returns the logsumexp
+  /// of each row slot (natural log, -inf for those rows).
+  llvm::SmallVector<mlir::Value> finalize(mlir::OpBuilder &b,
+                                          OnlineSoftmaxState &st) const;
+
+private:
+  mlir::Value exp2(mlir::OpBuilder &b, mlir::Value x) const;
+
+  mlir::Location loc;
+  const AccumulatorLayout &scores, &output;
+  ScoreScaling scaling;
+  /// Elements of each row slot, in element order.
+  llvm::SmallVector<llvm::SmallVector<int64_t>> scoreSlots, outputSlots;
+  /// exp2 argument per unit of the softmax domain, and the factor of the
+  /// max in the logsumexp.
+  mlir::Value scale, expScale, lseScale;
+  mlir::Value zero, one, negInf;
+};
+
+} // namespace attnc
+
+#endif // ATTNC_LIB_CONVERSION_ATTNCTOGPU_SCORESTAGE_H

@@ -1,0 +1,136 @@
+//===- TileStrategy.h - how an attention kernel moves and multiplies tiles ===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The flash kernel builder (FlashAttentionKernel.cpp) walks the flash form
+// and decides *what* happens: which tiles, which loops, which mask. A tile
+// strategy decides *how* tiles reach registers and multiply: cp.async +
+// ldmatrix + mma.sync today (MmaSyncStrategy.cpp), TMA + wgmma on Hopper
+// next. The score stage (ScoreStage.cpp) sits between the two and sees the
+// strategy's register tiles only through AccumulatorLayout, so forward,
+// backward and decode kernels share it whatever the strategy.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_CONVERSION_ATTNCTOGPU_TILESTRATEGY_H
+#define ATTNC_LIB_CONVERSION_ATTNCTOGPU_TILESTRATEGY_H
+
+#include "attnc/Dialect/Attnc/IR/AttncAttrs.h"
+#include "mlir/IR/Builders.h"
+
+#include <memory>
+
+namespace attnc {
+
+/// The rows of one (batch, head) matrix of a [batch, heads, seq, dim]
+/// tensor in global memory that a CTA reads or writes.
+struct GlobalTile {
+  /// memref<?xT, 1> over the whole tensor.
+  mlir::Value mem;
+  /// Element offset of the (batch, head) matrix.
+  mlir::Value base;
+  /// Elements between consecutive rows.
+  mlir::Value rowStride;
+  /// First row of the tile.
+  mlir::Value rowStart;
+  /// Rows at or past this one do not exist: loads read zeros, stores skip.
+  mlir::Value rowLimit;
+};
+
+enum class RowReduction { Max, Add };
+
+/// One thread's share of an f32 [rows x cols] tile held in registers, laid
+/// out as the strategy's MMA accumulator. Values a thread holds of one row
+/// form a row slot; the threads sharing a row combine their partials with
+/// reduceRow.
+class AccumulatorLayout {
+public:
+  virtual ~AccumulatorLayout() = default;
+  virtual int64_t numElements() const = 0;
+  virtual int64_t numRowSlots() const = 0;
+  virtual int64_t rowSlot(int64_t element) const = 0;
+  /// Tile-relative row of a slot and column of an element (index values).
+  virtual mlir::Value slotRow(mlir::OpBuilder &b, mlir::Location loc,
+                              int64_t slot) const = 0;
+  virtual mlir::Value column(mlir::OpBuilder &b, mlir::Location loc,
+                             int64_t element) const = 0;
+  /// Combines a per-thread partial of a row slot over the threads that
+  /// share the row; every one of them gets the result.
+  virtual mlir::Value reduceRow(mlir::OpBuilder &b, mlir::Location loc,
+                                mlir::Value partial,
+                                RowReduction kind) const = 0;
+  /// True on exactly one of the threads sharing a row (it writes per-row
+  /// results such as the logsumexp).
+  virtual mlir::Value isRowLeader(mlir::OpBuilder &b,
+                                  mlir::Location loc) const = 0;
+};
+
+/// What a tile strategy is built for.
+struct TileShape {
+  int64_t blockQ, blockKV, headDim, warps, stages;
+  mlir::Type elementType;
+};
+
+/// Data movement and matrix products of one flash-attention kernel. Calls
+/// come in kernel order: prologue, loadQuery/loadKV, wait, prepareQuery,
+/// then per K/V step beginStep, computeScores, accumulatePV, and
+/// storeOutput at the end.
+class AttentionTileStrategy {
+public:
+  virtual ~AttentionTileStrategy() = default;
+
+  /// Checks that the strategy can build this shape; diagnostic at `loc`.
+  virtual mlir::LogicalResult verify(mlir::Location loc) const = 0;
+  virtual int64_t threadsPerBlock() const = 0;
+  virtual int64_t sharedMemoryBytes() const = 0;
+  /// Alignment the rows of Q, K, V and O must have in global memory, bytes.
+  virtual int64_t rowAlignmentBytes() const = 0;
+
+  /// Layouts of the [blockQ x blockKV] score tile and of the [blockQ x d]
+  /// output accumulator. Their row slots name the same rows.
+  virtual const AccumulatorLayout &scoreLayout() const = 0;
+  virtual const AccumulatorLayout &outputLayout() const = 0;
+
+  /// Thread coordinates and shared-memory views, at the kernel's start.
+  virtual void emitPrologue(mlir::OpBuilder &b) = 0;
+  /// Starts loading the query tile.
+  virtual void loadQuery(mlir::OpBuilder &b, const GlobalTile &q) = 0;
+  /// Starts loading the K and V tiles (`rowStart` of both set) into
+  /// pipeline stage `stage`.
+  virtual void loadKV(mlir::OpBuilder &b, const GlobalTile &k,
+                      const GlobalTile &v, mlir::Value stage) = 0;
+  /// Waits for every load started so far and makes it visible to the CTA;
+  /// also orders the previous step's reads of a stage before its reuse.
+  virtual void waitLoads(mlir::OpBuilder &b) = 0;
+  /// Once the query tile is resident.
+  virtual void prepareQuery(mlir::OpBuilder &b) = 0;
+  /// At the start of each K/V step, inside its loop.
+  virtual void beginStep(mlir::OpBuilder &b) = 0;
+  /// S = Q Kᵀ for the key tile in `stage`, in scoreLayout order.
+  virtual llvm::SmallVector<mlir::Value>
+  computeScores(mlir::OpBuilder &b, mlir::Value stage) = 0;
+  /// Hands over the probabilities of one row slot (f32, score elements
+  /// `elements`) as soon as they exist, so a strategy can round them to
+  /// the element type before the f32 values pile up in registers.
+  virtual void takeProbabilities(mlir::OpBuilder &b,
+                                 llvm::ArrayRef<int64_t> elements,
+                                 llvm::ArrayRef<mlir::Value> p) = 0;
+  /// acc += P V with the probabilities taken since the last call and the
+  /// value tile in `stage`; `acc` in outputLayout order.
+  virtual void accumulatePV(mlir::OpBuilder &b, mlir::Value stage,
+                            llvm::SmallVectorImpl<mlir::Value> &acc) = 0;
+  /// Stores the normalized output (f32, outputLayout order) to `o`.
+  virtual void storeOutput(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> acc,
+                           const GlobalTile &o) = 0;
+};
+
+/// The strategy `kind` for `shape`, built with `loc` for its ops.
+std::unique_ptr<AttentionTileStrategy>
+createTileStrategy(TileStrategy kind, const TileShape &shape,
+                   mlir::Location loc);
+
+} // namespace attnc
+
+#endif // ATTNC_LIB_CONVERSION_ATTNCTOGPU_TILESTRATEGY_H
