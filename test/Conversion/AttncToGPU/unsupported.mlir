@@ -11,7 +11,7 @@ func.func @value_head_dim(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, 
 // -----
 
 func.func @head_dim_96(%q: tensor<?x?x?x96xbf16>) -> tensor<?x?x?x96xbf16> {
-  // expected-error @+1 {{flash attention: head dim must be 64 or 128, got 96}}
+  // expected-error @+1 {{mma_sync strategy: head dim must be 64 or 128, got 96}}
   %o = attnc.attention %q, %q, %q {scale = 0.1 : f64} : tensor<?x?x?x96xbf16>, tensor<?x?x?x96xbf16>, tensor<?x?x?x96xbf16> -> tensor<?x?x?x96xbf16>
   return %o : tensor<?x?x?x96xbf16>
 }
@@ -19,7 +19,7 @@ func.func @head_dim_96(%q: tensor<?x?x?x96xbf16>) -> tensor<?x?x?x96xbf16> {
 // -----
 
 func.func @f32_attention(%q: tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32> {
-  // expected-error @+1 {{flash attention: element type must be bf16 or f16}}
+  // expected-error @+1 {{mma_sync strategy: element type must be bf16 or f16}}
   %o = attnc.attention %q, %q, %q {scale = 0.1 : f64} : tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x64xf32>
   return %o : tensor<?x?x?x64xf32>
 }

@@ -16,9 +16,9 @@
 // The target description's defaults (sm_90a): 256 query rows for every
 // head dimension, 64 K/V rows for d=128 and 128 for d<=64.
 // DEFAULT-LABEL: func.func @noncausal
-// DEFAULT: {attnc.block_kv = 64 : i64, attnc.block_q = 256 : i64
+// DEFAULT: attnc.flash_config = #attnc.flash_config<block_q = 256, block_kv = 64, warps = 8, stages = 2, strategy = mma_sync>
 // DEFAULT-LABEL: func.func @gqa
-// DEFAULT: {attnc.block_kv = 128 : i64, attnc.block_q = 256 : i64
+// DEFAULT: attnc.flash_config = #attnc.flash_config<block_q = 256, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync>
 
 // CHECK-LABEL: func.func @noncausal
 // CHECK-SAME: (%[[Q:.+]]: tensor<?x?x?x128xbf16>, %[[K:.+]]: tensor<?x?x?x128xbf16>, %[[V:.+]]: tensor<?x?x?x128xbf16>)
@@ -51,8 +51,9 @@
 // CHECK: %[[NK:.+]] = affine.min affine_map<(d0)[s0] -> (64, d0 * -64 + s0)>(%[[J]])[%[[SKV]]]
 // CHECK: %[[KTILE:.+]] = tensor.extract_slice %[[K]][%[[BI]], %[[HKVI]], %[[K0]], 0] [1, 1, %[[NK]], 128] [1, 1, 1, 1]
 // CHECK: %[[VTILE:.+]] = tensor.extract_slice %[[V]][%[[BI]], %[[HKVI]], %[[K0]], 0] [1, 1, %[[NK]], 128] [1, 1, 1, 1]
-// CHECK: %[[NACC:[^,]+]], %[[NM:[^,]+]], %[[NL:[^,]+]] = attnc.online_attention %[[QTILE]], %[[KTILE]], %[[VTILE]], %[[ACC]], %[[M]], %[[L]] at{{ ?}}[%[[Q0]], %[[K0]]]
+// CHECK: %[[NACC:[^,]+]], %[[NM:[^,]+]], %[[NL:[^,]+]] = attnc.online_attention %[[QTILE]], %[[KTILE]], %[[VTILE]], %[[ACC]], %[[M]], %[[L]] at{{ ?}}[%[[BI]], %[[HI]], %[[Q0]], %[[K0]]]
 // CHECK-SAME: {scale = 0.088388347648318447 : f64}
+// CHECK-NOT: mask
 // CHECK: scf.yield %[[NACC]], %[[NM]], %[[NL]]
 // CHECK-NOT: scf.for
 // CHECK-NOT: divf
@@ -61,7 +62,7 @@
 // CHECK: scf.forall.in_parallel
 // CHECK-NEXT: tensor.parallel_insert_slice %[[OUT]] into %[[O_OUT]][%[[BI]], %[[HI]], %[[Q0]], 0] [1, 1, %[[MQ]], 128] [1, 1, 1, 1]
 // CHECK-NEXT: tensor.parallel_insert_slice %[[LSE]] into %[[LSE_OUT]][%[[BI]], %[[HI]], %[[Q0]]] [1, 1, %[[MQ]]] [1, 1, 1]
-// CHECK: } {attnc.block_kv = 64 : i64, attnc.block_q = 64 : i64, mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+// CHECK: } {attnc.flash_config = #attnc.flash_config<block_q = 64, block_kv = 64, warps = 4, stages = 2, strategy = mma_sync>, mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
 // CHECK-NOT: attnc.attention
 // CHECK: return %[[RES]]#0
 
@@ -75,7 +76,7 @@
 // TILE: affine.apply affine_map<(d0) -> (d0 * 32)>
 // TILE: affine.min affine_map<(d0)[s0] -> (32, d0 * -32 + s0)>
 // TILE: attnc.online_attention
-// TILE: attnc.block_kv = 32 : i64, attnc.block_q = 128 : i64
+// TILE: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 32, warps = 4, stages = 2, strategy = mma_sync>
 func.func @noncausal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
       : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
@@ -103,13 +104,18 @@ func.func @noncausal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v:
 // CHECK-DAG: %[[NFULL:.+]] = affine.min affine_map<(d0)[s0] -> (s0 ceildiv 64, d0)>(%[[QT]])[%[[SKV]]]
 // CHECK: %[[FULL:.+]]:3 = scf.for %[[J:.+]] = %{{.+}} to %[[NFULL]] step %{{.+}} iter_args(%[[ACC:.+]] = %[[ACC0]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}})
 // CHECK: %[[K0:.+]] = affine.apply affine_map<(d0) -> (d0 * 64)>(%[[J]])
-// CHECK: attnc.online_attention %[[QTILE]], %{{.+}}, %{{.+}}, %[[ACC]], %{{.+}}, %{{.+}} at{{ ?}}[%[[Q0]], %[[K0]]]
+// CHECK: attnc.online_attention %[[QTILE]], %{{.+}}, %{{.+}}, %[[ACC]], %{{.+}}, %{{.+}} at{{ ?}}[%{{.+}}, %{{.+}}, %[[Q0]], %[[K0]]]
 // CHECK-SAME: {scale = 0.088388347648318447 : f64}
+// CHECK-NOT: mask
 // CHECK: scf.yield
 // CHECK: %[[DIAG:.+]]:3 = scf.for %[[J2:.+]] = %[[NFULL]] to %[[NVISIT]] step %{{.+}} iter_args(%{{.+}} = %[[FULL]]#0, %{{.+}} = %[[FULL]]#1, %{{.+}} = %[[FULL]]#2)
 // CHECK: %[[K02:.+]] = affine.apply affine_map<(d0) -> (d0 * 64)>(%[[J2]])
-// CHECK: attnc.online_attention %[[QTILE]], {{.+}} at{{ ?}}[%[[Q0]], %[[K02]]]
-// CHECK-SAME: {causal, scale = 0.088388347648318447 : f64}
+// CHECK: attnc.online_attention %[[QTILE]], {{.+}} at{{ ?}}[%{{.+}}, %{{.+}}, %[[Q0]], %[[K02]]]
+// CHECK-SAME: {scale = 0.088388347648318447 : f64}
+// CHECK-SAME: mask {
+// CHECK-NEXT: ^bb0(%{{.+}}: index, %{{.+}}: index, %[[I:.+]]: index, %[[JJ:.+]]: index):
+// CHECK-NEXT: %[[KEEP:.+]] = arith.cmpi ule, %[[JJ]], %[[I]] : index
+// CHECK-NEXT: attnc.yield %[[KEEP]] : i1
 // CHECK: scf.yield
 // CHECK-NOT: scf.for
 // CHECK: attnc.online_attention_finalize %[[DIAG]]#0, %[[DIAG]]#1, %[[DIAG]]#2
@@ -122,10 +128,15 @@ func.func @noncausal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v:
 // TILE-DAG: %[[NFULL:.+]] = affine.min affine_map<(d0)[s0] -> (s0 ceildiv 32, d0 * 4)>(%[[QT]])
 // TILE: scf.for %{{.+}} = %{{.+}} to %[[NFULL]]
 // TILE: scf.for %{{.+}} = %[[NFULL]] to %[[NVISIT]]
-// TILE: {causal, scale
+// TILE: mask
 func.func @causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
-  %o = attnc.attention %q, %k, %v {causal, scale = 0.08838834764831845 : f64}
+  %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
       : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
   return %o : tensor<?x?x?x128xbf16>
 }
 
@@ -180,10 +191,11 @@ func.func @gqa(%q: tensor<2x32x?x64xf16>, %k: tensor<2x8x?x64xf16>, %v: tensor<2
 // CHECK: tensor.extract_slice %[[V]][%[[BI]], %[[HI]], %{{.+}}, 0] [1, 1, %[[NK]], 96] [1, 1, 1, 1] : tensor<1x4x100x96xbf16> to tensor<?x96xbf16>
 // CHECK: attnc.online_attention
 // CHECK-SAME: {scale = 5.000000e-01 : f64}
-// CHECK-SAME: : tensor<64x128xbf16>, tensor<?x128xbf16>, tensor<?x96xbf16>, tensor<64x96xf32>, tensor<64xf32>, tensor<64xf32>
+// CHECK-SAME: : tensor<64x128xbf16>, tensor<?x128xbf16>, tensor<?x96xbf16>, tensor<64x96xf32>, tensor<64xf32>, tensor<64xf32>{{$}}
 // CHECK: scf.for %{{.+}} = %[[NFULL]] to %[[NVISIT]]
 // CHECK: attnc.online_attention
-// CHECK-SAME: {causal, scale = 5.000000e-01 : f64}
+// CHECK-SAME: {scale = 5.000000e-01 : f64}
+// CHECK-SAME: mask
 // CHECK: attnc.online_attention_finalize
 // CHECK-SAME: -> tensor<64x96xbf16>, tensor<64xf32>
 // CHECK: tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[BI]], %[[HI]], %[[Q0]], 0] [1, 1, 64, 96] [1, 1, 1, 1] : tensor<64x96xbf16> into tensor<1x4x256x96xbf16>
@@ -200,8 +212,13 @@ func.func @gqa(%q: tensor<2x32x?x64xf16>, %k: tensor<2x8x?x64xf16>, %v: tensor<2
 // TILE: affine.min affine_map<(d0) -> (32, d0 * -32 + 100)>
 // TILE: scf.for %{{.+}} = %[[NFULL]] to %[[NVISIT]]
 func.func @static_causal(%q: tensor<1x4x256x128xbf16>, %k: tensor<1x4x100x128xbf16>, %v: tensor<1x4x100x96xbf16>) -> tensor<1x4x256x96xbf16> {
-  %o = attnc.attention %q, %k, %v {causal, scale = 0.5 : f64}
+  %o = attnc.attention %q, %k, %v {scale = 0.5 : f64}
       : tensor<1x4x256x128xbf16>, tensor<1x4x100x128xbf16>, tensor<1x4x100x96xbf16> -> tensor<1x4x256x96xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
   return %o : tensor<1x4x256x96xbf16>
 }
 
@@ -238,4 +255,82 @@ func.func @decode_mqa(%q: tensor<?x8x1x128xbf16>, %k: tensor<?x1x?x128xbf16>, %v
 func.func @no_attention(%x: tensor<?x4096xbf16>) -> tensor<?x4096xbf16> {
   %e = attnc.exp %x : tensor<?x4096xbf16>
   return %e : tensor<?x4096xbf16>
+}
+
+// -----
+
+// Bottom-right causal (key j visible to query i iff j + Sq <= i + Skv): the
+// K/V loop is split as for top-left with the diagonal shifted by Skv - Sq,
+// clamped at 0 tiles (with Skv < Sq the first query rows see no key).
+
+// TILE-LABEL: func.func @bottom_right
+// CHECK-LABEL: func.func @bottom_right
+// CHECK-DAG: %[[SQ:.+]] = tensor.dim %{{.+}}, %c2{{.*}} : tensor<?x?x?x128xbf16>
+// CHECK: scf.forall (%{{.+}}, %{{.+}}, %[[QT:.+]]) in
+// CHECK-DAG: affine.max affine_map<(d0, d1)[s0, s1] -> (0, (d0 + d1 * 64 - s0 + s1) ceildiv 64)>
+// CHECK-DAG: affine.max affine_map<(d0)[s0, s1] -> (0, (d0 * 64 - s0 + s1 + 1) floordiv 64)>
+// CHECK: scf.for
+// CHECK-NOT: mask
+// CHECK: scf.yield
+// CHECK: scf.for
+// CHECK: attnc.online_attention
+// CHECK: mask {
+// CHECK: %[[L:.+]] = arith.addi %{{.+}}, %[[SQ]] : index
+// CHECK: %[[R:.+]] = arith.addi %{{.+}}, %{{.+}} : index
+// CHECK: arith.cmpi ule, %[[L]], %[[R]] : index
+func.func @bottom_right(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  %c2 = arith.constant 2 : index
+  %sq = tensor.dim %q, %c2 : tensor<?x?x?x128xbf16>
+  %skv = tensor.dim %k, %c2 : tensor<?x?x?x128xbf16>
+  %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
+      : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %l = arith.addi %j, %sq : index
+        %r = arith.addi %i, %skv : index
+        %keep = arith.cmpi ule, %l, %r : index
+        attnc.yield %keep : i1
+      }
+  return %o : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+// A mask that is not causal (a sliding window of 128 keys) cannot skip
+// tiles: one K/V loop over every tile, each step with the mask. A score
+// modifier goes to every step; the runtime scale and the op's own config
+// (which wins over the target's tiles) are carried over.
+
+// TILE-LABEL: func.func @window_softcap
+// CHECK-LABEL: func.func @window_softcap
+// CHECK-SAME: %[[S:[^:]+]]: f32
+// CHECK: scf.forall
+// CHECK: scf.for
+// CHECK: attnc.online_attention {{.+}} runtime_scale(%[[S]]) {scale = 1.250000e-01 : f64}
+// CHECK: score {
+// CHECK: math.tanh
+// CHECK: mask {
+// CHECK: arith.cmpi ult
+// CHECK-NOT: scf.for {{.+}} iter_args
+// CHECK: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 32, warps = 4, stages = 2, strategy = mma_sync>
+func.func @window_softcap(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %s: f32) -> tensor<?x?x?x64xbf16> {
+  %o = attnc.attention %q, %k, %v runtime_scale(%s)
+      {config = #attnc.flash_config<block_q = 128, block_kv = 32, warps = 4, stages = 2, strategy = mma_sync>, scale = 0.125 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      score {
+      ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+        %c = arith.constant 30.0 : f32
+        %d = arith.divf %x, %c : f32
+        %t = math.tanh %d : f32
+        %y = arith.mulf %t, %c : f32
+        attnc.yield %y : f32
+      }
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %w = arith.constant 128 : index
+        %jw = arith.addi %j, %w : index
+        %keep = arith.cmpi ult, %i, %jw : index
+        attnc.yield %keep : i1
+      }
+  return %o : tensor<?x?x?x64xbf16>
 }

@@ -250,9 +250,15 @@ std::pair<OpFoldResult, OpFoldResult> FlashFormBuilder::getCausalTileCounts() {
     shift = affine::makeComposedFoldedAffineApply(
         b, loc, skv - sq, {causal->seqQ, causal->seqKV});
   }
-  // A tile index is never negative: clamps the shifted bounds at 0 (a query
-  // tile that sees no key at all has an empty K/V loop and yields 0).
+  // A tile index is never negative: a negative shift (bottom-right with
+  // Skv < Sq) clamps the bounds at 0, and a query tile that sees no key at
+  // all gets an empty K/V loop and yields 0. Top-left bounds are never
+  // negative and need no clamp.
+  bool shifted = causal->alignment == CausalMask::Alignment::BottomRight;
   auto clampAtZero = [&](AffineExpr e, ArrayRef<OpFoldResult> operands) {
+    if (!shifted)
+      return affine::makeComposedFoldedAffineApply(
+          b, loc, AffineMap::get(2, 2, e, ctx), operands);
     auto map = AffineMap::get(2, 2, {b.getAffineConstantExpr(0), e}, ctx);
     return affine::makeComposedFoldedAffineMax(b, loc, map, operands);
   };
@@ -449,12 +455,13 @@ struct AttncOnlineSoftmaxPass
       return emitError(loc)
              << "unknown chip '" << chip << "' for --" DEBUG_TYPE
              << "; known chips: " << llvm::join(getKnownTargetChips(), ", ");
-    if (blockQ < 0 || blockKV < 0)
+    int64_t q = blockQ, kv = blockKV;
+    if (q < 0 || kv < 0)
       return emitError(loc) << "--" DEBUG_TYPE " options block-q and block-kv "
                                "must be positive (or 0 for the target's "
                                "default), got block-q="
-                            << blockQ << " and block-kv=" << blockKV;
-    return target->attentionConfig(&getContext(), headDim, blockQ, blockKV);
+                            << q << " and block-kv=" << kv;
+    return target->attentionConfig(&getContext(), headDim, q, kv);
   }
 
   void runOnOperation() override {
