@@ -189,7 +189,9 @@ static LogicalResult readLoop(FlashForm &form, FlashKVLoop &l) {
     return step.emitOpError("must read K and V tiles sliced from whole "
                             "tensors");
   if (failed(checkTileSlice(l.key, "K")) ||
-      failed(checkTileSlice(l.value, "V")))
+      failed(checkTileSlice(l.value, "V")) ||
+      failed(checkTileRows(l.key, form.config.getBlockKV(), "K/V",
+                           "block_kv")))
     return failure();
   if (form.loops.empty()) {
     form.key = l.key.getSource();
@@ -333,9 +335,7 @@ FailureOr<FlashForm> attnc::analyzeFlashForm(scf::ForallOp forall) {
   for (scf::ForOp loop : loops) {
     FlashKVLoop l;
     l.loop = loop;
-    if (failed(readLoop(form, l)) ||
-        failed(checkTileRows(l.key, form.config.getBlockKV(), "K/V",
-                             "block_kv")))
+    if (failed(readLoop(form, l)))
       return failure();
     form.loops.push_back(l);
   }

@@ -139,12 +139,11 @@ void ScoreStage::update(OpBuilder &b, ArrayRef<Value> s,
     };
     Value alpha = exp2Scaled(st.rowMax[r]);
     Value sum = arith::MulFOp::create(b, loc, st.rowSum[r], alpha);
-    SmallVector<Value> p;
     for (int64_t e : elements) {
-      p.push_back(exp2Scaled(s[e]));
-      sum = arith::AddFOp::create(b, loc, sum, p.back());
+      Value p = exp2Scaled(s[e]);
+      sum = arith::AddFOp::create(b, loc, sum, p);
+      strategy.takeProbability(b, e, p);
     }
-    strategy.takeProbabilities(b, elements, p);
     for (int64_t e : outputSlots[r])
       st.acc[e] = arith::MulFOp::create(b, loc, st.acc[e], alpha);
     st.rowMax[r] = mNew;

@@ -111,12 +111,13 @@ public:
   /// S = Q Kᵀ for the key tile in `stage`, in scoreLayout order.
   virtual llvm::SmallVector<mlir::Value>
   computeScores(mlir::OpBuilder &b, mlir::Value stage) = 0;
-  /// Hands over the probabilities of one row slot (f32, score elements
-  /// `elements`) as soon as they exist, so a strategy can round them to
-  /// the element type before the f32 values pile up in registers.
-  virtual void takeProbabilities(mlir::OpBuilder &b,
-                                 llvm::ArrayRef<int64_t> elements,
-                                 llvm::ArrayRef<mlir::Value> p) = 0;
+  /// Hands over the probability of score element `element` (f32) as soon
+  /// as it exists, so that a strategy can round it to the element type
+  /// before f32 values pile up in registers (measured: keeping a row
+  /// slot's f32 probabilities until the end of the slot costs spills at
+  /// d=128 with 256-row tiles).
+  virtual void takeProbability(mlir::OpBuilder &b, int64_t element,
+                               mlir::Value p) = 0;
   /// acc += P V with the probabilities taken since the last call and the
   /// value tile in `stage`; `acc` in outputLayout order.
   virtual void accumulatePV(mlir::OpBuilder &b, mlir::Value stage,
