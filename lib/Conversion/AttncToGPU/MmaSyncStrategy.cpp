@@ -144,7 +144,9 @@ public:
   void prepareQuery(OpBuilder &b) override;
   void beginStep(OpBuilder &b) override;
   SmallVector<Value> computeScores(OpBuilder &b, Value stage) override;
-  void takeProbability(OpBuilder &b, int64_t element, Value p) override;
+  int64_t probabilityGroup() const override { return 2; }
+  void takeProbabilities(OpBuilder &b, ArrayRef<int64_t> elements,
+                         ArrayRef<Value> p) override;
   void accumulatePV(OpBuilder &b, Value stage,
                     SmallVectorImpl<Value> &acc) override;
   void storeOutput(OpBuilder &b, ArrayRef<Value> acc,
@@ -175,7 +177,6 @@ private:
   Value qLoadRow, qLoadCol;       // per-thread Q ldmatrix origin in the loop
   /// Packed probabilities of the current step: [slab][n8 tile][half].
   SmallVector<SmallVector<std::array<Value, 2>>> probs;
-  Value pendingProb; // column 2t of the pair being taken
 };
 
 } // namespace
@@ -368,16 +369,15 @@ SmallVector<Value> MmaSyncStrategy::computeScores(OpBuilder &b, Value stage) {
   return flat;
 }
 
-/// Rounds each (cols 2t, 2t+1) pair to the element type as soon as both
-/// halves exist: the pair is half of an A fragment of P V.
-void MmaSyncStrategy::takeProbability(OpBuilder &b, int64_t e, Value p) {
-  if (e % 2 == 0) {
-    pendingProb = p;
-    return;
-  }
+/// Rounds each (cols 2t, 2t+1) pair to the element type at once: the pair
+/// is half of an A fragment of P V.
+void MmaSyncStrategy::takeProbabilities(OpBuilder &b, ArrayRef<int64_t> elems,
+                                        ArrayRef<Value> p) {
+  assert(elems.size() == 2 && elems[0] % 2 == 0 && "a (2t, 2t+1) pair");
   int64_t nTiles = s.blockKV / mma::kN;
+  int64_t e = elems[0];
   int64_t sl = e / (nTiles * 4), n = (e / 4) % nTiles, half = (e % 4) / 2;
-  probs[sl][n][half] = mma::packPair(b, loc, s.elementType, pendingProb, p);
+  probs[sl][n][half] = mma::packPair(b, loc, s.elementType, p[0], p[1]);
 }
 
 /// acc += P V. The accumulators of two adjacent n8 score tiles are exactly

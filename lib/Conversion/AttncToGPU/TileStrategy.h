@@ -111,13 +111,16 @@ public:
   /// S = Q Kᵀ for the key tile in `stage`, in scoreLayout order.
   virtual llvm::SmallVector<mlir::Value>
   computeScores(mlir::OpBuilder &b, mlir::Value stage) = 0;
-  /// Hands over the probability of score element `element` (f32) as soon
-  /// as it exists, so that a strategy can round it to the element type
-  /// before f32 values pile up in registers (measured: keeping a row
-  /// slot's f32 probabilities until the end of the slot costs spills at
-  /// d=128 with 256-row tiles).
-  virtual void takeProbability(mlir::OpBuilder &b, int64_t element,
-                               mlir::Value p) = 0;
+  /// Probabilities are handed over in groups of this many consecutive
+  /// score elements of one row slot (the values one packed register of
+  /// the element type holds).
+  virtual int64_t probabilityGroup() const = 0;
+  /// Hands over the probabilities of score elements `elements` (f32) as
+  /// soon as they exist, so that a strategy can round them to the element
+  /// type before f32 values pile up in registers.
+  virtual void takeProbabilities(mlir::OpBuilder &b,
+                                 llvm::ArrayRef<int64_t> elements,
+                                 llvm::ArrayRef<mlir::Value> p) = 0;
   /// acc += P V with the probabilities taken since the last call and the
   /// value tile in `stage`; `acc` in outputLayout order.
   virtual void accumulatePV(mlir::OpBuilder &b, mlir::Value stage,
