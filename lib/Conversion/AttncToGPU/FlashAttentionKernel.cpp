@@ -90,6 +90,9 @@ private:
                                IRMapping &scope);
   FailureOr<GlobalTile> tileOf(tensor::ExtractSliceOp slice, StringRef tensor,
                                IRMapping &scope);
+  /// Element offset of the (batch, head) matrix a slice or insert names.
+  FailureOr<Value> baseOf(OffsetSizeAndStrideOpInterface slice,
+                          StringRef tensor, IRMapping &scope);
 
   // Kernel body.
   LogicalResult emitBody();
@@ -117,6 +120,9 @@ private:
   std::unique_ptr<ScoreStage> scoreStage;
   /// Values of the forall body, rebuilt in the kernel's prologue.
   IRMapping prologue;
+  /// Base offsets of the K/V slices whose (batch, head) does not depend on
+  /// their loop, computed in the prologue.
+  DenseMap<Operation *, Value> baseOffsets;
   /// memref views of the tensor parameters, built once.
   llvm::StringMap<Value> globalMem;
   /// Sequence extents (rows that exist) of Q and of K/V.
@@ -376,21 +382,56 @@ FailureOr<Value> FlashKernelBuilder::cloneRegion(Region &r,
 FailureOr<GlobalTile> FlashKernelBuilder::tileOf(tensor::ExtractSliceOp slice,
                                                  StringRef tensor,
                                                  IRMapping &scope) {
-  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
-  FailureOr<Value> batch = materialize(offsets[0], scope);
-  FailureOr<Value> head = materialize(offsets[1], scope);
-  FailureOr<Value> row = materialize(offsets[2], scope);
-  if (failed(batch) || failed(head) || failed(row))
-    return failure();
   std::string t = tensor.str();
   GlobalTile g;
   g.mem = globalMem.lookup(tensor);
-  g.base = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, *batch, paramIndexValue(t + ".stride0")),
-      arith::MulIOp::create(b, loc, *head, paramIndexValue(t + ".stride1")));
   g.rowStride = paramIndexValue(t + ".stride2");
+  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+  FailureOr<Value> row = materialize(offsets[2], scope);
+  if (failed(row))
+    return failure();
   g.rowStart = *row;
+  // The (batch, head) matrix of a K/V slice does not change from tile to
+  // tile: its base offset is computed once, in the prologue (see
+  // emitBody), and not in the loop's conditional prefetch, where LLVM may
+  // not hoist the GQA head division out.
+  if (Value base = baseOffsets.lookup(slice)) {
+    g.base = base;
+    return g;
+  }
+  FailureOr<Value> base = baseOf(slice, tensor, scope);
+  if (failed(base))
+    return failure();
+  g.base = *base;
   return g;
+}
+
+FailureOr<Value> FlashKernelBuilder::baseOf(OffsetSizeAndStrideOpInterface slice,
+                                            StringRef tensor, IRMapping &scope) {
+  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+  FailureOr<Value> batch = materialize(offsets[0], scope);
+  FailureOr<Value> head = materialize(offsets[1], scope);
+  if (failed(batch) || failed(head))
+    return failure();
+  std::string t = tensor.str();
+  return arith::AddIOp::create(
+             b, loc,
+             arith::MulIOp::create(b, loc, *batch,
+                                   paramIndexValue(t + ".stride0")),
+             arith::MulIOp::create(b, loc, *head,
+                                   paramIndexValue(t + ".stride1")))
+      .getResult();
+}
+
+/// True when `v` is computed without `iv`.
+static bool isIndependentOf(Value v, Value iv) {
+  if (v == iv)
+    return false;
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return true;
+  return llvm::all_of(def->getOperands(),
+                      [&](Value o) { return isIndependentOf(o, iv); });
 }
 
 //===----------------------------------------------------------------------===//
@@ -510,7 +551,24 @@ LogicalResult FlashKernelBuilder::emitBody() {
   q->rowLimit = seqQ;
   strategy->loadQuery(b, *q);
 
-  // Loop bounds, from the IR, in the prologue.
+  // Loop-invariant K/V matrix bases and loop bounds, from the IR, in the
+  // prologue.
+  for (FlashKVLoop &l : form.loops) {
+    for (auto [slice, t] : {std::pair(l.key, "k"), std::pair(l.value, "v")}) {
+      SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+      Value iv = l.loop.getInductionVar();
+      auto invariant = [&](OpFoldResult o) {
+        auto v = dyn_cast<Value>(o);
+        return !v || isIndependentOf(v, iv);
+      };
+      if (!invariant(offsets[0]) || !invariant(offsets[1]))
+        continue;
+      FailureOr<Value> base = baseOf(slice, t, prologue);
+      if (failed(base))
+        return failure();
+      baseOffsets[slice] = *base;
+    }
+  }
   size_t n = form.loops.size();
   SmallVector<Value> lbs, ubs;
   for (FlashKVLoop &l : form.loops) {
@@ -606,9 +664,10 @@ LogicalResult FlashKernelBuilder::emitEpilogue(OnlineSoftmaxState &st) {
     return failure();
   GlobalTile o;
   o.mem = globalMem.lookup("o");
-  o.base = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, (*out)[0], paramIndexValue("o.stride0")),
-      arith::MulIOp::create(b, loc, (*out)[1], paramIndexValue("o.stride1")));
+  FailureOr<Value> oBase = baseOf(form.outInsert, "o", prologue);
+  if (failed(oBase))
+    return failure();
+  o.base = *oBase;
   o.rowStride = paramIndexValue("o.stride2");
   o.rowStart = (*out)[2];
   o.rowLimit = (*out)[3];
