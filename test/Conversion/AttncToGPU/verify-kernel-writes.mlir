@@ -220,3 +220,38 @@ gpu.module @not_memory_module attributes {attnc.launch_contract = #attnc.launch_
   }
   llvm.mlir.global internal @tile() {addr_space = 3 : i32} : !llvm.array<4096 x i8>
 }
+
+// -----
+
+// More inline PTX: TMA through a tensor map operand, and instructions that
+// only look like writes (shared-memory, prefetch, loads into shared memory).
+gpu.module @asm_tma_module attributes {attnc.launch_contract = #attnc.launch_contract<kernel = @asm_tma, kind = "test", params = [tensor<"q", bf16, [S, 64], input, align = 16>, tensor<"o", bf16, [S, 64], output, align = 16>, tensormap<"q.map", tensor = "q", box = [64, 64], swizzle = 128, oob_fill = zero>, tensormap<"o.map", tensor = "o", box = [64, 64], swizzle = 128, oob_fill = zero>], grid = [[ceil_div(S, 64)], [1], [1]], block = [128, 1, 1], shared_memory = 8192>} {
+  llvm.func @asm_tma(%q: !llvm.ptr<1>, %o: !llvm.ptr<1>, %qmap: !llvm.ptr, %omap: !llvm.ptr) attributes {nvvm.kernel} {
+    %c0 = llvm.mlir.constant(0 : i32) : i32
+    %smem = llvm.mlir.addressof @tile : !llvm.ptr<3>
+    %v = llvm.mlir.constant(1.0 : f32) : f32
+    llvm.inline_asm has_side_effects "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $1}], [$2];", "l,r,r" %omap, %c0, %smem : (!llvm.ptr, i32, !llvm.ptr<3>) -> ()
+    llvm.inline_asm has_side_effects "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [$0, {$1, $1}], [$2];", "l,r,r" %omap, %c0, %smem : (!llvm.ptr, i32, !llvm.ptr<3>) -> ()
+    // expected-error @+1 {{'llvm.inline_asm' op `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group` in its PTX writes 'q' through tensor map 'q.map', an input of the launch contract of kernel @asm_tma}}
+    llvm.inline_asm has_side_effects "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $1}], [$2];", "l,r,r" %qmap, %c0, %smem : (!llvm.ptr, i32, !llvm.ptr<3>) -> ()
+    // Reads of global memory and writes of shared memory are no global writes.
+    llvm.inline_asm has_side_effects "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $2}], [$0];", "r,l,r" %smem, %qmap, %c0 : (!llvm.ptr<3>, !llvm.ptr, i32) -> ()
+    llvm.inline_asm has_side_effects "cp.async.bulk.prefetch.L2.global [$0], 256;", "l" %q : (!llvm.ptr<1>) -> ()
+    llvm.inline_asm has_side_effects "prefetch.tensormap [$0];", "l" %qmap : (!llvm.ptr) -> ()
+    llvm.inline_asm has_side_effects "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [$0], $1, [$0];", "r,r" %smem, %c0 : (!llvm.ptr<3>, i32) -> ()
+    llvm.inline_asm has_side_effects "st.bulk.weak.shared::cta [$0], 256, 0;", "r" %smem : (!llvm.ptr<3>) -> ()
+    llvm.inline_asm has_side_effects "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [$0], $1, [$0];", "r,r" %smem, %c0 : (!llvm.ptr<3>, i32) -> ()
+    %r = llvm.inline_asm has_side_effects "multimem.ld_reduce.relaxed.sys.global.add.f32 $0, [$1];", "=f,l" %q : (!llvm.ptr<1>) -> f32
+    %l = llvm.inline_asm "ld.global.nc.f32 $0, [$1]; // st.global in a comment", "=f,l" %q : (!llvm.ptr<1>) -> f32
+    // A predicated store after a label, through a generic pointer; the
+    // same store into shared memory is skipped by its traced origin.
+    %ogen = llvm.addrspacecast %o : !llvm.ptr<1> to !llvm.ptr
+    llvm.inline_asm has_side_effects "{ .reg .pred p; setp.ne.u32 p, 1, 0; DONE: @!p st.f32 [$0], $1; }", "l,f" %ogen, %v : (!llvm.ptr, f32) -> ()
+    %sgen = llvm.addrspacecast %smem : !llvm.ptr<3> to !llvm.ptr
+    llvm.inline_asm has_side_effects "st.f32 [$0], $1;", "l,f" %sgen, %v : (!llvm.ptr, f32) -> ()
+    // expected-error @+1 {{'llvm.inline_asm' op `tensormap.replace.tile.global_address.global.b1024.b64` in its PTX writes 'q', an input}}
+    llvm.inline_asm has_side_effects "tensormap.replace.tile.global_address.global.b1024.b64 [$0], $1;", "l,l" %q, %q : (!llvm.ptr<1>, !llvm.ptr<1>) -> ()
+    llvm.return
+  }
+  llvm.mlir.global internal @tile() {addr_space = 3 : i32} : !llvm.array<4096 x i8>
+}
