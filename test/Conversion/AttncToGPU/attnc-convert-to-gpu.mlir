@@ -9,6 +9,10 @@
 // RUN:   --attnc-pipeline="to-gpu=false fuse-attention=false verify-no-global-scores=false" \
 // RUN:   | not attnc-opt --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=UNFUSED
 // RUN: not attnc-opt %s --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: sed -e 's/ {attnc.name = "[a-z]*"}//' %attnc_src_root/examples/elementwise_chain.mlir \
+// RUN:   | attnc-opt --attnc-pipeline="to-gpu=false" | attnc-opt --attnc-convert-to-gpu | FileCheck %s --check-prefix=UNNAMED
+// RUN: sed -e 's/"seed"/"x.stride0"/' %attnc_src_root/examples/elementwise_chain.mlir \
+// RUN:   | attnc-opt --attnc-pipeline="to-gpu=false" | not attnc-opt --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=CLASH
 
 // Attention: one kernel; K/V tiles staged in shared memory with cp.async,
 // QK^T and PV on tensor cores, bare pointers and i64 sizes as parameters.
@@ -44,6 +48,15 @@
 // CHAIN: gpu.barrier
 // CHAIN: vector.store {{.*}} {alignment = 16 : i64} : memref<?xbf16, 1>, vector<8xbf16>
 // CHAIN-NOT: gpu.func
+
+// Without attnc.name, parameters are named after positions: the source
+// function's argument, the fusion's result.
+// UNNAMED: params = [tensor<"arg0", bf16, [8, 4096, 4096], input
+// UNNAMED-SAME: tensor<"result0", bf16, [8, 4096, 4096], output
+// UNNAMED-SAME: scalar<"arg4", i64>, scalar<"arg5", i64>]
+
+// A source name that clashes with a generated one is refused on the fusion.
+// CLASH: error: 'attnc.fusion' op parameter name 'x.stride0' is used twice
 
 // Without the attention fusion the matmuls have no kernel: the error names
 // the op and says which passes give it one.

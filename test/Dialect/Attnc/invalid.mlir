@@ -660,7 +660,7 @@ func.func @contract_block() attributes {c = #attnc.launch_contract<kernel = @k, 
 
 // -----
 
-// expected-error @+1 {{block has 2048 threads; CUDA allows at most 1024}}
+// expected-error @+1 {{block has 2048 x 1 x 1 threads; CUDA allows at most 1024}}
 func.func @contract_block_threads() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [2048, 1, 1], shared_memory = 0>} { return }
 
 // -----

@@ -409,6 +409,9 @@ ScalarParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                      << render(dtype) << "; scalars are i64, i32, f32 or f64";
 }
 
+/// CUDA's limit on threads per block.
+static constexpr int64_t kMaxThreads = 1024;
+
 /// What cuTensorMapEncodeTiled accepts.
 static constexpr int64_t kMaxBoxRank = 5;
 static constexpr int64_t kMaxBoxExtent = 256;
@@ -595,9 +598,12 @@ LogicalResult LaunchContractAttr::verify(
                            << "' occurs in no tensor's shape";
   if (block.size() != 3 || llvm::any_of(block, [](int64_t e) { return e < 1; }))
     return emitError() << "block must be three positive extents";
-  if (int64_t threads = block[0] * block[1] * block[2]; threads > 1024)
-    return emitError() << "block has " << threads
-                       << " threads; CUDA allows at most 1024";
+  // Each extent first, so that the product cannot overflow.
+  if (llvm::any_of(block, [](int64_t e) { return e > kMaxThreads; }) ||
+      block[0] * block[1] * block[2] > kMaxThreads)
+    return emitError() << "block has " << block[0] << " x " << block[1] << " x "
+                       << block[2] << " threads; CUDA allows at most "
+                       << kMaxThreads;
   if (sharedMemory < 0)
     return emitError() << "shared_memory must be non-negative, got "
                        << sharedMemory;
