@@ -9,6 +9,25 @@ import pathlib
 import re
 import sys
 
+
+def statement(text, start):
+    """The source from `start` to the end of its statement (a `;` outside
+    string literals), at most 300 characters."""
+    in_string = False
+    i = start
+    while i < min(len(text), start + 300):
+        c = text[i]
+        if in_string and c == "\\":
+            i += 2
+            continue
+        if c == '"':
+            in_string = not in_string
+        elif c == ";" and not in_string:
+            break
+        i += 1
+    return text[start:i]
+
+
 root = pathlib.Path(sys.argv[1])
 missing, total = [], 0
 for ir in sorted((root / "lib" / "Dialect").glob("*/IR")):
@@ -18,8 +37,11 @@ for ir in sorted((root / "lib" / "Dialect").glob("*/IR")):
     for src in sorted(ir.glob("*.cpp")):
         text = src.read_text()
         for m in re.finditer(r"emit(?:Op)?Error\s*\(", text):
-            # The first literal after the call: in its parentheses or streamed.
-            lit = re.search(r'"((?:[^"\\]|\\.)*)"', text[m.end():m.end() + 300])
+            # The first literal after the call: in its parentheses or streamed,
+            # within the statement. A call whose statement has none only hands
+            # the diagnostic on (an emitError callback for getChecked).
+            stmt = statement(text, m.end())
+            lit = re.search(r'"((?:[^"\\]|\\.)*)"', stmt)
             if not lit:
                 continue
             total += 1

@@ -5,137 +5,216 @@
 //===----------------------------------------------------------------------===//
 //
 // Kernels take bare pointers, so their buffers' sizes are only known through
-// the launch contract the host allocates by (docs/abi.md). This file checks
-// the kernel body against that contract: what the body stores to global
-// memory must be one of the contract's outputs, and the contract's outputs
-// must not be score-sized. Together with the graph-level check
+// the launch contract the host allocates by (#attnc.launch_contract on the
+// kernel's gpu.module). This file checks the kernel body against that
+// contract: every write to global memory (GlobalWrites.h) must land in an
+// output tensor or a workspace of the contract, and no output or workspace
+// may be score-sized. Together with the graph-level check
 // (GlobalBuffers.cpp) this covers kernel arguments, global allocations and
-// global stores.
+// global writes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Analysis/KernelBuffers.h"
 #include "attnc/Analysis/GlobalBuffers.h"
+#include "attnc/Analysis/GlobalWrites.h"
+#include "attnc/Dialect/Attnc/IR/AttncAttrs.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/Support/JSON.h"
 
 using namespace mlir;
 using namespace attnc;
-namespace json = llvm::json;
 
-/// The kernel parameter a global memref is built from: through views, the
-/// descriptor cast and the insertvalue of its aligned pointer (position 1),
-/// as KernelUtils.cpp's wrapGlobalPointer builds it. Null when the memref
-/// comes from anywhere else.
-static BlockArgument pointerParameter(Value memref) {
-  Value v = memref;
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  auto cast = v.getDefiningOp<UnrealizedConversionCastOp>();
-  if (!cast || cast.getNumOperands() != 1)
-    return {};
-  for (Value d = cast.getOperand(0);;) {
-    auto insert = d.getDefiningOp<LLVM::InsertValueOp>();
-    if (!insert)
-      return {};
-    if (insert.getPosition() == ArrayRef<int64_t>{1})
-      return dyn_cast<BlockArgument>(insert.getValue());
-    d = insert.getContainer();
-  }
-}
+//===----------------------------------------------------------------------===//
+// Sizes: no output or workspace grows faster than every input
+//===----------------------------------------------------------------------===//
 
 namespace {
-/// A tensor parameter of the contract: role and symbolic element count
-/// (the multiset of its size symbols; static extents do not grow).
-struct ContractTensor {
-  std::string name;
-  bool output = false;
+/// The symbolic size of a tensor (elements) or workspace (bytes): the
+/// multiset of its size symbols. Static extents, tile divisors and device
+/// properties do not grow with the problem.
+struct SymbolicSize {
   llvm::StringMap<int> symbols;
-  /// The symbols in shape order, for messages.
-  std::vector<std::string> order;
+  std::vector<std::string> order; // for messages
+
+  void add(StringRef sym) {
+    ++symbols[sym];
+    order.push_back(sym.str());
+  }
+  /// True when this grows no faster than `o` (a sub-multiset).
+  bool boundedBy(const SymbolicSize &o) const {
+    return llvm::all_of(symbols, [&](const auto &entry) {
+      auto it = o.symbols.find(entry.getKey());
+      return it != o.symbols.end() && it->second >= entry.getValue();
+    });
+  }
+  std::string render() const {
+    return order.empty() ? "a static number of" : llvm::join(order, " x ");
+  }
 };
 } // namespace
 
-/// True when `a`'s symbols are a sub-multiset of `b`'s: a grows no faster.
-static bool boundedBy(const ContractTensor &a, const ContractTensor &b) {
-  for (const auto &[sym, n] : a.symbols) {
-    auto it = b.symbols.find(sym);
-    if (it == b.symbols.end() || it->second < n)
-      return false;
-  }
-  return true;
+static SymbolicSize sizeOf(TensorParamAttr t) {
+  SymbolicSize s;
+  for (Attribute d : t.getShape())
+    if (auto sym = dyn_cast<StringAttr>(d))
+      s.add(sym.getValue());
+  return s;
 }
 
-static std::string render(const ContractTensor &t) {
-  return t.order.empty() ? "a static number of" : llvm::join(t.order, " x ");
+static SymbolicSize sizeOf(WorkspaceParamAttr w) {
+  SymbolicSize s;
+  for (GridFactorAttr f : w.getBytes())
+    if (!f.getSymbol().empty())
+      s.add(f.getSymbol());
+  return s;
 }
 
-/// Tensor parameters by index, from the gpu.module's `attnc.abi`.
-static FailureOr<DenseMap<unsigned, ContractTensor>>
-readContract(gpu::GPUModuleOp module) {
-  auto text = module->getAttrOfType<StringAttr>("attnc.abi");
-  if (!text)
-    return module.emitError("kernel module has no attnc.abi launch contract: "
-                            "the sizes of its pointer parameters are unknown");
-  llvm::Expected<json::Value> abi = json::parse(text.getValue());
-  const json::Array *params =
-      abi ? abi->getAsObject()->getArray("params") : nullptr;
-  if (!abi || !params) {
-    if (!abi)
-      llvm::consumeError(abi.takeError());
-    return module.emitError("attnc.abi is not a launch contract "
-                            "(docs/abi.md)");
-  }
-  DenseMap<unsigned, ContractTensor> tensors;
-  for (auto [i, p] : llvm::enumerate(*params)) {
-    const json::Object *o = p.getAsObject();
-    if (!o || o->getString("kind") != "tensor")
-      continue;
-    ContractTensor t;
-    t.name = o->getString("name").value_or("?").str();
-    t.output = o->getString("role") == "output";
-    if (const json::Array *shape = o->getArray("shape"))
-      for (const json::Value &d : *shape)
-        if (std::optional<llvm::StringRef> sym = d.getAsString()) {
-          ++t.symbols[*sym];
-          t.order.push_back(sym->str());
-        }
-    tensors[i] = std::move(t);
-  }
-  return tensors;
-}
-
-static LogicalResult checkKernel(gpu::GPUFuncOp kernel,
-                                 const DenseMap<unsigned, ContractTensor> &c) {
+static LogicalResult checkSizes(FunctionOpInterface kernel,
+                                LaunchContractAttr contract) {
+  SmallVector<SymbolicSize> inputs;
+  for (Attribute a : contract.getParams())
+    if (auto t = dyn_cast<TensorParamAttr>(a);
+        t && t.getRole() == TensorRole::input)
+      inputs.push_back(sizeOf(t));
+  // A kernel without inputs (a fill) has nothing to be compared with.
+  if (inputs.empty())
+    return success();
+  auto bounded = [&](const SymbolicSize &s) {
+    return llvm::any_of(
+        inputs, [&](const SymbolicSize &in) { return s.boundedBy(in); });
+  };
   bool ok = true;
-  // Outputs no larger than some input. A kernel without inputs (a fill)
-  // has nothing to be compared with and is not judged here.
-  bool hasInputs =
-      llvm::any_of(c, [](const auto &t) { return !t.second.output; });
-  for (const auto &[index, out] : c) {
-    if (!out.output || !hasInputs)
-      continue;
-    bool bounded = llvm::any_of(c, [&](const auto &in) {
-      return !in.second.output && boundedBy(out, in.second);
-    });
-    if (!bounded) {
-      kernel.emitError() << "kernel @" << kernel.getName() << " writes '"
-                         << out.name << "' of " << render(out)
+  for (Attribute a : contract.getParams()) {
+    if (auto t = dyn_cast<TensorParamAttr>(a);
+        t && t.getRole() == TensorRole::output && !bounded(sizeOf(t))) {
+      kernel.emitError() << "kernel @" << contract.getKernel() << " writes '"
+                         << t.getName() << "' of " << sizeOf(t).render()
                          << " elements, which grows faster than every input "
                             "of the kernel: a score matrix in global memory";
       ok = false;
     }
+    if (auto w = dyn_cast<WorkspaceParamAttr>(a); w && !bounded(sizeOf(w))) {
+      kernel.emitError() << "kernel @" << contract.getKernel()
+                         << " takes workspace '" << w.getName() << "' of "
+                         << sizeOf(w).render()
+                         << " bytes, which grows faster than every input of "
+                            "the kernel: a score matrix in global memory";
+      ok = false;
+    }
   }
-  kernel.walk([&](Operation *op) {
-    // No global or run-time-sized allocation inside a kernel.
-    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+  return success(ok);
+}
+
+//===----------------------------------------------------------------------===//
+// Writes: each lands in an output tensor or a workspace
+//===----------------------------------------------------------------------===//
+
+/// The op's own name says what it does, except for inline PTX and TMA:
+/// "`st.global.f32` in its PTX ".
+static std::string subject(const GlobalWrite &w) {
+  return w.what.empty() ? std::string() : w.what + " ";
+}
+
+/// Checks one write whose target comes from parameter `index`.
+static LogicalResult checkTarget(const GlobalWrite &w, unsigned index,
+                                 LaunchContractAttr contract) {
+  ArrayRef<Attribute> params = contract.getParams();
+  auto fail = [&] { return w.op->emitOpError(); };
+  if (index >= params.size())
+    return fail() << "writes through argument #" << index << " of kernel @"
+                  << contract.getKernel()
+                  << ", which its launch contract does not describe";
+  auto p = cast<KernelParamAttrInterface>(params[index]);
+  if (auto t = dyn_cast<TensorParamAttr>(p)) {
+    if (w.viaTensorMap)
+      return fail() << subject(w) << "takes its tensor map from '"
+                    << t.getName()
+                    << "', a tensor parameter, not a tensormap parameter";
+    if (t.getRole() != TensorRole::output)
+      return fail() << subject(w) << "writes '" << t.getName()
+                    << "', an input of the launch contract of kernel @"
+                    << contract.getKernel();
+    return success();
+  }
+  if (auto m = dyn_cast<TensorMapParamAttr>(p)) {
+    if (!w.viaTensorMap)
+      return fail() << subject(w) << "writes into tensor map '" << m.getName()
+                    << "' itself";
+    TensorParamAttr t = contract.lookupTensor(m.getTensor());
+    if (t && t.getRole() != TensorRole::output)
+      return fail() << subject(w) << "writes '" << t.getName()
+                    << "' through tensor map '" << m.getName()
+                    << "', an input of the launch contract of kernel @"
+                    << contract.getKernel();
+    return success();
+  }
+  if (isa<WorkspaceParamAttr>(p)) {
+    if (w.viaTensorMap)
+      return fail() << subject(w) << "takes its tensor map from '"
+                    << p.getName() << "', a workspace";
+    return success();
+  }
+  return fail() << subject(w) << "writes through '" << p.getName() << "', a "
+                << p.getKindName() << " parameter, which is no memory";
+}
+
+static LogicalResult checkWrites(FunctionOpInterface func,
+                                 LaunchContractAttr contract) {
+  bool ok = true;
+  for (const GlobalWrite &w : collectGlobalWrites(func)) {
+    if (!contract) {
+      w.op->emitOpError() << subject(w) << "may write global memory in @"
+                          << func.getName()
+                          << ", a device function: writes are only "
+                             "attributed inside kernels, to their launch "
+                             "contract";
+      ok = false;
+      continue;
+    }
+    if (!w.untraceable.empty()) {
+      w.op->emitOpError() << subject(w)
+                          << "writes global memory the analysis cannot "
+                             "attribute to the launch contract of kernel @"
+                          << contract.getKernel() << ": " << w.untraceable;
+      ok = false;
+      continue;
+    }
+    PointerOrigin origin = tracePointer(w.target);
+    if (origin.isUnknown() || origin.params.empty()) {
+      InFlightDiagnostic d =
+          w.op->emitOpError()
+          << subject(w)
+          << "writes global memory through a pointer "
+             "that is no parameter of kernel @"
+          << contract.getKernel() << ": it comes from "
+          << (origin.isUnknown() ? origin.why : std::string("a cycle"));
+      if (origin.unknownAt && origin.unknownAt != w.op)
+        d.attachNote(origin.unknownAt->getLoc()) << "the trace stops here";
+      ok = false;
+      continue;
+    }
+    for (unsigned index : origin.params)
+      if (failed(checkTarget(w, index, contract)))
+        ok = false;
+  }
+  return success(ok);
+}
+
+//===----------------------------------------------------------------------===//
+// Allocations and the driver
+//===----------------------------------------------------------------------===//
+
+static LogicalResult checkAllocations(FunctionOpInterface func) {
+  bool ok = true;
+  func.getFunctionBody().walk([&](Operation *op) {
+    if (isa<memref::AllocOp>(op)) {
       op->emitError("allocates memory inside a kernel: kernels get their "
                     "global buffers from the host's launch contract");
       ok = false;
@@ -145,62 +224,60 @@ static LogicalResult checkKernel(gpu::GPUFuncOp kernel,
                     "values; kernel buffers must be tile-sized");
       ok = false;
     }
-    // Every global store goes to an output parameter.
-    Value target;
-    if (auto s = dyn_cast<vector::StoreOp>(op))
-      target = s.getBase();
-    else if (auto s = dyn_cast<memref::StoreOp>(op))
-      target = s.getMemRef();
-    else if (isa<LLVM::StoreOp>(op))
-      target = cast<LLVM::StoreOp>(op).getAddr();
-    if (!target)
-      return;
-    if (isOnChipMemRef(target.getType()))
-      return;
-    if (auto p = dyn_cast<LLVM::LLVMPointerType>(target.getType());
-        p && p.getAddressSpace() != 1 && p.getAddressSpace() != 0)
-      return;
-    BlockArgument param = isa<MemRefType>(target.getType())
-                              ? pointerParameter(target)
-                              : dyn_cast<BlockArgument>(target);
-    auto it = param ? c.find(param.getArgNumber()) : c.end();
-    if (it == c.end()) {
-      op->emitError("stores to global memory that is not a tensor parameter "
-                    "of the kernel's launch contract");
-      ok = false;
-    } else if (!it->second.output) {
-      op->emitError() << "stores to '" << it->second.name
-                      << "', an input of the kernel's launch contract";
-      ok = false;
-    }
   });
   return success(ok);
+}
+
+/// Kernels are gpu.func with `kernel` and, once lowered or when built
+/// directly as LLVM (grid-constant tensor maps), llvm.func with
+/// `nvvm.kernel`.
+static bool isKernel(Operation *op) {
+  if (auto f = dyn_cast<gpu::GPUFuncOp>(op))
+    return f.isKernel();
+  return isa<LLVM::LLVMFuncOp>(op) &&
+         op->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName());
+}
+
+/// Bare pointers and tensor maps carry no sizes: such a kernel needs a
+/// contract. Kernels with memref parameters carry their sizes in the
+/// descriptors and are judged at their launch sites (GlobalBuffers.cpp).
+static bool needsContract(FunctionOpInterface f) {
+  return llvm::any_of(f.getArgumentTypes(), [](Type t) {
+    return isa<LLVM::LLVMPointerType, nvgpu::TensorMapDescriptorType>(t);
+  });
 }
 
 LogicalResult attnc::verifyKernelBuffers(ModuleOp module) {
   bool ok = true;
   for (auto gpuModule : module.getOps<gpu::GPUModuleOp>()) {
-    auto kernels = llvm::to_vector(gpuModule.getOps<gpu::GPUFuncOp>());
-    if (kernels.empty())
-      continue;
-    // Kernels with memref parameters carry their sizes in the descriptors
-    // and are judged at their launch sites (GlobalBuffers.cpp); bare
-    // pointers need the contract.
-    bool barePointers = llvm::any_of(kernels, [](gpu::GPUFuncOp k) {
-      return llvm::any_of(k.getArgumentTypes(),
-                          llvm::IsaPred<LLVM::LLVMPointerType>);
-    });
-    if (!barePointers && !gpuModule->hasAttr("attnc.abi"))
-      continue;
-    FailureOr<DenseMap<unsigned, ContractTensor>> contract =
-        readContract(gpuModule);
-    if (failed(contract)) {
-      ok = false;
-      continue;
-    }
-    for (gpu::GPUFuncOp kernel : kernels)
-      if (kernel.isKernel() && failed(checkKernel(kernel, *contract)))
+    LaunchContractAttr contract = getLaunchContract(gpuModule);
+    for (auto func : gpuModule.getOps<FunctionOpInterface>()) {
+      if (func.isExternal())
+        continue;
+      if (!isKernel(func)) {
+        // Device functions: any global write is one no contract covers.
+        ok &= succeeded(checkWrites(func, nullptr));
+        continue;
+      }
+      bool described = contract && contract.getKernel() == func.getName();
+      if (!described) {
+        if (!needsContract(func) && !contract)
+          continue;
+        func.emitError() << "kernel @" << func.getName()
+                         << " has no launch contract: the gpu.module's "
+                            "attnc.launch_contract "
+                         << (contract
+                                 ? "describes @" + contract.getKernel().str()
+                                 : std::string("is missing"))
+                         << ", so the sizes of its pointer parameters are "
+                            "unknown";
         ok = false;
+        continue;
+      }
+      ok &= succeeded(checkSizes(func, contract));
+      ok &= succeeded(checkAllocations(func));
+      ok &= succeeded(checkWrites(func, contract));
+    }
   }
   return success(ok);
 }

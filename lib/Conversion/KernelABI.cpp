@@ -1,100 +1,304 @@
-//===- KernelABI.cpp - serialization of the launch contract ---------------===//
+//===- KernelABI.cpp - the launch contract: struct, attribute, JSON -------===//
 //
 // Part of the attnc project.
 //
 //===----------------------------------------------------------------------===//
 //
-// Writes a KernelABI as the JSON object of one manifest entry (docs/abi.md).
-// The conversion to GPU stores it on each kernel; attnc-compile adds the
-// file names and writes the manifest.
+// Builds the typed #attnc.launch_contract from the KernelABI a kernel
+// builder filled, and writes a contract as the JSON object of one manifest
+// entry (version 2). The IR carries only the attribute; JSON is produced
+// once, when attnc-compile writes the manifest.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Conversion/KernelABI.h"
-#include "llvm/Support/JSON.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
+using namespace mlir;
 using namespace attnc;
 namespace json = llvm::json;
 
-static json::Value dimToJSON(const ABIDim &d) {
-  if (auto *i = std::get_if<int64_t>(&d))
-    return *i;
-  return std::get<std::string>(d);
+//===----------------------------------------------------------------------===//
+// KernelABI -> LaunchContractAttr
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Builds the parts with getChecked, so a malformed KernelABI is reported
+/// through the caller's diagnostic instead of asserting.
+struct ContractBuilder {
+  MLIRContext *ctx;
+  function_ref<InFlightDiagnostic()> emitError;
+  Builder b{ctx};
+
+  GridFactorAttr factor(const GridFactor &f) {
+    if (f.device == GridFactor::Device::NumSMs)
+      return GridFactorAttr::getChecked(emitError, ctx, FactorKind::device,
+                                        StringRef(), int64_t(1),
+                                        DeviceValue::num_sms);
+    if (f.sym.empty())
+      return GridFactorAttr::getChecked(emitError, ctx, FactorKind::constant,
+                                        StringRef(), f.value,
+                                        DeviceValue::num_sms);
+    if (f.ceilDiv == 1)
+      return GridFactorAttr::getChecked(emitError, ctx, FactorKind::symbol,
+                                        StringRef(f.sym), int64_t(1),
+                                        DeviceValue::num_sms);
+    return GridFactorAttr::getChecked(emitError, ctx, FactorKind::ceil_div,
+                                      StringRef(f.sym), f.ceilDiv,
+                                      DeviceValue::num_sms);
+  }
+
+  FailureOr<SmallVector<GridFactorAttr>>
+  factors(const std::vector<GridFactor> &fs) {
+    SmallVector<GridFactorAttr> out;
+    for (const GridFactor &f : fs) {
+      GridFactorAttr a = factor(f);
+      if (!a)
+        return failure();
+      out.push_back(a);
+    }
+    return out;
+  }
+
+  /// A dtype name the contract does not know becomes a null type, which
+  /// the parameter's verifier reports with the parameter's name.
+  Type dtype(const std::string &name) { return parseContractDType(ctx, name); }
+
+  Attribute param(const ABIParam &p) {
+    switch (p.kind) {
+    case ABIParam::Kind::Tensor: {
+      SmallVector<Attribute> shape;
+      for (const ABIDim &d : p.shape)
+        shape.push_back(std::holds_alternative<int64_t>(d)
+                            ? Attribute(b.getI64IntegerAttr(std::get<0>(d)))
+                            : Attribute(b.getStringAttr(std::get<1>(d))));
+      if (p.role != "input" && p.role != "output") {
+        emitError() << "tensor parameter '" << p.name << "' has role '"
+                    << p.role << "'; it must be input or output";
+        return {};
+      }
+      return TensorParamAttr::getChecked(
+          emitError, ctx, StringRef(p.name), dtype(p.dtype),
+          ArrayRef<Attribute>(shape),
+          p.role == "output" ? TensorRole::output : TensorRole::input, p.align,
+          p.rowAlign);
+    }
+    case ABIParam::Kind::Size:
+      return SizeParamAttr::getChecked(emitError, ctx, StringRef(p.name),
+                                       dtype(p.dtype));
+    case ABIParam::Kind::Stride:
+      return StrideParamAttr::getChecked(emitError, ctx, StringRef(p.name),
+                                         dtype(p.dtype), StringRef(p.tensor),
+                                         p.dim);
+    case ABIParam::Kind::Scalar:
+      return ScalarParamAttr::getChecked(emitError, ctx, StringRef(p.name),
+                                         dtype(p.dtype));
+    case ABIParam::Kind::TensorMap: {
+      std::optional<OOBFill> fill = symbolizeOOBFill(p.oobFill);
+      if (!fill) {
+        emitError() << "tensormap parameter '" << p.name << "' has oob_fill '"
+                    << p.oobFill << "'; it must be zero or nan";
+        return {};
+      }
+      return TensorMapParamAttr::getChecked(
+          emitError, ctx, StringRef(p.name), StringRef(p.tensor),
+          ArrayRef<int64_t>(p.box), p.swizzle, *fill);
+    }
+    case ABIParam::Kind::Workspace: {
+      FailureOr<SmallVector<GridFactorAttr>> bytes = factors(p.bytes);
+      if (failed(bytes))
+        return {};
+      return WorkspaceParamAttr::getChecked(emitError, ctx, StringRef(p.name),
+                                            ArrayRef<GridFactorAttr>(*bytes),
+                                            p.zeroInit);
+    }
+    }
+    return {};
+  }
+
+  ConstraintAttr constraint(const ABIConstraint &c) {
+    ConstraintKind kind =
+        c.kind == ABIConstraint::Kind::Divisible ? ConstraintKind::divisible
+        : c.kind == ABIConstraint::Kind::Equal   ? ConstraintKind::equal
+                                                 : ConstraintKind::min;
+    return ConstraintAttr::getChecked(emitError, ctx, kind, StringRef(c.lhs),
+                                      StringRef(c.rhs), c.value);
+  }
+
+  /// "true"/"false", integers and floats keep their JSON type.
+  Attribute attrValue(StringRef text) {
+    if (text == "true" || text == "false")
+      return b.getBoolAttr(text == "true");
+    int64_t i;
+    if (!text.getAsInteger(10, i))
+      return b.getI64IntegerAttr(i);
+    double d;
+    if (!text.getAsDouble(d))
+      return b.getF64FloatAttr(d);
+    return b.getStringAttr(text);
+  }
+};
+} // namespace
+
+LaunchContractAttr
+attnc::buildLaunchContract(MLIRContext *ctx, const KernelABI &abi,
+                           function_ref<InFlightDiagnostic()> emitError) {
+  auto fallback = [ctx] { return mlir::emitError(UnknownLoc::get(ctx)); };
+  if (!emitError)
+    emitError = fallback;
+  ContractBuilder cb{ctx, emitError};
+  SmallVector<Attribute> params;
+  for (const ABIParam &p : abi.params) {
+    Attribute a = cb.param(p);
+    if (!a)
+      return {};
+    params.push_back(a);
+  }
+  SmallVector<GridFactorAttr> grid[3];
+  for (int d = 0; d < 3; ++d) {
+    FailureOr<SmallVector<GridFactorAttr>> fs = cb.factors(abi.grid[d]);
+    if (failed(fs))
+      return {};
+    grid[d] = std::move(*fs);
+  }
+  SmallVector<ConstraintAttr> constraints;
+  for (const ABIConstraint &c : abi.constraints) {
+    ConstraintAttr a = cb.constraint(c);
+    if (!a)
+      return {};
+    constraints.push_back(a);
+  }
+  SmallVector<NamedAttribute> attrs;
+  for (const auto &[k, v] : abi.attrs)
+    attrs.push_back(cb.b.getNamedAttr(k, cb.attrValue(v)));
+  return LaunchContractAttr::getChecked(
+      emitError, ctx, StringRef(abi.name), StringRef(abi.kind),
+      ArrayRef<Attribute>(params), ArrayRef<GridFactorAttr>(grid[0]),
+      ArrayRef<GridFactorAttr>(grid[1]), ArrayRef<GridFactorAttr>(grid[2]),
+      ArrayRef<int64_t>(abi.block), abi.dynamicSharedMemoryBytes,
+      ArrayRef<ConstraintAttr>(constraints), cb.b.getDictionaryAttr(attrs));
 }
 
-static json::Value paramToJSON(const ABIParam &p) {
-  json::Object o{{"name", p.name}, {"dtype", p.dtype}};
-  switch (p.kind) {
-  case ABIParam::Kind::Tensor: {
-    json::Array shape;
-    for (const ABIDim &d : p.shape)
-      shape.push_back(dimToJSON(d));
-    o["kind"] = "tensor";
-    o["shape"] = std::move(shape);
-    o["role"] = p.role;
-    o["align"] = p.align;
-    o["contiguous_last"] = true;
-    if (p.rowAlign > 0)
-      o["row_align"] = p.rowAlign;
-    break;
+//===----------------------------------------------------------------------===//
+// LaunchContractAttr -> JSON
+//===----------------------------------------------------------------------===//
+
+static json::Value dtypeToJSON(Type t) {
+  return contractDTypeName(t).value_or("?").str();
+}
+
+static json::Value factorToJSON(GridFactorAttr f) {
+  switch (f.getKind()) {
+  case FactorKind::constant:
+    return f.getValue();
+  case FactorKind::symbol:
+    return f.getSymbol().str();
+  case FactorKind::ceil_div:
+    return json::Object{{"sym", f.getSymbol().str()},
+                        {"ceil_div", f.getValue()}};
+  case FactorKind::device:
+    return json::Object{{"device", stringifyDeviceValue(f.getDevice()).str()}};
   }
-  case ABIParam::Kind::Size:
-    o["kind"] = "size";
-    break;
-  case ABIParam::Kind::Stride:
-    o["kind"] = "stride";
-    o["tensor"] = p.tensor;
-    o["dim"] = p.dim;
-    break;
-  case ABIParam::Kind::Scalar:
-    o["kind"] = "scalar";
-    break;
-  }
+  return nullptr;
+}
+
+static json::Array factorsToJSON(ArrayRef<GridFactorAttr> fs) {
+  json::Array out;
+  for (GridFactorAttr f : fs)
+    out.push_back(factorToJSON(f));
+  return out;
+}
+
+static json::Value paramToJSON(Attribute a) {
+  auto p = cast<KernelParamAttrInterface>(a);
+  json::Object o{{"name", p.getName().str()}, {"kind", p.getKindName().str()}};
+  llvm::TypeSwitch<Attribute>(a)
+      .Case([&](TensorParamAttr t) {
+        json::Array shape;
+        for (Attribute d : t.getShape()) {
+          if (auto i = dyn_cast<IntegerAttr>(d))
+            shape.push_back(i.getInt());
+          else
+            shape.push_back(cast<StringAttr>(d).getValue().str());
+        }
+        o["dtype"] = dtypeToJSON(t.getDtype());
+        o["shape"] = std::move(shape);
+        o["role"] = stringifyTensorRole(t.getRole()).str();
+        o["align"] = t.getAlign();
+        o["contiguous_last"] = true;
+        if (t.getRowAlign() > 0)
+          o["row_align"] = t.getRowAlign();
+      })
+      .Case([&](SizeParamAttr s) { o["dtype"] = dtypeToJSON(s.getDtype()); })
+      .Case([&](StrideParamAttr s) {
+        o["dtype"] = dtypeToJSON(s.getDtype());
+        o["tensor"] = s.getTensor().str();
+        o["dim"] = s.getDim();
+      })
+      .Case([&](ScalarParamAttr s) { o["dtype"] = dtypeToJSON(s.getDtype()); })
+      .Case([&](TensorMapParamAttr m) {
+        o["tensor"] = m.getTensor().str();
+        o["box"] = json::Array(m.getBox());
+        o["swizzle"] = m.getSwizzle();
+        o["oob_fill"] = stringifyOOBFill(m.getOobFill()).str();
+      })
+      .Case([&](WorkspaceParamAttr w) {
+        o["bytes"] = factorsToJSON(w.getBytes());
+        o["zero_init"] = w.getZeroInit();
+      });
   return json::Value(std::move(o));
 }
 
-/// Manifest attrs are typed JSON: numbers and booleans stay what they are.
-static json::Value attrToJSON(const std::string &text) {
-  if (text == "true" || text == "false")
-    return text == "true";
-  if (llvm::Expected<json::Value> v = json::parse(text))
-    return std::move(*v);
-  else
-    llvm::consumeError(v.takeError());
-  return text;
+static json::Value constraintToJSON(ConstraintAttr c) {
+  std::string kind = stringifyConstraintKind(c.getKind()).str();
+  if (c.getKind() == ConstraintKind::min)
+    return json::Object{
+        {"kind", kind}, {"sym", c.getLhs().str()}, {"value", c.getValue()}};
+  return json::Object{
+      {"kind", kind}, {"lhs", c.getLhs().str()}, {"rhs", c.getRhs().str()}};
 }
 
-std::string attnc::kernelABIToJSON(const KernelABI &abi) {
-  json::Array params, grid;
-  for (const ABIParam &p : abi.params)
+static json::Value attrToJSON(Attribute a) {
+  if (auto b = dyn_cast<BoolAttr>(a))
+    return b.getValue();
+  if (auto i = dyn_cast<IntegerAttr>(a))
+    return i.getInt();
+  if (auto f = dyn_cast<FloatAttr>(a))
+    return f.getValueAsDouble();
+  if (auto s = dyn_cast<StringAttr>(a))
+    return s.getValue().str();
+  return nullptr;
+}
+
+json::Object attnc::launchContractToJSONObject(LaunchContractAttr c) {
+  json::Array params, grid, constraints;
+  for (Attribute p : c.getParams())
     params.push_back(paramToJSON(p));
-  for (const auto &dim : abi.grid) {
-    json::Array factors;
-    for (const GridFactor &f : dim) {
-      if (f.sym.empty())
-        factors.push_back(f.value);
-      else if (f.ceilDiv == 1)
-        factors.push_back(f.sym);
-      else
-        factors.push_back(
-            json::Object{{"sym", f.sym}, {"ceil_div", f.ceilDiv}});
-    }
-    grid.push_back(std::move(factors));
-  }
+  for (unsigned d = 0; d < 3; ++d)
+    grid.push_back(factorsToJSON(c.getGrid(d)));
+  for (ConstraintAttr k : c.getConstraints())
+    constraints.push_back(constraintToJSON(k));
   json::Object attrs;
-  for (const auto &[k, v] : abi.attrs)
-    attrs[k] = attrToJSON(v);
-  json::Object o{
-      {"name", abi.name},
-      {"kind", abi.kind},
-      {"block", json::Array{abi.block[0], abi.block[1], abi.block[2]}},
-      {"grid", std::move(grid)},
-      {"dynamic_shared_memory_bytes", abi.dynamicSharedMemoryBytes},
-      {"params", std::move(params)},
-      {"attrs", std::move(attrs)}};
+  if (c.getAttrs())
+    for (NamedAttribute n : c.getAttrs())
+      attrs[n.getName().getValue()] = attrToJSON(n.getValue());
+  return json::Object{{"name", c.getKernel().str()},
+                      {"kind", c.getKind().str()},
+                      {"block", json::Array(c.getBlock())},
+                      {"grid", std::move(grid)},
+                      {"dynamic_shared_memory_bytes", c.getSharedMemory()},
+                      {"params", std::move(params)},
+                      {"constraints", std::move(constraints)},
+                      {"attrs", std::move(attrs)}};
+}
+
+std::string attnc::launchContractToJSON(LaunchContractAttr c) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << json::Value(std::move(o));
+  os << json::Value(launchContractToJSONObject(c));
   return s;
 }

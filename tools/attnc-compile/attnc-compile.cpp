@@ -9,10 +9,13 @@
 // Runs the attnc pipeline (the same builder attnc-opt --attnc-pipeline
 // runs), then serializes every kernel twice through gpu-module-to-binary:
 // PTX (format=isa) and a cubin (format=bin, ptxas). Writes one .ptx and one
-// .cubin per kernel and a manifest.json (docs/abi.md) a host loads them by.
+// .cubin per kernel and a manifest.json (version 2) a host loads them by:
+// each kernel's entry is its gpu.module's #attnc.launch_contract
+// (docs/launch-contract.md) plus the file names.
 //
 //===----------------------------------------------------------------------===//
 
+#include "attnc/Conversion/KernelABI.h"
 #include "attnc/Dialect/Attnc/Transforms/Passes.h"
 #include "attnc/Dialect/Attnc/Transforms/Transforms.h"
 #include "attnc/InitAll/InitAll.h"
@@ -198,16 +201,12 @@ int main(int argc, char **argv) {
     return fail("cannot create " + outDir + ": " + ec.message());
   json::Array entries;
   for (gpu::GPUModuleOp km : kernels) {
-    auto abiText = km->getAttrOfType<StringAttr>("attnc.abi");
-    if (!abiText)
+    attnc::LaunchContractAttr contract = attnc::getLaunchContract(km);
+    if (!contract)
       return fail("gpu.module @" + km.getSymName() +
-                  " has no attnc.abi launch contract");
-    llvm::Expected<json::Value> abi = json::parse(abiText.getValue());
-    if (!abi)
-      return fail("invalid attnc.abi on @" + km.getSymName() + ": " +
-                  llvm::toString(abi.takeError()));
-    json::Object entry = std::move(*abi->getAsObject());
-    std::string name = entry.getString("name")->str();
+                  " has no attnc.launch_contract");
+    json::Object entry = attnc::launchContractToJSONObject(contract);
+    std::string name = contract.getKernel().str();
     SmallString<128> ptxPath(outDir), cubinPath(outDir);
     llvm::sys::path::append(ptxPath, name + ".ptx");
     llvm::sys::path::append(cubinPath, name + ".cubin");
@@ -218,7 +217,7 @@ int main(int argc, char **argv) {
     entry["cubin"] = name + ".cubin";
     entries.push_back(std::move(entry));
   }
-  json::Object manifest{{"attnc_manifest_version", 1},
+  json::Object manifest{{"attnc_manifest_version", 2},
                         {"module", llvm::sys::path::stem(inputFile).str()},
                         {"chip", chip.getValue()},
                         {"kernels", std::move(entries)}};

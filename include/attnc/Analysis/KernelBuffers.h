@@ -5,8 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // The GPU-level half of --attnc-verify-no-global-scores: looks at the
-// kernels --attnc-convert-to-gpu built (gpu.func in gpu.module), their
-// pointer parameters, their global allocations and their global stores.
+// kernels of every gpu.module (gpu.func with `kernel`, llvm.func with
+// `nvvm.kernel`), their launch contract, their allocations and every write
+// they make to global memory (GlobalWrites.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,15 +19,21 @@
 namespace attnc {
 
 /// For every kernel of every gpu.module in `module`:
-///  - every store to global memory must go through a pointer parameter
-///    that the launch contract (`attnc.abi` on the gpu.module) declares an
-///    output: a kernel may not write anywhere else, so it has no hidden
-///    global scratch (a score tile spilled to HBM would need one);
+///  - a kernel with bare pointer or tensor map parameters needs a launch
+///    contract (`attnc.launch_contract` on its gpu.module naming it);
+///  - every write to global memory (stores, atomics, TMA stores and
+///    reductions, bulk copies, global-writing inline PTX; GlobalWrites.h)
+///    must be traced to an output tensor of the contract, a tensor map of
+///    an output tensor (TMA), or a workspace: a kernel has no hidden global
+///    scratch, so a score tile spilled to HBM would have to show up in the
+///    contract. A write that cannot be traced is an error naming the op and
+///    where the trace stopped; so is a global write in a device function;
 ///  - the kernel allocates no global memory and no memory whose size
 ///    depends on run-time values (on-chip buffers are tile-sized);
-///  - no output parameter grows faster than every input parameter (its
-///    symbolic element count divides none of theirs), as a S_q x S_kv
-///    score matrix [B, H, Sq, Skv] does next to Q [B, H, Sq, d].
+///  - no output tensor (elements) and no workspace (bytes) grows faster
+///    than every input tensor (its size symbols are a sub-multiset of none
+///    of theirs), as a S_q x S_kv score matrix [B, H, Sq, Skv] does next to
+///    Q [B, H, Sq, d].
 /// Emits an error naming the kernel, the parameter or op, and the rule.
 mlir::LogicalResult verifyKernelBuffers(mlir::ModuleOp module);
 

@@ -4,14 +4,22 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The launch contract of one generated kernel: its parameters in order, the
-// grid and block rule and its dynamic shared memory. Kernel builders fill it;
-// attnc-compile serializes it as the manifest described in docs/abi.md.
+// The launch contract of one generated kernel as a plain C++ struct that
+// kernel builders fill while they emit the kernel: its parameters in order,
+// the grid and block rule, its dynamic shared memory and the rules on its
+// size symbols. buildLaunchContract turns it into the typed
+// #attnc.launch_contract the IR carries (docs/launch-contract.md);
+// attnc-compile writes that attribute as the manifest with
+// launchContractToJSON.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTNC_CONVERSION_KERNELABI_H
 #define ATTNC_CONVERSION_KERNELABI_H
+
+#include "attnc/Dialect/Attnc/IR/AttncAttrs.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/JSON.h"
 
 #include <cstdint>
 #include <map>
@@ -24,30 +32,73 @@ namespace attnc {
 /// One entry of a tensor's shape: a static extent or a size symbol.
 using ABIDim = std::variant<int64_t, std::string>;
 
-/// One kernel parameter, in launch order (docs/abi.md, "Kernel parameters").
+/// One factor of a grid extent or of a workspace's byte count: `value`
+/// when `sym` is empty and `device` is None, ceil(sym / ceilDiv) when `sym`
+/// is set, the device property when `device` is set. Brace-initialised as
+/// {value, sym, ceilDiv}; the named constructors say which kind is meant.
+struct GridFactor {
+  enum class Device { None, NumSMs };
+  int64_t value = 1;
+  std::string sym;
+  int64_t ceilDiv = 1;
+  Device device = Device::None;
+
+  static GridFactor constant(int64_t v) { return {v, "", 1, Device::None}; }
+  static GridFactor symbol(std::string s) {
+    return {1, std::move(s), 1, Device::None};
+  }
+  static GridFactor ceilDivOf(std::string s, int64_t k) {
+    return {1, std::move(s), k, Device::None};
+  }
+  static GridFactor numSMs() { return {1, "", 1, Device::NumSMs}; }
+};
+
+/// One kernel parameter, in launch order (docs/launch-contract.md).
 struct ABIParam {
-  enum class Kind { Tensor, Size, Stride, Scalar };
+  enum class Kind { Tensor, Size, Stride, Scalar, TensorMap, Workspace };
   Kind kind;
   std::string name;
-  /// Element type for tensors; value type for sizes, strides and scalars.
+  /// Element type for tensors; value type for sizes, strides and scalars
+  /// (manifest names: bf16, f16, f32, f64, i1, i8, i32, i64).
   std::string dtype;
   /// Tensor only.
   std::vector<ABIDim> shape;
   std::string role; // "input" or "output"
   int64_t align = 16;
-  /// Alignment every outer stride must have, bytes (0: none; docs/abi.md).
+  /// Alignment every outer stride must have, bytes (0: none).
   int64_t rowAlign = 0;
-  /// Stride only: which tensor and dimension.
+  /// Stride and TensorMap: which tensor parameter; Stride: which dimension.
   std::string tensor;
   int64_t dim = 0;
+  /// TensorMap only: the TMA box in elements per dimension (innermost
+  /// last, one per dimension of `tensor`), swizzle bytes (0, 32, 64, 128)
+  /// and the fill of out-of-bounds elements ("zero" or "nan").
+  std::vector<int64_t> box;
+  int64_t swizzle = 0;
+  std::string oobFill = "zero";
+  /// Workspace only: its minimum size in bytes as a product of factors,
+  /// and whether the host zeroes it before each launch.
+  std::vector<GridFactor> bytes;
+  bool zeroInit = false;
 };
 
-/// One factor of a grid extent: `value` when `sym` is empty, else
-/// ceil(sym / ceilDiv).
-struct GridFactor {
-  int64_t value = 1;
-  std::string sym;
-  int64_t ceilDiv = 1;
+/// A rule on size symbols the host checks before launching.
+struct ABIConstraint {
+  enum class Kind { Divisible, Equal, Min };
+  Kind kind;
+  /// Divisible, Equal: lhs % rhs == 0 / lhs == rhs. Min: lhs >= value.
+  std::string lhs, rhs;
+  int64_t value = 0;
+
+  static ABIConstraint divisible(std::string l, std::string r) {
+    return {Kind::Divisible, std::move(l), std::move(r), 0};
+  }
+  static ABIConstraint equal(std::string l, std::string r) {
+    return {Kind::Equal, std::move(l), std::move(r), 0};
+  }
+  static ABIConstraint min(std::string sym, int64_t v) {
+    return {Kind::Min, std::move(sym), "", v};
+  }
 };
 
 /// Everything a host needs to launch one kernel.
@@ -58,14 +109,28 @@ struct KernelABI {
   std::vector<GridFactor> grid[3];
   int64_t block[3] = {1, 1, 1};
   int64_t dynamicSharedMemoryBytes = 0;
+  std::vector<ABIConstraint> constraints;
   /// What was compiled in (causal, scale, tile sizes, ...), as JSON scalars
-  /// rendered to text.
+  /// rendered to text: "true"/"false", integers and floats become typed
+  /// attributes, anything else a string.
   std::map<std::string, std::string> attrs;
 };
 
-/// The kernel's entry of the manifest (docs/abi.md), without the file
-/// names, as JSON text.
-std::string kernelABIToJSON(const KernelABI &abi);
+/// The typed contract of `abi`. Returns null after reporting through
+/// `emitError` (default: an error at an unknown location) when `abi`
+/// breaks a rule of #attnc.launch_contract (an unknown dtype, a stride of a
+/// missing tensor, a symbol no tensor binds, ...).
+LaunchContractAttr buildLaunchContract(
+    mlir::MLIRContext *ctx, const KernelABI &abi,
+    llvm::function_ref<mlir::InFlightDiagnostic()> emitError = nullptr);
+
+/// The contract's entry of the manifest (version 2) without the file
+/// names: name, kind, block, grid, dynamic_shared_memory_bytes, params,
+/// constraints, attrs.
+llvm::json::Object launchContractToJSONObject(LaunchContractAttr contract);
+
+/// launchContractToJSONObject as JSON text.
+std::string launchContractToJSON(LaunchContractAttr contract);
 
 } // namespace attnc
 

@@ -22,8 +22,10 @@ def AttncConvertToGPU : Pass<"attnc-convert-to-gpu", "::mlir::ModuleOp"> {
     - each `attnc.fusion` becomes a row kernel (one CTA per row, 16-byte
       accesses, reductions through shuffles and shared memory).
     Kernels take bare pointers, sizes and strides; each kernel's
-    `gpu.module` carries its launch contract (docs/abi.md) as the JSON
-    string attribute `attnc.abi`. Any other attnc op left at the top of a function is an
+    `gpu.module` carries its launch contract as the typed attribute
+    `attnc.launch_contract` (docs/launch-contract.md). Fusion parameters
+    take their names from the source function's `attnc.name` argument and
+    result attributes. Any other attnc op left at the top of a function is an
     error naming it: it has no kernel of its own (run the fusion passes).
     The host functions are left as they are: attnc-compile writes the
     manifest a host needs instead.

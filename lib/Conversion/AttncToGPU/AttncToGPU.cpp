@@ -93,9 +93,15 @@ struct AttncConvertToGPUPass
       return failure();
     }
     abi.name = name.str();
+    LaunchContractAttr contract = buildLaunchContract(
+        b.getContext(), abi, [&] { return op->emitOpError(); });
+    if (!contract) {
+      gpuModule.erase();
+      return failure();
+    }
     // On the gpu.module, not the gpu.func: the module op survives the
     // lowering to NVVM unchanged, so attnc-compile finds it there.
-    gpuModule->setAttr("attnc.abi", b.getStringAttr(kernelABIToJSON(abi)));
+    gpuModule->setAttr(kLaunchContractAttrName, contract);
     return success();
   }
 };

@@ -19,16 +19,41 @@
 
 #include "FusionEmitter.h"
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
 using namespace mlir;
 using namespace attnc;
 using namespace attnc::fusion_kernel;
 
-/// The manifest name of fusion input `i`: the host function's argument it
-/// comes from ("arg2"), else its position ("in2").
+/// The manifest name of fusion input `i`: the `attnc.name` of the host
+/// function's argument it comes from ("seed"), else that argument's
+/// position ("arg4"), else the input's position ("in2"). MLIR keeps no SSA
+/// names, so the attribute is the only way the source's names survive.
 static std::string inputName(unsigned i, Value v) {
-  if (auto arg = dyn_cast<BlockArgument>(v))
-    return "arg" + std::to_string(arg.getArgNumber());
-  return "in" + std::to_string(i);
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg)
+    return "in" + std::to_string(i);
+  if (auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+    if (auto name =
+            fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kNameAttrName))
+      return name.str();
+  return "arg" + std::to_string(arg.getArgNumber());
+}
+
+/// The manifest name of fusion result `j`: the `attnc.name` of the host
+/// function's result it is returned as ("y"), else "result<j>".
+static std::string resultName(FusionOp fusion, unsigned j) {
+  auto fn = fusion->getParentOfType<FunctionOpInterface>();
+  for (OpOperand &use : fusion->getResult(j).getUses()) {
+    Operation *ret = use.getOwner();
+    if (!fn || ret->getParentOp() != fn.getOperation() ||
+        !ret->hasTrait<OpTrait::ReturnLike>())
+      continue;
+    if (auto name = fn.getResultAttrOfType<StringAttr>(use.getOperandNumber(),
+                                                       kNameAttrName))
+      return name.str();
+  }
+  return "result" + std::to_string(j);
 }
 
 Kind FusionEmitter::classify(RankedTensorType t, std::string &why) {
@@ -156,8 +181,7 @@ LogicalResult FusionEmitter::plan() {
       return fusion.emitOpError()
              << "result #" << j << " has element type " << rt.getElementType()
              << "; the row kernel writes bf16, f16, f32";
-    resultParam.push_back(
-        addTensor("result" + std::to_string(j), rt, k, "output"));
+    resultParam.push_back(addTensor(resultName(fusion, j), rt, k, "output"));
   }
   for (int64_t k = 0; k + 1 < (int64_t)iter.size(); ++k) {
     if (!ShapedType::isDynamic(iter[k])) {

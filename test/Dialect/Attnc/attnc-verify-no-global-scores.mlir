@@ -224,3 +224,31 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// GPU level, kernels with bare pointers: judged by their launch contract
+// (both kernel forms; every write kind is in
+// test/Conversion/AttncToGPU/verify-kernel-writes.mlir). A kernel that
+// writes its output and a per-SM workspace passes.
+gpu.module @rows_module attributes {attnc.launch_contract = #attnc.launch_contract<kernel = @rows, kind = "test", params = [tensor<"x", f32, [R, 128], input, align = 16>, tensor<"y", f32, [R, 128], output, align = 16>, workspace<"partials", bytes = [device(num_sms), 512], zero_init>], grid = [[R], [1], [1]], block = [128, 1, 1], shared_memory = 0>} {
+  gpu.func @rows(%x: !llvm.ptr<1>, %y: !llvm.ptr<1>, %p: !llvm.ptr<1>) kernel {
+    %v = arith.constant 1.0 : f32
+    llvm.store %v, %y : f32, !llvm.ptr<1>
+    %old = llvm.atomicrmw fadd %p, %v monotonic : !llvm.ptr<1>, f32
+    gpu.return
+  }
+}
+
+// -----
+
+// A lowered kernel that spills a score tile to a workspace of
+// B x H x Sq x Skv bytes.
+gpu.module @spill_module attributes {attnc.launch_contract = #attnc.launch_contract<kernel = @spill, kind = "test", params = [tensor<"q", bf16, [B, H, Sq, 64], input, align = 16>, tensor<"k", bf16, [B, H, Skv, 64], input, align = 16>, tensor<"o", bf16, [B, H, Sq, 64], output, align = 16>, workspace<"s", bytes = [B, H, Sq, Skv, 4]>], grid = [[ceil_div(Sq, 64)], [H], [B]], block = [128, 1, 1], shared_memory = 0>} {
+  // expected-error @+1 {{kernel @spill takes workspace 's' of B x H x Sq x Skv bytes, which grows faster than every input of the kernel: a score matrix in global memory}}
+  llvm.func @spill(%q: !llvm.ptr<1>, %k: !llvm.ptr<1>, %o: !llvm.ptr<1>, %s: !llvm.ptr<1>) attributes {nvvm.kernel} {
+    %v = llvm.mlir.constant(1.0 : f32) : f32
+    llvm.inline_asm has_side_effects "st.global.f32 [$0], $1;", "l,f" %s, %v : (!llvm.ptr<1>, f32) -> ()
+    llvm.return
+  }
+}

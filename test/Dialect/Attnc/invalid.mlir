@@ -485,3 +485,244 @@ func.func @flash_config_kind() attributes {attnc.flash_config = 4} { return }
 
 // expected-error @+1 {{'attnc.flash_config' belongs on the scf.forall of a flash form}}
 func.func @flash_config_owner() attributes {attnc.flash_config = #attnc.flash_config<block_q = 256, block_kv = 64, warps = 8, stages = 2, strategy = mma_sync>} { return }
+
+
+// -----
+
+// Launch contracts, their parts, and attnc.name (docs/launch-contract.md).
+// expected-error @+1 {{a constant factor must be positive, got 0}}
+func.func @factor_constant() attributes {c = #attnc.factor<0>} { return }
+
+// -----
+
+// expected-error @+1 {{a symbol factor needs a symbol name}}
+func.func @factor_symbol() attributes {c = #attnc.factor<"">} { return }
+
+// -----
+
+// expected-error @+1 {{ceil_div divisor must be positive, got 0}}
+func.func @factor_ceil_div() attributes {c = #attnc.factor<ceil_div(S, 0)>} { return }
+
+// -----
+
+// expected-error @+1 {{unknown device property 'num_gpcs' (known: num_sms)}}
+func.func @factor_device() attributes {c = #attnc.factor<device(num_gpcs)>} { return }
+
+// -----
+
+// expected-error @+1 {{constraint symbols must not be empty}}
+func.func @constraint_symbol() attributes {c = #attnc.constraint<divisible(H, "")>} { return }
+
+// -----
+
+// expected-error @+1 {{unknown constraint kind 'less' (known: divisible, equal, min)}}
+func.func @constraint_kind() attributes {c = #attnc.constraint<less(H, 1)>} { return }
+
+// -----
+
+// expected-error @+1 {{kernel parameter name must not be empty}}
+func.func @param_name() attributes {c = #attnc.size_param<"", i64>} { return }
+
+// -----
+
+// expected-error @+1 {{size parameter 'B' has type f32; sizes and strides are i64 or i32}}
+func.func @size_type() attributes {c = #attnc.size_param<"B", f32>} { return }
+
+// -----
+
+// expected-error @+1 {{tensor parameter 'q' has element type i16; contracts carry bf16, f16, f32, f64, i1, i8, i32 and i64}}
+func.func @tensor_dtype() attributes {c = #attnc.tensor_param<"q", i16, [N], input, align = 16>} { return }
+
+// -----
+
+// expected-error @+1 {{tensor parameter 'q' has shape entry -1 : i64; entries are non-negative extents and symbol names}}
+func.func @tensor_shape() attributes {c = #attnc.tensor_param<"q", f32, [-1], input, align = 16>} { return }
+
+// -----
+
+// expected-error @+1 {{tensor parameter 'q' has align 3; it must be a power of two}}
+func.func @tensor_align() attributes {c = #attnc.tensor_param<"q", f32, [N], input, align = 3>} { return }
+
+// -----
+
+// expected-error @+1 {{tensor parameter 'q' has row_align 12; it must be 0 (none) or a power of two}}
+func.func @tensor_row_align() attributes {c = #attnc.tensor_param<"q", f32, [N], input, align = 16, row_align = 12>} { return }
+
+// -----
+
+// expected-error @+1 {{stride parameter 's' has dim -1; dimensions count from 0}}
+func.func @stride_dim() attributes {c = #attnc.stride_param<"s", i64, tensor = "q", dim = -1>} { return }
+
+// -----
+
+// expected-error @+1 {{scalar parameter 'seed' has type i16; scalars are i64, i32, f32 or f64}}
+func.func @scalar_type() attributes {c = #attnc.scalar_param<"seed", i16>} { return }
+
+// -----
+
+// expected-error @+1 {{tensormap parameter 'm' has a box of rank 6; TMA boxes have 1 to 5 dimensions}}
+func.func @tensormap_rank() attributes {c = #attnc.tensormap_param<"m", tensor = "q", box = [1, 1, 1, 1, 1, 1], swizzle = 0, oob_fill = zero>} { return }
+
+// -----
+
+// expected-error @+1 {{tensormap parameter 'm' has box extent 300; TMA boxes are 1 to 256 elements per dimension}}
+func.func @tensormap_extent() attributes {c = #attnc.tensormap_param<"m", tensor = "q", box = [300, 64], swizzle = 0, oob_fill = zero>} { return }
+
+// -----
+
+// expected-error @+1 {{tensormap parameter 'm' has swizzle 16; it must be 0, 32, 64 or 128 bytes}}
+func.func @tensormap_swizzle() attributes {c = #attnc.tensormap_param<"m", tensor = "q", box = [64, 64], swizzle = 16, oob_fill = nan>} { return }
+
+// -----
+
+// expected-error @+1 {{workspace parameter 'w' has no byte rule}}
+func.func @workspace_bytes() attributes {c = #attnc.workspace_param<"w", bytes = []>} { return }
+
+// -----
+
+// expected-error @+1 {{launch contract needs a kernel and a kind}}
+func.func @contract_kind() attributes {c = #attnc.launch_contract<kernel = @k, kind = "", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{params[0] is not a kernel parameter: 1 : i64}}
+func.func @contract_param() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [1], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{unknown kernel parameter kind 'buffer' (known: tensor, size, stride, scalar, tensormap, workspace)}}
+func.func @contract_param_kind() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [buffer<"b">], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{parameter name 'x' is used twice}}
+func.func @contract_duplicate() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>, scalar<"x", f32>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{stride parameter 'z.stride0' names 'z', which is not a tensor parameter}}
+func.func @contract_stride_tensor() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>, stride<"z.stride0", i64, tensor = "z", dim = 0>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{tensormap parameter 'm' names 'z', which is not a tensor parameter}}
+func.func @contract_tensormap_tensor() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>, tensormap<"m", tensor = "z", box = [64], swizzle = 0, oob_fill = zero>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{size parameter 'M' occurs in no tensor's shape, so no call can bind it}}
+func.func @contract_size() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>, size<"M", i64>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{stride parameter 'x.stride1' has dim 1 but tensor 'x' has rank 1}}
+func.func @contract_stride_dim() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>, stride<"x.stride1", i64, tensor = "x", dim = 1>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{tensormap parameter 'm' has a box of rank 2 but tensor 'x' has rank 1}}
+func.func @contract_tensormap_rank() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>, tensormap<"m", tensor = "x", box = [64, 64], swizzle = 0, oob_fill = zero>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{tensormap parameter 'm' has an innermost box row of 12 bytes; TMA needs a multiple of 16}}
+func.func @contract_tensormap_row() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>, tensormap<"m", tensor = "x", box = [3], swizzle = 0, oob_fill = zero>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{tensormap parameter 'm' has an innermost box row of 256 bytes, wider than its swizzle span of 128 bytes}}
+func.func @contract_tensormap_span() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>, tensormap<"m", tensor = "x", box = [64], swizzle = 128, oob_fill = zero>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{workspace parameter 'w' uses symbol 'M', which occurs in no tensor's shape}}
+func.func @contract_workspace_symbol() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>, workspace<"w", bytes = [M, 4]>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{grid symbol 'M' occurs in no tensor's shape}}
+func.func @contract_grid_symbol() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[ceil_div(M, 64)], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{grid must have three dimensions, got 2}}
+func.func @contract_grid_rank() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[N], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{constraint symbol 'M' occurs in no tensor's shape}}
+func.func @contract_constraint_symbol() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0, constraints = [min(M, 1)]>} { return }
+
+// -----
+
+// expected-error @+1 {{block must be three positive extents}}
+func.func @contract_block() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [128, 0, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{block has 2048 x 1 x 1 threads; CUDA allows at most 1024}}
+func.func @contract_block_threads() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [2048, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{shared_memory must be non-negative, got -1}}
+func.func @contract_smem() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = -1>} { return }
+
+// -----
+
+// expected-error @+1 {{attrs entry 'tiles' is not a bool, integer, float or string}}
+func.func @contract_attrs() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0, attrs = {tiles = [64, 64]}>} { return }
+
+// -----
+
+// expected-error @+1 {{'attnc.launch_contract' must be a #attnc.launch_contract, got "k"}}
+gpu.module @m attributes {attnc.launch_contract = "k"} {}
+
+// -----
+
+// expected-error @+1 {{'attnc.launch_contract' belongs on a kernel's gpu.module}}
+func.func @k() attributes {attnc.launch_contract = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{launch contract names kernel @k, which is not a function of this gpu.module}}
+gpu.module @m attributes {attnc.launch_contract = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} {
+  gpu.func @other(%x: !llvm.ptr<1>) kernel { gpu.return }
+}
+
+// -----
+
+// expected-error @+1 {{launch contract has 1 parameters but kernel @k takes 2 arguments}}
+gpu.module @m attributes {attnc.launch_contract = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} {
+  gpu.func @k(%x: !llvm.ptr<1>, %y: !llvm.ptr<1>) kernel { gpu.return }
+}
+
+// -----
+
+// expected-error @+1 {{'attnc.name' must be a non-empty string, got ""}}
+func.func @name_empty(%x: f32 {attnc.name = ""}) { return }
+
+// -----
+
+// expected-error @+1 {{'attnc.name' must be a non-empty string, got 1 : i64}}
+func.func @name_type(%x: f32 {attnc.name = 1}) { return }
+
+// -----
+
+// expected-error @+1 {{'attnc.name' of argument #1 repeats 'x', the name of argument #0}}
+func.func @name_args(%a: f32 {attnc.name = "x"}, %b: f32 {attnc.name = "x"}) { return }
+
+// -----
+
+// expected-error @+1 {{'attnc.name' of result #0 repeats 'x', the name of argument #0}}
+func.func @name_result(%a: f32 {attnc.name = "x"}) -> (f32 {attnc.name = "x"}) { return %a : f32 }
+
+// -----
+
+// expected-error @+1 {{'attnc.name' of result #1 repeats 'y', the name of result #0}}
+func.func @name_results(%a: f32) -> (f32 {attnc.name = "y"}, f32 {attnc.name = "y"}) { return %a, %a : f32, f32 }
+
+// -----
+
+// expected-error @+1 {{'attnc.label' is not an attnc argument or result attribute (only 'attnc.name' is)}}
+func.func @name_unknown(%a: f32 {attnc.label = "x"}) { return }

@@ -5,7 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // Registration, verifiers and the dialect's check of the discardable
-// attributes it names (`attnc.flash_config` on the flash form's loop).
+// attributes it names: `attnc.flash_config` on the flash form's loop,
+// `attnc.launch_contract` on a kernel's gpu.module and `attnc.name` on
+// function arguments and results. The launch contract's own syntax and
+// verifier live in AttncContractAttrs.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,12 +16,24 @@
 #include "attnc/Dialect/Attnc/IR/AttncDialect.h"
 #include "attnc/Dialect/Attnc/IR/AttncOps.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace attnc;
+
+// Custom directives of the generated parsers (AttncContractAttrs.cpp).
+namespace attnc {
+ParseResult parseContractShape(AsmParser &parser,
+                               SmallVectorImpl<Attribute> &shape);
+void printContractShape(AsmPrinter &printer, ArrayRef<Attribute> shape);
+} // namespace attnc
+
+#include "attnc/Dialect/Attnc/IR/AttncAttrInterfaces.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "attnc/Dialect/Attnc/IR/AttncAttrs.cpp.inc"
@@ -46,17 +61,102 @@ FlashConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+static LogicalResult verifyLaunchContractOwner(Operation *op, Attribute a);
+
 LogicalResult AttncDialect::verifyOperationAttribute(Operation *op,
                                                      NamedAttribute attr) {
   if (attr.getName() == kFlashConfigAttrName) {
     if (!isa<FlashConfigAttr>(attr.getValue()))
-      return op->emitError() << "'" << kFlashConfigAttrName
-                             << "' must be a #attnc.flash_config, got "
-                             << attr.getValue();
+      return op->emitError()
+             << "'" << kFlashConfigAttrName
+             << "' must be a #attnc.flash_config, got " << attr.getValue();
     if (!isa<scf::ForallOp>(op))
       return op->emitError() << "'" << kFlashConfigAttrName
                              << "' belongs on the scf.forall of a flash form";
     return success();
   }
+  if (attr.getName() == kLaunchContractAttrName)
+    return verifyLaunchContractOwner(op, attr.getValue());
   return success();
+}
+
+/// A contract describes the kernel of its gpu.module: one parameter per
+/// argument of that kernel, in order (the no-S x S analysis maps arguments
+/// to parameters by position).
+static LogicalResult verifyLaunchContractOwner(Operation *op, Attribute a) {
+  auto contract = dyn_cast<LaunchContractAttr>(a);
+  if (!contract)
+    return op->emitError() << "'" << kLaunchContractAttrName
+                           << "' must be a #attnc.launch_contract, got " << a;
+  if (!isa<gpu::GPUModuleOp>(op))
+    return op->emitError() << "'" << kLaunchContractAttrName
+                           << "' belongs on a kernel's gpu.module";
+  auto kernel = dyn_cast_or_null<FunctionOpInterface>(
+      SymbolTable::lookupSymbolIn(op, contract.getKernel()));
+  if (!kernel)
+    return op->emitError() << "launch contract names kernel @"
+                           << contract.getKernel()
+                           << ", which is not a function of this gpu.module";
+  if (kernel.getNumArguments() != contract.getParams().size())
+    return op->emitError() << "launch contract has "
+                           << contract.getParams().size()
+                           << " parameters but kernel @" << contract.getKernel()
+                           << " takes " << kernel.getNumArguments()
+                           << " arguments";
+  return success();
+}
+
+/// `attnc.name` is the only attnc argument and result attribute: the name a
+/// kernel parameter takes from the source program. Names are unique across
+/// a function's arguments and results, since both become parameters of one
+/// manifest entry; each clash is reported once, on its later occurrence.
+static LogicalResult verifyName(Operation *op, NamedAttribute attr,
+                                bool isResult, unsigned index) {
+  if (attr.getName() != kNameAttrName)
+    return op->emitError() << "'" << attr.getName().getValue()
+                           << "' is not an attnc argument or result "
+                              "attribute (only '"
+                           << kNameAttrName << "' is)";
+  auto name = dyn_cast<StringAttr>(attr.getValue());
+  if (!name || name.getValue().empty())
+    return op->emitError() << "'" << kNameAttrName
+                           << "' must be a non-empty string, got "
+                           << attr.getValue();
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  if (!fn)
+    return success();
+  auto clash = [&](bool otherIsResult, unsigned other) {
+    auto n = otherIsResult
+                 ? fn.getResultAttrOfType<StringAttr>(other, kNameAttrName)
+                 : fn.getArgAttrOfType<StringAttr>(other, kNameAttrName);
+    return n && n == name;
+  };
+  auto where = [](bool r, unsigned i) {
+    return (r ? "result #" : "argument #") + std::to_string(i);
+  };
+  for (unsigned i = 0, e = isResult ? fn.getNumArguments() : index; i < e; ++i)
+    if (clash(false, i))
+      return op->emitError()
+             << "'" << kNameAttrName << "' of " << where(isResult, index)
+             << " repeats '" << name.getValue() << "', the name of "
+             << where(false, i);
+  for (unsigned i = 0; isResult && i < index; ++i)
+    if (clash(true, i))
+      return op->emitError()
+             << "'" << kNameAttrName << "' of " << where(isResult, index)
+             << " repeats '" << name.getValue() << "', the name of "
+             << where(true, i);
+  return success();
+}
+
+LogicalResult AttncDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                     unsigned argIndex,
+                                                     NamedAttribute attr) {
+  return verifyName(op, attr, /*isResult=*/false, argIndex);
+}
+
+LogicalResult AttncDialect::verifyRegionResultAttribute(Operation *op, unsigned,
+                                                        unsigned resultIndex,
+                                                        NamedAttribute attr) {
+  return verifyName(op, attr, /*isResult=*/true, resultIndex);
 }

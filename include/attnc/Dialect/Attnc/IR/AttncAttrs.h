@@ -11,8 +11,17 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
 
+#include <optional>
+
 // The enums of every attnc .td file are generated once, from AttncOps.td.
 #include "attnc/Dialect/Attnc/IR/AttncEnums.h.inc"
+
+#include "attnc/Dialect/Attnc/IR/AttncAttrInterfaces.h.inc"
+
+namespace attnc {
+class GridFactorAttr;
+class ConstraintAttr;
+} // namespace attnc
 
 #define GET_ATTRDEF_CLASSES
 #include "attnc/Dialect/Attnc/IR/AttncAttrs.h.inc"
@@ -22,6 +31,25 @@ namespace attnc {
 /// FlashConfigAttr.
 inline constexpr llvm::StringLiteral kFlashConfigAttrName =
     "attnc.flash_config";
+
+/// The name under which a kernel's gpu.module carries its
+/// LaunchContractAttr.
+inline constexpr llvm::StringLiteral kLaunchContractAttrName =
+    "attnc.launch_contract";
+
+/// The function argument and result attribute that names a kernel
+/// parameter after the source program (`{attnc.name = "seed"}`).
+inline constexpr llvm::StringLiteral kNameAttrName = "attnc.name";
+
+/// The launch contract on `op` (a kernel's gpu.module), or null.
+LaunchContractAttr getLaunchContract(mlir::Operation *op);
+
+/// The manifest's name of a contract dtype (bf16, f16, f32, f64, i1, i8,
+/// i32, i64), or nullopt for any other type.
+std::optional<llvm::StringRef> contractDTypeName(mlir::Type type);
+
+/// The type of a manifest dtype name, or null.
+mlir::Type parseContractDType(mlir::MLIRContext *ctx, llvm::StringRef name);
 } // namespace attnc
 
 #endif // ATTNC_DIALECT_ATTNC_IR_ATTNCATTRS_H

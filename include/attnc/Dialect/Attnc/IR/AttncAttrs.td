@@ -18,6 +18,7 @@
 include "attnc/Dialect/Attnc/IR/AttncDialect.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
+include "attnc/Dialect/Attnc/IR/AttncAttrInterfaces.td"
 
 class Attnc_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Attnc_Dialect, name, traits> {
@@ -72,5 +73,7 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
   }];
   let genVerifyDecl = 1;
 }
+
+include "attnc/Dialect/Attnc/IR/AttncContractAttrs.td"
 
 #endif // ATTNC_DIALECT_ATTNC_IR_ATTNCATTRS_TD

@@ -41,6 +41,8 @@ def Attnc_Dialect : Dialect {
                            "::mlir::scf::SCFDialect"];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{
     void registerAttributes();
   }];

@@ -134,14 +134,20 @@ def AttncVerifyNoGlobalScores : Pass<"attnc-verify-no-global-scores",
     buffer whose last two extents are the sequence extents (dim 2) of rank-4
     arguments. Sizes the analysis cannot derive are not reported.
 
-    On GPU-level IR (after --attnc-convert-to-gpu; the pipeline runs the
-    check on both levels) it also looks at every kernel: each store to
-    global memory must go through a pointer parameter that the kernel's
-    launch contract (`attnc.abi`) declares an output, so a kernel has no
-    hidden global scratch; a kernel may not allocate global memory or
-    run-time-sized on-chip memory; and no output parameter may grow faster
-    than every input parameter (a [B, H, Sq, Skv] output next to
-    Q [B, H, Sq, d] is a score matrix).
+    On GPU-level IR (after --attnc-convert-to-gpu, and after the NVVM
+    lowering too; the pipeline runs the check on both levels) it also looks
+    at every kernel of every gpu.module, `gpu.func` with `kernel` and
+    `llvm.func` with `nvvm.kernel`: each write to global memory (memref,
+    vector and llvm stores, atomics, TMA stores and reductions, bulk copies,
+    global-writing instructions in inline PTX) is traced to a parameter of
+    the kernel's launch contract (`attnc.launch_contract` on its gpu.module)
+    and must land in an output tensor, the tensor map of an output, or a
+    workspace, so a kernel has no hidden global scratch; a write the trace
+    cannot attribute is an error naming the op. A kernel may not allocate
+    global memory or run-time-sized on-chip memory, and no output tensor or
+    workspace may grow faster than every input tensor (a [B, H, Sq, Skv]
+    output next to Q [B, H, Sq, d] is a score matrix).
+    docs/launch-contract.md lists what the trace accepts.
   }];
 }
 

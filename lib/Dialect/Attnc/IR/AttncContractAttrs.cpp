@@ -1,0 +1,757 @@
+//===- AttncContractAttrs.cpp - kernel launch contracts -------------------===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Syntax and verifiers of #attnc.launch_contract and its parts. Inside a
+// contract, parameters, factors and constraints are written without their
+// `#attnc.` prefix so that a 30-parameter kernel's contract stays readable
+// in lit tests; each also parses on its own with the prefix.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Dialect/Attnc/IR/AttncAttrs.h"
+#include "attnc/Dialect/Attnc/IR/AttncDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace attnc;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+std::optional<StringRef> attnc::contractDTypeName(Type t) {
+  if (!t)
+    return std::nullopt;
+  if (t.isBF16())
+    return StringRef("bf16");
+  if (t.isF16())
+    return StringRef("f16");
+  if (t.isF32())
+    return StringRef("f32");
+  if (t.isF64())
+    return StringRef("f64");
+  if (t.isSignlessInteger(1))
+    return StringRef("i1");
+  if (t.isSignlessInteger(8))
+    return StringRef("i8");
+  if (t.isSignlessInteger(32))
+    return StringRef("i32");
+  if (t.isSignlessInteger(64))
+    return StringRef("i64");
+  return std::nullopt;
+}
+
+Type attnc::parseContractDType(MLIRContext *ctx, StringRef name) {
+  Builder b(ctx);
+  return llvm::StringSwitch<Type>(name)
+      .Case("bf16", b.getBF16Type())
+      .Case("f16", b.getF16Type())
+      .Case("f32", b.getF32Type())
+      .Case("f64", b.getF64Type())
+      .Case("i1", b.getI1Type())
+      .Case("i8", b.getI8Type())
+      .Case("i32", b.getI32Type())
+      .Case("i64", b.getI64Type())
+      .Default(Type());
+}
+
+LaunchContractAttr attnc::getLaunchContract(Operation *op) {
+  return op->getAttrOfType<LaunchContractAttr>(kLaunchContractAttrName);
+}
+
+/// Symbols print bare when the lexer reads them back as one keyword.
+static bool isBareSymbol(StringRef s) {
+  if (s.empty() || !(llvm::isAlpha(s[0]) || s[0] == '_'))
+    return false;
+  return llvm::all_of(s, [](char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '$' || c == '.';
+  });
+}
+
+static void printSymbol(AsmPrinter &printer, StringRef s) {
+  if (isBareSymbol(s))
+    printer << s;
+  else
+    printer.printString(s);
+}
+
+static std::string render(Type t) {
+  if (!t)
+    return "no type";
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+/// Element size in bytes as a host stores it (i1 takes a byte).
+static int64_t elementBytes(Type t) {
+  return std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
+}
+
+namespace attnc {
+/// `[B, H, Sq, 128]`: integers are static extents, words are symbols.
+ParseResult parseContractShape(AsmParser &parser,
+                               SmallVectorImpl<Attribute> &shape) {
+  Builder b(parser.getContext());
+  return parser.parseCommaSeparatedList(
+      AsmParser::Delimiter::Square, [&]() -> ParseResult {
+        int64_t v = 0;
+        OptionalParseResult r = parser.parseOptionalInteger(v);
+        if (r.has_value()) {
+          if (failed(*r))
+            return failure();
+          shape.push_back(b.getI64IntegerAttr(v));
+          return success();
+        }
+        std::string sym;
+        if (parser.parseKeywordOrString(&sym))
+          return failure();
+        shape.push_back(b.getStringAttr(sym));
+        return success();
+      });
+}
+
+void printContractShape(AsmPrinter &printer, ArrayRef<Attribute> shape) {
+  printer << '[';
+  llvm::interleaveComma(shape, printer, [&](Attribute d) {
+    if (auto i = dyn_cast<IntegerAttr>(d))
+      printer << i.getInt();
+    else if (auto s = dyn_cast<StringAttr>(d))
+      printSymbol(printer, s.getValue());
+    else
+      printer.printAttribute(d);
+  });
+  printer << ']';
+}
+} // namespace attnc
+
+//===----------------------------------------------------------------------===//
+// GridFactorAttr
+//===----------------------------------------------------------------------===//
+
+GridFactorAttr GridFactorAttr::getConstant(MLIRContext *ctx, int64_t v) {
+  return get(ctx, FactorKind::constant, StringRef(), v, DeviceValue::num_sms);
+}
+GridFactorAttr GridFactorAttr::getSymbol(MLIRContext *ctx, StringRef sym) {
+  return get(ctx, FactorKind::symbol, sym, int64_t(1), DeviceValue::num_sms);
+}
+GridFactorAttr GridFactorAttr::getCeilDiv(MLIRContext *ctx, StringRef sym,
+                                          int64_t divisor) {
+  return get(ctx, FactorKind::ceil_div, sym, divisor, DeviceValue::num_sms);
+}
+GridFactorAttr GridFactorAttr::getDevice(MLIRContext *ctx, DeviceValue d) {
+  return get(ctx, FactorKind::device, StringRef(), int64_t(1), d);
+}
+
+LogicalResult
+GridFactorAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       FactorKind kind, StringRef symbol, int64_t value,
+                       DeviceValue) {
+  if (kind == FactorKind::constant && value < 1)
+    return emitError() << "a constant factor must be positive, got " << value;
+  if ((kind == FactorKind::symbol || kind == FactorKind::ceil_div) &&
+      symbol.empty())
+    return emitError() << "a symbol factor needs a symbol name";
+  if (kind == FactorKind::ceil_div && value < 1)
+    return emitError() << "ceil_div divisor must be positive, got " << value;
+  return success();
+}
+
+void GridFactorAttr::printBody(AsmPrinter &printer) const {
+  switch (getKind()) {
+  case FactorKind::constant:
+    printer << getValue();
+    return;
+  case FactorKind::symbol:
+    printSymbol(printer, getSymbol());
+    return;
+  case FactorKind::ceil_div:
+    printer << "ceil_div(";
+    printSymbol(printer, getSymbol());
+    printer << ", " << getValue() << ")";
+    return;
+  case FactorKind::device:
+    printer << "device(" << stringifyDeviceValue(getDevice()) << ")";
+    return;
+  }
+}
+
+GridFactorAttr GridFactorAttr::parseBody(AsmParser &parser) {
+  MLIRContext *ctx = parser.getContext();
+  SMLoc loc = parser.getCurrentLocation();
+  auto emit = [&] { return parser.emitError(loc); };
+  int64_t v = 0;
+  OptionalParseResult r = parser.parseOptionalInteger(v);
+  if (r.has_value()) {
+    if (failed(*r))
+      return {};
+    return getChecked(emit, ctx, FactorKind::constant, StringRef(), v,
+                      DeviceValue::num_sms);
+  }
+  std::string word;
+  if (parser.parseKeywordOrString(&word))
+    return {};
+  if (word == "ceil_div" && succeeded(parser.parseOptionalLParen())) {
+    std::string sym;
+    int64_t divisor;
+    if (parser.parseKeywordOrString(&sym) || parser.parseComma() ||
+        parser.parseInteger(divisor) || parser.parseRParen())
+      return {};
+    return getChecked(emit, ctx, FactorKind::ceil_div, StringRef(sym), divisor,
+                      DeviceValue::num_sms);
+  }
+  if (word == "device" && succeeded(parser.parseOptionalLParen())) {
+    std::string what;
+    if (parser.parseKeywordOrString(&what))
+      return {};
+    std::optional<DeviceValue> d = symbolizeDeviceValue(what);
+    if (!d) {
+      parser.emitError(loc)
+          << "unknown device property '" << what << "' (known: num_sms)";
+      return {};
+    }
+    if (parser.parseRParen())
+      return {};
+    return getChecked(emit, ctx, FactorKind::device, StringRef(), int64_t(1),
+                      *d);
+  }
+  return getChecked(emit, ctx, FactorKind::symbol, StringRef(word), int64_t(1),
+                    DeviceValue::num_sms);
+}
+
+Attribute GridFactorAttr::parse(AsmParser &parser, Type) {
+  if (parser.parseLess())
+    return {};
+  GridFactorAttr f = parseBody(parser);
+  if (!f || parser.parseGreater())
+    return {};
+  return f;
+}
+
+void GridFactorAttr::print(AsmPrinter &printer) const {
+  printer << '<';
+  printBody(printer);
+  printer << '>';
+}
+
+static ParseResult parseFactorList(AsmParser &parser,
+                                   SmallVectorImpl<GridFactorAttr> &factors) {
+  return parser.parseCommaSeparatedList(
+      AsmParser::Delimiter::Square, [&]() -> ParseResult {
+        GridFactorAttr f = GridFactorAttr::parseBody(parser);
+        if (!f)
+          return failure();
+        factors.push_back(f);
+        return success();
+      });
+}
+
+static void printFactorList(AsmPrinter &printer,
+                            ArrayRef<GridFactorAttr> factors) {
+  printer << '[';
+  llvm::interleaveComma(factors, printer,
+                        [&](GridFactorAttr f) { f.printBody(printer); });
+  printer << ']';
+}
+
+//===----------------------------------------------------------------------===//
+// ConstraintAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ConstraintAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       ConstraintKind kind, StringRef lhs, StringRef rhs,
+                       int64_t) {
+  if (lhs.empty() || (kind != ConstraintKind::min && rhs.empty()))
+    return emitError() << "constraint symbols must not be empty";
+  return success();
+}
+
+void ConstraintAttr::printBody(AsmPrinter &printer) const {
+  printer << stringifyConstraintKind(getKind()) << '(';
+  printSymbol(printer, getLhs());
+  printer << ", ";
+  if (getKind() == ConstraintKind::min)
+    printer << getValue();
+  else
+    printSymbol(printer, getRhs());
+  printer << ')';
+}
+
+ConstraintAttr ConstraintAttr::parseBody(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string word, lhs, rhs;
+  int64_t value = 0;
+  if (parser.parseKeywordOrString(&word))
+    return {};
+  std::optional<ConstraintKind> kind = symbolizeConstraintKind(word);
+  if (!kind) {
+    parser.emitError(loc) << "unknown constraint kind '" << word
+                          << "' (known: divisible, equal, min)";
+    return {};
+  }
+  if (parser.parseLParen() || parser.parseKeywordOrString(&lhs) ||
+      parser.parseComma())
+    return {};
+  if (*kind == ConstraintKind::min ? parser.parseInteger(value)
+                                   : parser.parseKeywordOrString(&rhs))
+    return {};
+  if (parser.parseRParen())
+    return {};
+  return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
+                    *kind, StringRef(lhs), StringRef(rhs), value);
+}
+
+Attribute ConstraintAttr::parse(AsmParser &parser, Type) {
+  if (parser.parseLess())
+    return {};
+  ConstraintAttr c = parseBody(parser);
+  if (!c || parser.parseGreater())
+    return {};
+  return c;
+}
+
+void ConstraintAttr::print(AsmPrinter &printer) const {
+  printer << '<';
+  printBody(printer);
+  printer << '>';
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+static LogicalResult checkName(function_ref<InFlightDiagnostic()> emitError,
+                               StringRef name) {
+  if (name.empty())
+    return emitError() << "kernel parameter name must not be empty";
+  return success();
+}
+
+/// Sizes and strides are integers the host computes and range-checks.
+static LogicalResult
+checkIndexType(function_ref<InFlightDiagnostic()> emitError, StringRef kind,
+               StringRef name, Type t) {
+  if (t && (t.isSignlessInteger(64) || t.isSignlessInteger(32)))
+    return success();
+  return emitError() << kind << " parameter '" << name << "' has type "
+                     << render(t) << "; sizes and strides are i64 or i32";
+}
+
+LogicalResult
+TensorParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        StringRef name, Type dtype, ArrayRef<Attribute> shape,
+                        TensorRole, int64_t align, int64_t rowAlign) {
+  if (failed(checkName(emitError, name)))
+    return failure();
+  if (!contractDTypeName(dtype))
+    return emitError() << "tensor parameter '" << name << "' has element type "
+                       << render(dtype)
+                       << "; contracts carry bf16, f16, f32, f64, i1, i8, "
+                          "i32 and i64";
+  for (Attribute d : shape) {
+    auto i = dyn_cast<IntegerAttr>(d);
+    auto s = dyn_cast<StringAttr>(d);
+    if ((i && i.getInt() >= 0) || (s && !s.getValue().empty()))
+      continue;
+    return emitError() << "tensor parameter '" << name << "' has shape entry "
+                       << d
+                       << "; entries are non-negative extents and symbol "
+                          "names";
+  }
+  if (align < 1 || !llvm::isPowerOf2_64(align))
+    return emitError() << "tensor parameter '" << name << "' has align "
+                       << align << "; it must be a power of two";
+  if (rowAlign < 0 || (rowAlign > 0 && !llvm::isPowerOf2_64(rowAlign)))
+    return emitError() << "tensor parameter '" << name << "' has row_align "
+                       << rowAlign << "; it must be 0 (none) or a power of two";
+  return success();
+}
+
+LogicalResult
+SizeParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      StringRef name, Type dtype) {
+  if (failed(checkName(emitError, name)))
+    return failure();
+  return checkIndexType(emitError, "size", name, dtype);
+}
+
+LogicalResult
+StrideParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        StringRef name, Type dtype, StringRef, int64_t dim) {
+  if (failed(checkName(emitError, name)) ||
+      failed(checkIndexType(emitError, "stride", name, dtype)))
+    return failure();
+  if (dim < 0)
+    return emitError() << "stride parameter '" << name << "' has dim " << dim
+                       << "; dimensions count from 0";
+  return success();
+}
+
+LogicalResult
+ScalarParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        StringRef name, Type dtype) {
+  if (failed(checkName(emitError, name)))
+    return failure();
+  if (dtype && (dtype.isSignlessInteger(64) || dtype.isSignlessInteger(32) ||
+                dtype.isF32() || dtype.isF64()))
+    return success();
+  return emitError() << "scalar parameter '" << name << "' has type "
+                     << render(dtype) << "; scalars are i64, i32, f32 or f64";
+}
+
+/// CUDA's limit on threads per block.
+static constexpr int64_t kMaxThreads = 1024;
+
+/// What cuTensorMapEncodeTiled accepts.
+static constexpr int64_t kMaxBoxRank = 5;
+static constexpr int64_t kMaxBoxExtent = 256;
+
+LogicalResult
+TensorMapParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                           StringRef name, StringRef, ArrayRef<int64_t> box,
+                           int64_t swizzle, OOBFill) {
+  if (failed(checkName(emitError, name)))
+    return failure();
+  if (box.empty() || (int64_t)box.size() > kMaxBoxRank)
+    return emitError() << "tensormap parameter '" << name
+                       << "' has a box of rank " << box.size()
+                       << "; TMA boxes have 1 to 5 dimensions";
+  for (int64_t e : box)
+    if (e < 1 || e > kMaxBoxExtent)
+      return emitError() << "tensormap parameter '" << name
+                         << "' has box extent " << e
+                         << "; TMA boxes are 1 to 256 elements per dimension";
+  if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+    return emitError() << "tensormap parameter '" << name << "' has swizzle "
+                       << swizzle << "; it must be 0, 32, 64 or 128 bytes";
+  return success();
+}
+
+LogicalResult
+WorkspaceParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                           StringRef name, ArrayRef<GridFactorAttr> bytes,
+                           bool) {
+  if (failed(checkName(emitError, name)))
+    return failure();
+  if (bytes.empty())
+    return emitError() << "workspace parameter '" << name
+                       << "' has no byte rule";
+  return success();
+}
+
+Attribute WorkspaceParamAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string name;
+  SmallVector<GridFactorAttr> bytes;
+  if (parser.parseLess() || parser.parseString(&name) || parser.parseComma() ||
+      parser.parseKeyword("bytes") || parser.parseEqual() ||
+      parseFactorList(parser, bytes))
+    return {};
+  bool zeroInit = false;
+  if (succeeded(parser.parseOptionalComma())) {
+    if (parser.parseKeyword("zero_init"))
+      return {};
+    zeroInit = true;
+  }
+  if (parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
+                    StringRef(name), ArrayRef<GridFactorAttr>(bytes), zeroInit);
+}
+
+void WorkspaceParamAttr::print(AsmPrinter &printer) const {
+  printer << '<';
+  printer.printString(getName());
+  printer << ", bytes = ";
+  printFactorList(printer, getBytes());
+  if (getZeroInit())
+    printer << ", zero_init";
+  printer << '>';
+}
+
+//===----------------------------------------------------------------------===//
+// LaunchContractAttr
+//===----------------------------------------------------------------------===//
+
+ArrayRef<GridFactorAttr> LaunchContractAttr::getGrid(unsigned dim) const {
+  return dim == 0 ? getGridX() : dim == 1 ? getGridY() : getGridZ();
+}
+
+KernelParamAttrInterface LaunchContractAttr::lookupParam(StringRef name) const {
+  for (Attribute a : getParams())
+    if (auto p = dyn_cast<KernelParamAttrInterface>(a);
+        p && p.getName() == name)
+      return p;
+  return {};
+}
+
+TensorParamAttr LaunchContractAttr::lookupTensor(StringRef name) const {
+  return dyn_cast_or_null<TensorParamAttr>(lookupParam(name));
+}
+
+/// Checks a tensor map against the tensor it maps: rank and the TMA rules
+/// on the innermost box row.
+static LogicalResult
+verifyTensorMap(function_ref<InFlightDiagnostic()> emitError,
+                TensorMapParamAttr m, TensorParamAttr t) {
+  if ((int64_t)m.getBox().size() != t.getRank())
+    return emitError() << "tensormap parameter '" << m.getName()
+                       << "' has a box of rank " << m.getBox().size()
+                       << " but tensor '" << t.getName() << "' has rank "
+                       << t.getRank();
+  int64_t rowBytes = m.getBox().back() * elementBytes(t.getDtype());
+  if (rowBytes % 16 != 0)
+    return emitError() << "tensormap parameter '" << m.getName()
+                       << "' has an innermost box row of " << rowBytes
+                       << " bytes; TMA needs a multiple of 16";
+  if (m.getSwizzle() != 0 && rowBytes > m.getSwizzle())
+    return emitError() << "tensormap parameter '" << m.getName()
+                       << "' has an innermost box row of " << rowBytes
+                       << " bytes, wider than its swizzle span of "
+                       << m.getSwizzle() << " bytes";
+  return success();
+}
+
+LogicalResult LaunchContractAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, StringRef kernel,
+    StringRef kind, ArrayRef<Attribute> params, ArrayRef<GridFactorAttr> gridX,
+    ArrayRef<GridFactorAttr> gridY, ArrayRef<GridFactorAttr> gridZ,
+    ArrayRef<int64_t> block, int64_t sharedMemory,
+    ArrayRef<ConstraintAttr> constraints, DictionaryAttr attrs) {
+  if (kernel.empty() || kind.empty())
+    return emitError() << "launch contract needs a kernel and a kind";
+  llvm::StringSet<> names, bound;
+  llvm::StringMap<TensorParamAttr> tensors;
+  for (auto [i, a] : llvm::enumerate(params)) {
+    auto p = dyn_cast<KernelParamAttrInterface>(a);
+    if (!p)
+      return emitError() << "params[" << i
+                         << "] is not a kernel parameter: " << a;
+    if (!names.insert(p.getName()).second)
+      return emitError() << "parameter name '" << p.getName()
+                         << "' is used twice";
+    if (auto t = dyn_cast<TensorParamAttr>(a)) {
+      tensors[t.getName()] = t;
+      for (Attribute d : t.getShape())
+        if (auto s = dyn_cast<StringAttr>(d))
+          bound.insert(s.getValue());
+    }
+  }
+  // Every symbol must be computable from the tensor arguments of a call.
+  for (Attribute a : params) {
+    auto mapped = [&](StringRef tensor) -> TensorParamAttr {
+      auto it = tensors.find(tensor);
+      if (it == tensors.end()) {
+        emitError() << cast<KernelParamAttrInterface>(a).getKindName()
+                    << " parameter '"
+                    << cast<KernelParamAttrInterface>(a).getName()
+                    << "' names '" << tensor
+                    << "', which is not a tensor parameter";
+        return {};
+      }
+      return it->second;
+    };
+    if (auto s = dyn_cast<SizeParamAttr>(a); s && !bound.contains(s.getName()))
+      return emitError() << "size parameter '" << s.getName()
+                         << "' occurs in no tensor's shape, so no call can "
+                            "bind it";
+    if (auto s = dyn_cast<StrideParamAttr>(a)) {
+      TensorParamAttr t = mapped(s.getTensor());
+      if (!t)
+        return failure();
+      if (s.getDim() >= t.getRank())
+        return emitError() << "stride parameter '" << s.getName()
+                           << "' has dim " << s.getDim() << " but tensor '"
+                           << t.getName() << "' has rank " << t.getRank();
+    }
+    if (auto m = dyn_cast<TensorMapParamAttr>(a)) {
+      TensorParamAttr t = mapped(m.getTensor());
+      if (!t || failed(verifyTensorMap(emitError, m, t)))
+        return failure();
+    }
+    if (auto w = dyn_cast<WorkspaceParamAttr>(a))
+      for (GridFactorAttr f : w.getBytes())
+        if (!f.getSymbol().empty() && !bound.contains(f.getSymbol()))
+          return emitError()
+                 << "workspace parameter '" << w.getName() << "' uses symbol '"
+                 << f.getSymbol() << "', which occurs in no tensor's shape";
+  }
+  for (ArrayRef<GridFactorAttr> dim : {gridX, gridY, gridZ})
+    for (GridFactorAttr f : dim)
+      if (!f.getSymbol().empty() && !bound.contains(f.getSymbol()))
+        return emitError() << "grid symbol '" << f.getSymbol()
+                           << "' occurs in no tensor's shape";
+  for (ConstraintAttr c : constraints)
+    for (StringRef s : {c.getLhs(), c.getRhs()})
+      if (!s.empty() && !bound.contains(s))
+        return emitError() << "constraint symbol '" << s
+                           << "' occurs in no tensor's shape";
+  if (block.size() != 3 || llvm::any_of(block, [](int64_t e) { return e < 1; }))
+    return emitError() << "block must be three positive extents";
+  // Each extent first, so that the product cannot overflow.
+  if (llvm::any_of(block, [](int64_t e) { return e > kMaxThreads; }) ||
+      block[0] * block[1] * block[2] > kMaxThreads)
+    return emitError() << "block has " << block[0] << " x " << block[1] << " x "
+                       << block[2] << " threads; CUDA allows at most "
+                       << kMaxThreads;
+  if (sharedMemory < 0)
+    return emitError() << "shared_memory must be non-negative, got "
+                       << sharedMemory;
+  if (attrs)
+    for (NamedAttribute n : attrs)
+      if (!isa<BoolAttr, IntegerAttr, FloatAttr, StringAttr>(n.getValue()))
+        return emitError() << "attrs entry '" << n.getName().getValue()
+                           << "' is not a bool, integer, float or string";
+  return success();
+}
+
+/// One parameter of a contract's list: `tensor<...>` and the other kinds,
+/// or any attribute (which the verifier then refuses).
+static ParseResult parseParam(AsmParser &parser,
+                              SmallVectorImpl<Attribute> &params) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef kind;
+  if (failed(parser.parseOptionalKeyword(&kind))) {
+    Attribute any;
+    if (parser.parseAttribute(any))
+      return failure();
+    params.push_back(any);
+    return success();
+  }
+  using ParseFn = Attribute (*)(AsmParser &, Type);
+  ParseFn parse = llvm::StringSwitch<ParseFn>(kind)
+                      .Case("tensor", &TensorParamAttr::parse)
+                      .Case("size", &SizeParamAttr::parse)
+                      .Case("stride", &StrideParamAttr::parse)
+                      .Case("scalar", &ScalarParamAttr::parse)
+                      .Case("tensormap", &TensorMapParamAttr::parse)
+                      .Case("workspace", &WorkspaceParamAttr::parse)
+                      .Default(nullptr);
+  if (!parse)
+    return parser.emitError(loc)
+           << "unknown kernel parameter kind '" << kind
+           << "' (known: tensor, size, stride, scalar, tensormap, workspace)";
+  Attribute p = parse(parser, Type());
+  if (!p)
+    return failure();
+  params.push_back(p);
+  return success();
+}
+
+static void printParam(AsmPrinter &printer, Attribute a) {
+  auto p = dyn_cast<KernelParamAttrInterface>(a);
+  if (!p) {
+    printer.printAttribute(a);
+    return;
+  }
+  printer << p.getKindName();
+  llvm::TypeSwitch<Attribute>(a)
+      .Case<TensorParamAttr, SizeParamAttr, StrideParamAttr, ScalarParamAttr,
+            TensorMapParamAttr, WorkspaceParamAttr>(
+          [&](auto concrete) { concrete.print(printer); });
+}
+
+Attribute LaunchContractAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringAttr kernel;
+  std::string kind;
+  SmallVector<Attribute> params;
+  SmallVector<SmallVector<GridFactorAttr>> grid;
+  SmallVector<int64_t> block;
+  int64_t sharedMemory = 0;
+  SmallVector<ConstraintAttr> constraints;
+  DictionaryAttr attrs = DictionaryAttr::get(parser.getContext());
+  if (parser.parseLess() || parser.parseKeyword("kernel") ||
+      parser.parseEqual() || parser.parseSymbolName(kernel) ||
+      parser.parseComma() || parser.parseKeyword("kind") ||
+      parser.parseEqual() || parser.parseString(&kind) || parser.parseComma() ||
+      parser.parseKeyword("params") || parser.parseEqual() ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+        return parseParam(parser, params);
+      }))
+    return {};
+  SMLoc gridLoc;
+  if (parser.parseComma() || parser.parseKeyword("grid") ||
+      parser.parseEqual() || parser.getCurrentLocation(&gridLoc) ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+        return parseFactorList(parser, grid.emplace_back());
+      }))
+    return {};
+  if (grid.size() != 3) {
+    parser.emitError(gridLoc)
+        << "grid must have three dimensions, got " << grid.size();
+    return {};
+  }
+  if (parser.parseComma() || parser.parseKeyword("block") ||
+      parser.parseEqual() ||
+      parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Square,
+          [&] { return parser.parseInteger(block.emplace_back()); }) ||
+      parser.parseComma() || parser.parseKeyword("shared_memory") ||
+      parser.parseEqual() || parser.parseInteger(sharedMemory))
+    return {};
+  while (succeeded(parser.parseOptionalComma())) {
+    if (succeeded(parser.parseOptionalKeyword("constraints"))) {
+      if (parser.parseEqual() ||
+          parser.parseCommaSeparatedList(
+              AsmParser::Delimiter::Square, [&]() -> ParseResult {
+                ConstraintAttr c = ConstraintAttr::parseBody(parser);
+                if (!c)
+                  return failure();
+                constraints.push_back(c);
+                return success();
+              }))
+        return {};
+      continue;
+    }
+    if (parser.parseKeyword("attrs") || parser.parseEqual() ||
+        parser.parseAttribute(attrs))
+      return {};
+  }
+  if (parser.parseGreater())
+    return {};
+  return getChecked(
+      [&] { return parser.emitError(loc); }, parser.getContext(),
+      kernel.getValue(), StringRef(kind), ArrayRef<Attribute>(params),
+      ArrayRef<GridFactorAttr>(grid[0]), ArrayRef<GridFactorAttr>(grid[1]),
+      ArrayRef<GridFactorAttr>(grid[2]), ArrayRef<int64_t>(block), sharedMemory,
+      ArrayRef<ConstraintAttr>(constraints), attrs);
+}
+
+void LaunchContractAttr::print(AsmPrinter &printer) const {
+  printer << "<kernel = ";
+  printer.printSymbolName(getKernel());
+  printer << ", kind = ";
+  printer.printString(getKind());
+  printer << ", params = [";
+  llvm::interleaveComma(getParams(), printer,
+                        [&](Attribute a) { printParam(printer, a); });
+  printer << "], grid = [";
+  llvm::interleaveComma(llvm::seq(0u, 3u), printer, [&](unsigned d) {
+    printFactorList(printer, getGrid(d));
+  });
+  printer << "], block = [";
+  llvm::interleaveComma(getBlock(), printer);
+  printer << "], shared_memory = " << getSharedMemory();
+  if (!getConstraints().empty()) {
+    printer << ", constraints = [";
+    llvm::interleaveComma(getConstraints(), printer,
+                          [&](ConstraintAttr c) { c.printBody(printer); });
+    printer << ']';
+  }
+  if (getAttrs() && !getAttrs().empty()) {
+    printer << ", attrs = ";
+    printer.printAttribute(getAttrs());
+  }
+  printer << '>';
+}

@@ -1,0 +1,70 @@
+// Round trip of #attnc.launch_contract and its parts: parse, print, parse
+// again; the printed form is the one in docs/launch-contract.md.
+// RUN: attnc-opt %s | attnc-opt | FileCheck %s
+
+// Every parameter kind, factor kind and constraint kind in one contract.
+// CHECK-LABEL: gpu.module @attn_module
+// CHECK-SAME: attnc.launch_contract = #attnc.launch_contract<kernel = @attn, kind = "attention",
+// CHECK-SAME: params = [tensor<"q", bf16, [B, H, Sq, 128], input, align = 16, row_align = 16>,
+// CHECK-SAME: tensor<"o", bf16, [B, H, Sq, 128], output, align = 16, row_align = 16>,
+// CHECK-SAME: tensor<"lse", f32, [B, H, Sq], output, align = 16>,
+// CHECK-SAME: tensor<"k", bf16, [B, Hkv, Skv, 128], input, align = 16>,
+// CHECK-SAME: size<"B", i64>, size<"Sq", i32>,
+// CHECK-SAME: stride<"q.stride0", i64, tensor = "q", dim = 0>,
+// CHECK-SAME: scalar<"scale", f32>,
+// CHECK-SAME: tensormap<"q.map", tensor = "q", box = [1, 1, 64, 64], swizzle = 128, oob_fill = zero>,
+// CHECK-SAME: tensormap<"k.map", tensor = "k", box = [1, 1, 64, 64], swizzle = 128, oob_fill = nan>,
+// CHECK-SAME: workspace<"partials", bytes = [device(num_sms), 4096], zero_init>,
+// CHECK-SAME: workspace<"rows", bytes = [B, H, ceil_div(Sq, 128), 8]>],
+// CHECK-SAME: grid = {{\[\[}}ceil_div(Sq, 128)], [H], [B]], block = [256, 1, 1], shared_memory = 99328,
+// CHECK-SAME: constraints = [divisible(H, Hkv), equal(Skv, Skv), min(Sq, 1)],
+// CHECK-SAME: attrs = {block_q = 128 : i64, causal = true, note = "v2", scale = 1.250000e-01 : f64}>
+gpu.module @attn_module attributes {attnc.launch_contract = #attnc.launch_contract<
+    kernel = @attn, kind = "attention",
+    params = [tensor<"q", bf16, [B, H, Sq, 128], input, align = 16, row_align = 16>,
+              tensor<"o", bf16, [B, H, Sq, 128], output, align = 16, row_align = 16>,
+              tensor<"lse", f32, [B, H, Sq], output, align = 16>,
+              tensor<"k", bf16, [B, Hkv, Skv, 128], input, align = 16>,
+              size<"B", i64>, size<"Sq", i32>,
+              stride<"q.stride0", i64, tensor = "q", dim = 0>,
+              scalar<"scale", f32>,
+              tensormap<"q.map", tensor = "q", box = [1, 1, 64, 64], swizzle = 128, oob_fill = zero>,
+              tensormap<"k.map", tensor = "k", box = [1, 1, 64, 64], swizzle = 128, oob_fill = nan>,
+              workspace<"partials", bytes = [device(num_sms), 4096], zero_init>,
+              workspace<"rows", bytes = [B, H, ceil_div(Sq, 128), 8]>],
+    grid = [[ceil_div(Sq, 128)], [H], [B]], block = [256, 1, 1], shared_memory = 99328,
+    constraints = [divisible(H, Hkv), equal(Skv, Skv), min(Sq, 1)],
+    attrs = {causal = true, scale = 0.125 : f64, block_q = 128 : i64, note = "v2"}>} {
+  llvm.func @attn(%q: !llvm.ptr<1>, %o: !llvm.ptr<1>, %lse: !llvm.ptr<1>, %k: !llvm.ptr<1>,
+                  %b: i64, %sq: i32, %qs0: i64, %scale: f32, %qmap: !llvm.ptr, %kmap: !llvm.ptr,
+                  %partials: !llvm.ptr<1>, %rows: !llvm.ptr<1>) attributes {nvvm.kernel} {
+    llvm.return
+  }
+}
+
+// Without constraints and attrs, neither is printed; symbols that are not
+// identifiers are quoted.
+// CHECK-LABEL: gpu.module @fill_module
+// CHECK-SAME: #attnc.launch_contract<kernel = @fill, kind = "fusion", params = [tensor<"y", f32, ["rows 0", 4096], output, align = 4>, size<"rows 0", i64>], grid = {{\[\[}}"rows 0"], [1], [1]], block = [128, 1, 1], shared_memory = 0>}
+gpu.module @fill_module attributes {attnc.launch_contract = #attnc.launch_contract<kernel = @fill, kind = "fusion", params = [tensor<"y", f32, ["rows 0", 4096], output, align = 4>, size<"rows 0", i64>], grid = [["rows 0"], [1], [1]], block = [128, 1, 1], shared_memory = 0, attrs = {}>} {
+  gpu.func @fill(%y: !llvm.ptr<1>, %n: i64) kernel {
+    gpu.return
+  }
+}
+
+// The parts on their own, and kernel parameter names.
+// CHECK-LABEL: func.func @parts
+// CHECK-SAME: %{{.*}}: f32 {attnc.name = "x"}
+// CHECK-SAME: -> (f32 {attnc.name = "y"})
+// CHECK-SAME: c = #attnc.constraint<divisible(H, Hkv)>
+// CHECK-SAME: f = #attnc.factor<ceil_div(S, 64)>
+// CHECK-SAME: g = #attnc.factor<device(num_sms)>
+// CHECK-SAME: p = #attnc.tensor_param<"q", bf16, [B, 64], input, align = 16>
+// CHECK-SAME: w = #attnc.workspace_param<"w", bytes = [64]>
+func.func @parts(%x: f32 {attnc.name = "x"}) -> (f32 {attnc.name = "y"}) attributes {
+    c = #attnc.constraint<divisible(H, Hkv)>, f = #attnc.factor<ceil_div(S, 64)>,
+    g = #attnc.factor<device(num_sms)>,
+    p = #attnc.tensor_param<"q", bf16, [B, 64], input, align = 16>,
+    w = #attnc.workspace_param<"w", bytes = [64]>} {
+  return %x : f32
+}
