@@ -6,10 +6,13 @@ workspaces, DLPack, and the GPU entry points' error paths."""
 import ctypes
 import os
 import struct
+import subprocess
+import sys
 import unittest
+from pathlib import Path
 from unittest import mock
 
-from _support import INPUTS, FakeDType, FakeTensor
+from _support import INPUTS, PYTHON_DIR, REPO, FakeDType, FakeTensor
 
 import attnc
 
@@ -398,6 +401,66 @@ class Version2KindsTest(unittest.TestCase):
                          "decode_fwd: tensormap k_map: k.stride[2] = 132 "
                          "elements (264 bytes) is not a multiple of 16 bytes, "
                          "as TMA requires")
+
+
+def fake_driver() -> Path | None:
+    """The test build's libcuda stand-in (test/Runtime/FakeCuda.cpp)."""
+    if os.environ.get("ATTNC_FAKE_CUDA"):
+        return Path(os.environ["ATTNC_FAKE_CUDA"])
+    runtime = Path(os.environ.get("ATTNC_RUNTIME_LIB",
+                                  REPO / "build" / "lib" /
+                                  "libattnc_runtime.so"))
+    fake = runtime.parent / "libattnc-fake-cuda.so"
+    return fake if fake.is_file() else None
+
+
+# Runs in a child process: a loaded driver stays loaded for the process.
+_FAKE_DRIVER_CHILD = """
+import atexit, shutil, struct, sys, tempfile
+from pathlib import Path
+from _support import INPUTS, FakeDType, FakeTensor
+import attnc
+BF16, I8 = FakeDType("bfloat16"), FakeDType("int8")
+tmp = tempfile.mkdtemp()
+atexit.register(shutil.rmtree, tmp)
+(Path(tmp) / "decode_fwd.cubin").write_text("not a real cubin")
+text = (INPUTS / "persistent" / "manifest.json").read_text()
+d = attnc.Module.from_json(text, tmp)["decode_fwd"]
+args = dict(q=FakeTensor(0x100000, (2, 8, 1, 128), BF16),
+            k=FakeTensor(0x100000000000, (2, 2, 1000, 128), BF16),
+            v=FakeTensor(0x200000000000, (2, 2, 1000, 128), BF16),
+            o=FakeTensor(0x300000, (2, 8, 1, 128), BF16),
+            partial=(0x400000, 1 << 20),
+            counters=FakeTensor(0x600000, (32,), I8), scale=0.125)
+plan = d.plan(**args)  # num_sms from the (fake) device: 132
+print("grid", plan.grid)
+print("partial", plan.workspace_bytes("partial"))
+for i in (4, 5):
+    words = struct.unpack("<16Q", plan.param_bytes(i))
+    print("map", i, hex(words[0]), words[1], hex(words[15]))
+plan.launch(stream=0x5151)
+print("launched")
+"""
+
+
+@unittest.skipUnless(fake_driver(), "needs the test build's "
+                                    "libattnc-fake-cuda.so")
+class FakeDriverTest(unittest.TestCase):
+    def test_tensormaps_encoded_and_launched(self):
+        env = dict(os.environ, ATTNC_LIBCUDA=str(fake_driver()),
+                   PYTHONPATH=os.pathsep.join(
+                       [str(PYTHON_DIR), str(Path(__file__).parent)]))
+        child = subprocess.run([sys.executable, "-c", _FAKE_DRIVER_CHILD],
+                               env=env, capture_output=True, text=True,
+                               timeout=60)
+        self.assertEqual(child.returncode, 0, child.stderr)
+        self.assertEqual(child.stdout.splitlines(), [
+            "grid (132, 1, 1)",
+            f"partial {132 * 8 * 128 * 4}",
+            "map 4 0x100000000000 4 0xa77c",
+            "map 5 0x200000000000 4 0xa77c",
+            "launched",
+        ])
 
 
 # A DLPack tensor built by hand: DLManagedTensor = DLTensor + ctx + deleter.
