@@ -1,15 +1,16 @@
-//===- RuntimeInternal.h - Shared state of the runtime's C API ---*- C++
-//-*-===//
+//===- RuntimeInternal.h - Shared state of the runtime ----------*- C++ -*-===//
 //
 // Part of the attnc project.
 //
 //===----------------------------------------------------------------------===//
 //
 // The structs behind the opaque handles of attnc-c/Runtime.h and the helpers
-// the three parts of the runtime share: Manifest.cpp fills Module/Kernel from
-// manifest.json, Validate.cpp turns call arguments into a Plan, Runtime.cpp
-// loads cubins and launches. Nothing here includes cuda.h: the CUDA handles
-// are kept as opaque pointers so the CPU-only parts never depend on it.
+// the parts of the runtime share: Manifest.cpp fills Module/Kernel from
+// manifest.json (KernelQueries.cpp answers questions about them),
+// Validate.cpp and Plan.cpp turn call arguments into a Plan, Runtime.cpp
+// loads cubins, encodes tensormaps and launches. Nothing here includes
+// cuda.h: the CUDA handles are kept as opaque pointers and the tensormap
+// request in plain types, so the CPU-only parts never depend on it.
 //
 //===----------------------------------------------------------------------===//
 
