@@ -4,17 +4,19 @@
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 /*
- * The host runtime loads the output of `attnc-compile` (manifest.json plus one
- * cubin per kernel, docs/abi.md), checks a call's arguments against the
- * manifest, and launches the kernel on a CUDA stream, alone or recorded into
- * a CUDA graph. It is a plain C API so that ctypes (python/attnc) and any C or
- * C++ host can use it without MLIR or the CUDA runtime library.
+ * The host runtime loads the output of `attnc-compile` (manifest.json version
+ * 2 plus one cubin per kernel, docs/abi.md), checks a call's arguments against
+ * the manifest, and launches the kernel on a CUDA stream, alone or recorded
+ * into a CUDA graph. It is a plain C API so that ctypes (python/attnc) and any
+ * C or C++ host can use it without MLIR or the CUDA runtime library.
  *
  * Everything up to and including the launch plan (manifest parsing, kernel
  * and parameter queries, argument validation, grid computation, parameter
  * packing) runs on the CPU only: libcuda.so.1 is opened with dlopen at the
  * first call that needs a GPU, so the library loads and these calls work on
- * machines without a driver.
+ * machines without a driver. Two things make a plan need the driver: a
+ * tensormap parameter (the plan encodes it with cuTensorMapEncodeTiled) and
+ * a {"device": "num_sms"} factor when attnc_plan_options.num_sms is 0.
  *
  * Errors: every function that can fail returns an attnc_status; on failure
  * attnc_last_error() returns a message (thread-local, valid until the next
@@ -79,7 +81,26 @@ typedef enum attnc_param_kind {
   ATTNC_PARAM_SIZE = 1,
   ATTNC_PARAM_STRIDE = 2,
   ATTNC_PARAM_SCALAR = 3,
+  /* A CUtensorMap the runtime encodes from the tensor argument it names; the
+   * caller passes nothing for it. */
+  ATTNC_PARAM_TENSORMAP = 4,
+  /* Scratch memory the caller allocates and passes like a tensor: a 1-D i8
+   * attnc_tensor whose one size is its byte size. */
+  ATTNC_PARAM_WORKSPACE = 5,
 } attnc_param_kind;
+
+/* A factor of a grid extent or of a workspace's byte size. */
+typedef enum attnc_factor_kind {
+  ATTNC_FACTOR_CONSTANT = 0, /* value */
+  ATTNC_FACTOR_SYMBOL = 1,   /* ceil(symbol / ceil_div); a plain "SYM" has 1 */
+  ATTNC_FACTOR_NUM_SMS = 2,  /* the device's multiprocessor count */
+} attnc_factor_kind;
+
+typedef enum attnc_constraint_kind {
+  ATTNC_CONSTRAINT_DIVISIBLE = 0, /* lhs % rhs == 0 and rhs > 0 */
+  ATTNC_CONSTRAINT_EQUAL = 1,     /* lhs == rhs */
+  ATTNC_CONSTRAINT_MIN = 2,       /* lhs >= value */
+} attnc_constraint_kind;
 
 typedef enum attnc_role {
   ATTNC_ROLE_NONE = 0, /* not a tensor */
@@ -97,17 +118,54 @@ typedef struct attnc_graph attnc_graph;
 typedef struct attnc_param_info {
   const char *name;
   attnc_param_kind kind;
-  /* Element type (tensor) or value type (size, stride, scalar). */
+  /* Element type (tensor; tensormap: of its tensor; workspace: i8) or value
+   * type (size, stride, scalar). */
   attnc_dtype dtype;
   attnc_role role;         /* tensor only */
-  int32_t rank;            /* tensor only */
-  int64_t align;           /* tensor only: required pointer alignment, bytes */
+  int32_t rank;            /* tensor, tensormap (its tensor's); workspace 1 */
+  int64_t align;           /* tensor, workspace (16): pointer alignment */
   int32_t contiguous_last; /* tensor only: innermost stride must be 1 */
-  const char *tensor;      /* stride only: the tensor's name */
+  const char *tensor;      /* stride, tensormap: the tensor's name */
   int32_t dim;             /* stride only */
 } attnc_param_info;
 
-/* The caller's view of one tensor argument. Strides are in elements. */
+/* A grid or workspace-size factor. symbol is owned by the module. */
+typedef struct attnc_factor {
+  attnc_factor_kind kind;
+  int64_t value;      /* ATTNC_FACTOR_CONSTANT */
+  const char *symbol; /* ATTNC_FACTOR_SYMBOL; NULL otherwise */
+  int64_t ceil_div;   /* ATTNC_FACTOR_SYMBOL; 1 otherwise */
+} attnc_factor;
+
+/* A tensormap parameter. box has `rank` entries, outermost first (manifest
+ * order, like the tensor's shape); owned by the module. */
+typedef struct attnc_tensormap_info {
+  const char *tensor;   /* the tensor parameter it describes */
+  size_t tensor_index;  /* that tensor's parameter index */
+  int32_t rank;         /* = the tensor's rank */
+  const int64_t *box;   /* elements per dimension of the TMA box */
+  int32_t swizzle;      /* bytes: 0 (none), 32, 64 or 128 */
+  int32_t oob_fill_nan; /* out-of-bounds elements read as 0: zero, 1: NaN */
+} attnc_tensormap_info;
+
+/* A workspace parameter; its minimum size in bytes is the product of
+ * num_byte_factors factors (attnc_kernel_param_workspace_factor). */
+typedef struct attnc_workspace_info {
+  size_t num_byte_factors;
+  int32_t zero_init; /* 1: the runtime zeroes it before every launch */
+} attnc_workspace_info;
+
+/* A rule on size symbols the runtime checks before launching. Strings are
+ * owned by the module. */
+typedef struct attnc_constraint {
+  attnc_constraint_kind kind;
+  const char *lhs; /* divisible, equal: lhs; min: the symbol */
+  const char *rhs; /* divisible, equal: rhs; min: NULL */
+  int64_t value;   /* min: the smallest allowed value; 0 otherwise */
+} attnc_constraint;
+
+/* The caller's view of one tensor argument. Strides are in elements. A
+ * workspace argument is {data, ATTNC_DTYPE_I8, 1, {bytes}, {1} or NULL}. */
 typedef struct attnc_tensor {
   uint64_t data; /* device pointer */
   attnc_dtype dtype;
@@ -115,6 +173,16 @@ typedef struct attnc_tensor {
   const int64_t *sizes;
   const int64_t *strides;
 } attnc_tensor;
+
+/* Options of attnc_plan_create_with_options; all-zero means the defaults. */
+typedef struct attnc_plan_options {
+  /* The SM count that {"device": "num_sms"} factors of the grid and of
+   * workspace sizes use. 0: ask the driver for the multiprocessor count of
+   * the current context's device (device 0 when none is current), when some
+   * factor needs it; without a driver such a plan then fails with
+   * ATTNC_ERROR_NO_DRIVER. */
+  int64_t num_sms;
+} attnc_plan_options;
 
 /* One scalar argument; converted to the parameter's dtype, refusing lossy
  * conversions (a fractional value for an integer, an i32 out of range). */
@@ -183,20 +251,51 @@ ATTNC_API void attnc_kernel_launch_config(const attnc_kernel *kernel,
                                           int64_t block[3],
                                           int64_t *shared_memory_bytes);
 /* An `attrs` entry as text: strings as they are, other values as JSON
- * ("true", "0.125"); NULL when absent. */
+ * ("true", "0.125"); NULL when absent. Informational: the runtime never
+ * reads attrs to decide anything. */
 ATTNC_API const char *attnc_kernel_attr(const attnc_kernel *kernel,
                                         const char *key);
+/* The factors of grid axis AXIS (0..2); the extent is their product. */
+ATTNC_API size_t attnc_kernel_grid_num_factors(const attnc_kernel *kernel,
+                                               int32_t axis);
+ATTNC_API attnc_status attnc_kernel_grid_factor(const attnc_kernel *kernel,
+                                                int32_t axis, size_t index,
+                                                attnc_factor *out);
+/* Tensormap parameter INDEX (ATTNC_ERROR_INVALID_ARGUMENT for another
+ * kind). */
+ATTNC_API attnc_status attnc_kernel_param_tensormap(const attnc_kernel *kernel,
+                                                    size_t index,
+                                                    attnc_tensormap_info *out);
+/* Workspace parameter INDEX and factor FACTOR of its byte size. */
+ATTNC_API attnc_status attnc_kernel_param_workspace(const attnc_kernel *kernel,
+                                                    size_t index,
+                                                    attnc_workspace_info *out);
+ATTNC_API attnc_status attnc_kernel_param_workspace_factor(
+    const attnc_kernel *kernel, size_t index, size_t factor, attnc_factor *out);
+/* The kernel's constraints, in manifest order. */
+ATTNC_API size_t attnc_kernel_num_constraints(const attnc_kernel *kernel);
+ATTNC_API attnc_status attnc_kernel_constraint(const attnc_kernel *kernel,
+                                               size_t index,
+                                               attnc_constraint *out);
 
-/*--- Launch plans (CPU only) -----------------------------------------------*/
+/*--- Launch plans (CPU only but for tensormaps and num_sms) ----------------*/
 
 /* Validates the arguments and computes everything a launch needs. TENSORS
- * holds one descriptor per `tensor` parameter and SCALARS one value per
- * `scalar` parameter, each in manifest order. */
+ * holds one descriptor per `tensor` or `workspace` parameter and SCALARS one
+ * value per `scalar` parameter, each in manifest order; nothing is passed
+ * for `size`, `stride` and `tensormap` parameters. Tensormaps are encoded
+ * here (this needs the driver). Same as attnc_plan_create_with_options with
+ * NULL options. */
 ATTNC_API attnc_status attnc_plan_create(const attnc_kernel *kernel,
                                          const attnc_tensor *tensors,
                                          size_t num_tensors,
                                          const attnc_scalar *scalars,
                                          size_t num_scalars, attnc_plan **out);
+/* OPTIONS may be NULL (the defaults). */
+ATTNC_API attnc_status attnc_plan_create_with_options(
+    const attnc_kernel *kernel, const attnc_tensor *tensors, size_t num_tensors,
+    const attnc_scalar *scalars, size_t num_scalars,
+    const attnc_plan_options *options, attnc_plan **out);
 ATTNC_API void attnc_plan_destroy(attnc_plan *plan);
 ATTNC_API void attnc_plan_grid(const attnc_plan *plan, int64_t grid[3]);
 /* 1 when some grid extent is 0: a launch does nothing. */
@@ -204,8 +303,13 @@ ATTNC_API int attnc_plan_is_empty(const attnc_plan *plan);
 /* The value a size symbol was bound to. */
 ATTNC_API attnc_status attnc_plan_symbol(const attnc_plan *plan,
                                          const char *symbol, int64_t *value);
+/* The minimum size in bytes of workspace parameter INDEX for this call. */
+ATTNC_API attnc_status attnc_plan_workspace_bytes(const attnc_plan *plan,
+                                                  size_t index,
+                                                  uint64_t *bytes);
 /* Number of kernel parameters (= attnc_kernel_num_params), and the packed
- * bytes of parameter INDEX exactly as cuLaunchKernel will receive them. */
+ * bytes of parameter INDEX exactly as cuLaunchKernel will receive them (a
+ * tensormap: its 128 bytes, 64-byte aligned). */
 ATTNC_API size_t attnc_plan_num_params(const attnc_plan *plan);
 ATTNC_API attnc_status attnc_plan_param(const attnc_plan *plan, size_t index,
                                         const void **bytes, size_t *size);
@@ -215,7 +319,9 @@ ATTNC_API attnc_status attnc_plan_param(const attnc_plan *plan, size_t index,
 /* Loads every kernel's cubin into the current CUDA context (the device 0
  * primary context when none is current). Optional: launches do it lazily. */
 ATTNC_API attnc_status attnc_module_load_gpu(attnc_module *module);
-/* Launches a plan on STREAM in the current context. */
+/* Launches a plan on STREAM in the current context: first zeroes its
+ * zero_init workspaces on STREAM (cuMemsetD8Async), then the kernel. Both
+ * are recorded when STREAM is being captured. */
 ATTNC_API attnc_status attnc_plan_launch(const attnc_plan *plan,
                                          attnc_stream stream);
 /* attnc_plan_create + attnc_plan_launch + attnc_plan_destroy. */

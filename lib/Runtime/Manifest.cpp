@@ -4,14 +4,17 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Parses the manifest written by attnc-compile (docs/abi.md) into the
-// Module/Kernel structs and checks every rule a launch later relies on, so
-// that argument validation can trust the manifest: known dtypes, size and
-// grid symbols that some tensor shape binds, stride parameters that name a
-// real tensor dimension, three-element block and grid. Errors name the JSON
-// path ("kernels[0].params[2].dtype") and the rule. Also implements the
-// CPU-only module and kernel queries of the C API. Unknown keys are ignored
-// so that a newer compiler can add fields without breaking older runtimes.
+// Parses the manifest (version 2) written by attnc-compile (docs/abi.md)
+// into the Module/Kernel structs and checks every rule a launch later relies
+// on, so that argument validation can trust the manifest: known dtypes; size,
+// grid, workspace-size and constraint symbols that some tensor shape binds;
+// stride and tensormap parameters that name a real tensor; TMA boxes and
+// swizzles the hardware accepts; three-element block and grid. Errors name
+// the JSON path ("kernels[0].params[2].dtype") and the rule. Unknown keys
+// are ignored so that a newer compiler can add fields without a version
+// bump; unknown parameter, factor and constraint kinds are errors, since
+// skipping them would launch with a wrong ABI or an unchecked rule. The
+// queries over the parsed structs are in KernelQueries.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +25,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <set>
 
 using namespace attnc::rt;
@@ -138,9 +142,26 @@ public:
     return true;
   }
 
+  bool getSymbol(const json::Object &o, const std::string &path,
+                 const char *key, std::string &out) {
+    if (!getString(o, path, key, out, true))
+      return false;
+    if (out.empty())
+      return failAt(path + "." + key, "empty size symbol");
+    return true;
+  }
+
   bool parseParam(const json::Value &v, const std::string &path, Param &p);
+  bool parseTensorMap(const json::Object &o, const std::string &path, Param &p);
+  bool parseWorkspace(const json::Object &o, const std::string &path, Param &p);
+  bool parseFactor(const json::Value &v, const std::string &path, Factor &f);
   bool parseGrid(const json::Value &v, const std::string &path,
                  attnc_kernel &k);
+  bool parseConstraint(const json::Value &v, const std::string &path,
+                       Constraint &c);
+  bool checkTensorMap(const std::string &path, const attnc_kernel &k, Param &p);
+  bool checkSymbols(const std::string &path, const attnc_kernel &k,
+                    const std::set<std::string> &symbols);
   bool parseKernel(const json::Value &v, const std::string &path,
                    attnc_kernel &k);
   bool checkKernel(const std::string &path, attnc_kernel &k);
@@ -232,9 +253,123 @@ bool Reader::parseParam(const json::Value &v, const std::string &path,
         {ATTNC_DTYPE_I64, ATTNC_DTYPE_I32, ATTNC_DTYPE_F32, ATTNC_DTYPE_F64},
         ATTNC_DTYPE_INVALID, p.dtype);
   }
+  if (kind == "tensormap") {
+    p.kind = ATTNC_PARAM_TENSORMAP;
+    return parseTensorMap(*o, path, p);
+  }
+  if (kind == "workspace") {
+    p.kind = ATTNC_PARAM_WORKSPACE;
+    p.dtype = ATTNC_DTYPE_I8;
+    return parseWorkspace(*o, path, p);
+  }
   return failAt(path + ".kind", "unknown parameter kind '" + kind +
-                                    "' (expected tensor, size, stride or "
-                                    "scalar)");
+                                    "' (expected tensor, size, stride, "
+                                    "scalar, tensormap or workspace)");
+}
+
+/// The tensormap's own fields; what depends on its tensor is checked once
+/// every parameter is known (checkTensorMap).
+bool Reader::parseTensorMap(const json::Object &o, const std::string &path,
+                            Param &p) {
+  if (!getString(o, path, "tensor", p.tensor, true))
+    return false;
+  const json::Value *box = require(o, path, "box");
+  if (!box)
+    return false;
+  const json::Array *dims = box->getAsArray();
+  if (!dims)
+    return failAt(path + ".box",
+                  std::string("expected an array, got ") + describe(*box));
+  for (size_t i = 0; i < dims->size(); ++i) {
+    std::string dpath = path + ".box[" + std::to_string(i) + "]";
+    int64_t d;
+    if (!getInt((*dims)[i], dpath, d, 1))
+      return false;
+    if (d > 256)
+      return failAt(dpath, "box dimension " + std::to_string(d) +
+                               " exceeds TMA's limit of 256 elements");
+    p.box.push_back(d);
+  }
+  const json::Value *swizzle = require(o, path, "swizzle");
+  int64_t sw;
+  if (!swizzle || !getInt(*swizzle, path + ".swizzle", sw, 0))
+    return false;
+  if (sw != 0 && sw != 32 && sw != 64 && sw != 128)
+    return failAt(path + ".swizzle",
+                  "swizzle " + std::to_string(sw) +
+                      " is not a TMA swizzle (expected 0, 32, 64 or 128 "
+                      "bytes)");
+  p.swizzle = static_cast<int32_t>(sw);
+  std::string fill;
+  if (!getString(o, path, "oob_fill", fill, true))
+    return false;
+  if (fill != "zero" && fill != "nan")
+    return failAt(path + ".oob_fill", "unknown out-of-bounds fill '" + fill +
+                                          "' (expected zero or nan)");
+  p.oobFillNaN = fill == "nan";
+  return true;
+}
+
+bool Reader::parseWorkspace(const json::Object &o, const std::string &path,
+                            Param &p) {
+  const json::Value *bytes = require(o, path, "bytes");
+  if (!bytes)
+    return false;
+  const json::Array *factors = bytes->getAsArray();
+  if (!factors)
+    return failAt(path + ".bytes", std::string("expected an array of factors, "
+                                               "got ") +
+                                       describe(*bytes));
+  for (size_t i = 0; i < factors->size(); ++i) {
+    Factor f;
+    if (!parseFactor((*factors)[i], path + ".bytes[" + std::to_string(i) + "]",
+                     f))
+      return false;
+    p.bytes.push_back(f);
+  }
+  if (!require(o, path, "zero_init"))
+    return false;
+  return getOptBool(o, path, "zero_init", p.zeroInit);
+}
+
+bool Reader::parseFactor(const json::Value &f, const std::string &path,
+                         Factor &g) {
+  if (std::optional<llvm::StringRef> s = f.getAsString()) {
+    if (s->empty())
+      return failAt(path, "empty size symbol");
+    g.kind = ATTNC_FACTOR_SYMBOL;
+    g.symbol = s->str();
+    return true;
+  }
+  if (f.kind() == json::Value::Number) {
+    g.kind = ATTNC_FACTOR_CONSTANT;
+    return getInt(f, path, g.value, 0);
+  }
+  const json::Object *o = f.getAsObject();
+  if (!o)
+    return failAt(path, std::string("expected an integer, a symbol, "
+                                    "{\"sym\", \"ceil_div\"} or "
+                                    "{\"device\": \"num_sms\"}, got ") +
+                            describe(f));
+  if (o->get("device")) {
+    if (o->get("sym"))
+      return failAt(path, "a factor is either {\"sym\", \"ceil_div\"} or "
+                          "{\"device\"}, not both");
+    std::string attribute;
+    if (!getString(*o, path, "device", attribute, true))
+      return false;
+    if (attribute != "num_sms")
+      return failAt(path + ".device", "unknown device attribute '" + attribute +
+                                          "' (expected num_sms)");
+    g.kind = ATTNC_FACTOR_NUM_SMS;
+    return true;
+  }
+  const json::Value *cd = require(*o, path, "ceil_div");
+  if (!getSymbol(*o, path, "sym", g.symbol) || !cd ||
+      !getInt(*cd, path + ".ceil_div", g.ceilDiv, 1))
+    return false;
+  g.kind = ATTNC_FACTOR_SYMBOL;
+  return true;
 }
 
 bool Reader::parseGrid(const json::Value &v, const std::string &path,
@@ -249,28 +384,40 @@ bool Reader::parseGrid(const json::Value &v, const std::string &path,
       return failAt(apath, std::string("expected an array of factors, got ") +
                                describe((*axes)[a]));
     for (size_t i = 0; i < factors->size(); ++i) {
-      std::string fpath = apath + "[" + std::to_string(i) + "]";
-      const json::Value &f = (*factors)[i];
-      GridFactor g;
-      if (std::optional<llvm::StringRef> s = f.getAsString()) {
-        g.symbol = s->str();
-      } else if (const json::Object *o = f.getAsObject()) {
-        const json::Value *cd = require(*o, fpath, "ceil_div");
-        if (!getString(*o, fpath, "sym", g.symbol, true) || !cd ||
-            !getInt(*cd, fpath + ".ceil_div", g.ceilDiv, 1))
-          return false;
-      } else if (f.kind() == json::Value::Number) {
-        if (!getInt(f, fpath, g.value, 0))
-          return false;
-      } else {
-        return failAt(fpath, std::string("expected an integer, a symbol or "
-                                         "{\"sym\", \"ceil_div\"}, got ") +
-                                 describe(f));
-      }
+      Factor g;
+      if (!parseFactor((*factors)[i], apath + "[" + std::to_string(i) + "]", g))
+        return false;
       k.grid[a].push_back(g);
     }
   }
   return true;
+}
+
+bool Reader::parseConstraint(const json::Value &v, const std::string &path,
+                             Constraint &c) {
+  const json::Object *o = v.getAsObject();
+  if (!o)
+    return failAt(path, std::string("expected an object, got ") + describe(v));
+  std::string kind;
+  if (!getString(*o, path, "kind", kind, true))
+    return false;
+  if (kind == "divisible" || kind == "equal") {
+    c.kind = kind == "divisible" ? ATTNC_CONSTRAINT_DIVISIBLE
+                                 : ATTNC_CONSTRAINT_EQUAL;
+    return getSymbol(*o, path, "lhs", c.lhs) &&
+           getSymbol(*o, path, "rhs", c.rhs);
+  }
+  if (kind == "min") {
+    c.kind = ATTNC_CONSTRAINT_MIN;
+    const json::Value *value = require(*o, path, "value");
+    return getSymbol(*o, path, "sym", c.lhs) && value &&
+           getInt(*value, path + ".value", c.value,
+                  std::numeric_limits<int64_t>::min());
+  }
+  // A runtime that skipped a rule it does not know would launch calls the
+  // kernel cannot handle.
+  return failAt(path + ".kind", "unknown constraint kind '" + kind +
+                                    "' (expected divisible, equal or min)");
 }
 
 bool Reader::parseKernel(const json::Value &v, const std::string &path,
@@ -325,6 +472,21 @@ bool Reader::parseKernel(const json::Value &v, const std::string &path,
     k.params.push_back(std::move(p));
   }
 
+  if (const json::Value *constraints = o->get("constraints")) {
+    const json::Array *cs = constraints->getAsArray();
+    if (!cs)
+      return failAt(path + ".constraints", std::string("expected an array, "
+                                                       "got ") +
+                                               describe(*constraints));
+    for (size_t i = 0; i < cs->size(); ++i) {
+      Constraint c;
+      if (!parseConstraint((*cs)[i],
+                           path + ".constraints[" + std::to_string(i) + "]", c))
+        return false;
+      k.constraints.push_back(std::move(c));
+    }
+  }
+
   if (const json::Value *attrs = o->get("attrs")) {
     const json::Object *ao = attrs->getAsObject();
     if (!ao)
@@ -342,6 +504,94 @@ bool Reader::parseKernel(const json::Value &v, const std::string &path,
     }
   }
   return checkKernel(path, k);
+}
+
+/// The index of tensor parameter NAME, or -1.
+int64_t findTensor(const attnc_kernel &k, const std::string &name) {
+  for (size_t j = 0; j < k.params.size(); ++j)
+    if (k.params[j].kind == ATTNC_PARAM_TENSOR && k.params[j].name == name)
+      return static_cast<int64_t>(j);
+  return -1;
+}
+
+/// What TMA accepts for the tensor a tensormap names. The box and swizzle
+/// rules depend on the manifest only, so a kernel that could never launch is
+/// refused when it is loaded, not at its first call.
+bool Reader::checkTensorMap(const std::string &path, const attnc_kernel &k,
+                            Param &p) {
+  p.tensorIndex = findTensor(k, p.tensor);
+  if (p.tensorIndex < 0)
+    return failAt(path + ".tensor",
+                  "'" + p.tensor + "' is not a tensor parameter");
+  const Param &t = k.params[p.tensorIndex];
+  p.dtype = t.dtype;
+  int32_t rank = rankOf(t);
+  if (rank < 1 || rank > 5)
+    return failAt(path + ".tensor", "'" + t.name + "' has rank " +
+                                        std::to_string(rank) +
+                                        "; TMA supports ranks 1 to 5");
+  if (static_cast<int32_t>(p.box.size()) != rank)
+    return failAt(path + ".box", "box has " + std::to_string(p.box.size()) +
+                                     " dimensions but tensor '" + t.name +
+                                     "' has rank " + std::to_string(rank));
+  std::string inner = path + ".box[" + std::to_string(rank - 1) + "]";
+  int64_t rowBytes =
+      p.box.back() * static_cast<int64_t>(attnc_dtype_size(t.dtype));
+  std::string row = "the innermost box row is " + std::to_string(rowBytes) +
+                    " bytes (" + std::to_string(p.box.back()) + " " +
+                    attnc_dtype_name(t.dtype) + ")";
+  if (rowBytes % 16 != 0)
+    return failAt(inner, row + ", not a multiple of 16 bytes as TMA requires");
+  if (p.swizzle != 0 && rowBytes > p.swizzle)
+    return failAt(inner, row + ", more than the " + std::to_string(p.swizzle) +
+                             "-byte swizzle span");
+  bool isFloat = t.dtype == ATTNC_DTYPE_BF16 || t.dtype == ATTNC_DTYPE_F16 ||
+                 t.dtype == ATTNC_DTYPE_F32 || t.dtype == ATTNC_DTYPE_F64;
+  if (p.oobFillNaN && !isFloat)
+    return failAt(path + ".oob_fill", std::string("NaN fill needs a "
+                                                  "floating-point tensor; '") +
+                                          t.name + "' is " +
+                                          attnc_dtype_name(t.dtype));
+  return true;
+}
+
+/// Every symbol a launch reads (grid, workspace sizes, constraints) must be
+/// bound by some tensor argument, or no call could give it a value.
+bool Reader::checkSymbols(const std::string &path, const attnc_kernel &k,
+                          const std::set<std::string> &symbols) {
+  auto unbound = [&](const std::string &s) { return !symbols.count(s); };
+  auto message = [](const char *what, const std::string &s) {
+    return std::string(what) + " '" + s +
+           "' is not a symbol of any tensor shape, so no argument can bind "
+           "it";
+  };
+  for (int a = 0; a < 3; ++a)
+    for (size_t i = 0; i < k.grid[a].size(); ++i)
+      if (k.grid[a][i].kind == ATTNC_FACTOR_SYMBOL &&
+          unbound(k.grid[a][i].symbol))
+        return failAt(path + ".grid[" + std::to_string(a) + "][" +
+                          std::to_string(i) + "]",
+                      "grid symbol '" + k.grid[a][i].symbol +
+                          "' is not a symbol of any tensor shape");
+  for (size_t j = 0; j < k.params.size(); ++j) {
+    const Param &p = k.params[j];
+    for (size_t i = 0; i < p.bytes.size(); ++i)
+      if (p.bytes[i].kind == ATTNC_FACTOR_SYMBOL && unbound(p.bytes[i].symbol))
+        return failAt(path + ".params[" + std::to_string(j) + "].bytes[" +
+                          std::to_string(i) + "]",
+                      message("workspace size symbol", p.bytes[i].symbol));
+  }
+  for (size_t i = 0; i < k.constraints.size(); ++i) {
+    const Constraint &c = k.constraints[i];
+    std::string cpath = path + ".constraints[" + std::to_string(i) + "]";
+    bool min = c.kind == ATTNC_CONSTRAINT_MIN;
+    if (unbound(c.lhs))
+      return failAt(cpath + (min ? ".sym" : ".lhs"),
+                    message("constraint symbol", c.lhs));
+    if (!min && unbound(c.rhs))
+      return failAt(cpath + ".rhs", message("constraint symbol", c.rhs));
+  }
+  return true;
 }
 
 /// The cross-references: what validation and grid computation assume.
@@ -367,10 +617,7 @@ bool Reader::checkKernel(const std::string &path, attnc_kernel &k) {
         return failAt(ppath, "duplicate size parameter '" + p.name + "'");
     }
     if (p.kind == ATTNC_PARAM_STRIDE) {
-      for (size_t j = 0; j < k.params.size(); ++j)
-        if (k.params[j].kind == ATTNC_PARAM_TENSOR &&
-            k.params[j].name == p.tensor)
-          p.tensorIndex = static_cast<int64_t>(j);
+      p.tensorIndex = findTensor(k, p.tensor);
       if (p.tensorIndex < 0)
         return failAt(ppath + ".tensor",
                       "'" + p.tensor + "' is not a tensor parameter");
@@ -381,15 +628,10 @@ bool Reader::checkKernel(const std::string &path, attnc_kernel &k) {
                                           "' of rank " +
                                           std::to_string(rankOf(t)));
     }
+    if (p.kind == ATTNC_PARAM_TENSORMAP && !checkTensorMap(ppath, k, p))
+      return false;
   }
-  for (int a = 0; a < 3; ++a)
-    for (size_t i = 0; i < k.grid[a].size(); ++i)
-      if (!k.grid[a][i].symbol.empty() && !symbols.count(k.grid[a][i].symbol))
-        return failAt(path + ".grid[" + std::to_string(a) + "][" +
-                          std::to_string(i) + "]",
-                      "grid symbol '" + k.grid[a][i].symbol +
-                          "' is not a symbol of any tensor shape");
-  return true;
+  return checkSymbols(path, k, symbols);
 }
 
 bool Reader::parseModule(const json::Value &v, attnc_module &m) {
@@ -401,12 +643,15 @@ bool Reader::parseModule(const json::Value &v, attnc_module &m) {
   if (!version)
     return false;
   std::optional<int64_t> ver = version->getAsInteger();
-  if (!ver || *ver != 1)
+  // Older manifests lack the kinds and rules of version 2 (constraints,
+  // workspaces, tensormaps): reading them as version 2 would skip checks.
+  if (!ver || *ver != 2)
     return failAt(
         "attnc_manifest_version",
         "unsupported manifest version " +
             (ver ? std::to_string(*ver) : std::string(describe(*version))) +
-            " (this runtime reads version 1)");
+            " (this runtime reads version 2); recompile the module with "
+            "this attnc's attnc-compile");
   if (!getString(*o, "<root>", "module", m.name, true) ||
       !getString(*o, "<root>", "chip", m.chip, false))
     return false;
@@ -479,131 +724,6 @@ attnc_status attnc_module_load(const char *dir, attnc_module **out) {
   if (readError)
     return fail(ATTNC_ERROR_IO, "cannot read " + path);
   return parseInto(text, dir, path, out);
-}
-
-const char *attnc_module_name(const attnc_module *m) {
-  return m ? m->name.c_str() : "";
-}
-
-const char *attnc_module_chip(const attnc_module *m) {
-  return m ? m->chip.c_str() : "";
-}
-
-size_t attnc_module_num_kernels(const attnc_module *m) {
-  return m ? m->kernels.size() : 0;
-}
-
-attnc_kernel *attnc_module_kernel_at(const attnc_module *m, size_t index) {
-  if (!m || index >= m->kernels.size())
-    return nullptr;
-  return m->kernels[index].get();
-}
-
-attnc_status attnc_module_get_kernel(const attnc_module *m, const char *name,
-                                     attnc_kernel **out) {
-  if (!m || !name || !out)
-    return fail(ATTNC_ERROR_INVALID_ARGUMENT,
-                "attnc_module_get_kernel: module, name and out must not be "
-                "NULL");
-  *out = nullptr;
-  std::string known;
-  for (const auto &k : m->kernels) {
-    if (k->name == name) {
-      *out = k.get();
-      return ok();
-    }
-    known += (known.empty() ? "" : ", ") + k->name;
-  }
-  return fail(ATTNC_ERROR_NOT_FOUND, "module '" + m->name +
-                                         "' has no kernel '" + name +
-                                         "' (it has: " + known + ")");
-}
-
-const char *attnc_kernel_name(const attnc_kernel *k) {
-  return k ? k->name.c_str() : "";
-}
-
-const char *attnc_kernel_kind(const attnc_kernel *k) {
-  return k ? k->kind.c_str() : "";
-}
-
-size_t attnc_kernel_num_params(const attnc_kernel *k) {
-  return k ? k->params.size() : 0;
-}
-
-attnc_status attnc_kernel_param(const attnc_kernel *k, size_t index,
-                                attnc_param_info *out) {
-  if (!k || !out)
-    return fail(ATTNC_ERROR_INVALID_ARGUMENT,
-                "attnc_kernel_param: kernel and out must not be NULL");
-  if (index >= k->params.size())
-    return fail(ATTNC_ERROR_INVALID_ARGUMENT,
-                "attnc_kernel_param: index " + std::to_string(index) +
-                    " out of range; kernel '" + k->name + "' has " +
-                    std::to_string(k->params.size()) + " parameters");
-  const Param &p = k->params[index];
-  out->name = p.name.c_str();
-  out->kind = p.kind;
-  out->dtype = p.dtype;
-  out->role = p.role;
-  out->rank = rankOf(p);
-  out->align = p.kind == ATTNC_PARAM_TENSOR ? p.align : 0;
-  out->contiguous_last = p.kind == ATTNC_PARAM_TENSOR && p.contiguousLast;
-  out->tensor = p.kind == ATTNC_PARAM_STRIDE ? p.tensor.c_str() : nullptr;
-  out->dim = p.kind == ATTNC_PARAM_STRIDE ? p.dim : 0;
-  return ok();
-}
-
-attnc_status attnc_kernel_find_param(const attnc_kernel *k, const char *name,
-                                     int64_t *index) {
-  if (!k || !name || !index)
-    return fail(ATTNC_ERROR_INVALID_ARGUMENT,
-                "attnc_kernel_find_param: arguments must not be NULL");
-  for (size_t i = 0; i < k->params.size(); ++i)
-    if (k->params[i].name == name) {
-      *index = static_cast<int64_t>(i);
-      return ok();
-    }
-  *index = -1;
-  return fail(ATTNC_ERROR_NOT_FOUND,
-              "kernel '" + k->name + "' has no parameter '" + name + "'");
-}
-
-attnc_status attnc_kernel_param_dim(const attnc_kernel *k, size_t index,
-                                    int32_t dim, int64_t *extent,
-                                    const char **symbol) {
-  if (!k || !extent || !symbol)
-    return fail(ATTNC_ERROR_INVALID_ARGUMENT,
-                "attnc_kernel_param_dim: arguments must not be NULL");
-  if (index >= k->params.size() ||
-      k->params[index].kind != ATTNC_PARAM_TENSOR || dim < 0 ||
-      dim >= rankOf(k->params[index]))
-    return fail(ATTNC_ERROR_INVALID_ARGUMENT,
-                "attnc_kernel_param_dim: no dimension " + std::to_string(dim) +
-                    " of a tensor parameter " + std::to_string(index) +
-                    " in kernel '" + k->name + "'");
-  const Dim &d = k->params[index].shape[dim];
-  *extent = d.symbol.empty() ? d.extent : -1;
-  *symbol = d.symbol.empty() ? nullptr : d.symbol.c_str();
-  return ok();
-}
-
-void attnc_kernel_launch_config(const attnc_kernel *k, int64_t block[3],
-                                int64_t *sharedMemoryBytes) {
-  if (!k)
-    return;
-  if (block)
-    for (int i = 0; i < 3; ++i)
-      block[i] = k->block[i];
-  if (sharedMemoryBytes)
-    *sharedMemoryBytes = k->sharedMemoryBytes;
-}
-
-const char *attnc_kernel_attr(const attnc_kernel *k, const char *key) {
-  if (!k || !key)
-    return nullptr;
-  auto it = k->attrs.find(key);
-  return it == k->attrs.end() ? nullptr : it->second.c_str();
 }
 
 } // extern "C"

@@ -9,8 +9,11 @@
 // the library, its CPU-only half and the Python package load on machines
 // without an NVIDIA driver; the CUDA stub library cannot even be executed.
 // Cubins are loaded lazily per CUDA context, at a kernel's first launch in
-// that context (or all at once by attnc_module_load_gpu). Every CUDA error
-// message says what was being done and carries cuGetErrorName's name.
+// that context (or all at once by attnc_module_load_gpu). Plans call in here
+// for the device's SM count and to encode tensormaps; a launch zeroes the
+// zero_init workspaces on its stream before the kernel, so both land in a
+// CUDA graph being captured. Every CUDA error message says what was being
+// done and carries cuGetErrorName's name.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,13 +48,17 @@ namespace {
   X(cuCtxSetCurrent, "cuCtxSetCurrent")                                        \
   X(cuCtxPushCurrent, "cuCtxPushCurrent_v2")                                   \
   X(cuCtxPopCurrent, "cuCtxPopCurrent_v2")                                     \
+  X(cuCtxGetDevice, "cuCtxGetDevice")                                          \
   X(cuDeviceGet, "cuDeviceGet")                                                \
+  X(cuDeviceGetAttribute, "cuDeviceGetAttribute")                              \
   X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")                      \
   X(cuModuleLoadData, "cuModuleLoadData")                                      \
   X(cuModuleUnload, "cuModuleUnload")                                          \
   X(cuModuleGetFunction, "cuModuleGetFunction")                                \
   X(cuFuncSetAttribute, "cuFuncSetAttribute")                                  \
   X(cuLaunchKernel, "cuLaunchKernel")                                          \
+  X(cuMemsetD8Async, "cuMemsetD8Async")                                        \
+  X(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled")                          \
   X(cuStreamBeginCapture, "cuStreamBeginCapture_v2")                           \
   X(cuStreamEndCapture, "cuStreamEndCapture")                                  \
   X(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags")                \
@@ -228,7 +235,92 @@ attnc_status getFunction(attnc_kernel &k, CUcontext ctx, CUfunction &fn) {
   return ATTNC_OK;
 }
 
+CUtensorMapDataType tensorMapType(attnc_dtype d) {
+  switch (d) {
+  case ATTNC_DTYPE_BF16:
+    return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  case ATTNC_DTYPE_F16:
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  case ATTNC_DTYPE_F32:
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  case ATTNC_DTYPE_F64:
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+  case ATTNC_DTYPE_I32:
+    return CU_TENSOR_MAP_DATA_TYPE_INT32;
+  case ATTNC_DTYPE_I64:
+    return CU_TENSOR_MAP_DATA_TYPE_INT64;
+  default: // i1 and i8: TMA only moves the bytes
+    return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  }
+}
+
+CUtensorMapSwizzle tensorMapSwizzle(int32_t bytes) {
+  switch (bytes) {
+  case 32:
+    return CU_TENSOR_MAP_SWIZZLE_32B;
+  case 64:
+    return CU_TENSOR_MAP_SWIZZLE_64B;
+  case 128:
+    return CU_TENSOR_MAP_SWIZZLE_128B;
+  default:
+    return CU_TENSOR_MAP_SWIZZLE_NONE;
+  }
+}
+
 } // namespace
+
+attnc_status attnc::rt::deviceNumSMs(int64_t &numSMs) {
+  if (attnc_status st = ensureDriver())
+    return st;
+  // Without a current context a launch would use device 0 (currentContext),
+  // so that is the device whose SMs count; no context is created here.
+  CUcontext ctx = nullptr;
+  if (CUresult r = driver.cuCtxGetCurrent(&ctx))
+    return cudaFail(r, "cuCtxGetCurrent");
+  CUdevice dev;
+  if (ctx) {
+    if (CUresult r = driver.cuCtxGetDevice(&dev))
+      return cudaFail(r, "cuCtxGetDevice");
+  } else if (CUresult r = driver.cuDeviceGet(&dev, 0)) {
+    return cudaFail(r, "cuDeviceGet(0)");
+  }
+  int count = 0;
+  if (CUresult r = driver.cuDeviceGetAttribute(
+          &count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev))
+    return cudaFail(r, "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT, device " +
+                           std::to_string(dev) + ")");
+  numSMs = count;
+  return ATTNC_OK;
+}
+
+attnc_status attnc::rt::encodeTensorMap(const TensorMapRequest &r, void *out,
+                                        const std::string &what) {
+  static_assert(sizeof(CUtensorMap) == kTensorMapBytes,
+                "the packed parameter must hold a whole CUtensorMap");
+  if (attnc_status st = ensureDriver())
+    return fail(st, what +
+                        " is encoded by the CUDA driver when the plan is "
+                        "made: " +
+                        attnc_last_error());
+  // Copies, because the driver's array types differ from ours and the
+  // strides array may be empty (a 1-D tensor has no outer stride).
+  std::vector<cuuint64_t> dims(r.dims.begin(), r.dims.end());
+  std::vector<cuuint64_t> strides(r.strides.begin(), r.strides.end());
+  std::vector<cuuint32_t> box(r.box.begin(), r.box.end());
+  std::vector<cuuint32_t> elementStrides(r.dims.size(), 1);
+  strides.push_back(0); // never read; keeps data() valid for rank 1
+  if (CUresult res = driver.cuTensorMapEncodeTiled(
+          static_cast<CUtensorMap *>(out), tensorMapType(r.dtype),
+          static_cast<cuuint32_t>(dims.size()),
+          reinterpret_cast<void *>(static_cast<uintptr_t>(r.address)),
+          dims.data(), strides.data(), box.data(), elementStrides.data(),
+          CU_TENSOR_MAP_INTERLEAVE_NONE, tensorMapSwizzle(r.swizzle),
+          CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+          r.oobFillNaN ? CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA
+                       : CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE))
+    return cudaFail(res, "cuTensorMapEncodeTiled(" + what + ")");
+  return ATTNC_OK;
+}
 
 extern "C" {
 
@@ -281,11 +373,22 @@ attnc_status attnc_plan_launch(const attnc_plan *plan, attnc_stream stream) {
     if (attnc_status st = getFunction(k, ctx, fn))
       return st;
   }
+  // Zeroing goes on the launch stream, in order before the kernel, so that
+  // a graph capture records both and every replay zeroes again.
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    if (k.params[i].kind != ATTNC_PARAM_WORKSPACE || !k.params[i].zeroInit ||
+        plan->workspaceBytes[i] == 0)
+      continue;
+    if (CUresult r = driver.cuMemsetD8Async(
+            static_cast<CUdeviceptr>(plan->workspaceData[i]), 0,
+            static_cast<size_t>(plan->workspaceBytes[i]), stream))
+      return cudaFail(r, "cuMemsetD8Async(workspace " + k.params[i].name +
+                             ", " + std::to_string(plan->workspaceBytes[i]) +
+                             " bytes)");
+  }
   std::vector<void *> args(plan->sizes.size());
   for (size_t i = 0; i < args.size(); ++i)
-    args[i] = const_cast<char *>(
-        reinterpret_cast<const char *>(plan->storage.data()) +
-        plan->offsets[i]);
+    args[i] = const_cast<unsigned char *>(plan->param(i));
   CUresult r = driver.cuLaunchKernel(
       fn, static_cast<unsigned>(plan->grid[0]),
       static_cast<unsigned>(plan->grid[1]),

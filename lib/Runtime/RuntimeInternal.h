@@ -1,15 +1,16 @@
-//===- RuntimeInternal.h - Shared state of the runtime's C API ---*- C++
-//-*-===//
+//===- RuntimeInternal.h - Shared state of the runtime ----------*- C++ -*-===//
 //
 // Part of the attnc project.
 //
 //===----------------------------------------------------------------------===//
 //
 // The structs behind the opaque handles of attnc-c/Runtime.h and the helpers
-// the three parts of the runtime share: Manifest.cpp fills Module/Kernel from
-// manifest.json, Validate.cpp turns call arguments into a Plan, Runtime.cpp
-// loads cubins and launches. Nothing here includes cuda.h: the CUDA handles
-// are kept as opaque pointers so the CPU-only parts never depend on it.
+// the parts of the runtime share: Manifest.cpp fills Module/Kernel from
+// manifest.json (KernelQueries.cpp answers questions about them),
+// Validate.cpp and Plan.cpp turn call arguments into a Plan, Runtime.cpp
+// loads cubins, encodes tensormaps and launches. Nothing here includes
+// cuda.h: the CUDA handles are kept as opaque pointers and the tensormap
+// request in plain types, so the CPU-only parts never depend on it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,9 +35,19 @@ struct Dim {
   std::string symbol;
 };
 
+/// A factor of a grid extent or of a workspace's byte size: `value`,
+/// ceil(symbol / ceilDiv), or the device's SM count.
+struct Factor {
+  attnc_factor_kind kind = ATTNC_FACTOR_CONSTANT;
+  int64_t value = 1;
+  std::string symbol;
+  int64_t ceilDiv = 1;
+};
+
 struct Param {
   std::string name;
   attnc_param_kind kind = ATTNC_PARAM_TENSOR;
+  /// The element type (tensor; tensormap: its tensor's) or value type.
   attnc_dtype dtype = ATTNC_DTYPE_INVALID;
   // Tensor only.
   std::vector<Dim> shape;
@@ -45,17 +56,38 @@ struct Param {
   /// Alignment, in bytes, every outer stride must have (0: none).
   int64_t rowAlign = 0;
   bool contiguousLast = true;
-  // Stride only: `tensorIndex` is the parameter index of `tensor`.
+  // Stride and tensormap: `tensorIndex` is the parameter index of `tensor`.
   std::string tensor;
   int32_t dim = 0;
   int64_t tensorIndex = -1;
+  // Tensormap only: box in elements, outermost first as in the manifest.
+  std::vector<int64_t> box;
+  int32_t swizzle = 0;
+  bool oobFillNaN = false;
+  // Workspace only: the product of `bytes` is the minimum size.
+  std::vector<Factor> bytes;
+  bool zeroInit = false;
 };
 
-/// ceil(symbol / ceilDiv) when `symbol` is set, else `value`.
-struct GridFactor {
-  int64_t value = 1;
-  std::string symbol;
-  int64_t ceilDiv = 1;
+struct Constraint {
+  attnc_constraint_kind kind = ATTNC_CONSTRAINT_DIVISIBLE;
+  std::string lhs, rhs; // min: lhs is the symbol, rhs is empty
+  int64_t value = 0;    // min only
+};
+
+/// Bytes and alignment of a tensormap kernel parameter (a CUtensorMap).
+constexpr size_t kTensorMapBytes = 128;
+constexpr size_t kTensorMapAlign = 64;
+
+/// What cuTensorMapEncodeTiled needs, in the driver's order: dimension 0 is
+/// the innermost. `strides` holds the rank - 1 outer strides in bytes.
+struct TensorMapRequest {
+  attnc_dtype dtype = ATTNC_DTYPE_INVALID;
+  uint64_t address = 0;
+  std::vector<uint64_t> dims, strides;
+  std::vector<uint32_t> box;
+  int32_t swizzle = 0;
+  bool oobFillNaN = false;
 };
 
 } // namespace attnc::rt
@@ -69,7 +101,8 @@ struct attnc_kernel {
   std::string kind;
   std::string cubin; // file name relative to the module directory
   std::vector<attnc::rt::Param> params;
-  std::vector<attnc::rt::GridFactor> grid[3];
+  std::vector<attnc::rt::Factor> grid[3];
+  std::vector<attnc::rt::Constraint> constraints;
   int64_t block[3] = {1, 1, 1};
   int64_t sharedMemoryBytes = 0;
   std::map<std::string, std::string> attrs;
@@ -92,10 +125,26 @@ struct attnc_plan {
   int64_t grid[3] = {1, 1, 1};
   bool empty = false;
   std::vector<std::pair<std::string, int64_t>> symbols;
-  /// Packed parameters: bytes[offsets[i] .. offsets[i] + sizes[i]).
-  std::vector<uint64_t> storage; // 8-byte slots keep every value aligned
+  /// Per parameter: the workspace's required bytes (0 for other kinds), and
+  /// its pointer, zeroed before each launch when the manifest says so.
+  std::vector<uint64_t> workspaceBytes;
+  std::vector<uint64_t> workspaceData;
+  /// Packed parameters: bytes[offsets[i] .. offsets[i] + sizes[i]). Each
+  /// value sits at a multiple of its alignment (64 for a CUtensorMap) from a
+  /// 64-byte aligned start, as the driver copies it from there.
+  struct alignas(attnc::rt::kTensorMapAlign) Chunk {
+    unsigned char bytes[attnc::rt::kTensorMapAlign];
+  };
+  std::vector<Chunk> storage;
   std::vector<size_t> offsets;
   std::vector<size_t> sizes;
+
+  unsigned char *param(size_t i) {
+    return reinterpret_cast<unsigned char *>(storage.data()) + offsets[i];
+  }
+  const unsigned char *param(size_t i) const {
+    return reinterpret_cast<const unsigned char *>(storage.data()) + offsets[i];
+  }
 };
 
 namespace attnc::rt {
@@ -112,6 +161,25 @@ std::string formatShape(const std::vector<Dim> &shape);
 inline int32_t rankOf(const Param &p) {
   return static_cast<int32_t>(p.shape.size());
 }
+
+/// V as "0x1f0".
+std::string hexText(uint64_t v);
+/// A dtype's name, "<invalid>" for a value that is none.
+const char *dtypeText(attnc_dtype d);
+/// A factor as text, e.g. "ceil(Sq/64)", "num_sms", "512".
+std::string formatFactor(const Factor &f);
+
+// The GPU half (Runtime.cpp) as the CPU half needs it at plan time; both
+// load the driver on first use and fail with ATTNC_ERROR_NO_DRIVER without
+// one.
+
+/// The multiprocessor count of the current context's device, or of device
+/// 0 when no context is current (the device a launch would then use).
+attnc_status deviceNumSMs(int64_t &numSMs);
+/// Encodes REQUEST with cuTensorMapEncodeTiled into OUT (kTensorMapBytes,
+/// kTensorMapAlign-aligned). WHAT names the parameter in errors.
+attnc_status encodeTensorMap(const TensorMapRequest &request, void *out,
+                             const std::string &what);
 
 } // namespace attnc::rt
 

@@ -4,8 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The thread-local last-error string behind attnc_last_error() and the dtype
-// table (names from docs/abi.md, element sizes). The error is per thread so
+// The thread-local last-error string behind attnc_last_error(), the dtype
+// table (names from docs/abi.md, element sizes) and the text helpers both
+// halves use in messages. The error is per thread so
 // that two threads launching at once cannot overwrite each other's message
 // between a failing call and the read of its message.
 //
@@ -13,6 +14,7 @@
 
 #include "RuntimeInternal.h"
 
+#include <cstdio>
 #include <cstring>
 
 using namespace attnc::rt;
@@ -54,6 +56,31 @@ std::string attnc::rt::formatShape(const std::vector<Dim> &shape) {
                                  : shape[i].symbol;
   }
   return s + "]";
+}
+
+std::string attnc::rt::hexText(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+const char *attnc::rt::dtypeText(attnc_dtype d) {
+  const char *name = attnc_dtype_name(d);
+  return name ? name : "<invalid>";
+}
+
+std::string attnc::rt::formatFactor(const Factor &f) {
+  switch (f.kind) {
+  case ATTNC_FACTOR_CONSTANT:
+    return std::to_string(f.value);
+  case ATTNC_FACTOR_SYMBOL:
+    return f.ceilDiv == 1
+               ? f.symbol
+               : "ceil(" + f.symbol + "/" + std::to_string(f.ceilDiv) + ")";
+  case ATTNC_FACTOR_NUM_SMS:
+    return "num_sms";
+  }
+  return "?";
 }
 
 extern "C" {

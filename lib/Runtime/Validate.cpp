@@ -1,92 +1,48 @@
-//===- Validate.cpp - Check call arguments and build a launch plan --------===//
+//===- Validate.cpp - Check a call's arguments against the manifest -------===//
 //
 // Part of the attnc project.
 //
 //===----------------------------------------------------------------------===//
 //
-// Turns a call's tensor descriptors and scalars into a launch plan: checks
-// every tensor against its manifest parameter (rank, dtype, static extents,
-// one value per size symbol, contiguous innermost dimension, alignment,
-// pointer sanity, outputs disjoint from inputs, the GQA head rule), computes
-// the grid from the manifest's rule and packs the size/stride/scalar
-// parameters with their C types in ABI order. Kernels trust their arguments
-// completely, so every refusal here is an out-of-bounds access or a silent
-// wrong answer prevented; each message names the parameter, the dimension,
-// the rule and the values. CPU only, so all of it is unit-tested without a
-// GPU.
+// The checking half of a launch plan (PlanBuilder.h): every tensor against
+// its manifest parameter (rank, dtype, static extents, one value per size
+// symbol, contiguous innermost dimension, alignment, pointer sanity), every
+// workspace against its byte rule, the TMA rules on tensors that tensormaps
+// describe, outputs and workspaces disjoint from every other argument, and
+// the manifest's constraints on size symbols, which the runtime applies
+// without knowing what they mean. Kernels trust their arguments completely,
+// so every refusal here is an out-of-bounds access, a hardware fault or a
+// silent wrong answer prevented; each message names the parameter, the
+// dimension, the rule and the values. CPU only, so all of it is unit-tested
+// without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
-#include "RuntimeInternal.h"
-
-#include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <limits>
+#include "PlanBuilder.h"
 
 using namespace attnc::rt;
 
 namespace {
 
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-const char *dtypeText(attnc_dtype d) {
-  const char *name = attnc_dtype_name(d);
-  return name ? name : "<invalid>";
-}
-
-/// The bytes [begin, end) a tensor argument can touch; empty when it has no
+/// The bytes [begin, end) an argument can touch; empty when it has no
 /// elements.
 struct Extent {
   uint64_t begin = 0, end = 0;
   bool empty() const { return begin == end; }
 };
 
-class PlanBuilder {
-public:
-  PlanBuilder(const attnc_kernel &k, attnc_plan &plan) : k(k), plan(plan) {}
-
-  attnc_status build(const attnc_tensor *tensors, size_t numTensors,
-                     const attnc_scalar *scalars, size_t numScalars);
-
-private:
-  const attnc_kernel &k;
-  attnc_plan &plan;
-  /// Symbol -> (value, where it was bound, e.g. "q.shape[0]").
-  std::vector<std::pair<std::string, std::pair<int64_t, std::string>>> bound;
-  /// Per parameter index: the tensor argument given for it.
-  std::vector<const attnc_tensor *> argOf;
-
-  attnc_status refuse(const std::string &message) {
-    return fail(ATTNC_ERROR_VALIDATION, k.name + ": " + message);
-  }
-  const std::pair<int64_t, std::string> *lookup(const std::string &sym) const {
-    for (const auto &b : bound)
-      if (b.first == sym)
-        return &b.second;
-    return nullptr;
-  }
-  attnc_status checkCounts(size_t numTensors, size_t numScalars);
-  attnc_status checkTensor(const Param &p, const attnc_tensor &t);
-  attnc_status checkExtents();
-  attnc_status checkGQA();
-  attnc_status computeGrid();
-  attnc_status pack(const attnc_scalar *scalars);
-  attnc_status packInt(size_t index, const Param &p, int64_t v,
-                       const std::string &what);
-};
+} // namespace
 
 attnc_status PlanBuilder::checkCounts(size_t numTensors, size_t numScalars) {
   std::string tensorNames, scalarNames;
   size_t wantTensors = 0, wantScalars = 0;
+  bool workspaces = false;
   for (const Param &p : k.params) {
-    std::string &names =
-        p.kind == ATTNC_PARAM_TENSOR ? tensorNames : scalarNames;
-    if (p.kind == ATTNC_PARAM_TENSOR)
+    bool tensorLike =
+        p.kind == ATTNC_PARAM_TENSOR || p.kind == ATTNC_PARAM_WORKSPACE;
+    std::string &names = tensorLike ? tensorNames : scalarNames;
+    workspaces |= p.kind == ATTNC_PARAM_WORKSPACE;
+    if (tensorLike)
       ++wantTensors;
     else if (p.kind == ATTNC_PARAM_SCALAR)
       ++wantScalars;
@@ -95,7 +51,8 @@ attnc_status PlanBuilder::checkCounts(size_t numTensors, size_t numScalars) {
     names += (names.empty() ? "" : ", ") + p.name;
   }
   if (numTensors != wantTensors)
-    return refuse("expected " + std::to_string(wantTensors) + " tensors (" +
+    return refuse("expected " + std::to_string(wantTensors) +
+                  (workspaces ? " tensors and workspaces (" : " tensors (") +
                   tensorNames + "), got " + std::to_string(numTensors));
   if (numScalars != wantScalars)
     return refuse("expected " + std::to_string(wantScalars) + " scalars (" +
@@ -154,8 +111,8 @@ attnc_status PlanBuilder::checkTensor(const Param &p, const attnc_tensor &t) {
   if (t.data == 0)
     return refuse(n + ": data pointer is NULL but the tensor is not empty");
   if (t.data % static_cast<uint64_t>(p.align) != 0)
-    return refuse(n + ": data pointer " + hex(t.data) + " is not aligned to " +
-                  std::to_string(p.align) + " bytes");
+    return refuse(n + ": data pointer " + hexText(t.data) +
+                  " is not aligned to " + std::to_string(p.align) + " bytes");
   // Kernels that move whole rows with 16-byte accesses (cp.async, vector
   // loads) need every row, not only the first, to start aligned.
   for (int32_t d = 0; p.rowAlign > 0 && d + 1 < t.rank; ++d) {
@@ -177,6 +134,16 @@ attnc_status PlanBuilder::checkExtents() {
     const attnc_tensor *t = argOf[i];
     if (!t)
       continue;
+    // A workspace is written up to the bytes its rule asks for, whatever
+    // the caller allocated beyond.
+    if (k.params[i].kind == ATTNC_PARAM_WORKSPACE) {
+      extents[i].begin = t->data;
+      if (__builtin_add_overflow(t->data, plan.workspaceBytes[i],
+                                 &extents[i].end))
+        return refuse("workspace " + k.params[i].name +
+                      " ends beyond 2^64 bytes");
+      continue;
+    }
     bool empty = false, overflow = false;
     for (int32_t d = 0; d < t->rank; ++d)
       empty |= t->sizes[d] == 0;
@@ -199,246 +166,171 @@ attnc_status PlanBuilder::checkExtents() {
                     ": sizes and strides address more than 2^64 bytes");
     extents[i].begin = t->data;
   }
+  // Outputs and workspaces are written: neither may share a byte with any
+  // other argument. Inputs may share memory with each other.
+  auto written = [&](size_t i) {
+    return k.params[i].role == ATTNC_ROLE_OUTPUT ||
+           k.params[i].kind == ATTNC_PARAM_WORKSPACE;
+  };
+  auto roleOf = [&](size_t i) {
+    return k.params[i].kind == ATTNC_PARAM_WORKSPACE ? "workspace"
+           : k.params[i].role == ATTNC_ROLE_OUTPUT   ? "output"
+                                                     : "input";
+  };
   for (size_t o = 0; o < k.params.size(); ++o) {
-    if (!argOf[o] || k.params[o].role != ATTNC_ROLE_OUTPUT ||
-        extents[o].empty())
+    if (!argOf[o] || !written(o) || extents[o].empty())
       continue;
     for (size_t i = 0; i < k.params.size(); ++i) {
       if (i == o || !argOf[i] || extents[i].empty())
         continue;
-      const Param &other = k.params[i];
-      const char *role = other.role == ATTNC_ROLE_OUTPUT ? "output" : "input";
-      // Report each output/output pair once.
-      if (other.role == ATTNC_ROLE_OUTPUT && i < o)
+      // Report each pair of written arguments once.
+      if (written(i) && i < o)
         continue;
+      std::string self = std::string(roleOf(o)) + " " + k.params[o].name;
+      std::string other = std::string(roleOf(i)) + " " + k.params[i].name;
+      std::string rule = k.params[o].kind == ATTNC_PARAM_WORKSPACE
+                             ? ": a workspace"
+                             : ": an output";
       if (extents[o].begin == extents[i].begin)
-        return refuse("output " + k.params[o].name + " and " + role + " " +
-                      other.name + " share the data pointer " +
-                      hex(extents[o].begin) +
-                      ": an output must not alias another argument");
+        return refuse(self + " and " + other + " share the data pointer " +
+                      hexText(extents[o].begin) + rule +
+                      " must not alias another argument");
       if (extents[o].begin < extents[i].end &&
           extents[i].begin < extents[o].end)
-        return refuse("output " + k.params[o].name + " [" +
-                      hex(extents[o].begin) + ", " + hex(extents[o].end) +
-                      ") overlaps " + role + " " + other.name + " [" +
-                      hex(extents[i].begin) + ", " + hex(extents[i].end) +
-                      "): an output must not overlap another argument");
+        return refuse(self + " [" + hexText(extents[o].begin) + ", " +
+                      hexText(extents[o].end) + ") overlaps " + other + " [" +
+                      hexText(extents[i].begin) + ", " +
+                      hexText(extents[i].end) + ")" + rule +
+                      " must not overlap another argument");
     }
   }
   return ATTNC_OK;
 }
 
-attnc_status PlanBuilder::checkGQA() {
-  auto it = k.attrs.find("gqa");
-  if (it == k.attrs.end() || it->second != "true")
-    return ATTNC_OK;
-  const auto *h = lookup("H"), *hkv = lookup("Hkv");
-  if (!h || !hkv)
-    return ATTNC_OK;
-  if (hkv->first == 0 ? h->first != 0 : h->first % hkv->first != 0)
-    return refuse("GQA: H = " + std::to_string(h->first) + " (from " +
-                  h->second + ") is not a multiple of Hkv = " +
-                  std::to_string(hkv->first) + " (from " + hkv->second + ")");
+attnc_status PlanBuilder::checkWorkspaceShape(const Param &p,
+                                              const attnc_tensor &t) {
+  // One calling convention for all memory arguments keeps the C API and the
+  // bindings small: a workspace is a byte vector.
+  if (t.rank != 1 || t.dtype != ATTNC_DTYPE_I8)
+    return refuse("workspace " + p.name +
+                  " must be passed as a 1-D i8 tensor of its size in bytes, "
+                  "got rank " +
+                  std::to_string(t.rank) + " " + dtypeText(t.dtype));
+  if (!t.sizes)
+    return refuse("workspace " + p.name + ": sizes must not be NULL");
+  if (t.sizes[0] < 0)
+    return refuse("workspace " + p.name + " has a negative size (" +
+                  std::to_string(t.sizes[0]) + " bytes)");
+  if (t.strides && t.sizes[0] > 1 && t.strides[0] != 1)
+    return refuse("workspace " + p.name +
+                  ".stride[0] = " + std::to_string(t.strides[0]) +
+                  " but a workspace must be contiguous (stride 1)");
   return ATTNC_OK;
 }
 
-attnc_status PlanBuilder::computeGrid() {
-  // CUDA's limits on gridDim.
-  static const int64_t limits[3] = {2147483647, 65535, 65535};
-  static const char axisName[3] = {'x', 'y', 'z'};
-  for (int a = 0; a < 3; ++a) {
-    int64_t extent = 1;
-    std::string rule;
-    bool overflow = false;
-    for (const GridFactor &f : k.grid[a]) {
-      int64_t v = f.value;
-      if (!f.symbol.empty()) {
-        int64_t s = lookup(f.symbol)->first; // the manifest guarantees it
-        v = s / f.ceilDiv + (s % f.ceilDiv != 0);
-        rule += std::string(rule.empty() ? "" : "*") +
-                (f.ceilDiv == 1 ? f.symbol
-                                : "ceil(" + f.symbol + "/" +
-                                      std::to_string(f.ceilDiv) + ")");
-      } else {
-        rule += (rule.empty() ? "" : "*") + std::to_string(v);
-      }
-      overflow |= __builtin_mul_overflow(extent, v, &extent);
-    }
-    if (overflow || extent > limits[a])
-      return refuse(
-          std::string("grid.") + axisName[a] + " = " +
-          (overflow ? std::string("overflow") : std::to_string(extent)) + " (" +
-          rule + ") exceeds the CUDA limit of " + std::to_string(limits[a]));
-    plan.grid[a] = extent;
-    plan.empty |= extent == 0;
-  }
-  return ATTNC_OK;
-}
-
-attnc_status PlanBuilder::packInt(size_t index, const Param &p, int64_t v,
-                                  const std::string &what) {
-  uint64_t &slot = plan.storage[index];
-  if (p.dtype == ATTNC_DTYPE_I32) {
-    if (v < std::numeric_limits<int32_t>::min() ||
-        v > std::numeric_limits<int32_t>::max())
-      return refuse(what + " = " + std::to_string(v) +
-                    " does not fit the kernel's i32 parameter " + p.name);
-    int32_t narrow = static_cast<int32_t>(v);
-    std::memcpy(&slot, &narrow, 4);
-    plan.sizes[index] = 4;
-  } else {
-    std::memcpy(&slot, &v, 8);
-    plan.sizes[index] = 8;
-  }
-  return ATTNC_OK;
-}
-
-attnc_status PlanBuilder::pack(const attnc_scalar *scalars) {
-  size_t n = k.params.size(), nextScalar = 0;
-  plan.storage.assign(n, 0);
-  plan.sizes.assign(n, 8);
-  plan.offsets.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    plan.offsets[i] = i * sizeof(uint64_t);
-    const Param &p = k.params[i];
-    attnc_status st = ATTNC_OK;
-    switch (p.kind) {
-    case ATTNC_PARAM_TENSOR:
-      std::memcpy(&plan.storage[i], &argOf[i]->data, 8);
-      break;
-    case ATTNC_PARAM_SIZE:
-      st = packInt(i, p, lookup(p.name)->first, "size " + p.name);
-      break;
-    case ATTNC_PARAM_STRIDE:
-      st = packInt(i, p, argOf[p.tensorIndex]->strides[p.dim],
-                   p.tensor + ".stride[" + std::to_string(p.dim) + "]");
-      break;
-    case ATTNC_PARAM_SCALAR: {
-      const attnc_scalar &s = scalars[nextScalar++];
-      if (p.dtype == ATTNC_DTYPE_F32 || p.dtype == ATTNC_DTYPE_F64) {
-        double v = s.is_float ? s.value.f : static_cast<double>(s.value.i);
-        if (p.dtype == ATTNC_DTYPE_F32) {
-          float f = static_cast<float>(v);
-          std::memcpy(&plan.storage[i], &f, 4);
-          plan.sizes[i] = 4;
-        } else {
-          std::memcpy(&plan.storage[i], &v, 8);
-        }
-        break;
-      }
-      int64_t v = s.value.i;
-      if (s.is_float) {
-        double f = s.value.f;
-        // 2^63 is exact in a double; anything at or beyond it overflows.
-        if (!(std::trunc(f) == f && f >= -9223372036854775808.0 &&
-              f < 9223372036854775808.0)) {
-          char buf[64];
-          std::snprintf(buf, sizeof(buf), "%g", f);
-          return refuse("scalar " + p.name + " is " + dtypeText(p.dtype) +
-                        " but the non-integer value " + buf + " was given");
-        }
-        v = static_cast<int64_t>(f);
-      }
-      st = packInt(i, p, v, "scalar " + p.name);
-      break;
-    }
-    }
-    if (st != ATTNC_OK)
-      return st;
-  }
-  return ATTNC_OK;
-}
-
-attnc_status PlanBuilder::build(const attnc_tensor *tensors, size_t numTensors,
-                                const attnc_scalar *scalars,
-                                size_t numScalars) {
-  if (attnc_status st = checkCounts(numTensors, numScalars))
-    return st;
-  if ((numTensors && !tensors) || (numScalars && !scalars))
-    return fail(ATTNC_ERROR_INVALID_ARGUMENT,
-                k.name + ": tensors/scalars array is NULL");
-  argOf.assign(k.params.size(), nullptr);
-  size_t next = 0;
+/// Runs after computeWorkspaceSizes: the byte rule may need num_sms.
+attnc_status PlanBuilder::checkWorkspaces() {
   for (size_t i = 0; i < k.params.size(); ++i) {
-    if (k.params[i].kind != ATTNC_PARAM_TENSOR)
+    const Param &p = k.params[i];
+    if (p.kind != ATTNC_PARAM_WORKSPACE)
       continue;
-    argOf[i] = &tensors[next++];
-    if (attnc_status st = checkTensor(k.params[i], *argOf[i]))
-      return st;
+    const attnc_tensor &t = *argOf[i];
+    uint64_t need = plan.workspaceBytes[i];
+    std::string rule;
+    for (const Factor &f : p.bytes)
+      rule += (rule.empty() ? "" : "*") + formatFactor(f);
+    if (static_cast<uint64_t>(t.sizes[0]) < need)
+      return refuse("workspace " + p.name + " is " +
+                    std::to_string(t.sizes[0]) +
+                    " bytes but the kernel needs " + std::to_string(need) +
+                    " (" + rule + ")");
+    if (need == 0)
+      continue; // nothing is touched: any pointer will do
+    if (t.data == 0)
+      return refuse("workspace " + p.name +
+                    ": data pointer is NULL but the kernel needs " +
+                    std::to_string(need) + " bytes");
+    if (t.data % 16 != 0)
+      return refuse("workspace " + p.name + ": data pointer " +
+                    hexText(t.data) + " is not aligned to 16 bytes");
   }
-  if (attnc_status st = checkExtents())
-    return st;
-  if (attnc_status st = checkGQA())
-    return st;
-  if (attnc_status st = computeGrid())
-    return st;
-  if (attnc_status st = pack(scalars))
-    return st;
-  plan.kernel = &k;
-  for (const auto &b : bound)
-    plan.symbols.push_back({b.first, b.second.first});
   return ATTNC_OK;
 }
 
-} // namespace
-
-extern "C" {
-
-attnc_status attnc_plan_create(const attnc_kernel *kernel,
-                               const attnc_tensor *tensors, size_t numTensors,
-                               const attnc_scalar *scalars, size_t numScalars,
-                               attnc_plan **out) {
-  if (!kernel || !out)
-    return fail(ATTNC_ERROR_INVALID_ARGUMENT,
-                "attnc_plan_create: kernel and out must not be NULL");
-  *out = nullptr;
-  auto plan = std::make_unique<attnc_plan>();
-  PlanBuilder builder(*kernel, *plan);
-  if (attnc_status st = builder.build(tensors, numTensors, scalars, numScalars))
-    return st;
-  *out = plan.release();
-  return ok();
-}
-
-void attnc_plan_destroy(attnc_plan *plan) { delete plan; }
-
-void attnc_plan_grid(const attnc_plan *plan, int64_t grid[3]) {
-  if (plan && grid)
-    for (int i = 0; i < 3; ++i)
-      grid[i] = plan->grid[i];
-}
-
-int attnc_plan_is_empty(const attnc_plan *plan) {
-  return plan && plan->empty ? 1 : 0;
-}
-
-attnc_status attnc_plan_symbol(const attnc_plan *plan, const char *symbol,
-                               int64_t *value) {
-  if (!plan || !symbol || !value)
-    return fail(ATTNC_ERROR_INVALID_ARGUMENT,
-                "attnc_plan_symbol: arguments must not be NULL");
-  for (const auto &s : plan->symbols)
-    if (s.first == symbol) {
-      *value = s.second;
-      return ok();
+/// The manifest's rules on size symbols, applied blindly: the runtime does
+/// not know why a kernel needs them (e.g. H a multiple of Hkv for grouped
+/// heads), only that it cannot run without.
+attnc_status PlanBuilder::checkConstraints() {
+  for (const Constraint &c : k.constraints) {
+    // The manifest guarantees that some tensor binds every symbol.
+    int64_t lhs = lookup(c.lhs)->first;
+    std::string l = c.lhs + " (= " + std::to_string(lhs) + ")";
+    if (c.kind == ATTNC_CONSTRAINT_MIN) {
+      if (lhs < c.value)
+        return refuse(l + " must be at least " + std::to_string(c.value));
+      continue;
     }
-  return fail(ATTNC_ERROR_NOT_FOUND,
-              std::string("no size symbol '") + symbol + "' in this plan");
+    int64_t rhs = lookup(c.rhs)->first;
+    std::string r = c.rhs + " (= " + std::to_string(rhs) + ")";
+    if (c.kind == ATTNC_CONSTRAINT_EQUAL && lhs != rhs)
+      return refuse(l + " must equal " + r);
+    if (c.kind == ATTNC_CONSTRAINT_DIVISIBLE && (rhs <= 0 || lhs % rhs != 0))
+      return refuse(
+          l + " must be a multiple of " + r +
+          (rhs <= 0 ? std::string(", which must be positive") : std::string()));
+  }
+  return ATTNC_OK;
 }
 
-size_t attnc_plan_num_params(const attnc_plan *plan) {
-  return plan ? plan->sizes.size() : 0;
+/// What cuTensorMapEncodeTiled accepts of a tensor, checked here so that
+/// the message names the argument and the rule instead of the driver's
+/// CUDA_ERROR_INVALID_VALUE. The box and swizzle rules depend on the
+/// manifest alone and were checked when it was loaded.
+attnc_status PlanBuilder::checkTensorMaps() {
+  if (plan.empty)
+    return ATTNC_OK; // nothing launches, so nothing is encoded
+  for (const Param &p : k.params) {
+    if (p.kind != ATTNC_PARAM_TENSORMAP)
+      continue;
+    const Param &tp = k.params[p.tensorIndex];
+    const attnc_tensor &t = *argOf[p.tensorIndex];
+    const std::string &n = tp.name;
+    std::string at = "tensormap " + p.name + ": ";
+    uint64_t elem = attnc_dtype_size(t.dtype);
+    for (int32_t d = 0; d < t.rank; ++d) {
+      if (t.sizes[d] == 0)
+        return refuse(at + n + " has no elements (" + n + ".shape[" +
+                      std::to_string(d) +
+                      "] = 0) and TMA cannot describe an empty tensor");
+      if (static_cast<uint64_t>(t.sizes[d]) > (uint64_t(1) << 32))
+        return refuse(at + n + ".shape[" + std::to_string(d) +
+                      "] = " + std::to_string(t.sizes[d]) +
+                      " exceeds TMA's limit of 2^32 elements");
+    }
+    int32_t inner = t.rank - 1;
+    if (t.sizes[inner] > 1 && t.strides[inner] != 1)
+      return refuse(at + n + ".stride[" + std::to_string(inner) +
+                    "] = " + std::to_string(t.strides[inner]) +
+                    " but TMA needs the innermost dimension contiguous "
+                    "(stride 1)");
+    if (t.data % 16 != 0)
+      return refuse(at + n + "'s data pointer " + hexText(t.data) +
+                    " is not aligned to 16 bytes, as TMA requires");
+    // A one-element dimension is never stepped along: its stride is not
+    // given to the driver (Plan.cpp substitutes a valid one).
+    for (int32_t d = 0; d < inner; ++d) {
+      if (t.sizes[d] == 1)
+        continue;
+      uint64_t bytes = static_cast<uint64_t>(t.strides[d]) * elem;
+      std::string stride = n + ".stride[" + std::to_string(d) +
+                           "] = " + std::to_string(t.strides[d]) +
+                           " elements (" + std::to_string(bytes) + " bytes)";
+      if (bytes % 16 != 0)
+        return refuse(at + stride +
+                      " is not a multiple of 16 bytes, as TMA requires");
+      if (bytes >= (uint64_t(1) << 40))
+        return refuse(at + stride + " exceeds TMA's limit of 2^40 bytes");
+    }
+  }
+  return ATTNC_OK;
 }
-
-attnc_status attnc_plan_param(const attnc_plan *plan, size_t index,
-                              const void **bytes, size_t *size) {
-  if (!plan || !bytes || !size || index >= plan->sizes.size())
-    return fail(ATTNC_ERROR_INVALID_ARGUMENT,
-                "attnc_plan_param: NULL argument or index out of range");
-  *bytes = reinterpret_cast<const char *>(plan->storage.data()) +
-           plan->offsets[index];
-  *size = plan->sizes[index];
-  return ok();
-}
-
-} // extern "C"

@@ -13,7 +13,7 @@ imported by the caller. See docs/runtime.md.
 
 from ._capi import AttncError
 from .compiler import CompileError, compile, find_compiler
-from .runtime import Graph, Kernel, Module, Param, Plan, load
+from .runtime import Constraint, Graph, Kernel, Module, Param, Plan, load
 
-__all__ = ["AttncError", "CompileError", "Graph", "Kernel", "Module", "Param",
-           "Plan", "compile", "find_compiler", "load"]
+__all__ = ["AttncError", "CompileError", "Constraint", "Graph", "Kernel",
+           "Module", "Param", "Plan", "compile", "find_compiler", "load"]

@@ -33,8 +33,12 @@ STATUS_NAMES = {
 DTYPES = {1: "bf16", 2: "f16", 3: "f32", 4: "f64", 5: "i1", 6: "i8",
           7: "i32", 8: "i64"}
 DTYPE_CODES = {name: code for code, name in DTYPES.items()}
-PARAM_KINDS = {0: "tensor", 1: "size", 2: "stride", 3: "scalar"}
+PARAM_KINDS = {0: "tensor", 1: "size", 2: "stride", 3: "scalar",
+               4: "tensormap", 5: "workspace"}
 ROLES = {0: None, 1: "input", 2: "output"}
+# attnc_factor_kind and attnc_constraint_kind values.
+FACTOR_CONSTANT, FACTOR_SYMBOL, FACTOR_NUM_SMS = 0, 1, 2
+CONSTRAINT_KINDS = {0: "divisible", 1: "equal", 2: "min"}
 
 
 class AttncError(RuntimeError):
@@ -61,6 +65,43 @@ class ParamInfo(Structure):
         ("tensor", c_char_p),
         ("dim", c_int32),
     ]
+
+
+class Factor(Structure):
+    _fields_ = [
+        ("kind", c_int),
+        ("value", c_int64),
+        ("symbol", c_char_p),
+        ("ceil_div", c_int64),
+    ]
+
+
+class TensorMapInfo(Structure):
+    _fields_ = [
+        ("tensor", c_char_p),
+        ("tensor_index", c_size_t),
+        ("rank", c_int32),
+        ("box", POINTER(c_int64)),
+        ("swizzle", c_int32),
+        ("oob_fill_nan", c_int32),
+    ]
+
+
+class WorkspaceInfo(Structure):
+    _fields_ = [("num_byte_factors", c_size_t), ("zero_init", c_int32)]
+
+
+class ConstraintInfo(Structure):
+    _fields_ = [
+        ("kind", c_int),
+        ("lhs", c_char_p),
+        ("rhs", c_char_p),
+        ("value", c_int64),
+    ]
+
+
+class PlanOptions(Structure):
+    _fields_ = [("num_sms", c_int64)]
 
 
 class TensorDesc(Structure):
@@ -109,12 +150,28 @@ _SIGNATURES = {
     "attnc_kernel_launch_config": (None, [_P, POINTER(c_int64),
                                           POINTER(c_int64)]),
     "attnc_kernel_attr": (c_char_p, [_P, c_char_p]),
+    "attnc_kernel_grid_num_factors": (c_size_t, [_P, c_int32]),
+    "attnc_kernel_grid_factor": (_S, [_P, c_int32, c_size_t,
+                                      POINTER(Factor)]),
+    "attnc_kernel_param_tensormap": (_S, [_P, c_size_t,
+                                          POINTER(TensorMapInfo)]),
+    "attnc_kernel_param_workspace": (_S, [_P, c_size_t,
+                                          POINTER(WorkspaceInfo)]),
+    "attnc_kernel_param_workspace_factor": (_S, [_P, c_size_t, c_size_t,
+                                                 POINTER(Factor)]),
+    "attnc_kernel_num_constraints": (c_size_t, [_P]),
+    "attnc_kernel_constraint": (_S, [_P, c_size_t, POINTER(ConstraintInfo)]),
     "attnc_plan_create": (_S, [_P, POINTER(TensorDesc), c_size_t,
                                POINTER(ScalarDesc), c_size_t, POINTER(_P)]),
+    "attnc_plan_create_with_options": (_S, [_P, POINTER(TensorDesc), c_size_t,
+                                            POINTER(ScalarDesc), c_size_t,
+                                            POINTER(PlanOptions),
+                                            POINTER(_P)]),
     "attnc_plan_destroy": (None, [_P]),
     "attnc_plan_grid": (None, [_P, POINTER(c_int64)]),
     "attnc_plan_is_empty": (c_int, [_P]),
     "attnc_plan_symbol": (_S, [_P, c_char_p, POINTER(c_int64)]),
+    "attnc_plan_workspace_bytes": (_S, [_P, c_size_t, POINTER(c_uint64)]),
     "attnc_plan_num_params": (c_size_t, [_P]),
     "attnc_plan_param": (_S, [_P, c_size_t, POINTER(c_void_p),
                               POINTER(c_size_t)]),

@@ -1,9 +1,10 @@
-"""Describing caller tensors to the C runtime.
+"""Describing caller tensors and workspaces to the C runtime.
 
 Anything with ``data_ptr()``, ``shape``, ``stride()`` and ``dtype`` (torch
-tensors, and the fakes the CPU tests use) or with ``__dlpack__`` is accepted.
-Strides are in elements, as in torch and DLPack. The C library does all
-checking of shapes and layouts; this module only reads the numbers.
+tensors, and the fakes the CPU tests use) or with ``__dlpack__`` (cupy, ...)
+is accepted. Strides are in elements, as in torch and DLPack. The C library
+does all checking of shapes and layouts; this module only reads the numbers.
+A workspace is also accepted as a raw ``(pointer, nbytes)`` pair.
 """
 
 from __future__ import annotations
@@ -42,12 +43,17 @@ def dtype_name(dtype: Any) -> str | None:
     return _DTYPE_ALIASES.get(text)
 
 
+_DTYPE_SIZES = {"bf16": 2, "f16": 2, "f32": 4, "f64": 8, "i1": 1, "i8": 1,
+                "i32": 4, "i64": 8}
+
+
 class Described(NamedTuple):
     data: int
     dtype: str | None  # None: a dtype attnc has no name for
     dtype_text: str
     shape: tuple[int, ...]
     strides: tuple[int, ...]
+    itemsize: int | None = None  # bytes per element, when known
 
 
 # DLPack (v0.x ABI, unversioned "dltensor" capsules).
@@ -104,7 +110,8 @@ def _from_dlpack(obj: Any, name: str) -> Described:
     dtype = _DL_DTYPES.get(key) if t.dtype.lanes == 1 else None
     return Described((t.data or 0) + t.byte_offset, dtype,
                      f"DLPack(code={key[0]}, bits={key[1]}, "
-                     f"lanes={t.dtype.lanes})", shape, strides)
+                     f"lanes={t.dtype.lanes})", shape, strides,
+                     t.dtype.bits * t.dtype.lanes // 8)
 
 
 def describe(obj: Any, name: str) -> Described:
@@ -115,12 +122,44 @@ def describe(obj: Any, name: str) -> Described:
         if device_type is not None and device_type != "cuda":
             raise AttncError(f"{name} is on {device}, not on a CUDA device",
                              "ATTNC_ERROR_VALIDATION")
-        return Described(int(obj.data_ptr()), dtype_name(obj.dtype),
-                         str(obj.dtype),
+        name = dtype_name(obj.dtype)
+        if hasattr(obj, "element_size"):
+            itemsize = int(obj.element_size())
+        else:
+            itemsize = getattr(obj.dtype, "itemsize", _DTYPE_SIZES.get(name))
+        return Described(int(obj.data_ptr()), name, str(obj.dtype),
                          tuple(operator.index(s) for s in obj.shape),
-                         tuple(operator.index(s) for s in obj.stride()))
+                         tuple(operator.index(s) for s in obj.stride()),
+                         itemsize)
     if hasattr(obj, "__dlpack__"):
         return _from_dlpack(obj, name)
     raise TypeError(f"{name}: expected a tensor (an object with data_ptr(), "
                     f"shape, stride() and dtype, or __dlpack__), got "
                     f"{type(obj).__name__}")
+
+
+def describe_workspace(obj: Any, name: str) -> tuple[int, int]:
+    """(pointer, size in bytes) of workspace argument NAME: a contiguous
+    tensor of any dtype, or a ``(pointer, nbytes)`` pair."""
+    if isinstance(obj, tuple):
+        if len(obj) != 2:
+            raise TypeError(f"workspace {name}: expected a tensor or a "
+                            f"(pointer, nbytes) pair, got a tuple of "
+                            f"{len(obj)}")
+        return operator.index(obj[0]), operator.index(obj[1])
+    t = describe(obj, name)
+    if t.itemsize is None:
+        raise AttncError(f"workspace {name}: cannot tell the element size of "
+                         f"dtype {t.dtype_text}", "ATTNC_ERROR_VALIDATION")
+    # Compact row-major, ignoring one-element dimensions (any stride).
+    expected = 1
+    for size, stride in reversed(list(zip(t.shape, t.strides))):
+        if size != 1 and stride != expected:
+            raise AttncError(f"workspace {name} must be contiguous (shape "
+                             f"{list(t.shape)}, strides {list(t.strides)})",
+                             "ATTNC_ERROR_VALIDATION")
+        expected *= size
+    numel = 1
+    for size in t.shape:
+        numel *= size
+    return t.data, numel * t.itemsize

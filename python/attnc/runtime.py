@@ -3,10 +3,11 @@
 A Module is a directory written by ``attnc-compile`` (docs/abi.md); loading
 it reads only the manifest, so it works without a GPU. Calling a Kernel
 validates the arguments in the C library (which names the offending
-parameter, dimension and rule), allocates missing outputs with torch and
-launches on the current torch stream. torch is never imported here: it is
-used only when the caller's tensors are torch tensors or torch is already
-imported.
+parameter, dimension and rule), allocates missing outputs and workspaces
+with torch and launches on the current torch stream. Tensormaps are built by
+the runtime from the tensors they describe and never passed. torch is never
+imported here: it is used only when the caller's tensors are torch tensors
+or torch is already imported.
 """
 
 from __future__ import annotations
@@ -21,21 +22,40 @@ from typing import Any, NamedTuple
 
 from . import _capi
 from ._capi import AttncError, check, lib, text
-from ._tensors import TORCH_DTYPES, describe
+from ._tensors import TORCH_DTYPES, describe, describe_workspace
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 class Param(NamedTuple):
-    """One kernel parameter as the manifest declares it."""
+    """One kernel parameter as the manifest declares it.
+
+    Factors (``bytes``, and ``Kernel.grid``) are written as in the manifest:
+    an int, a symbol name, ``{"sym": S, "ceil_div": K}`` or
+    ``{"device": "num_sms"}``.
+    """
     name: str
-    kind: str  # "tensor", "size", "stride" or "scalar"
-    dtype: str
+    kind: str  # tensor, size, stride, scalar, tensormap or workspace
+    dtype: str  # tensormap: its tensor's; workspace: "i8"
     role: str | None  # "input"/"output" for tensors
     shape: tuple  # tensors: ints (static) and str (size symbols)
     align: int
-    tensor: str | None  # strides: the tensor's name
+    tensor: str | None  # strides and tensormaps: the tensor's name
     dim: int
+    box: tuple = ()  # tensormap: elements per dimension, outermost first
+    swizzle: int = 0  # tensormap: bytes
+    oob_fill: str | None = None  # tensormap: "zero" or "nan"
+    bytes: tuple = ()  # workspace: factors whose product is its size
+    zero_init: bool = False  # workspace: zeroed before every launch
+
+
+class Constraint(NamedTuple):
+    """A rule on size symbols: divisible (lhs % rhs == 0, rhs > 0), equal
+    (lhs == rhs) or min (lhs >= value; rhs is None)."""
+    kind: str
+    lhs: str
+    rhs: str | None
+    value: int
 
 
 def load(directory: str | Path) -> "Module":
@@ -125,20 +145,68 @@ class Kernel:
         self.inputs = [p for p in self.params if p.role == "input"]
         self.outputs = [p for p in self.params if p.role == "output"]
         self.scalars = [p for p in self.params if p.kind == "scalar"]
+        self.workspaces = [p for p in self.params if p.kind == "workspace"]
+        self.tensormaps = [p for p in self.params if p.kind == "tensormap"]
+        self.grid = tuple(
+            tuple(self._factor(lib().attnc_kernel_grid_factor, axis, j)
+                  for j in range(lib().attnc_kernel_grid_num_factors(
+                      handle, axis)))
+            for axis in range(3))
+        self.constraints = [self._constraint(i) for i in range(
+            lib().attnc_kernel_num_constraints(handle))]
+
+    @property
+    def needs_num_sms(self) -> bool:
+        """Whether the grid or a workspace size depends on the SM count."""
+        factors = [f for axis in self.grid for f in axis]
+        factors += [f for p in self.workspaces for f in p.bytes]
+        return {"device": "num_sms"} in factors
+
+    def _factor(self, query, index, j):
+        f = _capi.Factor()
+        check(query(self._handle, index, j, byref(f)))
+        if f.kind == _capi.FACTOR_NUM_SMS:
+            return {"device": "num_sms"}
+        if f.kind == _capi.FACTOR_SYMBOL:
+            return (text(f.symbol) if f.ceil_div == 1 else
+                    {"sym": text(f.symbol), "ceil_div": f.ceil_div})
+        return f.value
+
+    def _constraint(self, i: int) -> Constraint:
+        c = _capi.ConstraintInfo()
+        check(lib().attnc_kernel_constraint(self._handle, i, byref(c)))
+        return Constraint(_capi.CONSTRAINT_KINDS[c.kind], text(c.lhs),
+                          text(c.rhs), c.value)
 
     def _param(self, i: int) -> Param:
         info = _capi.ParamInfo()
         check(lib().attnc_kernel_param(self._handle, i, byref(info)))
-        shape = []
-        for d in range(info.rank):
+        kind = _capi.PARAM_KINDS.get(info.kind, str(info.kind))
+        shape, extra = [], {}
+        for d in range(info.rank if kind == "tensor" else 0):
             extent, symbol = c_int64(), c_char_p()
             check(lib().attnc_kernel_param_dim(self._handle, i, d,
                                                byref(extent), byref(symbol)))
             shape.append(text(symbol.value) if symbol.value else extent.value)
-        return Param(text(info.name), _capi.PARAM_KINDS[info.kind],
+        if kind == "tensormap":
+            m = _capi.TensorMapInfo()
+            check(lib().attnc_kernel_param_tensormap(self._handle, i,
+                                                     byref(m)))
+            extra = dict(box=tuple(m.box[d] for d in range(m.rank)),
+                         swizzle=m.swizzle,
+                         oob_fill="nan" if m.oob_fill_nan else "zero")
+        elif kind == "workspace":
+            w = _capi.WorkspaceInfo()
+            check(lib().attnc_kernel_param_workspace(self._handle, i,
+                                                     byref(w)))
+            extra = dict(bytes=tuple(
+                self._factor(lib().attnc_kernel_param_workspace_factor, i, j)
+                for j in range(w.num_byte_factors)),
+                zero_init=bool(w.zero_init))
+        return Param(text(info.name), kind,
                      _capi.DTYPES.get(info.dtype, "?"),
                      _capi.ROLES[info.role], tuple(shape), info.align,
-                     text(info.tensor), info.dim)
+                     text(info.tensor), info.dim, **extra)
 
     def attr(self, key: str) -> str | None:
         """An ``attrs`` entry of the manifest as text, or None."""
@@ -153,10 +221,17 @@ class Kernel:
                             f"{len(args)}")
         tensors = {p.name: a for p, a in zip(self.inputs, args)}
         scalars = {}
-        known = {p.name: p for p in self.inputs + self.outputs + self.scalars}
+        known = {p.name: p for p in self.inputs + self.outputs +
+                 self.workspaces + self.scalars}
         for key, value in kwargs.items():
             p = known.get(key)
             if p is None:
+                tensormap = next((m for m in self.tensormaps if m.name == key),
+                                 None)
+                if tensormap is not None:
+                    raise TypeError(f"{self.name}() got {key!r}, a tensormap "
+                                    f"the runtime builds from "
+                                    f"{tensormap.tensor!r}: do not pass it")
                 raise TypeError(f"{self.name}() got an unexpected argument "
                                 f"{key!r} (parameters: {', '.join(known)})")
             if key in tensors:
@@ -168,15 +243,18 @@ class Kernel:
                                 f"{p.name!r}")
         return tensors, scalars
 
-    def _allocate(self, tensors: dict) -> None:
-        """Creates the outputs the caller left out, with torch."""
-        missing = [p for p in self.outputs if tensors.get(p.name) is None]
+    def _allocate(self, tensors: dict, num_sms: int | None) -> list:
+        """Creates the outputs and workspaces the caller left out, with
+        torch. Returns the workspaces it made."""
+        missing = [p for p in self.outputs + self.workspaces
+                   if tensors.get(p.name) is None]
         if not missing:
-            return
+            return []
         like = next((tensors[p.name] for p in self.inputs
                      if _is_torch(tensors[p.name])), None)
         if like is None:
-            raise AttncError(f"{self.name}: cannot allocate output "
+            what = missing[0].role or missing[0].kind  # output, workspace
+            raise AttncError(f"{self.name}: cannot allocate {what} "
                              f"{missing[0].name} without torch tensor inputs; "
                              f"pass it explicitly")
         symbols = {}
@@ -185,7 +263,17 @@ class Kernel:
                 if isinstance(dim, str):
                     symbols.setdefault(dim, int(size))
         torch = sys.modules["torch"]
+        made = []
         for p in missing:
+            if p.kind == "workspace":
+                if num_sms is None:
+                    num_sms = _device_num_sms(like.device)
+                size = _workspace_bytes(self.name, p, symbols, num_sms)
+                # The caching allocator's blocks are 512-byte aligned.
+                tensors[p.name] = torch.empty(size, dtype=torch.uint8,
+                                              device=like.device)
+                made.append(tensors[p.name])
+                continue
             unbound = [d for d in p.shape
                        if isinstance(d, str) and d not in symbols]
             if unbound:
@@ -196,18 +284,25 @@ class Kernel:
             tensors[p.name] = torch.empty(
                 shape, dtype=getattr(torch, TORCH_DTYPES[p.dtype]),
                 device=like.device)
+        return made
 
-    def plan(self, *args, **kwargs) -> "Plan":
+    def plan(self, *args, num_sms: int | None = None, **kwargs) -> "Plan":
         """Validates a call and returns its launch plan, without launching.
-        Outputs are not allocated: pass every tensor."""
+        Outputs and workspaces are not allocated: pass every tensor and
+        workspace. NUM_SMS, when given, is the SM count that
+        {"device": "num_sms"} factors use (else torch's device, else the
+        driver's current device)."""
         tensors, scalars = self._bind(args, kwargs)
-        return Plan(self, tensors, scalars)
+        return Plan(self, tensors, scalars, num_sms)
 
-    def __call__(self, *args, stream: Any = None, **kwargs):
+    def __call__(self, *args, stream: Any = None, num_sms: int | None = None,
+                 **kwargs):
         tensors, scalars = self._bind(args, kwargs)
-        self._allocate(tensors)
-        plan = Plan(self, tensors, scalars)
-        plan.launch(stream)
+        made = self._allocate(tensors, num_sms)
+        plan = Plan(self, tensors, scalars, num_sms)
+        handle = plan.launch(stream)
+        if made and _active_capture() is None:
+            _keep_until_done(made, handle)
         outs = tuple(tensors[p.name] for p in self.outputs)
         return outs[0] if len(outs) == 1 else outs
 
@@ -218,6 +313,45 @@ class Kernel:
 
 def _is_torch(obj: Any) -> bool:
     return type(obj).__module__.split(".")[0] == "torch"
+
+
+def _device_num_sms(device: Any) -> int:
+    torch = sys.modules["torch"]
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+def _workspace_bytes(kernel: str, p: Param, symbols: dict,
+                     num_sms: int) -> int:
+    """The product of P's byte factors, as the runtime computes it."""
+    size = 1
+    for f in p.bytes:
+        if isinstance(f, int):
+            size *= f
+        elif f == {"device": "num_sms"}:
+            size *= num_sms
+        else:
+            sym, div = (f, 1) if isinstance(f, str) else (f["sym"],
+                                                          f["ceil_div"])
+            if sym not in symbols:
+                raise AttncError(f"{kernel}: cannot allocate workspace "
+                                 f"{p.name}: size {sym} is not set by any "
+                                 f"input; pass {p.name} explicitly")
+            size *= -(-symbols[sym] // div)
+    return size
+
+
+def _keep_until_done(tensors: list, stream: int | None) -> None:
+    """Workspaces made for one launch go back to torch's caching allocator
+    when the call returns: if the kernel runs on a stream other than torch's
+    current one, the allocator must wait for that stream before reusing
+    them. (Inside a Graph, the graph keeps them instead.)"""
+    torch = sys.modules["torch"]
+    device = tensors[0].device
+    if stream == (torch.cuda.current_stream(device).cuda_stream or None):
+        return
+    external = torch.cuda.ExternalStream(stream or 0, device=device)
+    for t in tensors:
+        t.record_stream(external)
 
 
 def _scalar(p: Param, value: Any) -> _capi.ScalarDesc:
@@ -238,15 +372,26 @@ def _scalar(p: Param, value: Any) -> _capi.ScalarDesc:
 class Plan:
     """A validated call: grid, packed parameters; launchable repeatedly."""
 
-    def __init__(self, kernel: Kernel, tensors: dict, scalars: dict):
+    def __init__(self, kernel: Kernel, tensors: dict, scalars: dict,
+                 num_sms: int | None = None):
         self.kernel = kernel
-        params = [p for p in kernel.params if p.kind == "tensor"]
+        # One descriptor per tensor or workspace, in manifest order.
+        params = [p for p in kernel.params
+                  if p.kind in ("tensor", "workspace")]
         descs = (_capi.TensorDesc * max(len(params), 1))()
         self._arrays = []  # sizes/strides must live until the C call returns
         self.arguments = dict(tensors)  # keeps the tensors alive
         for i, p in enumerate(params):
             if p.name not in tensors:
-                raise TypeError(f"{kernel.name}: missing tensor {p.name!r}")
+                raise TypeError(f"{kernel.name}: missing {p.kind} "
+                                f"{p.name!r}")
+            if p.kind == "workspace":
+                data, nbytes = describe_workspace(tensors[p.name], p.name)
+                sizes, strides = (c_int64 * 1)(nbytes), (c_int64 * 1)(1)
+                self._arrays += [sizes, strides]
+                descs[i] = _capi.TensorDesc(data, _capi.DTYPE_CODES["i8"], 1,
+                                            sizes, strides)
+                continue
             t = describe(tensors[p.name], p.name)
             if t.dtype is None:
                 raise AttncError(f"{kernel.name}: {p.name} has dtype "
@@ -260,13 +405,17 @@ class Plan:
                                         len(t.shape), sizes, strides)
         scalar_descs = (_capi.ScalarDesc * max(len(kernel.scalars), 1))(
             *[_scalar(p, scalars[p.name]) for p in kernel.scalars])
-        self._handle = c_void_p()
-        check(lib().attnc_plan_create(kernel._handle, descs, len(params),
-                                      scalar_descs, len(kernel.scalars),
-                                      byref(self._handle)))
-        self._arrays = None
         self._device = next((tensors[p.name].device for p in params
                              if _is_torch(tensors[p.name])), None)
+        if num_sms is None and self._device is not None and \
+                kernel.needs_num_sms:
+            num_sms = _device_num_sms(self._device)
+        options = _capi.PlanOptions(num_sms or 0)
+        self._handle = c_void_p()
+        check(lib().attnc_plan_create_with_options(
+            kernel._handle, descs, len(params), scalar_descs,
+            len(kernel.scalars), byref(options), byref(self._handle)))
+        self._arrays = None
 
     @property
     def grid(self) -> tuple[int, int, int]:
@@ -283,6 +432,16 @@ class Plan:
         check(lib().attnc_plan_symbol(self._handle, name.encode(), byref(v)))
         return v.value
 
+    def workspace_bytes(self, name: str) -> int:
+        """The size in bytes workspace NAME needs for this call."""
+        index = next((i for i, p in enumerate(self.kernel.params)
+                      if p.name == name and p.kind == "workspace"), None)
+        if index is None:
+            raise KeyError(f"{self.kernel.name} has no workspace {name!r}")
+        v = ctypes.c_uint64()
+        check(lib().attnc_plan_workspace_bytes(self._handle, index, byref(v)))
+        return v.value
+
     def param_bytes(self, index: int) -> bytes:
         """Parameter INDEX exactly as cuLaunchKernel receives it."""
         ptr, size = c_void_p(), c_size_t()
@@ -290,7 +449,9 @@ class Plan:
                                      byref(size)))
         return ctypes.string_at(ptr, size.value)
 
-    def launch(self, stream: Any = None) -> None:
+    def launch(self, stream: Any = None) -> int | None:
+        """Launches on STREAM (torch's current one by default); returns the
+        CUstream used."""
         capture = _active_capture()
         if capture is not None:
             capture._keep.append(self)
@@ -303,6 +464,7 @@ class Plan:
                 check(lib().attnc_plan_launch(self._handle, handle))
         else:
             check(lib().attnc_plan_launch(self._handle, handle))
+        return handle
 
     def __del__(self):
         handle, self._handle = getattr(self, "_handle", None), None

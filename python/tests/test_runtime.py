@@ -1,14 +1,18 @@
 """CPU tests of the Python runtime API over libattnc_runtime.so: manifest
-loading, kernel metadata, validation refusals with the C library's messages,
-launch plans, scalars, DLPack, and the GPU entry points' error paths."""
+loading, kernel metadata (tensormaps, workspaces, constraints, grid rules),
+validation refusals with the C library's messages, launch plans, scalars,
+workspaces, DLPack, and the GPU entry points' error paths."""
 
 import ctypes
 import os
 import struct
+import subprocess
+import sys
 import unittest
+from pathlib import Path
 from unittest import mock
 
-from _support import INPUTS, FakeDType, FakeTensor
+from _support import INPUTS, PYTHON_DIR, REPO, FakeDType, FakeTensor
 
 import attnc
 
@@ -40,8 +44,15 @@ class ModuleTest(unittest.TestCase):
         self.assertEqual(k.kind, "attention")
         self.assertEqual(k.block, (128, 1, 1))
         self.assertEqual(k.shared_memory_bytes, 49152)
-        self.assertEqual(k.attr("gqa"), "true")
+        self.assertIsNone(k.attr("gqa"))  # a constraint since version 2
+        self.assertEqual(k.attr("causal"), "true")
         self.assertIsNone(k.attr("missing"))
+        self.assertEqual(k.grid, (({"sym": "Sq", "ceil_div": 64},), ("H",),
+                                  ("B",)))
+        self.assertEqual(k.constraints,
+                         [attnc.Constraint("divisible", "H", "Hkv", 0)])
+        self.assertFalse(k.needs_num_sms)
+        self.assertEqual((k.workspaces, k.tensormaps), ([], []))
         self.assertEqual([p.name for p in k.inputs], ["q", "k", "v"])
         self.assertEqual([p.name for p in k.outputs], ["o", "lse"])
         q = k.params[0]
@@ -69,18 +80,19 @@ class ModuleTest(unittest.TestCase):
 
     def test_malformed_manifest(self):
         with self.assertRaises(attnc.AttncError) as e:
-            attnc.load(INPUTS / "malformed" / "version2")
+            attnc.load(INPUTS / "malformed" / "version1")
         self.assertEqual(e.exception.status, "ATTNC_ERROR_MANIFEST")
         self.assertTrue(str(e.exception).endswith(
             "manifest.json: attnc_manifest_version: unsupported manifest "
-            "version 2 (this runtime reads version 1)"), str(e.exception))
+            "version 1 (this runtime reads version 2); recompile the module "
+            "with this attnc's attnc-compile"), str(e.exception))
 
     def test_from_json(self):
         text = (INPUTS / "fusion" / "manifest.json").read_text()
         m = attnc.Module.from_json(text)
         self.assertEqual(m.kernels, ["bias_dropout_fwd", "copy"])
         with self.assertRaises(attnc.AttncError) as e:
-            attnc.Module.from_json('{"attnc_manifest_version": 1}')
+            attnc.Module.from_json('{"attnc_manifest_version": 2}')
         self.assertEqual(str(e.exception),
                          "manifest: <root>: missing required key 'module'")
 
@@ -100,7 +112,7 @@ class ValidationTest(unittest.TestCase):
 
     def test_valid_plan(self):
         plan = self.plan()
-        self.assertEqual(plan.grid, (2, 16, 1))
+        self.assertEqual(plan.grid, (2, 8, 2))
         self.assertFalse(plan.empty)
         self.assertEqual(plan.symbol("Hkv"), 2)
         self.assertEqual(struct.unpack("<Q", plan.param_bytes(0))[0],
@@ -149,9 +161,8 @@ class ValidationTest(unittest.TestCase):
                      "an output must not alias another argument",
                      o=FakeTensor(0x100000, (2, 8, 100, 128), BF16))
 
-    def test_gqa(self):
-        self.refused("GQA: H = 8 (from q.shape[1]) is not a multiple of "
-                     "Hkv = 3 (from k.shape[1])",
+    def test_divisible_constraint(self):
+        self.refused("H (= 8) must be a multiple of Hkv (= 3)",
                      k=FakeTensor(0x1000000, (2, 3, 300, 128), BF16),
                      v=FakeTensor(0x2000000, (2, 3, 300, 128), BF16))
 
@@ -250,6 +261,206 @@ class CallTest(unittest.TestCase):
         y = FakeTensor(0xa00000, (4, 33, 1024), "f16")
         with self.assertRaises(TypeError):
             self.fusion(x, bias, y=y, seed=1, offset=0, p=0.1, stream="s")
+
+
+I8 = FakeDType("int8")
+
+
+def decode_args(**changes):
+    """decode_fwd (Inputs/persistent) with B=2, H=8, Hkv=2, Sq=1, Skv=1000
+    on 132 SMs: tensors, workspaces and the scale, by name."""
+    args = {
+        "q": FakeTensor(0x100000, (2, 8, 1, 128), BF16),
+        "k": FakeTensor(0x100000000000, (2, 2, 1000, 128), BF16),
+        "v": FakeTensor(0x200000000000, (2, 2, 1000, 128), BF16),
+        "o": FakeTensor(0x300000, (2, 8, 1, 128), BF16),
+        "partial": (0x400000, 132 * 8 * 512),
+        "counters": FakeTensor(0x600000, (32,), I8),
+        "scale": 0.125,
+    }
+    args.update(changes)
+    return args
+
+
+class Version2KindsTest(unittest.TestCase):
+    """Tensormaps, workspaces, num_sms and constraints from Python."""
+
+    def setUp(self):
+        m = attnc.load(INPUTS / "persistent")
+        self.decode, self.row_sum = m["decode_fwd"], m["row_sum"]
+        self.tile_copy = m["tile_copy"]
+        patcher = mock.patch.dict(os.environ,
+                                  {"ATTNC_LIBCUDA": "/nonexistent/libcuda.so"})
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def test_metadata(self):
+        k = self.decode
+        self.assertEqual(k.kind, "decode")
+        self.assertEqual(k.grid, (({"device": "num_sms"},), (1,), (1,)))
+        self.assertTrue(k.needs_num_sms)
+        self.assertFalse(self.tile_copy.needs_num_sms)
+        k_map, v_map = k.tensormaps
+        self.assertEqual((k_map.name, k_map.kind, k_map.tensor, k_map.dtype,
+                          k_map.box, k_map.swizzle, k_map.oob_fill),
+                         ("k_map", "tensormap", "k", "bf16", (1, 1, 64, 64),
+                          128, "zero"))
+        self.assertEqual(v_map.oob_fill, "nan")
+        partial, counters = k.workspaces
+        self.assertEqual((partial.kind, partial.dtype, partial.align,
+                          partial.bytes, partial.zero_init),
+                         ("workspace", "i8", 16,
+                          ({"device": "num_sms"}, "H", 128, 4), False))
+        self.assertEqual(counters.bytes,
+                         ("B", {"sym": "H", "ceil_div": 2}, 4))
+        self.assertTrue(counters.zero_init)
+        self.assertEqual([p.name for p in k.scalars], ["scale"])
+        self.assertEqual(k.constraints,
+                         [attnc.Constraint("divisible", "H", "Hkv", 0),
+                          attnc.Constraint("min", "Skv", None, 1)])
+
+    def test_tensormaps_are_not_arguments(self):
+        a = decode_args()
+        with self.assertRaises(TypeError) as e:
+            self.decode.plan(**a, k_map=object(), num_sms=132)
+        self.assertIn("got 'k_map', a tensormap the runtime builds from 'k': "
+                      "do not pass it", str(e.exception))
+        # A valid call: planning it needs the driver only to encode the maps.
+        with self.assertRaises(attnc.AttncError) as e:
+            self.decode.plan(**a, num_sms=132)
+        self.assertEqual(e.exception.status, "ATTNC_ERROR_NO_DRIVER")
+        self.assertIn("decode_fwd: tensormap k_map of k is encoded by the "
+                      "CUDA driver when the plan is made", str(e.exception))
+
+    def test_workspace_arguments(self):
+        x = FakeTensor(0x1000000, (1000, 300), F32)
+        y = FakeTensor(0x2000000, (1000,), F32)
+        need = 132 * 300 * 4
+        for ws in [(0x3000000, need),
+                   FakeTensor(0x3000000, (need,), I8),
+                   FakeTensor(0x3000000, (132, 300), F32),
+                   DLPackTensor(0x3000000, (need // 2,), 2, 16)]:
+            with self.subTest(ws=ws):
+                plan = self.row_sum.plan(x, y=y, partial=ws, num_sms=132)
+                self.assertEqual(plan.grid, (132, 1, 1))
+                self.assertEqual(plan.workspace_bytes("partial"), need)
+                self.assertEqual(struct.unpack("<Q", plan.param_bytes(2))[0],
+                                 0x3000000)
+        with self.assertRaises(attnc.AttncError) as e:
+            self.row_sum.plan(x, y=y, partial=(0x3000000, need - 1),
+                              num_sms=132)
+        self.assertEqual(str(e.exception),
+                         "row_sum: workspace partial is 158399 bytes but the "
+                         "kernel needs 158400 (num_sms*C*4)")
+        with self.assertRaises(attnc.AttncError) as e:
+            self.row_sum.plan(x, y=y, partial=FakeTensor(
+                0x3000000, (300, 132), F32, (1, 300)), num_sms=132)
+        self.assertIn("workspace partial must be contiguous", str(e.exception))
+        with self.assertRaises(TypeError) as e:
+            self.row_sum.plan(x, y=y, num_sms=132)
+        self.assertIn("missing workspace 'partial'", str(e.exception))
+        with self.assertRaises(attnc.AttncError) as e:
+            self.row_sum(x, y=y, num_sms=132)
+        self.assertEqual(str(e.exception),
+                         "row_sum: cannot allocate workspace partial without "
+                         "torch tensor inputs; pass it explicitly")
+
+    def test_num_sms_needs_a_device_or_the_option(self):
+        x = FakeTensor(0x1000000, (1000, 300), F32)
+        y = FakeTensor(0x2000000, (1000,), F32)
+        with self.assertRaises(attnc.AttncError) as e:
+            self.row_sum.plan(x, y=y, partial=(0x3000000, 1 << 30))
+        self.assertEqual(e.exception.status, "ATTNC_ERROR_NO_DRIVER")
+        self.assertIn("grid.x needs the device's SM count", str(e.exception))
+
+    def test_constraints_and_scalars_by_name(self):
+        with self.assertRaises(attnc.AttncError) as e:
+            self.decode.plan(**decode_args(
+                k=FakeTensor(0x100000000000, (2, 2, 0, 128), BF16),
+                v=FakeTensor(0x200000000000, (2, 2, 0, 128), BF16)),
+                num_sms=132)
+        self.assertEqual(str(e.exception),
+                         "decode_fwd: Skv (= 0) must be at least 1")
+        a = decode_args()
+        del a["scale"]
+        with self.assertRaises(TypeError) as e:
+            self.decode.plan(**a, num_sms=132)
+        self.assertIn("missing scalar 'scale'", str(e.exception))
+        x = FakeTensor(0x100000, (64, 96), F32)
+        with self.assertRaises(attnc.AttncError) as e:
+            self.tile_copy.plan(x, y=FakeTensor(0x200000, (64, 95), F32))
+        self.assertEqual(str(e.exception),
+                         "tile_copy: N (= 96) must equal N2 (= 95)")
+
+    def test_tma_refusals(self):
+        a = decode_args(k=FakeTensor(0x100000000000, (2, 2, 1000, 128), BF16,
+                                     (2 * 1000 * 132, 1000 * 132, 132, 1)))
+        with self.assertRaises(attnc.AttncError) as e:
+            self.decode.plan(**a, num_sms=132)
+        self.assertEqual(str(e.exception),
+                         "decode_fwd: tensormap k_map: k.stride[2] = 132 "
+                         "elements (264 bytes) is not a multiple of 16 bytes, "
+                         "as TMA requires")
+
+
+def fake_driver() -> Path | None:
+    """The test build's libcuda stand-in (test/Runtime/FakeCuda.cpp)."""
+    if os.environ.get("ATTNC_FAKE_CUDA"):
+        return Path(os.environ["ATTNC_FAKE_CUDA"])
+    runtime = Path(os.environ.get("ATTNC_RUNTIME_LIB",
+                                  REPO / "build" / "lib" /
+                                  "libattnc_runtime.so"))
+    fake = runtime.parent / "libattnc-fake-cuda.so"
+    return fake if fake.is_file() else None
+
+
+# Runs in a child process: a loaded driver stays loaded for the process.
+_FAKE_DRIVER_CHILD = """
+import atexit, shutil, struct, sys, tempfile
+from pathlib import Path
+from _support import INPUTS, FakeDType, FakeTensor
+import attnc
+BF16, I8 = FakeDType("bfloat16"), FakeDType("int8")
+tmp = tempfile.mkdtemp()
+atexit.register(shutil.rmtree, tmp)
+(Path(tmp) / "decode_fwd.cubin").write_text("not a real cubin")
+text = (INPUTS / "persistent" / "manifest.json").read_text()
+d = attnc.Module.from_json(text, tmp)["decode_fwd"]
+args = dict(q=FakeTensor(0x100000, (2, 8, 1, 128), BF16),
+            k=FakeTensor(0x100000000000, (2, 2, 1000, 128), BF16),
+            v=FakeTensor(0x200000000000, (2, 2, 1000, 128), BF16),
+            o=FakeTensor(0x300000, (2, 8, 1, 128), BF16),
+            partial=(0x400000, 1 << 20),
+            counters=FakeTensor(0x600000, (32,), I8), scale=0.125)
+plan = d.plan(**args)  # num_sms from the (fake) device: 132
+print("grid", plan.grid)
+print("partial", plan.workspace_bytes("partial"))
+for i in (4, 5):
+    words = struct.unpack("<16Q", plan.param_bytes(i))
+    print("map", i, hex(words[0]), words[1], hex(words[15]))
+plan.launch(stream=0x5151)
+print("launched")
+"""
+
+
+@unittest.skipUnless(fake_driver(), "needs the test build's "
+                                    "libattnc-fake-cuda.so")
+class FakeDriverTest(unittest.TestCase):
+    def test_tensormaps_encoded_and_launched(self):
+        env = dict(os.environ, ATTNC_LIBCUDA=str(fake_driver()),
+                   PYTHONPATH=os.pathsep.join(
+                       [str(PYTHON_DIR), str(Path(__file__).parent)]))
+        child = subprocess.run([sys.executable, "-c", _FAKE_DRIVER_CHILD],
+                               env=env, capture_output=True, text=True,
+                               timeout=60)
+        self.assertEqual(child.returncode, 0, child.stderr)
+        self.assertEqual(child.stdout.splitlines(), [
+            "grid (132, 1, 1)",
+            f"partial {132 * 8 * 128 * 4}",
+            "map 4 0x100000000000 4 0xa77c",
+            "map 5 0x200000000000 4 0xa77c",
+            "launched",
+        ])
 
 
 # A DLPack tensor built by hand: DLManagedTensor = DLTensor + ctx + deleter.

@@ -5,10 +5,11 @@
 //===----------------------------------------------------------------------===//
 //
 // Unit tests of the CPU half of the runtime's C API: loading the fixture
-// manifests under Inputs/, querying kernels and parameters, and one test per
-// manifest rule that checks the error message names the JSON path and the
-// rule. Malformed kernels are made by editing one fragment of a valid
-// kernel, so that each case breaks exactly one rule.
+// manifests under Inputs/, querying kernels, parameters, grid and workspace
+// factors, tensormaps and constraints, and one test per manifest rule that
+// checks the error message names the JSON path and the rule. Malformed
+// kernels are made by editing one fragment of a valid kernel, so that each
+// case breaks exactly one rule.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,7 +55,7 @@ TEST(Manifest, LoadsAttentionFixture) {
   EXPECT_EQ(block[0], 128);
   EXPECT_EQ(block[1], 1);
   EXPECT_EQ(smem, 49152);
-  EXPECT_STREQ(attnc_kernel_attr(k, "gqa"), "true");
+  EXPECT_EQ(attnc_kernel_attr(k, "gqa"), nullptr); // a constraint now
   EXPECT_STREQ(attnc_kernel_attr(k, "scale"), "0.125");
   EXPECT_STREQ(attnc_kernel_attr(k, "head_dim"), "128");
   EXPECT_EQ(attnc_kernel_attr(k, "nope"), nullptr);
@@ -96,6 +97,104 @@ TEST(Manifest, LoadsAttentionFixture) {
   EXPECT_EQ(index, 8);
   EXPECT_EQ(attnc_kernel_find_param(k, "S", &index), ATTNC_ERROR_NOT_FOUND);
   EXPECT_EQ(index, -1);
+
+  // grid [[ceil(Sq/64)], [H], [B]] and H a multiple of Hkv.
+  attnc_factor f;
+  ASSERT_EQ(attnc_kernel_grid_num_factors(k, 0), 1u);
+  ASSERT_EQ(attnc_kernel_grid_factor(k, 0, 0, &f), ATTNC_OK);
+  EXPECT_EQ(f.kind, ATTNC_FACTOR_SYMBOL);
+  EXPECT_STREQ(f.symbol, "Sq");
+  EXPECT_EQ(f.ceil_div, 64);
+  ASSERT_EQ(attnc_kernel_grid_factor(k, 2, 0, &f), ATTNC_OK);
+  EXPECT_STREQ(f.symbol, "B");
+  EXPECT_EQ(f.ceil_div, 1);
+  EXPECT_EQ(attnc_kernel_grid_factor(k, 2, 1, &f),
+            ATTNC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(attnc_kernel_grid_num_factors(k, 3), 0u);
+  ASSERT_EQ(attnc_kernel_num_constraints(k), 1u);
+  attnc_constraint c;
+  ASSERT_EQ(attnc_kernel_constraint(k, 0, &c), ATTNC_OK);
+  EXPECT_EQ(c.kind, ATTNC_CONSTRAINT_DIVISIBLE);
+  EXPECT_STREQ(c.lhs, "H");
+  EXPECT_STREQ(c.rhs, "Hkv");
+  EXPECT_EQ(attnc_kernel_constraint(k, 1, &c), ATTNC_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(Manifest, LoadsTensorMapsWorkspacesAndConstraints) {
+  ModulePtr m = loadOrDie(inputs + "/persistent");
+  ASSERT_TRUE(m);
+  attnc_kernel *k = nullptr;
+  ASSERT_EQ(attnc_module_get_kernel(m.get(), "decode_fwd", &k), ATTNC_OK);
+  EXPECT_STREQ(attnc_kernel_kind(k), "decode");
+
+  attnc_factor f;
+  ASSERT_EQ(attnc_kernel_grid_factor(k, 0, 0, &f), ATTNC_OK);
+  EXPECT_EQ(f.kind, ATTNC_FACTOR_NUM_SMS);
+  EXPECT_EQ(f.symbol, nullptr);
+
+  attnc_param_info info;
+  ASSERT_EQ(attnc_kernel_param(k, 5, &info), ATTNC_OK);
+  EXPECT_STREQ(info.name, "v_map");
+  EXPECT_EQ(info.kind, ATTNC_PARAM_TENSORMAP);
+  EXPECT_STREQ(info.tensor, "v");
+  EXPECT_EQ(info.dtype, ATTNC_DTYPE_BF16); // its tensor's
+  EXPECT_EQ(info.rank, 4);
+  EXPECT_EQ(info.role, ATTNC_ROLE_NONE);
+  attnc_tensormap_info map;
+  ASSERT_EQ(attnc_kernel_param_tensormap(k, 5, &map), ATTNC_OK);
+  EXPECT_STREQ(map.tensor, "v");
+  EXPECT_EQ(map.tensor_index, 2u);
+  ASSERT_EQ(map.rank, 4);
+  EXPECT_EQ(map.box[0], 1);
+  EXPECT_EQ(map.box[2], 64);
+  EXPECT_EQ(map.box[3], 64);
+  EXPECT_EQ(map.swizzle, 128);
+  EXPECT_EQ(map.oob_fill_nan, 1);
+  ASSERT_EQ(attnc_kernel_param_tensormap(k, 4, &map), ATTNC_OK);
+  EXPECT_EQ(map.oob_fill_nan, 0);
+  EXPECT_EQ(attnc_kernel_param_tensormap(k, 6, &map),
+            ATTNC_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(attnc_last_error(), "attnc_kernel_param_tensormap: parameter 6 "
+                                   "of kernel 'decode_fwd' is not a "
+                                   "tensormap");
+
+  ASSERT_EQ(attnc_kernel_param(k, 7, &info), ATTNC_OK);
+  EXPECT_EQ(info.kind, ATTNC_PARAM_WORKSPACE);
+  EXPECT_EQ(info.dtype, ATTNC_DTYPE_I8);
+  EXPECT_EQ(info.rank, 1);
+  EXPECT_EQ(info.align, 16);
+  attnc_workspace_info ws;
+  ASSERT_EQ(attnc_kernel_param_workspace(k, 6, &ws), ATTNC_OK);
+  EXPECT_EQ(ws.num_byte_factors, 4u);
+  EXPECT_EQ(ws.zero_init, 0);
+  ASSERT_EQ(attnc_kernel_param_workspace_factor(k, 6, 0, &f), ATTNC_OK);
+  EXPECT_EQ(f.kind, ATTNC_FACTOR_NUM_SMS);
+  ASSERT_EQ(attnc_kernel_param_workspace_factor(k, 6, 3, &f), ATTNC_OK);
+  EXPECT_EQ(f.kind, ATTNC_FACTOR_CONSTANT);
+  EXPECT_EQ(f.value, 4);
+  EXPECT_EQ(attnc_kernel_param_workspace_factor(k, 6, 4, &f),
+            ATTNC_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(attnc_kernel_param_workspace(k, 7, &ws), ATTNC_OK);
+  EXPECT_EQ(ws.zero_init, 1);
+  ASSERT_EQ(attnc_kernel_param_workspace_factor(k, 7, 1, &f), ATTNC_OK);
+  EXPECT_EQ(f.kind, ATTNC_FACTOR_SYMBOL);
+  EXPECT_STREQ(f.symbol, "H");
+  EXPECT_EQ(f.ceil_div, 2);
+  EXPECT_EQ(attnc_kernel_param_workspace(k, 0, &ws),
+            ATTNC_ERROR_INVALID_ARGUMENT);
+
+  ASSERT_EQ(attnc_kernel_num_constraints(k), 2u);
+  attnc_constraint c;
+  ASSERT_EQ(attnc_kernel_constraint(k, 1, &c), ATTNC_OK);
+  EXPECT_EQ(c.kind, ATTNC_CONSTRAINT_MIN);
+  EXPECT_STREQ(c.lhs, "Skv");
+  EXPECT_EQ(c.rhs, nullptr);
+  EXPECT_EQ(c.value, 1);
+  ASSERT_EQ(attnc_module_get_kernel(m.get(), "tile_copy", &k), ATTNC_OK);
+  ASSERT_EQ(attnc_kernel_constraint(k, 1, &c), ATTNC_OK);
+  EXPECT_EQ(c.kind, ATTNC_CONSTRAINT_EQUAL);
+  EXPECT_STREQ(c.lhs, "N");
+  EXPECT_STREQ(c.rhs, "N2");
 }
 
 TEST(Manifest, DefaultsAndEntry) {
@@ -147,8 +246,10 @@ void expectLoadError(const std::string &dir, const std::string &message) {
 TEST(Manifest, MalformedFiles) {
   expectLoadError("not_json",
                   "invalid JSON: [1:58, byte=58]: Invalid JSON value");
-  expectLoadError("version2", "attnc_manifest_version: unsupported manifest "
-                              "version 2 (this runtime reads version 1)");
+  expectLoadError("version1",
+                  "attnc_manifest_version: unsupported manifest version 1 "
+                  "(this runtime reads version 2); recompile the module with "
+                  "this attnc's attnc-compile");
   expectLoadError("no_kernels", "<root>: missing required key 'kernels'");
 }
 
@@ -156,7 +257,7 @@ TEST(Manifest, MalformedFiles) {
 const std::string validKernel =
     R"({"name": "k1", "kind": "fusion", "cubin": "k1.cubin", )"
     R"("block": [128, 1, 1], "grid": [["N"], [1], [1]], )"
-    R"("dynamic_shared_memory_bytes": 0, "attrs": {"gqa": false}, )"
+    R"("dynamic_shared_memory_bytes": 0, "attrs": {"causal": false}, )"
     R"("params": [)"
     R"({"name": "x", "kind": "tensor", "dtype": "f32", "shape": ["N", 4], )"
     R"("role": "input", "align": 16, "contiguous_last": true}, )"
@@ -167,7 +268,7 @@ const std::string validKernel =
     R"({"name": "seed", "kind": "scalar", "dtype": "i64"}]})";
 
 std::string manifestWith(const std::string &kernels) {
-  return R"({"attnc_manifest_version": 1, "module": "m", "chip": "sm_90a", )"
+  return R"({"attnc_manifest_version": 2, "module": "m", "chip": "sm_90a", )"
          R"("kernels": [)" +
          kernels + "]}";
 }
@@ -223,7 +324,7 @@ TEST(Manifest, EachRuleHasItsMessage) {
        "kernels[0].params: duplicate parameter name 'x'"},
       {R"("kind": "size")", R"("kind": "pointer")",
        "kernels[0].params[2].kind: unknown parameter kind 'pointer' (expected "
-       "tensor, size, stride or scalar)"},
+       "tensor, size, stride, scalar, tensormap or workspace)"},
       {R"("name": "N", "kind": "size")", R"("name": "M", "kind": "size")",
        "kernels[0].params[2]: size parameter 'M' is not a symbol of any "
        "tensor shape, so no argument can bind it"},
@@ -261,8 +362,8 @@ TEST(Manifest, EachRuleHasItsMessage) {
       {R"("grid": [["N"], [1], [1]])", R"("grid": [[{"sym": "N"}], [1], [1]])",
        "kernels[0].grid[0][0]: missing required key 'ceil_div'"},
       {R"("grid": [["N"], [1], [1]])", R"("grid": [[null], [1], [1]])",
-       "kernels[0].grid[0][0]: expected an integer, a symbol or {\"sym\", "
-       "\"ceil_div\"}, got null"},
+       "kernels[0].grid[0][0]: expected an integer, a symbol, {\"sym\", "
+       "\"ceil_div\"} or {\"device\": \"num_sms\"}, got null"},
       {R"("grid": [["N"], [1], [1]])", R"("grid": [["N"], 1, [1]])",
        "kernels[0].grid[1]: expected an array of factors, got a number"},
       {R"("cubin": "k1.cubin", )", "",
@@ -279,7 +380,7 @@ TEST(Manifest, EachRuleHasItsMessage) {
        R"("dynamic_shared_memory_bytes": -4)",
        "kernels[0].dynamic_shared_memory_bytes: expected an integer >= 0, got "
        "-4"},
-      {R"("attrs": {"gqa": false})", R"("attrs": [])",
+      {R"("attrs": {"causal": false})", R"("attrs": [])",
        "kernels[0].attrs: expected an object, got an array"},
       {R"("params": [)", R"("params": [,)",
        "manifest: invalid JSON"}, // not valid JSON any more; checked below
@@ -299,6 +400,179 @@ TEST(Manifest, EachRuleHasItsMessage) {
   }
 }
 
+// A valid kernel with every kind of version 2; each case below breaks one of
+// its rules.
+const std::string v2Kernel =
+    R"({"name": "k2", "cubin": "k2.cubin", "block": [128, 1, 1], )"
+    R"("grid": [[{"device": "num_sms"}], [{"sym": "M", "ceil_div": 64}], )"
+    R"([1]], "params": [)"
+    R"({"name": "a", "kind": "tensor", "dtype": "bf16", "shape": ["M", "K"], )"
+    R"("role": "input"}, )"
+    R"({"name": "b", "kind": "tensor", "dtype": "bf16", "shape": ["K2", 64], )"
+    R"("role": "output"}, )"
+    R"({"name": "a_map", "kind": "tensormap", "tensor": "a", )"
+    R"("box": [64, 64], "swizzle": 128, "oob_fill": "zero"}, )"
+    R"({"name": "ws", "kind": "workspace", )"
+    R"("bytes": [{"device": "num_sms"}, "M", 4], "zero_init": true}, )"
+    R"({"name": "seed", "kind": "scalar", "dtype": "i64"}], )"
+    R"("constraints": [{"kind": "divisible", "lhs": "K", "rhs": "M"}, )"
+    R"({"kind": "equal", "lhs": "K", "rhs": "K2"}, )"
+    R"({"kind": "min", "sym": "M", "value": 1}]})";
+
+TEST(Manifest, Version2KernelParses) {
+  std::string error;
+  EXPECT_EQ(parse(manifestWith(v2Kernel), error), ATTNC_OK) << error;
+  // Constraints are optional.
+  std::string kernel = v2Kernel;
+  kernel.replace(kernel.find(R"("constraints")"),
+                 kernel.size() - kernel.find(R"("constraints")") - 1,
+                 R"("constraints": [])");
+  EXPECT_EQ(parse(manifestWith(kernel), error), ATTNC_OK) << error;
+}
+
+TEST(Manifest, EachVersion2RuleHasItsMessage) {
+  const Case cases[] = {
+      // Factors.
+      {R"([{"device": "num_sms"}], [{"sym")",
+       R"([{"device": "num_smz"}], [{"sym")",
+       "kernels[0].grid[0][0].device: unknown device attribute 'num_smz' "
+       "(expected num_sms)"},
+      {R"([{"device": "num_sms"}], [{"sym")", R"([{"device": 1}], [{"sym")",
+       "kernels[0].grid[0][0].device: expected a string, got a number"},
+      {R"([{"device": "num_sms"}], [{"sym")",
+       R"([{"device": "num_sms", "sym": "M"}], [{"sym")",
+       "kernels[0].grid[0][0]: a factor is either {\"sym\", \"ceil_div\"} "
+       "or {\"device\"}, not both"},
+      {R"({"sym": "M", "ceil_div": 64})", R"({"sym": "", "ceil_div": 64})",
+       "kernels[0].grid[1][0].sym: empty size symbol"},
+      // Tensormaps.
+      {R"("tensor": "a", "box")", R"("tensor": "z", "box")",
+       "kernels[0].params[2].tensor: 'z' is not a tensor parameter"},
+      {R"("tensor": "a", "box")", R"("tensor": "ws", "box")",
+       "kernels[0].params[2].tensor: 'ws' is not a tensor parameter"},
+      {R"("tensor": "a", "box")", R"("box")",
+       "kernels[0].params[2]: missing required key 'tensor'"},
+      {R"("box": [64, 64])", R"("box": [64])",
+       "kernels[0].params[2].box: box has 1 dimensions but tensor 'a' has "
+       "rank 2"},
+      {R"("box": [64, 64])", R"("box": [64, 64, 1])",
+       "kernels[0].params[2].box: box has 3 dimensions but tensor 'a' has "
+       "rank 2"},
+      {R"("box": [64, 64])", R"("box": 64)",
+       "kernels[0].params[2].box: expected an array, got a number"},
+      {R"("box": [64, 64])", R"("box": [0, 64])",
+       "kernels[0].params[2].box[0]: expected an integer >= 1, got 0"},
+      {R"("box": [64, 64])", R"("box": [257, 64])",
+       "kernels[0].params[2].box[0]: box dimension 257 exceeds TMA's limit "
+       "of 256 elements"},
+      {R"("box": [64, 64])", R"("box": [64, 4])",
+       "kernels[0].params[2].box[1]: the innermost box row is 8 bytes (4 "
+       "bf16), not a multiple of 16 bytes as TMA requires"},
+      {R"("box": [64, 64])", R"("box": [64, 128])",
+       "kernels[0].params[2].box[1]: the innermost box row is 256 bytes (128 "
+       "bf16), more than the 128-byte swizzle span"},
+      {R"("swizzle": 128)", R"("swizzle": 64)",
+       "kernels[0].params[2].box[1]: the innermost box row is 128 bytes (64 "
+       "bf16), more than the 64-byte swizzle span"},
+      {R"("swizzle": 128)", R"("swizzle": 48)",
+       "kernels[0].params[2].swizzle: swizzle 48 is not a TMA swizzle "
+       "(expected 0, 32, 64 or 128 bytes)"},
+      {R"("swizzle": 128, )", "",
+       "kernels[0].params[2]: missing required key 'swizzle'"},
+      {R"("oob_fill": "zero")", R"("oob_fill": "ones")",
+       "kernels[0].params[2].oob_fill: unknown out-of-bounds fill 'ones' "
+       "(expected zero or nan)"},
+      {R"(, "oob_fill": "zero")", "",
+       "kernels[0].params[2]: missing required key 'oob_fill'"},
+      {R"("shape": ["M", "K"], )", R"("shape": ["M", 1, 1, 1, 1, "K"], )",
+       "kernels[0].params[2].tensor: 'a' has rank 6; TMA supports ranks 1 to "
+       "5"},
+      {R"("dtype": "bf16", "shape": ["M", "K"])",
+       R"("dtype": "i32", "shape": ["M", "K"])",
+       "kernels[0].params[2].box[1]: the innermost box row is 256 bytes (64 "
+       "i32), more than the 128-byte swizzle span"},
+      // Workspaces.
+      {R"("bytes": [{"device": "num_sms"}, "M", 4])",
+       R"("bytes": [{"device": "num_sms"}, "N", 4])",
+       "kernels[0].params[3].bytes[1]: workspace size symbol 'N' is not a "
+       "symbol of any tensor shape, so no argument can bind it"},
+      {R"("bytes": [{"device": "num_sms"}, "M", 4])",
+       R"("bytes": [{"device": "num_sms"}, "M", -4])",
+       "kernels[0].params[3].bytes[2]: expected an integer >= 0, got -4"},
+      {R"("bytes": [{"device": "num_sms"}, "M", 4])", R"("bytes": 4)",
+       "kernels[0].params[3].bytes: expected an array of factors, got a "
+       "number"},
+      {R"("bytes": [{"device": "num_sms"}, "M", 4], )", "",
+       "kernels[0].params[3]: missing required key 'bytes'"},
+      {R"(, "zero_init": true)", "",
+       "kernels[0].params[3]: missing required key 'zero_init'"},
+      {R"("zero_init": true)", R"("zero_init": 1)",
+       "kernels[0].params[3].zero_init: expected a boolean, got a number"},
+      // Constraints.
+      {R"({"kind": "divisible", "lhs": "K", "rhs": "M"})",
+       R"({"kind": "divisible", "lhs": "K", "rhs": "N"})",
+       "kernels[0].constraints[0].rhs: constraint symbol 'N' is not a "
+       "symbol of any tensor shape, so no argument can bind it"},
+      {R"({"kind": "equal", "lhs": "K", "rhs": "K2"})",
+       R"({"kind": "equal", "lhs": "D", "rhs": "K2"})",
+       "kernels[0].constraints[1].lhs: constraint symbol 'D' is not a symbol "
+       "of any tensor shape, so no argument can bind it"},
+      {R"({"kind": "min", "sym": "M", "value": 1})",
+       R"({"kind": "min", "sym": "S", "value": 1})",
+       "kernels[0].constraints[2].sym: constraint symbol 'S' is not a symbol "
+       "of any tensor shape, so no argument can bind it"},
+      {R"({"kind": "min", "sym": "M", "value": 1})",
+       R"({"kind": "min", "sym": "M"})",
+       "kernels[0].constraints[2]: missing required key 'value'"},
+      {R"({"kind": "min", "sym": "M", "value": 1})",
+       R"({"kind": "min", "lhs": "M", "value": 1})",
+       "kernels[0].constraints[2]: missing required key 'sym'"},
+      {R"({"kind": "equal", "lhs": "K", "rhs": "K2"})",
+       R"({"kind": "equal", "lhs": "K"})",
+       "kernels[0].constraints[1]: missing required key 'rhs'"},
+      {R"({"kind": "equal", "lhs": "K", "rhs": "K2"})",
+       R"({"kind": "less", "lhs": "K", "rhs": "K2"})",
+       "kernels[0].constraints[1].kind: unknown constraint kind 'less' "
+       "(expected divisible, equal or min)"},
+      {R"({"kind": "equal", "lhs": "K", "rhs": "K2"})", R"("K == K2")",
+       "kernels[0].constraints[1]: expected an object, got a string"},
+      {R"("constraints": [)", R"("constraints": {"x": [)",
+       "manifest: invalid JSON"}, // checked below
+  };
+  for (const Case &c : cases) {
+    std::string kernel = v2Kernel;
+    size_t at = kernel.find(c.from);
+    ASSERT_NE(at, std::string::npos) << c.from;
+    kernel.replace(at, std::string(c.from).size(), c.to);
+    std::string error;
+    EXPECT_EQ(parse(manifestWith(kernel), error), ATTNC_ERROR_MANIFEST)
+        << c.message;
+    if (std::string(c.message) == "manifest: invalid JSON")
+      EXPECT_EQ(error.rfind("manifest: invalid JSON: ", 0), 0u) << error;
+    else
+      EXPECT_EQ(error, std::string("manifest: ") + c.message);
+  }
+  // constraints must be an array.
+  std::string kernel = v2Kernel;
+  kernel.replace(kernel.find(R"("constraints")"),
+                 kernel.size() - kernel.find(R"("constraints")") - 1,
+                 R"("constraints": {})");
+  std::string error;
+  EXPECT_EQ(parse(manifestWith(kernel), error), ATTNC_ERROR_MANIFEST);
+  EXPECT_EQ(error, "manifest: kernels[0].constraints: expected an array, got "
+                   "an object");
+  // NaN fill only for floating-point tensors (an i8 box row of 64 bytes).
+  kernel = v2Kernel;
+  kernel.replace(kernel.find(R"("dtype": "bf16", "shape": ["M", "K"])"),
+                 std::string(R"("dtype": "bf16")").size(), R"("dtype": "i8")");
+  kernel.replace(kernel.find(R"("oob_fill": "zero")"),
+                 std::string(R"("oob_fill": "zero")").size(),
+                 R"("oob_fill": "nan")");
+  EXPECT_EQ(parse(manifestWith(kernel), error), ATTNC_ERROR_MANIFEST);
+  EXPECT_EQ(error, "manifest: kernels[0].params[2].oob_fill: NaN fill needs a "
+                   "floating-point tensor; 'a' is i8");
+}
+
 TEST(Manifest, RootRules) {
   std::string error;
   EXPECT_EQ(parse("[]", error), ATTNC_ERROR_MANIFEST);
@@ -312,11 +586,19 @@ TEST(Manifest, RootRules) {
                   error),
             ATTNC_ERROR_MANIFEST);
   EXPECT_EQ(error, "manifest: attnc_manifest_version: unsupported manifest "
-                   "version a string (this runtime reads version 1)");
-  EXPECT_EQ(parse(R"({"attnc_manifest_version": 1, "kernels": []})", error),
+                   "version a string (this runtime reads version 2); "
+                   "recompile the module with this attnc's attnc-compile");
+  EXPECT_EQ(parse(R"({"attnc_manifest_version": 3, "module": "m", )"
+                  R"("kernels": []})",
+                  error),
+            ATTNC_ERROR_MANIFEST);
+  EXPECT_EQ(error, "manifest: attnc_manifest_version: unsupported manifest "
+                   "version 3 (this runtime reads version 2); recompile the "
+                   "module with this attnc's attnc-compile");
+  EXPECT_EQ(parse(R"({"attnc_manifest_version": 2, "kernels": []})", error),
             ATTNC_ERROR_MANIFEST);
   EXPECT_EQ(error, "manifest: <root>: missing required key 'module'");
-  EXPECT_EQ(parse(R"({"attnc_manifest_version": 1, "module": "m", )"
+  EXPECT_EQ(parse(R"({"attnc_manifest_version": 2, "module": "m", )"
                   R"("kernels": {}})",
                   error),
             ATTNC_ERROR_MANIFEST);
@@ -327,7 +609,7 @@ TEST(Manifest, RootRules) {
   EXPECT_EQ(parse(manifestWith("3"), error), ATTNC_ERROR_MANIFEST);
   EXPECT_EQ(error, "manifest: kernels[0]: expected an object, got a number");
   // Unknown keys are ignored: newer compilers may add fields.
-  EXPECT_EQ(parse(R"({"attnc_manifest_version": 1, "module": "m", )"
+  EXPECT_EQ(parse(R"({"attnc_manifest_version": 2, "module": "m", )"
                   R"("future": {"x": 1}, "kernels": []})",
                   error),
             ATTNC_OK);

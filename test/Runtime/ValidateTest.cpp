@@ -8,8 +8,10 @@
 // the expected grid and packed parameters (ABI order, C types); each
 // refusal rule is broken by editing one thing of that valid call and must
 // give its exact message. Pointers are made-up addresses: nothing here is
-// dereferenced. The last tests reach the GPU half only far enough to check
-// its error paths without a driver (empty grids, a missing libcuda).
+// dereferenced. No driver is ever loaded here (ATTNC_LIBCUDA points
+// nowhere), so these tests also pin what works without one: everything but
+// num_sms from the device and tensormap encoding. DriverTest.cpp covers
+// those with a fake driver.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +29,9 @@
 namespace {
 
 const std::string inputs = ATTNC_TEST_INPUTS;
+const char *const noDriver = "/nonexistent/libcuda.so.1";
+// Before any test: whatever libcuda the machine has is never loaded.
+const int noDriverSet = setenv("ATTNC_LIBCUDA", noDriver, 1);
 
 /// A tensor argument owning its sizes and strides (contiguous by default).
 struct Tensor {
@@ -68,18 +73,23 @@ protected:
     attnc_plan_destroy(plan);
     attnc_module_unload(module);
   }
+  /// 0: ask the driver when a factor needs the SM count.
+  int64_t numSMs = 0;
+
   attnc_status create() {
     std::vector<attnc_tensor> descs;
     for (const Tensor &t : tensors)
       descs.push_back(t.desc());
     attnc_plan_destroy(plan);
     plan = nullptr;
-    return attnc_plan_create(kernel, descs.data(), descs.size(), scalars.data(),
-                             scalars.size(), &plan);
+    attnc_plan_options options = {numSMs};
+    return attnc_plan_create_with_options(kernel, descs.data(), descs.size(),
+                                          scalars.data(), scalars.size(),
+                                          &options, &plan);
   }
   /// Expects a refusal with exactly MESSAGE after the kernel name.
   void refused(const std::string &message) {
-    EXPECT_EQ(create(), ATTNC_ERROR_VALIDATION);
+    EXPECT_EQ(create(), ATTNC_ERROR_VALIDATION) << message;
     EXPECT_EQ(plan, nullptr);
     EXPECT_EQ(attnc_last_error(),
               std::string(attnc_kernel_name(kernel)) + ": " + message);
@@ -115,9 +125,9 @@ TEST_F(Attention, ValidCallGivesGridAndParams) {
   EXPECT_STREQ(attnc_last_error(), "");
   int64_t grid[3];
   attnc_plan_grid(plan, grid);
-  EXPECT_EQ(grid[0], 2);  // ceil(100 / 64)
-  EXPECT_EQ(grid[1], 16); // B * H
-  EXPECT_EQ(grid[2], 1);
+  EXPECT_EQ(grid[0], 2); // ceil(100 / 64)
+  EXPECT_EQ(grid[1], 8); // H
+  EXPECT_EQ(grid[2], 2); // B
   EXPECT_EQ(attnc_plan_is_empty(plan), 0);
   int64_t v;
   ASSERT_EQ(attnc_plan_symbol(plan, "Skv", &v), ATTNC_OK);
@@ -249,11 +259,17 @@ TEST_F(Attention, InputsMayShareMemory) {
   EXPECT_EQ(create(), ATTNC_OK) << attnc_last_error();
 }
 
-TEST_F(Attention, GQAHeads) {
+TEST_F(Attention, DivisibleConstraint) {
+  // The manifest's divisible(H, Hkv): grouped heads need whole groups.
   tensors[1] = Tensor(0x1000000, ATTNC_DTYPE_BF16, {2, 3, 300, 128});
   tensors[2] = Tensor(0x2000000, ATTNC_DTYPE_BF16, {2, 3, 300, 128});
-  refused("GQA: H = 8 (from q.shape[1]) is not a multiple of Hkv = 3 (from "
-          "k.shape[1])");
+  refused("H (= 8) must be a multiple of Hkv (= 3)");
+  tensors[1] = Tensor(0x1000000, ATTNC_DTYPE_BF16, {2, 0, 300, 128});
+  tensors[2] = Tensor(0x2000000, ATTNC_DTYPE_BF16, {2, 0, 300, 128});
+  refused("H (= 8) must be a multiple of Hkv (= 0), which must be positive");
+  tensors[1] = Tensor(0x1000000, ATTNC_DTYPE_BF16, {2, 8, 300, 128});
+  tensors[2] = Tensor(0x2000000, ATTNC_DTYPE_BF16, {2, 8, 300, 128});
+  EXPECT_EQ(create(), ATTNC_OK) << attnc_last_error(); // H = Hkv: plain MHA
 }
 
 TEST_F(Attention, EmptyTensorsNeedNoPointer) {
@@ -271,13 +287,13 @@ TEST_F(Attention, EmptyTensorsNeedNoPointer) {
 }
 
 TEST_F(Attention, GridLimit) {
-  // B * H = 70000 > 65535 on grid.y.
-  tensors[0] = Tensor(0x100000, ATTNC_DTYPE_BF16, {7000, 10, 1, 128});
-  tensors[1] = Tensor(0x1000000000, ATTNC_DTYPE_BF16, {7000, 2, 1, 128});
-  tensors[2] = Tensor(0x2000000000, ATTNC_DTYPE_BF16, {7000, 2, 1, 128});
-  tensors[3] = Tensor(0x3000000000, ATTNC_DTYPE_BF16, {7000, 10, 1, 128});
-  tensors[4] = Tensor(0x4000000000, ATTNC_DTYPE_F32, {7000, 10, 1});
-  refused("grid.y = 70000 (B*H) exceeds the CUDA limit of 65535");
+  // B = 70000 > 65535 on grid.z.
+  tensors[0] = Tensor(0x100000, ATTNC_DTYPE_BF16, {70000, 1, 1, 128});
+  tensors[1] = Tensor(0x1000000000, ATTNC_DTYPE_BF16, {70000, 1, 1, 128});
+  tensors[2] = Tensor(0x2000000000, ATTNC_DTYPE_BF16, {70000, 1, 1, 128});
+  tensors[3] = Tensor(0x3000000000, ATTNC_DTYPE_BF16, {70000, 1, 1, 128});
+  tensors[4] = Tensor(0x4000000000, ATTNC_DTYPE_F32, {70000, 1, 1});
+  refused("grid.z = 70000 (B) exceeds the CUDA limit of 65535");
 }
 
 TEST_F(Attention, I32StrideOverflow) {
@@ -355,6 +371,258 @@ TEST_F(Fusion, UncheckedLayoutWhenTheManifestSaysSo) {
   EXPECT_EQ(param<int64_t>(2), 3);
 }
 
+/// decode_fwd (Inputs/persistent): B=2, H=8, Hkv=2, Sq=1, Skv=1000; grid
+/// [num_sms]; k_map and v_map describe k and v; workspaces partial
+/// (num_sms*H*128*4 bytes) and counters (B*ceil(H/2)*4, zeroed).
+class Decode : public Plans {
+protected:
+  void SetUp() override {
+    load("persistent", "decode_fwd");
+    tensors = {
+        Tensor(0x100000, ATTNC_DTYPE_BF16, {2, 8, 1, 128}),          // q
+        Tensor(0x100000000000, ATTNC_DTYPE_BF16, {2, 2, 1000, 128}), // k
+        Tensor(0x200000000000, ATTNC_DTYPE_BF16, {2, 2, 1000, 128}), // v
+        Tensor(0x300000, ATTNC_DTYPE_BF16, {2, 8, 1, 128}),          // o
+        Tensor(0x400000, ATTNC_DTYPE_I8, {132 * 8 * 512}),           // partial
+        Tensor(0x600000, ATTNC_DTYPE_I8, {32}),                      // counters
+    };
+    scalars = {attnc_scalar{1, {0}}};
+    scalars[0].value.f = 0.0883883;
+    numSMs = 132;
+  }
+};
+
+TEST_F(Decode, TensorMapsNeedTheDriver) {
+  // Everything is valid; encoding the maps is the first thing that needs a
+  // GPU, and without a driver the plan says so.
+  EXPECT_EQ(create(), ATTNC_ERROR_NO_DRIVER);
+  EXPECT_EQ(std::string(attnc_last_error())
+                .rfind("decode_fwd: tensormap k_map of k is encoded by the "
+                       "CUDA driver when the plan is made: cannot load the "
+                       "CUDA driver: dlopen(/nonexistent/libcuda.so.1): ",
+                       0),
+            0u)
+      << attnc_last_error();
+}
+
+TEST_F(Decode, NumSMsWithoutDriverOrOption) {
+  numSMs = 0;
+  EXPECT_EQ(create(), ATTNC_ERROR_NO_DRIVER);
+  std::string error = attnc_last_error();
+  EXPECT_EQ(error.rfind("decode_fwd: grid.x needs the device's SM count "
+                        "({\"device\": \"num_sms\"}) but it cannot be "
+                        "queried: cannot load the CUDA driver: ",
+                        0),
+            0u)
+      << error;
+  EXPECT_NE(error.find("(attnc_plan_options.num_sms gives it without a GPU)"),
+            std::string::npos)
+      << error;
+  numSMs = -1;
+  EXPECT_EQ(create(), ATTNC_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(attnc_last_error(),
+               "attnc_plan_create: options.num_sms = -1 is negative");
+}
+
+TEST_F(Decode, CountsWorkspacesWithTensors) {
+  tensors.pop_back();
+  refused("expected 6 tensors and workspaces (q, k, v, o, partial, "
+          "counters), got 5");
+}
+
+TEST_F(Decode, WorkspaceIsAByteVector) {
+  tensors[5] = Tensor(0x600000, ATTNC_DTYPE_F32, {8});
+  refused("workspace counters must be passed as a 1-D i8 tensor of its size "
+          "in bytes, got rank 1 f32");
+  tensors[5] = Tensor(0x600000, ATTNC_DTYPE_I8, {4, 8});
+  refused("workspace counters must be passed as a 1-D i8 tensor of its size "
+          "in bytes, got rank 2 i8");
+  tensors[5] = Tensor(0x600000, ATTNC_DTYPE_I8, {-32});
+  refused("workspace counters has a negative size (-32 bytes)");
+  tensors[5] = Tensor(0x600000, ATTNC_DTYPE_I8, {64});
+  tensors[5].strides[0] = 2;
+  refused("workspace counters.stride[0] = 2 but a workspace must be "
+          "contiguous (stride 1)");
+}
+
+TEST_F(Decode, WorkspaceSizeAndPointer) {
+  tensors[4].sizes[0] = 1000;
+  refused("workspace partial is 1000 bytes but the kernel needs 540672 "
+          "(num_sms*H*128*4)");
+  SetUp();
+  numSMs = 66; // a smaller GPU needs less
+  tensors[4].sizes[0] = 66 * 8 * 512;
+  tensors[5].sizes[0] = 31;
+  refused("workspace counters is 31 bytes but the kernel needs 32 "
+          "(B*ceil(H/2)*4)");
+  SetUp();
+  tensors[5].data = 0;
+  refused("workspace counters: data pointer is NULL but the kernel needs 32 "
+          "bytes");
+  tensors[5].data = 0x600008;
+  refused("workspace counters: data pointer 0x600008 is not aligned to 16 "
+          "bytes");
+}
+
+TEST_F(Decode, WorkspacesMustNotOverlap) {
+  tensors[5].data = tensors[1].data;
+  refused("workspace counters and input k share the data pointer "
+          "0x100000000000: a workspace must not alias another argument");
+  SetUp();
+  tensors[5].data = 0x300000 + 0x800; // inside o
+  refused("output o [0x300000, 0x301000) overlaps workspace counters "
+          "[0x300800, 0x300820): an output must not overlap another "
+          "argument");
+  SetUp();
+  tensors[5].data = 0x400000 + 132 * 8 * 512 - 16; // the end of partial
+  refused("workspace partial [0x400000, 0x484000) overlaps workspace counters "
+          "[0x483ff0, 0x484010): a workspace must not overlap another "
+          "argument");
+  SetUp();
+  // Only the bytes the kernel needs count: a larger buffer may end anywhere.
+  tensors[4].sizes[0] = 1 << 30;
+  tensors[5].data = 0x500000;
+  EXPECT_EQ(create(), ATTNC_ERROR_NO_DRIVER); // valid up to the encoding
+}
+
+TEST_F(Decode, MinConstraint) {
+  tensors[1] = Tensor(0x100000000000, ATTNC_DTYPE_BF16, {2, 2, 0, 128});
+  tensors[2] = Tensor(0x200000000000, ATTNC_DTYPE_BF16, {2, 2, 0, 128});
+  refused("Skv (= 0) must be at least 1");
+}
+
+TEST_F(Decode, TMAStrides) {
+  // Rows of 132 bf16: 264 bytes apart, off TMA's 16-byte grid.
+  tensors[1].strides = {2 * 1000 * 132, 1000 * 132, 132, 1};
+  refused("tensormap k_map: k.stride[2] = 132 elements (264 bytes) is not a "
+          "multiple of 16 bytes, as TMA requires");
+  SetUp();
+  tensors[1].strides[0] = 1ll << 39; // 2^40 bytes between batches
+  refused("tensormap k_map: k.stride[0] = 549755813888 elements "
+          "(1099511627776 bytes) exceeds TMA's limit of 2^40 bytes");
+  SetUp();
+  // A one-element dimension is never stepped along: any stride will do.
+  tensors[1] = Tensor(0x100000000000, ATTNC_DTYPE_BF16, {2, 1, 1000, 128});
+  tensors[2] = Tensor(0x200000000000, ATTNC_DTYPE_BF16, {2, 1, 1000, 128});
+  tensors[1].strides[1] = 3;
+  EXPECT_EQ(create(), ATTNC_ERROR_NO_DRIVER) << attnc_last_error();
+}
+
+TEST_F(Decode, TMAExtents) {
+  int64_t huge = (1ll << 32) + 1;
+  tensors[1] = Tensor(0x100000000000, ATTNC_DTYPE_BF16, {2, 2, huge, 128});
+  tensors[2] = Tensor(0x200000000000, ATTNC_DTYPE_BF16, {2, 2, huge, 128});
+  refused("tensormap k_map: k.shape[2] = 4294967297 exceeds TMA's limit of "
+          "2^32 elements");
+  // B = 0: q, k, v and o are empty, but the persistent grid still launches.
+  SetUp();
+  for (int i = 0; i < 4; ++i) {
+    tensors[i].sizes[0] = 0;
+    tensors[i].data = 0;
+  }
+  refused("tensormap k_map: k has no elements (k.shape[0] = 0) and TMA "
+          "cannot describe an empty tensor");
+}
+
+/// tile_copy: x [M, N] f32 (align 4, no contiguity rule of its own) and y
+/// [M2, N2], equal(M, M2), equal(N, N2), each with a tensormap.
+class TileCopy : public Plans {
+protected:
+  void SetUp() override {
+    load("persistent", "tile_copy");
+    tensors = {Tensor(0x100000, ATTNC_DTYPE_F32, {64, 96}),
+               Tensor(0x200000, ATTNC_DTYPE_F32, {64, 96})};
+  }
+};
+
+TEST_F(TileCopy, EqualConstraint) {
+  tensors[1] = Tensor(0x200000, ATTNC_DTYPE_F32, {63, 96});
+  refused("M (= 64) must equal M2 (= 63)");
+}
+
+TEST_F(TileCopy, TMARulesApplyWhateverTheTensorsOwnRules) {
+  tensors[0].data = 0x100004; // fine for x's align of 4
+  refused("tensormap x_map: x's data pointer 0x100004 is not aligned to 16 "
+          "bytes, as TMA requires");
+  SetUp();
+  tensors[0].strides = {192, 2}; // fine for x: contiguous_last is false
+  refused("tensormap x_map: x.stride[1] = 2 but TMA needs the innermost "
+          "dimension contiguous (stride 1)");
+}
+
+TEST_F(TileCopy, EmptyPlanPacksTensorMapsWithoutEncoding) {
+  // M = 0: grid.y = 0, nothing launches, so nothing is encoded and no
+  // driver is needed; the maps keep their ABI size and alignment.
+  tensors = {Tensor(0, ATTNC_DTYPE_F32, {0, 96}),
+             Tensor(0, ATTNC_DTYPE_F32, {0, 96})};
+  ASSERT_EQ(create(), ATTNC_OK) << attnc_last_error();
+  EXPECT_EQ(attnc_plan_is_empty(plan), 1);
+  ASSERT_EQ(attnc_plan_num_params(plan), 4u);
+  const void *first, *bytes;
+  size_t size;
+  ASSERT_EQ(attnc_plan_param(plan, 0, &first, &size), ATTNC_OK);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % 64, 0u);
+  for (size_t i : {2, 3}) {
+    ASSERT_EQ(attnc_plan_param(plan, i, &bytes, &size), ATTNC_OK);
+    EXPECT_EQ(size, 128u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(bytes) % 64, 0u);
+    std::vector<unsigned char> zero(128, 0);
+    EXPECT_EQ(std::memcmp(bytes, zero.data(), 128), 0);
+  }
+  // x, y at 0 and 8; the maps at 64 and 192.
+  ASSERT_EQ(attnc_plan_param(plan, 3, &bytes, &size), ATTNC_OK);
+  EXPECT_EQ(static_cast<const char *>(bytes) - static_cast<const char *>(first),
+            192);
+  EXPECT_EQ(attnc_plan_launch(plan, nullptr), ATTNC_OK);
+}
+
+/// row_sum: a persistent kernel with a num_sms grid and a zeroed workspace
+/// of num_sms*C*4 bytes, and no tensormap: CPU only with the num_sms option.
+class RowSum : public Plans {
+protected:
+  void SetUp() override {
+    load("persistent", "row_sum");
+    tensors = {Tensor(0x1000000, ATTNC_DTYPE_F32, {1000, 300}),
+               Tensor(0x2000000, ATTNC_DTYPE_F32, {1000}),
+               Tensor(0x3000000, ATTNC_DTYPE_I8, {132 * 300 * 4})};
+    numSMs = 132;
+  }
+};
+
+TEST_F(RowSum, NumSMsFromTheOptions) {
+  ASSERT_EQ(create(), ATTNC_OK) << attnc_last_error();
+  int64_t grid[3];
+  attnc_plan_grid(plan, grid);
+  EXPECT_EQ(grid[0], 132);
+  EXPECT_EQ(grid[1], 1);
+  uint64_t bytes;
+  ASSERT_EQ(attnc_plan_workspace_bytes(plan, 2, &bytes), ATTNC_OK);
+  EXPECT_EQ(bytes, 132u * 300 * 4);
+  EXPECT_EQ(attnc_plan_workspace_bytes(plan, 1, &bytes),
+            ATTNC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(param<uint64_t>(2), 0x3000000u); // the workspace's pointer
+  EXPECT_EQ(param<int64_t>(3), 1000);
+  EXPECT_EQ(param<int32_t>(4), 300);
+  // The same call planned for a 16-SM device needs less.
+  numSMs = 16;
+  ASSERT_EQ(create(), ATTNC_OK) << attnc_last_error();
+  attnc_plan_grid(plan, grid);
+  EXPECT_EQ(grid[0], 16);
+  ASSERT_EQ(attnc_plan_workspace_bytes(plan, 2, &bytes), ATTNC_OK);
+  EXPECT_EQ(bytes, 16u * 300 * 4);
+}
+
+TEST_F(RowSum, WorkspaceOverflow) {
+  numSMs = 1ll << 40;
+  refused("grid.x = 1099511627776 (num_sms) exceeds the CUDA limit of "
+          "2147483647");
+}
+
+TEST_F(RowSum, LaunchWithoutDriverFailsCleanly) {
+  ASSERT_EQ(create(), ATTNC_OK) << attnc_last_error();
+  EXPECT_EQ(attnc_plan_launch(plan, nullptr), ATTNC_ERROR_NO_DRIVER);
+}
+
 // The GPU half without a GPU: its failures must be errors, not crashes.
 TEST_F(Fusion, LaunchWithoutDriver) {
   ASSERT_EQ(create(), ATTNC_OK);
@@ -380,7 +648,7 @@ TEST_F(Fusion, LaunchWithoutDriver) {
               0u)
         << attnc_last_error();
   }
-  unsetenv("ATTNC_LIBCUDA");
+  setenv("ATTNC_LIBCUDA", noDriver, 1);
 }
 
 } // namespace

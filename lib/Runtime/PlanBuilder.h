@@ -1,0 +1,75 @@
+//===- PlanBuilder.h - From call arguments to a launch plan -----*- C++ -*-===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The class behind attnc_plan_create, split by concern: Validate.cpp checks
+// the call's arguments against the manifest (tensors, workspaces, the TMA
+// rules of tensormapped tensors, overlaps, constraints), Plan.cpp computes
+// what the launch needs (grid, workspace sizes, packed parameters, encoded
+// tensormaps) and implements the plan half of the C API.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_RUNTIME_PLANBUILDER_H
+#define ATTNC_LIB_RUNTIME_PLANBUILDER_H
+
+#include "RuntimeInternal.h"
+
+namespace attnc::rt {
+
+class PlanBuilder {
+public:
+  PlanBuilder(const attnc_kernel &k, attnc_plan &plan, int64_t numSMs)
+      : k(k), plan(plan), numSMs(numSMs) {}
+
+  attnc_status build(const attnc_tensor *tensors, size_t numTensors,
+                     const attnc_scalar *scalars, size_t numScalars);
+
+private:
+  const attnc_kernel &k;
+  attnc_plan &plan;
+  /// The SM count for num_sms factors; 0 until asked for (or given).
+  int64_t numSMs;
+  /// Symbol -> (value, where it was bound, e.g. "q.shape[0]").
+  std::vector<std::pair<std::string, std::pair<int64_t, std::string>>> bound;
+  /// Per parameter index: the tensor or workspace argument given for it.
+  std::vector<const attnc_tensor *> argOf;
+
+  attnc_status refuse(const std::string &message) {
+    return fail(ATTNC_ERROR_VALIDATION, k.name + ": " + message);
+  }
+  const std::pair<int64_t, std::string> *lookup(const std::string &sym) const {
+    for (const auto &b : bound)
+      if (b.first == sym)
+        return &b.second;
+    return nullptr;
+  }
+
+  // Validate.cpp.
+  attnc_status checkCounts(size_t numTensors, size_t numScalars);
+  attnc_status checkTensor(const Param &p, const attnc_tensor &t);
+  attnc_status checkWorkspaceShape(const Param &p, const attnc_tensor &t);
+  attnc_status checkConstraints();
+  attnc_status checkWorkspaces();
+  attnc_status checkExtents();
+  attnc_status checkTensorMaps();
+
+  // Plan.cpp.
+  attnc_status resolveNumSMs(const std::string &what);
+  attnc_status evaluate(const std::vector<Factor> &factors,
+                        const std::string &what, uint64_t &value,
+                        std::string &rule, bool &overflow);
+  attnc_status computeGrid();
+  attnc_status computeWorkspaceSizes();
+  attnc_status layout();
+  attnc_status pack(const attnc_scalar *scalars);
+  attnc_status packInt(size_t index, const Param &p, int64_t v,
+                       const std::string &what);
+  attnc_status encodeTensorMap(size_t index, const Param &p);
+};
+
+} // namespace attnc::rt
+
+#endif // ATTNC_LIB_RUNTIME_PLANBUILDER_H

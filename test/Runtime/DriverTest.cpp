@@ -1,0 +1,298 @@
+//===- DriverTest.cpp - The GPU half against a fake CUDA driver -----------===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The runtime's calls into the driver, checked on machines without a GPU:
+// ATTNC_LIBCUDA points at FakeCuda.cpp's library, which records what the
+// runtime asks for. Covers what a real GPU run could only show as a crash or
+// a wrong answer: the SM count query, every argument of
+// cuTensorMapEncodeTiled (dimension order, byte strides, box, swizzle, fill),
+// the packed 64-byte aligned maps, workspace zeroing before the kernel on
+// the launch stream, and both inside a graph capture. A separate binary from
+// the other runtime tests because the driver, once loaded, stays loaded for
+// the process.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FakeCuda.h"
+
+#include "attnc-c/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+const std::string inputs = ATTNC_TEST_INPUTS;
+const int fakeDriverSet = setenv("ATTNC_LIBCUDA", ATTNC_FAKE_CUDA, 1);
+
+/// The fake's records: the library the runtime dlopens, opened once more.
+fakecuda::State &fake() {
+  static fakecuda::State *state = [] {
+    void *handle = dlopen(ATTNC_FAKE_CUDA, RTLD_NOW | RTLD_LOCAL);
+    if (!handle)
+      return static_cast<fakecuda::State *>(nullptr);
+    auto get = reinterpret_cast<fakecuda::State *(*)()>(
+        dlsym(handle, "fake_cuda_state"));
+    return get ? get() : nullptr;
+  }();
+  if (!state)
+    std::abort();
+  return *state;
+}
+
+struct Tensor {
+  uint64_t data;
+  attnc_dtype dtype;
+  std::vector<int64_t> sizes, strides;
+
+  Tensor(uint64_t data, attnc_dtype dtype, std::vector<int64_t> sizes)
+      : data(data), dtype(dtype), sizes(sizes), strides(sizes.size()) {
+    int64_t s = 1;
+    for (size_t i = sizes.size(); i-- > 0;) {
+      strides[i] = s;
+      s *= sizes[i];
+    }
+  }
+  attnc_tensor desc() const {
+    return {data, dtype, static_cast<int32_t>(sizes.size()), sizes.data(),
+            strides.data()};
+  }
+};
+
+/// The persistent fixture in a directory with (dummy) cubins, so that
+/// launches get as far as the fake driver.
+class Driver : public ::testing::Test {
+protected:
+  attnc_module *module = nullptr;
+  attnc_kernel *kernel = nullptr;
+  attnc_plan *plan = nullptr;
+  std::vector<Tensor> tensors;
+  std::vector<attnc_scalar> scalars;
+  int64_t numSMs = 0;
+
+  void SetUp() override {
+    fake() = fakecuda::State();
+    std::ifstream in(inputs + "/persistent/manifest.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string json = text.str();
+    std::string dir = ::testing::TempDir();
+    for (const char *cubin : {"decode_fwd.cubin", "tile_copy.cubin"})
+      std::ofstream(dir + "/" + cubin) << "not a real cubin";
+    ASSERT_EQ(
+        attnc_manifest_parse(json.data(), json.size(), dir.c_str(), &module),
+        ATTNC_OK)
+        << attnc_last_error();
+    ASSERT_EQ(attnc_module_get_kernel(module, "decode_fwd", &kernel), ATTNC_OK);
+    // B=2, H=8, Hkv=2, Sq=1, Skv=1000.
+    tensors = {
+        Tensor(0x100000, ATTNC_DTYPE_BF16, {2, 8, 1, 128}),          // q
+        Tensor(0x100000000000, ATTNC_DTYPE_BF16, {2, 2, 1000, 128}), // k
+        Tensor(0x200000000000, ATTNC_DTYPE_BF16, {2, 2, 1000, 128}), // v
+        Tensor(0x300000, ATTNC_DTYPE_BF16, {2, 8, 1, 128}),          // o
+        Tensor(0x400000, ATTNC_DTYPE_I8, {1 << 20}),                 // partial
+        Tensor(0x600000, ATTNC_DTYPE_I8, {32}),                      // counters
+    };
+    scalars = {attnc_scalar{1, {0}}};
+    scalars[0].value.f = 0.125;
+  }
+  void TearDown() override {
+    attnc_plan_destroy(plan);
+    attnc_module_unload(module);
+  }
+  attnc_status create() {
+    std::vector<attnc_tensor> descs;
+    for (const Tensor &t : tensors)
+      descs.push_back(t.desc());
+    attnc_plan_destroy(plan);
+    plan = nullptr;
+    attnc_plan_options options = {numSMs};
+    return attnc_plan_create_with_options(kernel, descs.data(), descs.size(),
+                                          scalars.data(), scalars.size(),
+                                          &options, &plan);
+  }
+  std::vector<unsigned char> paramBytes(size_t i) {
+    const void *bytes;
+    size_t size;
+    EXPECT_EQ(attnc_plan_param(plan, i, &bytes, &size), ATTNC_OK);
+    auto *p = static_cast<const unsigned char *>(bytes);
+    return std::vector<unsigned char>(p, p + size);
+  }
+  /// Makes the fake copy each parameter with the plan's packed sizes.
+  void expectParamSizes() {
+    fake().paramSizes.clear();
+    for (size_t i = 0; i < attnc_plan_num_params(plan); ++i)
+      fake().paramSizes.push_back(paramBytes(i).size());
+  }
+};
+
+TEST_F(Driver, NumSMsFromTheDevice) {
+  fake().numSMs = 78;
+  ASSERT_EQ(create(), ATTNC_OK) << attnc_last_error();
+  int64_t grid[3];
+  attnc_plan_grid(plan, grid);
+  EXPECT_EQ(grid[0], 78);
+  uint64_t bytes;
+  ASSERT_EQ(attnc_plan_workspace_bytes(plan, 6, &bytes), ATTNC_OK);
+  EXPECT_EQ(bytes, 78u * 8 * 128 * 4);   // the same count as the grid
+  EXPECT_EQ(fake().attributeQueries, 1); // once per plan, not per factor
+  // An explicit count wins and asks nothing.
+  numSMs = 16;
+  ASSERT_EQ(create(), ATTNC_OK) << attnc_last_error();
+  attnc_plan_grid(plan, grid);
+  EXPECT_EQ(grid[0], 16);
+  EXPECT_EQ(fake().attributeQueries, 1);
+}
+
+TEST_F(Driver, EncodesTensorMapsInDriverOrder) {
+  tensors[1].strides = {2 * 1000 * 136, 1000 * 136, 136, 1}; // padded rows
+  ASSERT_EQ(create(), ATTNC_OK) << attnc_last_error();
+  ASSERT_EQ(fake().encodes.size(), 2u);
+  const fakecuda::EncodeCall &k = fake().encodes[0];
+  EXPECT_EQ(k.dtype, 9); // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+  EXPECT_EQ(k.rank, 4u);
+  EXPECT_EQ(k.address, 0x100000000000u);
+  EXPECT_EQ(k.dims, (std::vector<uint64_t>{128, 1000, 2, 2}));
+  EXPECT_EQ(k.strides,
+            (std::vector<uint64_t>{136 * 2, 1000 * 136 * 2, 2000 * 136 * 2}));
+  EXPECT_EQ(k.box, (std::vector<uint32_t>{64, 64, 1, 1}));
+  EXPECT_EQ(k.elementStrides, (std::vector<uint32_t>{1, 1, 1, 1}));
+  EXPECT_EQ(k.interleave, 0);  // NONE
+  EXPECT_EQ(k.swizzle, 3);     // 128B
+  EXPECT_EQ(k.l2Promotion, 2); // L2_128B
+  EXPECT_EQ(k.oobFill, 0);     // zero
+  EXPECT_EQ(k.mapAddress % 64, 0u);
+  const fakecuda::EncodeCall &v = fake().encodes[1];
+  EXPECT_EQ(v.address, 0x200000000000u);
+  EXPECT_EQ(v.strides, (std::vector<uint64_t>{256, 256000, 512000}));
+  EXPECT_EQ(v.oobFill, 1); // NAN_REQUEST_ZERO_FMA
+
+  // The packed parameters are the encoded maps, 64-byte aligned.
+  for (size_t i : {4, 5}) {
+    std::vector<unsigned char> bytes = paramBytes(i);
+    ASSERT_EQ(bytes.size(), 128u);
+    uint64_t words[16];
+    std::memcpy(words, bytes.data(), 128);
+    EXPECT_EQ(words[0], i == 4 ? 0x100000000000u : 0x200000000000u);
+    EXPECT_EQ(words[1], 4u);
+    EXPECT_EQ(words[15], 0xa77cu);
+    const void *p;
+    size_t size;
+    ASSERT_EQ(attnc_plan_param(plan, i, &p, &size), ATTNC_OK);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p), fake().encodes[i - 4].mapAddress)
+        << "encoded in place";
+  }
+}
+
+TEST_F(Driver, OneElementDimensionsGetAValidStride) {
+  // Hkv = 1 with a stride TMA could not take; it is never stepped along.
+  tensors[1] = Tensor(0x100000000000, ATTNC_DTYPE_BF16, {2, 1, 1000, 128});
+  tensors[2] = Tensor(0x200000000000, ATTNC_DTYPE_BF16, {2, 1, 1000, 128});
+  tensors[1].strides[1] = 3;
+  tensors[0] = Tensor(0x100000, ATTNC_DTYPE_BF16, {2, 1, 1, 128});
+  tensors[3] = Tensor(0x300000, ATTNC_DTYPE_BF16, {2, 1, 1, 128});
+  ASSERT_EQ(create(), ATTNC_OK) << attnc_last_error();
+  EXPECT_EQ(fake().encodes[0].strides,
+            (std::vector<uint64_t>{256, 256000, 256000}));
+}
+
+TEST_F(Driver, EncodingErrorsNameTheMap) {
+  fake().encodeResult = 1; // CUDA_ERROR_INVALID_VALUE
+  EXPECT_EQ(create(), ATTNC_ERROR_CUDA);
+  EXPECT_STREQ(attnc_last_error(),
+               "cuTensorMapEncodeTiled(decode_fwd: tensormap k_map of k): "
+               "CUDA_ERROR_INVALID_VALUE (fake driver error)");
+  EXPECT_EQ(plan, nullptr);
+}
+
+TEST_F(Driver, LaunchZeroesWorkspacesFirst) {
+  numSMs = 4;
+  ASSERT_EQ(create(), ATTNC_OK) << attnc_last_error();
+  expectParamSizes();
+  auto stream = reinterpret_cast<attnc_stream>(0x5151);
+  ASSERT_EQ(attnc_plan_launch(plan, stream), ATTNC_OK) << attnc_last_error();
+  EXPECT_EQ(fake().events, (std::vector<std::string>{"memset", "launch"}));
+  // Only counters (zero_init), only the bytes its rule asks for.
+  ASSERT_EQ(fake().memsets.size(), 1u);
+  EXPECT_EQ(fake().memsets[0].ptr, 0x600000u);
+  EXPECT_EQ(fake().memsets[0].value, 0u);
+  EXPECT_EQ(fake().memsets[0].bytes, 32u);
+  EXPECT_EQ(fake().memsets[0].stream, stream);
+  const fakecuda::LaunchCall &l = fake().launches[0];
+  EXPECT_EQ(l.grid[0], 4u);
+  EXPECT_EQ(l.block[0], 128u);
+  EXPECT_EQ(l.sharedMemoryBytes, 65536u);
+  EXPECT_EQ(fake().smemAttributeValue, 65536);
+  EXPECT_EQ(l.stream, stream);
+  // The kernel receives the packed bytes, the maps from 64-byte aligned
+  // addresses.
+  ASSERT_EQ(l.params.size(), attnc_kernel_num_params(kernel));
+  for (size_t i = 0; i < l.params.size(); ++i)
+    EXPECT_EQ(l.params[i], paramBytes(i)) << "parameter " << i;
+  EXPECT_EQ(l.paramAddresses[4] % 64, 0u);
+  EXPECT_EQ(l.paramAddresses[5] % 64, 0u);
+  float scale;
+  std::memcpy(&scale, l.params[14].data(), 4);
+  EXPECT_EQ(scale, 0.125f);
+}
+
+TEST_F(Driver, GraphCaptureRecordsZeroingAndLaunch) {
+  numSMs = 4;
+  ASSERT_EQ(create(), ATTNC_OK) << attnc_last_error();
+  expectParamSizes();
+  auto stream = reinterpret_cast<attnc_stream>(0x5252);
+  ASSERT_EQ(attnc_graph_begin(stream), ATTNC_OK);
+  ASSERT_EQ(attnc_plan_launch(plan, stream), ATTNC_OK) << attnc_last_error();
+  attnc_graph *graph = nullptr;
+  ASSERT_EQ(attnc_graph_end(stream, &graph), ATTNC_OK);
+  ASSERT_EQ(attnc_graph_replay(graph, stream), ATTNC_OK);
+  attnc_graph_destroy(graph);
+  EXPECT_EQ(fake().events, (std::vector<std::string>{
+                               "begin", "memset", "launch", "end", "replay"}));
+  EXPECT_TRUE(fake().memsets[0].captured);
+  EXPECT_TRUE(fake().launches[0].captured);
+}
+
+TEST_F(Driver, EmptyLaunchTouchesNothing) {
+  ASSERT_EQ(attnc_module_get_kernel(module, "tile_copy", &kernel), ATTNC_OK);
+  tensors = {Tensor(0, ATTNC_DTYPE_F32, {0, 64}),
+             Tensor(0, ATTNC_DTYPE_F32, {0, 64})};
+  scalars.clear();
+  ASSERT_EQ(create(), ATTNC_OK) << attnc_last_error();
+  ASSERT_EQ(attnc_plan_launch(plan, nullptr), ATTNC_OK);
+  EXPECT_TRUE(fake().encodes.empty());
+  EXPECT_TRUE(fake().events.empty());
+}
+
+TEST_F(Driver, TwoDimensionalMap) {
+  ASSERT_EQ(attnc_module_get_kernel(module, "tile_copy", &kernel), ATTNC_OK);
+  tensors = {Tensor(0x100000, ATTNC_DTYPE_F32, {100, 72}),
+             Tensor(0x200000, ATTNC_DTYPE_F32, {100, 72})};
+  scalars.clear();
+  ASSERT_EQ(create(), ATTNC_OK) << attnc_last_error();
+  int64_t grid[3];
+  attnc_plan_grid(plan, grid);
+  EXPECT_EQ(grid[0], 3); // ceil(72 / 32)
+  EXPECT_EQ(grid[1], 4); // ceil(100 / 32)
+  ASSERT_EQ(fake().encodes.size(), 2u);
+  EXPECT_EQ(fake().encodes[0].dtype, 7); // FLOAT32
+  EXPECT_EQ(fake().encodes[0].dims, (std::vector<uint64_t>{72, 100}));
+  EXPECT_EQ(fake().encodes[0].strides, (std::vector<uint64_t>{288}));
+  EXPECT_EQ(fake().encodes[0].box, (std::vector<uint32_t>{32, 32}));
+  EXPECT_EQ(fake().encodes[0].swizzle, 3); // 128B
+  EXPECT_EQ(fake().encodes[1].swizzle, 0); // none
+}
+
+} // namespace
