@@ -734,8 +734,15 @@ FlashKernelBuilder::build(gpu::GPUModuleOp module) {
                {"head_dim", std::to_string(form.headDim)},
                {"block_q", std::to_string(config.getBlockQ())},
                {"block_kv", std::to_string(config.getBlockKV())},
-               {"strategy", "\"" + stringifyTileStrategy(config.getStrategy()).str() + "\""},
-               {"gqa", "true"}};
+               {"strategy",
+                stringifyTileStrategy(config.getStrategy()).str()}};
+  // Query head h reads K/V head h / (H / Hkv): H must be a multiple of Hkv.
+  // Static heads are checked by the op's verifier; dynamic ones by the
+  // runtime, from this generic rule.
+  auto qType = cast<RankedTensorType>(form.query.getType());
+  auto kType = cast<RankedTensorType>(form.key.getType());
+  if (qType.isDynamicDim(1) && kType.isDynamicDim(1))
+    abi.constraints.push_back(ABIConstraint::divisible("H", "Hkv"));
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(module.getBody());

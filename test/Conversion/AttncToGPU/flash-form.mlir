@@ -7,7 +7,7 @@
 // becomes the grid (x = query tiles), the loop is the kernel's, and no score
 // is masked. Static shapes: no size parameters, only the strides.
 // CHECK-LABEL: gpu.module @full_module
-// CHECK-SAME: \22grid\22:{{\[}}[2],[2],[1]]
+// CHECK-SAME: grid = {{\[\[}}2], [2], [1]]
 // CHECK: gpu.func @full(%{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{[^:]+}}: i64,
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK: memref.view {{.+}} to memref<2x64x72xbf16, #gpu.address_space<workgroup>>
@@ -164,7 +164,7 @@ func.func @causal_without_masked_loop(%q: tensor<1x2x128x64xbf16>, %k: tensor<1x
 // 32-row K/V slices (and a config that says so): the kernel's K/V tiles
 // are 32 rows, four of them.
 // CHECK-LABEL: gpu.module @kv32_module
-// CHECK-SAME: \22block_kv\22:32
+// CHECK-SAME: block_kv = 32 : i64
 // CHECK: memref.view {{.+}} to memref<2x32x72xbf16, #gpu.address_space<workgroup>>
 // CHECK: %[[C4:.+]] = arith.constant 4 : index
 // CHECK: scf.for %{{.+}} = %{{.+}} to %[[C4]] step
@@ -206,7 +206,7 @@ func.func @kv32(%q: tensor<1x2x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: te
 // A score modifier (tanh soft-capping) is evaluated per score, after the
 // scale; the runtime scale is a kernel parameter (f32, after the strides).
 // CHECK-LABEL: gpu.module @softcap_module
-// CHECK-SAME: \22kind\22:\22scalar\22,\22name\22:\22scale\22
+// CHECK-SAME: scalar<"scale", f32>
 // CHECK: gpu.func @softcap({{.+}}, %[[S:[^:]+]]: f32)
 // CHECK: arith.mulf %{{.+}}, %[[S]] : f32
 // CHECK: scf.for
