@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Use-def matchers for the scale, softmax and causal-mask parts of an
+// Use-def matchers for the scale (constant or run-time), softmax and
+// causal-mask parts of an
 // attention chain, in the spellings --attnc-fuse-attention recognises. They
 // only read the IR; the pattern in FuseAttention.cpp decides whether the
 // consumed ops may go.
@@ -14,8 +15,11 @@
 #include "AttentionMatchers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace attnc;
@@ -32,23 +36,39 @@ std::optional<double> attnc::getSplatFloatConstant(Value v) {
   return std::nullopt;
 }
 
+Value attnc::getRuntimeScalar(Value t) {
+  auto fromElements = t.getDefiningOp<tensor::FromElementsOp>();
+  if (!fromElements || fromElements.getElements().size() != 1)
+    return {};
+  Value scalar = fromElements.getElements().front();
+  auto type = dyn_cast<FloatType>(scalar.getType());
+  if (!type || type.getWidth() > 32)
+    return {};
+  return scalar;
+}
+
 std::optional<ScaleMatch> attnc::matchScale(Value v) {
   Operation *op = v.getDefiningOp();
   if (!op || !isa<MulOp, DivOp>(op))
     return std::nullopt;
   Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  if (isa<MulOp>(op)) {
+    for (auto [x, t] : {std::pair(lhs, rhs), std::pair(rhs, lhs)})
+      if (Value scalar = getRuntimeScalar(t); scalar && x.getType() == v.getType())
+        return ScaleMatch{x, 1.0, scalar, op};
+  }
   // The factor must broadcast into the scaled operand, not grow it.
   if (std::optional<double> c = getSplatFloatConstant(rhs);
       c && lhs.getType() == v.getType()) {
     if (isa<MulOp>(op))
-      return ScaleMatch{lhs, *c, op};
+      return ScaleMatch{lhs, *c, Value(), op};
     if (*c != 0.0)
-      return ScaleMatch{lhs, 1.0 / *c, op};
+      return ScaleMatch{lhs, 1.0 / *c, Value(), op};
     return std::nullopt;
   }
   if (std::optional<double> c = getSplatFloatConstant(lhs);
       c && isa<MulOp>(op) && rhs.getType() == v.getType())
-    return ScaleMatch{rhs, *c, op};
+    return ScaleMatch{rhs, *c, Value(), op};
   return std::nullopt;
 }
 
@@ -184,6 +204,9 @@ MaskMatch attnc::matchMask(Value v) {
     return result;
 
   result.input = x;
+  result.infiniteFill = std::isinf(
+      *getSplatFloatConstant(fillOnTrue ? select.getTrueValue()
+                                        : select.getFalseValue()));
   result.ops.insert(select);
   result.ops.insert(cmp);
   result.ops.insert(cmp.getLhs().getDefiningOp());

@@ -5,8 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // Matchers for the parts of an attention chain that people spell in more than
-// one way: a splat scale factor, softmax (one op or spelled out) and the
-// causal mask (a select on a comparison of row and column iotas). Each
+// one way: a scale factor (a splat constant or a run-time scalar), softmax
+// (one op or spelled out) and the causal mask (a select on a comparison of
+// row and column iotas). Each
 // matcher looks at one value, walks up its use-def chain, and on success
 // returns the value the part applies to plus the ops it consumed, so that
 // --attnc-fuse-attention can check that nothing else uses them.
@@ -39,11 +40,24 @@ inline constexpr double kMaskFillThreshold = -1.0e9;
 /// as a double; std::nullopt otherwise.
 std::optional<double> getSplatFloatConstant(mlir::Value v);
 
+/// The scalar `f` when `t` is `tensor.from_elements f` with one element of a
+/// float type no wider than f32 (f32, f16, bf16: their widening to f32 is
+/// exact); a null value otherwise. This is how a graph multiplies by a
+/// run-time scalar argument without a device load: `f` travels as a kernel
+/// parameter. A tensor argument holding the scalar is not one: reading it
+/// would be a load from device memory the fused op has no operand for.
+mlir::Value getRuntimeScalar(mlir::Value t);
+
 /// A scale step `x * c`, `c * x` or `x / c` where `c` is a splat float
-/// constant that broadcasts into `x` without changing its type.
+/// constant that broadcasts into `x` without changing its type (`factor`),
+/// or `x * t` or `t * x` where `t` holds a run-time scalar
+/// (getRuntimeScalar; `runtime` is the scalar, `factor` 1). Division by a
+/// run-time scalar is not a scale step: multiplying by its reciprocal would
+/// round differently from the graph.
 struct ScaleMatch {
   mlir::Value input;
-  double factor;
+  double factor = 1.0;
+  mlir::Value runtime;
   mlir::Operation *op;
 };
 std::optional<ScaleMatch> matchScale(mlir::Value v);
@@ -73,6 +87,10 @@ enum class MaskKind {
 struct MaskMatch {
   MaskKind kind = MaskKind::NotAMask;
   mlir::Value input;
+  /// True when the fill is -inf rather than a finite stand-in for it: only
+  /// then does it stay -inf under a scale whose value is known at run time
+  /// only.
+  bool infiniteFill = false;
   MatchedOps ops;
 };
 MaskMatch matchMask(mlir::Value v);

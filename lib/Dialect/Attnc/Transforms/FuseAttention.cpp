@@ -6,7 +6,9 @@
 //
 // Recognises attention written as a graph, matmul(Q, K^T) -> scale ->
 // (causal mask) -> softmax -> (cast) -> matmul(P, V), and replaces it by one
-// attnc.attention. The pattern is rooted at the second matmul and walks up
+// attnc.attention: splat constant scales fold into its `scale` attribute,
+// run-time scalars into its `runtime_scale` operand, and a top-left causal
+// iota mask becomes its mask region. The pattern is rooted at the second matmul and walks up
 // the use-def chain with the matchers of AttentionMatchers.h; it fires only
 // when every op that touches the S x S scores is part of the chain, so that
 // the fused op really removes the score matrix. The pass is a greedy driver
@@ -18,6 +20,8 @@
 #include "attnc/Dialect/Attnc/Transforms/Passes.h"
 #include "attnc/Dialect/Attnc/Transforms/Transforms.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/Debug.h"
 
@@ -42,6 +46,8 @@ constexpr int64_t kAttentionRank = 4;
 struct AttentionChain {
   Value query, key, value;
   double scale = 1.0;
+  /// Run-time scalars multiplying the scores, in the order found.
+  SmallVector<Value> runtimeScales;
   bool causal = false;
   /// The Q K^T matmul: all of its transitive users up to the root must be in
   /// `ops`.
@@ -110,10 +116,26 @@ static LogicalResult checkTypes(const AttentionChain &chain, MatmulOp root) {
   return success();
 }
 
+/// Folds a scale step into the chain: its constant into `scale`, its
+/// run-time scalar onto `runtimeScales`.
+static void addScale(AttentionChain &chain, const ScaleMatch &s) {
+  chain.scale *= s.factor;
+  chain.ops.insert(s.op);
+  if (!s.runtime)
+    return;
+  chain.runtimeScales.push_back(s.runtime);
+  // The one-element tensor goes with the multiplication once unused.
+  for (Value operand : s.op->getOperands())
+    if (auto t = operand.getDefiningOp<tensor::FromElementsOp>())
+      chain.ops.insert(t);
+}
+
 /// Peels the score-side steps between the softmax input and Q K^T: casts, at
-/// most one mask and any number of splat scales, in any order.
+/// most one mask and any number of scales, in any order.
 static LogicalResult matchScoreSteps(Value &x, AttentionChain &chain) {
   bool masked = false;
+  // A run-time scale seen so far multiplies the fill of any mask below it.
+  bool runtimeScaleOutside = false;
   while (true) {
     if (auto cast = x.getDefiningOp<CastOp>()) {
       chain.ops.insert(cast);
@@ -121,8 +143,8 @@ static LogicalResult matchScoreSteps(Value &x, AttentionChain &chain) {
       continue;
     }
     if (std::optional<ScaleMatch> s = matchScale(x)) {
-      chain.scale *= s->factor;
-      chain.ops.insert(s->op);
+      addScale(chain, *s);
+      runtimeScaleOutside |= static_cast<bool>(s->runtime);
       x = s->input;
       continue;
     }
@@ -134,6 +156,14 @@ static LogicalResult matchScoreSteps(Value &x, AttentionChain &chain) {
     if (mask.kind == MaskKind::Causal) {
       if (masked)
         return failure();
+      // -1e9 * t is a mask for t = 1 and an ordinary score for t = 1e-9:
+      // the fused op masks with -inf whatever t is, so a finite fill under
+      // a run-time scale is not provably a mask.
+      if (runtimeScaleOutside && !mask.infiniteFill) {
+        LLVM_DEBUG(llvm::dbgs()
+                   << "  finite mask fill scaled at run time\n");
+        return failure();
+      }
       masked = chain.causal = true;
       chain.ops.insert(mask.ops.begin(), mask.ops.end());
       x = mask.input;
@@ -178,8 +208,7 @@ struct FuseAttentionPattern : OpRewritePattern<MatmulOp> {
     // A scale folded into Q; kept in place when the scaled Q has other uses.
     if (std::optional<ScaleMatch> s = matchScale(chain.query);
         s && chain.query.hasOneUse()) {
-      chain.scale *= s->factor;
-      chain.ops.insert(s->op);
+      addScale(chain, *s);
       chain.query = s->input;
     }
     stripHeadRepeats(chain);
@@ -192,12 +221,15 @@ struct FuseAttentionPattern : OpRewritePattern<MatmulOp> {
       return rewriter.notifyMatchFailure(root, "scores have other users");
 
     LLVM_DEBUG(llvm::dbgs() << "fusing attention at " << root.getLoc()
-                            << " scale=" << chain.scale
+                            << " scale=" << chain.scale << " runtime scales="
+                            << chain.runtimeScales.size()
                             << " causal=" << chain.causal << "\n");
+    Value runtimeScale =
+        buildRuntimeScale(rewriter, root.getLoc(), chain.runtimeScales);
     auto attention = AttentionOp::create(
         rewriter, root.getLoc(), root.getType(), chain.query, chain.key,
-        chain.value, /*runtime_scale=*/Value(),
-        rewriter.getF64FloatAttr(chain.scale), /*config=*/nullptr);
+        chain.value, runtimeScale, rewriter.getF64FloatAttr(chain.scale),
+        /*config=*/nullptr);
     if (chain.causal)
       buildCausalMask(rewriter, root.getLoc(), attention.getMask(),
                       CausalMask{});
@@ -207,6 +239,23 @@ struct FuseAttentionPattern : OpRewritePattern<MatmulOp> {
   }
 
 private:
+  /// The product of the run-time scalars as one f32 (null when there are
+  /// none). Narrower floats widen exactly; the product rounds once per
+  /// factor, as the graph's successive multiplications do.
+  static Value buildRuntimeScale(PatternRewriter &rewriter, Location loc,
+                                 ArrayRef<Value> scalars) {
+    Value product;
+    Type f32 = rewriter.getF32Type();
+    for (Value s : scalars) {
+      if (s.getType() != f32)
+        s = arith::ExtFOp::create(rewriter, loc, f32, s);
+      product = product ? arith::MulFOp::create(rewriter, loc, product, s)
+                              .getResult()
+                        : s;
+    }
+    return product;
+  }
+
   /// Erases the chain's ops once they have no users, consumers first. Ops
   /// still used elsewhere (a repeated K with another reader, a shared mask)
   /// stay.
