@@ -100,12 +100,6 @@ static TargetDescription a100() {
   return t;
 }
 
-static ArrayRef<TargetDescription> getTable() {
-  static const TargetDescription kTable[] = {
-      hopper("h100", kH100BandwidthTBps), hopper("h200", kH200BandwidthTBps),
-      a100()};
-  return kTable;
-}
 
 /// A chip and the device it resolves to. sm_90a resolves to H100, the
 /// first Hopper part and the one the course notes price; H200 differs only
@@ -122,10 +116,15 @@ static constexpr ChipDefault kChipDefaults[] = {
 // Lookup
 //===----------------------------------------------------------------------===//
 
-ArrayRef<TargetDescription> attnc::getTargetDescriptions() { return getTable(); }
+ArrayRef<TargetDescription> attnc::getTargetDescriptions() {
+  static const TargetDescription kTable[] = {
+      hopper("h100", kH100BandwidthTBps), hopper("h200", kH200BandwidthTBps),
+      a100()};
+  return kTable;
+}
 
 FailureOr<TargetDescription> attnc::lookupTargetDescription(StringRef name) {
-  for (const TargetDescription &t : getTable())
+  for (const TargetDescription &t : getTargetDescriptions())
     if (name.equals_insensitive(t.device))
       return t;
   for (const ChipDefault &c : kChipDefaults) {
@@ -150,9 +149,9 @@ ArrayRef<StringRef> attnc::getKnownTargetChips() {
 }
 
 SmallVector<StringRef> attnc::getKnownTargetDevices() {
-  return llvm::map_to_vector(getTable(), [](const TargetDescription &t) {
-    return StringRef(t.device);
-  });
+  return llvm::map_to_vector(
+      getTargetDescriptions(),
+      [](const TargetDescription &t) { return StringRef(t.device); });
 }
 
 std::string attnc::getKnownTargetNames() {

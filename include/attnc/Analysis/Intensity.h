@@ -115,8 +115,8 @@ mlir::FailureOr<FunctionCost> countFunctionCost(mlir::FunctionOpInterface func,
 /// Prints the human table (`json` false) or the JSON document.
 void printIntensityReport(llvm::raw_ostream &os,
                           llvm::ArrayRef<FunctionCost> functions,
-                          const RooflineModel &device, const SizeBindings &sizes,
-                          bool json);
+                          const RooflineModel &device,
+                          const SizeBindings &sizes, bool json);
 
 } // namespace attnc
 

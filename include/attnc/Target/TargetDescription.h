@@ -120,7 +120,8 @@ llvm::ArrayRef<TargetDescription> getTargetDescriptions();
 /// The description of `name`: a device (h100, h200, a100, any case) or a
 /// chip (sm_80 -> a100, sm_90 and sm_90a -> h100; sm_90 without the
 /// sm_90a-only features). Failure for anything else.
-mlir::FailureOr<TargetDescription> lookupTargetDescription(llvm::StringRef name);
+mlir::FailureOr<TargetDescription>
+lookupTargetDescription(llvm::StringRef name);
 
 /// The chips lookupTargetDescription knows, for diagnostics.
 llvm::ArrayRef<llvm::StringRef> getKnownTargetChips();

@@ -5,10 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // Use-def matchers for the scale (constant or run-time), softmax and
-// causal-mask parts of an
-// attention chain, in the spellings --attnc-fuse-attention recognises. They
-// only read the IR; the pattern in FuseAttention.cpp decides whether the
-// consumed ops may go.
+// causal-mask parts of an attention chain, in the spellings
+// --attnc-fuse-attention recognises. They only read the IR; the pattern in
+// FuseAttention.cpp decides whether the consumed ops may go.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,9 +52,11 @@ std::optional<ScaleMatch> attnc::matchScale(Value v) {
     return std::nullopt;
   Value lhs = op->getOperand(0), rhs = op->getOperand(1);
   if (isa<MulOp>(op)) {
-    for (auto [x, t] : {std::pair(lhs, rhs), std::pair(rhs, lhs)})
-      if (Value scalar = getRuntimeScalar(t); scalar && x.getType() == v.getType())
+    for (auto [x, t] : {std::pair(lhs, rhs), std::pair(rhs, lhs)}) {
+      Value scalar = getRuntimeScalar(t);
+      if (scalar && x.getType() == v.getType())
         return ScaleMatch{x, 1.0, scalar, op};
+    }
   }
   // The factor must broadcast into the scaled operand, not grow it.
   if (std::optional<double> c = getSplatFloatConstant(rhs);

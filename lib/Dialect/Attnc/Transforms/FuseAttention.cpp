@@ -8,8 +8,9 @@
 // (causal mask) -> softmax -> (cast) -> matmul(P, V), and replaces it by one
 // attnc.attention: splat constant scales fold into its `scale` attribute,
 // run-time scalars into its `runtime_scale` operand, and a top-left causal
-// iota mask becomes its mask region. The pattern is rooted at the second matmul and walks up
-// the use-def chain with the matchers of AttentionMatchers.h; it fires only
+// iota mask becomes its mask region. The pattern is rooted at the second
+// matmul and walks up the use-def chain with the matchers of
+// AttentionMatchers.h; it fires only
 // when every op that touches the S x S scores is part of the chain, so that
 // the fused op really removes the score matrix. The pass is a greedy driver
 // over populateFuseAttentionPatterns.
