@@ -310,6 +310,144 @@ func.func @runtime_scale_bf16(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf1
 
 // -----
 
+// Bottom-right causal as PyTorch writes it (`tril(diagonal=Skv - Sq)`, or
+// `rows + (Skv - Sq) >= cols`): the offset is the difference of the key and
+// query sequence lengths, made a 0-d i64 tensor; the fused op's mask region
+// compares j + Sq <= i + Skv with the same tensor.dim values.
+// CHECK-LABEL: func.func @bottom_right_causal
+// CHECK-SAME:    (%[[Q:[^:]+]]: tensor<?x?x?x128xbf16>, %[[K:[^:]+]]: tensor<?x?x?x128xbf16>, %[[V:[^:]+]]: tensor<?x?x?x128xbf16>)
+// CHECK-DAG:     %[[SQ:.+]] = tensor.dim %[[Q]], %{{.+}} : tensor<?x?x?x128xbf16>
+// CHECK-DAG:     %[[SKV:.+]] = tensor.dim %[[K]], %{{.+}} : tensor<?x?x?x128xbf16>
+// CHECK-NOT:     attnc.iota
+// CHECK:         %[[O:.+]] = attnc.attention %[[Q]], %[[K]], %[[V]] {scale = 0.088388346135616302 : f64}
+// CHECK-SAME:      mask {
+// CHECK-NEXT:    ^bb0(%{{[^:]+}}: index, %{{[^:]+}}: index, %[[I:[^:]+]]: index, %[[J:[^:]+]]: index):
+// CHECK-NEXT:      %[[L:.+]] = arith.addi %[[J]], %[[SQ]] : index
+// CHECK-NEXT:      %[[R:.+]] = arith.addi %[[I]], %[[SKV]] : index
+// CHECK-NEXT:      %[[KEEP:.+]] = arith.cmpi ule, %[[L]], %[[R]] : index
+// CHECK-NEXT:      attnc.yield %[[KEEP]] : i1
+// CHECK-NEXT:    }
+// CHECK-NOT:     attnc.add
+// CHECK:         return %[[O]]
+func.func @bottom_right_causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>,
+                               %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  %c2 = arith.constant 2 : index
+  %sq = tensor.dim %q, %c2 : tensor<?x?x?x128xbf16>
+  %skv = tensor.dim %k, %c2 : tensor<?x?x?x128xbf16>
+  %d = arith.subi %skv, %sq : index
+  %di = arith.index_cast %d : index to i64
+  %off = tensor.from_elements %di : tensor<i64>
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x?xf32>
+  %c = arith.constant dense<0.08838834764831845> : tensor<f32>
+  %ss = attnc.mul %s, %c : tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %rows = attnc.iota %ss {dimension = 2 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %cols = attnc.iota %ss {dimension = 3 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %shifted = attnc.add %rows, %off : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
+  %keep = attnc.cmp ge, %shifted, %cols : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = attnc.select %keep, %ss, %ninf : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %m : tensor<?x?x?x?xf32>
+  %pb = attnc.cast %p : tensor<?x?x?x?xf32> to tensor<?x?x?x?xbf16>
+  %o = attnc.matmul %pb, %v : tensor<?x?x?x?xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+// The same mask spelled from the other side, `cols - (Skv - Sq) <= rows`,
+// with the lengths subtracted in i64 and Skv read off the repeated K: the
+// fused op reads it off the shared K instead, so the repeat goes as usual.
+// CHECK-LABEL: func.func @bottom_right_subtracted
+// CHECK-SAME:    (%[[Q:[^:]+]]: tensor<?x8x?x64xbf16>, %[[K:[^:]+]]: tensor<?x2x?x64xbf16>
+// CHECK-NOT:     attnc.repeat_interleave
+// CHECK-DAG:     %[[SQ:.+]] = tensor.dim %[[Q]], %{{.+}} : tensor<?x8x?x64xbf16>
+// CHECK-DAG:     %[[SKV:.+]] = tensor.dim %[[K]], %{{.+}} : tensor<?x2x?x64xbf16>
+// CHECK-NOT:     attnc.repeat_interleave
+// CHECK-NOT:     attnc.matmul
+// CHECK:         attnc.attention {{.*}} : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> -> tensor<?x8x?x64xbf16> mask {
+// CHECK-NEXT:    ^bb0(%{{[^:]+}}: index, %{{[^:]+}}: index, %[[I:[^:]+]]: index, %[[J:[^:]+]]: index):
+// CHECK-NEXT:      %[[L:.+]] = arith.addi %[[J]], %[[SQ]] : index
+// CHECK-NEXT:      %[[R:.+]] = arith.addi %[[I]], %[[SKV]] : index
+// CHECK-NEXT:      %[[KEEP:.+]] = arith.cmpi ule, %[[L]], %[[R]] : index
+// CHECK-NEXT:      attnc.yield %[[KEEP]] : i1
+// CHECK-NEXT:    }
+func.func @bottom_right_subtracted(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>,
+                                    %v: tensor<?x2x?x64xbf16>) -> tensor<?x8x?x64xbf16> {
+  %k8 = attnc.repeat_interleave %k {dimension = 1 : i64, repeats = 4 : i64} : tensor<?x2x?x64xbf16> -> tensor<?x8x?x64xbf16>
+  %v8 = attnc.repeat_interleave %v {dimension = 1 : i64, repeats = 4 : i64} : tensor<?x2x?x64xbf16> -> tensor<?x8x?x64xbf16>
+  %s = attnc.matmul %q, %k8 {transpose_b} : tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16> -> tensor<?x8x?x?xf32>
+  %c2 = arith.constant 2 : index
+  %sq = tensor.dim %q, %c2 : tensor<?x8x?x64xbf16>
+  %skv = tensor.dim %k8, %c2 : tensor<?x8x?x64xbf16>
+  %sqi = arith.index_cast %sq : index to i64
+  %skvi = arith.index_cast %skv : index to i64
+  %d = arith.subi %skvi, %sqi : i64
+  %off = tensor.from_elements %d : tensor<1x1xi64>
+  %rows = attnc.iota %s {dimension = 2 : i64} : tensor<?x8x?x?xf32> -> tensor<?x8x?x?xi64>
+  %cols = attnc.iota %s {dimension = 3 : i64} : tensor<?x8x?x?xf32> -> tensor<?x8x?x?xi64>
+  %shifted = attnc.sub %cols, %off : tensor<?x8x?x?xi64>, tensor<1x1xi64> -> tensor<?x8x?x?xi64>
+  %keep = attnc.cmp le, %shifted, %rows : tensor<?x8x?x?xi64>, tensor<?x8x?x?xi64> -> tensor<?x8x?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = attnc.select %keep, %s, %ninf : tensor<?x8x?x?xi1>, tensor<?x8x?x?xf32>, tensor<f32> -> tensor<?x8x?x?xf32>
+  %p = attnc.softmax %m : tensor<?x8x?x?xf32>
+  %pb = attnc.cast %p : tensor<?x8x?x?xf32> to tensor<?x8x?x?xbf16>
+  %o = attnc.matmul %pb, %v8 : tensor<?x8x?x?xbf16>, tensor<?x8x?x64xbf16> -> tensor<?x8x?x64xbf16>
+  return %o : tensor<?x8x?x64xbf16>
+}
+
+// -----
+
+// Static shapes, Sq = 16 and Skv = 48: a constant offset of 32 is Skv - Sq,
+// so bottom-right; the lengths become constants in front of the op.
+// CHECK-LABEL: func.func @bottom_right_static
+// CHECK-DAG:     %[[SQ:.+]] = arith.constant 16 : index
+// CHECK-DAG:     %[[SKV:.+]] = arith.constant 48 : index
+// CHECK:         attnc.attention {{.*}} -> tensor<1x2x16x64xf32> mask {
+// CHECK-NEXT:    ^bb0(%{{[^:]+}}: index, %{{[^:]+}}: index, %[[I:[^:]+]]: index, %[[J:[^:]+]]: index):
+// CHECK-NEXT:      %[[L:.+]] = arith.addi %[[J]], %[[SQ]] : index
+// CHECK-NEXT:      %[[R:.+]] = arith.addi %[[I]], %[[SKV]] : index
+// CHECK-NEXT:      %[[KEEP:.+]] = arith.cmpi ule, %[[L]], %[[R]] : index
+// CHECK-NEXT:      attnc.yield %[[KEEP]] : i1
+// CHECK-NEXT:    }
+func.func @bottom_right_static(%q: tensor<1x2x16x64xf32>, %k: tensor<1x2x48x64xf32>,
+                               %v: tensor<1x2x48x64xf32>) -> tensor<1x2x16x64xf32> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<1x2x16x64xf32>, tensor<1x2x48x64xf32> -> tensor<1x2x16x48xf32>
+  %rows = attnc.iota %s {dimension = 2 : i64} : tensor<1x2x16x48xf32> -> tensor<1x2x16x48xi64>
+  %cols = attnc.iota %s {dimension = 3 : i64} : tensor<1x2x16x48xf32> -> tensor<1x2x16x48xi64>
+  %off = arith.constant dense<32> : tensor<i64>
+  %shifted = attnc.add %off, %rows : tensor<i64>, tensor<1x2x16x48xi64> -> tensor<1x2x16x48xi64>
+  %keep = attnc.cmp ge, %shifted, %cols : tensor<1x2x16x48xi64>, tensor<1x2x16x48xi64> -> tensor<1x2x16x48xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = attnc.select %keep, %s, %ninf : tensor<1x2x16x48xi1>, tensor<1x2x16x48xf32>, tensor<f32> -> tensor<1x2x16x48xf32>
+  %p = attnc.softmax %m : tensor<1x2x16x48xf32>
+  %o = attnc.matmul %p, %v : tensor<1x2x16x48xf32>, tensor<1x2x48x64xf32> -> tensor<1x2x16x64xf32>
+  return %o : tensor<1x2x16x64xf32>
+}
+
+// -----
+
+// An offset of 0 is the top-left mask.
+// CHECK-LABEL: func.func @zero_offset_top_left
+// CHECK:         attnc.attention {{.*}} mask {
+// CHECK-NEXT:    ^bb0(%{{[^:]+}}: index, %{{[^:]+}}: index, %[[I:[^:]+]]: index, %[[J:[^:]+]]: index):
+// CHECK-NEXT:      %[[KEEP:.+]] = arith.cmpi ule, %[[J]], %[[I]] : index
+func.func @zero_offset_top_left(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
+                                %v: tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x?xf32>
+  %rows = attnc.iota %s {dimension = 2 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %cols = attnc.iota %s {dimension = 3 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %off = arith.constant dense<0> : tensor<i64>
+  %shifted = attnc.add %rows, %off : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
+  %keep = attnc.cmp ge, %shifted, %cols : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = attnc.select %keep, %s, %ninf : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %m : tensor<?x?x?x?xf32>
+  %o = attnc.matmul %p, %v : tensor<?x?x?x?xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x64xf32>
+  return %o : tensor<?x?x?x64xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Must not change
 //===----------------------------------------------------------------------===//
@@ -556,4 +694,102 @@ func.func @runtime_scale_f64(%q: tensor<1x2x?x64xf64>, %k: tensor<1x2x?x64xf64>,
   %p = attnc.softmax %st : tensor<1x2x?x?xf64>
   %o = attnc.matmul %p, %v : tensor<1x2x?x?xf64>, tensor<1x2x?x64xf64> -> tensor<1x2x?x64xf64>
   return %o : tensor<1x2x?x64xf64>
+}
+
+// -----
+
+// The offset is Sq - Skv, the wrong way round: j <= i + Sq - Skv is not a
+// causal mask attnc.attention knows.
+// CHECK-LABEL: func.func @offset_reversed
+// CHECK-NOT:     attnc.attention
+// CHECK:         attnc.add
+func.func @offset_reversed(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
+                           %v: tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32> {
+  %c2 = arith.constant 2 : index
+  %sq = tensor.dim %q, %c2 : tensor<?x?x?x64xf32>
+  %skv = tensor.dim %k, %c2 : tensor<?x?x?x64xf32>
+  %d = arith.subi %sq, %skv : index
+  %di = arith.index_cast %d : index to i64
+  %off = tensor.from_elements %di : tensor<i64>
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x?xf32>
+  %rows = attnc.iota %s {dimension = 2 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %cols = attnc.iota %s {dimension = 3 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %shifted = attnc.add %rows, %off : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
+  %keep = attnc.cmp ge, %shifted, %cols : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = attnc.select %keep, %s, %ninf : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %m : tensor<?x?x?x?xf32>
+  %o = attnc.matmul %p, %v : tensor<?x?x?x?xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x64xf32>
+  return %o : tensor<?x?x?x64xf32>
+}
+
+// -----
+
+// An offset that is not provably Skv - Sq (a function argument: a sliding
+// diagonal of unknown shift) is left alone.
+// CHECK-LABEL: func.func @offset_unknown
+// CHECK-NOT:     attnc.attention
+// CHECK:         attnc.add
+func.func @offset_unknown(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
+                          %v: tensor<?x?x?x64xf32>, %n: i64) -> tensor<?x?x?x64xf32> {
+  %off = tensor.from_elements %n : tensor<i64>
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x?xf32>
+  %rows = attnc.iota %s {dimension = 2 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %cols = attnc.iota %s {dimension = 3 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %shifted = attnc.add %rows, %off : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
+  %keep = attnc.cmp ge, %shifted, %cols : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = attnc.select %keep, %s, %ninf : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %m : tensor<?x?x?x?xf32>
+  %o = attnc.matmul %p, %v : tensor<?x?x?x?xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x64xf32>
+  return %o : tensor<?x?x?x64xf32>
+}
+
+// -----
+
+// A constant offset with dynamic sequence lengths cannot be proven Skv - Sq.
+// CHECK-LABEL: func.func @offset_constant_dynamic
+// CHECK-NOT:     attnc.attention
+// CHECK:         attnc.add
+func.func @offset_constant_dynamic(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
+                                   %v: tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32> {
+  %off = arith.constant dense<16> : tensor<i64>
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x?xf32>
+  %rows = attnc.iota %s {dimension = 2 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %cols = attnc.iota %s {dimension = 3 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %shifted = attnc.add %rows, %off : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
+  %keep = attnc.cmp ge, %shifted, %cols : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = attnc.select %keep, %s, %ninf : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %m : tensor<?x?x?x?xf32>
+  %o = attnc.matmul %p, %v : tensor<?x?x?x?xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x64xf32>
+  return %o : tensor<?x?x?x64xf32>
+}
+
+// -----
+
+// Lengths read off the scores keep the score matrix alive (tensor.dim is one
+// more user of it), so the chain is left alone: take them from Q and K.
+// CHECK-LABEL: func.func @offset_from_scores
+// CHECK-NOT:     attnc.attention
+// CHECK:         attnc.softmax
+func.func @offset_from_scores(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
+                              %v: tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x?xf32>
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %sq = tensor.dim %s, %c2 : tensor<?x?x?x?xf32>
+  %skv = tensor.dim %s, %c3 : tensor<?x?x?x?xf32>
+  %d = arith.subi %skv, %sq : index
+  %di = arith.index_cast %d : index to i64
+  %off = tensor.from_elements %di : tensor<i64>
+  %rows = attnc.iota %s {dimension = 2 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %cols = attnc.iota %s {dimension = 3 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %shifted = attnc.add %rows, %off : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
+  %keep = attnc.cmp ge, %shifted, %cols : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = attnc.select %keep, %s, %ninf : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %m : tensor<?x?x?x?xf32>
+  %o = attnc.matmul %p, %v : tensor<?x?x?x?xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x64xf32>
+  return %o : tensor<?x?x?x64xf32>
 }

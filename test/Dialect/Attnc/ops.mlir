@@ -39,8 +39,14 @@ func.func @masks_and_casts(%s: tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xbf16> {
   // CHECK: attnc.iota %{{.*}} {dimension = 2 : i64}
   %r = attnc.iota %s {dimension = 2 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
   %c = attnc.iota %s {dimension = 3 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  // Index arithmetic: the row index shifted by a 0-d offset.
+  %off = arith.constant dense<3> : tensor<i64>
+  // CHECK: attnc.add %{{.*}}, %{{.*}} : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
+  %rs = attnc.add %r, %off : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
+  // CHECK: attnc.sub %{{.*}}, %{{.*}} : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
+  %cs = attnc.sub %c, %off : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
   // CHECK: attnc.cmp le, %{{.*}}, %{{.*}} : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
-  %m = attnc.cmp le, %c, %r : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %m = attnc.cmp le, %cs, %rs : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
   %z = arith.constant dense<0.0> : tensor<f32>
   // CHECK: attnc.select
   %x = attnc.select %m, %s, %z : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <cmath>
 
@@ -119,6 +120,8 @@ static bool indexExtentMatches(int64_t d, int64_t s) {
 }
 
 static IotaRole classifyIota(Value v, RankedTensorType scores) {
+  if (!v)
+    return IotaRole::None;
   auto iota = v.getDefiningOp<IotaOp>();
   if (!iota)
     return IotaRole::None;
@@ -134,6 +137,66 @@ static IotaRole classifyIota(Value v, RankedTensorType scores) {
   if (dim == rank - 1)
     return IotaRole::Col;
   return IotaRole::None;
+}
+
+/// The offset `t` holds: the scalar of a one-element i64
+/// `tensor.from_elements`, or an i64 splat constant.
+static std::optional<IndexOffset> matchOffset(Value t) {
+  if (auto fromElements = t.getDefiningOp<tensor::FromElementsOp>()) {
+    if (fromElements.getElements().size() != 1 ||
+        !fromElements.getElements().front().getType().isInteger(64))
+      return std::nullopt;
+    return IndexOffset{fromElements.getElements().front()};
+  }
+  Attribute attr;
+  if (!matchPattern(t, m_Constant(&attr)))
+    return std::nullopt;
+  auto dense = dyn_cast<DenseIntElementsAttr>(attr);
+  if (!dense || !dense.isSplat() || !dense.getElementType().isInteger(64))
+    return std::nullopt;
+  return IndexOffset{Value(), dense.getSplatValue<APInt>().getSExtValue()};
+}
+
+namespace {
+/// One side of a mask comparison: an iota, possibly shifted.
+struct IndexOperand {
+  IotaRole role = IotaRole::None;
+  std::optional<IndexOffset> offset;
+  SmallVector<Operation *> ops;
+};
+} // namespace
+
+/// `v` as an iota, `iota + offset`, `offset + iota` or `iota - offset`,
+/// where the offset broadcasts into the iota without growing it.
+static IndexOperand classifyIndex(Value v, RankedTensorType scores) {
+  IndexOperand result;
+  if ((result.role = classifyIota(v, scores)) != IotaRole::None) {
+    result.ops = {v.getDefiningOp()};
+    return result;
+  }
+  Operation *shift = v.getDefiningOp();
+  if (!shift || !isa<AddOp, SubOp>(shift))
+    return result;
+  Value lhs = shift->getOperand(0), rhs = shift->getOperand(1);
+  SmallVector<std::tuple<Value, Value, int64_t>, 2> candidates = {
+      {lhs, rhs, isa<AddOp>(shift) ? 1 : -1}};
+  if (isa<AddOp>(shift))
+    candidates.push_back({rhs, lhs, 1});
+  for (auto [iota, t, sign] : candidates) {
+    std::optional<IndexOffset> offset = matchOffset(t);
+    IotaRole role = classifyIota(iota, scores);
+    if (!offset || role == IotaRole::None || iota.getType() != v.getType())
+      continue;
+    offset->sign = sign;
+    result.role = role;
+    result.offset = offset;
+    result.ops = {shift, iota.getDefiningOp()};
+    if (Operation *def = t.getDefiningOp();
+        isa_and_nonnull<tensor::FromElementsOp>(def))
+      result.ops.push_back(def);
+    return result;
+  }
+  return result;
 }
 
 /// `a P b` == `b swap(P) a`.
@@ -199,8 +262,9 @@ MaskMatch attnc::matchMask(Value v) {
   auto cmp = select.getCondition().getDefiningOp<CmpOp>();
   if (!cmp)
     return result;
-  IotaRole lhs = classifyIota(cmp.getLhs(), scores);
-  IotaRole rhs = classifyIota(cmp.getRhs(), scores);
+  IndexOperand lhsIndex = classifyIndex(cmp.getLhs(), scores);
+  IndexOperand rhsIndex = classifyIndex(cmp.getRhs(), scores);
+  IotaRole lhs = lhsIndex.role, rhs = rhsIndex.role;
   if (lhs == IotaRole::None || rhs == IotaRole::None)
     return result;
 
@@ -210,11 +274,20 @@ MaskMatch attnc::matchMask(Value v) {
                                         : select.getFalseValue()));
   result.ops.insert(select);
   result.ops.insert(cmp);
-  result.ops.insert(cmp.getLhs().getDefiningOp());
-  result.ops.insert(cmp.getRhs().getDefiningOp());
+  result.ops.insert(lhsIndex.ops.begin(), lhsIndex.ops.end());
+  result.ops.insert(rhsIndex.ops.begin(), rhsIndex.ops.end());
   result.kind = MaskKind::Other;
-  if (lhs == rhs)
+  if (lhs == rhs || (lhsIndex.offset && rhsIndex.offset))
     return result;
+  // `row + a P col + c` keeps the same keys as `row + (a - c) P col`.
+  const IndexOperand &rowSide = lhs == IotaRole::Row ? lhsIndex : rhsIndex;
+  const IndexOperand &colSide = lhs == IotaRole::Row ? rhsIndex : lhsIndex;
+  if (rowSide.offset) {
+    result.offset = rowSide.offset;
+  } else if (colSide.offset) {
+    result.offset = colSide.offset;
+    result.offset->sign = -result.offset->sign;
+  }
   // Normalise to `row P col` = the condition that keeps key col for query row.
   CmpPredicate p = cmp.getPredicate();
   if (lhs == IotaRole::Col)
@@ -223,5 +296,7 @@ MaskMatch attnc::matchMask(Value v) {
     p = negatePredicate(p);
   if (p == CmpPredicate::ge)
     result.kind = MaskKind::Causal;
+  else
+    result.offset.reset();
   return result;
 }

@@ -7,7 +7,7 @@
 // Matchers for the parts of an attention chain that people spell in more than
 // one way: a scale factor (a splat constant or a run-time scalar), softmax
 // (one op or spelled out) and the causal mask (a select on a comparison of
-// row and column iotas). Each
+// row and column iotas, one of them possibly shifted by an offset). Each
 // matcher looks at one value, walks up its use-def chain, and on success
 // returns the value the part applies to plus the ops it consumed, so that
 // --attnc-fuse-attention can check that nothing else uses them.
@@ -68,25 +68,41 @@ std::optional<ScaleMatch> matchScale(mlir::Value v);
 /// the ops to `ops` on success.
 std::optional<mlir::Value> matchSoftmax(mlir::Value v, MatchedOps &ops);
 
+/// A shift of a mask's row or column index: `sign * offset`, the offset the
+/// scalar of a one-element i64 tensor (`tensor.from_elements`) or a splat
+/// i64 constant.
+struct IndexOffset {
+  /// The i64 scalar; null when the offset is `constant`.
+  mlir::Value scalar;
+  int64_t constant = 0;
+  int64_t sign = 1;
+};
+
 /// Outcome of looking at a select as a mask.
 enum class MaskKind {
   /// Not a select on an iota comparison with a -inf fill: not a mask.
   NotAMask,
-  /// Keeps key j for query i iff j <= i (top-left causal).
+  /// Keeps key j for query i iff j <= i + offset: top-left causal without
+  /// an offset, bottom-right causal when the offset is Skv - Sq (which the
+  /// caller, knowing Q and K, has to prove).
   Causal,
   /// An iota mask that is not causal (anti-causal, strictly causal,
-  /// diagonal...): attnc.attention cannot express it.
+  /// diagonal, both sides shifted...): not fused.
   Other,
 };
 
 /// A mask step `select(keep, x, fill)` (or `select(drop, fill, x)`) with
 /// `keep`/`drop` an `attnc.cmp` of a row iota (dimension rank-2) and a column
-/// iota (dimension rank-1) and `fill` a splat <= kMaskFillThreshold. On
-/// Causal and Other, `input` is `x` and the select, cmp and iotas are in
-/// `ops`.
+/// iota (dimension rank-1), one of them possibly shifted by an offset
+/// (`attnc.add` of the iota and the offset in either order, or
+/// `attnc.sub` of the offset from the iota), and `fill` a splat <=
+/// kMaskFillThreshold. On Causal and Other, `input` is `x` and the select,
+/// cmp, iotas and shift are in `ops`.
 struct MaskMatch {
   MaskKind kind = MaskKind::NotAMask;
   mlir::Value input;
+  /// Causal only: the shift of the row index, `j <= i + offset`.
+  std::optional<IndexOffset> offset;
   /// True when the fill is -inf rather than a finite stand-in for it: only
   /// then does it stay -inf under a scale whose value is known at run time
   /// only.

@@ -40,13 +40,18 @@ def AttncFuseAttention : Pass<"attnc-fuse-attention"> {
     causal (anti-causal, strictly causal) are left alone, as are chains
     whose final matmul widens bf16 inputs to an f32 result (the fused op
     returns Q's element type) and chains of rank other than 4. A causal mask
-    becomes the op's mask region, `j <= i`.
+    becomes the op's mask region: top-left `j <= i`, or bottom-right
+    `j + Sq <= i + Skv`.
 
-    Bottom-right causal masks (`j + Sq <= i + Skv`) are not recognized in
-    the graph: writing `rows + (Skv - Sq) >= cols` needs integer
-    arithmetic on index tensors, and the graph's `add`/`sub` are float-only
-    (the elementwise back-end lowers them as float ops). Such attention is
-    written as `attnc.attention` with the mask region directly.
+    Bottom-right causal is written as PyTorch's `tril(diagonal=Skv - Sq)`:
+    the row iota shifted by an i64 offset, `attnc.add %rows, %off` (either
+    order; or `attnc.sub %cols, %off` on the column side) compared `ge`
+    with the column iota, where `%off` is `tensor.from_elements` of
+    `Skv - Sq` (`arith.subi` of `tensor.dim`s of K or V and of Q, through
+    `arith.index_cast`s) or, with static sequence lengths, an i64 splat
+    constant equal to `Skv - Sq`. An offset of 0 is top-left. Any other
+    shift (one not provably `Skv - Sq`, lengths read off the scores, which
+    would keep them alive) is left alone.
   }];
   let dependentDialects = ["::attnc::AttncDialect"];
 }
