@@ -231,15 +231,14 @@ static FailureOr<CausalPlan> planCausalMask(const AttentionChain &chain,
   auto sub = stripIndexCasts(offset.scalar).getDefiningOp<arith::SubIOp>();
   if (!sub)
     return failure();
-  // Every value whose dim 2 (or 3 for the scores) is S_q, resp. S_kv.
+  // The inputs whose dim 2 is S_q, resp. S_kv, before and after the scale
+  // and head repeats the rewrite strips. (Extents of the scores would be
+  // users of the scores, which scoresOnlyFeedChain has already refused.)
   MatmulOp qk = chain.scores;
-  Value scores = qk.getResult();
-  SmallVector<std::pair<Value, int64_t>> queryExtents = {
-      {chain.query, 2}, {qk.getLhs(), 2}, {scores, 2},
-      {root.getResult(), 2}};
+  SmallVector<std::pair<Value, int64_t>> queryExtents = {{chain.query, 2},
+                                                         {qk.getLhs(), 2}};
   SmallVector<std::pair<Value, int64_t>> keyExtents = {
-      {chain.key, 2}, {chain.value, 2}, {qk.getRhs(), 2},
-      {root.getRhs(), 2}, {scores, 3}};
+      {chain.key, 2}, {chain.value, 2}, {qk.getRhs(), 2}, {root.getRhs(), 2}};
   // sign * (a - b) = Skv - Sq: a is Skv and b Sq, or the other way round
   // for a subtracted offset.
   Value a = stripIndexCasts(sub.getLhs()), b = stripIndexCasts(sub.getRhs());
