@@ -30,7 +30,7 @@ llvm_config.use_default_substitutions()
 
 tool_dirs = [config.attnc_tools_dir, config.llvm_tools_dir]
 tools = ["attnc-opt", "FileCheck", "count", "not"]
-for extra in ["attnc-compile", "attnc-runtime-tests", "attnc-target-tests"]:
+for extra in ["attnc-compile", "attnc-runtime-tests"]:
     if os.path.exists(os.path.join(config.attnc_tools_dir, extra)):
         tools.append(extra)
         config.available_features.add(extra)
