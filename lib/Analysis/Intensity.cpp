@@ -66,7 +66,7 @@ StringRef attnc::stringifyRegime(Regime regime) {
 }
 
 KernelEstimate attnc::estimateKernel(const KernelCost &kernel,
-                                     const DeviceModel &device) {
+                                     const RooflineModel &device) {
   KernelEstimate e;
   e.intensity = kernel.bytes > 0 ? kernel.flops() / kernel.bytes : 0;
   e.computeUs =
@@ -84,7 +84,7 @@ KernelEstimate attnc::estimateKernel(const KernelCost &kernel,
 }
 
 double attnc::attentionCrossoverSeqLen(const KernelCost &kernel,
-                                       const DeviceModel &device) {
+                                       const RooflineModel &device) {
   if (!kernel.attention || kernel.bytes <= 0 || kernel.flops() <= 0)
     return 0;
   // At S_q = S_kv = S the FLOPs grow as S^2 and the bytes as S, so the

@@ -7,7 +7,7 @@
 // Prints the kernels counted by countFunctionCost on a device's roofline:
 // one row per kernel, a total per function, and for attention the score
 // matrix it keeps on chip and the sequence length past which it is
-// compute-bound on each built-in device. The same numbers go to both
+// compute-bound on each built-in target. The same numbers go to both
 // formats; lit tests pin the course notes' values on them.
 //
 //===----------------------------------------------------------------------===//
@@ -29,7 +29,7 @@ namespace {
 struct Totals {
   double matmulFlops = 0, flops = 0, bytes = 0, scoreBytes = 0, timeUs = 0;
 
-  Totals(const FunctionCost &function, const DeviceModel &device) {
+  Totals(const FunctionCost &function, const RooflineModel &device) {
     for (const KernelCost &k : function.kernels) {
       matmulFlops += k.matmulFlops;
       flops += k.flops();
@@ -78,14 +78,14 @@ static void printAttentionLines(llvm::raw_ostream &os, unsigned index,
      << humanBytes(k.avoidedScoreBytes()) << " (B*H*S_q*S_kv*" << a.elementBytes
      << " B; " << humanBytes(k.avoidedScoreBytes() / heads) << " per head)\n";
   os << "  attention #" << index << ": compute-bound past S =";
-  for (const DeviceModel &d : getBuiltinDeviceModels())
-    os << " " << (int64_t)std::lround(attentionCrossoverSeqLen(k, d)) << " ("
-       << d.name << ")";
+  for (const TargetDescription &t : getTargetDescriptions())
+    os << " " << (int64_t)std::lround(attentionCrossoverSeqLen(k, t.roofline))
+       << " (" << t.device << ")";
   os << "\n";
 }
 
 static void printTable(llvm::raw_ostream &os, const FunctionCost &function,
-                       const DeviceModel &device) {
+                       const RooflineModel &device) {
   os << "func @" << function.name << "\n";
   os << llvm::format("  %-3s %-34s %12s %12s %10s %-16s %12s\n", "#", "kernel",
                      "GFLOP", "MB", "FLOP/B", "regime", "time(us)");
@@ -121,7 +121,7 @@ static void printTable(llvm::raw_ostream &os, const FunctionCost &function,
 //===----------------------------------------------------------------------===//
 
 static void printJsonKernel(llvm::json::OStream &j, unsigned index,
-                            const KernelCost &k, const DeviceModel &device) {
+                            const KernelCost &k, const RooflineModel &device) {
   KernelEstimate e = estimateKernel(k, device);
   j.object([&] {
     j.attribute("index", index);
@@ -149,15 +149,16 @@ static void printJsonKernel(llvm::json::OStream &j, unsigned index,
       j.attribute("avoided_score_bytes_per_head",
                   k.avoidedScoreBytes() / ((double)a.batch * a.heads));
       j.attributeObject("crossover_seq_len", [&] {
-        for (const DeviceModel &d : getBuiltinDeviceModels())
-          j.attribute(d.name, std::lround(attentionCrossoverSeqLen(k, d)));
+        for (const TargetDescription &t : getTargetDescriptions())
+          j.attribute(t.device,
+                      std::lround(attentionCrossoverSeqLen(k, t.roofline)));
       });
     });
   });
 }
 
 static void printJson(llvm::raw_ostream &os, ArrayRef<FunctionCost> functions,
-                      const DeviceModel &device, const SizeBindings &sizes) {
+                      const RooflineModel &device, const SizeBindings &sizes) {
   llvm::json::OStream j(os, /*IndentSize=*/2);
   j.object([&] {
     j.attributeObject("device", [&] {
@@ -203,7 +204,7 @@ static void printJson(llvm::raw_ostream &os, ArrayRef<FunctionCost> functions,
 
 void attnc::printIntensityReport(llvm::raw_ostream &os,
                                  ArrayRef<FunctionCost> functions,
-                                 const DeviceModel &device,
+                                 const RooflineModel &device,
                                  const SizeBindings &sizes, bool json) {
   if (json)
     return printJson(os, functions, device, sizes);

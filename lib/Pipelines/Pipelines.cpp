@@ -12,6 +12,7 @@
 #include "attnc/Pipelines/Pipelines.h"
 #include "attnc/Conversion/Passes.h"
 #include "attnc/Dialect/Attnc/Transforms/Passes.h"
+#include "attnc/Target/TargetDescription.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -56,14 +57,26 @@ void attnc::buildKernelToNVVMPipeline(OpPassManager &pm) {
   k.addPass(createReconcileUnrealizedCastsPass());
 }
 
+std::string attnc::getTargetName(const AttncPipelineOptions &options) {
+  return options.target.empty() ? options.chip.getValue()
+                                : options.target.getValue();
+}
+
 void attnc::buildAttncPipeline(OpPassManager &pm,
                                const AttncPipelineOptions &options) {
+  // The tiling pass looks the target up by the name given (a device keeps
+  // its own description); the GPU lowering needs the chip it resolves to.
+  // An unknown name goes through unchanged: --attnc-online-softmax reports
+  // it with the known ones.
+  std::string target = getTargetName(options);
+  FailureOr<TargetDescription> description = lookupTargetDescription(target);
+  std::string chip = succeeded(description) ? description->chip : target;
   if (options.fuseAttention)
     pm.addPass(createAttncFuseAttention());
   pm.addPass(createAttncFuseElementwise());
   if (options.fuseAttention) {
     AttncOnlineSoftmaxOptions tiles;
-    tiles.chip = options.chip;
+    tiles.chip = target;
     tiles.blockQ = options.blockQ;
     tiles.blockKV = options.blockKV;
     pm.addPass(createAttncOnlineSoftmax(tiles));
@@ -78,8 +91,8 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
   if (!options.toGPU)
     return;
   AttncConvertToGPUOptions gpuOptions;
-  gpuOptions.chip = options.chip;
-  gpuOptions.ptxFeatures = ptxFeaturesForChip(options.chip);
+  gpuOptions.chip = chip;
+  gpuOptions.ptxFeatures = ptxFeaturesForChip(chip);
   gpuOptions.fusionAccessesPerThread = options.fusionAccessesPerThread;
   pm.addPass(createAttncConvertToGPU(gpuOptions));
   // Again on the GPU-level IR: the kernels' pointer parameters, allocations

@@ -4,6 +4,14 @@
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="binary=isa" | FileCheck %s --check-prefix=ATTN
 // RUN: attnc-opt %attnc_src_root/examples/elementwise_chain.mlir --attnc-pipeline="binary=isa" | FileCheck %s --check-prefix=CHAIN
 // RUN: not attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="fuse-attention=false" 2>&1 | FileCheck %s --check-prefix=NAIVE
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="target=h200 binary=isa" | FileCheck %s --check-prefix=TARGET
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="target=a100 to-gpu=false" | FileCheck %s --check-prefix=A100
+
+// target= names a device of the target description: its chip is what the
+// kernels are built for, its attention defaults what they are tiled with.
+// TARGET: gpu.binary @naive_attention_module
+// TARGET-SAME: .target sm_90a
+// A100: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 4, stages = 2, strategy = mma_sync>
 
 // One binary for attention, holding PTX for sm_90a with tensor-core mma,
 // cp.async into shared memory and ldmatrix out of it.

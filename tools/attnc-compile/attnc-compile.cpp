@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// attnc-compile IN.mlir -o DIR [--chip sm_90a] [--report]
+// attnc-compile IN.mlir -o DIR [--chip sm_90a | --target h200] [--report]
 //
 // Runs the attnc pipeline (the same builder attnc-opt --attnc-pipeline
 // runs), then serializes every kernel twice through gpu-module-to-binary:
@@ -20,6 +20,7 @@
 #include "attnc/Dialect/Attnc/Transforms/Transforms.h"
 #include "attnc/InitAll/InitAll.h"
 #include "attnc/Pipelines/Pipelines.h"
+#include "attnc/Target/TargetDescription.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
@@ -49,12 +50,19 @@ static cl::opt<std::string> outDir("o", cl::desc("output directory"),
                                    cl::value_desc("DIR"), cl::Required);
 static cl::opt<std::string> chip("chip", cl::desc("target chip"),
                                  cl::init("sm_90a"));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("target device (h100, h200, a100) or chip; overrides "
+                    "--chip and is the default --report-device"),
+           cl::init(""));
 static cl::opt<bool> report("report",
                             cl::desc("print the intensity report (FLOPs, "
                                      "bytes, regime) of the input's kernels"));
 static cl::opt<std::string>
     reportDevice("report-device",
-                 cl::desc("device model of --report (h100, h200, a100)"),
+                 cl::desc("device whose roofline --report prices kernels "
+                          "with (h100, h200, a100; default: the --target "
+                          "device, else h200)"),
                  cl::init("h200"));
 static cl::opt<int64_t> blockQ("block-q", cl::desc("attention query tile"),
                                cl::init(0));
@@ -114,9 +122,23 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "attnc ahead-of-time compiler\n");
 
-  if (failed(attnc::lookupTargetDescription(chip)))
-    return fail("unsupported chip '" + chip +
-                "': attnc targets sm_90a (also sm_90 and sm_80)");
+  std::string targetName = target.empty() ? chip.getValue() : target.getValue();
+  FailureOr<attnc::TargetDescription> description =
+      attnc::lookupTargetDescription(targetName);
+  if (failed(description))
+    return fail(Twine(target.empty() ? "unsupported chip '"
+                                     : "unsupported target '") +
+                targetName + "': attnc targets " +
+                attnc::getKnownTargetNames());
+  // The manifest and the log name the chip the kernels were built for.
+  std::string builtChip = description->chip;
+  // A device named by --target prices the report unless --report-device
+  // says otherwise; a chip alone does not pick a roofline.
+  std::string reportOn = reportDevice;
+  if (!reportDevice.getNumOccurrences() &&
+      llvm::is_contained(attnc::getKnownTargetDevices(),
+                         StringRef(target).lower()))
+    reportOn = description->device;
   std::string toolkit = attnc::findCudaRoot(cudaRoot);
   std::string ptxas = toolkit + "/bin/ptxas";
   std::string libdevice = toolkit + "/nvvm/libdevice/libdevice.10.bc";
@@ -143,7 +165,8 @@ int main(int argc, char **argv) {
 
   // Pass options cannot be copied: fill each instance from the flags.
   auto setOptions = [&](attnc::AttncPipelineOptions &o) {
-    o.chip = chip;
+    o.chip = builtChip;
+    o.target = targetName;
     o.blockQ = blockQ;
     o.blockKV = blockKV;
     o.cudaRoot = toolkit;
@@ -156,7 +179,7 @@ int main(int argc, char **argv) {
     // The graph as written (each op its own kernel, as eager execution
     // runs it), then as attnc compiles it (fused and tiled).
     attnc::AttncReportIntensityOptions ro;
-    ro.device = reportDevice;
+    ro.device = reportOn;
     attnc::AttncPipelineOptions fusedOnly;
     setOptions(fusedOnly);
     fusedOnly.toGPU = false;
@@ -219,7 +242,7 @@ int main(int argc, char **argv) {
   }
   json::Object manifest{{"attnc_manifest_version", 2},
                         {"module", llvm::sys::path::stem(inputFile).str()},
-                        {"chip", chip.getValue()},
+                        {"chip", builtChip},
                         {"kernels", std::move(entries)}};
   SmallString<128> manifestPath(outDir);
   llvm::sys::path::append(manifestPath, "manifest.json");
@@ -231,7 +254,7 @@ int main(int argc, char **argv) {
   llvm::outs() << llvm::formatv(
       "attnc-compile: {0} kernel(s) for {1} in {2}: pipeline {3:f3} s, PTX + "
       "cubin {4:f3} s ({5:f3} s per kernel)\n",
-      kernels.size(), chip.getValue(), outDir.getValue(), lowerSeconds,
+      kernels.size(), builtChip, outDir.getValue(), lowerSeconds,
       serializeSeconds, (lowerSeconds + serializeSeconds) / kernels.size());
   return 0;
 }

@@ -31,7 +31,7 @@
 #ifndef ATTNC_ANALYSIS_INTENSITY_H
 #define ATTNC_ANALYSIS_INTENSITY_H
 
-#include "attnc/Analysis/DeviceModel.h"
+#include "attnc/Target/TargetDescription.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -99,13 +99,13 @@ struct KernelEstimate {
   Regime regime;
 };
 KernelEstimate estimateKernel(const KernelCost &kernel,
-                              const DeviceModel &device);
+                              const RooflineModel &device);
 
 /// The sequence length S (= S_q = S_kv) past which an attention kernel of
 /// this shape and dtype is compute-bound on `device`: intensity(S) is
 /// linear in S, so S* = ridge / (intensity at S / S). Notes: 590 on H100.
 double attentionCrossoverSeqLen(const KernelCost &kernel,
-                                const DeviceModel &device);
+                                const RooflineModel &device);
 
 /// Counts the kernels of `func` with dynamic extents bound by `sizes`.
 /// Emits an error on `func` and fails when an extent cannot be bound.
@@ -115,8 +115,8 @@ mlir::FailureOr<FunctionCost> countFunctionCost(mlir::FunctionOpInterface func,
 /// Prints the human table (`json` false) or the JSON document.
 void printIntensityReport(llvm::raw_ostream &os,
                           llvm::ArrayRef<FunctionCost> functions,
-                          const DeviceModel &device, const SizeBindings &sizes,
-                          bool json);
+                          const RooflineModel &device,
+                          const SizeBindings &sizes, bool json);
 
 } // namespace attnc
 

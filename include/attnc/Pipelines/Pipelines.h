@@ -22,6 +22,12 @@ struct AttncPipelineOptions
     : public mlir::PassPipelineOptions<AttncPipelineOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("target chip"), llvm::cl::init("sm_90a")};
+  PassOptions::Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("target device (h100, h200, a100) or chip whose "
+                     "description gives the chip and the tiling defaults; "
+                     "overrides chip (empty: chip)"),
+      llvm::cl::init("")};
   PassOptions::Option<int64_t> blockQ{
       *this, "block-q",
       llvm::cl::desc("query rows per attention tile (0: target default)"),
@@ -71,6 +77,9 @@ std::string findCudaRoot(llvm::StringRef explicitRoot);
 
 /// Appends the lowering of the kernels (inside every gpu.module) to NVVM.
 void buildKernelToNVVMPipeline(mlir::OpPassManager &pm);
+
+/// The name of the target the pipeline compiles for: `target`, else `chip`.
+std::string getTargetName(const AttncPipelineOptions &options);
 
 /// Appends the graph-to-GPU pipeline to `pm` (which runs on a module).
 void buildAttncPipeline(mlir::OpPassManager &pm,

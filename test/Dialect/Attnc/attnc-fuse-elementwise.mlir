@@ -173,3 +173,19 @@ func.func @only_matmul(%a: tensor<?x?x64xbf16>, %b: tensor<?x64x?xbf16>) -> tens
   %m = attnc.matmul %a, %b : tensor<?x?x64xbf16>, tensor<?x64x?xbf16> -> tensor<?x?x?xf32>
   return %m : tensor<?x?x?xf32>
 }
+
+// -----
+
+// Must not change: integer add only shifts an iota inside a mask (attention
+// fusion absorbs it); fusion kernels compute in floats, so it stays out of
+// attnc.fusion.
+// CHECK-LABEL: func.func @integer_add
+// CHECK-NOT:     attnc.fusion
+// CHECK:         attnc.add %{{.+}}, %{{.+}} : tensor<?x?xi64>, tensor<i64> -> tensor<?x?xi64>
+// CHECK-NOT:     attnc.fusion
+// CHECK:         return
+func.func @integer_add(%s: tensor<?x?xf32>, %off: tensor<i64>) -> tensor<?x?xi64> {
+  %rows = attnc.iota %s {dimension = 0 : i64} : tensor<?x?xf32> -> tensor<?x?xi64>
+  %shifted = attnc.add %rows, %off : tensor<?x?xi64>, tensor<i64> -> tensor<?x?xi64>
+  return %shifted : tensor<?x?xi64>
+}

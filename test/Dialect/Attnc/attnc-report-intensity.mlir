@@ -12,6 +12,7 @@
 // RUN: attnc-opt %attnc_src_root/examples/elementwise_chain.mlir --attnc-report-intensity | FileCheck %s --check-prefix=CHAIN
 // RUN: not attnc-opt %s --attnc-report-intensity="device=b200" 2>&1 | FileCheck %s --check-prefix=BADDEV
 // RUN: attnc-opt %s --attnc-report-intensity | FileCheck %s --check-prefix=IR
+// RUN: attnc-opt %s --attnc-report-intensity="device=sm_80" | FileCheck %s --check-prefix=CHIP
 
 // S4K: attnc intensity report: device h100, peak 989.0 TFLOP/s, bandwidth 3.35 TB/s, ridge 295.2 FLOP/B, launch 5.0 us
 // S4K: sizes: batch=1 heads=1 seq-len-q=4096 seq-len-kv=4096
@@ -33,6 +34,10 @@
 // S4K-LABEL: func @flash
 // S4K: 0 scf.forall 8.590 4.211 2040.0 compute-bound 8.69
 // S4K: attention #0: score matrix kept on chip 33.55 MB
+// A causal mask region halves the FLOPs: the tiles past the diagonal are
+// never visited.
+// S4K-LABEL: func @fused_causal
+// S4K: 0 attnc.attention 4.295 4.194 1024.0 overhead-bound 5.00
 
 // S1K-LABEL: func @unfused_attention
 // S1K: unfused-attention intensity (matmul FLOP / S x S bytes) 64.0 FLOP/B
@@ -87,7 +92,11 @@
 // CHAIN: total: 3 kernels
 // CHAIN: total bytes: 6.00x the largest argument or result (268.44 MB)
 
-// BADDEV: error: unknown device 'b200': expected h100, h200, a100 or custom
+// A chip prices on its default device, from the same target description
+// that gives the tiles.
+// CHIP: attnc intensity report: device a100, peak 312.0 TFLOP/s, bandwidth 2.04 TB/s, ridge 152.9 FLOP/B, launch 5.0 us
+
+// BADDEV: error: unknown device 'b200': expected h100, h200, a100 (devices) or sm_80, sm_90, sm_90a (chips), or custom
 
 // The report does not change the IR.
 // IR-LABEL: func.func @unfused_attention
@@ -168,7 +177,7 @@ func.func @flash(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>,
           : tensor<?x?x?x128xbf16> to tensor<?x128xbf16>
       %vt = tensor.extract_slice %v[%b, %h, %j, 0] [1, 1, %nk, 128] [1, 1, 1, 1]
           : tensor<?x?x?x128xbf16> to tensor<?x128xbf16>
-      %a, %mn, %ln = attnc.online_attention %qt, %kt, %vt, %acc, %m, %l at [%qs, %j]
+      %a, %mn, %ln = attnc.online_attention %qt, %kt, %vt, %acc, %m, %l at [%b, %h, %qs, %j]
           {scale = 0.08838834764831845 : f64}
           : tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>,
             tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
@@ -184,4 +193,17 @@ func.func @flash(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>,
     }
   }
   return %res#0, %res#1 : tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>
+}
+
+// Top-left causal attention: the mask region's causal form halves the work.
+func.func @fused_causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>,
+                        %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
+      : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
+  return %o : tensor<?x?x?x128xbf16>
 }

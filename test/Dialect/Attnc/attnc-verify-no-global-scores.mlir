@@ -77,8 +77,13 @@ func.func @naive_static_short(%q: tensor<1x2x64x128xbf16>, %k: tensor<1x2x64x128
 // Fused: one attnc.attention, whose [B, H, S_q, d] result is bounded by Q.
 func.func @fused(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>,
                  %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
-  %o = attnc.attention %q, %k, %v {causal, scale = 0.08838834764831845 : f64}
+  %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
       : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+      mask {
+      ^bb0(%bi: index, %hi: index, %i: index, %j: index):
+        %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
   return %o : tensor<?x?x?x128xbf16>
 }
 
@@ -133,7 +138,7 @@ func.func @flash(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>,
           : tensor<?x?x?x128xbf16> to tensor<?x128xbf16>
       %vt = tensor.extract_slice %v[%b, %h, %j, 0] [1, 1, %nk, 128] [1, 1, 1, 1]
           : tensor<?x?x?x128xbf16> to tensor<?x128xbf16>
-      %a, %mn, %ln = attnc.online_attention %qt, %kt, %vt, %acc, %m, %l at [%qs, %j]
+      %a, %mn, %ln = attnc.online_attention %qt, %kt, %vt, %acc, %m, %l at [%b, %h, %qs, %j]
           {scale = 0.08838834764831845 : f64}
           : tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>,
             tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>

@@ -323,7 +323,7 @@ func.func @attention_scale(%q: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16>
 
 func.func @online_tile_rank(%q: tensor<1x?x128xbf16>, %k: tensor<?x128xbf16>, %acc: tensor<?x128xf32>, %m: tensor<?xf32>, %i: index) {
   // expected-error @+1 {{operands 'query', 'key', 'value' and 'acc' must be rank-2 tiles}}
-  %a:3 = attnc.online_attention %q, %k, %k, %acc, %m, %m at [%i, %i] {scale = 1.0 : f64}
+  %a:3 = attnc.online_attention %q, %k, %k, %acc, %m, %m at [%i, %i, %i, %i] {scale = 1.0 : f64}
       : tensor<1x?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
   return
 }
@@ -332,7 +332,7 @@ func.func @online_tile_rank(%q: tensor<1x?x128xbf16>, %k: tensor<?x128xbf16>, %a
 
 func.func @online_stat_rank(%q: tensor<?x128xbf16>, %acc: tensor<?x128xf32>, %m: tensor<?x1xf32>, %i: index) {
   // expected-error @+1 {{operands 'max' and 'sum' must be rank-1 row vectors}}
-  %a:3 = attnc.online_attention %q, %q, %q, %acc, %m, %m at [%i, %i] {scale = 1.0 : f64}
+  %a:3 = attnc.online_attention %q, %q, %q, %acc, %m, %m at [%i, %i, %i, %i] {scale = 1.0 : f64}
       : tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xf32>, tensor<?x1xf32>, tensor<?x1xf32>
   return
 }
@@ -341,7 +341,7 @@ func.func @online_stat_rank(%q: tensor<?x128xbf16>, %acc: tensor<?x128xf32>, %m:
 
 func.func @online_head_dim(%q: tensor<?x128xbf16>, %k: tensor<?x64xbf16>, %acc: tensor<?x128xf32>, %m: tensor<?xf32>, %i: index) {
   // expected-error @+1 {{head dimension of 'query' and 'key' must be equal and static}}
-  %a:3 = attnc.online_attention %q, %k, %q, %acc, %m, %m at [%i, %i] {scale = 1.0 : f64}
+  %a:3 = attnc.online_attention %q, %k, %q, %acc, %m, %m at [%i, %i, %i, %i] {scale = 1.0 : f64}
       : tensor<?x128xbf16>, tensor<?x64xbf16>, tensor<?x128xbf16>, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
   return
 }
@@ -350,7 +350,7 @@ func.func @online_head_dim(%q: tensor<?x128xbf16>, %k: tensor<?x64xbf16>, %acc: 
 
 func.func @online_kv_rows(%q: tensor<?x128xbf16>, %k: tensor<64x128xbf16>, %v: tensor<32x128xbf16>, %acc: tensor<?x128xf32>, %m: tensor<?xf32>, %i: index) {
   // expected-error @+1 {{'key' and 'value' tiles must have the same rows}}
-  %a:3 = attnc.online_attention %q, %k, %v, %acc, %m, %m at [%i, %i] {scale = 1.0 : f64}
+  %a:3 = attnc.online_attention %q, %k, %v, %acc, %m, %m at [%i, %i, %i, %i] {scale = 1.0 : f64}
       : tensor<?x128xbf16>, tensor<64x128xbf16>, tensor<32x128xbf16>, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
   return
 }
@@ -359,7 +359,7 @@ func.func @online_kv_rows(%q: tensor<?x128xbf16>, %k: tensor<64x128xbf16>, %v: t
 
 func.func @online_acc_shape(%q: tensor<?x128xbf16>, %acc: tensor<?x64xf32>, %m: tensor<?xf32>, %i: index) {
   // expected-error @+1 {{'acc' must be [query rows, value head_dim] and 'max', 'sum' [query rows]}}
-  %a:3 = attnc.online_attention %q, %q, %q, %acc, %m, %m at [%i, %i] {scale = 1.0 : f64}
+  %a:3 = attnc.online_attention %q, %q, %q, %acc, %m, %m at [%i, %i, %i, %i] {scale = 1.0 : f64}
       : tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x64xf32>, tensor<?xf32>, tensor<?xf32>
   return
 }
@@ -368,7 +368,7 @@ func.func @online_acc_shape(%q: tensor<?x128xbf16>, %acc: tensor<?x64xf32>, %m: 
 
 func.func @online_f32(%q: tensor<?x128xbf16>, %acc: tensor<?x128xbf16>, %m: tensor<?xf32>, %i: index) {
   // expected-error @+1 {{'acc', 'max' and 'sum' must be f32: the recurrence runs in f32}}
-  %a:3 = attnc.online_attention %q, %q, %q, %acc, %m, %m at [%i, %i] {scale = 1.0 : f64}
+  %a:3 = attnc.online_attention %q, %q, %q, %acc, %m, %m at [%i, %i, %i, %i] {scale = 1.0 : f64}
       : tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?xf32>, tensor<?xf32>
   return
 }
@@ -377,7 +377,7 @@ func.func @online_f32(%q: tensor<?x128xbf16>, %acc: tensor<?x128xbf16>, %m: tens
 
 func.func @online_types(%q: tensor<?x128xbf16>, %k: tensor<?x128xf16>, %acc: tensor<?x128xf32>, %m: tensor<?xf32>, %i: index) {
   // expected-error @+1 {{'query', 'key' and 'value' must have the same element type}}
-  %a:3 = attnc.online_attention %q, %k, %k, %acc, %m, %m at [%i, %i] {scale = 1.0 : f64}
+  %a:3 = attnc.online_attention %q, %k, %k, %acc, %m, %m at [%i, %i, %i, %i] {scale = 1.0 : f64}
       : tensor<?x128xbf16>, tensor<?x128xf16>, tensor<?x128xf16>, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
   return
 }
@@ -688,6 +688,25 @@ func.func @k() attributes {attnc.launch_contract = #attnc.launch_contract<kernel
 // expected-error @+1 {{launch contract names kernel @k, which is not a function of this gpu.module}}
 gpu.module @m attributes {attnc.launch_contract = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} {
   gpu.func @other(%x: !llvm.ptr<1>) kernel { gpu.return }
+
+// -----
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Mask and score regions of attnc.attention and attnc.online_attention
+//===----------------------------------------------------------------------===//
+
+func.func @mask_region_args(%q: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  // expected-error @+1 {{'attnc.attention' op region 'mask' must take (index, index, index, index)}}
+  %0 = attnc.attention %q, %q, %q {scale = 1.0 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      mask {
+      ^bb0(%i: index, %j: index):
+        %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
+  return %0 : tensor<?x?x?x64xbf16>
 }
 
 // -----
@@ -695,6 +714,19 @@ gpu.module @m attributes {attnc.launch_contract = #attnc.launch_contract<kernel 
 // expected-error @+1 {{launch contract has 1 parameters but kernel @k takes 2 arguments}}
 gpu.module @m attributes {attnc.launch_contract = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} {
   gpu.func @k(%x: !llvm.ptr<1>, %y: !llvm.ptr<1>) kernel { gpu.return }
+
+// -----
+
+func.func @mask_region_yield(%q: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  // expected-error @+1 {{'attnc.attention' op region 'mask' must end in attnc.yield of one 'i1'}}
+  %0 = attnc.attention %q, %q, %q {scale = 1.0 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %zero = arith.constant 0.0 : f32
+        attnc.yield %zero : f32
+      }
+  return %0 : tensor<?x?x?x64xbf16>
 }
 
 // -----
@@ -726,3 +758,75 @@ func.func @name_results(%a: f32) -> (f32 {attnc.name = "y"}, f32 {attnc.name = "
 
 // expected-error @+1 {{'attnc.label' is not an attnc argument or result attribute (only 'attnc.name' is)}}
 func.func @name_unknown(%a: f32 {attnc.label = "x"}) { return }
+
+// -----
+
+func.func @score_region_args(%q: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  // expected-error @+1 {{'attnc.attention' op region 'score' must take (f32, index, index, index, index)}}
+  %0 = attnc.attention %q, %q, %q {scale = 1.0 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      score {
+      ^bb0(%s: bf16, %b: index, %h: index, %i: index, %j: index):
+        %x = arith.extf %s : bf16 to f32
+        attnc.yield %x : f32
+      }
+  return %0 : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+func.func @score_region_yield(%q: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  // expected-error @+1 {{'attnc.attention' op region 'score' must end in attnc.yield of one 'f32'}}
+  %0 = attnc.attention %q, %q, %q {scale = 1.0 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        attnc.yield %s, %s : f32, f32
+      }
+  return %0 : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+func.func @mask_region_effects(%q: tensor<?x?x?x64xbf16>, %allowed: memref<?xi1>) -> tensor<?x?x?x64xbf16> {
+  %0 = attnc.attention %q, %q, %q {scale = 1.0 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        // expected-error @+1 {{'memref.load' op has side effects and cannot be in the mask region of an attention op}}
+        %keep = memref.load %allowed[%j] : memref<?xi1>
+        attnc.yield %keep : i1
+      }
+  return %0 : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// The flash step checks its regions by the same rules.
+func.func @online_score_region_effects(%q: tensor<?x128xbf16>, %acc: tensor<?x128xf32>, %m: tensor<?xf32>,
+                                       %i: index, %bias: memref<?xf32>) {
+  %a:3 = attnc.online_attention %q, %q, %q, %acc, %m, %m at [%i, %i, %i, %i] {scale = 1.0 : f64}
+      : tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kj: index):
+        // expected-error @+1 {{'memref.load' op has side effects and cannot be in the score region of an attention op}}
+        %x = memref.load %bias[%kj] : memref<?xf32>
+        %y = arith.addf %s, %x : f32
+        attnc.yield %y : f32
+      }
+  return
+}
+
+// -----
+
+func.func @online_mask_region_args(%q: tensor<?x128xbf16>, %acc: tensor<?x128xf32>, %m: tensor<?xf32>, %i: index) {
+  // expected-error @+1 {{'attnc.online_attention' op region 'mask' must take (index, index, index, index)}}
+  %a:3 = attnc.online_attention %q, %q, %q, %acc, %m, %m at [%i, %i, %i, %i] {scale = 1.0 : f64}
+      : tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
+      mask {
+      ^bb0(%b: index, %h: index, %qi: i64, %kj: i64):
+        %keep = arith.cmpi ule, %kj, %qi : i64
+        attnc.yield %keep : i1
+      }
+  return
+}

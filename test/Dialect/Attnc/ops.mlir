@@ -39,8 +39,14 @@ func.func @masks_and_casts(%s: tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xbf16> {
   // CHECK: attnc.iota %{{.*}} {dimension = 2 : i64}
   %r = attnc.iota %s {dimension = 2 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
   %c = attnc.iota %s {dimension = 3 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  // Index arithmetic: the row index shifted by a 0-d offset.
+  %off = arith.constant dense<3> : tensor<i64>
+  // CHECK: attnc.add %{{.*}}, %{{.*}} : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
+  %rs = attnc.add %r, %off : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
+  // CHECK: attnc.sub %{{.*}}, %{{.*}} : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
+  %cs = attnc.sub %c, %off : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
   // CHECK: attnc.cmp le, %{{.*}}, %{{.*}} : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
-  %m = attnc.cmp le, %c, %r : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %m = attnc.cmp le, %cs, %rs : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
   %z = arith.constant dense<0.0> : tensor<f32>
   // CHECK: attnc.select
   %x = attnc.select %m, %s, %z : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
@@ -84,26 +90,147 @@ func.func @matmul_and_heads(%q: tensor<?x8x?x128xbf16>, %k: tensor<?x2x?x128xbf1
   return %t : tensor<?x8x?x?xf32>
 }
 
+// Top-left causal: key j visible to query i iff j <= i.
 // CHECK-LABEL: func.func @fused
+// CHECK: attnc.attention %{{.*}}, %{{.*}}, %{{.*}} {scale = 1.250000e-01 : f64}
+// CHECK-SAME: : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x64xf16> mask {
+// CHECK-NEXT: ^bb0(%{{.+}}: index, %{{.+}}: index, %[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK-NEXT:   %[[KEEP:.+]] = arith.cmpi ule, %[[J]], %[[I]] : index
+// CHECK-NEXT:   attnc.yield %[[KEEP]] : i1
+// CHECK-NEXT: }
 func.func @fused(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tensor<?x2x?x64xf16>)
     -> tensor<?x8x?x64xf16> {
-  // CHECK: attnc.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, scale = 1.250000e-01 : f64}
-  %o = attnc.attention %q, %k, %v {causal, scale = 0.125 : f64}
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
       : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x64xf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
   return %o : tensor<?x8x?x64xf16>
 }
 
+// No region, no runtime scale: every key visible, the scale alone.
+// CHECK-LABEL: func.func @unmasked
+// CHECK: attnc.attention %{{.*}}, %{{.*}}, %{{.*}} {scale = 1.000000e+00 : f64} : tensor<1x2x16x64xbf16>, tensor<1x2x32x64xbf16>, tensor<1x2x32x32xbf16> -> tensor<1x2x16x32xbf16>{{$}}
+// CHECK-NEXT: return
+func.func @unmasked(%q: tensor<1x2x16x64xbf16>, %k: tensor<1x2x32x64xbf16>, %v: tensor<1x2x32x32xbf16>)
+    -> tensor<1x2x16x32xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 1.0 : f64}
+      : tensor<1x2x16x64xbf16>, tensor<1x2x32x64xbf16>, tensor<1x2x32x32xbf16> -> tensor<1x2x16x32xbf16>
+  return %o : tensor<1x2x16x32xbf16>
+}
+
+// Everything at once: a run-time scale, a kernel config, a score modifier
+// (tanh soft-capping at 30) and a bottom-right causal mask over sequence
+// lengths defined above the op.
+// CHECK-LABEL: func.func @all_parts
+// CHECK-SAME: %[[S:[^:]+]]: f32
+// CHECK: %[[SQ:.+]] = tensor.dim
+// CHECK: %[[SKV:.+]] = tensor.dim
+// CHECK: attnc.attention %{{.*}}, %{{.*}}, %{{.*}} runtime_scale(%[[S]]) {config = #attnc.flash_config<block_q = 128, block_kv = 32, warps = 4, stages = 2, strategy = mma_sync>, scale = 1.250000e-01 : f64}
+// CHECK-SAME: -> tensor<?x?x?x64xbf16> score {
+// CHECK-NEXT: ^bb0(%[[X:.+]]: f32, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index):
+// CHECK:   math.tanh
+// CHECK:   attnc.yield %{{.+}} : f32
+// CHECK-NEXT: } mask {
+// CHECK-NEXT: ^bb0(%{{.+}}: index, %{{.+}}: index, %[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK-NEXT:   %[[L:.+]] = arith.addi %[[J]], %[[SQ]] : index
+// CHECK-NEXT:   %[[R:.+]] = arith.addi %[[I]], %[[SKV]] : index
+// CHECK-NEXT:   %[[KEEP:.+]] = arith.cmpi ule, %[[L]], %[[R]] : index
+// CHECK-NEXT:   attnc.yield %[[KEEP]] : i1
+// CHECK-NEXT: }
+func.func @all_parts(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %s: f32)
+    -> tensor<?x?x?x64xbf16> {
+  %c2 = arith.constant 2 : index
+  %sq = tensor.dim %q, %c2 : tensor<?x?x?x64xbf16>
+  %skv = tensor.dim %k, %c2 : tensor<?x?x?x64xbf16>
+  %o = attnc.attention %q, %k, %v runtime_scale(%s)
+      {config = #attnc.flash_config<block_q = 128, block_kv = 32, warps = 4, stages = 2, strategy = mma_sync>, scale = 0.125 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      score {
+      ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+        %cap = arith.constant 30.0 : f32
+        %d = arith.divf %x, %cap : f32
+        %t = math.tanh %d : f32
+        %y = arith.mulf %t, %cap : f32
+        attnc.yield %y : f32
+      }
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %l = arith.addi %j, %sq : index
+        %r = arith.addi %i, %skv : index
+        %keep = arith.cmpi ule, %l, %r : index
+        attnc.yield %keep : i1
+      }
+  return %o : tensor<?x?x?x64xbf16>
+}
+
+// A score modifier alone (an ALiBi-style bias by distance, per head).
+// CHECK-LABEL: func.func @score_only
+// CHECK: attnc.attention {{.*}} -> tensor<?x4x?x128xbf16> score {
+// CHECK-NOT: mask
+// CHECK: return
+func.func @score_only(%q: tensor<?x4x?x128xbf16>, %k: tensor<?x4x?x128xbf16>, %v: tensor<?x4x?x128xbf16>)
+    -> tensor<?x4x?x128xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.088388347648318447 : f64}
+      : tensor<?x4x?x128xbf16>, tensor<?x4x?x128xbf16>, tensor<?x4x?x128xbf16> -> tensor<?x4x?x128xbf16>
+      score {
+      ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+        %d = arith.subi %i, %j : index
+        %di = arith.index_cast %d : index to i64
+        %df = arith.sitofp %di : i64 to f32
+        %hi = arith.index_cast %h : index to i64
+        %hf = arith.sitofp %hi : i64 to f32
+        %slope = arith.mulf %df, %hf : f32
+        %y = arith.subf %x, %slope : f32
+        attnc.yield %y : f32
+      }
+  return %o : tensor<?x4x?x128xbf16>
+}
+
+// One step of the flash form at (batch, head, q_start, kv_start), with the
+// mask the causal split gives the diagonal tiles.
 // CHECK-LABEL: func.func @online
 func.func @online(%q: tensor<?x128xbf16>, %k: tensor<?x128xbf16>, %v: tensor<?x128xbf16>,
                   %acc: tensor<?x128xf32>, %m: tensor<?xf32>, %l: tensor<?xf32>,
-                  %qs: index, %ks: index) -> (tensor<?x128xbf16>, tensor<?xf32>) {
-  // CHECK: %[[ACC:.+]], %[[MAX:.+]], %[[SUM:.+]] = attnc.online_attention %{{.*}} at [%{{.*}}, %{{.*}}] {causal, scale = 5.000000e-01 : f64}
-  %a, %mm, %ll = attnc.online_attention %q, %k, %v, %acc, %m, %l at [%qs, %ks] {causal, scale = 0.5 : f64}
+                  %b: index, %h: index, %qs: index, %ks: index, %s: f32) -> (tensor<?x128xbf16>, tensor<?xf32>) {
+  // CHECK: %[[ACC:.+]], %[[MAX:.+]], %[[SUM:.+]] = attnc.online_attention %{{.*}} at [%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] runtime_scale(%{{.*}}) {scale = 5.000000e-01 : f64}
+  // CHECK-SAME: : tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32> mask {
+  // CHECK-NEXT: ^bb0(%{{.+}}: index, %{{.+}}: index, %[[I:.+]]: index, %[[J:.+]]: index):
+  // CHECK-NEXT:   %[[KEEP:.+]] = arith.cmpi ule, %[[J]], %[[I]] : index
+  // CHECK-NEXT:   attnc.yield %[[KEEP]] : i1
+  %a, %mm, %ll = attnc.online_attention %q, %k, %v, %acc, %m, %l at [%b, %h, %qs, %ks] runtime_scale(%s) {scale = 0.5 : f64}
       : tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
+      mask {
+      ^bb0(%bi: index, %hi: index, %i: index, %j: index):
+        %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
   // CHECK: attnc.online_attention_finalize %[[ACC]], %[[MAX]], %[[SUM]]
   %o, %lse = attnc.online_attention_finalize %a, %mm, %ll
       : tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32> -> tensor<?x128xbf16>, tensor<?xf32>
   return %o, %lse : tensor<?x128xbf16>, tensor<?xf32>
+}
+
+// An unmasked step (a tile the causal split proved visible) with a score
+// modifier and no run-time scale.
+// CHECK-LABEL: func.func @online_unmasked
+// CHECK: attnc.online_attention {{.*}} at [%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {scale = 1.000000e+00 : f64}
+// CHECK-SAME: tensor<64xf32> score {
+// CHECK-NOT: mask
+func.func @online_unmasked(%q: tensor<64x64xf16>, %k: tensor<32x64xf16>, %v: tensor<32x64xf16>,
+                           %acc: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>, %i: index)
+    -> (tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>) {
+  %a:3 = attnc.online_attention %q, %k, %v, %acc, %m, %l at [%i, %i, %i, %i] {scale = 1.0 : f64}
+      : tensor<64x64xf16>, tensor<32x64xf16>, tensor<32x64xf16>, tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>
+      score {
+      ^bb0(%x: f32, %bi: index, %hi: index, %qi: index, %kj: index):
+        %c = arith.constant 2.0 : f32
+        %y = arith.mulf %x, %c : f32
+        attnc.yield %y : f32
+      }
+  return %a#0, %a#1, %a#2 : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>
 }
 
 // CHECK-LABEL: func.func @fusion

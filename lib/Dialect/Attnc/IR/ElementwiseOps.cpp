@@ -215,6 +215,11 @@ LogicalResult RmsNormOp::verify() {
 }
 
 bool attnc::isFusibleElementwiseOp(Operation *op) {
+  // Fusion bodies compute in floats; integer add/sub only shift iotas in
+  // masks, which attention fusion absorbs.
+  if (isa<AddOp, SubOp>(op) &&
+      !isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())))
+    return false;
   return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, ExpOp, LogOp, NegOp, TanhOp,
              RsqrtOp, CastOp, IotaOp, CmpOp, SelectOp, DropoutOp, ReduceMaxOp,
              ReduceSumOp, SoftmaxOp, LayerNormOp, RmsNormOp>(op);

@@ -4,18 +4,22 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Use-def matchers for the scale, softmax and causal-mask parts of an
-// attention chain, in the spellings --attnc-fuse-attention recognises. They
-// only read the IR; the pattern in FuseAttention.cpp decides whether the
-// consumed ops may go.
+// Use-def matchers for the scale (constant or run-time), softmax and
+// causal-mask parts of an attention chain, in the spellings
+// --attnc-fuse-attention recognises. They only read the IR; the pattern in
+// FuseAttention.cpp decides whether the consumed ops may go.
 //
 //===----------------------------------------------------------------------===//
 
 #include "AttentionMatchers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace attnc;
@@ -32,23 +36,41 @@ std::optional<double> attnc::getSplatFloatConstant(Value v) {
   return std::nullopt;
 }
 
+Value attnc::getRuntimeScalar(Value t) {
+  auto fromElements = t.getDefiningOp<tensor::FromElementsOp>();
+  if (!fromElements || fromElements.getElements().size() != 1)
+    return {};
+  Value scalar = fromElements.getElements().front();
+  auto type = dyn_cast<FloatType>(scalar.getType());
+  if (!type || type.getWidth() > 32)
+    return {};
+  return scalar;
+}
+
 std::optional<ScaleMatch> attnc::matchScale(Value v) {
   Operation *op = v.getDefiningOp();
   if (!op || !isa<MulOp, DivOp>(op))
     return std::nullopt;
   Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  if (isa<MulOp>(op)) {
+    for (auto [x, t] : {std::pair(lhs, rhs), std::pair(rhs, lhs)}) {
+      Value scalar = getRuntimeScalar(t);
+      if (scalar && x.getType() == v.getType())
+        return ScaleMatch{x, 1.0, scalar, op};
+    }
+  }
   // The factor must broadcast into the scaled operand, not grow it.
   if (std::optional<double> c = getSplatFloatConstant(rhs);
       c && lhs.getType() == v.getType()) {
     if (isa<MulOp>(op))
-      return ScaleMatch{lhs, *c, op};
+      return ScaleMatch{lhs, *c, Value(), op};
     if (*c != 0.0)
-      return ScaleMatch{lhs, 1.0 / *c, op};
+      return ScaleMatch{lhs, 1.0 / *c, Value(), op};
     return std::nullopt;
   }
   if (std::optional<double> c = getSplatFloatConstant(lhs);
       c && isa<MulOp>(op) && rhs.getType() == v.getType())
-    return ScaleMatch{rhs, *c, op};
+    return ScaleMatch{rhs, *c, Value(), op};
   return std::nullopt;
 }
 
@@ -98,6 +120,8 @@ static bool indexExtentMatches(int64_t d, int64_t s) {
 }
 
 static IotaRole classifyIota(Value v, RankedTensorType scores) {
+  if (!v)
+    return IotaRole::None;
   auto iota = v.getDefiningOp<IotaOp>();
   if (!iota)
     return IotaRole::None;
@@ -113,6 +137,66 @@ static IotaRole classifyIota(Value v, RankedTensorType scores) {
   if (dim == rank - 1)
     return IotaRole::Col;
   return IotaRole::None;
+}
+
+/// The offset `t` holds: the scalar of a one-element i64
+/// `tensor.from_elements`, or an i64 splat constant.
+static std::optional<IndexOffset> matchOffset(Value t) {
+  if (auto fromElements = t.getDefiningOp<tensor::FromElementsOp>()) {
+    if (fromElements.getElements().size() != 1 ||
+        !fromElements.getElements().front().getType().isInteger(64))
+      return std::nullopt;
+    return IndexOffset{fromElements.getElements().front()};
+  }
+  Attribute attr;
+  if (!matchPattern(t, m_Constant(&attr)))
+    return std::nullopt;
+  auto dense = dyn_cast<DenseIntElementsAttr>(attr);
+  if (!dense || !dense.isSplat() || !dense.getElementType().isInteger(64))
+    return std::nullopt;
+  return IndexOffset{Value(), dense.getSplatValue<APInt>().getSExtValue()};
+}
+
+namespace {
+/// One side of a mask comparison: an iota, possibly shifted.
+struct IndexOperand {
+  IotaRole role = IotaRole::None;
+  std::optional<IndexOffset> offset;
+  SmallVector<Operation *> ops;
+};
+} // namespace
+
+/// `v` as an iota, `iota + offset`, `offset + iota` or `iota - offset`,
+/// where the offset broadcasts into the iota without growing it.
+static IndexOperand classifyIndex(Value v, RankedTensorType scores) {
+  IndexOperand result;
+  if ((result.role = classifyIota(v, scores)) != IotaRole::None) {
+    result.ops = {v.getDefiningOp()};
+    return result;
+  }
+  Operation *shift = v.getDefiningOp();
+  if (!shift || !isa<AddOp, SubOp>(shift))
+    return result;
+  Value lhs = shift->getOperand(0), rhs = shift->getOperand(1);
+  SmallVector<std::tuple<Value, Value, int64_t>, 2> candidates = {
+      {lhs, rhs, isa<AddOp>(shift) ? 1 : -1}};
+  if (isa<AddOp>(shift))
+    candidates.push_back({rhs, lhs, 1});
+  for (auto [iota, t, sign] : candidates) {
+    std::optional<IndexOffset> offset = matchOffset(t);
+    IotaRole role = classifyIota(iota, scores);
+    if (!offset || role == IotaRole::None || iota.getType() != v.getType())
+      continue;
+    offset->sign = sign;
+    result.role = role;
+    result.offset = offset;
+    result.ops = {shift, iota.getDefiningOp()};
+    if (Operation *def = t.getDefiningOp();
+        isa_and_nonnull<tensor::FromElementsOp>(def))
+      result.ops.push_back(def);
+    return result;
+  }
+  return result;
 }
 
 /// `a P b` == `b swap(P) a`.
@@ -178,19 +262,32 @@ MaskMatch attnc::matchMask(Value v) {
   auto cmp = select.getCondition().getDefiningOp<CmpOp>();
   if (!cmp)
     return result;
-  IotaRole lhs = classifyIota(cmp.getLhs(), scores);
-  IotaRole rhs = classifyIota(cmp.getRhs(), scores);
+  IndexOperand lhsIndex = classifyIndex(cmp.getLhs(), scores);
+  IndexOperand rhsIndex = classifyIndex(cmp.getRhs(), scores);
+  IotaRole lhs = lhsIndex.role, rhs = rhsIndex.role;
   if (lhs == IotaRole::None || rhs == IotaRole::None)
     return result;
 
   result.input = x;
+  result.infiniteFill = std::isinf(
+      *getSplatFloatConstant(fillOnTrue ? select.getTrueValue()
+                                        : select.getFalseValue()));
   result.ops.insert(select);
   result.ops.insert(cmp);
-  result.ops.insert(cmp.getLhs().getDefiningOp());
-  result.ops.insert(cmp.getRhs().getDefiningOp());
+  result.ops.insert(lhsIndex.ops.begin(), lhsIndex.ops.end());
+  result.ops.insert(rhsIndex.ops.begin(), rhsIndex.ops.end());
   result.kind = MaskKind::Other;
-  if (lhs == rhs)
+  if (lhs == rhs || (lhsIndex.offset && rhsIndex.offset))
     return result;
+  // `row + a P col + c` keeps the same keys as `row + (a - c) P col`.
+  const IndexOperand &rowSide = lhs == IotaRole::Row ? lhsIndex : rhsIndex;
+  const IndexOperand &colSide = lhs == IotaRole::Row ? rhsIndex : lhsIndex;
+  if (rowSide.offset) {
+    result.offset = rowSide.offset;
+  } else if (colSide.offset) {
+    result.offset = colSide.offset;
+    result.offset->sign = -result.offset->sign;
+  }
   // Normalise to `row P col` = the condition that keeps key col for query row.
   CmpPredicate p = cmp.getPredicate();
   if (lhs == IotaRole::Col)
@@ -199,5 +296,7 @@ MaskMatch attnc::matchMask(Value v) {
     p = negatePredicate(p);
   if (p == CmpPredicate::ge)
     result.kind = MaskKind::Causal;
+  else
+    result.offset.reset();
   return result;
 }

@@ -6,8 +6,12 @@
 //
 // Recognises attention written as a graph, matmul(Q, K^T) -> scale ->
 // (causal mask) -> softmax -> (cast) -> matmul(P, V), and replaces it by one
-// attnc.attention. The pattern is rooted at the second matmul and walks up
-// the use-def chain with the matchers of AttentionMatchers.h; it fires only
+// attnc.attention: splat constant scales fold into its `scale` attribute,
+// run-time scalars into its `runtime_scale` operand, and a causal iota mask
+// (top-left, or bottom-right: the row iota shifted by Skv - Sq) becomes its
+// mask region. The pattern is rooted at the second
+// matmul and walks up the use-def chain with the matchers of
+// AttentionMatchers.h; it fires only
 // when every op that touches the S x S scores is part of the chain, so that
 // the fused op really removes the score matrix. The pass is a greedy driver
 // over populateFuseAttentionPatterns.
@@ -18,6 +22,8 @@
 #include "attnc/Dialect/Attnc/Transforms/Passes.h"
 #include "attnc/Dialect/Attnc/Transforms/Transforms.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/Debug.h"
 
@@ -42,7 +48,11 @@ constexpr int64_t kAttentionRank = 4;
 struct AttentionChain {
   Value query, key, value;
   double scale = 1.0;
+  /// Run-time scalars multiplying the scores, in the order found.
+  SmallVector<Value> runtimeScales;
   bool causal = false;
+  /// A causal mask's shift: key j visible to query i iff j <= i + offset.
+  std::optional<IndexOffset> maskOffset;
   /// The Q K^T matmul: all of its transitive users up to the root must be in
   /// `ops`.
   MatmulOp scores;
@@ -110,10 +120,26 @@ static LogicalResult checkTypes(const AttentionChain &chain, MatmulOp root) {
   return success();
 }
 
+/// Folds a scale step into the chain: its constant into `scale`, its
+/// run-time scalar onto `runtimeScales`.
+static void addScale(AttentionChain &chain, const ScaleMatch &s) {
+  chain.scale *= s.factor;
+  chain.ops.insert(s.op);
+  if (!s.runtime)
+    return;
+  chain.runtimeScales.push_back(s.runtime);
+  // The one-element tensor goes with the multiplication once unused.
+  for (Value operand : s.op->getOperands())
+    if (auto t = operand.getDefiningOp<tensor::FromElementsOp>())
+      chain.ops.insert(t);
+}
+
 /// Peels the score-side steps between the softmax input and Q K^T: casts, at
-/// most one mask and any number of splat scales, in any order.
+/// most one mask and any number of scales, in any order.
 static LogicalResult matchScoreSteps(Value &x, AttentionChain &chain) {
   bool masked = false;
+  // A run-time scale seen so far multiplies the fill of any mask below it.
+  bool runtimeScaleOutside = false;
   while (true) {
     if (auto cast = x.getDefiningOp<CastOp>()) {
       chain.ops.insert(cast);
@@ -121,8 +147,8 @@ static LogicalResult matchScoreSteps(Value &x, AttentionChain &chain) {
       continue;
     }
     if (std::optional<ScaleMatch> s = matchScale(x)) {
-      chain.scale *= s->factor;
-      chain.ops.insert(s->op);
+      addScale(chain, *s);
+      runtimeScaleOutside |= static_cast<bool>(s->runtime);
       x = s->input;
       continue;
     }
@@ -134,13 +160,98 @@ static LogicalResult matchScoreSteps(Value &x, AttentionChain &chain) {
     if (mask.kind == MaskKind::Causal) {
       if (masked)
         return failure();
+      // -1e9 * t is a mask for t = 1 and an ordinary score for t = 1e-9:
+      // the fused op masks with -inf whatever t is, so a finite fill under
+      // a run-time scale is not provably a mask.
+      if (runtimeScaleOutside && !mask.infiniteFill) {
+        LLVM_DEBUG(llvm::dbgs()
+                   << "  finite mask fill scaled at run time\n");
+        return failure();
+      }
       masked = chain.causal = true;
+      chain.maskOffset = mask.offset;
       chain.ops.insert(mask.ops.begin(), mask.ops.end());
       x = mask.input;
       continue;
     }
     return success();
   }
+}
+
+/// The causal mask of the fused op: its alignment and, bottom-right, the
+/// sequence lengths to reuse. A null length is rebuilt from the fused op's
+/// own operands: one read off a value the rewrite removes (a repeated K,
+/// say) would keep that value alive.
+struct CausalPlan {
+  CausalMask::Alignment alignment = CausalMask::Alignment::TopLeft;
+  Value seqQ, seqKV;
+};
+
+/// `v` with index casts stripped.
+static Value stripIndexCasts(Value v) {
+  while (auto cast = v.getDefiningOp<arith::IndexCastOp>())
+    v = cast.getIn();
+  return v;
+}
+
+/// True when `v` is `tensor.dim t, d` for one of the (t, d) in `extents`.
+static bool isExtentOf(Value v, ArrayRef<std::pair<Value, int64_t>> extents) {
+  auto dim = v.getDefiningOp<tensor::DimOp>();
+  if (!dim)
+    return false;
+  std::optional<int64_t> index = dim.getConstantIndex();
+  return llvm::any_of(extents, [&](std::pair<Value, int64_t> e) {
+    return dim.getSource() == e.first && index == e.second;
+  });
+}
+
+/// Decides what the chain's shifted causal mask is. An offset of 0 is
+/// top-left; an offset that is Skv - Sq is bottom-right, proven either on
+/// the IR (`tensor.dim` of the key side minus `tensor.dim` of the query
+/// side, through index casts) or, for a constant offset, on static shapes.
+/// Any other shift is not a causal mask attnc.attention can skip work for.
+static FailureOr<CausalPlan> planCausalMask(const AttentionChain &chain,
+                                            MatmulOp root) {
+  CausalPlan plan;
+  if (!chain.maskOffset)
+    return plan;
+  const IndexOffset &offset = *chain.maskOffset;
+  int64_t sq = cast<RankedTensorType>(chain.query.getType()).getDimSize(2);
+  int64_t skv = cast<RankedTensorType>(chain.key.getType()).getDimSize(2);
+  if (!offset.scalar) {
+    int64_t delta = offset.sign * offset.constant;
+    if (delta == 0)
+      return plan;
+    if (ShapedType::isDynamic(sq) || ShapedType::isDynamic(skv) ||
+        delta != skv - sq)
+      return failure();
+    plan.alignment = CausalMask::Alignment::BottomRight;
+    return plan;
+  }
+  auto sub = stripIndexCasts(offset.scalar).getDefiningOp<arith::SubIOp>();
+  if (!sub)
+    return failure();
+  // The inputs whose dim 2 is S_q, resp. S_kv, before and after the scale
+  // and head repeats the rewrite strips. (Extents of the scores would be
+  // users of the scores, which scoresOnlyFeedChain has already refused.)
+  MatmulOp qk = chain.scores;
+  SmallVector<std::pair<Value, int64_t>> queryExtents = {{chain.query, 2},
+                                                         {qk.getLhs(), 2}};
+  SmallVector<std::pair<Value, int64_t>> keyExtents = {
+      {chain.key, 2}, {chain.value, 2}, {qk.getRhs(), 2}, {root.getRhs(), 2}};
+  // sign * (a - b) = Skv - Sq: a is Skv and b Sq, or the other way round
+  // for a subtracted offset.
+  Value a = stripIndexCasts(sub.getLhs()), b = stripIndexCasts(sub.getRhs());
+  if (offset.sign < 0)
+    std::swap(a, b);
+  if (!isExtentOf(a, keyExtents) || !isExtentOf(b, queryExtents))
+    return failure();
+  plan.alignment = CausalMask::Alignment::BottomRight;
+  if (isExtentOf(a, {{chain.key, 2}, {chain.value, 2}}))
+    plan.seqKV = a;
+  if (isExtentOf(b, {{chain.query, 2}}))
+    plan.seqQ = b;
+  return plan;
 }
 
 /// Rewrites matmul(softmax(mask(scale * Q K^T)), V) into attnc.attention.
@@ -178,8 +289,7 @@ struct FuseAttentionPattern : OpRewritePattern<MatmulOp> {
     // A scale folded into Q; kept in place when the scaled Q has other uses.
     if (std::optional<ScaleMatch> s = matchScale(chain.query);
         s && chain.query.hasOneUse()) {
-      chain.scale *= s->factor;
-      chain.ops.insert(s->op);
+      addScale(chain, *s);
       chain.query = s->input;
     }
     stripHeadRepeats(chain);
@@ -190,23 +300,71 @@ struct FuseAttentionPattern : OpRewritePattern<MatmulOp> {
       return rewriter.notifyMatchFailure(root, "types attnc.attention rejects");
     if (!scoresOnlyFeedChain(chain, root))
       return rewriter.notifyMatchFailure(root, "scores have other users");
+    FailureOr<CausalPlan> causal = planCausalMask(chain, root);
+    if (failed(causal))
+      return rewriter.notifyMatchFailure(
+          root, "shifted mask that is neither top-left nor bottom-right");
 
     LLVM_DEBUG(llvm::dbgs() << "fusing attention at " << root.getLoc()
-                            << " scale=" << chain.scale
+                            << " scale=" << chain.scale << " runtime scales="
+                            << chain.runtimeScales.size()
                             << " causal=" << chain.causal << "\n");
+    Value runtimeScale =
+        buildRuntimeScale(rewriter, root.getLoc(), chain.runtimeScales);
+    // Built in front of the op: the mask region reads them from above.
+    CausalMask causalMask = materialize(rewriter, root.getLoc(), *causal,
+                                        chain.query, chain.key);
     auto attention = AttentionOp::create(
         rewriter, root.getLoc(), root.getType(), chain.query, chain.key,
-        chain.value, /*runtime_scale=*/Value(),
-        rewriter.getF64FloatAttr(chain.scale), /*config=*/nullptr);
+        chain.value, runtimeScale, rewriter.getF64FloatAttr(chain.scale),
+        /*config=*/nullptr);
     if (chain.causal)
       buildCausalMask(rewriter, root.getLoc(), attention.getMask(),
-                      CausalMask{});
+                      causalMask);
     rewriter.replaceOp(root, attention.getResult());
     eraseDeadChain(rewriter, chain.ops);
     return success();
   }
 
 private:
+  /// The CausalMask of `plan`, its missing lengths built in front of the
+  /// attention op from `query` and `key`: constants where static.
+  static CausalMask materialize(PatternRewriter &rewriter, Location loc,
+                                const CausalPlan &plan, Value query,
+                                Value key) {
+    CausalMask mask{plan.alignment, plan.seqQ, plan.seqKV};
+    if (plan.alignment != CausalMask::Alignment::BottomRight)
+      return mask;
+    auto seqLength = [&](Value t) -> Value {
+      int64_t n = cast<RankedTensorType>(t.getType()).getDimSize(2);
+      if (!ShapedType::isDynamic(n))
+        return arith::ConstantIndexOp::create(rewriter, loc, n);
+      return tensor::DimOp::create(rewriter, loc, t, 2);
+    };
+    if (!mask.seqQ)
+      mask.seqQ = seqLength(query);
+    if (!mask.seqKV)
+      mask.seqKV = seqLength(key);
+    return mask;
+  }
+
+  /// The product of the run-time scalars as one f32 (null when there are
+  /// none). Narrower floats widen exactly; the product rounds once per
+  /// factor, as the graph's successive multiplications do.
+  static Value buildRuntimeScale(PatternRewriter &rewriter, Location loc,
+                                 ArrayRef<Value> scalars) {
+    Value product;
+    Type f32 = rewriter.getF32Type();
+    for (Value s : scalars) {
+      if (s.getType() != f32)
+        s = arith::ExtFOp::create(rewriter, loc, f32, s);
+      product = product ? arith::MulFOp::create(rewriter, loc, product, s)
+                              .getResult()
+                        : s;
+    }
+    return product;
+  }
+
   /// Erases the chain's ops once they have no users, consumers first. Ops
   /// still used elsewhere (a repeated K with another reader, a shared mask)
   /// stay.

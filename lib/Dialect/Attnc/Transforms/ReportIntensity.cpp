@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // The pass that prints FLOPs, HBM bytes, intensity, regime and predicted time
-// per kernel. It resolves the device model and size options and hands every
+// per kernel. It resolves the device's roofline from the target description
+// (attnc/Target/TargetDescription.h) and the size options and hands every
 // function to attnc::countFunctionCost / printIntensityReport
 // (attnc/Analysis/Intensity.h); the IR is not changed.
 //
@@ -13,6 +14,7 @@
 
 #include "attnc/Analysis/Intensity.h"
 #include "attnc/Dialect/Attnc/Transforms/Passes.h"
+#include "attnc/Target/TargetDescription.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
@@ -31,16 +33,18 @@ struct AttncReportIntensityPass
     : attnc::impl::AttncReportIntensityBase<AttncReportIntensityPass> {
   using Base::Base;
 
-  /// The built-in model named by `device`, with the overrides applied.
-  FailureOr<DeviceModel> resolveDevice() {
-    std::optional<DeviceModel> model = lookupDeviceModel(device);
-    if (!model && device != "custom") {
+  /// The roofline of the target `device` names (a device, or a chip for its
+  /// default device), with the overrides applied.
+  FailureOr<RooflineModel> resolveDevice() {
+    FailureOr<TargetDescription> target = lookupTargetDescription(device);
+    if (failed(target) && device != "custom") {
       emitError(getOperation().getLoc())
-          << "unknown device '" << device
-          << "': expected h100, h200, a100 or custom";
+          << "unknown device '" << device << "': expected "
+          << getKnownTargetNames() << ", or custom";
       return failure();
     }
-    DeviceModel m = model.value_or(DeviceModel{"custom", 0, 0, 0});
+    RooflineModel m = succeeded(target) ? target->roofline
+                                        : RooflineModel{"custom", 0, 0, 0};
     if (peakTflops > 0)
       m.peakTflops = peakTflops;
     if (bandwidthTBps > 0)
@@ -62,7 +66,7 @@ struct AttncReportIntensityPass
           << "unknown format '" << format << "': expected table or json";
       return signalPassFailure();
     }
-    FailureOr<DeviceModel> model = resolveDevice();
+    FailureOr<RooflineModel> model = resolveDevice();
     if (failed(model))
       return signalPassFailure();
     SizeBindings sizes{batch, heads, seqLenQ > 0 ? seqLenQ : seqLen,

@@ -28,7 +28,8 @@ mlir::FailureOr<llvm::SmallVector<int64_t>>
 broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
 
 /// True for the ops a `attnc.fusion` body may hold and that
-/// --attnc-fuse-elementwise gathers: elementwise, broadcast and row ops.
+/// --attnc-fuse-elementwise gathers: elementwise, broadcast and row ops
+/// (add and sub on floats only).
 bool isFusibleElementwiseOp(mlir::Operation *op);
 } // namespace attnc
 

@@ -30,6 +30,8 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 def Attnc_FloatTensor : RankedTensorOf<[BF16, F16, F32, F64]>;
 def Attnc_MaskTensor : RankedTensorOf<[I1]>;
 def Attnc_IndexTensor : RankedTensorOf<[I64]>;
+/// Floats, or i64 indices (an iota shifted by an offset in a mask).
+def Attnc_NumericTensor : RankedTensorOf<[BF16, F16, F32, F64, I64]>;
 def Attnc_AnyTensor : RankedTensorOf<[BF16, F16, F32, F64, I1, I64]>;
 
 def Attnc_CmpPredicate : I32EnumAttr<"CmpPredicate",
@@ -51,15 +53,18 @@ class Attnc_Op<string mnemonic, list<Trait> traits = []>
 class Attnc_PureOp<string mnemonic, list<Trait> traits = []>
     : Attnc_Op<mnemonic, !listconcat([Pure], traits)>;
 
-/// Elementwise binary ops with NumPy broadcasting.
-class Attnc_BinaryOp<string mnemonic, string math, string fn>
+/// Elementwise binary ops with NumPy broadcasting, on floats unless
+/// `tensorType` says otherwise.
+class Attnc_BinaryOp<string mnemonic, string math, string fn,
+                     TypeConstraint tensorType = Attnc_FloatTensor,
+                     string typeNote = "">
     : Attnc_PureOp<mnemonic> {
   let summary = "elementwise " # fn # " with broadcasting";
   let description = [{
     Computes `result[i] = }] # math # [{` elementwise after broadcasting
     `lhs` and `rhs` to the result shape (NumPy rules, trailing dimensions
     aligned, static 1 stretches). Element types of both operands and the
-    result are equal.
+    result are equal.}] # typeNote # [{
 
     Example:
 
@@ -67,8 +72,8 @@ class Attnc_BinaryOp<string mnemonic, string math, string fn>
     %r = attnc.}] # mnemonic # [{ %a, %b : tensor<?x4096xbf16>, tensor<4096xbf16> -> tensor<?x4096xbf16>
     ```
   }];
-  let arguments = (ins Attnc_FloatTensor:$lhs, Attnc_FloatTensor:$rhs);
-  let results = (outs Attnc_FloatTensor:$result);
+  let arguments = (ins tensorType:$lhs, tensorType:$rhs);
+  let results = (outs tensorType:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
@@ -119,8 +124,18 @@ class Attnc_RowReductionOp<string mnemonic, string math, string fn>
 // Elementwise ops
 //===----------------------------------------------------------------------===//
 
-def Attnc_AddOp : Attnc_BinaryOp<"add", "lhs[i] + rhs[i]", "addition">;
-def Attnc_SubOp : Attnc_BinaryOp<"sub", "lhs[i] - rhs[i]", "subtraction">;
+/// Index arithmetic for masks (`rows + (Skv - Sq) >= cols`, the bottom-right
+/// causal mask): add and sub also take i64 tensors. The elementwise
+/// back-end computes in floats, so integer add and sub do not fuse: they
+/// belong in masks that --attnc-fuse-attention turns into mask regions.
+defvar kIndexArithmeticNote = [{ Besides floats, both take i64 index
+    tensors (iotas), for index arithmetic in masks such as
+    `rows + (Skv - Sq) >= cols`; the integer forms are not fusible, so
+    they must end up in an attention mask region.}];
+def Attnc_AddOp : Attnc_BinaryOp<"add", "lhs[i] + rhs[i]", "addition",
+                                 Attnc_NumericTensor, kIndexArithmeticNote>;
+def Attnc_SubOp : Attnc_BinaryOp<"sub", "lhs[i] - rhs[i]", "subtraction",
+                                 Attnc_NumericTensor, kIndexArithmeticNote>;
 def Attnc_MulOp : Attnc_BinaryOp<"mul", "lhs[i] * rhs[i]", "multiplication">;
 def Attnc_DivOp : Attnc_BinaryOp<"div", "lhs[i] / rhs[i]", "division">;
 def Attnc_MaxOp : Attnc_BinaryOp<"max", "max(lhs[i], rhs[i])", "maximum">;

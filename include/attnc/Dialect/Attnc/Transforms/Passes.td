@@ -26,12 +26,32 @@ def AttncFuseAttention : Pass<"attnc-fuse-attention"> {
     scores or probabilities are also returned, say) is left alone: fusing it
     would still need the S x S matrix.
 
-    The scale is the product of every splat-constant multiplication (or
-    division) on the scores and on Q. The mask fill must be -inf or a value
-    <= -1e9 (a "safe" finite -inf); iota masks other than top-left causal
-    (anti-causal, strictly causal) are left alone, as are chains whose final
-    matmul widens bf16 inputs to an f32 result (the fused op returns Q's
-    element type) and chains of rank other than 4.
+    The `scale` attribute is the product of every splat-constant
+    multiplication (or division) on the scores and on Q. A multiplication by
+    a run-time scalar, `attnc.mul %s, %t` (either order) with
+    `%t = tensor.from_elements %f : tensor<f32>` (or a one-element tensor
+    of f16/bf16, widened exactly), becomes the `runtime_scale` operand; the
+    product of several such scalars is computed once with `arith.mulf`. A
+    0-d tensor that is itself a function argument is not a run-time scale:
+    reading it would need a load from device memory. The mask fill must be
+    -inf or a value <= -1e9 (a "safe" finite -inf), and -inf when a
+    run-time scale multiplies the masked scores (a finite fill times an
+    unknown factor need not stay a mask); iota masks other than top-left
+    causal (anti-causal, strictly causal) are left alone, as are chains
+    whose final matmul widens bf16 inputs to an f32 result (the fused op
+    returns Q's element type) and chains of rank other than 4. A causal mask
+    becomes the op's mask region: top-left `j <= i`, or bottom-right
+    `j + Sq <= i + Skv`.
+
+    Bottom-right causal is written as PyTorch's `tril(diagonal=Skv - Sq)`:
+    the row iota shifted by an i64 offset, `attnc.add %rows, %off` (either
+    order; or `attnc.sub %cols, %off` on the column side) compared `ge`
+    with the column iota, where `%off` is `tensor.from_elements` of
+    `Skv - Sq` (`arith.subi` of `tensor.dim`s of K or V and of Q, through
+    `arith.index_cast`s) or, with static sequence lengths, an i64 splat
+    constant equal to `Skv - Sq`. An offset of 0 is top-left. Any other
+    shift (one not provably `Skv - Sq`, lengths read off the scores, which
+    would keep them alive) is left alone.
   }];
   let dependentDialects = ["::attnc::AttncDialect"];
 }
@@ -106,7 +126,8 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
                            "::mlir::gpu::GPUDialect"];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
-           "target chip whose description gives the default tile sizes">,
+           "target (a chip such as sm_90a, or a device such as h200) whose "
+           "description gives the default tile sizes">,
     Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
            "query rows per tile (0: from the target description)">,
     Option<"blockKV", "block-kv", "int64_t", /*default=*/"0",
@@ -164,7 +185,9 @@ def AttncReportIntensity : Pass<"attnc-report-intensity", "::mlir::ModuleOp"> {
     S_kv) traffic and the matmul FLOPs per score byte (the notes' unfused
     intensity, 64 at d = 128 bf16), and for attention the score matrix it
     keeps on chip and the sequence length past which it is compute-bound on
-    each built-in device. Dynamic sizes are bound by the options by
+    each built-in device. The ceilings are the roofline of the target
+    description (`attnc/Target/TargetDescription.h`) that `device` names;
+    `peak-tflops`, `bandwidth-tbps` and `launch-overhead-us` override them. Dynamic sizes are bound by the options by
     position: [B, H, S, d] for rank 4, [B, S, d] for rank 3, [S, d] for
     rank 2; a sequence dim of an argument that feeds K or V (or a matmul's
     rhs) takes seq-len-kv. The report is a table or JSON on stdout; the IR
@@ -172,7 +195,9 @@ def AttncReportIntensity : Pass<"attnc-report-intensity", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"device", "device", "std::string", /*default=*/"\"h100\"",
-           "device model: h100, h200, a100, or custom (give the ceilings)">,
+           "target whose roofline prices the kernels: a device (h100, h200, "
+           "a100), a chip (its default device), or custom (give the "
+           "ceilings)">,
     Option<"peakTflops", "peak-tflops", "double", /*default=*/"0",
            "override the dense bf16/f16 tensor-core peak, TFLOP/s">,
     Option<"bandwidthTBps", "bandwidth-tbps", "double", /*default=*/"0",

@@ -1,0 +1,138 @@
+//===- TargetDescription.h - the one description of each GPU ----*- C++ -*-===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Everything attnc knows about a GPU, in one place, keyed by device name
+// (h100, h200, a100): the chip it compiles for, the hardware features a tile
+// strategy may use, the shared memory and SM count, the default attention
+// configuration, and the roofline ceilings the intensity report prices
+// kernels with. A chip name (sm_80, sm_90, sm_90a) resolves to the chip's
+// default device, so `chip=` options and `device=` options read the same
+// table. The tiling passes, the pipeline, attnc-compile and the report all
+// look targets up here; nothing else holds per-GPU numbers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_TARGET_TARGETDESCRIPTION_H
+#define ATTNC_TARGET_TARGETDESCRIPTION_H
+
+#include "attnc/Dialect/Attnc/IR/AttncAttrs.h"
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/BitmaskEnum.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
+namespace attnc {
+
+LLVM_ENABLE_BITMASK_ENUMS_IN_NAMESPACE();
+
+/// Hardware features a kernel strategy may rely on. Each is named by the PTX
+/// instruction it makes available.
+enum class TargetFeature : uint32_t {
+  None = 0,
+  /// mma.sync tensor-core MMAs and cp.async (sm_80 and later).
+  MmaSync = 1u << 0,
+  /// Tensor Memory Accelerator bulk copies, cp.async.bulk.tensor (sm_90).
+  Tma = 1u << 1,
+  /// Warpgroup MMAs, wgmma.mma_async (sm_90a only: not forward compatible).
+  Wgmma = 1u << 2,
+  /// setmaxnreg, register reallocation between warpgroups (sm_90a only).
+  SetMaxNReg = 1u << 3,
+  LLVM_MARK_AS_BITMASK_ENUM(/*LargestValue=*/SetMaxNReg)
+};
+
+/// Roofline ceilings of one device: the dense bf16 tensor-core peak, the HBM
+/// bandwidth and the cost of one kernel launch. Their ratio, the ridge
+/// point, separates compute-bound from bandwidth-bound kernels; the launch
+/// cost marks overhead-bound ones.
+struct RooflineModel {
+  std::string name;
+  /// Dense bf16/f16 tensor-core peak, TFLOP/s.
+  double peakTflops;
+  /// HBM bandwidth, TB/s (10^12 bytes per second).
+  double bandwidthTBps;
+  /// Fixed cost of one kernel launch, microseconds.
+  double launchOverheadUs;
+
+  /// FLOP per byte at which a kernel moves from bandwidth- to compute-bound:
+  /// peak / bandwidth (TFLOP/s over TB/s is FLOP/byte).
+  double ridge() const { return peakTflops / bandwidthTBps; }
+};
+
+/// One GPU as attnc targets it.
+struct TargetDescription {
+  /// The device name the table is keyed by: h100, h200, a100.
+  std::string device;
+  /// The chip kernels are compiled for (the NVVM target and PTX .target).
+  std::string chip;
+  TargetFeature features;
+  /// Opt-in shared memory one CTA may use, bytes.
+  int64_t sharedMemoryPerBlock;
+  /// Streaming multiprocessors of the device (persistent grids size by it).
+  int64_t numSMs;
+
+  /// Default attention tiles: query rows per CTA and K/V rows per step,
+  /// for head dimensions above 64 and for 64 and below.
+  int64_t attentionBlockQ;
+  int64_t attentionBlockKV;
+  int64_t attentionBlockKVSmallHead;
+  /// Query rows one warp owns in a large (>= 128-row) query tile and in a
+  /// small one: mma.sync works on 16-row slabs, and two slabs per warp
+  /// halve the shared-memory reads of K and V per mma.
+  int64_t attentionRowsPerWarpLarge = 32;
+  int64_t attentionRowsPerWarpSmall = 16;
+  /// K/V tiles in flight in shared memory.
+  int64_t attentionStages = 2;
+  /// The tile strategy attention kernels use on this target.
+  TileStrategy attentionStrategy = TileStrategy::mma_sync;
+
+  /// Ceilings the intensity report prices kernels with.
+  RooflineModel roofline;
+
+  bool hasFeature(TargetFeature f) const {
+    return (features & f) == f && f != TargetFeature::None;
+  }
+  /// The names of the features the target has, in declaration order.
+  llvm::SmallVector<llvm::StringRef> getFeatureNames() const;
+
+  /// The default (blockQ, blockKV) for a head dimension.
+  std::pair<int64_t, int64_t> attentionTiles(int64_t headDim) const {
+    return {attentionBlockQ,
+            headDim <= 64 ? attentionBlockKVSmallHead : attentionBlockKV};
+  }
+
+  /// The kernel configuration for `headDim`, with the tiles given (0: the
+  /// default).
+  FlashConfigAttr attentionConfig(mlir::MLIRContext *ctx, int64_t headDim,
+                                  int64_t blockQ = 0,
+                                  int64_t blockKV = 0) const;
+};
+
+/// The built-in devices, in the order reports list them: h100, h200, a100.
+llvm::ArrayRef<TargetDescription> getTargetDescriptions();
+
+/// The description of `name`: a device (h100, h200, a100, any case) or a
+/// chip (sm_80 -> a100, sm_90 and sm_90a -> h100; sm_90 without the
+/// sm_90a-only features). Failure for anything else.
+mlir::FailureOr<TargetDescription>
+lookupTargetDescription(llvm::StringRef name);
+
+/// The chips lookupTargetDescription knows, for diagnostics.
+llvm::ArrayRef<llvm::StringRef> getKnownTargetChips();
+
+/// The devices lookupTargetDescription knows, for diagnostics.
+llvm::SmallVector<llvm::StringRef> getKnownTargetDevices();
+
+/// "h100, h200, a100 (devices) or sm_80, sm_90, sm_90a (chips)": every name
+/// lookupTargetDescription accepts, for diagnostics.
+std::string getKnownTargetNames();
+
+} // namespace attnc
+
+#endif // ATTNC_TARGET_TARGETDESCRIPTION_H

@@ -1,0 +1,192 @@
+//===- TargetDescription.cpp - the one description of each GPU ------------===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The built-in targets and where each number comes from. Tiling defaults
+// are measured where a device was available and marked where they are not;
+// roofline ceilings are datasheet peaks (measured ceilings are lower; the
+// report takes them as overrides rather than baking one run in).
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Target/TargetDescription.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace attnc;
+
+//===----------------------------------------------------------------------===//
+// Numbers
+//===----------------------------------------------------------------------===//
+
+/// Opt-in shared memory per block: 227 KiB on Hopper (sm_90), 163 KiB on
+/// A100 (sm_80), from NVIDIA's CUDA C++ Programming Guide, "Compute
+/// Capabilities" table.
+static constexpr int64_t kHopperSharedMemoryPerBlock = 227 * 1024;
+static constexpr int64_t kAmpereSharedMemoryPerBlock = 163 * 1024;
+
+/// SMs of the SXM parts: 132 for H100 and H200 (the same GH100
+/// configuration), 108 for A100 (the datasheets).
+static constexpr int64_t kHopperSXMNumSMs = 132;
+static constexpr int64_t kA100NumSMs = 108;
+
+/// Dense (no 2:4 sparsity) bf16 tensor-core peak of the SXM parts, TFLOP/s:
+/// 989 for H100 and H200 (same GH100 die and clocks, NVIDIA H100 and H200
+/// datasheets), 312 for A100 (NVIDIA A100 datasheet). The course notes use
+/// 989 and derive the ridge of 295 from it.
+static constexpr double kHopperBf16DenseTflops = 989.0;
+static constexpr double kAmpereBf16DenseTflops = 312.0;
+
+/// HBM bandwidth, TB/s: H100 SXM HBM3 3.35, H200 HBM3e 4.8, A100 80GB SXM
+/// HBM2e 2.04 (the datasheets; the notes use 3.35 and 2.04, whose ridges
+/// are 295 and 153).
+static constexpr double kH100BandwidthTBps = 3.35;
+static constexpr double kH200BandwidthTBps = 4.8;
+static constexpr double kA100BandwidthTBps = 2.04;
+
+/// Launch overhead, us: the notes' "about 5 us" per launch (490 launches =
+/// 2.45 ms of a decode step) inside the "3-10 us" range of the kernels
+/// note; the same CUDA launch path serves all three devices.
+static constexpr double kLaunchOverheadUs = 5.0;
+
+static constexpr TargetFeature kAmpereFeatures = TargetFeature::MmaSync;
+/// sm_90 is forward compatible and has neither wgmma nor setmaxnreg; the
+/// arch-specific sm_90a has both.
+static constexpr TargetFeature kSm90Features =
+    TargetFeature::MmaSync | TargetFeature::Tma;
+static constexpr TargetFeature kSm90aFeatures =
+    kSm90Features | TargetFeature::Wgmma | TargetFeature::SetMaxNReg;
+
+/// Hopper attention tiles: 256 query rows per CTA (8 warps of 32 rows, two
+/// m16 slabs each) and 64 K/V rows per step for d=128, 128 for d<=64.
+/// Measured on an H200 2026-11-30 (bf16, S=4k..16k): 338-346 TFLOP/s for
+/// d=128, 1.00x FlashAttention-2, against 235-245 for 64 x 64 tiles with 4
+/// warps; fewer shared-memory and L2 bytes per mma is what the larger query
+/// tile buys. H100 has the same SMs and shared memory, so the same tiles.
+static TargetDescription hopper(StringRef device, double bandwidthTBps) {
+  TargetDescription t;
+  t.device = device.str();
+  t.chip = "sm_90a";
+  t.features = kSm90aFeatures;
+  t.sharedMemoryPerBlock = kHopperSharedMemoryPerBlock;
+  t.numSMs = kHopperSXMNumSMs;
+  t.attentionBlockQ = 256;
+  t.attentionBlockKV = 64;
+  t.attentionBlockKVSmallHead = 128;
+  t.roofline = {device.str(), kHopperBf16DenseTflops, bandwidthTBps,
+                kLaunchOverheadUs};
+  return t;
+}
+
+/// Ampere is not measured: FlashAttention-2's mma.sync defaults (128 x 64,
+/// 4 warps).
+static TargetDescription a100() {
+  TargetDescription t;
+  t.device = "a100";
+  t.chip = "sm_80";
+  t.features = kAmpereFeatures;
+  t.sharedMemoryPerBlock = kAmpereSharedMemoryPerBlock;
+  t.numSMs = kA100NumSMs;
+  t.attentionBlockQ = 128;
+  t.attentionBlockKV = 64;
+  t.attentionBlockKVSmallHead = 64;
+  t.roofline = {"a100", kAmpereBf16DenseTflops, kA100BandwidthTBps,
+                kLaunchOverheadUs};
+  return t;
+}
+
+
+/// A chip and the device it resolves to. sm_90a resolves to H100, the
+/// first Hopper part and the one the course notes price; H200 differs only
+/// in HBM (capacity and bandwidth), which changes no compilation decision,
+/// so `device=h200` is needed only where the roofline matters.
+struct ChipDefault {
+  StringRef chip;
+  StringRef device;
+};
+static constexpr ChipDefault kChipDefaults[] = {
+    {"sm_80", "a100"}, {"sm_90", "h100"}, {"sm_90a", "h100"}};
+
+//===----------------------------------------------------------------------===//
+// Lookup
+//===----------------------------------------------------------------------===//
+
+ArrayRef<TargetDescription> attnc::getTargetDescriptions() {
+  static const TargetDescription kTable[] = {
+      hopper("h100", kH100BandwidthTBps), hopper("h200", kH200BandwidthTBps),
+      a100()};
+  return kTable;
+}
+
+FailureOr<TargetDescription> attnc::lookupTargetDescription(StringRef name) {
+  for (const TargetDescription &t : getTargetDescriptions())
+    if (name.equals_insensitive(t.device))
+      return t;
+  for (const ChipDefault &c : kChipDefaults) {
+    if (name != c.chip)
+      continue;
+    TargetDescription t = *lookupTargetDescription(c.device);
+    if (t.chip != c.chip) {
+      // The forward-compatible sm_90 keeps Hopper's tiles but loses what
+      // only the arch-specific sm_90a has.
+      t.chip = c.chip.str();
+      t.features = kSm90Features;
+    }
+    return t;
+  }
+  return failure();
+}
+
+ArrayRef<StringRef> attnc::getKnownTargetChips() {
+  static const SmallVector<StringRef> kChips = llvm::map_to_vector(
+      kChipDefaults, [](const ChipDefault &c) { return c.chip; });
+  return kChips;
+}
+
+SmallVector<StringRef> attnc::getKnownTargetDevices() {
+  return llvm::map_to_vector(
+      getTargetDescriptions(),
+      [](const TargetDescription &t) { return StringRef(t.device); });
+}
+
+std::string attnc::getKnownTargetNames() {
+  return llvm::join(getKnownTargetDevices(), ", ") + " (devices) or " +
+         llvm::join(getKnownTargetChips(), ", ") + " (chips)";
+}
+
+//===----------------------------------------------------------------------===//
+// Derived
+//===----------------------------------------------------------------------===//
+
+SmallVector<StringRef> TargetDescription::getFeatureNames() const {
+  static constexpr std::pair<TargetFeature, StringLiteral> kNames[] = {
+      {TargetFeature::MmaSync, "mma_sync"},
+      {TargetFeature::Tma, "tma"},
+      {TargetFeature::Wgmma, "wgmma"},
+      {TargetFeature::SetMaxNReg, "setmaxnreg"}};
+  SmallVector<StringRef> names;
+  for (auto [feature, name] : kNames)
+    if (hasFeature(feature))
+      names.push_back(name);
+  return names;
+}
+
+FlashConfigAttr TargetDescription::attentionConfig(MLIRContext *ctx,
+                                                   int64_t headDim,
+                                                   int64_t blockQ,
+                                                   int64_t blockKV) const {
+  auto [defaultQ, defaultKV] = attentionTiles(headDim);
+  int64_t q = blockQ ? blockQ : defaultQ, kv = blockKV ? blockKV : defaultKV;
+  // Tiles of 128 rows and more give each warp two 16-row slabs; smaller
+  // ones one slab, and never fewer than one warp.
+  int64_t rowsPerWarp =
+      q >= 128 ? attentionRowsPerWarpLarge : attentionRowsPerWarpSmall;
+  int64_t warps = std::max<int64_t>(1, q / rowsPerWarp);
+  return FlashConfigAttr::get(ctx, q, kv, warps, attentionStages,
+                              attentionStrategy);
+}

@@ -1,0 +1,95 @@
+//===- TargetDescriptionTest.cpp - tests of the target description -------===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The table behind every chip=, target= and device= option: what each name
+// resolves to, and the defaults the lit tests of the passes rely on.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Dialect/Attnc/IR/AttncDialect.h"
+#include "attnc/Target/TargetDescription.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <gtest/gtest.h>
+
+using namespace attnc;
+
+namespace {
+
+TargetDescription lookup(llvm::StringRef name) {
+  mlir::FailureOr<TargetDescription> t = lookupTargetDescription(name);
+  EXPECT_TRUE(mlir::succeeded(t)) << name.str();
+  return mlir::succeeded(t) ? *t : TargetDescription{};
+}
+
+TEST(TargetDescription, DevicesInReportOrder) {
+  std::vector<std::string> devices;
+  for (const TargetDescription &t : getTargetDescriptions())
+    devices.push_back(t.device);
+  EXPECT_EQ(devices, (std::vector<std::string>{"h100", "h200", "a100"}));
+}
+
+TEST(TargetDescription, ChipsResolveToTheirDefaultDevice) {
+  EXPECT_EQ(lookup("sm_90a").device, "h100");
+  EXPECT_EQ(lookup("sm_90").device, "h100");
+  EXPECT_EQ(lookup("sm_80").device, "a100");
+  EXPECT_EQ(lookup("H200").chip, "sm_90a");
+  EXPECT_EQ(lookup("a100").chip, "sm_80");
+  EXPECT_TRUE(mlir::failed(lookupTargetDescription("sm_75")));
+  EXPECT_TRUE(mlir::failed(lookupTargetDescription("b200")));
+  EXPECT_EQ(getKnownTargetNames(),
+            "h100, h200, a100 (devices) or sm_80, sm_90, sm_90a (chips)");
+}
+
+TEST(TargetDescription, Sm90LacksTheArchSpecificFeatures) {
+  TargetDescription a = lookup("sm_90a"), plain = lookup("sm_90");
+  EXPECT_EQ(a.getFeatureNames(),
+            (llvm::SmallVector<llvm::StringRef>{"mma_sync", "tma", "wgmma",
+                                                "setmaxnreg"}));
+  EXPECT_EQ(plain.chip, "sm_90");
+  EXPECT_TRUE(plain.hasFeature(TargetFeature::Tma));
+  EXPECT_FALSE(plain.hasFeature(TargetFeature::Wgmma));
+  EXPECT_FALSE(plain.hasFeature(TargetFeature::SetMaxNReg));
+  EXPECT_FALSE(lookup("a100").hasFeature(TargetFeature::Tma));
+  EXPECT_TRUE(lookup("a100").hasFeature(TargetFeature::MmaSync));
+  EXPECT_EQ(a.attentionTiles(128), plain.attentionTiles(128));
+}
+
+TEST(TargetDescription, AttentionDefaults) {
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<AttncDialect>();
+  // Hopper: 256 x 64 for d = 128 and 256 x 128 for d <= 64, 8 warps, 2
+  // stages, mma.sync (measured on an H200).
+  EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 128),
+            FlashConfigAttr::get(&ctx, 256, 64, 8, 2, TileStrategy::mma_sync));
+  EXPECT_EQ(lookup("h200").attentionConfig(&ctx, 64),
+            FlashConfigAttr::get(&ctx, 256, 128, 8, 2, TileStrategy::mma_sync));
+  EXPECT_EQ(lookup("sm_80").attentionConfig(&ctx, 128),
+            FlashConfigAttr::get(&ctx, 128, 64, 4, 2, TileStrategy::mma_sync));
+  // Given tiles win; small query tiles get one 16-row slab per warp.
+  EXPECT_EQ(lookup("h100").attentionConfig(&ctx, 128, 64, 32),
+            FlashConfigAttr::get(&ctx, 64, 32, 4, 2, TileStrategy::mma_sync));
+}
+
+TEST(TargetDescription, MachineNumbers) {
+  TargetDescription h100 = lookup("h100"), a100 = lookup("a100");
+  EXPECT_EQ(h100.numSMs, 132);
+  EXPECT_EQ(a100.numSMs, 108);
+  EXPECT_EQ(h100.sharedMemoryPerBlock, 227 * 1024);
+  EXPECT_EQ(a100.sharedMemoryPerBlock, 163 * 1024);
+}
+
+TEST(TargetDescription, Rooflines) {
+  // The course notes' ridges: 295 FLOP/B on H100, 153 on A100.
+  EXPECT_NEAR(lookup("sm_90a").roofline.ridge(), 295.2, 0.1);
+  EXPECT_NEAR(lookup("h200").roofline.ridge(), 206.0, 0.1);
+  EXPECT_NEAR(lookup("sm_80").roofline.ridge(), 152.9, 0.1);
+  EXPECT_EQ(lookup("h200").roofline.name, "h200");
+  EXPECT_EQ(lookup("h100").roofline.launchOverheadUs, 5.0);
+}
+
+} // namespace
