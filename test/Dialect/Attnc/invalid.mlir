@@ -486,6 +486,110 @@ func.func @flash_config_kind() attributes {attnc.flash_config = 4} { return }
 // expected-error @+1 {{'attnc.flash_config' belongs on the scf.forall of a flash form}}
 func.func @flash_config_owner() attributes {attnc.flash_config = #attnc.flash_config<block_q = 256, block_kv = 64, warps = 8, stages = 2, strategy = mma_sync>} { return }
 
+// -----
+
+//===----------------------------------------------------------------------===//
+// Mask and score regions of attnc.attention and attnc.online_attention
+//===----------------------------------------------------------------------===//
+
+func.func @mask_region_args(%q: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  // expected-error @+1 {{'attnc.attention' op region 'mask' must take (index, index, index, index)}}
+  %0 = attnc.attention %q, %q, %q {scale = 1.0 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      mask {
+      ^bb0(%i: index, %j: index):
+        %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
+  return %0 : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+func.func @mask_region_yield(%q: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  // expected-error @+1 {{'attnc.attention' op region 'mask' must end in attnc.yield of one 'i1'}}
+  %0 = attnc.attention %q, %q, %q {scale = 1.0 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %zero = arith.constant 0.0 : f32
+        attnc.yield %zero : f32
+      }
+  return %0 : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+func.func @score_region_args(%q: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  // expected-error @+1 {{'attnc.attention' op region 'score' must take (f32, index, index, index, index)}}
+  %0 = attnc.attention %q, %q, %q {scale = 1.0 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      score {
+      ^bb0(%s: bf16, %b: index, %h: index, %i: index, %j: index):
+        %x = arith.extf %s : bf16 to f32
+        attnc.yield %x : f32
+      }
+  return %0 : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+func.func @score_region_yield(%q: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  // expected-error @+1 {{'attnc.attention' op region 'score' must end in attnc.yield of one 'f32'}}
+  %0 = attnc.attention %q, %q, %q {scale = 1.0 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        attnc.yield %s, %s : f32, f32
+      }
+  return %0 : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+func.func @mask_region_effects(%q: tensor<?x?x?x64xbf16>, %allowed: memref<?xi1>) -> tensor<?x?x?x64xbf16> {
+  %0 = attnc.attention %q, %q, %q {scale = 1.0 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        // expected-error @+1 {{'memref.load' op has side effects and cannot be in the mask region of an attention op}}
+        %keep = memref.load %allowed[%j] : memref<?xi1>
+        attnc.yield %keep : i1
+      }
+  return %0 : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// The flash step checks its regions by the same rules.
+func.func @online_score_region_effects(%q: tensor<?x128xbf16>, %acc: tensor<?x128xf32>, %m: tensor<?xf32>,
+                                       %i: index, %bias: memref<?xf32>) {
+  %a:3 = attnc.online_attention %q, %q, %q, %acc, %m, %m at [%i, %i, %i, %i] {scale = 1.0 : f64}
+      : tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kj: index):
+        // expected-error @+1 {{'memref.load' op has side effects and cannot be in the score region of an attention op}}
+        %x = memref.load %bias[%kj] : memref<?xf32>
+        %y = arith.addf %s, %x : f32
+        attnc.yield %y : f32
+      }
+  return
+}
+
+// -----
+
+func.func @online_mask_region_args(%q: tensor<?x128xbf16>, %acc: tensor<?x128xf32>, %m: tensor<?xf32>, %i: index) {
+  // expected-error @+1 {{'attnc.online_attention' op region 'mask' must take (index, index, index, index)}}
+  %a:3 = attnc.online_attention %q, %q, %q, %acc, %m, %m at [%i, %i, %i, %i] {scale = 1.0 : f64}
+      : tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
+      mask {
+      ^bb0(%b: index, %h: index, %qi: i64, %kj: i64):
+        %keep = arith.cmpi ule, %kj, %qi : i64
+        attnc.yield %keep : i1
+      }
+  return
+}
+
 
 // -----
 
@@ -688,25 +792,6 @@ func.func @k() attributes {attnc.launch_contract = #attnc.launch_contract<kernel
 // expected-error @+1 {{launch contract names kernel @k, which is not a function of this gpu.module}}
 gpu.module @m attributes {attnc.launch_contract = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} {
   gpu.func @other(%x: !llvm.ptr<1>) kernel { gpu.return }
-
-// -----
-
-// -----
-
-//===----------------------------------------------------------------------===//
-// Mask and score regions of attnc.attention and attnc.online_attention
-//===----------------------------------------------------------------------===//
-
-func.func @mask_region_args(%q: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
-  // expected-error @+1 {{'attnc.attention' op region 'mask' must take (index, index, index, index)}}
-  %0 = attnc.attention %q, %q, %q {scale = 1.0 : f64}
-      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
-      mask {
-      ^bb0(%i: index, %j: index):
-        %keep = arith.cmpi ule, %j, %i : index
-        attnc.yield %keep : i1
-      }
-  return %0 : tensor<?x?x?x64xbf16>
 }
 
 // -----
@@ -714,19 +799,6 @@ func.func @mask_region_args(%q: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> 
 // expected-error @+1 {{launch contract has 1 parameters but kernel @k takes 2 arguments}}
 gpu.module @m attributes {attnc.launch_contract = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} {
   gpu.func @k(%x: !llvm.ptr<1>, %y: !llvm.ptr<1>) kernel { gpu.return }
-
-// -----
-
-func.func @mask_region_yield(%q: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
-  // expected-error @+1 {{'attnc.attention' op region 'mask' must end in attnc.yield of one 'i1'}}
-  %0 = attnc.attention %q, %q, %q {scale = 1.0 : f64}
-      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
-      mask {
-      ^bb0(%b: index, %h: index, %i: index, %j: index):
-        %zero = arith.constant 0.0 : f32
-        attnc.yield %zero : f32
-      }
-  return %0 : tensor<?x?x?x64xbf16>
 }
 
 // -----
@@ -758,75 +830,3 @@ func.func @name_results(%a: f32) -> (f32 {attnc.name = "y"}, f32 {attnc.name = "
 
 // expected-error @+1 {{'attnc.label' is not an attnc argument or result attribute (only 'attnc.name' is)}}
 func.func @name_unknown(%a: f32 {attnc.label = "x"}) { return }
-
-// -----
-
-func.func @score_region_args(%q: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
-  // expected-error @+1 {{'attnc.attention' op region 'score' must take (f32, index, index, index, index)}}
-  %0 = attnc.attention %q, %q, %q {scale = 1.0 : f64}
-      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
-      score {
-      ^bb0(%s: bf16, %b: index, %h: index, %i: index, %j: index):
-        %x = arith.extf %s : bf16 to f32
-        attnc.yield %x : f32
-      }
-  return %0 : tensor<?x?x?x64xbf16>
-}
-
-// -----
-
-func.func @score_region_yield(%q: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
-  // expected-error @+1 {{'attnc.attention' op region 'score' must end in attnc.yield of one 'f32'}}
-  %0 = attnc.attention %q, %q, %q {scale = 1.0 : f64}
-      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
-      score {
-      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
-        attnc.yield %s, %s : f32, f32
-      }
-  return %0 : tensor<?x?x?x64xbf16>
-}
-
-// -----
-
-func.func @mask_region_effects(%q: tensor<?x?x?x64xbf16>, %allowed: memref<?xi1>) -> tensor<?x?x?x64xbf16> {
-  %0 = attnc.attention %q, %q, %q {scale = 1.0 : f64}
-      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
-      mask {
-      ^bb0(%b: index, %h: index, %i: index, %j: index):
-        // expected-error @+1 {{'memref.load' op has side effects and cannot be in the mask region of an attention op}}
-        %keep = memref.load %allowed[%j] : memref<?xi1>
-        attnc.yield %keep : i1
-      }
-  return %0 : tensor<?x?x?x64xbf16>
-}
-
-// -----
-
-// The flash step checks its regions by the same rules.
-func.func @online_score_region_effects(%q: tensor<?x128xbf16>, %acc: tensor<?x128xf32>, %m: tensor<?xf32>,
-                                       %i: index, %bias: memref<?xf32>) {
-  %a:3 = attnc.online_attention %q, %q, %q, %acc, %m, %m at [%i, %i, %i, %i] {scale = 1.0 : f64}
-      : tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
-      score {
-      ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kj: index):
-        // expected-error @+1 {{'memref.load' op has side effects and cannot be in the score region of an attention op}}
-        %x = memref.load %bias[%kj] : memref<?xf32>
-        %y = arith.addf %s, %x : f32
-        attnc.yield %y : f32
-      }
-  return
-}
-
-// -----
-
-func.func @online_mask_region_args(%q: tensor<?x128xbf16>, %acc: tensor<?x128xf32>, %m: tensor<?xf32>, %i: index) {
-  // expected-error @+1 {{'attnc.online_attention' op region 'mask' must take (index, index, index, index)}}
-  %a:3 = attnc.online_attention %q, %q, %q, %acc, %m, %m at [%i, %i, %i, %i] {scale = 1.0 : f64}
-      : tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
-      mask {
-      ^bb0(%b: index, %h: index, %qi: i64, %kj: i64):
-        %keep = arith.cmpi ule, %kj, %qi : i64
-        attnc.yield %keep : i1
-      }
-  return
-}
