@@ -192,7 +192,7 @@ def bench_chain(mods, copy_bw, p=0.1):
         return F.layer_norm(F.dropout(x + bias, p, training=True), (n,), gamma, beta, 1e-5)
 
     res = {"shape": list(shape), "bytes_min": nbytes, "floor_ms": floor_ms}
-    plan = kern.plan(x, bias, gamma, beta, result0=y, arg4=1234, arg5=0)
+    plan = kern.plan(x, bias, gamma, beta, y=y, seed=1234, offset=0)
     res["attnc_ms"] = median_ms(plan.launch)
     res["eager_ms"] = median_ms(lambda: eager(x, bias, gamma, beta))
     try:

@@ -70,19 +70,28 @@ func.func @gqa(%q: tensor<?x8x?x128xbf16>, %k: tensor<?x2x?x128xbf16>,
 # x + bias -> dropout only (dynamic rows): the output is 0 exactly where the
 # mask drops, and bitwise equal to bf16(f32(x + bias) * f32(1/(1-p))) elsewhere.
 DROPOUT = """\
-func.func @bias_dropout(%x: tensor<?x{n}x{t}>, %bias: tensor<{n}x{t}>,
-                        %seed: i64, %offset: i64) -> tensor<?x{n}x{t}> {{
+func.func @bias_dropout(%x: tensor<?x{n}x{t}> {{attnc.name = "x"}},
+                        %bias: tensor<{n}x{t}> {{attnc.name = "bias"}},
+                        %seed: i64 {{attnc.name = "seed"}},
+                        %offset: i64 {{attnc.name = "offset"}})
+    -> (tensor<?x{n}x{t}> {{attnc.name = "y"}}) {{
   %h = attnc.add %x, %bias : tensor<?x{n}x{t}>, tensor<{n}x{t}> -> tensor<?x{n}x{t}>
   %d = attnc.dropout %h, %seed, %offset {{probability = {p:e} : f64}} : tensor<?x{n}x{t}>
   return %d : tensor<?x{n}x{t}>
 }}
 """
 
+# Parameters are named as the example's (attnc.name): x, bias, gamma, beta,
+# seed, offset -> y.
 # The example's chain with dynamic rows and a chosen p (p = 0: bias + LN).
 CHAIN = """\
-func.func @bias_dropout_layernorm(%x: tensor<?x{n}x{t}>, %bias: tensor<{n}x{t}>,
-                                  %gamma: tensor<{n}x{t}>, %beta: tensor<{n}x{t}>,
-                                  %seed: i64, %offset: i64) -> tensor<?x{n}x{t}> {{
+func.func @bias_dropout_layernorm(%x: tensor<?x{n}x{t}> {{attnc.name = "x"}},
+                                  %bias: tensor<{n}x{t}> {{attnc.name = "bias"}},
+                                  %gamma: tensor<{n}x{t}> {{attnc.name = "gamma"}},
+                                  %beta: tensor<{n}x{t}> {{attnc.name = "beta"}},
+                                  %seed: i64 {{attnc.name = "seed"}},
+                                  %offset: i64 {{attnc.name = "offset"}})
+    -> (tensor<?x{n}x{t}> {{attnc.name = "y"}}) {{
   %h = attnc.add %x, %bias : tensor<?x{n}x{t}>, tensor<{n}x{t}> -> tensor<?x{n}x{t}>
   %d = attnc.dropout %h, %seed, %offset {{probability = {p:e} : f64}} : tensor<?x{n}x{t}>
   %y = attnc.layer_norm %d, %gamma, %beta {{epsilon = 1.000000e-05 : f64}}

@@ -208,7 +208,7 @@ def chain_inputs(rows_shape, n, dtype, strided=False):
 def check_dropout_kernel(kern, p, rows, n, dtype, seed, offset, strided):
     x, bias, _, _ = chain_inputs((rows,), n, dtype, strided)
     y = nan_like((rows, n), dtype)
-    kern(x, bias, result0=y, arg2=seed, arg3=offset)
+    kern(x, bias, y=y, seed=seed, offset=offset)
     torch.cuda.synchronize()
     val, keep = ref.bias_dropout(x, bias, p, seed, offset)
     expect = val.to(dtype)
@@ -232,10 +232,10 @@ def check_dropout_kernel(kern, p, rows, n, dtype, seed, offset, strided):
 
 
 def check_ln_chain(kern, p, rows_shape, n, dtype, seed, offset, strided,
-                   scalar_names=("arg4", "arg5")):
+                   scalar_names=("seed", "offset")):
     x, bias, gamma, beta = chain_inputs(rows_shape, n, dtype, strided)
     y = nan_like(tuple(rows_shape) + (n,), dtype)
-    kern(x, bias, gamma, beta, result0=y,
+    kern(x, bias, gamma, beta, y=y,
          **{scalar_names[0]: seed, scalar_names[1]: offset})
     torch.cuda.synchronize()
     y_ref, keep = ref.bias_dropout_layernorm(x, bias, gamma, beta, p, seed,
@@ -262,7 +262,7 @@ def check_ln_chain(kern, p, rows_shape, n, dtype, seed, offset, strided,
 def check_p0_layernorm(kern, rows, n, dtype):
     x, bias, gamma, beta = chain_inputs((rows,), n, dtype)
     y = nan_like((rows, n), dtype)
-    kern(x, bias, gamma, beta, result0=y, arg4=1, arg5=2)
+    kern(x, bias, gamma, beta, y=y, seed=1, offset=2)
     torch.cuda.synchronize()
     h = x.double() + bias.double()
     y_ref = F.layer_norm(h, (n,), gamma.double(), beta.double(), 1e-5)
@@ -410,23 +410,23 @@ def test_runtime(mods):
         x, bias, gamma, beta = chain_inputs((8, 4096), 4096, torch.bfloat16)
         y = nan_like((8, 4096, 4096), torch.bfloat16)
         expect_refusal("chain: x of shape 8x4096x4095",
-                       lambda: kern(x[..., :4095], bias, gamma, beta, result0=y, arg4=1, arg5=0), (y,))
+                       lambda: kern(x[..., :4095], bias, gamma, beta, y=y, seed=1, offset=0), (y,))
         expect_refusal("chain: bias in f32",
-                       lambda: kern(x, bias.float(), gamma, beta, result0=y, arg4=1, arg5=0), (y,))
+                       lambda: kern(x, bias.float(), gamma, beta, y=y, seed=1, offset=0), (y,))
         expect_refusal("chain: x innermost stride 2",
                        lambda: kern(torch.randn(8, 4096, 8192, device="cuda", dtype=torch.bfloat16)[..., ::2],
-                                    bias, gamma, beta, result0=y, arg4=1, arg5=0), (y,))
+                                    bias, gamma, beta, y=y, seed=1, offset=0), (y,))
         expect_refusal("chain: seed given as a float",
-                       lambda: kern(x, bias, gamma, beta, result0=y, arg4=1.5, arg5=0), (y,))
+                       lambda: kern(x, bias, gamma, beta, y=y, seed=1.5, offset=0), (y,))
 
         def graph_chain():
             y1 = nan_like(y.shape, torch.bfloat16)
-            kern(x, bias, gamma, beta, result0=y1, arg4=7, arg5=11)
+            kern(x, bias, gamma, beta, y=y1, seed=7, offset=11)
             y2 = nan_like(y.shape, torch.bfloat16)
             s = torch.cuda.Stream()
             with torch.cuda.stream(s):
                 with attnc.Graph() as g:
-                    kern(x, bias, gamma, beta, result0=y2, arg4=7, arg5=11)
+                    kern(x, bias, gamma, beta, y=y2, seed=7, offset=11)
                 g.replay()
                 g.replay()
             s.synchronize()

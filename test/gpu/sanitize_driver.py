@@ -94,7 +94,7 @@ def run_case(spec, rng):
     for p in kern.inputs + kern.outputs:
         shape = [d if isinstance(d, int) else sym[d] for d in p.shape]
         if p.role == "input":
-            gamma_like = p.name in ("arg2",) and kern.kind == "fusion" and len(shape) == 1
+            gamma_like = p.name in ("gamma",) and kern.kind == "fusion" and len(shape) == 1
             host = random_host(p.dtype, shape, rng, 0.5 if gamma_like else 1.0,
                                1.0 if gamma_like else 0.0)
             args[p.name] = DevTensor(p.dtype, shape, host)
