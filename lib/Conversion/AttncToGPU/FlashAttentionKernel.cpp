@@ -33,12 +33,14 @@
 #include "TileStrategy.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 
 using namespace mlir;
 using namespace attnc;
@@ -86,6 +88,7 @@ private:
   }
   FailureOr<Value> materialize(Value v, IRMapping &scope);
   FailureOr<Value> materialize(OpFoldResult v, IRMapping &scope);
+  FailureOr<Value> expandAffine(Operation *def, IRMapping &scope);
   FailureOr<Value> cloneRegion(Region &r, ArrayRef<Value> args,
                                IRMapping &scope);
   FailureOr<GlobalTile> tileOf(tensor::ExtractSliceOp slice, StringRef tensor,
@@ -316,9 +319,14 @@ FailureOr<Value> FlashKernelBuilder::materialize(Value v, IRMapping &scope) {
                              "Q, K and V are");
     (void)type;
     result = extentOf(dim.getSource(), *index);
+  } else if (isa_and_nonnull<affine::AffineApplyOp, affine::AffineMinOp,
+                               affine::AffineMaxOp>(def)) {
+    FailureOr<Value> v = expandAffine(def, scope);
+    if (failed(v))
+      return failure();
+    result = *v;
   } else if (def && def->getNumRegions() == 0 && isMemoryEffectFree(def) &&
-             isa<arith::ArithDialect, affine::AffineDialect,
-                 math::MathDialect>(def->getDialect())) {
+             isa<arith::ArithDialect, math::MathDialect>(def->getDialect())) {
     IRMapping local;
     for (Value operand : def->getOperands()) {
       FailureOr<Value> m = materialize(operand, scope);
@@ -343,6 +351,122 @@ FailureOr<Value> FlashKernelBuilder::materialize(Value v, IRMapping &scope) {
   }
   scope.map(v, result);
   return result;
+}
+
+/// True when index value `v` is never negative: the value-bounds analysis
+/// proves it, or the program uses it as an offset or size of a tensor slice
+/// (which a valid program never makes negative).
+static bool isKnownNonNegative(Value v) {
+  for (OpOperand &use : v.getUses())
+    if (auto slice = dyn_cast<OffsetSizeAndStrideOpInterface>(use.getOwner()))
+      if (llvm::is_contained(slice.getOffsets(), v) ||
+          llvm::is_contained(slice.getSizes(), v))
+        return true;
+  FailureOr<int64_t> lb = ValueBoundsConstraintSet::computeConstantBound(
+      presburger::BoundType::LB, ValueBoundsConstraintSet::Variable(v));
+  return succeeded(lb) && *lb >= 0;
+}
+
+/// True when `e` (over `operands`, the first `numDims` of them dims) is
+/// never negative: the value-bounds analysis proves it, or it is built from
+/// non-negative operands and constants with +, * and division by positive
+/// constants.
+static bool provablyNonNegative(AffineExpr e, ValueRange operands,
+                                unsigned numDims) {
+  std::function<bool(AffineExpr)> syntactic = [&](AffineExpr x) -> bool {
+    if (auto c = dyn_cast<AffineConstantExpr>(x))
+      return c.getValue() >= 0;
+    if (auto d = dyn_cast<AffineDimExpr>(x))
+      return isKnownNonNegative(operands[d.getPosition()]);
+    if (auto sym = dyn_cast<AffineSymbolExpr>(x))
+      return isKnownNonNegative(operands[numDims + sym.getPosition()]);
+    auto bin = cast<AffineBinaryOpExpr>(x);
+    return syntactic(bin.getLHS()) && syntactic(bin.getRHS());
+  };
+  if (syntactic(e))
+    return true;
+  AffineMap map =
+      AffineMap::get(numDims, operands.size() - numDims, e, e.getContext());
+  FailureOr<int64_t> lb = ValueBoundsConstraintSet::computeConstantBound(
+      presburger::BoundType::LB,
+      ValueBoundsConstraintSet::Variable(map, operands));
+  return succeeded(lb) && *lb >= 0;
+}
+
+/// Rebuilds an affine.apply/min/max in the kernel with arith ops. Where the
+/// IR proves a dividend or both sides of a min/max non-negative (tile
+/// indices and extents always are), the unsigned forms are used: the
+/// signed floordiv/ceildiv expansion of lower-affine (compare, negate,
+/// select) keeps ptxas from holding loop bounds in uniform registers.
+FailureOr<Value> FlashKernelBuilder::expandAffine(Operation *def,
+                                                  IRMapping &scope) {
+  AffineMap map;
+  ValueRange operands;
+  if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
+    map = apply.getAffineMap();
+    operands = apply.getMapOperands();
+  } else if (auto min = dyn_cast<affine::AffineMinOp>(def)) {
+    map = min.getAffineMap();
+    operands = min.getMapOperands();
+  } else {
+    auto max = cast<affine::AffineMaxOp>(def);
+    map = max.getAffineMap();
+    operands = max.getMapOperands();
+  }
+  SmallVector<Value> kernelOperands;
+  for (Value o : operands) {
+    FailureOr<Value> m = materialize(o, scope);
+    if (failed(m))
+      return failure();
+    kernelOperands.push_back(*m);
+  }
+  unsigned numDims = map.getNumDims();
+  std::function<Value(AffineExpr)> expand = [&](AffineExpr e) -> Value {
+    auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+    auto rhs = bin ? dyn_cast<AffineConstantExpr>(bin.getRHS()) : nullptr;
+    bool division = bin && (bin.getKind() == AffineExprKind::FloorDiv ||
+                            bin.getKind() == AffineExprKind::CeilDiv ||
+                            bin.getKind() == AffineExprKind::Mod);
+    if (division && rhs && rhs.getValue() > 0 &&
+        provablyNonNegative(bin.getLHS(), operands, numDims)) {
+      Value lhs = expand(bin.getLHS());
+      Value k = arith::ConstantIndexOp::create(b, loc, rhs.getValue());
+      if (bin.getKind() == AffineExprKind::Mod)
+        return arith::RemUIOp::create(b, loc, lhs, k);
+      if (bin.getKind() == AffineExprKind::CeilDiv)
+        lhs = arith::AddIOp::create(
+            b, loc, lhs,
+            arith::ConstantIndexOp::create(b, loc, rhs.getValue() - 1));
+      return arith::DivUIOp::create(b, loc, lhs, k);
+    }
+    if (bin && (bin.getKind() == AffineExprKind::Add ||
+                bin.getKind() == AffineExprKind::Mul)) {
+      Value l = expand(bin.getLHS()), r = expand(bin.getRHS());
+      if (bin.getKind() == AffineExprKind::Add)
+        return arith::AddIOp::create(b, loc, l, r);
+      return arith::MulIOp::create(b, loc, l, r);
+    }
+    return affine::expandAffineExpr(
+        b, loc, e, ValueRange(kernelOperands).take_front(numDims),
+        ValueRange(kernelOperands).drop_front(numDims));
+  };
+  SmallVector<Value> results;
+  bool allNonNegative = true;
+  for (AffineExpr e : map.getResults()) {
+    results.push_back(expand(e));
+    allNonNegative &= provablyNonNegative(e, operands, numDims);
+  }
+  Value r = results.front();
+  bool isMin = isa<affine::AffineMinOp>(def);
+  for (Value next : ArrayRef(results).drop_front()) {
+    if (allNonNegative)
+      r = isMin ? arith::MinUIOp::create(b, loc, r, next).getResult()
+                : arith::MaxUIOp::create(b, loc, r, next).getResult();
+    else
+      r = isMin ? arith::MinSIOp::create(b, loc, r, next).getResult()
+                : arith::MaxSIOp::create(b, loc, r, next).getResult();
+  }
+  return r;
 }
 
 FailureOr<Value> FlashKernelBuilder::materialize(OpFoldResult v,
@@ -620,9 +744,23 @@ LogicalResult FlashKernelBuilder::emitBody() {
     bool masked = !l.step.getMask().empty();
     FailureOr<OnlineSoftmaxState> next = failure();
     if (l.mayBePartial && !masked) {
-      // Full tiles without the bounds test, the tail with it.
-      Value split = arith::MinUIOp::create(
-          b, loc, ubs[i], arith::MaxUIOp::create(b, loc, lbs[i], fullTiles));
+      // Full tiles without the bounds test, the tail with it: the split is
+      // min(ub, max(lb, Skv floordiv block_kv)), each clamp dropped where
+      // the IR proves it redundant.
+      using Variable = ValueBoundsConstraintSet::Variable;
+      AffineExpr d0;
+      bindDims(b.getContext(), d0);
+      Variable full(AffineMap::get(1, 0, d0.floorDiv(form.config.getBlockKV())),
+                    ArrayRef<Variable>{Variable(form.key, 2)});
+      Value split = fullTiles;
+      if (!ValueBoundsConstraintSet::compare(
+              Variable(l.loop.getLowerBound()),
+              ValueBoundsConstraintSet::LE, full))
+        split = arith::MaxUIOp::create(b, loc, lbs[i], split);
+      if (!ValueBoundsConstraintSet::compare(
+              full, ValueBoundsConstraintSet::LE,
+              Variable(l.loop.getUpperBound())))
+        split = arith::MinUIOp::create(b, loc, ubs[i], split);
       next = emitKVLoop(l, lbs[i], split, chainEnd, /*bounds=*/false, st);
       if (succeeded(next))
         next = emitKVLoop(l, split, ubs[i], chainEnd, /*bounds=*/true, *next);
