@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Conversion/AttncToGPU/KernelUtils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -55,4 +56,15 @@ Value attnc::wrapGlobalPointer(OpBuilder &b, Location loc, Value ptr,
       MemRefType::get({ShapedType::kDynamic}, elemType,
                       MemRefLayoutAttrInterface{}, b.getI64IntegerAttr(1));
   return UnrealizedConversionCastOp::create(b, loc, memrefType, d).getResult(0);
+}
+
+Value attnc::opaqueIndex(OpBuilder &b, Location loc, Value v) {
+  Type i64 = b.getI64Type();
+  Value asI64 = arith::IndexCastOp::create(b, loc, i64, v);
+  auto mov = LLVM::InlineAsmOp::create(
+      b, loc, i64, ValueRange{asI64}, b.getStringAttr("mov.b64 $0, $1;"),
+      b.getStringAttr("=l,l"), b.getUnitAttr(), /*is_align_stack=*/nullptr,
+      /*tail_call_kind=*/nullptr, /*asm_dialect=*/nullptr,
+      /*operand_attrs=*/nullptr);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), mov.getRes());
 }

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TileStrategy.h"
+#include "attnc/Conversion/AttncToGPU/KernelUtils.h"
 
 #include "MmaFragments.h"
 
@@ -40,21 +41,13 @@ constexpr int64_t kSmemRowPadBytes = 16;
 /// accepts.
 constexpr int64_t kCopyBytes = 16;
 
-/// Returns `v` through an opaque, side-effecting register move so that LLVM
-/// cannot hoist address arithmetic built on it out of the enclosing loop.
-/// Without it, LICM hoists each loop-invariant Q ldmatrix address (one per
-/// slab and k step, 64-bit each) and they all stay live across the loop:
-/// ~64 registers at d=128 with two slabs. Kept inside the loop, every
-/// address is one base register plus an immediate offset.
+/// Keeps address arithmetic inside the K/V loop: without it, LICM hoists
+/// each loop-invariant Q ldmatrix address (one per slab and k step, 64-bit
+/// each) and they all stay live across the loop: ~64 registers at d=128
+/// with two slabs. Kept inside the loop, every address is one base register
+/// plus an immediate offset.
 Value pinInLoop(OpBuilder &b, Location loc, Value v) {
-  Type i64 = b.getI64Type();
-  Value asI64 = arith::IndexCastOp::create(b, loc, i64, v);
-  auto mov = LLVM::InlineAsmOp::create(
-      b, loc, i64, ValueRange{asI64}, b.getStringAttr("mov.b64 $0, $1;"),
-      b.getStringAttr("=l,l"), b.getUnitAttr(), /*is_align_stack=*/nullptr,
-      /*tail_call_kind=*/nullptr, /*asm_dialect=*/nullptr,
-      /*operand_attrs=*/nullptr);
-  return arith::IndexCastOp::create(b, loc, b.getIndexType(), mov.getRes());
+  return opaqueIndex(b, loc, v);
 }
 
 /// Thread coordinates shared by the strategy and its layouts.

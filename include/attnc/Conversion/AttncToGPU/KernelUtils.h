@@ -27,6 +27,13 @@ bool isSupportedDType(mlir::Type type);
 mlir::Value wrapGlobalPointer(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::Value ptr, mlir::Type elemType);
 
+/// `v` (an index) through an opaque, side-effecting register move: LLVM
+/// can neither merge the result with other computations of the same value
+/// nor recompute it from its operands, nor hoist what is built on it out of
+/// a loop. Used to shape live ranges where LLVM's choices cost registers in
+/// a kernel's hot loop.
+mlir::Value opaqueIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
+
 } // namespace attnc
 
 #endif // ATTNC_CONVERSION_ATTNCTOGPU_KERNELUTILS_H
