@@ -10,25 +10,72 @@
 include "mlir/Pass/PassBase.td"
 
 def AttncConvertToGPU : Pass<"attnc-convert-to-gpu", "::mlir::ModuleOp"> {
-  let summary = "Turn fused attention and attnc.fusion ops into GPU kernels";
+  let summary = "Lower flash-form attention and attnc.fusion ops to GPU kernels";
   let description = [{
     Every kernel-forming op of every function becomes one `gpu.func` kernel
     in its own `gpu.module` (so each kernel gets its own PTX and cubin),
-    carrying the NVVM target of `chip`:
-    - the flash form of attention (the `scf.forall` over query tiles that
-      --attnc-online-softmax produces) becomes a FlashAttention-2 style kernel
-      (K/V tiles staged in shared memory, QK^T and PV through ldmatrix and
-      mma.sync, softmax statistics in registers);
-    - each `attnc.fusion` becomes a row kernel (one CTA per row, 16-byte
-      accesses, reductions through shuffles and shared memory).
-    Kernels take bare pointers, sizes and strides; each kernel's
+    carrying the NVVM target of `chip`.
+
+    Attention: the flash form (an `scf.forall` holding
+    `attnc.online_attention`, as --attnc-online-softmax writes it or as
+    written by hand) is lowered as it is given, piece by piece:
+    - each forall dimension becomes the grid dimension its
+      `#gpu.block<x|y|z>` mapping names and its induction variable that
+      block index (the host computes the extent from the contract's sizes);
+    - index values of the form (tile starts and extents, loop bounds, the
+      GQA head map) are rebuilt in the kernel from the block indices and the
+      size parameters, by cloning their computation;
+    - each K/V `scf.for` becomes a kernel loop over the same tiles. Where
+      its tiles may be partial (`min(block_kv, Skv - kv_start)` rows), an
+      unmasked loop is split into full tiles, without a bounds test, and a
+      bounds-checked tail; a masked loop adds the bounds test to its mask in
+      every step. Consecutive loops share one K/V pipeline;
+    - each `attnc.online_attention` step becomes the score stage between
+      S = Q K^T and P V: scale, the step's own score modifier and mask
+      regions evaluated per score element on absolute positions, online
+      softmax;
+    - the finalize and the inserts become the stores of O and of the
+      logsumexp. The logsumexp is always written, for the rows of O, even
+      when the forall no longer returns it.
+    The forall's `#attnc.flash_config` gives the tiles, warps and pipeline
+    depth, and its `strategy` picks the tile strategy that moves and
+    multiplies the tiles: `mma_sync` (cp.async into padded shared memory,
+    ldmatrix, mma.sync m16n8k16; sm_80 and later) today.
+
+    A form the back-end cannot lower is refused with an error naming the op
+    and the rule, never partly lowered: a forall without
+    `attnc.flash_config` or a mapping of its dimensions to distinct blocks,
+    one not counting from 0 in steps of 1, or one with an extent the host
+    cannot compute (it must be a constant, a batch, head or sequence extent
+    of Q, K or V, or a ceildiv of one); slice rows that disagree with `flash_config`; a K/V
+    loop whose step is not 1, with more than one step, or with ops other
+    than its K/V slices and index computations; a K/V tile of iteration j
+    that does not start at row j * block_kv (or whose step's `kv_start`
+    says otherwise) or whose rows are neither block_kv nor
+    min(block_kv, Skv - kv_start); steps that differ in scale, run-time
+    scale or the presence of a score modifier; a recurrence that does not
+    start from acc = 0, max = -inf, sum = 0; ops other than arith and math
+    in a mask or score region; an index value the kernel cannot rebuild;
+    any other op in the forall body; a value head dim unlike the query's;
+    and shapes the tile strategy cannot build (mma_sync: head dim 64 or
+    128, bf16 or f16, 16 or 32 query rows per warp, 2 stages). An
+    `attnc.attention` left in a function is an error too: run
+    --attnc-online-softmax first.
+
+    Fusions: each `attnc.fusion` becomes a row kernel (one CTA per row,
+    16-byte accesses, reductions through shuffles and shared memory); its
+    parameters take their names from the source function's `attnc.name`
+    argument and result attributes. Any other attnc op left at the top of a
+    function is an error naming it: it has no kernel of its own.
+
+    Kernels take bare pointers, sizes and strides. Each kernel's
     `gpu.module` carries its launch contract as the typed attribute
-    `attnc.launch_contract` (docs/launch-contract.md). Fusion parameters
-    take their names from the source function's `attnc.name` argument and
-    result attributes. Any other attnc op left at the top of a function is an
-    error naming it: it has no kernel of its own (run the fusion passes).
-    The host functions are left as they are: attnc-compile writes the
-    manifest a host needs instead.
+    `attnc.launch_contract = #attnc.launch_contract<...>`
+    (docs/launch-contract.md): the parameters in launch order, the grid and
+    block, the dynamic shared memory, the rules on size symbols (an
+    attention kernel with dynamic head counts requires `divisible(H, Hkv)`)
+    and what was compiled in (`attrs`). The host functions are left as they
+    are: attnc-compile writes the manifest a host needs from the contracts.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::nvgpu::NVGPUDialect",

@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The pass flags are part of attnc's public contract (shared/design.md).
+// The pass flags are part of attnc's public contract: each has a lit test
+// that runs it (test/pass-flags.test checks it).
 // Each pass is a thin driver over a function in Transforms.h.
 //
 //===----------------------------------------------------------------------===//
@@ -36,10 +37,10 @@ def AttncFuseAttention : Pass<"attnc-fuse-attention"> {
     reading it would need a load from device memory. The mask fill must be
     -inf or a value <= -1e9 (a "safe" finite -inf), and -inf when a
     run-time scale multiplies the masked scores (a finite fill times an
-    unknown factor need not stay a mask); iota masks other than top-left
-    causal (anti-causal, strictly causal) are left alone, as are chains
-    whose final matmul widens bf16 inputs to an f32 result (the fused op
-    returns Q's element type) and chains of rank other than 4. A causal mask
+    unknown factor need not stay a mask); iota masks other than the two
+    causal ones below (anti-causal, strictly causal) are left alone, as are
+    chains whose final matmul widens bf16 inputs to an f32 result (the fused
+    op returns Q's element type) and chains of rank other than 4. A causal mask
     becomes the op's mask region: top-left `j <= i`, or bottom-right
     `j + Sq <= i + Skv`.
 
@@ -72,50 +73,112 @@ def AttncFuseElementwise : Pass<"attnc-fuse-elementwise"> {
 def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
   let summary = "Rewrite attnc.attention into its flash (online-softmax) form";
   let description = [{
-    Replaces each `attnc.attention` by an `scf.forall` over (batch, head,
-    query tile), mapped to `#gpu.block<z>`, `#gpu.block<y>`,
-    `#gpu.block<x>` (query tiles on grid x, so consecutive CTAs share K/V in
-    L2). Its body extracts the query tile (`tensor.extract_slice`, rank-reduced
-    to `[rows, d]`; `rows = min(block-q, Sq - q0)`), runs an `scf.for` over
-    K/V tiles whose `iter_args` are the accumulator, the running max and the
-    running sum, one `attnc.online_attention` per tile, then divides once
+    Replaces each `attnc.attention` by its flash (online-softmax) form, an
+    `scf.forall` over (batch, head, query tile) mapped to `#gpu.block<z>`,
+    `#gpu.block<y>`, `#gpu.block<x>` (query tiles on grid x, so consecutive
+    CTAs share K/V in L2). Its body extracts the query tile
+    (`tensor.extract_slice`, rank-reduced to `[rows, d]`; `q0 = t * block_q`,
+    `rows = min(block_q, Sq - q0)`), runs one or two `scf.for` loops over
+    K/V tile indices whose `iter_args` are the accumulator, the running max
+    and the running sum, then divides once
     (`attnc.online_attention_finalize`) and writes its tile of O and of the
     per-row logsumexp with `tensor.parallel_insert_slice`. The forall's
     results are O (which replaces the attention) and the logsumexp
-    (`[B, H, Sq]`, f32) that a backward pass needs. With GQA, query head `h`
-    reads K/V head `h floordiv (H / Hkv)`.
+    (`[B, H, Sq]`, f32) that a backward pass needs.
 
-    With `causal` (key j visible to query i iff j <= i), the K/V loop is
-    split: tiles wholly on or below the diagonal
-    (`[0, min(ceildiv(Skv, block-kv), (q0 + 1) floordiv block-kv))`) run
-    without the mask, tiles crossing it run with `causal`, and tiles wholly
-    above it (from `min(ceildiv(Skv, block-kv), ceildiv(min(q0 + block-q,
-    Sq), block-kv))` on) are never visited. Index arithmetic is `affine`;
-    static extents fold to constants.
+    Iteration `j` of a K/V loop slices K and V at row `kv0 = j * block_kv`
+    (`min(block_kv, Skv - kv0)` rows, or `block_kv` when every tile is
+    full) of K/V head `h floordiv (H / Hkv)` (grouped-query attention), and
+    runs one step, `attnc.online_attention ... at [%b, %h, %q0, %kv0]`: the
+    batch, the query head and the absolute first rows of the query and K/V
+    tiles, from which the step's mask and score regions get the absolute
+    positions `i` and `j` of each score.
 
-    Tile sizes come from the target description of `chip`; `block-q` and
-    `block-kv` override them. They are also recorded on the forall as
-    `attnc.block_q` and `attnc.block_kv`, for convenience only: the slice
-    sizes and loop bounds are the source of truth. An unknown chip is an
-    error that lists the known ones.
+    The op's mask region decides the K/V loops. A top-left (`j <= i`) or
+    bottom-right (`j + Sq <= i + Skv`) causal mask splits the loop at the
+    diagonal. With `delta` = 0 (top-left) or `Skv - Sq` (bottom-right) and
+    `numKV = ceildiv(Skv, block_kv)`, tiles
+    `[0, unmasked)`, `unmasked = min(numKV, max(0, (q0 + 1 + delta) floordiv
+    block_kv))`, lie wholly on the visible side and run without the mask;
+    tiles `[unmasked, visited)`, `visited = min(numKV, max(0, ceildiv(q0 +
+    rows + delta, block_kv)))`, cross the diagonal and run with the mask
+    region; tiles from `visited` on are never visited. Any other mask
+    (padding, sliding window, document masks) gives one loop over all
+    `numKV` tiles with the mask region in every step; no mask, one loop
+    without. The score modifier region, if any, is cloned into every step
+    of every loop. Index arithmetic is `affine`; static extents fold to
+    constants.
 
-    Example (non-causal, 64 x 64 tiles, abridged):
+    The kernel configuration is written on the forall as
+    `attnc.flash_config = #attnc.flash_config<...>`: the op's own `config`
+    when it has one, else the target description of `chip` for the op's
+    head dimension, with `block-q` and `block-kv` overriding its tiles (the
+    warps then follow from `block_q`). --attnc-convert-to-gpu reads it (its
+    `strategy` picks the tile strategy) and refuses a form whose slices
+    disagree with it. An unknown chip is an error that lists the known ones.
+    docs/attention.md specifies the ops and the flash form.
+
+    Example: top-left causal attention on Q, K, V of 1 x 4 x 512 x 64 bf16
+    with `block-q=128 block-kv=64` (%query, %key, %value, %o_init, %l_init,
+    %zero = 0.0, %ninf = -inf, %c0 and %c1 defined above):
 
     ```mlir
-    %r:2 = scf.forall (%b, %h, %t) in (%B, %H, %nq)
-        shared_outs(%o = %o_init, %lse = %lse_init) -> (...) {
-      %q = tensor.extract_slice %query[%b, %h, %q0, 0] [1, 1, %mq, 128] [1, 1, 1, 1]
-      %s:3 = scf.for %j = %c0 to %nkv step %c1
-          iter_args(%acc = %acc0, %m = %m0, %l = %l0) -> (...) {
-        %a:3 = attnc.online_attention %q, %k, %v, %acc, %m, %l at [%q0, %k0] {scale = ...}
-        scf.yield %a#0, %a#1, %a#2 : ...
+    %r:2 = scf.forall (%b, %h, %t) in (1, 4, 4)
+        shared_outs(%o = %o_init, %l = %l_init) -> (tensor<1x4x512x64xbf16>, tensor<1x4x512xf32>) {
+      %q0 = affine.apply affine_map<(d0) -> (d0 * 128)>(%t)
+      %qt = tensor.extract_slice %query[%b, %h, %q0, 0] [1, 1, 128, 64] [1, 1, 1, 1]
+          : tensor<1x4x512x64xbf16> to tensor<128x64xbf16>
+      %acc0 = tensor.splat %zero : tensor<128x64xf32>
+      %max0 = tensor.splat %ninf : tensor<128xf32>
+      %sum0 = tensor.splat %zero : tensor<128xf32>
+      %unmasked = affine.min affine_map<(d0) -> (8, d0 * 2)>(%t)
+      %visited = affine.min affine_map<(d0) -> (8, d0 * 2 + 2)>(%t)
+      // K/V tiles wholly on the visible side of the diagonal: no mask.
+      %s:3 = scf.for %j = %c0 to %unmasked step %c1
+          iter_args(%acc = %acc0, %max = %max0, %sum = %sum0)
+          -> (tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>) {
+        %kv0 = affine.apply affine_map<(d0) -> (d0 * 64)>(%j)
+        %kt = tensor.extract_slice %key[%b, %h, %kv0, 0] [1, 1, 64, 64] [1, 1, 1, 1]
+            : tensor<1x4x512x64xbf16> to tensor<64x64xbf16>
+        %vt = tensor.extract_slice %value[%b, %h, %kv0, 0] [1, 1, 64, 64] [1, 1, 1, 1]
+            : tensor<1x4x512x64xbf16> to tensor<64x64xbf16>
+        %a:3 = attnc.online_attention %qt, %kt, %vt, %acc, %max, %sum
+            at [%b, %h, %q0, %kv0] {scale = 0.125 : f64}
+            : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<64x64xbf16>,
+              tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>
+        scf.yield %a#0, %a#1, %a#2 : tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>
       }
-      %out, %lse_tile = attnc.online_attention_finalize %s#0, %s#1, %s#2 : ...
+      // K/V tiles crossing the diagonal: the op's mask region; tiles past it
+      // are never visited.
+      %m:3 = scf.for %j = %unmasked to %visited step %c1
+          iter_args(%acc = %s#0, %max = %s#1, %sum = %s#2)
+          -> (tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>) {
+        %kv0 = affine.apply affine_map<(d0) -> (d0 * 64)>(%j)
+        %kt = tensor.extract_slice %key[%b, %h, %kv0, 0] [1, 1, 64, 64] [1, 1, 1, 1]
+            : tensor<1x4x512x64xbf16> to tensor<64x64xbf16>
+        %vt = tensor.extract_slice %value[%b, %h, %kv0, 0] [1, 1, 64, 64] [1, 1, 1, 1]
+            : tensor<1x4x512x64xbf16> to tensor<64x64xbf16>
+        %a:3 = attnc.online_attention %qt, %kt, %vt, %acc, %max, %sum
+            at [%b, %h, %q0, %kv0] {scale = 0.125 : f64}
+            : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<64x64xbf16>,
+              tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>
+            mask {
+            ^bb0(%mb: index, %mh: index, %mi: index, %mj: index):
+              %visible = arith.cmpi ule, %mj, %mi : index
+              attnc.yield %visible : i1
+            }
+        scf.yield %a#0, %a#1, %a#2 : tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>
+      }
+      %out, %lse_tile = attnc.online_attention_finalize %m#0, %m#1, %m#2
+          : tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>
+          -> tensor<128x64xbf16>, tensor<128xf32>
       scf.forall.in_parallel {
-        tensor.parallel_insert_slice %out into %o[%b, %h, %q0, 0] [1, 1, %mq, 128] [1, 1, 1, 1]
-        tensor.parallel_insert_slice %lse_tile into %lse[%b, %h, %q0] [1, 1, %mq] [1, 1, 1]
+        tensor.parallel_insert_slice %out into %o[%b, %h, %q0, 0] [1, 1, 128, 64] [1, 1, 1, 1]
+            : tensor<128x64xbf16> into tensor<1x4x512x64xbf16>
+        tensor.parallel_insert_slice %lse_tile into %l[%b, %h, %q0] [1, 1, 128] [1, 1, 1]
+            : tensor<128xf32> into tensor<1x4x512xf32>
       }
-    } {attnc.block_kv = 64, attnc.block_q = 64,
+    } {attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 4, stages = 2, strategy = mma_sync>,
        mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
     ```
   }];
