@@ -21,7 +21,7 @@ config.substitutions.append(("%attnc_tools_dir", config.attnc_tools_dir))
 config.substitutions.append(("%python", config.python_executable))
 
 # lit scrubs the environment; the NVVM target finds libdevice and ptxas
-# through CUDA_ROOT (shared/toolchain.md), so set it for every test.
+# through CUDA_ROOT, so set it for every test.
 config.environment["CUDA_ROOT"] = config.cuda_root
 config.environment["CUDA_HOME"] = config.cuda_root
 

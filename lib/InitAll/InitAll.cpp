@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Each registration below was found necessary by leaving it out
-// (shared/toolchain.md): without the NVVM target interface
+// Each registration below was found necessary by leaving it out: without
+// the NVVM target interface
 // gpu-module-to-binary crashes, without the ConvertToLLVM interfaces
 // convert-gpu-to-nvvm silently leaves arith ops behind.
 //

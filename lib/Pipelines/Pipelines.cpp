@@ -40,8 +40,10 @@ std::string attnc::findCudaRoot(StringRef explicitRoot) {
 }
 
 void attnc::buildKernelToNVVMPipeline(OpPassManager &pm) {
-  // The order that lowers nvgpu, vector, memref views and math together
-  // (shared/toolchain.md, "A kernel-only pipeline that worked").
+  // The order that lowers nvgpu, vector, memref views and math together:
+  // nvgpu first (it produces vector and memref ops the later passes lower),
+  // affine after memref metadata expansion, and the GPU-to-NVVM patterns
+  // last, followed by the cleanup that lets the casts reconcile.
   OpPassManager &k = pm.nest<gpu::GPUModuleOp>();
   k.addPass(createConvertNVGPUToNVVMPass());
   k.addPass(createConvertVectorToSCFPass());

@@ -68,7 +68,7 @@ struct AttncPipelineOptions
 };
 
 /// PTX ISA features for a chip: sm_90a's wgmma and setmaxnreg need PTX 8.0
-/// (MLIR's default, +ptx60, aborts in LLVM for sm_90a; shared/toolchain.md).
+/// (MLIR's default, +ptx60, aborts in LLVM for sm_90a).
 std::string ptxFeaturesForChip(llvm::StringRef chip);
 
 /// The CUDA toolkit directory: `explicitRoot` if set, else the first of

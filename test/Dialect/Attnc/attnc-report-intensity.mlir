@@ -1,6 +1,7 @@
-// Pins the course notes' numbers (shared/notes/intensity-regimes-and-
-// flashattention.txt §9.2, §9.5; kernels-fusion-and-flashattention.txt §1)
-// for d = 128 bf16 on the report's printed values.
+// Pins the report's printed values for d = 128 bf16: the arithmetic
+// intensity of unfused and of flash attention and of the memory-bound
+// elementwise chain, against the model of docs/design.md ("Intensity
+// model").
 //
 // RUN: attnc-opt %s --attnc-report-intensity | FileCheck %s --check-prefix=S4K
 // RUN: attnc-opt %s --attnc-report-intensity="seq-len=1024" | FileCheck %s --check-prefix=S1K
