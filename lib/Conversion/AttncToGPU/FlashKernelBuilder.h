@@ -1,0 +1,123 @@
+//===- FlashKernelBuilder.h - the flash kernel builder's state ---*- C++ -*-===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The class that lowers one flash form to a kernel, shared by its two
+// implementation files: FlashAttentionKernel.cpp (contract, loops, score
+// stage, epilogue) and FlashKernelValues.cpp (index values of the form
+// rebuilt in the kernel, region bodies, tile addresses).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_CONVERSION_ATTNCTOGPU_FLASHKERNELBUILDER_H
+#define ATTNC_LIB_CONVERSION_ATTNCTOGPU_FLASHKERNELBUILDER_H
+
+#include "attnc/Conversion/KernelABI.h"
+
+#include "FlashForm.h"
+#include "ScoreStage.h"
+#include "TileStrategy.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace attnc::flash_kernel {
+
+using namespace mlir;
+
+
+/// The contract's name of each dimension of Q, K and V: [B, H, Sq, d],
+/// [B, Hkv, Skv, d], [B, Hkv, Skv, dv].
+inline constexpr const char *kQuerySymbols[] = {"B", "H", "Sq"};
+inline constexpr const char *kKeySymbols[] = {"B", "Hkv", "Skv"};
+/// Size parameters in launch order (those that some shape leaves dynamic).
+inline constexpr const char *kSizeSymbols[] = {"B", "H", "Hkv", "Sq", "Skv"};
+/// Tensors with stride parameters (dims 0..2 each), in launch order.
+inline constexpr const char *kStridedTensors[] = {"q", "k", "v", "o"};
+inline constexpr int64_t kStridedDims = 3;
+
+class FlashKernelBuilder {
+public:
+  FlashKernelBuilder(OpBuilder &b, FlashForm &form, StringRef name,
+                     KernelABI &abi)
+      : b(b), form(form), loc(form.forall.getLoc()), name(name), abi(abi) {}
+
+  FailureOr<gpu::GPUFuncOp> build(gpu::GPUModuleOp module);
+
+private:
+  // Contract.
+  std::string symbolOf(Value tensor, int64_t dim) const;
+  std::vector<ABIDim> shapeOf(Value tensor, ArrayRef<int64_t> dims) const;
+  void planParameters();
+  LogicalResult planGrid();
+  FailureOr<GridFactor> gridFactor(OpFoldResult extent);
+
+  // Kernel values.
+  Value param(StringRef n) { return func.getArgument(paramIndex.lookup(n)); }
+  Value paramIndexValue(StringRef n) {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), param(n));
+  }
+  /// Extent `dim` (0-2) of Q, K or V in the kernel: a constant when static,
+  /// else its size parameter.
+  Value extentOf(Value tensor, int64_t dim) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    if (!type.isDynamicDim(dim))
+      return arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
+    return paramIndexValue(symbolOf(tensor, dim));
+  }
+  FailureOr<Value> materialize(Value v, IRMapping &scope);
+  FailureOr<Value> materialize(OpFoldResult v, IRMapping &scope);
+  FailureOr<Value> expandAffine(Operation *def, IRMapping &scope);
+  FailureOr<Value> cloneRegion(Region &r, ArrayRef<Value> args,
+                               IRMapping &scope);
+  FailureOr<GlobalTile> tileOf(tensor::ExtractSliceOp slice, StringRef tensor,
+                               IRMapping &scope);
+  /// Element offset of the (batch, head) matrix a slice or insert names.
+  FailureOr<Value> baseOf(OffsetSizeAndStrideOpInterface slice,
+                          StringRef tensor, IRMapping &scope);
+
+  // Kernel body.
+  LogicalResult emitBody();
+  FailureOr<OnlineSoftmaxState> emitKVLoop(FlashKVLoop &l, Value lb,
+                                           Value ub, Value chainEnd,
+                                           bool bounds,
+                                           const OnlineSoftmaxState &init);
+  LogicalResult emitScoreStage(FlashKVLoop &l, IRMapping &scope,
+                               bool bounds, SmallVectorImpl<Value> &s);
+  LogicalResult emitEpilogue(OnlineSoftmaxState &st);
+
+  OpBuilder &b;
+  FlashForm &form;
+  Location loc;
+  StringRef name;
+  KernelABI &abi;
+
+  gpu::GPUFuncOp func;
+  llvm::StringMap<unsigned> paramIndex;
+  /// Where each forall dimension goes on the grid (0 = x).
+  SmallVector<unsigned> gridDims;
+  /// Causal kernels launch their longest query tiles first.
+  bool reverseX = false;
+  std::unique_ptr<AttentionTileStrategy> strategy;
+  std::unique_ptr<ScoreStage> scoreStage;
+  /// Values of the forall body, rebuilt in the kernel's prologue.
+  IRMapping prologue;
+  /// Base offsets of the K/V slices whose (batch, head) does not depend on
+  /// their loop, computed in the prologue.
+  DenseMap<Operation *, Value> baseOffsets;
+  /// memref views of the tensor parameters, built once.
+  llvm::StringMap<Value> globalMem;
+  /// Sequence extents (rows that exist) of Q and of K/V.
+  Value seqQ, seqKV;
+  /// The forall's induction variables in the kernel.
+  SmallVector<Value> blockIndices;
+};
+
+
+} // namespace attnc::flash_kernel
+
+#endif // ATTNC_LIB_CONVERSION_ATTNCTOGPU_FLASHKERNELBUILDER_H
