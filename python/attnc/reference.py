@@ -163,9 +163,13 @@ def attention(q, k, v, scale: float, causal: bool, low=None):
         s = torch.matmul(q * scale, k.transpose(-1, -2))
     Sq, Skv = q.shape[2], k.shape[2]
     if causal:
+        # True (or "top_left"): key j visible to query i iff j <= i;
+        # "bottom_right": iff j <= i + Skv - Sq (the last query sees the
+        # last key).
+        shift = Skv - Sq if causal == "bottom_right" else 0
         i = torch.arange(Sq, device=q.device)[:, None]
         j = torch.arange(Skv, device=q.device)[None, :]
-        s = s.masked_fill(j > i, float("-inf"))
+        s = s.masked_fill(j > i + shift, float("-inf"))
     lse = torch.logsumexp(s.float() if low is not None else s, dim=-1)
     p = torch.softmax(s, dim=-1)
     p = torch.nan_to_num(p, nan=0.0)  # rows with no visible key

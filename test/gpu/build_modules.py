@@ -101,6 +101,54 @@ func.func @bias_dropout_layernorm(%x: tensor<?x{n}x{t}> {{attnc.name = "x"}},
 """
 
 
+# Bottom-right causal as PyTorch writes it (rows + (Skv - Sq) >= cols).
+BOTTOM_RIGHT = """\
+func.func @attn(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>,
+                %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  %c2 = arith.constant 2 : index
+  %sq = tensor.dim %q, %c2 : tensor<?x?x?x128xbf16>
+  %skv = tensor.dim %k, %c2 : tensor<?x?x?x128xbf16>
+  %d = arith.subi %skv, %sq : index
+  %di = arith.index_cast %d : index to i64
+  %off = tensor.from_elements %di : tensor<i64>
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x?xf32>
+  %c = arith.constant dense<0.08838834764831845> : tensor<f32>
+  %ss = attnc.mul %s, %c : tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %rows = attnc.iota %ss {dimension = 2 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %cols = attnc.iota %ss {dimension = 3 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %shifted = attnc.add %rows, %off : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
+  %keep = attnc.cmp ge, %shifted, %cols : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = attnc.select %keep, %ss, %ninf : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %m : tensor<?x?x?x?xf32>
+  %pb = attnc.cast %p : tensor<?x?x?x?xf32> to tensor<?x?x?x?xbf16>
+  %o = attnc.matmul %pb, %v : tensor<?x?x?x?xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
+"""
+
+# A softmax scale known only at run time: a scalar argument multiplying the
+# scores (through a one-element tensor), fused into runtime_scale.
+RUNTIME_SCALE = """\
+func.func @attn(%q: tensor<?x?x?x64xf16>, %k: tensor<?x?x?x64xf16>,
+                %v: tensor<?x?x?x64xf16>, %scale: f32 {attnc.name = "scale"})
+    -> tensor<?x?x?x64xf16> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x64xf16>, tensor<?x?x?x64xf16> -> tensor<?x?x?x?xf32>
+  %t = tensor.from_elements %scale : tensor<f32>
+  %ss = attnc.mul %s, %t : tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %rows = attnc.iota %ss {dimension = 2 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %cols = attnc.iota %ss {dimension = 3 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %keep = attnc.cmp ge, %rows, %cols : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = attnc.select %keep, %ss, %ninf : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %m : tensor<?x?x?x?xf32>
+  %pb = attnc.cast %p : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf16>
+  %o = attnc.matmul %pb, %v : tensor<?x?x?x?xf16>, tensor<?x?x?x64xf16> -> tensor<?x?x?x64xf16>
+  return %o : tensor<?x?x?x64xf16>
+}
+"""
+
+
 def attention_text(d, t, causal):
     text = ATTN.format(d=d, t=t, scale=1.0 / math.sqrt(d),
                        mask=CAUSAL if causal else FULL)
@@ -115,6 +163,8 @@ def sources():
                 name = f"attn_d{d}_{t}_{'causal' if causal else 'full'}"
                 src[name] = attention_text(d, t, causal)
     src["attn_gqa_ri"] = GQA_RI
+    src["attn_d128_bf16_causal_br"] = BOTTOM_RIGHT
+    src["attn_d64_f16_causal_rscale"] = RUNTIME_SCALE
     src["chain"] = (ROOT / "examples/elementwise_chain.mlir").read_text()
     src["attn_example"] = (ROOT / "examples/naive_attention.mlir").read_text()
     src["dropout_bf16_p10"] = DROPOUT.format(n=4096, t="bf16", p=0.1)

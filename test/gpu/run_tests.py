@@ -107,12 +107,20 @@ def make_qkv(B, H, Hkv, Sq, Skv, d, dtype, layout, amp):
 def check_attention(kern, B, H, Hkv, Sq, Skv, layout, amp):
     d = int(kern.attr("head_dim"))
     scale = float(kern.attr("scale"))
-    causal = kern.attr("causal") in ("true", "1", "True")
+    mask = kern.attr("mask")
+    causal = {"none": False, "causal": True,
+              "causal_bottom_right": "bottom_right"}[mask]
     dtype = DT[kern.inputs[0].dtype]
     q, k, v = make_qkv(B, H, Hkv, Sq, Skv, d, dtype, layout, amp)
     o = nan_like((B, H, Sq, d), dtype)
     lse = nan_like((B, H, Sq), torch.float32)
-    kern(q, k, v, o=o, lse=lse)
+    scalars = {}
+    if any(p.name == "scale" for p in kern.scalars):
+        # A run-time softmax scale multiplies the compiled one.
+        runtime = 1.0 / math.sqrt(d)
+        scalars["scale"] = runtime
+        scale *= runtime
+    kern(q, k, v, o=o, lse=lse, **scalars)
     torch.cuda.synchronize()
     o_ref, lse_ref = ref.attention_chunked(q, k, v, scale, causal)
     o_low, lse_low = ref.attention_chunked(q, k, v, scale, causal, dtype)

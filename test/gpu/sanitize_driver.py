@@ -103,7 +103,8 @@ def run_case(spec, rng):
             args[p.name] = t
             outs.append(t)
     for i, p in enumerate(kern.scalars):
-        args[p.name] = [0x123456789, 5][i % 2]
+        args[p.name] = (0.125 if p.dtype in ("f32", "f64")
+                        else [0x123456789, 5][i % 2])
     ins = [args[p.name] for p in kern.inputs]
     kw = {k: v for k, v in args.items() if k not in {p.name for p in kern.inputs}}
     kern(*ins, **kw)

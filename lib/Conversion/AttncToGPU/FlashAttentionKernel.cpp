@@ -527,7 +527,22 @@ FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   bool causal = llvm::any_of(form.loops, [](FlashKVLoop &l) {
     return l.step.getCausalMask().has_value();
   });
+  // What the steps mask, for users and tests: "none", "causal" (top-left),
+  // "causal_bottom_right" or "custom".
+  std::string mask = "none";
+  for (FlashKVLoop &l : form.loops) {
+    if (l.step.getMask().empty())
+      continue;
+    std::optional<CausalMask> c = l.step.getCausalMask();
+    std::string kind =
+        !c ? "custom"
+           : (c->alignment == CausalMask::Alignment::TopLeft
+                  ? "causal"
+                  : "causal_bottom_right");
+    mask = (mask == "none" || mask == kind) ? kind : "custom";
+  }
   abi.attrs = {{"causal", causal ? "true" : "false"},
+               {"mask", mask},
                {"scale", scale},
                {"head_dim", std::to_string(form.headDim)},
                {"block_q", std::to_string(config.getBlockQ())},
