@@ -82,10 +82,12 @@ private:
 
   // Kernel body.
   LogicalResult emitBody();
+  bool maskIsNoOpOnTail(FlashKVLoop &unmasked, FlashKVLoop &masked);
   FailureOr<OnlineSoftmaxState> emitKVLoop(FlashKVLoop &l, Value lb,
                                            Value ub, Value chainEnd,
                                            bool bounds,
-                                           const OnlineSoftmaxState &init);
+                                           const OnlineSoftmaxState &init,
+                                           FlashKVLoop *absorbed = nullptr);
   LogicalResult emitScoreStage(FlashKVLoop &l, IRMapping &scope,
                                bool bounds, SmallVectorImpl<Value> &s);
   LogicalResult emitEpilogue(OnlineSoftmaxState &st);
