@@ -273,8 +273,7 @@ LogicalResult FlashKernelBuilder::emitScoreStage(FlashKVLoop &l,
 FailureOr<OnlineSoftmaxState>
 FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
                                Value chainEnd, bool bounds,
-                               const OnlineSoftmaxState &init,
-                               FlashKVLoop *absorbed) {
+                               const OnlineSoftmaxState &init) {
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value numStages =
       arith::ConstantIndexOp::create(b, loc, form.config.getStages());
@@ -286,10 +285,6 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
       loop.getRegionIterArgs(), init.rowMax.size());
   IRMapping scope = prologue;
   scope.map(l.loop.getInductionVar(), j);
-  // The iterations of an absorbed loop (see maskIsNoOpOnTail) index their
-  // tiles with the same j.
-  if (absorbed)
-    scope.map(absorbed->loop.getInductionVar(), j);
   strategy->waitLoads(b);
   strategy->beginStep(b);
   Value stage = arith::RemUIOp::create(b, loc, j, numStages);
@@ -320,42 +315,6 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
   scf::YieldOp::create(b, loc, st.flatten());
   b.setInsertionPointAfter(loop);
   return OnlineSoftmaxState::unflatten(loop.getResults(), init.rowMax.size());
-}
-
-/// True when the tail of `unmasked` (its partial tiles) can run as the
-/// first iterations of `masked`, the causal loop after it: both steps read
-/// the same query rows without a score modifier, and the value-bounds
-/// analysis proves every iteration of `unmasked` lies wholly on the visible
-/// side of `masked`'s diagonal (tile j ends at key j * B + B - 1 <= q_start
-/// + shift, i.e. ub <= (q_start + 1 + shift) floordiv B), so the mask keeps
-/// every key there and applying it changes nothing.
-bool FlashKernelBuilder::maskIsNoOpOnTail(FlashKVLoop &unmasked,
-                                          FlashKVLoop &masked) {
-  OnlineAttentionOp a = unmasked.step, m = masked.step;
-  std::optional<CausalMask> causal = m.getCausalMask();
-  if (!causal || a.hasScoreModifier() || m.hasScoreModifier() ||
-      a.getQStart() != m.getQStart() || a.getBatch() != m.getBatch() ||
-      a.getHead() != m.getHead())
-    return false;
-  using Variable = ValueBoundsConstraintSet::Variable;
-  MLIRContext *ctx = b.getContext();
-  int64_t block = form.config.getBlockKV();
-  AffineExpr q0, sq, skv;
-  bindDims(ctx, q0);
-  bindSymbols(ctx, sq, skv);
-  AffineExpr shift = causal->alignment == CausalMask::Alignment::BottomRight
-                         ? skv - sq
-                         : getAffineConstantExpr(0, ctx);
-  SmallVector<Value> operands = {m.getQStart()};
-  if (causal->alignment == CausalMask::Alignment::BottomRight)
-    operands.append({causal->seqQ, causal->seqKV});
-  else
-    operands.append({m.getQStart(), m.getQStart()}); // unused symbols
-  Variable visibleTiles(AffineMap::get(1, 2, (q0 + 1 + shift).floorDiv(block)),
-                        ValueRange(operands));
-  return ValueBoundsConstraintSet::compare(
-      Variable(unmasked.loop.getUpperBound()), ValueBoundsConstraintSet::LE,
-      visibleTiles);
 }
 
 LogicalResult FlashKernelBuilder::emitBody() {
@@ -463,18 +422,8 @@ LogicalResult FlashKernelBuilder::emitBody() {
       // the main loop of a causal kernel).
       split = opaqueIndex(b, loc, split);
       next = emitKVLoop(l, lbs[i], split, chainEnd, /*bounds=*/false, st);
-      FlashKVLoop *after = i + 1 < n && chained[i + 1] ? &form.loops[i + 1]
-                                                       : nullptr;
-      if (succeeded(next) && after && maskIsNoOpOnTail(l, *after)) {
-        // The tail runs as the first iterations of the masked loop that
-        // follows, whose mask is proved all-true on them: one masked loop
-        // body instead of a bounds-only one and a masked one.
-        next = emitKVLoop(*after, split, ubs[i + 1], chainEnd,
-                          /*bounds=*/true, *next, /*absorbed=*/&l);
-        ++i;
-      } else if (succeeded(next)) {
+      if (succeeded(next))
         next = emitKVLoop(l, split, ubs[i], chainEnd, /*bounds=*/true, *next);
-      }
     } else {
       next = emitKVLoop(l, lbs[i], ubs[i], chainEnd, l.mayBePartial, st);
     }

@@ -82,12 +82,10 @@ private:
 
   // Kernel body.
   LogicalResult emitBody();
-  bool maskIsNoOpOnTail(FlashKVLoop &unmasked, FlashKVLoop &masked);
   FailureOr<OnlineSoftmaxState> emitKVLoop(FlashKVLoop &l, Value lb,
                                            Value ub, Value chainEnd,
                                            bool bounds,
-                                           const OnlineSoftmaxState &init,
-                                           FlashKVLoop *absorbed = nullptr);
+                                           const OnlineSoftmaxState &init);
   LogicalResult emitScoreStage(FlashKVLoop &l, IRMapping &scope,
                                bool bounds, SmallVectorImpl<Value> &s);
   LogicalResult emitEpilogue(OnlineSoftmaxState &st);
