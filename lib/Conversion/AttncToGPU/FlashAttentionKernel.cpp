@@ -236,14 +236,14 @@ LogicalResult FlashKernelBuilder::emitScoreStage(FlashKVLoop &l,
                           arith::AddIOp::create(b, loc, *k0, col).getResult());
   };
   if (step.hasScoreModifier())
-    scoreStage->modify(b, s, [&](OpBuilder &, Value score, Value row,
-                                 Value col) -> Value {
-      auto [i, j] = absolute(b, row, col);
-      FailureOr<Value> v =
-          cloneRegion(step.getScore(), {score, *batch, *head, i, j}, scope);
-      failedRegion |= failed(v);
-      return succeeded(v) ? *v : score;
-    });
+    scoreStage->modify(
+        b, s, [&](OpBuilder &, Value score, Value row, Value col) -> Value {
+          auto [i, j] = absolute(b, row, col);
+          FailureOr<Value> v =
+              cloneRegion(step.getScore(), {score, *batch, *head, i, j}, scope);
+          failedRegion |= failed(v);
+          return succeeded(v) ? *v : score;
+        });
   if (!step.getMask().empty() || bounds)
     scoreStage->mask(b, s, [&](OpBuilder &, Value row, Value col) -> Value {
       auto [i, j] = absolute(b, row, col);
@@ -255,8 +255,8 @@ LogicalResult FlashKernelBuilder::emitScoreStage(FlashKVLoop &l,
         keep = succeeded(v) ? *v : Value();
       }
       if (bounds) {
-        Value inside = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::ult, j, seqKV);
+        Value inside =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j, seqKV);
         keep = keep ? arith::AndIOp::create(b, loc, keep, inside).getResult()
                     : inside;
       }
@@ -382,8 +382,8 @@ LogicalResult FlashKernelBuilder::emitBody() {
 
   OnlineSoftmaxState st = scoreStage->initialState(b);
   // Tiles before this one are full: [0, Skv floordiv block_kv).
-  Value fullTiles = arith::DivUIOp::create(
-      b, loc, seqKV, idx(form.config.getBlockKV()));
+  Value fullTiles =
+      arith::DivUIOp::create(b, loc, seqKV, idx(form.config.getBlockKV()));
   for (size_t i = 0; i < n; ++i) {
     FlashKVLoop &l = form.loops[i];
     if (i > 0 && !chained[i]) {
@@ -408,13 +408,12 @@ LogicalResult FlashKernelBuilder::emitBody() {
       Variable full(AffineMap::get(1, 0, d0.floorDiv(form.config.getBlockKV())),
                     ArrayRef<Variable>{Variable(form.key, 2)});
       Value split = fullTiles;
-      if (!ValueBoundsConstraintSet::compare(
-              Variable(l.loop.getLowerBound()),
-              ValueBoundsConstraintSet::LE, full))
+      if (!ValueBoundsConstraintSet::compare(Variable(l.loop.getLowerBound()),
+                                             ValueBoundsConstraintSet::LE,
+                                             full))
         split = arith::MaxUIOp::create(b, loc, lbs[i], split);
-      if (!ValueBoundsConstraintSet::compare(
-              full, ValueBoundsConstraintSet::LE,
-              Variable(l.loop.getUpperBound())))
+      if (!ValueBoundsConstraintSet::compare(full, ValueBoundsConstraintSet::LE,
+                                             Variable(l.loop.getUpperBound())))
         split = arith::MinUIOp::create(b, loc, ubs[i], split);
       // Opaque, so that LLVM keeps this one value live through the main
       // loop for the tail instead of recomputing it there from the two it
@@ -479,7 +478,8 @@ LogicalResult FlashKernelBuilder::emitEpilogue(OnlineSoftmaxState &st) {
   Value rowBase = arith::MulIOp::create(b, loc, bh, seqQ);
   const AccumulatorLayout &layout = strategy->outputLayout();
   for (auto [slot, value] : llvm::enumerate(lse)) {
-    Value row = arith::AddIOp::create(b, loc, lq0, layout.slotRow(b, loc, slot));
+    Value row =
+        arith::AddIOp::create(b, loc, lq0, layout.slotRow(b, loc, slot));
     Value write = arith::AndIOp::create(
         b, loc,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, lEnd),
@@ -487,15 +487,14 @@ LogicalResult FlashKernelBuilder::emitEpilogue(OnlineSoftmaxState &st) {
     auto ifOp = scf::IfOp::create(b, loc, write, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    memref::StoreOp::create(b, loc, value, globalMem.lookup("lse"),
-                            ValueRange{arith::AddIOp::create(b, loc, rowBase,
-                                                             row)});
+    memref::StoreOp::create(
+        b, loc, value, globalMem.lookup("lse"),
+        ValueRange{arith::AddIOp::create(b, loc, rowBase, row)});
   }
   return success();
 }
 
-FailureOr<gpu::GPUFuncOp>
-FlashKernelBuilder::build(gpu::GPUModuleOp module) {
+FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   FlashConfigAttr config = form.config;
   TileShape shape{config.getBlockQ(), config.getBlockKV(), form.headDim,
                   config.getWarps(),  config.getStages(),  form.elementType};
@@ -534,11 +533,10 @@ FlashKernelBuilder::build(gpu::GPUModuleOp module) {
     if (l.step.getMask().empty())
       continue;
     std::optional<CausalMask> c = l.step.getCausalMask();
-    std::string kind =
-        !c ? "custom"
-           : (c->alignment == CausalMask::Alignment::TopLeft
-                  ? "causal"
-                  : "causal_bottom_right");
+    std::string kind = !c ? "custom"
+                          : (c->alignment == CausalMask::Alignment::TopLeft
+                                 ? "causal"
+                                 : "causal_bottom_right");
     mask = (mask == "none" || mask == kind) ? kind : "custom";
   }
   abi.attrs = {{"causal", causal ? "true" : "false"},
@@ -547,8 +545,7 @@ FlashKernelBuilder::build(gpu::GPUModuleOp module) {
                {"head_dim", std::to_string(form.headDim)},
                {"block_q", std::to_string(config.getBlockQ())},
                {"block_kv", std::to_string(config.getBlockKV())},
-               {"strategy",
-                stringifyTileStrategy(config.getStrategy()).str()}};
+               {"strategy", stringifyTileStrategy(config.getStrategy()).str()}};
   // Query head h reads K/V head h / (H / Hkv): H must be a multiple of Hkv.
   // Static heads are checked by the op's verifier; dynamic ones by the
   // runtime, from this generic rule.
@@ -582,8 +579,7 @@ FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   // launches its longest query tiles (the last ones) first, so the short
   // ones fill the tail of the grid.
   reverseX = causal;
-  for (auto [iv, dim] :
-       llvm::zip(form.forall.getInductionVars(), gridDims)) {
+  for (auto [iv, dim] : llvm::zip(form.forall.getInductionVars(), gridDims)) {
     auto d = static_cast<gpu::Dimension>(dim);
     Value id = gpu::BlockIdOp::create(b, loc, d);
     if (dim == 0 && reverseX)
@@ -605,8 +601,8 @@ FlashKernelBuilder::build(gpu::GPUModuleOp module) {
       return failure();
     scaling.runtimeScale = *rs;
   }
-  scoreStage = std::make_unique<ScoreStage>(
-      b, loc, strategy->scoreLayout(), strategy->outputLayout(), scaling);
+  scoreStage = std::make_unique<ScoreStage>(b, loc, strategy->scoreLayout(),
+                                            strategy->outputLayout(), scaling);
   if (failed(emitBody()))
     return failure();
   gpu::ReturnOp::create(b, loc);

@@ -84,8 +84,7 @@ static LogicalResult checkTileRows(tensor::ExtractSliceOp slice, int64_t block,
   else
     diag << "an unbounded number of";
   diag << " rows but the flash form's #attnc.flash_config has " << param
-       << " = " << block
-       << "; the kernel's tile is the IR's: make them agree";
+       << " = " << block << "; the kernel's tile is the IR's: make them agree";
   return diag;
 }
 
@@ -104,9 +103,9 @@ static FailureOr<bool> checkKVRows(FlashKVLoop &l, int64_t block) {
   // Skv - kvStart, from the key tensor's extent.
   AffineExpr d0, d1;
   bindDims(ctx, d0, d1);
-  Variable remaining(AffineMap::get(2, 0, d0 - d1, ctx),
-                     ArrayRef<Variable>{Variable(l.key.getSource(), 2),
-                                        Variable(kvStart)});
+  Variable remaining(
+      AffineMap::get(2, 0, d0 - d1, ctx),
+      ArrayRef<Variable>{Variable(l.key.getSource(), 2), Variable(kvStart)});
   if (auto c = getConstantIntValue(rows)) {
     // A static extent shorter than the block: the whole remaining sequence.
     if (*c < block && provablyEqual(Variable(rows), remaining))
@@ -117,8 +116,8 @@ static FailureOr<bool> checkKVRows(FlashKVLoop &l, int64_t block) {
     bool full = false, tail = false;
     for (unsigned r = 0; r < 2; ++r) {
       Variable term(map.getSubMap({r}), min.getOperands());
-      full |= provablyEqual(term, Variable(OpFoldResult(
-                                      Builder(ctx).getIndexAttr(block))));
+      full |= provablyEqual(
+          term, Variable(OpFoldResult(Builder(ctx).getIndexAttr(block))));
       tail |= provablyEqual(term, remaining);
     }
     if (full && tail)
@@ -190,8 +189,7 @@ static LogicalResult readLoop(FlashForm &form, FlashKVLoop &l) {
                             "tensors");
   if (failed(checkTileSlice(l.key, "K")) ||
       failed(checkTileSlice(l.value, "V")) ||
-      failed(checkTileRows(l.key, form.config.getBlockKV(), "K/V",
-                           "block_kv")))
+      failed(checkTileRows(l.key, form.config.getBlockKV(), "K/V", "block_kv")))
     return failure();
   if (form.loops.empty()) {
     form.key = l.key.getSource();
@@ -212,7 +210,8 @@ static LogicalResult readLoop(FlashForm &form, FlashKVLoop &l) {
         !provablyEqual(Variable(step.getKvStart()), expected))
       return s.emitOpError()
              << "must start the K/V tile of iteration j at row j * block_kv "
-                "(" << blockKV << "), as the step's kv_start says";
+                "("
+             << blockKV << "), as the step's kv_start says";
   FailureOr<bool> partial = checkKVRows(l, blockKV);
   if (failed(partial))
     return failure();
@@ -346,8 +345,8 @@ FailureOr<FlashForm> attnc::analyzeFlashForm(scf::ForallOp forall) {
     if (auto loop = dyn_cast<scf::ForOp>(op);
         loop && llvm::is_contained(loops, loop))
       continue;
-    if (isa<tensor::ExtractSliceOp, tensor::SplatOp,
-            OnlineAttentionFinalizeOp>(op) ||
+    if (isa<tensor::ExtractSliceOp, tensor::SplatOp, OnlineAttentionFinalizeOp>(
+            op) ||
         isIndexComputation(&op))
       continue;
     return op.emitOpError("cannot be lowered in a flash form: the kernel "

@@ -1,4 +1,5 @@
-//===- FlashKernelBuilder.h - the flash kernel builder's state ---*- C++ -*-===//
+//===- FlashKernelBuilder.h - the flash kernel builder's state ---*- C++
+//-*-===//
 //
 // Part of the attnc project.
 //
@@ -28,7 +29,6 @@
 namespace attnc::flash_kernel {
 
 using namespace mlir;
-
 
 /// The contract's name of each dimension of Q, K and V: [B, H, Sq, d],
 /// [B, Hkv, Skv, d], [B, Hkv, Skv, dv].
@@ -82,12 +82,11 @@ private:
 
   // Kernel body.
   LogicalResult emitBody();
-  FailureOr<OnlineSoftmaxState> emitKVLoop(FlashKVLoop &l, Value lb,
-                                           Value ub, Value chainEnd,
-                                           bool bounds,
+  FailureOr<OnlineSoftmaxState> emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
+                                           Value chainEnd, bool bounds,
                                            const OnlineSoftmaxState &init);
-  LogicalResult emitScoreStage(FlashKVLoop &l, IRMapping &scope,
-                               bool bounds, SmallVectorImpl<Value> &s);
+  LogicalResult emitScoreStage(FlashKVLoop &l, IRMapping &scope, bool bounds,
+                               SmallVectorImpl<Value> &s);
   LogicalResult emitEpilogue(OnlineSoftmaxState &st);
 
   OpBuilder &b;
@@ -116,7 +115,6 @@ private:
   /// The forall's induction variables in the kernel.
   SmallVector<Value> blockIndices;
 };
-
 
 } // namespace attnc::flash_kernel
 

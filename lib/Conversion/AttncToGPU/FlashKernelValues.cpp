@@ -44,15 +44,17 @@ FailureOr<Value> FlashKernelBuilder::materialize(Value v, IRMapping &scope) {
   } else if (auto dim = dyn_cast_or_null<tensor::DimOp>(def)) {
     std::optional<int64_t> index = dim.getConstantIndex();
     auto type = cast<RankedTensorType>(dim.getSource().getType());
-    if (!index || !llvm::is_contained({form.query, form.key, form.value},
-                                      dim.getSource()) || *index > 2)
+    if (!index ||
+        !llvm::is_contained({form.query, form.key, form.value},
+                            dim.getSource()) ||
+        *index > 2)
       return dim.emitOpError("reads an extent the kernel has no parameter "
                              "for; only batch, head and sequence extents of "
                              "Q, K and V are");
     (void)type;
     result = extentOf(dim.getSource(), *index);
   } else if (isa_and_nonnull<affine::AffineApplyOp, affine::AffineMinOp,
-                               affine::AffineMaxOp>(def)) {
+                             affine::AffineMaxOp>(def)) {
     FailureOr<Value> v = expandAffine(def, scope);
     if (failed(v))
       return failure();
@@ -71,8 +73,8 @@ FailureOr<Value> FlashKernelBuilder::materialize(Value v, IRMapping &scope) {
       scope.map(from, to);
     return scope.lookup(v);
   } else {
-    InFlightDiagnostic diag =
-        emitError(v.getLoc()) << "value used by a flash form cannot be "
+    InFlightDiagnostic diag = emitError(v.getLoc())
+                              << "value used by a flash form cannot be "
                                  "computed in its kernel";
     if (def)
       diag << ": '" << def->getName()
@@ -262,8 +264,9 @@ FailureOr<GlobalTile> FlashKernelBuilder::tileOf(tensor::ExtractSliceOp slice,
   return g;
 }
 
-FailureOr<Value> FlashKernelBuilder::baseOf(OffsetSizeAndStrideOpInterface slice,
-                                            StringRef tensor, IRMapping &scope) {
+FailureOr<Value>
+FlashKernelBuilder::baseOf(OffsetSizeAndStrideOpInterface slice,
+                           StringRef tensor, IRMapping &scope) {
   SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
   FailureOr<Value> batch = materialize(offsets[0], scope);
   FailureOr<Value> head = materialize(offsets[1], scope);
@@ -278,5 +281,3 @@ FailureOr<Value> FlashKernelBuilder::baseOf(OffsetSizeAndStrideOpInterface slice
                                    paramIndexValue(t + ".stride1")))
       .getResult();
 }
-
-

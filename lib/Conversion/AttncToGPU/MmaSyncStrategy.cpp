@@ -103,8 +103,8 @@ public:
   MmaSyncStrategy(const TileShape &s, Location loc)
       : s(s), loc(loc), slabs(s.blockQ / (s.warps * mma::kM)),
         dTiles(s.headDim / mma::kN),
-        rowElems(s.headDim + kSmemRowPadBytes * 8 /
-                                 s.elementType.getIntOrFloatBitWidth()),
+        rowElems(s.headDim +
+                 kSmemRowPadBytes * 8 / s.elementType.getIntOrFloatBitWidth()),
         scores(slabs, s.blockKV / mma::kN, w), output(slabs, dTiles, w) {}
 
   LogicalResult verify(Location diagLoc) const override;
@@ -184,10 +184,9 @@ LogicalResult MmaSyncStrategy::verify(Location diagLoc) const {
            << "mma_sync strategy: element type must be bf16 or f16";
   if (s.warps <= 0 || s.blockQ % (s.warps * mma::kM) != 0 ||
       s.blockQ / (s.warps * mma::kM) > 2)
-    return emitError(diagLoc)
-           << "mma_sync strategy: block_q (" << s.blockQ
-           << ") must give each of the " << s.warps
-           << " warps 16 or 32 query rows";
+    return emitError(diagLoc) << "mma_sync strategy: block_q (" << s.blockQ
+                              << ") must give each of the " << s.warps
+                              << " warps 16 or 32 query rows";
   int64_t threads = s.warps * mma::kWarpSize;
   int64_t copiesPerRow = s.headDim * 2 / kCopyBytes;
   if (s.blockKV % (2 * mma::kN) != 0 || threads % copiesPerRow != 0 ||
@@ -230,8 +229,8 @@ void MmaSyncStrategy::emitPrologue(OpBuilder &b) {
   int64_t qBytes = s.blockQ * rowElems * eb;
   int64_t kvBytes = s.stages * s.blockKV * rowElems * eb;
   qSmem = memref::ViewOp::create(b, loc, qType, raw, idx(b, 0), ValueRange{});
-  kSmem = memref::ViewOp::create(b, loc, kvType, raw, idx(b, qBytes),
-                                 ValueRange{});
+  kSmem =
+      memref::ViewOp::create(b, loc, kvType, raw, idx(b, qBytes), ValueRange{});
   vSmem = memref::ViewOp::create(b, loc, kvType, raw, idx(b, qBytes + kvBytes),
                                  ValueRange{});
 }
@@ -303,16 +302,15 @@ void MmaSyncStrategy::prepareQuery(OpBuilder &b) {
 void MmaSyncStrategy::beginStep(OpBuilder &b) {
   if (!qFrags.empty())
     return;
-  qLoadRow = pinInLoop(
-      b, loc,
-      arith::AddIOp::create(
-          b, loc, w.warpRow0,
-          arith::RemUIOp::create(b, loc, w.lane, idx(b, 16))));
-  qLoadCol = pinInLoop(
-      b, loc,
-      arith::MulIOp::create(
-          b, loc, arith::DivUIOp::create(b, loc, w.lane, idx(b, 16)),
-          idx(b, 8)));
+  qLoadRow = pinInLoop(b, loc,
+                       arith::AddIOp::create(
+                           b, loc, w.warpRow0,
+                           arith::RemUIOp::create(b, loc, w.lane, idx(b, 16))));
+  qLoadCol =
+      pinInLoop(b, loc,
+                arith::MulIOp::create(
+                    b, loc, arith::DivUIOp::create(b, loc, w.lane, idx(b, 16)),
+                    idx(b, 8)));
 }
 
 /// S = Q Kᵀ for the K tile in `stage`. K rows are the n dimension, so a
@@ -322,16 +320,16 @@ void MmaSyncStrategy::beginStep(OpBuilder &b) {
 /// slabs per warp) are loaded once per step and shared by all K fragments.
 SmallVector<Value> MmaSyncStrategy::computeScores(OpBuilder &b, Value stage) {
   int64_t nTiles = s.blockKV / mma::kN, kSteps = s.headDim / mma::kK;
-  Value zero = arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
-                                              APFloat(0.0f));
+  Value zero =
+      arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f));
   mma::FragC zeroFrag = {zero, zero, zero, zero};
   SmallVector<SmallVector<mma::FragC>> c(
       slabs, SmallVector<mma::FragC>(nTiles, zeroFrag));
   Value rowOff = arith::AddIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, w.lane, idx(b, 8)),
-      arith::MulIOp::create(
-          b, loc, arith::DivUIOp::create(b, loc, w.lane, idx(b, 16)),
-          idx(b, 8)));
+      arith::MulIOp::create(b, loc,
+                            arith::DivUIOp::create(b, loc, w.lane, idx(b, 16)),
+                            idx(b, 8)));
   Value colOff = arith::MulIOp::create(
       b, loc,
       arith::RemUIOp::create(
@@ -434,8 +432,9 @@ void MmaSyncStrategy::storeOutput(OpBuilder &b, ArrayRef<Value> acc,
           b, loc, rowOff,
           arith::AddIOp::create(b, loc, col0, idx(b, n * mma::kN)));
       vector::StoreOp::create(
-          b, loc, mma::packPair(b, loc, s.elementType, acc[base], acc[base + 1]),
-          o.mem, ValueRange{off}, /*nontemporal=*/false, llvm::MaybeAlign(4));
+          b, loc,
+          mma::packPair(b, loc, s.elementType, acc[base], acc[base + 1]), o.mem,
+          ValueRange{off}, /*nontemporal=*/false, llvm::MaybeAlign(4));
     }
   }
 }

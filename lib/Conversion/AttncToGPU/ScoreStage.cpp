@@ -114,8 +114,8 @@ void ScoreStage::modify(OpBuilder &b, SmallVectorImpl<Value> &s,
   SmallVector<Value> rows = slotRows(b, loc, scores);
   for (int64_t e = 0; e < scores.numElements(); ++e) {
     Value scaled = arith::MulFOp::create(b, loc, s[e], scale);
-    s[e] = modifier(b, scaled, rows[scores.rowSlot(e)],
-                    scores.column(b, loc, e));
+    s[e] =
+        modifier(b, scaled, rows[scores.rowSlot(e)], scores.column(b, loc, e));
   }
 }
 
@@ -128,8 +128,7 @@ void ScoreStage::mask(OpBuilder &b, SmallVectorImpl<Value> &s,
   }
 }
 
-void ScoreStage::update(OpBuilder &b, ArrayRef<Value> s,
-                        OnlineSoftmaxState &st,
+void ScoreStage::update(OpBuilder &b, ArrayRef<Value> s, OnlineSoftmaxState &st,
                         AttentionTileStrategy &strategy) const {
   for (auto [r, elements] : llvm::enumerate(scoreSlots)) {
     Value mx = st.rowMax[r];
@@ -156,7 +155,8 @@ void ScoreStage::update(OpBuilder &b, ArrayRef<Value> s,
     int64_t group = strategy.probabilityGroup();
     ArrayRef<int64_t> all(elements);
     for (size_t k = 0; k < all.size(); k += group) {
-      ArrayRef<int64_t> ids = all.slice(k, std::min<size_t>(group, all.size() - k));
+      ArrayRef<int64_t> ids =
+          all.slice(k, std::min<size_t>(group, all.size() - k));
       SmallVector<Value> p;
       for (int64_t e : ids)
         p.push_back(exp2Scaled(s[e]));

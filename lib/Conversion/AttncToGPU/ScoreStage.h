@@ -46,9 +46,8 @@ struct ScoreScaling {
 class ScoreStage {
 public:
   /// `(row, col)` tile-relative -> an i1 (visible) or an f32 (new score).
-  using Predicate =
-      llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Value,
-                                     mlir::Value)>;
+  using Predicate = llvm::function_ref<mlir::Value(mlir::OpBuilder &,
+                                                   mlir::Value, mlir::Value)>;
   using Modifier = llvm::function_ref<mlir::Value(
       mlir::OpBuilder &, mlir::Value, mlir::Value, mlir::Value)>;
 

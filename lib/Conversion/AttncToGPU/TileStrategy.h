@@ -109,8 +109,8 @@ public:
   /// At the start of each K/V step, inside its loop.
   virtual void beginStep(mlir::OpBuilder &b) = 0;
   /// S = Q Kᵀ for the key tile in `stage`, in scoreLayout order.
-  virtual llvm::SmallVector<mlir::Value>
-  computeScores(mlir::OpBuilder &b, mlir::Value stage) = 0;
+  virtual llvm::SmallVector<mlir::Value> computeScores(mlir::OpBuilder &b,
+                                                       mlir::Value stage) = 0;
   /// Probabilities are handed over in groups of this many consecutive
   /// score elements of one row slot (the values one packed register of
   /// the element type holds).

@@ -1,4 +1,5 @@
-//===- FlashAttentionKernel.h - flash form to an attention kernel -*- C++ -*-===//
+//===- FlashAttentionKernel.h - flash form to an attention kernel -*- C++
+//-*-===//
 //
 // Part of the attnc project.
 //

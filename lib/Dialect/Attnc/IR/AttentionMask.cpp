@@ -20,7 +20,8 @@ using namespace attnc;
 
 /// `lhs <= rhs` as an unsigned or signed comparison of `cmp`, with its
 /// operands in that order; nullopt for other predicates.
-static std::optional<std::pair<Value, Value>> matchLessEqual(arith::CmpIOp cmp) {
+static std::optional<std::pair<Value, Value>>
+matchLessEqual(arith::CmpIOp cmp) {
   switch (cmp.getPredicate()) {
   case arith::CmpIPredicate::ule:
   case arith::CmpIPredicate::sle:
@@ -55,8 +56,8 @@ std::optional<CausalMask> attnc::matchCausalMask(Region &mask) {
   if (!yield || yield.getValues().size() != 1)
     return std::nullopt;
   auto cmp = yield.getValues()[0].getDefiningOp<arith::CmpIOp>();
-  std::optional<std::pair<Value, Value>> le = cmp ? matchLessEqual(cmp)
-                                                  : std::nullopt;
+  std::optional<std::pair<Value, Value>> le =
+      cmp ? matchLessEqual(cmp) : std::nullopt;
   if (!le)
     return std::nullopt;
   BlockArgument i = body.getArgument(2), j = body.getArgument(3);

@@ -224,14 +224,14 @@ static LogicalResult verifyAttentionRegions(Operation *op, Region &mask,
       std::string want;
       llvm::raw_string_ostream os(want);
       llvm::interleaveComma(args, os);
-      return op->emitOpError() << "region '" << name
-                               << "' must take (" << want << ")";
+      return op->emitOpError()
+             << "region '" << name << "' must take (" << want << ")";
     }
     auto yield = dyn_cast<YieldOp>(body.getTerminator());
     if (!yield || yield.getValues().getTypes() != TypeRange(yielded))
-      return op->emitOpError() << "region '" << name
-                               << "' must end in attnc.yield of one "
-                               << yielded;
+      return op->emitOpError()
+             << "region '" << name << "' must end in attnc.yield of one "
+             << yielded;
     for (Operation &inner : body.without_terminator())
       if (!isMemoryEffectFree(&inner))
         return inner.emitOpError() << "has side effects and cannot be in the "

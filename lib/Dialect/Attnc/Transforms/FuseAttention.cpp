@@ -164,8 +164,7 @@ static LogicalResult matchScoreSteps(Value &x, AttentionChain &chain) {
       // the fused op masks with -inf whatever t is, so a finite fill under
       // a run-time scale is not provably a mask.
       if (runtimeScaleOutside && !mask.infiniteFill) {
-        LLVM_DEBUG(llvm::dbgs()
-                   << "  finite mask fill scaled at run time\n");
+        LLVM_DEBUG(llvm::dbgs() << "  finite mask fill scaled at run time\n");
         return failure();
       }
       masked = chain.causal = true;
@@ -306,21 +305,20 @@ struct FuseAttentionPattern : OpRewritePattern<MatmulOp> {
           root, "shifted mask that is neither top-left nor bottom-right");
 
     LLVM_DEBUG(llvm::dbgs() << "fusing attention at " << root.getLoc()
-                            << " scale=" << chain.scale << " runtime scales="
-                            << chain.runtimeScales.size()
+                            << " scale=" << chain.scale
+                            << " runtime scales=" << chain.runtimeScales.size()
                             << " causal=" << chain.causal << "\n");
     Value runtimeScale =
         buildRuntimeScale(rewriter, root.getLoc(), chain.runtimeScales);
     // Built in front of the op: the mask region reads them from above.
-    CausalMask causalMask = materialize(rewriter, root.getLoc(), *causal,
-                                        chain.query, chain.key);
+    CausalMask causalMask =
+        materialize(rewriter, root.getLoc(), *causal, chain.query, chain.key);
     auto attention = AttentionOp::create(
         rewriter, root.getLoc(), root.getType(), chain.query, chain.key,
         chain.value, runtimeScale, rewriter.getF64FloatAttr(chain.scale),
         /*config=*/nullptr);
     if (chain.causal)
-      buildCausalMask(rewriter, root.getLoc(), attention.getMask(),
-                      causalMask);
+      buildCausalMask(rewriter, root.getLoc(), attention.getMask(), causalMask);
     rewriter.replaceOp(root, attention.getResult());
     eraseDeadChain(rewriter, chain.ops);
     return success();
@@ -358,9 +356,9 @@ private:
     for (Value s : scalars) {
       if (s.getType() != f32)
         s = arith::ExtFOp::create(rewriter, loc, f32, s);
-      product = product ? arith::MulFOp::create(rewriter, loc, product, s)
-                              .getResult()
-                        : s;
+      product =
+          product ? arith::MulFOp::create(rewriter, loc, product, s).getResult()
+                  : s;
     }
     return product;
   }

@@ -172,8 +172,8 @@ class FlashFormBuilder {
 public:
   FlashFormBuilder(RewriterBase &rewriter, AttentionOp op,
                    FlashConfigAttr config)
-      : b(rewriter), op(op), loc(op.getLoc()), config(config),
-        tiles{config.getBlockQ(), config.getBlockKV()},
+      : b(rewriter), op(op), loc(op.getLoc()),
+        config(config), tiles{config.getBlockQ(), config.getBlockKV()},
         causal(op.getCausalMask()) {}
 
   /// Emits the loop nest; returns the forall whose results are O and the
@@ -271,17 +271,17 @@ std::pair<OpFoldResult, OpFoldResult> FlashFormBuilder::getCausalTileCounts() {
   };
   // Visited: tiles whose first key j * blockKV is visible to the tile's
   // last query row q0 + mq - 1: j < ceildiv(q0 + mq + delta, blockKV).
-  OpFoldResult visited = minTiles(clampAtZero(
-      (q0 + mq + delta).ceilDiv(tiles.blockKV),
-      {qStart, qRows, numKVTiles, shift}));
+  OpFoldResult visited =
+      minTiles(clampAtZero((q0 + mq + delta).ceilDiv(tiles.blockKV),
+                           {qStart, qRows, numKVTiles, shift}));
   // Unmasked: tiles whose last key j * blockKV + blockKV - 1 is visible to
   // the first query row q0: j < (q0 + 1 + delta) floordiv blockKV. Never
   // more than `visited` (mq >= 1). A short last K/V tile that ends before
   // the diagonal still gets the mask, which is then a no-op: it keeps the
   // bound affine.
-  OpFoldResult unmasked = minTiles(clampAtZero(
-      (q0 + 1 + delta).floorDiv(tiles.blockKV),
-      {qStart, qRows, numKVTiles, shift}));
+  OpFoldResult unmasked =
+      minTiles(clampAtZero((q0 + 1 + delta).floorDiv(tiles.blockKV),
+                           {qStart, qRows, numKVTiles, shift}));
   return {unmasked, visited};
 }
 
@@ -338,8 +338,8 @@ std::pair<Value, Value> FlashFormBuilder::buildQueryTileBody() {
   OpFoldResult first = b.getIndexAttr(0);
   if (!causal) {
     // No mask, or one that is not causal: every tile, each with the mask.
-    state = buildKVLoop(first, numKVTiles, /*masked=*/!op.getMask().empty(),
-                        state);
+    state =
+        buildKVLoop(first, numKVTiles, /*masked=*/!op.getMask().empty(), state);
   } else {
     auto [unmasked, visited] = getCausalTileCounts();
     state = buildKVLoop(first, unmasked, /*masked=*/false, state);
@@ -474,9 +474,8 @@ struct AttncOnlineSoftmaxPass
     for (AttentionOp op : ops) {
       // A config on the op (the user's choice) wins over the target's.
       FailureOr<FlashConfigAttr> config =
-          op.getConfigAttr()
-              ? FailureOr<FlashConfigAttr>(op.getConfigAttr())
-              : getConfig(op.getQuery().getType().getDimSize(3));
+          op.getConfigAttr() ? FailureOr<FlashConfigAttr>(op.getConfigAttr())
+                             : getConfig(op.getQuery().getType().getDimSize(3));
       if (failed(config) ||
           failed(convertToOnlineAttention(rewriter, op, *config)))
         return signalPassFailure();

@@ -37,8 +37,8 @@ struct CausalMask {
 std::optional<CausalMask> matchCausalMask(mlir::Region &mask);
 
 /// Fills the empty region `mask` with the body of `causal`.
-void buildCausalMask(mlir::OpBuilder &b, mlir::Location loc,
-                     mlir::Region &mask, const CausalMask &causal);
+void buildCausalMask(mlir::OpBuilder &b, mlir::Location loc, mlir::Region &mask,
+                     const CausalMask &causal);
 
 /// Number and types of the block arguments of the two regions.
 inline constexpr unsigned kMaskRegionArgs = 4;  // b, h, i, j : index
