@@ -270,6 +270,23 @@ LogicalResult FlashKernelBuilder::emitScoreStage(FlashKVLoop &l,
 /// for its tile, barrier (the tile is visible to all warps, and all warps
 /// are done with the other stage), prefetch the next tile of the chain into
 /// the other stage, then compute.
+/// Starts loading the K and V tiles of iteration `tile` of loop `l` (its
+/// slices with `tile` for the induction variable) into pipeline stage
+/// `tile mod stages`.
+LogicalResult FlashKernelBuilder::loadKVTiles(FlashKVLoop &l, Value tile) {
+  IRMapping scope = prologue;
+  scope.map(l.loop.getInductionVar(), tile);
+  FailureOr<GlobalTile> k = tileOf(l.key, "k", scope);
+  FailureOr<GlobalTile> v = tileOf(l.value, "v", scope);
+  if (failed(k) || failed(v))
+    return failure();
+  k->rowLimit = v->rowLimit = seqKV;
+  Value stages =
+      arith::ConstantIndexOp::create(b, loc, form.config.getStages());
+  strategy->loadKV(b, *k, *v, arith::RemUIOp::create(b, loc, tile, stages));
+  return success();
+}
+
 FailureOr<OnlineSoftmaxState>
 FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
                                Value chainEnd, bool bounds,
@@ -296,16 +313,8 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(prefetch.thenBlock());
-    // The tiles of iteration j + 1: the slices with j + 1 for j.
-    IRMapping nextScope = prologue;
-    nextScope.map(l.loop.getInductionVar(), next);
-    FailureOr<GlobalTile> k = tileOf(l.key, "k", nextScope);
-    FailureOr<GlobalTile> v = tileOf(l.value, "v", nextScope);
-    if (failed(k) || failed(v))
+    if (failed(loadKVTiles(l, next)))
       return failure();
-    k->rowLimit = v->rowLimit = seqKV;
-    strategy->loadKV(b, *k, *v,
-                     arith::RemUIOp::create(b, loc, next, numStages));
   }
   SmallVector<Value> s = strategy->computeScores(b, stage);
   if (failed(emitScoreStage(l, scope, bounds, s)))
@@ -318,8 +327,6 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
 }
 
 LogicalResult FlashKernelBuilder::emitBody() {
-  int64_t stages = form.config.getStages();
-  Value numStages = arith::ConstantIndexOp::create(b, loc, stages);
   auto idx = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };
@@ -363,17 +370,8 @@ LogicalResult FlashKernelBuilder::emitBody() {
   for (size_t i = 1; i < n; ++i)
     chained[i] = form.loops[i].loop.getLowerBound() ==
                  form.loops[i - 1].loop.getUpperBound();
-  auto loadFirstTile = [&](size_t i) -> LogicalResult {
-    IRMapping scope = prologue;
-    scope.map(form.loops[i].loop.getInductionVar(), lbs[i]);
-    FailureOr<GlobalTile> k = tileOf(form.loops[i].key, "k", scope);
-    FailureOr<GlobalTile> v = tileOf(form.loops[i].value, "v", scope);
-    if (failed(k) || failed(v))
-      return failure();
-    k->rowLimit = v->rowLimit = seqKV;
-    strategy->loadKV(b, *k, *v,
-                     arith::RemUIOp::create(b, loc, lbs[i], numStages));
-    return success();
+  auto loadFirstTile = [&](size_t i) {
+    return loadKVTiles(form.loops[i], lbs[i]);
   };
   if (failed(loadFirstTile(0)))
     return failure();

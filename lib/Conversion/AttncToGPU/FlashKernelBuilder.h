@@ -74,6 +74,7 @@ private:
   FailureOr<Value> expandAffine(Operation *def, IRMapping &scope);
   FailureOr<Value> cloneRegion(Region &r, ArrayRef<Value> args,
                                IRMapping &scope);
+  LogicalResult loadKVTiles(FlashKVLoop &l, Value tile);
   FailureOr<GlobalTile> tileOf(tensor::ExtractSliceOp slice, StringRef tensor,
                                IRMapping &scope);
   /// Element offset of the (batch, head) matrix a slice or insert names.

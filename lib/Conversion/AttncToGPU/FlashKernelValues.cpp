@@ -43,7 +43,6 @@ FailureOr<Value> FlashKernelBuilder::materialize(Value v, IRMapping &scope) {
     result = param(abi.params.back().name);
   } else if (auto dim = dyn_cast_or_null<tensor::DimOp>(def)) {
     std::optional<int64_t> index = dim.getConstantIndex();
-    auto type = cast<RankedTensorType>(dim.getSource().getType());
     if (!index ||
         !llvm::is_contained({form.query, form.key, form.value},
                             dim.getSource()) ||
@@ -51,7 +50,6 @@ FailureOr<Value> FlashKernelBuilder::materialize(Value v, IRMapping &scope) {
       return dim.emitOpError("reads an extent the kernel has no parameter "
                              "for; only batch, head and sequence extents of "
                              "Q, K and V are");
-    (void)type;
     result = extentOf(dim.getSource(), *index);
   } else if (isa_and_nonnull<affine::AffineApplyOp, affine::AffineMinOp,
                              affine::AffineMaxOp>(def)) {
