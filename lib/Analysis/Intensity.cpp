@@ -24,8 +24,8 @@
 using namespace mlir;
 using namespace attnc;
 
-/// 2 FLOP (a multiply and an add) per multiply-accumulate: the notes' 2S^2d
-/// per matmul.
+/// 2 FLOP (a multiply and an add) per multiply-accumulate: 2S^2d per
+/// S x S x d matmul.
 static constexpr double kFlopsPerMac = 2.0;
 /// A causal kernel skips the blocks above the diagonal: half the work, as
 /// FlashAttention's benchmarks count it.
@@ -288,8 +288,9 @@ void CostCounter::countForall(scf::ForallOp forall, KernelCost &kernel) {
       v = slice.getSource();
     return v;
   };
-  bool causal =
-      llvm::any_of(steps, [](OnlineAttentionOp op) { return op.getCausalMask().has_value(); });
+  bool causal = llvm::any_of(steps, [](OnlineAttentionOp op) {
+    return op.getCausalMask().has_value();
+  });
   Value q = full(steps.front().getQuery()), k = full(steps.front().getKey()),
         v = full(steps.front().getValue());
   kernel.matmulFlops = attentionFlops(q, k, v, causal);
@@ -310,15 +311,16 @@ void CostCounter::countKernel(Operation *op, KernelCost &kernel) {
                              extent(mm.getLhs(), kDim);
       })
       .Case<AttentionOp>([&](AttentionOp att) {
-        kernel.matmulFlops = attentionFlops(att.getQuery(), att.getKey(),
-                                            att.getValue(), att.getCausalMask().has_value());
-        kernel.attention =
-            attentionInfo(att.getQuery(), att.getKey(),
-                          att.getCausalMask().has_value());
+        kernel.matmulFlops =
+            attentionFlops(att.getQuery(), att.getKey(), att.getValue(),
+                           att.getCausalMask().has_value());
+        kernel.attention = attentionInfo(att.getQuery(), att.getKey(),
+                                         att.getCausalMask().has_value());
       })
       .Case<OnlineAttentionOp>([&](OnlineAttentionOp oa) {
-        kernel.matmulFlops = attentionFlops(oa.getQuery(), oa.getKey(),
-                                            oa.getValue(), oa.getCausalMask().has_value());
+        kernel.matmulFlops =
+            attentionFlops(oa.getQuery(), oa.getKey(), oa.getValue(),
+                           oa.getCausalMask().has_value());
       })
       .Case<FusionOp>([&](FusionOp fusion) {
         fusion.getBody().walk([&](Operation *inner) {

@@ -8,7 +8,7 @@
 // one row per kernel, a total per function, and for attention the score
 // matrix it keeps on chip and the sequence length past which it is
 // compute-bound on each built-in target. The same numbers go to both
-// formats; lit tests pin the course notes' values on them.
+// formats; lit tests pin the reference values of docs/design.md on them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,8 +39,8 @@ struct Totals {
     }
   }
   double intensity() const { return bytes > 0 ? flops / bytes : 0; }
-  /// The notes' unfused-attention intensity (§9.2, 512S^2 / 8S^2): matmul
-  /// FLOPs over the bytes of the S x S traffic, the term that does not
+  /// Unfused attention's intensity (512S^2 FLOP over 8S^2 bytes at d = 128):
+  /// matmul FLOPs over the bytes of the S x S traffic, the term that does not
   /// shrink relative to the FLOPs as S grows (the exact intensity tends to
   /// it from below).
   double scoreIntensity() const {
@@ -49,7 +49,7 @@ struct Totals {
 };
 } // namespace
 
-/// Decimal units as the notes use them: 33.55 MB, 68.72 GB.
+/// Decimal units: 33.55 MB, 68.72 GB.
 static std::string humanBytes(double bytes) {
   static const char *const kUnits[] = {"B", "KB", "MB", "GB", "TB", "PB"};
   unsigned unit = 0;

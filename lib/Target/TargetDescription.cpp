@@ -37,21 +37,21 @@ static constexpr int64_t kA100NumSMs = 108;
 
 /// Dense (no 2:4 sparsity) bf16 tensor-core peak of the SXM parts, TFLOP/s:
 /// 989 for H100 and H200 (same GH100 die and clocks, NVIDIA H100 and H200
-/// datasheets), 312 for A100 (NVIDIA A100 datasheet). The course notes use
-/// 989 and derive the ridge of 295 from it.
+/// datasheets), 312 for A100 (NVIDIA A100 datasheet); 989 gives H100 its
+/// ridge of 295 FLOP/byte.
 static constexpr double kHopperBf16DenseTflops = 989.0;
 static constexpr double kAmpereBf16DenseTflops = 312.0;
 
 /// HBM bandwidth, TB/s: H100 SXM HBM3 3.35, H200 HBM3e 4.8, A100 80GB SXM
-/// HBM2e 2.04 (the datasheets; the notes use 3.35 and 2.04, whose ridges
-/// are 295 and 153).
+/// HBM2e 2.04 (the datasheets; ridges 295 and 153 FLOP/byte for H100 and
+/// A100).
 static constexpr double kH100BandwidthTBps = 3.35;
 static constexpr double kH200BandwidthTBps = 4.8;
 static constexpr double kA100BandwidthTBps = 2.04;
 
-/// Launch overhead, us: the notes' "about 5 us" per launch (490 launches =
-/// 2.45 ms of a decode step) inside the "3-10 us" range of the kernels
-/// note; the same CUDA launch path serves all three devices.
+/// Launch overhead, us: about 5 us per launch (490 launches = 2.45 ms of a
+/// decode step), inside the usual 3-10 us range; the same CUDA launch path
+/// serves all three devices.
 static constexpr double kLaunchOverheadUs = 5.0;
 
 static constexpr TargetFeature kAmpereFeatures = TargetFeature::MmaSync;
@@ -100,9 +100,8 @@ static TargetDescription a100() {
   return t;
 }
 
-
 /// A chip and the device it resolves to. sm_90a resolves to H100, the
-/// first Hopper part and the one the course notes price; H200 differs only
+/// first Hopper part; H200 differs only
 /// in HBM (capacity and bandwidth), which changes no compilation decision,
 /// so `device=h200` is needed only where the roofline matters.
 struct ChipDefault {
@@ -117,9 +116,9 @@ static constexpr ChipDefault kChipDefaults[] = {
 //===----------------------------------------------------------------------===//
 
 ArrayRef<TargetDescription> attnc::getTargetDescriptions() {
-  static const TargetDescription kTable[] = {
-      hopper("h100", kH100BandwidthTBps), hopper("h200", kH200BandwidthTBps),
-      a100()};
+  static const TargetDescription kTable[] = {hopper("h100", kH100BandwidthTBps),
+                                             hopper("h200", kH200BandwidthTBps),
+                                             a100()};
   return kTable;
 }
 

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Dialect/Attnc/IR/AttncDialect.h"
 #include "attnc/Target/TargetDescription.h"
+#include "attnc/Dialect/Attnc/IR/AttncDialect.h"
 
 #include "mlir/IR/MLIRContext.h"
 
@@ -84,7 +84,7 @@ TEST(TargetDescription, MachineNumbers) {
 }
 
 TEST(TargetDescription, Rooflines) {
-  // The course notes' ridges: 295 FLOP/B on H100, 153 on A100.
+  // The reference ridges: 295 FLOP/B on H100, 153 on A100.
   EXPECT_NEAR(lookup("sm_90a").roofline.ridge(), 295.2, 0.1);
   EXPECT_NEAR(lookup("h200").roofline.ridge(), 206.0, 0.1);
   EXPECT_NEAR(lookup("sm_80").roofline.ridge(), 152.9, 0.1);

@@ -126,10 +126,9 @@ int main(int argc, char **argv) {
   FailureOr<attnc::TargetDescription> description =
       attnc::lookupTargetDescription(targetName);
   if (failed(description))
-    return fail(Twine(target.empty() ? "unsupported chip '"
-                                     : "unsupported target '") +
-                targetName + "': attnc targets " +
-                attnc::getKnownTargetNames());
+    return fail(
+        Twine(target.empty() ? "unsupported chip '" : "unsupported target '") +
+        targetName + "': attnc targets " + attnc::getKnownTargetNames());
   // The manifest and the log name the chip the kernels were built for.
   std::string builtChip = description->chip;
   // A device named by --target prices the report unless --report-device

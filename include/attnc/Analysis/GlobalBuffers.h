@@ -6,8 +6,9 @@
 //
 // Which values of a function live in global memory (HBM), and which of them
 // grow faster than every input and output: the (B, H, S_q, S_kv) score
-// matrix of unfused attention is the one such buffer the course notes are
-// about. Used by --attnc-verify-no-global-scores (which rejects them) and by
+// matrix of unfused attention is the one such buffer flash attention
+// exists to remove. Used by --attnc-verify-no-global-scores (which rejects
+// them) and by
 // --attnc-report-intensity (which counts their traffic separately).
 //
 //===----------------------------------------------------------------------===//

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The course notes' arithmetic as a compiler analysis: for every kernel a
+// Roofline arithmetic as a compiler analysis: for every kernel a
 // function will become, count FLOPs and the minimal HBM bytes, then place it
 // on a device's roofline (compute-, bandwidth- or overhead-bound) and
 // predict its time. --attnc-report-intensity prints this; attnc-compile's
@@ -19,12 +19,12 @@
 // bandwidth-bound. A function's kernels run one after the other: the total
 // time is the sum of the kernels' times.
 //
-// FLOPs follow the notes: a matmul is 2 FLOP per multiply-accumulate;
+// FLOPs: a matmul is 2 FLOP per multiply-accumulate;
 // attention (attnc.attention, the flash form) is its two matmuls,
 // 2 B H S_q S_kv (d_qk + d_v), halved when causal because the masked half
-// is skipped (FlashAttention's convention), its softmax not counted (the
-// notes: "negligible in FLOPs"). Elementwise ops count one FLOP per
-// element; see Intensity.cpp for the per-op table.
+// is skipped (FlashAttention's convention), its softmax not counted (O(S^2)
+// next to the matmuls' O(S^2 d): negligible in FLOPs). Elementwise ops count
+// one FLOP per element; see Intensity.cpp for the per-op table.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,8 +56,8 @@ struct SizeBindings {
 /// Attention-specific numbers of an attention kernel.
 struct AttentionInfo {
   int64_t batch, heads, seqLenQ, seqLenKV;
-  /// Bytes per element of Q (the S x S matrix is priced in it, as the notes
-  /// do: S^2 * b).
+  /// Bytes per element of Q (the S x S matrix is priced in it, as the roofline
+  /// model of docs/design.md do: S^2 * b).
   int64_t elementBytes;
   bool causal;
 };
@@ -85,7 +85,8 @@ struct FunctionCost {
   std::string name;
   llvm::SmallVector<KernelCost> kernels;
   /// Bytes of the largest argument or result: totals are also printed as a
-  /// multiple of it (the notes' "6x the tensor's bytes").
+  /// multiple of it ("6x the tensor's bytes" for the bias-dropout-LayerNorm
+  /// chain).
   double largestBoundaryBytes = 0;
 };
 

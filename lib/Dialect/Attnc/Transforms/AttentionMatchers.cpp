@@ -269,9 +269,8 @@ MaskMatch attnc::matchMask(Value v) {
     return result;
 
   result.input = x;
-  result.infiniteFill = std::isinf(
-      *getSplatFloatConstant(fillOnTrue ? select.getTrueValue()
-                                        : select.getFalseValue()));
+  result.infiniteFill = std::isinf(*getSplatFloatConstant(
+      fillOnTrue ? select.getTrueValue() : select.getFalseValue()));
   result.ops.insert(select);
   result.ops.insert(cmp);
   result.ops.insert(lhsIndex.ops.begin(), lhsIndex.ops.end());

@@ -43,8 +43,8 @@ struct AttncReportIntensityPass
           << getKnownTargetNames() << ", or custom";
       return failure();
     }
-    RooflineModel m = succeeded(target) ? target->roofline
-                                        : RooflineModel{"custom", 0, 0, 0};
+    RooflineModel m =
+        succeeded(target) ? target->roofline : RooflineModel{"custom", 0, 0, 0};
     if (peakTflops > 0)
       m.peakTflops = peakTflops;
     if (bandwidthTBps > 0)
