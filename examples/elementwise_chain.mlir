@@ -1,4 +1,4 @@
-// The elementwise chain of the course notes: dropout(x + bias) followed by
+// A memory-bound elementwise chain: dropout(x + bias) followed by
 // LayerNorm over the last dimension, on a (8, 4096, 4096) bf16 activation.
 // Eagerly each op is one kernel and one HBM round trip (~6x the tensor's
 // bytes); fused it reads x once and writes y once (2x). MLIR keeps no SSA

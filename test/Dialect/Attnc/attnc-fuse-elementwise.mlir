@@ -1,7 +1,7 @@
 // RUN: attnc-opt %s -split-input-file --attnc-fuse-elementwise | FileCheck %s
 // RUN: attnc-opt %attnc_src_root/examples/elementwise_chain.mlir --attnc-fuse-elementwise | FileCheck %s --check-prefix=EXAMPLE
 
-// The chain of the notes, dropout(x + bias) -> layer_norm: one kernel. The
+// The bias-dropout-LayerNorm chain, dropout(x + bias) -> layer_norm: one kernel. The
 // seed and offset are scalar inputs.
 // EXAMPLE-LABEL: func.func @bias_dropout_layernorm
 // EXAMPLE-COUNT-1: attnc.fusion

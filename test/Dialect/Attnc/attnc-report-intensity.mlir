@@ -103,7 +103,7 @@
 // IR-LABEL: func.func @unfused_attention
 // IR: attnc.softmax
 
-// The unfused attention of the notes (§9.2): three kernels, QK^T, softmax,
+// Unfused attention: three kernels, QK^T, softmax,
 // PV, each handing the bf16 S x S matrix to the next through HBM.
 func.func @unfused_attention(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>,
                              %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {

@@ -245,7 +245,7 @@ def AttncReportIntensity : Pass<"attnc-report-intensity", "::mlir::ModuleOp"> {
     overhead-bound, counting launch overhead) and a predicted time
     max(FLOPs / peak, bytes / bandwidth, launch overhead); a total per
     function (kernels run back to back), the bytes of score-sized (S_q x
-    S_kv) traffic and the matmul FLOPs per score byte (the notes' unfused
+    S_kv) traffic and the matmul FLOPs per score byte (unfused attention's
     intensity, 64 at d = 128 bf16), and for attention the score matrix it
     keeps on chip and the sequence length past which it is compute-bound on
     each built-in device. The ceilings are the roofline of the target
