@@ -573,20 +573,11 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   for (const char *t : {"q", "k", "v", "o"})
     globalMem[t] = wrapGlobalPointer(b, loc, param(t), form.elementType);
   globalMem["lse"] = wrapGlobalPointer(b, loc, param("lse"), b.getF32Type());
-  // The forall's induction variables are block indices; a causal kernel
-  // launches its longest query tiles (the last ones) first, so the short
-  // ones fill the tail of the grid.
-  reverseX = causal;
-  for (auto [iv, dim] : llvm::zip(form.forall.getInductionVars(), gridDims)) {
-    auto d = static_cast<gpu::Dimension>(dim);
-    Value id = gpu::BlockIdOp::create(b, loc, d);
-    if (dim == 0 && reverseX)
-      id = arith::SubIOp::create(
-          b, loc, gpu::GridDimOp::create(b, loc, d),
-          arith::AddIOp::create(b, loc, id,
-                                arith::ConstantIndexOp::create(b, loc, 1)));
-    prologue.map(iv, id);
-  }
+  // The forall's induction variables are block indices (the order in which
+  // CTAs run, longest first for causal masks, is the flash form's choice).
+  for (auto [iv, dim] : llvm::zip(form.forall.getInductionVars(), gridDims))
+    prologue.map(iv, gpu::BlockIdOp::create(b, loc,
+                                            static_cast<gpu::Dimension>(dim)));
   seqQ = extentOf(form.query, 2);
   seqKV = extentOf(form.key, 2);
 

@@ -100,8 +100,6 @@ private:
   llvm::StringMap<unsigned> paramIndex;
   /// Where each forall dimension goes on the grid (0 = x).
   SmallVector<unsigned> gridDims;
-  /// Causal kernels launch their longest query tiles first.
-  bool reverseX = false;
   std::unique_ptr<AttentionTileStrategy> strategy;
   std::unique_ptr<ScoreStage> scoreStage;
   /// Values of the forall body, rebuilt in the kernel's prologue.

@@ -56,8 +56,11 @@ func.func @full(%q: tensor<1x2x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: te
 // -----
 
 // The causal form: tiles [0, t) unmasked, tile t (the diagonal) with the
-// mask region, evaluated per score as j <= i on absolute positions.
+// mask region, evaluated per score as j <= i on absolute positions. The
+// launch order is the form's (query tile t = block x here): the back-end
+// adds no reordering of its own.
 // CHECK-LABEL: gpu.func @causal
+// CHECK-NOT: gpu.grid_dim
 // CHECK: scf.for
 // CHECK-NOT: arith.cmpi ule
 // CHECK: scf.yield

@@ -95,7 +95,12 @@ func.func @noncausal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v:
 // CHECK-SAME: (%[[Q:.+]]: tensor<?x?x?x128xbf16>, %[[K:.+]]: tensor<?x?x?x128xbf16>, %[[V:.+]]: tensor<?x?x?x128xbf16>)
 // CHECK-DAG: %[[SQ:.+]] = tensor.dim %[[Q]], %c2
 // CHECK-DAG: %[[SKV:.+]] = tensor.dim %[[K]], %c2
-// CHECK: scf.forall (%{{.+}}, %{{.+}}, %[[QT:.+]]) in
+// Longest first: the forall counts query tiles down from the last one,
+// heads on grid x, query tiles on y, batch on z.
+// CHECK: %[[NQ:.+]] = affine.apply affine_map<()[s0] -> (s0 ceildiv 64)>()[%[[SQ]]]
+// CHECK: %[[LAST:.+]] = arith.subi %[[NQ]], %c1{{.*}} overflow<nsw, nuw> : index
+// CHECK: scf.forall (%{{.+}}, %{{.+}}, %[[IV:.+]]) in (%{{.+}}, %{{.+}}, %[[NQ]])
+// CHECK: %[[QT:.+]] = arith.subi %[[LAST]], %[[IV]] overflow<nsw, nuw> : index
 // CHECK: %[[Q0:.+]] = affine.apply affine_map<(d0) -> (d0 * 64)>(%[[QT]])
 // CHECK: %[[MQ:.+]] = affine.min affine_map<(d0)[s0] -> (64, d0 * -64 + s0)>(%[[QT]])[%[[SQ]]]
 // CHECK: %[[QTILE:.+]] = tensor.extract_slice %[[Q]]
@@ -119,6 +124,7 @@ func.func @noncausal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v:
 // CHECK: scf.yield
 // CHECK-NOT: scf.for
 // CHECK: attnc.online_attention_finalize %[[DIAG]]#0, %[[DIAG]]#1, %[[DIAG]]#2
+// CHECK: mapping = [#gpu.block<z>, #gpu.block<x>, #gpu.block<y>]
 
 // With 128 x 32 tiles: nvisit = min(ceildiv(Skv, 32), ceildiv(q0 + mq, 32)),
 // nfull = min(ceildiv(Skv, 32), (128 * qt + 1) floordiv 32 = 4 * qt).
@@ -179,7 +185,9 @@ func.func @gqa(%q: tensor<2x32x?x64xf16>, %k: tensor<2x8x?x64xf16>, %v: tensor<2
 // CHECK-NOT: arith.divui
 // CHECK: %[[O_INIT:.+]] = tensor.empty() : tensor<1x4x256x96xbf16>
 // CHECK: %[[LSE_INIT:.+]] = tensor.empty() : tensor<1x4x256xf32>
-// CHECK: %[[RES:.+]]:2 = scf.forall (%[[BI:.+]], %[[HI:.+]], %[[QT:.+]]) in (1, 4, 4) shared_outs(%{{.+}} = %[[O_INIT]], %{{.+}} = %[[LSE_INIT]])
+// CHECK: %[[LAST:.+]] = arith.constant 3 : index
+// CHECK: %[[RES:.+]]:2 = scf.forall (%[[BI:.+]], %[[HI:.+]], %[[IV:.+]]) in (1, 4, 4) shared_outs(%{{.+}} = %[[O_INIT]], %{{.+}} = %[[LSE_INIT]])
+// CHECK: %[[QT:.+]] = arith.subi %[[LAST]], %[[IV]] overflow<nsw, nuw> : index
 // CHECK: %[[Q0:.+]] = affine.apply affine_map<(d0) -> (d0 * 64)>(%[[QT]])
 // CHECK: %[[QTILE:.+]] = tensor.extract_slice %[[Q]][%[[BI]], %[[HI]], %[[Q0]], 0] [1, 1, 64, 128] [1, 1, 1, 1] : tensor<1x4x256x128xbf16> to tensor<64x128xbf16>
 // CHECK-DAG: tensor.splat %{{.+}} : tensor<64x96xf32>
@@ -204,7 +212,8 @@ func.func @gqa(%q: tensor<2x32x?x64xf16>, %k: tensor<2x8x?x64xf16>, %v: tensor<2
 
 // With 128 x 32 tiles: two query tiles, Skv = 100 gives 4 K/V tiles.
 // TILE-LABEL: func.func @static_causal
-// TILE: scf.forall (%{{.+}}, %{{.+}}, %[[QT:.+]]) in (1, 4, 2)
+// TILE: scf.forall (%{{.+}}, %{{.+}}, %[[IV:.+]]) in (1, 4, 2)
+// TILE: %[[QT:.+]] = arith.subi %{{.+}}, %[[IV]]
 // TILE: tensor.extract_slice {{.+}} to tensor<128x128xbf16>
 // TILE-DAG: %[[NVISIT:.+]] = affine.min affine_map<(d0) -> (4, d0 * 4 + 4)>(%[[QT]])
 // TILE-DAG: %[[NFULL:.+]] = affine.min affine_map<(d0) -> (4, d0 * 4)>(%[[QT]])

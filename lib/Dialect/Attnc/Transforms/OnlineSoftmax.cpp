@@ -378,14 +378,43 @@ scf::ForallOp FlashFormBuilder::build() {
       createEmpty(b, loc, resultType, {e.batch, e.heads, e.seqQ, headDimV});
   Value lseInit = createEmpty(b, loc, lseType, {e.batch, e.heads, e.seqQ});
 
-  // Query tiles go on grid x, the fastest-varying block index: consecutive
-  // CTAs then share (batch, head) and so read the same K/V, which stays in
-  // L2 (FlashAttention-2's grid order). Heads and batch, each at most 65535
-  // in practice, fit grid y and z.
-  ArrayAttr mapping = b.getArrayAttr(
-      {gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimZ),
-       gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimY),
-       gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimX)});
+  // Without a causal mask every query tile does the same work. Query tiles
+  // then go on grid x, the fastest-varying block index: consecutive CTAs
+  // share (batch, head) and so read the same K/V, which stays in L2
+  // (FlashAttention-2's grid order). Heads and batch, each at most 65535 in
+  // practice, fit grid y and z.
+  //
+  // With a causal mask the last query tile sees ceil(Skv / block_kv) K/V
+  // tiles and the first only one. The grid is then ordered longest first
+  // within each batch: heads go on grid x, query tiles on y, counted down
+  // from the last one, batch on z. The short tiles fill the tail of the grid
+  // instead of a few long ones running alone at its end (measured on the
+  // H200, bf16: +5-9% at d=128 and +10-18% at d=64 for S >= 2048 over
+  // FlashAttention-2's order, which is longest first only within one head).
+  // Grid y allows 65535 query tiles; the runtime refuses larger grids at
+  // plan time.
+  auto block = [&](gpu::MappingId id) -> Attribute {
+    return gpu::GPUBlockMappingAttr::get(ctx, id);
+  };
+  bool longestFirst = causal.has_value();
+  ArrayAttr mapping =
+      longestFirst
+          ? b.getArrayAttr({block(gpu::MappingId::DimZ),
+                            block(gpu::MappingId::DimX),
+                            block(gpu::MappingId::DimY)})
+          : b.getArrayAttr({block(gpu::MappingId::DimZ),
+                            block(gpu::MappingId::DimY),
+                            block(gpu::MappingId::DimX)});
+  // The last query tile, from the loop's bound.
+  Value lastQTile;
+  if (std::optional<int64_t> n = getConstantIntValue(numQTiles);
+      longestFirst && n)
+    lastQTile = arith::ConstantIndexOp::create(b, loc, *n - 1);
+  else if (longestFirst)
+    lastQTile = arith::SubIOp::create(
+        b, loc, cast<Value>(numQTiles),
+        arith::ConstantIndexOp::create(b, loc, 1),
+        arith::IntegerOverflowFlags::nsw | arith::IntegerOverflowFlags::nuw);
   auto forall = scf::ForallOp::create(
       b, loc, SmallVector<OpFoldResult>{e.batch, e.heads, numQTiles},
       ValueRange{resultInit, lseInit}, mapping);
@@ -397,10 +426,20 @@ scf::ForallOp FlashFormBuilder::build() {
   batch = ivs[0];
   head = ivs[1];
   headKV = getKVHead(head);
+  // The reversed tile index is an arith op, not an affine one: composed
+  // into every map that uses the tile's start, the reversal turns them all
+  // into signed expressions of ceildiv(Sq, block_q), which the kernel then
+  // evaluates and keeps live (measured at d=64: 3x the spills, -3% at
+  // S=512).
+  Value qTile = ivs[2];
+  if (longestFirst)
+    qTile = arith::SubIOp::create(b, loc, lastQTile, qTile,
+                                  arith::IntegerOverflowFlags::nsw |
+                                      arith::IntegerOverflowFlags::nuw);
   AffineExpr d0;
   bindDims(ctx, d0);
-  qStart = affine::makeComposedFoldedAffineApply(b, loc, d0 * tiles.blockQ,
-                                                 {ivs[2]});
+  qStart =
+      affine::makeComposedFoldedAffineApply(b, loc, d0 * tiles.blockQ, {qTile});
   qRows = getTileExtent(b, loc, qStart, tiles.blockQ, e.seqQ);
   auto [outTile, lseTile] = buildQueryTileBody();
 
