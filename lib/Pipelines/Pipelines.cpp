@@ -102,9 +102,10 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
   if (options.verifyNoGlobalScores)
     pm.addPass(createAttncVerifyNoGlobalScores());
   buildKernelToNVVMPipeline(pm);
-  if (options.binary != "none") {
+  if (options.binary != KernelBinary::None) {
     GpuModuleToBinaryPassOptions binOptions;
-    binOptions.compilationTarget = options.binary;
+    binOptions.compilationTarget =
+        options.binary == KernelBinary::Isa ? "isa" : "bin";
     binOptions.toolkitPath = findCudaRoot(options.cudaRoot);
     pm.addPass(createGpuModuleToBinaryPass(binOptions));
   }

@@ -37,6 +37,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <chrono>
 
@@ -222,6 +223,7 @@ int main(int argc, char **argv) {
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
     return fail("cannot create " + outDir + ": " + ec.message());
   json::Array entries;
+  llvm::StringSet<> written;
   for (gpu::GPUModuleOp km : kernels) {
     attnc::LaunchContractAttr contract = attnc::getLaunchContract(km);
     if (!contract)
@@ -229,6 +231,12 @@ int main(int argc, char **argv) {
                   " has no attnc.launch_contract");
     json::Object entry = attnc::launchContractToJSONObject(contract);
     std::string name = contract.getKernel().str();
+    // The contract's verifier already holds names to C identifiers; the
+    // file system is checked again here, where a bad name would do harm.
+    if (!attnc::isKernelName(name) || !written.insert(name).second)
+      return fail("kernel name '" + name +
+                  "' is not a C identifier or is used twice; no file is "
+                  "written for it");
     SmallString<128> ptxPath(outDir), cubinPath(outDir);
     llvm::sys::path::append(ptxPath, name + ".ptx");
     llvm::sys::path::append(cubinPath, name + ".cubin");

@@ -18,6 +18,9 @@
 
 namespace attnc {
 
+/// What --attnc-pipeline's `binary` option serializes the kernels to.
+enum class KernelBinary { None, Isa, Bin };
+
 struct AttncPipelineOptions
     : public mlir::PassPipelineOptions<AttncPipelineOptions> {
   PassOptions::Option<std::string> chip{
@@ -55,11 +58,15 @@ struct AttncPipelineOptions
       llvm::cl::desc("16-byte accesses per thread and full-shape input in "
                      "the row kernels of attnc.fusion"),
       llvm::cl::init(4)};
-  PassOptions::Option<std::string> binary{
-      *this, "binary",
-      llvm::cl::desc("serialize the kernels: none, isa (PTX) or bin (cubin, "
-                     "runs ptxas)"),
-      llvm::cl::init("none")};
+  /// An enumerated option, so that a misspelt value is a parse error (a
+  /// non-zero exit) instead of a diagnostic from a pass that goes on.
+  PassOptions::Option<KernelBinary> binary{
+      *this, "binary", llvm::cl::desc("serialize the kernels"),
+      llvm::cl::init(KernelBinary::None),
+      llvm::cl::values(
+          clEnumValN(KernelBinary::None, "none", "keep the NVVM IR"),
+          clEnumValN(KernelBinary::Isa, "isa", "PTX"),
+          clEnumValN(KernelBinary::Bin, "bin", "cubin (runs ptxas)"))};
   PassOptions::Option<std::string> cudaRoot{
       *this, "cuda-root",
       llvm::cl::desc("CUDA toolkit for libdevice and ptxas (empty: "

@@ -17,6 +17,7 @@
 #include "attnc/Conversion/Passes.h"
 #include "attnc/Dialect/Attnc/IR/AttncOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringSet.h"
 
 #define DEBUG_TYPE "attnc-convert-to-gpu"
 
@@ -39,6 +40,7 @@ struct AttncConvertToGPUPass
     Attribute target = b.getAttr<NVVM::NVVMTargetAttr>(
         /*optLevel=*/3, /*triple=*/"nvptx64-nvidia-cuda", chip, ptxFeatures);
     bool failedAny = false;
+    llvm::StringSet<> kernelNames;
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     for (func::FuncOp fn : funcs) {
       SmallVector<Operation *> kernels;
@@ -62,10 +64,31 @@ struct AttncConvertToGPUPass
           failedAny = true;
         }
       }
+      if (!kernels.empty() && !isKernelName(fn.getSymName())) {
+        fn.emitOpError() << "is named '" << fn.getSymName()
+                         << "', which cannot name a kernel: kernel names are "
+                            "C identifiers of at most "
+                         << kMaxKernelNameLength
+                         << " characters (they become the PTX entry and the "
+                            "names of the files attnc-compile writes)";
+        failedAny = true;
+        continue;
+      }
       for (auto [i, op] : llvm::enumerate(kernels)) {
         std::string name = fn.getSymName().str();
         if (kernels.size() > 1)
           name += "_" + std::to_string(i);
+        // `f` with two kernels and a function named `f_0` would both make
+        // `f_0`; a host could then not tell them apart.
+        if (!isKernelName(name) || !kernelNames.insert(name).second) {
+          op->emitOpError() << "would be kernel '" << name
+                            << "', a name another kernel of this module has "
+                               "or that is not a C identifier of at most "
+                            << kMaxKernelNameLength
+                            << " characters; rename the function";
+          failedAny = true;
+          continue;
+        }
         if (failed(buildKernel(b, module, target, name, op)))
           failedAny = true;
       }

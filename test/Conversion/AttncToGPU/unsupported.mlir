@@ -47,3 +47,35 @@ func.func @middle_broadcast(%x: tensor<4x8x64xf32>, %b: tensor<4x1x64xf32>) -> t
   %y = attnc.add %x, %b : tensor<4x8x64xf32>, tensor<4x1x64xf32> -> tensor<4x8x64xf32>
   return %y : tensor<4x8x64xf32>
 }
+
+// -----
+
+// A function name becomes the kernel's PTX entry and file names: one that is
+// not a C identifier ('../' would write outside attnc-compile's -o) is refused.
+// expected-error @+1 {{'func.func' op is named '../evil', which cannot name a kernel: kernel names are C identifiers of at most 200 characters}}
+func.func @"../evil"(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y = attnc.exp %x : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op is named '', which cannot name a kernel}}
+func.func @""(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y = attnc.exp %x : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Two kernels of @f are f_0 and f_1; a function named f_1 would clash.
+func.func @f(%q: tensor<1x1x64x64xbf16>) -> (tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>) {
+  %a = attnc.attention %q, %q, %q {scale = 0.125 : f64} : tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16> -> tensor<1x1x64x64xbf16>
+  %b = attnc.attention %a, %q, %q {scale = 0.125 : f64} : tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16> -> tensor<1x1x64x64xbf16>
+  return %a, %b : tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>
+}
+func.func @f_1(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{would be kernel 'f_1', a name another kernel of this module has}}
+  %y = attnc.exp %x : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

@@ -122,8 +122,24 @@ func.func @norm_rank0(%x: tensor<bf16>, %g: tensor<4xbf16>) -> tensor<bf16> {
 // -----
 
 func.func @norm_epsilon(%x: tensor<2x4xbf16>, %g: tensor<4xbf16>) -> tensor<2x4xbf16> {
-  // expected-error @+1 {{attribute 'epsilon' must be positive, got 0}}
+  // expected-error @+1 {{attribute 'epsilon' must be positive and finite, got 0}}
   %0 = attnc.rms_norm %x, %g {epsilon = 0.0 : f64} : tensor<2x4xbf16>, tensor<4xbf16> -> tensor<2x4xbf16>
+  return %0 : tensor<2x4xbf16>
+}
+
+// -----
+
+func.func @norm_epsilon_inf(%x: tensor<2x4xbf16>, %g: tensor<4xbf16>) -> tensor<2x4xbf16> {
+  // expected-error @+1 {{attribute 'epsilon' must be positive and finite, got INF}}
+  %0 = attnc.rms_norm %x, %g {epsilon = 0x7FF0000000000000 : f64} : tensor<2x4xbf16>, tensor<4xbf16> -> tensor<2x4xbf16>
+  return %0 : tensor<2x4xbf16>
+}
+
+// -----
+
+func.func @norm_epsilon_nan(%x: tensor<2x4xbf16>, %g: tensor<4xbf16>) -> tensor<2x4xbf16> {
+  // expected-error @+1 {{attribute 'epsilon' must be positive and finite, got nan}}
+  %0 = attnc.rms_norm %x, %g {epsilon = 0x7FF8000000000000 : f64} : tensor<2x4xbf16>, tensor<4xbf16> -> tensor<2x4xbf16>
   return %0 : tensor<2x4xbf16>
 }
 
@@ -314,9 +330,25 @@ func.func @attention_result(%q: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x64xbf16
 // -----
 
 func.func @attention_scale(%q: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
-  // expected-error @+1 {{attribute 'scale' must be positive}}
+  // expected-error @+1 {{attribute 'scale' must be positive and finite, got 0}}
   %0 = attnc.attention %q, %q, %q {scale = 0.0 : f64} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
   return %0 : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+func.func @attention_scale_inf(%q: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  // expected-error @+1 {{attribute 'scale' must be positive and finite, got INF}}
+  %0 = attnc.attention %q, %q, %q {scale = 0x7FF0000000000000 : f64} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %0 : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+func.func @online_attention_scale_nan(%q: tensor<64x64xbf16>, %acc: tensor<64x64xf32>, %m: tensor<64xf32>, %i: index) -> tensor<64x64xf32> {
+  // expected-error @+1 {{attribute 'scale' must be positive and finite, got nan}}
+  %a, %mm, %l = attnc.online_attention %q, %q, %q, %acc, %m, %m at [%i, %i, %i, %i] {scale = 0x7FF8000000000000 : f64} : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>
+  return %a : tensor<64x64xf32>
 }
 
 // -----
@@ -686,6 +718,11 @@ func.func @workspace_bytes() attributes {c = #attnc.workspace_param<"w", bytes =
 
 // expected-error @+1 {{launch contract needs a kernel and a kind}}
 func.func @contract_kind() attributes {c = #attnc.launch_contract<kernel = @k, kind = "", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{launch contract names kernel '../k'; a kernel name is a C identifier of at most 200 characters}}
+func.func @contract_kernel_name() attributes {c = #attnc.launch_contract<kernel = @"../k", kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
 
 // -----
 

@@ -12,6 +12,8 @@
 
 #include "attnc/Dialect/Attnc/IR/AttncOps.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace attnc;
 
@@ -85,6 +87,16 @@ LogicalResult RepeatInterleaveOp::verify() {
   return success();
 }
 
+/// The softmax scale multiplies every score: it must be a positive, finite
+/// number (NaN, infinity or 0 would make every row NaN or uniform).
+static LogicalResult verifyScale(Operation *op, APFloat scale) {
+  double v = scale.convertToDouble();
+  if (!(v > 0.0) || !std::isfinite(v))
+    return op->emitOpError()
+           << "attribute 'scale' must be positive and finite, got " << v;
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   RankedTensorType q = getQuery().getType(), k = getKey().getType(),
                    v = getValue().getType(), o = getResult().getType();
@@ -131,9 +143,7 @@ LogicalResult AttentionOp::verify() {
       o.getDimSize(3) != v.getDimSize(3))
     return emitOpError("result must be [batch, query heads, query seq, value "
                        "head_dim]");
-  if (!(getScale().convertToDouble() > 0.0))
-    return emitOpError("attribute 'scale' must be positive");
-  return success();
+  return verifyScale(getOperation(), getScale());
 }
 
 LogicalResult OnlineAttentionOp::verify() {
@@ -166,7 +176,7 @@ LogicalResult OnlineAttentionOp::verify() {
       v.getElementType() != q.getElementType())
     return emitOpError("'query', 'key' and 'value' must have the same element "
                        "type");
-  return success();
+  return verifyScale(getOperation(), getScale());
 }
 
 LogicalResult OnlineAttentionFinalizeOp::verify() {

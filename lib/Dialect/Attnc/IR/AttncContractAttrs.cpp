@@ -522,6 +522,14 @@ verifyTensorMap(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+bool attnc::isKernelName(StringRef name) {
+  if (name.empty() || name.size() > kMaxKernelNameLength ||
+      llvm::isDigit(name.front()))
+    return false;
+  return llvm::all_of(
+      name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
 LogicalResult LaunchContractAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, StringRef kernel,
     StringRef kind, ArrayRef<Attribute> params, ArrayRef<GridFactorAttr> gridX,
@@ -530,6 +538,10 @@ LogicalResult LaunchContractAttr::verify(
     ArrayRef<ConstraintAttr> constraints, DictionaryAttr attrs) {
   if (kernel.empty() || kind.empty())
     return emitError() << "launch contract needs a kernel and a kind";
+  if (!isKernelName(kernel))
+    return emitError() << "launch contract names kernel '" << kernel
+                       << "'; a kernel name is a C identifier of at most "
+                       << kMaxKernelNameLength << " characters";
   llvm::StringSet<> names, bound;
   llvm::StringMap<TensorParamAttr> tensors;
   for (auto [i, a] : llvm::enumerate(params)) {

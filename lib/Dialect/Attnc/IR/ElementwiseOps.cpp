@@ -13,6 +13,8 @@
 #include "attnc/Dialect/Attnc/IR/AttncOps.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace attnc;
 
@@ -195,9 +197,10 @@ static LogicalResult verifyNorm(Operation *op, ArrayRef<StringRef> names,
   auto in = cast<RankedTensorType>(op->getOperand(0).getType());
   if (in.getRank() == 0)
     return op->emitOpError("operand 'input' must have rank >= 1");
-  if (!(epsilon > 0.0))
+  if (!(epsilon > 0.0) || !std::isfinite(epsilon))
     return op->emitOpError()
-           << "attribute 'epsilon' must be positive, got " << epsilon;
+           << "attribute 'epsilon' must be positive and finite, got "
+           << epsilon;
   for (auto [i, name] : llvm::enumerate(names))
     if (failed(verifyNormParam(op, name, in, op->getOperand(i + 1))))
       return failure();

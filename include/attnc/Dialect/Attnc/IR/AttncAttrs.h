@@ -44,6 +44,14 @@ inline constexpr llvm::StringLiteral kNameAttrName = "attnc.name";
 /// The launch contract on `op` (a kernel's gpu.module), or null.
 LaunchContractAttr getLaunchContract(mlir::Operation *op);
 
+/// True for a name a kernel may have: a C identifier
+/// ([A-Za-z_][A-Za-z0-9_]*) of at most kMaxKernelNameLength characters. The
+/// name becomes the PTX entry, the file names attnc-compile writes and the
+/// key a host looks the kernel up by, so nothing else may reach them (a
+/// '../' would write outside the output directory).
+bool isKernelName(llvm::StringRef name);
+constexpr size_t kMaxKernelNameLength = 200;
+
 /// The manifest's name of a contract dtype (bf16, f16, f32, f64, i1, i8,
 /// i32, i64), or nullopt for any other type.
 std::optional<llvm::StringRef> contractDTypeName(mlir::Type type);
