@@ -602,6 +602,8 @@ FailureOr<gpu::GPUFuncOp>
 attnc::buildFlashAttentionKernel(OpBuilder &b, gpu::GPUModuleOp module,
                                  StringRef name, scf::ForallOp flashForm,
                                  KernelABI &abi) {
+  if (failed(rerollFlashForm(flashForm)))
+    return failure();
   FailureOr<FlashForm> form = analyzeFlashForm(flashForm);
   if (failed(form))
     return failure();

@@ -16,7 +16,11 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
 
 #include <limits>
@@ -244,13 +248,84 @@ static LogicalResult checkInsert(tensor::ParallelInsertSliceOp ins,
   return success();
 }
 
-/// The splat `value` of a tensor (the recurrence's initial state).
+/// The splat `value` of a tensor (the recurrence's initial state): a
+/// tensor.splat of a constant, or, once canonicalization folded that for a
+/// static tile, a splat dense constant.
 static bool isSplatOf(Value v, double value) {
-  auto splat = v.getDefiningOp<tensor::SplatOp>();
-  if (!splat)
+  if (auto splat = v.getDefiningOp<tensor::SplatOp>()) {
+    auto c = splat.getInput().getDefiningOp<arith::ConstantFloatOp>();
+    return c && c.value().convertToDouble() == value;
+  }
+  DenseFPElementsAttr dense;
+  if (!matchPattern(v, m_Constant(&dense)) || !dense.isSplat())
     return false;
-  auto c = splat.getInput().getDefiningOp<arith::ConstantFloatOp>();
-  return c && c.value().convertToDouble() == value;
+  return dense.getSplatValue<APFloat>().convertToDouble() == value;
+}
+
+/// A step of the recurrence that sits in the forall's body instead of in a
+/// K/V loop (canonicalization inlines loops of one iteration, which static
+/// shapes produce) goes back into a loop of one iteration over its tile.
+static LogicalResult rerollStep(OnlineAttentionOp step, int64_t blockKV) {
+  std::optional<int64_t> kv0 = getConstantIntValue(step.getKvStart());
+  auto key = step.getKey().getDefiningOp<tensor::ExtractSliceOp>();
+  auto value = step.getValue().getDefiningOp<tensor::ExtractSliceOp>();
+  if (!kv0 || *kv0 % blockKV != 0 || !key || !value ||
+      !isConstantIntValue(key.getMixedOffsets()[2], *kv0) ||
+      !isConstantIntValue(value.getMixedOffsets()[2], *kv0))
+    return step.emitOpError()
+           << "is a step of a flash form outside a K/V loop; the back-end "
+              "takes that only for one constant K/V tile (kv_start a "
+              "multiple of block_kv, "
+           << blockKV << ", that K and V are sliced at)";
+  IRRewriter b(step);
+  Location loc = step.getLoc();
+  int64_t tile = *kv0 / blockKV;
+  Value lb = arith::ConstantIndexOp::create(b, loc, tile);
+  Value ub = arith::ConstantIndexOp::create(b, loc, tile + 1);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ForOp::create(
+      b, loc, lb, ub, one,
+      ValueRange{step.getAcc(), step.getMax(), step.getSum()},
+      [&](OpBuilder &nb, Location l, Value j, ValueRange carried) {
+        AffineExpr d0;
+        bindDims(nb.getContext(), d0);
+        Value start = affine::AffineApplyOp::create(
+            nb, l, AffineMap::get(1, 0, d0 * blockKV), ValueRange{j});
+        auto slice = [&](tensor::ExtractSliceOp s) {
+          SmallVector<OpFoldResult> offsets = s.getMixedOffsets();
+          offsets[2] = start;
+          return tensor::ExtractSliceOp::create(
+              nb, l, s.getType(), s.getSource(), offsets, s.getMixedSizes(),
+              s.getMixedStrides());
+        };
+        IRMapping map;
+        map.map(step.getKey(), slice(key).getResult());
+        map.map(step.getValue(), slice(value).getResult());
+        map.map(step.getAcc(), carried[0]);
+        map.map(step.getMax(), carried[1]);
+        map.map(step.getSum(), carried[2]);
+        map.map(step.getKvStart(), start);
+        Operation *inLoop = nb.clone(*step.getOperation(), map);
+        scf::YieldOp::create(nb, l, inLoop->getResults());
+      });
+  b.replaceOp(step, loop.getResults());
+  for (tensor::ExtractSliceOp s : {key, value})
+    if (s->use_empty())
+      b.eraseOp(s);
+  return success();
+}
+
+LogicalResult attnc::rerollFlashForm(scf::ForallOp forall) {
+  auto config = forall->getAttrOfType<FlashConfigAttr>(kFlashConfigAttrName);
+  if (!config)
+    return success(); // analyzeFlashForm names what is missing
+  SmallVector<OnlineAttentionOp> bare;
+  for (auto step : forall.getBody()->getOps<OnlineAttentionOp>())
+    bare.push_back(step);
+  for (OnlineAttentionOp step : bare)
+    if (failed(rerollStep(step, config.getBlockKV())))
+      return failure();
+  return success();
 }
 
 FailureOr<FlashForm> attnc::analyzeFlashForm(scf::ForallOp forall) {
@@ -309,7 +384,7 @@ FailureOr<FlashForm> attnc::analyzeFlashForm(scf::ForallOp forall) {
       !isSplatOf(max, -std::numeric_limits<double>::infinity()))
     return form.finalize.emitOpError(
         "must end a recurrence of K/V loops that starts from acc = 0, max = "
-        "-inf, sum = 0 (tensor.splat)");
+        "-inf, sum = 0 (splats)");
   if (loops.empty())
     return form.finalize.emitOpError("ends a flash form without a K/V loop");
   std::reverse(loops.begin(), loops.end());

@@ -56,6 +56,12 @@ struct FlashForm {
   bool modified;
 };
 
+/// Puts steps of the recurrence that canonicalization took out of their K/V
+/// loop (a loop of one iteration, from static shapes) back into a loop of
+/// one iteration, so that the back-end reads one shape of flash form.
+/// Fails with a diagnostic on a step it cannot place.
+mlir::LogicalResult rerollFlashForm(mlir::scf::ForallOp forall);
+
 /// Reads `forall` as a flash form, or emits a diagnostic and fails.
 mlir::FailureOr<FlashForm> analyzeFlashForm(mlir::scf::ForallOp forall);
 

@@ -62,10 +62,9 @@ Kind FusionEmitter::classify(RankedTensorType t, std::string &why) {
   auto allOnes = [](ArrayRef<int64_t> d) {
     return llvm::all_of(d, [](int64_t x) { return x == 1; });
   };
-  if (allOnes(s))
-    return Kind::Scalar;
-  if (s.back() == n && allOnes(s.drop_back()))
-    return Kind::Col;
+  // The iteration shape itself first: with leading extents of 1 (one row),
+  // [1, N] is also a broadcast column vector and [1, 1] a scalar, and a
+  // result must be classified as what it is, full or one value per row.
   if ((int64_t)s.size() == rank) {
     bool leadMatch = true;
     for (int64_t k = 0; k + 1 < rank; ++k)
@@ -75,6 +74,10 @@ Kind FusionEmitter::classify(RankedTensorType t, std::string &why) {
     if (leadMatch && s.back() == 1)
       return Kind::Row;
   }
+  if (allOnes(s))
+    return Kind::Scalar;
+  if (s.back() == n && allOnes(s.drop_back()))
+    return Kind::Col;
   why = "it broadcasts against the iteration space in a way the row kernel "
         "does not support (expected the full shape, [..., 1], [N] or a "
         "scalar)";

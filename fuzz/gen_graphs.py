@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""A structured generator of valid attnc graphs (docs/fuzzing.md).
+
+Writes COUNT random programs, each a valid input as users write them:
+elementwise chains (unary and broadcasting binary ops, row reductions,
+softmax spelled out, layer/RMS norm, dropout, casts) over static or
+dynamic shapes, and attention spellings (QK^T, a constant or run-time
+scale, top-left or bottom-right causal masks or none, softmax, P.V) over
+head dims and dtypes the back-end takes and some it refuses. Every one must
+compile or be refused with a diagnostic; none may crash (fuzz/run_generated.py
+checks that; the seeds also feed attnc_opt_fuzzer).
+
+usage: fuzz/gen_graphs.py --seed N --count K --out DIR
+"""
+import argparse
+import pathlib
+import random
+
+
+def ttype(shape, dtype):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
+
+
+class Chain:
+    """One function: a chain of elementwise and row ops on x."""
+
+    def __init__(self, rng):
+        self.rng = rng
+        self.args, self.body, self.n = [], [], 0
+
+    def fresh(self):
+        self.n += 1
+        return f"%v{self.n}"
+
+    def arg(self, name, type_):
+        self.args.append(f"%{name}: {type_} {{attnc.name = \"{name}\"}}")
+        return f"%{name}"
+
+    def emit(self, line):
+        self.body.append("  " + line)
+
+    def build(self, name):
+        rng = self.rng
+        dtype = rng.choice(["bf16", "f16", "f32"])
+        cols = rng.choice([64, 128, 1024, 4096, 100, 8])
+        lead = rng.choice([[4], [2, 8], ["?"], ["?", 16], [1]])
+        shape = lead + [cols]
+        full = ttype(shape, dtype)
+        row = ttype([cols], dtype)
+        keep = ttype(lead + [1], "f32" if dtype != "f32" else dtype)
+        x = self.arg("x", full)
+        cur = x
+        for _ in range(rng.randint(1, 6)):
+            op = rng.choice(["unary", "binary", "softmax", "norm", "dropout",
+                             "cast", "scalar"])
+            out = self.fresh()
+            if op == "unary":
+                u = rng.choice(["exp", "neg", "tanh"])
+                self.emit(f"{out} = attnc.{u} {cur} : {full}")
+            elif op == "binary":
+                b = rng.choice(["add", "sub", "mul", "max", "div"])
+                other = self.arg(f"b{self.n}", rng.choice([full, row]))
+                otype = other and self.args[-1].split(": ")[1].split(" {")[0]
+                self.emit(f"{out} = attnc.{b} {cur}, {other} : {full}, "
+                          f"{otype} -> {full}")
+            elif op == "scalar":
+                c = self.fresh()
+                val = rng.choice(["0.5", "2.0", "-1.0", "1.0e-3"])
+                self.emit(f"{c} = arith.constant dense<{val}> : "
+                          f"tensor<{dtype}>")
+                b = rng.choice(["add", "mul", "div", "sub"])
+                self.emit(f"{out} = attnc.{b} {cur}, {c} : {full}, "
+                          f"tensor<{dtype}> -> {full}")
+            elif op == "softmax":
+                if rng.random() < 0.5:
+                    self.emit(f"{out} = attnc.softmax {cur} : {full}")
+                else:
+                    mx, d, e, s = (self.fresh() for _ in range(4))
+                    kt = ttype(lead + [1], dtype)
+                    self.emit(f"{mx} = attnc.reduce_max {cur} : {full} -> {kt}")
+                    self.emit(f"{d} = attnc.sub {cur}, {mx} : {full}, {kt} -> "
+                              f"{full}")
+                    self.emit(f"{e} = attnc.exp {d} : {full}")
+                    self.emit(f"{s} = attnc.reduce_sum {e} : {full} -> {kt}")
+                    self.emit(f"{out} = attnc.div {e}, {s} : {full}, {kt} -> "
+                              f"{full}")
+            elif op == "norm":
+                g = self.arg(f"g{self.n}", row)
+                eps = rng.choice(["1.0e-05", "1.0e-06"])
+                if rng.random() < 0.5:
+                    bb = self.arg(f"beta{self.n}", row)
+                    self.emit(f"{out} = attnc.layer_norm {cur}, {g}, {bb} "
+                              f"{{epsilon = {eps} : f64}} : {full}, {row}, "
+                              f"{row} -> {full}")
+                else:
+                    self.emit(f"{out} = attnc.rms_norm {cur}, {g} "
+                              f"{{epsilon = {eps} : f64}} : {full}, {row} -> "
+                              f"{full}")
+            elif op == "dropout":
+                if any(a.startswith("%seed") for a in self.args):
+                    self.emit(f"{out} = attnc.exp {cur} : {full}")
+                else:
+                    seed = self.arg("seed", "i64")
+                    off = self.arg("offset", "i64")
+                    p = rng.choice(["0.0", "1.0e-01", "5.0e-01"])
+                    self.emit(f"{out} = attnc.dropout {cur}, {seed}, {off} "
+                              f"{{probability = {p} : f64}} : {full}")
+            else:  # cast there and back keeps the chain's type
+                other = rng.choice([t for t in ["bf16", "f16", "f32"]
+                                    if t != dtype])
+                mid = self.fresh()
+                self.emit(f"{mid} = attnc.cast {cur} : {full} to "
+                          f"{ttype(shape, other)}")
+                self.emit(f"{out} = attnc.cast {mid} : {ttype(shape, other)} "
+                          f"to {full}")
+            cur = out
+        self.emit(f"return {cur} : {full}")
+        return (f"func.func @{name}({', '.join(self.args)})\n"
+                f"    -> ({full} {{attnc.name = \"y\"}}) {{\n"
+                + "\n".join(self.body) + "\n}\n")
+
+
+def attention(rng, name):
+    d = rng.choice([64, 128, 128, 64, 96])
+    dt = rng.choice(["bf16", "f16"])
+    static = rng.random() < 0.4
+    if static:
+        b, h = rng.choice([1, 2]), rng.choice([1, 4])
+        sq = rng.choice([64, 100, 256, 1])
+        skv = rng.choice([sq, sq, 128, 37])
+        qs, ks, ss = [b, h, sq, d], [b, h, skv, d], [b, h, sq, skv]
+    else:
+        qs, ks, ss = ["?", "?", "?", d], ["?", "?", "?", d], ["?"] * 4
+    qt, kt = ttype(qs, dt), ttype(ks, dt)
+    st, it, bt = ttype(ss, "f32"), ttype(ss, "i64"), ttype(ss, "i1")
+    ot = ttype(qs, dt)
+    runtime_scale = rng.random() < 0.3
+    args = [f"%q: {qt} {{attnc.name = \"q\"}}", f"%k: {kt} {{attnc.name = \"k\"}}",
+            f"%v: {kt} {{attnc.name = \"v\"}}"]
+    lines = [f"%s = attnc.matmul %q, %k {{transpose_b}} : {qt}, {kt} -> {st}"]
+    if runtime_scale:
+        args.append("%scale: f32 {attnc.name = \"scale\"}")
+        lines.append("%sc = tensor.from_elements %scale : tensor<f32>")
+    else:
+        lines.append(f"%sc = arith.constant dense<{1.0 / d ** 0.5!r}> : "
+                     "tensor<f32>")
+    lines.append(f"%ss = attnc.mul %s, %sc : {st}, tensor<f32> -> {st}")
+    cur = "%ss"
+    mask = rng.choice(["none", "causal", "causal", "bottom_right"])
+    if mask != "none":
+        lines.append(f"%rows = attnc.iota %ss {{dimension = 2 : i64}} : {st} -> {it}")
+        lines.append(f"%cols = attnc.iota %ss {{dimension = 3 : i64}} : {st} -> {it}")
+        lhs = "%rows"
+        if mask == "bottom_right":
+            if static:
+                lines.append(f"%delta = arith.constant dense<{ks[2] - qs[2]}> : "
+                             "tensor<i64>")
+                lines.append(f"%rs = attnc.add %rows, %delta : {it}, "
+                             f"tensor<i64> -> {it}")
+                lhs = "%rs"
+            else:
+                mask = "causal"
+        lines.append(f"%keep = attnc.cmp ge, {lhs}, %cols : {it}, {it} -> {bt}")
+        lines.append("%ninf = arith.constant dense<0xFF800000> : tensor<f32>")
+        lines.append(f"%m = attnc.select %keep, %ss, %ninf : {bt}, {st}, "
+                     f"tensor<f32> -> {st}")
+        cur = "%m"
+    lines.append(f"%p = attnc.softmax {cur} : {st}")
+    pt = ttype(ss, dt)
+    lines.append(f"%pb = attnc.cast %p : {st} to {pt}")
+    lines.append(f"%o = attnc.matmul %pb, %v : {pt}, {kt} -> {ot}")
+    lines.append(f"return %o : {ot}")
+    return (f"func.func @{name}({', '.join(args)})\n    -> ({ot} "
+            f"{{attnc.name = \"o\"}}) {{\n  " + "\n  ".join(lines) + "\n}\n")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--count", type=int, default=100)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    rng = random.Random(a.seed)
+    out = pathlib.Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for i in range(a.count):
+        kind = rng.choice(["chain", "attention"])
+        name = f"g{a.seed}_{i}"
+        text = (Chain(rng).build(name) if kind == "chain"
+                else attention(rng, name))
+        (out / f"{name}.mlir").write_text(text)
+
+
+if __name__ == "__main__":
+    main()
