@@ -51,6 +51,9 @@ attnc_status PlanBuilder::evaluate(const std::vector<Factor> &factors,
     int64_t v = f.value;
     if (f.kind == ATTNC_FACTOR_SYMBOL) {
       int64_t s = lookup(f.symbol)->first; // the manifest guarantees it
+      // Cannot overflow: s >= 0 (checkTensor refuses negative sizes) and
+      // ceilDiv >= 1 (the manifest reader), and the quotient is rounded up
+      // only when ceilDiv >= 2, so it is at most 2^62.
       v = s / f.ceilDiv + (s % f.ceilDiv != 0);
     } else if (f.kind == ATTNC_FACTOR_NUM_SMS) {
       if (attnc_status st = resolveNumSMs(what))
@@ -65,8 +68,6 @@ attnc_status PlanBuilder::evaluate(const std::vector<Factor> &factors,
 }
 
 attnc_status PlanBuilder::computeGrid() {
-  // CUDA's limits on gridDim.
-  static const uint64_t limits[3] = {2147483647, 65535, 65535};
   static const char *axisName[3] = {"grid.x", "grid.y", "grid.z"};
   for (int a = 0; a < 3; ++a) {
     uint64_t extent;
@@ -75,11 +76,12 @@ attnc_status PlanBuilder::computeGrid() {
     if (attnc_status st =
             evaluate(k.grid[a], axisName[a], extent, rule, overflow))
       return st;
-    if (overflow || extent > limits[a])
+    uint64_t limit = static_cast<uint64_t>(kMaxGridDim[a]);
+    if (overflow || extent > limit)
       return refuse(
           std::string(axisName[a]) + " = " +
           (overflow ? std::string("overflow") : std::to_string(extent)) + " (" +
-          rule + ") exceeds the CUDA limit of " + std::to_string(limits[a]));
+          rule + ") exceeds the CUDA limit of " + std::to_string(limit));
     plan.grid[a] = static_cast<int64_t>(extent);
     plan.empty |= extent == 0;
   }

@@ -75,6 +75,10 @@ struct Constraint {
   int64_t value = 0;    // min only
 };
 
+/// CUDA's limits on gridDim.x, .y and .z: the manifest reader refuses grid
+/// constants beyond them, the plan computed extents.
+constexpr int64_t kMaxGridDim[3] = {2147483647, 65535, 65535};
+
 /// Bytes and alignment of a tensormap kernel parameter (a CUtensorMap).
 constexpr size_t kTensorMapBytes = 128;
 constexpr size_t kTensorMapAlign = 64;

@@ -17,12 +17,19 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
+
+#include <unistd.h>
 
 namespace {
 
 const std::string inputs = ATTNC_TEST_INPUTS;
+/// The runtime's limit on manifest.json (docs/abi.md).
+constexpr size_t kMaxBytes = size_t(64) << 20;
 
 struct ModuleDeleter {
   void operator()(attnc_module *m) const { attnc_module_unload(m); }
@@ -291,6 +298,25 @@ struct Case {
   const char *from, *to, *message;
 };
 
+/// Replaces one fragment of KERNEL per case and checks that the manifest is
+/// then refused with the case's message.
+template <size_t N>
+void expectEachCase(const std::string &kernel, const Case (&cases)[N]) {
+  for (const Case &c : cases) {
+    std::string broken = kernel;
+    size_t at = broken.find(c.from);
+    ASSERT_NE(at, std::string::npos) << c.from;
+    broken.replace(at, std::string(c.from).size(), c.to);
+    std::string error;
+    EXPECT_EQ(parse(manifestWith(broken), error), ATTNC_ERROR_MANIFEST)
+        << c.message;
+    if (std::string(c.message) == "manifest: invalid JSON")
+      EXPECT_EQ(error.rfind("manifest: invalid JSON: ", 0), 0u) << error;
+    else
+      EXPECT_EQ(error, std::string("manifest: ") + c.message);
+  }
+}
+
 TEST(Manifest, EachRuleHasItsMessage) {
   const Case cases[] = {
       {R"("dtype": "f32", "shape": ["N", 4], "role": "input")",
@@ -385,19 +411,7 @@ TEST(Manifest, EachRuleHasItsMessage) {
       {R"("params": [)", R"("params": [,)",
        "manifest: invalid JSON"}, // not valid JSON any more; checked below
   };
-  for (const Case &c : cases) {
-    std::string kernel = validKernel;
-    size_t at = kernel.find(c.from);
-    ASSERT_NE(at, std::string::npos) << c.from;
-    kernel.replace(at, std::string(c.from).size(), c.to);
-    std::string error;
-    EXPECT_EQ(parse(manifestWith(kernel), error), ATTNC_ERROR_MANIFEST)
-        << c.message;
-    if (std::string(c.message) == "manifest: invalid JSON")
-      EXPECT_EQ(error.rfind("manifest: invalid JSON: ", 0), 0u) << error;
-    else
-      EXPECT_EQ(error, std::string("manifest: ") + c.message);
-  }
+  expectEachCase(validKernel, cases);
 }
 
 // A valid kernel with every kind of version 2; each case below breaks one of
@@ -539,19 +553,7 @@ TEST(Manifest, EachVersion2RuleHasItsMessage) {
       {R"("constraints": [)", R"("constraints": {"x": [)",
        "manifest: invalid JSON"}, // checked below
   };
-  for (const Case &c : cases) {
-    std::string kernel = v2Kernel;
-    size_t at = kernel.find(c.from);
-    ASSERT_NE(at, std::string::npos) << c.from;
-    kernel.replace(at, std::string(c.from).size(), c.to);
-    std::string error;
-    EXPECT_EQ(parse(manifestWith(kernel), error), ATTNC_ERROR_MANIFEST)
-        << c.message;
-    if (std::string(c.message) == "manifest: invalid JSON")
-      EXPECT_EQ(error.rfind("manifest: invalid JSON: ", 0), 0u) << error;
-    else
-      EXPECT_EQ(error, std::string("manifest: ") + c.message);
-  }
+  expectEachCase(v2Kernel, cases);
   // constraints must be an array.
   std::string kernel = v2Kernel;
   kernel.replace(kernel.find(R"("constraints")"),
@@ -613,6 +615,172 @@ TEST(Manifest, RootRules) {
                   R"("future": {"x": 1}, "kernels": []})",
                   error),
             ATTNC_OK);
+}
+
+// Hostile manifests: every integer is range-checked before it is stored in a
+// narrower type or handed to the driver, so none wraps into an index or a
+// launch value.
+TEST(Manifest, IntegersAreRangeChecked) {
+  const Case cases[] = {
+      // Once stored as int32_t -2^31, which passed "dim < rank" and indexed
+      // strides[] out of bounds at plan time.
+      {R"("dim": 0)", R"("dim": 2147483648)",
+       "kernels[0].params[3].dim: expected an integer <= 2147483647, got "
+       "2147483648"},
+      {R"("dim": 0)", R"("dim": 4294967296)",
+       "kernels[0].params[3].dim: expected an integer <= 2147483647, got "
+       "4294967296"},
+      // 2^63 as a double: llvm::json would convert it to int64_t (UB).
+      {R"("dim": 0)", R"("dim": 9.223372036854775808e18)",
+       "kernels[0].params[3].dim: expected an integer, got a number"},
+      {R"("dim": 0)", R"("dim": 9223372036854775808)",
+       "kernels[0].params[3].dim: expected an integer, got a number"},
+      {R"("shape": ["N", 4], "role": "input")",
+       R"("shape": ["N", 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, )"
+       R"(1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, )"
+       R"(1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, )"
+       R"(1, 1, 4], "role": "input")",
+       "kernels[0].params[0].shape: rank 65 exceeds the runtime's limit of 64 "
+       "dimensions"},
+      {R"("grid": [["N"], [1], [1]])", R"("grid": [["N"], [256, 256], [1]])",
+       "kernels[0].grid[1]: the constant factors multiply to 65536; CUDA's "
+       "limit on grid.y is 65535"},
+      {R"("grid": [["N"], [1], [1]])",
+       R"("grid": [["N", 4294967296, 4294967296], [1], [1]])",
+       "kernels[0].grid[0]: the constant factors overflow 64 bits; CUDA's "
+       "limit on grid.x is 2147483647"},
+      {R"("grid": [["N"], [1], [1]])", R"("grid": [["N"], [1], [65536]])",
+       "kernels[0].grid[2]: the constant factors multiply to 65536; CUDA's "
+       "limit on grid.z is 65535"},
+  };
+  expectEachCase(validKernel, cases);
+  const Case workspace[] = {
+      {R"("M", 4])", R"("M", 4294967296, 4294967296])",
+       "kernels[0].params[3].bytes: the constant factors overflow 64 bits; a "
+       "workspace size must fit 63 bits"},
+  };
+  expectEachCase(v2Kernel, workspace);
+  std::string error;
+  EXPECT_EQ(parse(R"({"attnc_manifest_version": 9.223372036854775808e18, )"
+                  R"("module": "m", "kernels": []})",
+                  error),
+            ATTNC_ERROR_MANIFEST);
+  EXPECT_EQ(error, "manifest: attnc_manifest_version: unsupported manifest "
+                   "version a number (this runtime reads version 2); "
+                   "recompile the module with this attnc's attnc-compile");
+}
+
+// cuLaunchKernel takes unsigned values: nothing may be truncated on the way.
+TEST(Manifest, LaunchConfigWithinCudaLimits) {
+  const Case cases[] = {
+      {R"("block": [128, 1, 1])", R"("block": [2048, 1, 1])",
+       "kernels[0].block[0]: block.x = 2048 exceeds CUDA's limit of 1024"},
+      {R"("block": [128, 1, 1])", R"("block": [1, 4294967297, 1])",
+       "kernels[0].block[1]: block.y = 4294967297 exceeds CUDA's limit of "
+       "1024"},
+      {R"("block": [128, 1, 1])", R"("block": [1, 1, 65])",
+       "kernels[0].block[2]: block.z = 65 exceeds CUDA's limit of 64"},
+      {R"("block": [128, 1, 1])", R"("block": [64, 32, 1])",
+       "kernels[0].block: [64, 32, 1] is 2048 threads, more than CUDA's "
+       "limit of 1024 per block"},
+      {R"("dynamic_shared_memory_bytes": 0)",
+       R"("dynamic_shared_memory_bytes": 232449)",
+       "kernels[0].dynamic_shared_memory_bytes: 232449 bytes exceeds the "
+       "limit of 232448 bytes (227 KiB), the most dynamic shared memory any "
+       "CUDA GPU gives a block"},
+      {R"("dynamic_shared_memory_bytes": 0)",
+       R"("dynamic_shared_memory_bytes": 4294967296)",
+       "kernels[0].dynamic_shared_memory_bytes: 4294967296 bytes exceeds the "
+       "limit of 232448 bytes (227 KiB), the most dynamic shared memory any "
+       "CUDA GPU gives a block"},
+  };
+  expectEachCase(validKernel, cases);
+}
+
+/// An attrs value nested DEPTH - 4 levels deep, so that the manifest nests
+/// DEPTH levels (root, kernels, kernel, attrs).
+std::string nestedAttrs(size_t depth) {
+  std::string kernel = validKernel;
+  std::string value = std::string(depth - 4, '[') + std::string(depth - 4, ']');
+  kernel.replace(kernel.find(R"("causal": false)"), 15, "\"v\": " + value);
+  return manifestWith(kernel);
+}
+
+// llvm::json::parse recurses per level: deep text must not reach it.
+TEST(Manifest, NestingAndSizeAreBoundedBeforeParsing) {
+  std::string error;
+  EXPECT_EQ(parse(std::string(100000, '['), error), ATTNC_ERROR_MANIFEST);
+  EXPECT_EQ(error, "manifest: nests arrays/objects 100000 deep; at most 64 "
+                   "(level 65 opens at byte 64)");
+  EXPECT_EQ(parse(nestedAttrs(65), error), ATTNC_ERROR_MANIFEST);
+  EXPECT_NE(error.find("nests arrays/objects 65 deep; at most 64"),
+            std::string::npos)
+      << error;
+  // Brackets inside strings, escaped quotes included, do not nest.
+  std::string kernel = validKernel;
+  kernel.replace(kernel.find(R"("causal": false)"), 15,
+                 R"("s": "\"\\)" + std::string(100, '[') + R"(\"")");
+  EXPECT_EQ(parse(manifestWith(kernel), error), ATTNC_OK) << error;
+
+  std::string huge(kMaxBytes + 1, ' ');
+  EXPECT_EQ(parse(huge, error), ATTNC_ERROR_MANIFEST);
+  EXPECT_EQ(error, "manifest: 67108865 bytes exceeds the limit of 67108864 "
+                   "bytes (64 MiB)");
+  // From a file: refused after reading just past the limit (sparse here).
+  std::filesystem::path dir =
+      std::filesystem::path(testing::TempDir()) /
+      ("attnc-huge-manifest-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::string file = (dir / "manifest.json").string();
+  std::ofstream(file).close();
+  std::filesystem::resize_file(file, std::uintmax_t(kMaxBytes) * 2);
+  attnc_module *m = nullptr;
+  EXPECT_EQ(attnc_module_load(dir.string().c_str(), &m), ATTNC_ERROR_MANIFEST);
+  EXPECT_EQ(m, nullptr);
+  EXPECT_EQ(attnc_last_error(),
+            file + ": larger than the limit of 67108864 bytes (64 MiB)");
+  std::filesystem::remove_all(dir);
+}
+
+// Every limit above is inclusive: a manifest at all of them loads.
+TEST(Manifest, ValuesAtTheLimitsLoad) {
+  std::string error;
+  EXPECT_EQ(parse(nestedAttrs(64), error), ATTNC_OK) << error;
+  std::string shape = R"("shape": ["N")";
+  for (int i = 1; i < 64; ++i)
+    shape += ", 1";
+  std::string kernel = validKernel;
+  auto edit = [&](const std::string &from, const std::string &to) {
+    kernel.replace(kernel.find(from), from.size(), to);
+  };
+  edit(R"("shape": ["N", 4])", shape + "]");
+  edit(R"("dim": 0)", R"("dim": 63)");
+  edit(R"("block": [128, 1, 1])", R"("block": [16, 1, 64])");
+  edit(R"("dynamic_shared_memory_bytes": 0)",
+       R"("dynamic_shared_memory_bytes": 232448)");
+  edit(R"("grid": [["N"], [1], [1]])",
+       R"("grid": [["N", 2147483647], [65535, "N"], )"
+       R"([0, 4294967296, 4294967296]])");
+  attnc_module *m = nullptr;
+  std::string text = manifestWith(kernel);
+  ASSERT_EQ(attnc_manifest_parse(text.data(), text.size(), nullptr, &m),
+            ATTNC_OK)
+      << attnc_last_error();
+  ModulePtr owned(m);
+  attnc_kernel *k = attnc_module_kernel_at(m, 0);
+  int64_t block[3], smem;
+  attnc_kernel_launch_config(k, block, &smem);
+  EXPECT_EQ(block[2], 64);
+  EXPECT_EQ(smem, 232448);
+  attnc_param_info info;
+  ASSERT_EQ(attnc_kernel_param(k, 0, &info), ATTNC_OK);
+  EXPECT_EQ(info.rank, 64);
+  ASSERT_EQ(attnc_kernel_param(k, 3, &info), ATTNC_OK);
+  EXPECT_EQ(info.dim, 63);
+  // 2^32 * (2^31 - 1) bytes of constants: just below 2^63.
+  kernel = v2Kernel;
+  edit(R"("M", 4])", R"("M", 4294967296, 2147483647])");
+  EXPECT_EQ(parse(manifestWith(kernel), error), ATTNC_OK) << error;
 }
 
 TEST(Manifest, NullArguments) {
