@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 ATTNC_CUDA_ROOT ?= /usr/local/cuda
 JOBS ?= $(shell nproc)
 
-.PHONY: all setup configure build check demo docs clean
+.PHONY: all setup configure build check fuzz-check demo docs clean
 
 all: build
 
@@ -25,6 +25,12 @@ build: configure
 # down to PTX and cubins, runtime and Python CPU tests).
 check: build
 	ninja -C $(BUILD_DIR) check-attnc
+
+# The sanitizer build (clang-22, ASan + UBSan) of the tools and the runtime
+# tests, its lit run, the fuzz regressions and a time-bounded fuzz pass
+# (FUZZ_SECONDS per target, default 60). docs/fuzzing.md.
+fuzz-check: setup
+	@ATTNC_CUDA_ROOT=$(ATTNC_CUDA_ROOT) JOBS=$(JOBS) scripts/fuzz.sh check
 
 # Takes the example attention graph through the compiler and prints what it
 # did; runs it on the GPU when one is present.

@@ -4,8 +4,10 @@
 # when something cannot be found or installed.
 set -euo pipefail
 
+# clang-22 and libclang-rt-22-dev: the sanitizer and fuzzing build
+# (make fuzz-check, docs/fuzzing.md).
 PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools cmake
-          ninja-build g++ libgtest-dev python3)
+          ninja-build g++ libgtest-dev python3 clang-22 libclang-rt-22-dev)
 CUDA_ROOT="${ATTNC_CUDA_ROOT:-${CUDA_ROOT:-/usr/local/cuda}}"
 
 missing=()

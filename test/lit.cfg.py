@@ -13,6 +13,13 @@ config.suffixes = [".mlir", ".test"]
 config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py", "gpu"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attnc_obj_root, "test")
+# The sanitizer build (ATTNC_FUZZ) runs the tools, the runtime's C++ tests
+# and the fuzz regressions; the Python tests, which would load an
+# ASan-instrumented runtime into an uninstrumented interpreter, keep the
+# normal build.
+if getattr(config, "attnc_sanitized", False):
+    config.excludes.append("Python")
+    config.available_features.add("asan")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%attnc_src_root", config.attnc_src_root))

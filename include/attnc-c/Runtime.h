@@ -74,6 +74,12 @@ typedef enum attnc_dtype {
   ATTNC_DTYPE_I8 = 6,
   ATTNC_DTYPE_I32 = 7,
   ATTNC_DTYPE_I64 = 8,
+  /* Not dtypes: they make every 32-bit value a valid attnc_dtype, so that
+     the runtime can refuse a caller's out-of-range value (from C, or from
+     Python through ctypes) instead of its C++ reading being undefined
+     behaviour. */
+  ATTNC_DTYPE_MIN_ENUM_ = -0x7FFFFFFF - 1,
+  ATTNC_DTYPE_MAX_ENUM_ = 0x7FFFFFFF,
 } attnc_dtype;
 
 typedef enum attnc_param_kind {

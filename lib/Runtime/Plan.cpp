@@ -109,9 +109,9 @@ attnc_status PlanBuilder::computeWorkspaceSizes() {
 }
 
 /// Offsets of the packed parameters: every value at a multiple of its
-/// alignment, a CUtensorMap at a multiple of 64 (the driver copies each
-/// kernel parameter from where args[i] points, and a tensor map must be
-/// 64-byte aligned there).
+/// alignment, a CUtensorMap at a multiple of kTensorMapAlign (the driver
+/// copies each kernel parameter from where args[i] points, and a tensor map
+/// must be 64-byte aligned there; its C++ type asks for 128).
 attnc_status PlanBuilder::layout() {
   size_t n = k.params.size(), end = 0;
   plan.offsets.resize(n);

@@ -297,6 +297,8 @@ attnc_status attnc::rt::encodeTensorMap(const TensorMapRequest &r, void *out,
                                         const std::string &what) {
   static_assert(sizeof(CUtensorMap) == kTensorMapBytes,
                 "the packed parameter must hold a whole CUtensorMap");
+  static_assert(alignof(CUtensorMap) <= kTensorMapAlign,
+                "the packed parameter must be aligned as a CUtensorMap");
   if (attnc_status st = ensureDriver())
     return fail(st, what +
                         " is encoded by the CUDA driver when the plan is "

@@ -79,9 +79,12 @@ struct Constraint {
 /// constants beyond them, the plan computed extents.
 constexpr int64_t kMaxGridDim[3] = {2147483647, 65535, 65535};
 
-/// Bytes and alignment of a tensormap kernel parameter (a CUtensorMap).
+/// Bytes and alignment of a tensormap kernel parameter (a CUtensorMap). The
+/// driver needs 64-byte alignment; cuda.h declares the type alignas(128), and
+/// C++ (the runtime, a driver stand-in) may only form a CUtensorMap* to
+/// memory aligned as its type says.
 constexpr size_t kTensorMapBytes = 128;
-constexpr size_t kTensorMapAlign = 64;
+constexpr size_t kTensorMapAlign = 128;
 
 /// What cuTensorMapEncodeTiled needs, in the driver's order: dimension 0 is
 /// the innermost. `strides` holds the rank - 1 outer strides in bytes.
@@ -134,8 +137,8 @@ struct attnc_plan {
   std::vector<uint64_t> workspaceBytes;
   std::vector<uint64_t> workspaceData;
   /// Packed parameters: bytes[offsets[i] .. offsets[i] + sizes[i]). Each
-  /// value sits at a multiple of its alignment (64 for a CUtensorMap) from a
-  /// 64-byte aligned start, as the driver copies it from there.
+  /// value sits at a multiple of its alignment (128 for a CUtensorMap) from
+  /// a 128-byte aligned start, as the driver copies it from there.
   struct alignas(attnc::rt::kTensorMapAlign) Chunk {
     unsigned char bytes[attnc::rt::kTensorMapAlign];
   };

@@ -9,7 +9,7 @@
 // runtime asks for. Covers what a real GPU run could only show as a crash or
 // a wrong answer: the SM count query, every argument of
 // cuTensorMapEncodeTiled (dimension order, byte strides, box, swizzle, fill),
-// the packed 64-byte aligned maps, workspace zeroing before the kernel on
+// the packed 128-byte aligned maps, workspace zeroing before the kernel on
 // the launch stream, and both inside a graph capture. A separate binary from
 // the other runtime tests because the driver, once loaded, stays loaded for
 // the process.
@@ -172,13 +172,14 @@ TEST_F(Driver, EncodesTensorMapsInDriverOrder) {
   EXPECT_EQ(k.swizzle, 3);     // 128B
   EXPECT_EQ(k.l2Promotion, 2); // L2_128B
   EXPECT_EQ(k.oobFill, 0);     // zero
-  EXPECT_EQ(k.mapAddress % 64, 0u);
+  EXPECT_EQ(k.mapAddress % 128, 0u);
   const fakecuda::EncodeCall &v = fake().encodes[1];
   EXPECT_EQ(v.address, 0x200000000000u);
   EXPECT_EQ(v.strides, (std::vector<uint64_t>{256, 256000, 512000}));
   EXPECT_EQ(v.oobFill, 1); // NAN_REQUEST_ZERO_FMA
 
-  // The packed parameters are the encoded maps, 64-byte aligned.
+  // The packed parameters are the encoded maps, 128-byte aligned (the
+  // driver needs 64; cuda.h declares CUtensorMap alignas(128)).
   for (size_t i : {4, 5}) {
     std::vector<unsigned char> bytes = paramBytes(i);
     ASSERT_EQ(bytes.size(), 128u);
@@ -190,7 +191,7 @@ TEST_F(Driver, EncodesTensorMapsInDriverOrder) {
     const void *p;
     size_t size;
     ASSERT_EQ(attnc_plan_param(plan, i, &p, &size), ATTNC_OK);
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 128, 0u);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(p), fake().encodes[i - 4].mapAddress)
         << "encoded in place";
   }
@@ -236,13 +237,13 @@ TEST_F(Driver, LaunchZeroesWorkspacesFirst) {
   EXPECT_EQ(l.sharedMemoryBytes, 65536u);
   EXPECT_EQ(fake().smemAttributeValue, 65536);
   EXPECT_EQ(l.stream, stream);
-  // The kernel receives the packed bytes, the maps from 64-byte aligned
+  // The kernel receives the packed bytes, the maps from 128-byte aligned
   // addresses.
   ASSERT_EQ(l.params.size(), attnc_kernel_num_params(kernel));
   for (size_t i = 0; i < l.params.size(); ++i)
     EXPECT_EQ(l.params[i], paramBytes(i)) << "parameter " << i;
-  EXPECT_EQ(l.paramAddresses[4] % 64, 0u);
-  EXPECT_EQ(l.paramAddresses[5] % 64, 0u);
+  EXPECT_EQ(l.paramAddresses[4] % 128, 0u);
+  EXPECT_EQ(l.paramAddresses[5] % 128, 0u);
   float scale;
   std::memcpy(&scale, l.params[14].data(), 4);
   EXPECT_EQ(scale, 0.125f);
