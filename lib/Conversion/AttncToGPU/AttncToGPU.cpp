@@ -16,6 +16,7 @@
 #include "attnc/Conversion/AttncToGPU/FusionKernel.h"
 #include "attnc/Conversion/Passes.h"
 #include "attnc/Dialect/Attnc/IR/AttncOps.h"
+#include "attnc/Target/TargetDescription.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -116,6 +117,20 @@ struct AttncConvertToGPUPass
       return failure();
     }
     abi.name = name.str();
+    // Tile options can ask for more shared memory than the chip gives a
+    // block (block-kv = 1024 at d = 128 is 1.18 MB): refused here, not at
+    // launch. A chip without a description is checked by the driver.
+    if (FailureOr<TargetDescription> desc = lookupTargetDescription(chip);
+        succeeded(desc) &&
+        abi.dynamicSharedMemoryBytes > desc->sharedMemoryPerBlock) {
+      op->emitOpError() << "needs " << abi.dynamicSharedMemoryBytes
+                        << " bytes of shared memory per block; " << chip
+                        << " gives a block at most "
+                        << desc->sharedMemoryPerBlock
+                        << " (choose smaller tiles)";
+      gpuModule.erase();
+      return failure();
+    }
     LaunchContractAttr contract = buildLaunchContract(
         b.getContext(), abi, [&] { return op->emitOpError(); });
     if (!contract) {
