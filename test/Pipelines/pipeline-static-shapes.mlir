@@ -51,3 +51,24 @@ func.func @one_kv_tile(%q: tensor<1x2x64x128xf16>, %k: tensor<1x2x37x128xf16>, %
   %o = attnc.matmul %pb, %v : tensor<1x2x64x37xf16>, tensor<1x2x37x128xf16> -> tensor<1x2x64x128xf16>
   return %o : tensor<1x2x64x128xf16>
 }
+
+// -----
+
+// One query row, causal: its only K/V tile is full, so canonicalization makes
+// the K and V slices static and casts them back to the step's tile type.
+// CHECK: gpu.module @one_row_causal_module
+// CHECK: llvm.func @one_row_causal(
+func.func @one_row_causal(%q: tensor<2x1x1x128xbf16>, %k: tensor<2x1x300x128xbf16>, %v: tensor<2x1x300x128xbf16>) -> tensor<2x1x1x128xbf16> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<2x1x1x128xbf16>, tensor<2x1x300x128xbf16> -> tensor<2x1x1x300xf32>
+  %c = arith.constant dense<0.088> : tensor<f32>
+  %ss = attnc.mul %s, %c : tensor<2x1x1x300xf32>, tensor<f32> -> tensor<2x1x1x300xf32>
+  %rows = attnc.iota %ss {dimension = 2 : i64} : tensor<2x1x1x300xf32> -> tensor<2x1x1x300xi64>
+  %cols = attnc.iota %ss {dimension = 3 : i64} : tensor<2x1x1x300xf32> -> tensor<2x1x1x300xi64>
+  %keep = attnc.cmp ge, %rows, %cols : tensor<2x1x1x300xi64>, tensor<2x1x1x300xi64> -> tensor<2x1x1x300xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = attnc.select %keep, %ss, %ninf : tensor<2x1x1x300xi1>, tensor<2x1x1x300xf32>, tensor<f32> -> tensor<2x1x1x300xf32>
+  %p = attnc.softmax %m : tensor<2x1x1x300xf32>
+  %pb = attnc.cast %p : tensor<2x1x1x300xf32> to tensor<2x1x1x300xbf16>
+  %o = attnc.matmul %pb, %v : tensor<2x1x1x300xbf16>, tensor<2x1x300x128xbf16> -> tensor<2x1x1x128xbf16>
+  return %o : tensor<2x1x1x128xbf16>
+}

@@ -149,6 +149,44 @@ func.func @attn(%q: tensor<?x?x?x64xf16>, %k: tensor<?x?x?x64xf16>,
 """
 
 
+# Fully static attention: canonicalization folds the recurrence's initial
+# tiles into constants and inlines K/V loops of one iteration, which the
+# back-end re-rolls. (B, H, Sq, Skv, d, dtype, causal); run_tests.py runs
+# each at exactly its shape.
+STATIC_ATTENTION = {
+    "attn_static_d64_bf16_causal": (2, 4, 100, 128, 64, "bf16", True),
+    "attn_static_d128_f16_onetile": (1, 2, 64, 37, 128, "f16", False),
+    "attn_static_d128_bf16_causal_sq1": (2, 1, 1, 300, 128, "bf16", True),
+}
+
+
+def static_attention_text(B, H, Sq, Skv, d, t, causal):
+    def ty(*shape, e):
+        return "tensor<" + "".join(f"{x}x" for x in shape) + e + ">"
+    qt, kt = ty(B, H, Sq, d, e=t), ty(B, H, Skv, d, e=t)
+    st, it, bt = (ty(B, H, Sq, Skv, e=e) for e in ("f32", "i64", "i1"))
+    pt = ty(B, H, Sq, Skv, e=t)
+    lines = [f"%s = attnc.matmul %q, %k {{transpose_b}} : {qt}, {kt} -> {st}",
+             f"%c = arith.constant dense<{1.0 / math.sqrt(d)!r}> : tensor<f32>",
+             f"%ss = attnc.mul %s, %c : {st}, tensor<f32> -> {st}"]
+    cur = "%ss"
+    if causal:
+        lines += [
+            f"%rows = attnc.iota %ss {{dimension = 2 : i64}} : {st} -> {it}",
+            f"%cols = attnc.iota %ss {{dimension = 3 : i64}} : {st} -> {it}",
+            f"%keep = attnc.cmp ge, %rows, %cols : {it}, {it} -> {bt}",
+            "%ninf = arith.constant dense<0xFF800000> : tensor<f32>",
+            f"%m = attnc.select %keep, %ss, %ninf : {bt}, {st}, tensor<f32> "
+            f"-> {st}"]
+        cur = "%m"
+    lines += [f"%p = attnc.softmax {cur} : {st}",
+              f"%pb = attnc.cast %p : {st} to {pt}",
+              f"%o = attnc.matmul %pb, %v : {pt}, {kt} -> {qt}",
+              f"return %o : {qt}"]
+    return (f"func.func @attn(%q: {qt}, %k: {kt}, %v: {kt}) -> {qt} {{\n  "
+            + "\n  ".join(lines) + "\n}\n")
+
+
 def attention_text(d, t, causal):
     text = ATTN.format(d=d, t=t, scale=1.0 / math.sqrt(d),
                        mask=CAUSAL if causal else FULL)
@@ -165,6 +203,8 @@ def sources():
     src["attn_gqa_ri"] = GQA_RI
     src["attn_d128_bf16_causal_br"] = BOTTOM_RIGHT
     src["attn_d64_f16_causal_rscale"] = RUNTIME_SCALE
+    for name, spec in STATIC_ATTENTION.items():
+        src[name] = static_attention_text(*spec)
     src["chain"] = (ROOT / "examples/elementwise_chain.mlir").read_text()
     src["attn_example"] = (ROOT / "examples/naive_attention.mlir").read_text()
     src["dropout_bf16_p10"] = DROPOUT.format(n=4096, t="bf16", p=0.1)

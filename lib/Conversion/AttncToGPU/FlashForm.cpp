@@ -22,6 +22,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <limits>
 
@@ -267,8 +268,15 @@ static bool isSplatOf(Value v, double value) {
 /// shapes produce) goes back into a loop of one iteration over its tile.
 static LogicalResult rerollStep(OnlineAttentionOp step, int64_t blockKV) {
   std::optional<int64_t> kv0 = getConstantIntValue(step.getKvStart());
-  auto key = step.getKey().getDefiningOp<tensor::ExtractSliceOp>();
-  auto value = step.getValue().getDefiningOp<tensor::ExtractSliceOp>();
+  // Canonicalization also makes a full tile's slice static and casts it back
+  // to the step's dynamic tile type.
+  auto sliceOf = [](Value v) {
+    if (auto cast = v.getDefiningOp<tensor::CastOp>())
+      v = cast.getSource();
+    return v.getDefiningOp<tensor::ExtractSliceOp>();
+  };
+  tensor::ExtractSliceOp key = sliceOf(step.getKey());
+  tensor::ExtractSliceOp value = sliceOf(step.getValue());
   if (!kv0 || *kv0 % blockKV != 0 || !key || !value ||
       !isConstantIntValue(key.getMixedOffsets()[2], *kv0) ||
       !isConstantIntValue(value.getMixedOffsets()[2], *kv0))
@@ -291,16 +299,30 @@ static LogicalResult rerollStep(OnlineAttentionOp step, int64_t blockKV) {
         bindDims(nb.getContext(), d0);
         Value start = affine::AffineApplyOp::create(
             nb, l, AffineMap::get(1, 0, d0 * blockKV), ValueRange{j});
-        auto slice = [&](tensor::ExtractSliceOp s) {
+        // The slice yields the step's tile type: a dynamic row count stays
+        // an SSA size (one value for K and V), as in a loop over several
+        // tiles.
+        llvm::SmallDenseMap<int64_t, Value> rowValues;
+        auto slice = [&](tensor::ExtractSliceOp s, Type tileType) {
           SmallVector<OpFoldResult> offsets = s.getMixedOffsets();
           offsets[2] = start;
+          SmallVector<OpFoldResult> sizes = s.getMixedSizes();
+          if (cast<RankedTensorType>(tileType).isDynamicDim(0))
+            if (std::optional<int64_t> rows = getConstantIntValue(sizes[2])) {
+              Value &v = rowValues[*rows];
+              if (!v)
+                v = arith::ConstantIndexOp::create(nb, l, *rows);
+              sizes[2] = v;
+            }
           return tensor::ExtractSliceOp::create(
-              nb, l, s.getType(), s.getSource(), offsets, s.getMixedSizes(),
-              s.getMixedStrides());
+              nb, l, cast<RankedTensorType>(tileType), s.getSource(), offsets,
+              sizes, s.getMixedStrides());
         };
         IRMapping map;
-        map.map(step.getKey(), slice(key).getResult());
-        map.map(step.getValue(), slice(value).getResult());
+        map.map(step.getKey(),
+                slice(key, step.getKey().getType()).getResult());
+        map.map(step.getValue(),
+                slice(value, step.getValue().getType()).getResult());
         map.map(step.getAcc(), carried[0]);
         map.map(step.getMax(), carried[1]);
         map.map(step.getSum(), carried[2]);
@@ -308,12 +330,17 @@ static LogicalResult rerollStep(OnlineAttentionOp step, int64_t blockKV) {
         Operation *inLoop = nb.clone(*step.getOperation(), map);
         scf::YieldOp::create(nb, l, inLoop->getResults());
       });
+  // What fed only the step goes, each op once: K and V may be one slice
+  // (attention of a tensor with itself, after CSE), casts come first.
+  llvm::SetVector<Operation *> feeders;
+  for (Value v : {step.getKey(), step.getValue()})
+    feeders.insert(v.getDefiningOp());
+  feeders.insert(key);
+  feeders.insert(value);
   b.replaceOp(step, loop.getResults());
-  // K and V may be one slice (attention of a tensor with itself, after CSE).
-  if (key->use_empty())
-    b.eraseOp(key);
-  if (value != key && value->use_empty())
-    b.eraseOp(value);
+  for (Operation *op : feeders)
+    if (op->use_empty())
+      b.eraseOp(op);
   return success();
 }
 
