@@ -38,6 +38,9 @@ constexpr uint64_t kAccessAlign = 16;
 constexpr int64_t kWarpSize = 32;
 /// CUDA's limit on threads per block.
 constexpr int64_t kMaxThreads = 1024;
+/// 16-byte accesses one thread makes per row (it keeps them in registers):
+/// rows of up to kMaxThreads * kMaxChunks * kVec = 262144 elements.
+constexpr int64_t kMaxChunks = 32;
 /// Philox-4x32-10 constants (Salmon et al., "Parallel random numbers: as
 /// easy as 1, 2, 3", SC'11), as in cuRAND and PyTorch.
 constexpr uint32_t kPhiloxM0 = 0xD2511F53, kPhiloxM1 = 0xCD9E8D57;

@@ -109,8 +109,28 @@ LogicalResult FusionEmitter::plan() {
       std::max<int64_t>(1, std::min(accessesPerThread, groups / kWarpSize));
   while (chunks > 1 && groups % chunks != 0)
     --chunks;
-  while (groups % chunks != 0 || groups / chunks > kMaxThreads)
+  // A thread holds its chunks of the row in registers. Without a bound, a
+  // long row (or one whose 16-byte groups are a prime above the thread
+  // limit, 8 x 1031 columns) would unroll thousands of chunks per thread:
+  // an enormous, slow kernel and a compile that does not end for 1e11.
+  int64_t fewest = llvm::divideCeil(groups, kMaxThreads);
+  if (fewest > kMaxChunks)
+    return fusion.emitOpError()
+           << "cannot be lowered to a row kernel: a row of " << n
+           << " elements needs at least " << fewest
+           << " 16-byte accesses per thread at " << kMaxThreads
+           << " threads; the row kernel holds a row in registers and allows "
+           << kMaxChunks;
+  chunks = std::max(chunks, fewest);
+  while (chunks <= kMaxChunks && groups % chunks != 0)
     ++chunks;
+  if (chunks > kMaxChunks)
+    return fusion.emitOpError()
+           << "cannot be lowered to a row kernel: a row of " << n
+           << " elements (" << groups
+           << " 16-byte groups) does not split evenly into at most "
+           << kMaxThreads << " threads of at most " << kMaxChunks
+           << " accesses each";
   activeThreads = groups / chunks;
   threads = llvm::alignTo(activeThreads, kWarpSize);
 

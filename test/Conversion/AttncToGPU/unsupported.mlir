@@ -79,3 +79,24 @@ func.func @f_1(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %y = attnc.exp %x : tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// A row the kernel cannot hold in registers: 2^20 columns need 128 16-byte
+// accesses per thread at 1024 threads (at most 32).
+func.func @row_too_long(%x: tensor<4x1048576xf32>) -> tensor<4x1048576xf32> {
+  // expected-error @+1 {{'attnc.fusion' op cannot be lowered to a row kernel: a row of 1048576 elements needs at least 128 16-byte accesses per thread at 1024 threads; the row kernel holds a row in registers and allows 32}}
+  %y = attnc.exp %x : tensor<4x1048576xf32>
+  return %y : tensor<4x1048576xf32>
+}
+
+// -----
+
+// 8 x 1031 columns: 1031 groups of 8 (a prime above 1024) split evenly only
+// into 1031 accesses of one thread. It used to build exactly that: a
+// one-thread kernel with 1031 unrolled accesses, minutes to compile.
+func.func @row_prime_groups(%x: tensor<4x8248xf32>) -> tensor<4x8248xf32> {
+  // expected-error @+1 {{'attnc.fusion' op cannot be lowered to a row kernel: a row of 8248 elements (1031 16-byte groups) does not split evenly into at most 1024 threads of at most 32 accesses each}}
+  %y = attnc.exp %x : tensor<4x8248xf32>
+  return %y : tensor<4x8248xf32>
+}

@@ -867,3 +867,14 @@ func.func @name_results(%a: f32) -> (f32 {attnc.name = "y"}, f32 {attnc.name = "
 
 // expected-error @+1 {{'attnc.label' is not an attnc argument or result attribute (only 'attnc.name' is)}}
 func.func @name_unknown(%a: f32 {attnc.label = "x"}) { return }
+
+// -----
+
+// 10^22 elements: element counts, byte sizes and FLOPs would overflow 64 bits
+// in every later layer (the intensity report printed garbage, the row kernel
+// builder never finished).
+func.func @tensor_too_large(%x: tensor<100000000000x100000000000xf32>) -> tensor<100000000000x100000000000xf32> {
+  // expected-error @+1 {{'attnc.exp' op operand #0 of type 'tensor<100000000000x100000000000xf32>' has more than 2^56 elements; attnc's size arithmetic stays inside 64 bits}}
+  %y = attnc.exp %x : tensor<100000000000x100000000000xf32>
+  return %y : tensor<100000000000x100000000000xf32>
+}

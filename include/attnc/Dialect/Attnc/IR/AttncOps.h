@@ -16,6 +16,7 @@
 
 #include "attnc/Dialect/Attnc/IR/AttentionMask.h"
 #include "attnc/Dialect/Attnc/IR/AttncAttrs.h"
+#include "attnc/Dialect/Attnc/IR/AttncTraits.h"
 
 #define GET_OP_CLASSES
 #include "attnc/Dialect/Attnc/IR/AttncOps.h.inc"

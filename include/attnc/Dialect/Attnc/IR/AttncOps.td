@@ -48,8 +48,14 @@ def Attnc_CmpPredicate : I32EnumAttr<"CmpPredicate",
 
 /// Every attnc op. Ops without regions have no side effects: dropout is a
 /// pure function of its seed and offset.
+/// No tensor of an attnc op is so large that its element count, byte size
+/// or the arithmetic of a later layer overflows 64 bits.
+def Attnc_TensorSizesFit : NativeOpTrait<"TensorSizesFit"> {
+  let cppNamespace = "::attnc";
+}
+
 class Attnc_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Attnc_Dialect, mnemonic, traits>;
+    : Op<Attnc_Dialect, mnemonic, !listconcat(traits, [Attnc_TensorSizesFit])>;
 class Attnc_PureOp<string mnemonic, list<Trait> traits = []>
     : Attnc_Op<mnemonic, !listconcat([Pure], traits)>;
 
