@@ -100,3 +100,13 @@ func.func @row_prime_groups(%x: tensor<4x8248xf32>) -> tensor<4x8248xf32> {
   %y = attnc.exp %x : tensor<4x8248xf32>
   return %y : tensor<4x8248xf32>
 }
+
+// -----
+
+// 70000 static heads: the grid's y extent (heads, without a causal mask)
+// exceeds CUDA's 65535; refused when compiling, not at launch.
+func.func @heads_beyond_grid(%q: tensor<1x70000x64x64xbf16>) -> tensor<1x70000x64x64xbf16> {
+  // expected-error @+1 {{'scf.forall' op grid.y has constant factors beyond CUDA's limit of 65535 blocks}}
+  %o = attnc.attention %q, %q, %q {scale = 0.125 : f64} : tensor<1x70000x64x64xbf16>, tensor<1x70000x64x64xbf16>, tensor<1x70000x64x64xbf16> -> tensor<1x70000x64x64xbf16>
+  return %o : tensor<1x70000x64x64xbf16>
+}

@@ -726,6 +726,11 @@ func.func @contract_kernel_name() attributes {c = #attnc.launch_contract<kernel 
 
 // -----
 
+// expected-error @+1 {{grid.y has constant factors beyond CUDA's limit of 65535 blocks}}
+func.func @contract_grid_limit() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [256, 256], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
 // expected-error @+1 {{params[0] is not a kernel parameter: 1 : i64}}
 func.func @contract_param() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [1], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
 

@@ -603,6 +603,21 @@ LogicalResult LaunchContractAttr::verify(
       if (!f.getSymbol().empty() && !bound.contains(f.getSymbol()))
         return emitError() << "grid symbol '" << f.getSymbol()
                            << "' occurs in no tensor's shape";
+  // What is known at compile time must be launchable: the constant factors
+  // of a grid extent alone may not exceed CUDA's limit on that dimension
+  // (the runtime checks the rest when the sizes are known).
+  static const int64_t gridLimits[3] = {2147483647, 65535, 65535};
+  for (auto [axis, dim] : llvm::enumerate(
+           ArrayRef<ArrayRef<GridFactorAttr>>{gridX, gridY, gridZ})) {
+    int64_t constant = 1;
+    for (GridFactorAttr f : dim)
+      if (f.getKind() == FactorKind::constant &&
+          (llvm::MulOverflow(constant, f.getValue(), constant) ||
+           constant > gridLimits[axis]))
+        return emitError() << "grid." << "xyz"[axis]
+                           << " has constant factors beyond CUDA's limit of "
+                           << gridLimits[axis] << " blocks";
+  }
   for (ConstraintAttr c : constraints)
     for (StringRef s : {c.getLhs(), c.getRhs()})
       if (!s.empty() && !bound.contains(s))
