@@ -102,6 +102,9 @@ LogicalResult FusionEmitter::plan() {
               "static and a multiple of "
            << kVec << " (16-byte accesses), got "
            << (ShapedType::isDynamic(n) ? std::string("?") : std::to_string(n));
+  if (n == 0)
+    return fusion.emitOpError("cannot be lowered to a row kernel: its rows "
+                              "are empty (last dimension 0)");
   int64_t groups = n / kVec;
   // As many accesses per thread as asked, while a row still fills a warp;
   // then as few as the 1024-thread limit allows.

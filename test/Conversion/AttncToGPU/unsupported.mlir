@@ -110,3 +110,12 @@ func.func @heads_beyond_grid(%q: tensor<1x70000x64x64xbf16>) -> tensor<1x70000x6
   %o = attnc.attention %q, %q, %q {scale = 0.125 : f64} : tensor<1x70000x64x64xbf16>, tensor<1x70000x64x64xbf16>, tensor<1x70000x64x64xbf16> -> tensor<1x70000x64x64xbf16>
   return %o : tensor<1x70000x64x64xbf16>
 }
+
+// -----
+
+// Empty rows used to reach the launch contract as a 0-thread block.
+func.func @empty_rows(%x: tensor<4x0xf32>) -> tensor<4x0xf32> {
+  // expected-error @+1 {{'attnc.fusion' op cannot be lowered to a row kernel: its rows are empty (last dimension 0)}}
+  %y = attnc.exp %x : tensor<4x0xf32>
+  return %y : tensor<4x0xf32>
+}
