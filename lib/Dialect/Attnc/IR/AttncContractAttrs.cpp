@@ -607,8 +607,8 @@ LogicalResult LaunchContractAttr::verify(
   // of a grid extent alone may not exceed CUDA's limit on that dimension
   // (the runtime checks the rest when the sizes are known).
   static const int64_t gridLimits[3] = {2147483647, 65535, 65535};
-  for (auto [axis, dim] : llvm::enumerate(
-           ArrayRef<ArrayRef<GridFactorAttr>>{gridX, gridY, gridZ})) {
+  const ArrayRef<GridFactorAttr> grid[3] = {gridX, gridY, gridZ};
+  for (auto [axis, dim] : llvm::enumerate(grid)) {
     int64_t constant = 1;
     for (GridFactorAttr f : dim)
       if (f.getKind() == FactorKind::constant &&
