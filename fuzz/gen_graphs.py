@@ -179,12 +179,15 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--kind", choices=["all", "chain", "attention"],
+                    default="all")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     for i in range(a.count):
-        kind = rng.choice(["chain", "attention"])
+        kind = (rng.choice(["chain", "attention"]) if a.kind == "all"
+                else a.kind)
         name = f"g{a.seed}_{i}"
         text = (Chain(rng).build(name) if kind == "chain"
                 else attention(rng, name))

@@ -221,6 +221,10 @@ def main():
     ap.add_argument("--compiler", default=str(ROOT / "build/bin/attnc-compile"))
     ap.add_argument("--runtime", default=str(ROOT / "build/lib/libattnc_runtime.so"))
     ap.add_argument("--only", default="")
+    ap.add_argument("--generated", type=int, default=0,
+                    help="also compile this many attention graphs of "
+                         "fuzz/gen_graphs.py (seed 2026) as attn_gen_* "
+                         "modules: the differential test of run_tests.py")
     args = ap.parse_args()
     out = Path(args.out)
     (out / "mlir").mkdir(parents=True, exist_ok=True)
@@ -242,7 +246,36 @@ def main():
         if r.returncode:
             print(r.stderr, file=sys.stderr)
             failed.append(name)
+    if args.generated:
+        compile_generated(args, out)
     sys.exit(1 if failed else 0)
+
+
+def compile_generated(args, out):
+    """The differential test's modules: random attention spellings from the
+    structured generator. Those the compiler refuses (head dim 96, ...) are
+    counted, not failures; a crash would be."""
+    for old in (out / "modules").glob("attn_gen_*"):
+        shutil.rmtree(old)
+    gen = out / "gen_mlir"
+    if gen.exists():
+        shutil.rmtree(gen)
+    subprocess.run([sys.executable, str(ROOT / "fuzz/gen_graphs.py"),
+                    "--seed", "2026", "--count", str(args.generated),
+                    "--kind", "attention", "--out", str(gen)], check=True)
+    compiled = refused = 0
+    for path in sorted(gen.glob("*.mlir")):
+        mdir = out / "modules" / f"attn_gen_{path.stem}"
+        r = subprocess.run([args.compiler, str(path), "-o", str(mdir)],
+                           capture_output=True, text=True)
+        if r.returncode == 0:
+            compiled += 1
+        elif r.returncode == 1 and "error:" in r.stderr:
+            refused += 1
+        else:
+            sys.exit(f"{path.name}: attnc-compile crashed:\n{r.stderr}")
+    print(f"generated attention graphs: {compiled} compiled, {refused} "
+          f"refused with a diagnostic")
 
 
 if __name__ == "__main__":

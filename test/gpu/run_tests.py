@@ -146,7 +146,13 @@ def check_attention(kern, B, H, Hkv, Sq, Skv, layout, amp):
             lerr_low = math.inf
     else:
         lerr = lerr_low = lmag = 0.0
-    ok_o = err <= 2 * err_low + 1e-4
+    # One unit in the last place of the output dtype at O's magnitude: with
+    # near one-hot rows (large logits) both errors are a rounding of the
+    # same value, and the low-precision run can round the lucky way (found
+    # by the differential test: 1.95e-3 against 2 x 4.77e-4, f16, |O| ~ 3).
+    out_ulp = torch.finfo(dtype).eps * (o_ref.abs().max().item()
+                                        if o.numel() else 0.0)
+    ok_o = err <= 2 * err_low + 1e-4 + out_ulp
     ok_l = lerr <= 2 * lerr_low + 1e-4 + 1e-6 * lmag
     ok = not nan and same_inf and zero_rows and ok_o and ok_l
     why = []
@@ -164,6 +170,17 @@ def check_attention(kern, B, H, Hkv, Sq, Skv, layout, amp):
                 f"2x{lerr_low:.2e}" + (f"  [{', '.join(why)}]" if why else ""))
 
 
+def generated_cases(kern):
+    """Shapes for a generated attention module: its own where static, a few
+    small ones (odd sizes, Sq < Skv, Sq > Skv) where dynamic."""
+    q, k = kern.inputs[0].shape, kern.inputs[1].shape
+    if all(isinstance(d, int) for d in q + k):
+        return [(q[0], q[1], k[1], q[2], k[2], "bhsd", 1)]
+    return [(1, 1, 1, 1, 1, "bhsd", 1), (2, 3, 3, 77, 77, "bhsd", 1),
+            (1, 2, 2, 100, 300, "bhsd", 1), (1, 2, 2, 300, 100, "bhsd", 1),
+            (2, 2, 2, 129, 129, "bhsd", 55)]
+
+
 def test_attention(mods, quick):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from build_modules import STATIC_ATTENTION
@@ -172,7 +189,9 @@ def test_attention(mods, quick):
             continue
         (kern,) = list(mod)
         cases = attn_cases(quick)
-        if name in STATIC_ATTENTION:  # compiled for one shape only
+        if name.startswith("attn_gen_"):  # the differential test
+            cases = generated_cases(kern)
+        elif name in STATIC_ATTENTION:  # compiled for one shape only
             B, H, Sq, Skv = STATIC_ATTENTION[name][:4]
             cases = [(B, H, H, Sq, Skv, "bhsd", 1),
                      (B, H, H, Sq, Skv, "bhsd", 55)]
