@@ -39,11 +39,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <random>
 #include <string>
-#include <vector>
-#include <fcntl.h>
 #include <unistd.h>
+#include <vector>
 
 using namespace mlir;
 
@@ -57,8 +57,8 @@ struct Stats {
                    "verified, %llu reached the GPU conversion, %llu gave "
                    "kernels\n",
                    (unsigned long long)inputs, (unsigned long long)parsed,
-                   (unsigned long long)verified,
-                   (unsigned long long)converted, (unsigned long long)kernels);
+                   (unsigned long long)verified, (unsigned long long)converted,
+                   (unsigned long long)kernels);
   }
 };
 Stats stats;
@@ -104,22 +104,46 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 // verify; the byte-level half finds what the parser and verifiers miss.
 
 namespace {
-const char *const kNumbers[] = {
-    "0",          "1",          "2",          "7",          "8",
-    "16",         "37",         "63",         "64",         "65",
-    "100",        "127",        "128",        "255",        "256",
-    "1024",       "1031",       "4096",       "8248",       "65535",
-    "65536",      "2147483647", "2147483648", "4294967296", "-1",
-    "1000000007", "9223372036854775807",      "0.0",        "-0.0",
-    "1.0e+300",   "1.0e-300",   "0x7FF8000000000000",       "0x7FF0000000000000"};
-const char *const kTypes[] = {"bf16", "f16", "f32", "f64", "i1",
+const char *const kNumbers[] = {"0",
+                                "1",
+                                "2",
+                                "7",
+                                "8",
+                                "16",
+                                "37",
+                                "63",
+                                "64",
+                                "65",
+                                "100",
+                                "127",
+                                "128",
+                                "255",
+                                "256",
+                                "1024",
+                                "1031",
+                                "4096",
+                                "8248",
+                                "65535",
+                                "65536",
+                                "2147483647",
+                                "2147483648",
+                                "4294967296",
+                                "-1",
+                                "1000000007",
+                                "9223372036854775807",
+                                "0.0",
+                                "-0.0",
+                                "1.0e+300",
+                                "1.0e-300",
+                                "0x7FF8000000000000",
+                                "0x7FF0000000000000"};
+const char *const kTypes[] = {"bf16", "f16", "f32", "f64",  "i1",
                               "i8",   "i32", "i64", "index"};
 const char *const kUnary[] = {"exp", "neg", "tanh", "log", "rsqrt"};
 const char *const kBinary[] = {"add", "sub", "mul", "div", "max"};
 const char *const kPredicates[] = {"eq", "ne", "lt", "le", "gt", "ge"};
 
-template <size_t N>
-const char *pick(const char *const (&list)[N], unsigned r) {
+template <size_t N> const char *pick(const char *const (&list)[N], unsigned r) {
   return list[r % N];
 }
 
@@ -162,7 +186,8 @@ std::string mutateTokens(std::string text, unsigned seed) {
       }
     if (lines.size() < 3)
       return text;
-    size_t a = 1 + rng() % (lines.size() - 2), b = 1 + rng() % (lines.size() - 2);
+    size_t a = 1 + rng() % (lines.size() - 2),
+           b = 1 + rng() % (lines.size() - 2);
     if (kind == 5)
       lines.insert(lines.begin() + a, lines[b]);
     else if (kind == 6)
@@ -210,8 +235,9 @@ std::string mutateTokens(std::string text, unsigned seed) {
                std::isdigit((unsigned char)tok[0])) {
       // One extent of a shape becomes dynamic or another number.
       size_t x = tok.find('x');
-      repl = (rng() % 2 ? std::string("?") : std::string(pick(kNumbers, rng()))) +
-             tok.substr(x);
+      repl =
+          (rng() % 2 ? std::string("?") : std::string(pick(kNumbers, rng()))) +
+          tok.substr(x);
     }
     if (!repl.empty())
       return text.substr(0, b) + repl + text.substr(e);
@@ -220,8 +246,7 @@ std::string mutateTokens(std::string text, unsigned seed) {
 }
 } // namespace
 
-extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size,
-                                   size_t maxSize);
+extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize);
 
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
                                           size_t maxSize, unsigned seed) {
@@ -240,9 +265,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // A fresh context per input: nothing one input interns or registers can
   // change how the next one behaves (a crash reproduces from its file).
   MLIRContext context(registry(), MLIRContext::Threading::DISABLED);
-  ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) {
-    return success();
-  });
+  ScopedDiagnosticHandler quiet(&context,
+                                [](Diagnostic &) { return success(); });
   llvm::SourceMgr sources;
   sources.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(
@@ -271,8 +295,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   PassManager pm(&context);
   pm.addInstrumentation(std::make_unique<ConversionCounter>());
   attnc::buildAttncPipeline(pm, options);
-  if (succeeded(pm.run(*module)) &&
-      !module->getOps<gpu::GPUModuleOp>().empty())
+  if (succeeded(pm.run(*module)) && !module->getOps<gpu::GPUModuleOp>().empty())
     ++stats.kernels;
   return 0;
 }

@@ -82,11 +82,11 @@ struct AttncConvertToGPUPass
         // `f` with two kernels and a function named `f_0` would both make
         // `f_0`; a host could then not tell them apart.
         if (!isKernelName(name) || !kernelNames.insert(name).second) {
-          op->emitOpError() << "would be kernel '" << name
-                            << "', a name another kernel of this module has "
-                               "or that is not a C identifier of at most "
-                            << kMaxKernelNameLength
-                            << " characters; rename the function";
+          op->emitOpError()
+              << "would be kernel '" << name
+              << "', a name another kernel of this module has "
+                 "or that is not a C identifier of at most "
+              << kMaxKernelNameLength << " characters; rename the function";
           failedAny = true;
           continue;
         }

@@ -576,8 +576,8 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   // The forall's induction variables are block indices (the order in which
   // CTAs run, longest first for causal masks, is the flash form's choice).
   for (auto [iv, dim] : llvm::zip(form.forall.getInductionVars(), gridDims))
-    prologue.map(iv, gpu::BlockIdOp::create(b, loc,
-                                            static_cast<gpu::Dimension>(dim)));
+    prologue.map(
+        iv, gpu::BlockIdOp::create(b, loc, static_cast<gpu::Dimension>(dim)));
   seqQ = extentOf(form.query, 2);
   seqKV = extentOf(form.key, 2);
 

@@ -319,8 +319,7 @@ static LogicalResult rerollStep(OnlineAttentionOp step, int64_t blockKV) {
               sizes, s.getMixedStrides());
         };
         IRMapping map;
-        map.map(step.getKey(),
-                slice(key, step.getKey().getType()).getResult());
+        map.map(step.getKey(), slice(key, step.getKey().getType()).getResult());
         map.map(step.getValue(),
                 slice(value, step.getValue().getType()).getResult());
         map.map(step.getAcc(), carried[0]);

@@ -526,8 +526,8 @@ bool attnc::isKernelName(StringRef name) {
   if (name.empty() || name.size() > kMaxKernelNameLength ||
       llvm::isDigit(name.front()))
     return false;
-  return llvm::all_of(
-      name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+  return llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
 LogicalResult LaunchContractAttr::verify(
@@ -614,7 +614,8 @@ LogicalResult LaunchContractAttr::verify(
       if (f.getKind() == FactorKind::constant &&
           (llvm::MulOverflow(constant, f.getValue(), constant) ||
            constant > gridLimits[axis]))
-        return emitError() << "grid." << "xyz"[axis]
+        return emitError() << "grid."
+                           << "xyz"[axis]
                            << " has constant factors beyond CUDA's limit of "
                            << gridLimits[axis] << " blocks";
   }
