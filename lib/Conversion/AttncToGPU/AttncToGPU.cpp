@@ -40,6 +40,11 @@ struct AttncConvertToGPUPass
     OpBuilder b(module.getContext());
     Attribute target = b.getAttr<NVVM::NVVMTargetAttr>(
         /*optLevel=*/3, /*triple=*/"nvptx64-nvidia-cuda", chip, ptxFeatures);
+    // A chip without a description is left to the driver at launch.
+    FailureOr<TargetDescription> desc = lookupTargetDescription(chip);
+    sharedMemoryLimit = succeeded(desc)
+                            ? std::optional<int64_t>(desc->sharedMemoryPerBlock)
+                            : std::nullopt;
     bool failedAny = false;
     llvm::StringSet<> kernelNames;
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
@@ -98,6 +103,10 @@ struct AttncConvertToGPUPass
       signalPassFailure();
   }
 
+  /// Dynamic shared memory one block of the target chip may use, when the
+  /// chip has a target description.
+  std::optional<int64_t> sharedMemoryLimit;
+
   LogicalResult buildKernel(OpBuilder &b, ModuleOp module, Attribute target,
                             StringRef name, Operation *op) {
     b.setInsertionPointToEnd(module.getBody());
@@ -118,15 +127,13 @@ struct AttncConvertToGPUPass
     }
     abi.name = name.str();
     // Tile options can ask for more shared memory than the chip gives a
-    // block (block-kv = 1024 at d = 128 is 1.18 MB): refused here, not at
-    // launch. A chip without a description is checked by the driver.
-    if (FailureOr<TargetDescription> desc = lookupTargetDescription(chip);
-        succeeded(desc) &&
-        abi.dynamicSharedMemoryBytes > desc->sharedMemoryPerBlock) {
+    // block (block-kv = 1024 at d = 128 is 1.13 MB): refused here, not at
+    // launch.
+    if (sharedMemoryLimit &&
+        abi.dynamicSharedMemoryBytes > *sharedMemoryLimit) {
       op->emitOpError() << "needs " << abi.dynamicSharedMemoryBytes
                         << " bytes of shared memory per block; " << chip
-                        << " gives a block at most "
-                        << desc->sharedMemoryPerBlock
+                        << " gives a block at most " << *sharedMemoryLimit
                         << " (choose smaller tiles)";
       gpuModule.erase();
       return failure();

@@ -409,8 +409,9 @@ ScalarParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                      << render(dtype) << "; scalars are i64, i32, f32 or f64";
 }
 
-/// CUDA's limit on threads per block.
+/// CUDA's limits on threads per block and on gridDim.x, .y and .z.
 static constexpr int64_t kMaxThreads = 1024;
+static constexpr int64_t kMaxGridDim[3] = {2147483647, 65535, 65535};
 
 /// What cuTensorMapEncodeTiled accepts.
 static constexpr int64_t kMaxBoxRank = 5;
@@ -598,26 +599,24 @@ LogicalResult LaunchContractAttr::verify(
                  << "workspace parameter '" << w.getName() << "' uses symbol '"
                  << f.getSymbol() << "', which occurs in no tensor's shape";
   }
-  for (ArrayRef<GridFactorAttr> dim : {gridX, gridY, gridZ})
-    for (GridFactorAttr f : dim)
-      if (!f.getSymbol().empty() && !bound.contains(f.getSymbol()))
-        return emitError() << "grid symbol '" << f.getSymbol()
-                           << "' occurs in no tensor's shape";
   // What is known at compile time must be launchable: the constant factors
   // of a grid extent alone may not exceed CUDA's limit on that dimension
   // (the runtime checks the rest when the sizes are known).
-  static const int64_t gridLimits[3] = {2147483647, 65535, 65535};
   const ArrayRef<GridFactorAttr> grid[3] = {gridX, gridY, gridZ};
   for (auto [axis, dim] : llvm::enumerate(grid)) {
     int64_t constant = 1;
-    for (GridFactorAttr f : dim)
+    for (GridFactorAttr f : dim) {
+      if (!f.getSymbol().empty() && !bound.contains(f.getSymbol()))
+        return emitError() << "grid symbol '" << f.getSymbol()
+                           << "' occurs in no tensor's shape";
       if (f.getKind() == FactorKind::constant &&
           (llvm::MulOverflow(constant, f.getValue(), constant) ||
-           constant > gridLimits[axis]))
+           constant > kMaxGridDim[axis]))
         return emitError() << "grid."
                            << "xyz"[axis]
                            << " has constant factors beyond CUDA's limit of "
-                           << gridLimits[axis] << " blocks";
+                           << kMaxGridDim[axis] << " blocks";
+    }
   }
   for (ConstraintAttr c : constraints)
     for (StringRef s : {c.getLhs(), c.getRhs()})

@@ -397,23 +397,22 @@ scf::ForallOp FlashFormBuilder::build() {
     return gpu::GPUBlockMappingAttr::get(ctx, id);
   };
   bool longestFirst = causal.has_value();
-  ArrayAttr mapping = longestFirst
-                          ? b.getArrayAttr({block(gpu::MappingId::DimZ),
-                                            block(gpu::MappingId::DimX),
-                                            block(gpu::MappingId::DimY)})
-                          : b.getArrayAttr({block(gpu::MappingId::DimZ),
-                                            block(gpu::MappingId::DimY),
-                                            block(gpu::MappingId::DimX)});
+  using gpu::MappingId;
+  ArrayAttr mapping =
+      b.getArrayAttr({block(MappingId::DimZ),
+                      block(longestFirst ? MappingId::DimX : MappingId::DimY),
+                      block(longestFirst ? MappingId::DimY : MappingId::DimX)});
   // The last query tile, from the loop's bound.
   Value lastQTile;
-  if (std::optional<int64_t> n = getConstantIntValue(numQTiles);
-      longestFirst && n)
-    lastQTile = arith::ConstantIndexOp::create(b, loc, *n - 1);
-  else if (longestFirst)
-    lastQTile = arith::SubIOp::create(b, loc, cast<Value>(numQTiles),
-                                      arith::ConstantIndexOp::create(b, loc, 1),
-                                      arith::IntegerOverflowFlags::nsw |
-                                          arith::IntegerOverflowFlags::nuw);
+  if (longestFirst) {
+    if (std::optional<int64_t> n = getConstantIntValue(numQTiles))
+      lastQTile = arith::ConstantIndexOp::create(b, loc, *n - 1);
+    else
+      lastQTile = arith::SubIOp::create(
+          b, loc, cast<Value>(numQTiles),
+          arith::ConstantIndexOp::create(b, loc, 1),
+          arith::IntegerOverflowFlags::nsw | arith::IntegerOverflowFlags::nuw);
+  }
   auto forall = scf::ForallOp::create(
       b, loc, SmallVector<OpFoldResult>{e.batch, e.heads, numQTiles},
       ValueRange{resultInit, lseInit}, mapping);
