@@ -82,6 +82,19 @@ const json::Value *ManifestReader::require(const json::Object &o,
   return v;
 }
 
+const json::Array *ManifestReader::requireArray(const json::Object &o,
+                                                const std::string &path,
+                                                const char *key) {
+  const json::Value *v = require(o, path, key);
+  if (!v)
+    return nullptr;
+  const json::Array *a = v->getAsArray();
+  if (!a)
+    failAt(path + "." + key,
+           std::string("expected an array, got ") + describe(*v));
+  return a;
+}
+
 bool ManifestReader::getString(const json::Object &o, const std::string &path,
                                const char *key, std::string &out,
                                bool required) {
@@ -290,13 +303,9 @@ bool ManifestReader::parseKernel(const json::Value &v, const std::string &path,
   if (!grid || !parseGrid(*grid, path + ".grid", k))
     return false;
 
-  const json::Value *params = require(*o, path, "params");
-  if (!params)
-    return false;
-  const json::Array *ps = params->getAsArray();
+  const json::Array *ps = requireArray(*o, path, "params");
   if (!ps)
-    return failAt(path + ".params",
-                  std::string("expected an array, got ") + describe(*params));
+    return false;
   for (size_t i = 0; i < ps->size(); ++i) {
     Param p;
     if (!parseParam((*ps)[i], path + ".params[" + std::to_string(i) + "]", p))

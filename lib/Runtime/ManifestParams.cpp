@@ -108,13 +108,9 @@ bool ManifestReader::parseTensor(const json::Object &o, const std::string &path,
   if (p.align & (p.align - 1))
     return failAt(path + ".align", "alignment " + std::to_string(p.align) +
                                        " is not a power of two");
-  const json::Value *shape = require(o, path, "shape");
-  if (!shape)
-    return false;
-  const json::Array *dims = shape->getAsArray();
+  const json::Array *dims = requireArray(o, path, "shape");
   if (!dims)
-    return failAt(path + ".shape",
-                  std::string("expected an array, got ") + describe(*shape));
+    return false;
   if (dims->size() > static_cast<size_t>(kMaxTensorRank))
     return failAt(path + ".shape", "rank " + std::to_string(dims->size()) +
                                        " exceeds the runtime's limit of " +
@@ -147,13 +143,9 @@ bool ManifestReader::parseTensorMap(const json::Object &o,
                                     const std::string &path, Param &p) {
   if (!getString(o, path, "tensor", p.tensor, true))
     return false;
-  const json::Value *box = require(o, path, "box");
-  if (!box)
-    return false;
-  const json::Array *dims = box->getAsArray();
+  const json::Array *dims = requireArray(o, path, "box");
   if (!dims)
-    return failAt(path + ".box",
-                  std::string("expected an array, got ") + describe(*box));
+    return false;
   for (size_t i = 0; i < dims->size(); ++i) {
     std::string dpath = path + ".box[" + std::to_string(i) + "]";
     int64_t d;

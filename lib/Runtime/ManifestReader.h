@@ -66,6 +66,10 @@ public:
   // Scalar fields (Manifest.cpp).
   const llvm::json::Value *require(const llvm::json::Object &o,
                                    const std::string &path, const char *key);
+  /// O[KEY] as an array, or null after a diagnostic at PATH.KEY.
+  const llvm::json::Array *requireArray(const llvm::json::Object &o,
+                                        const std::string &path,
+                                        const char *key);
   bool getString(const llvm::json::Object &o, const std::string &path,
                  const char *key, std::string &out, bool required);
   /// An integer in [MIN, MAX]; callers that narrow it pass the narrow type's
