@@ -123,18 +123,29 @@ class Chain:
 def attention(rng, name):
     d = rng.choice([64, 128, 128, 64, 96])
     dt = rng.choice(["bf16", "f16"])
-    static = rng.random() < 0.4
-    if static:
+    if rng.random() < 0.4:
         b, h = rng.choice([1, 2]), rng.choice([1, 4])
         sq = rng.choice([64, 100, 256, 1])
         skv = rng.choice([sq, sq, 128, 37])
-        qs, ks, ss = [b, h, sq, d], [b, h, skv, d], [b, h, sq, skv]
+        qs, ks = [b, h, sq, d], [b, h, skv, d]
     else:
-        qs, ks, ss = ["?", "?", "?", d], ["?", "?", "?", d], ["?"] * 4
+        qs, ks = ["?", "?", "?", d], ["?", "?", "?", d]
+    runtime_scale = rng.random() < 0.3
+    mask = rng.choice(["none", "causal", "causal", "bottom_right"])
+    return attention_text(name, qs, ks, dt, mask, runtime_scale)
+
+
+def attention_text(name, qs, ks, dt, mask, runtime_scale=False):
+    """Attention spelled as users write it: QK^T, a constant 1/sqrt(d) or a
+    run-time scale, a mask ("none", "causal" top-left, "bottom_right", which
+    needs static sequence lengths and is top-left otherwise), softmax, P.V.
+    QS and KS are the Q and K/V shapes [B, H, S, d], "?" for dynamic."""
+    d = qs[3]
+    static = "?" not in qs + ks
+    ss = [qs[0], qs[1], qs[2], ks[2]]
     qt, kt = ttype(qs, dt), ttype(ks, dt)
     st, it, bt = ttype(ss, "f32"), ttype(ss, "i64"), ttype(ss, "i1")
     ot = ttype(qs, dt)
-    runtime_scale = rng.random() < 0.3
     args = [f"%q: {qt} {{attnc.name = \"q\"}}", f"%k: {kt} {{attnc.name = \"k\"}}",
             f"%v: {kt} {{attnc.name = \"v\"}}"]
     lines = [f"%s = attnc.matmul %q, %k {{transpose_b}} : {qt}, {kt} -> {st}"]
@@ -146,20 +157,16 @@ def attention(rng, name):
                      "tensor<f32>")
     lines.append(f"%ss = attnc.mul %s, %sc : {st}, tensor<f32> -> {st}")
     cur = "%ss"
-    mask = rng.choice(["none", "causal", "causal", "bottom_right"])
     if mask != "none":
         lines.append(f"%rows = attnc.iota %ss {{dimension = 2 : i64}} : {st} -> {it}")
         lines.append(f"%cols = attnc.iota %ss {{dimension = 3 : i64}} : {st} -> {it}")
         lhs = "%rows"
-        if mask == "bottom_right":
-            if static:
-                lines.append(f"%delta = arith.constant dense<{ks[2] - qs[2]}> : "
-                             "tensor<i64>")
-                lines.append(f"%rs = attnc.add %rows, %delta : {it}, "
-                             f"tensor<i64> -> {it}")
-                lhs = "%rs"
-            else:
-                mask = "causal"
+        if mask == "bottom_right" and static:
+            lines.append(f"%delta = arith.constant dense<{ks[2] - qs[2]}> : "
+                         "tensor<i64>")
+            lines.append(f"%rs = attnc.add %rows, %delta : {it}, "
+                         f"tensor<i64> -> {it}")
+            lhs = "%rs"
         lines.append(f"%keep = attnc.cmp ge, {lhs}, %cols : {it}, {it} -> {bt}")
         lines.append("%ninf = arith.constant dense<0xFF800000> : tensor<f32>")
         lines.append(f"%m = attnc.select %keep, %ss, %ninf : {bt}, {st}, "

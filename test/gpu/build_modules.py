@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "fuzz"))
+import gen_graphs  # noqa: E402  (the generator's attention spelling)
 
 ATTN = """\
 func.func @attn(%q: tensor<?x?x?x{d}x{t}>, %k: tensor<?x?x?x{d}x{t}>,
@@ -160,33 +162,6 @@ STATIC_ATTENTION = {
 }
 
 
-def static_attention_text(B, H, Sq, Skv, d, t, causal):
-    def ty(*shape, e):
-        return "tensor<" + "".join(f"{x}x" for x in shape) + e + ">"
-    qt, kt = ty(B, H, Sq, d, e=t), ty(B, H, Skv, d, e=t)
-    st, it, bt = (ty(B, H, Sq, Skv, e=e) for e in ("f32", "i64", "i1"))
-    pt = ty(B, H, Sq, Skv, e=t)
-    lines = [f"%s = attnc.matmul %q, %k {{transpose_b}} : {qt}, {kt} -> {st}",
-             f"%c = arith.constant dense<{1.0 / math.sqrt(d)!r}> : tensor<f32>",
-             f"%ss = attnc.mul %s, %c : {st}, tensor<f32> -> {st}"]
-    cur = "%ss"
-    if causal:
-        lines += [
-            f"%rows = attnc.iota %ss {{dimension = 2 : i64}} : {st} -> {it}",
-            f"%cols = attnc.iota %ss {{dimension = 3 : i64}} : {st} -> {it}",
-            f"%keep = attnc.cmp ge, %rows, %cols : {it}, {it} -> {bt}",
-            "%ninf = arith.constant dense<0xFF800000> : tensor<f32>",
-            f"%m = attnc.select %keep, %ss, %ninf : {bt}, {st}, tensor<f32> "
-            f"-> {st}"]
-        cur = "%m"
-    lines += [f"%p = attnc.softmax {cur} : {st}",
-              f"%pb = attnc.cast %p : {st} to {pt}",
-              f"%o = attnc.matmul %pb, %v : {pt}, {kt} -> {qt}",
-              f"return %o : {qt}"]
-    return (f"func.func @attn(%q: {qt}, %k: {kt}, %v: {kt}) -> {qt} {{\n  "
-            + "\n  ".join(lines) + "\n}\n")
-
-
 def attention_text(d, t, causal):
     text = ATTN.format(d=d, t=t, scale=1.0 / math.sqrt(d),
                        mask=CAUSAL if causal else FULL)
@@ -203,8 +178,10 @@ def sources():
     src["attn_gqa_ri"] = GQA_RI
     src["attn_d128_bf16_causal_br"] = BOTTOM_RIGHT
     src["attn_d64_f16_causal_rscale"] = RUNTIME_SCALE
-    for name, spec in STATIC_ATTENTION.items():
-        src[name] = static_attention_text(*spec)
+    for name, (B, H, Sq, Skv, d, t, causal) in STATIC_ATTENTION.items():
+        src[name] = gen_graphs.attention_text(
+            "attn", [B, H, Sq, d], [B, H, Skv, d], t,
+            "causal" if causal else "none")
     src["chain"] = (ROOT / "examples/elementwise_chain.mlir").read_text()
     src["attn_example"] = (ROOT / "examples/naive_attention.mlir").read_text()
     src["dropout_bf16_p10"] = DROPOUT.format(n=4096, t="bf16", p=0.1)
