@@ -32,6 +32,8 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -81,6 +83,25 @@ DialectRegistry &registry() {
 }
 } // namespace
 
+/// Valid graphs to restart mutation chains from: every file of the
+/// directory ATTNC_FUZZ_BASES names (scripts/fuzz.sh fills it with the
+/// structured generator's output).
+static const std::vector<std::string> &validBases() {
+  static std::vector<std::string> *bases = [] {
+    auto *list = new std::vector<std::string>();
+    const char *dir = std::getenv("ATTNC_FUZZ_BASES");
+    if (!dir)
+      return list;
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+         it.increment(ec))
+      if (auto buffer = llvm::MemoryBuffer::getFile(it->path()))
+        list->push_back((*buffer)->getBuffer().str());
+    return list;
+  }();
+  return *bases;
+}
+
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   // The intensity report prints its table on stdout; libFuzzer reports on
   // stderr.
@@ -88,6 +109,7 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   if (null >= 0)
     dup2(null, STDOUT_FILENO);
   registry();
+  validBases();
   return 0;
 }
 
@@ -169,12 +191,70 @@ std::vector<std::pair<size_t, size_t>> tokenize(const std::string &t) {
   return tokens;
 }
 
+bool isWordChar(char c) {
+  return std::isalnum((unsigned char)c) || c == '_' || c == '%' || c == '#' ||
+         c == '.';
+}
+
+/// The [begin, end) spans of the standalone decimal integers of the text,
+/// extents inside shapes (`4x64xbf16`) included, SSA names (`%c64`) not.
+std::vector<std::pair<size_t, size_t>> integers(const std::string &t) {
+  std::vector<std::pair<size_t, size_t>> spans;
+  for (size_t i = 0; i < t.size();) {
+    if (!std::isdigit((unsigned char)t[i])) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < t.size() && std::isdigit((unsigned char)t[j]))
+      ++j;
+    // `x` separates extents: a digit or `?` before it, a digit, `?` or an
+    // element type after it.
+    bool shapeBefore = i >= 2 && t[i - 1] == 'x' &&
+                       (std::isdigit((unsigned char)t[i - 2]) || t[i - 2] == '?');
+    bool shapeAfter = j < t.size() && t[j] == 'x';
+    bool before = i == 0 || shapeBefore || (!isWordChar(t[i - 1]) && t[i - 1] != '-');
+    bool after = j == t.size() || shapeAfter ||
+                 (!isWordChar(t[j]) && t[j] != 'e' && t[j] != 'E');
+    if (before && after)
+      spans.push_back({i, j});
+    i = j;
+  }
+  return spans;
+}
+
+/// Every occurrence of one integer becomes another: an extent changes in
+/// every type that has it, so most mutants stay well typed and verify.
+std::string replaceInteger(const std::string &text, std::mt19937 &rng) {
+  auto spans = integers(text);
+  if (spans.empty())
+    return text;
+  auto [b, e] = spans[rng() % spans.size()];
+  std::string from = text.substr(b, e - b);
+  static const char *const kExtents[] = {"1",   "2",   "3",   "5",    "8",
+                                         "16",  "17",  "32",  "48",   "64",
+                                         "96",  "100", "128", "192",  "256",
+                                         "257", "512", "1000", "4096", "8192"};
+  std::string to = pick(kExtents, rng());
+  std::string out;
+  size_t at = 0;
+  for (auto [sb, se] : spans) {
+    if (text.compare(sb, se - sb, from) != 0)
+      continue;
+    out += text.substr(at, sb - at) + to;
+    at = se;
+  }
+  return out + text.substr(at);
+}
+
 std::string mutateTokens(std::string text, unsigned seed) {
   std::mt19937 rng(seed);
   auto tokens = tokenize(text);
   if (tokens.empty())
     return text;
-  unsigned kind = rng() % 8;
+  unsigned kind = rng() % 10;
+  if (kind >= 8)
+    return replaceInteger(text, rng);
   if (kind >= 5) {
     // Line edits: duplicate, drop or swap lines of the body.
     std::vector<std::string> lines;
@@ -250,10 +330,23 @@ extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize);
 
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
                                           size_t maxSize, unsigned seed) {
-  if (seed % 2)
+  // Half byte-level (what the parser and verifiers must survive), one in
+  // sixteen one to three token edits of a valid graph of the generator
+  // (what the deep layers must survive: coverage-guided corpora drift
+  // towards inputs that fail early), the rest token edits of the input.
+  const std::vector<std::string> &bases = validBases();
+  unsigned mode = seed % 16;
+  if (mode < 8 || (mode == 8 && bases.empty()))
     return LLVMFuzzerMutate(data, size, maxSize);
-  std::string out = mutateTokens(
-      std::string(reinterpret_cast<const char *>(data), size), seed / 2);
+  std::string out;
+  if (mode == 8) {
+    out = bases[(seed / 16) % bases.size()];
+    for (unsigned i = 0, n = 1 + (seed / 16) % 3; i < n; ++i)
+      out = mutateTokens(out, seed * 2654435761u + i);
+  } else {
+    out = mutateTokens(std::string(reinterpret_cast<const char *>(data), size),
+                       seed / 16);
+  }
   if (out.size() > maxSize)
     return LLVMFuzzerMutate(data, size, maxSize);
   memcpy(data, out.data(), out.size());
@@ -273,7 +366,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           llvm::StringRef(reinterpret_cast<const char *>(data), size),
           "fuzz-input"),
       llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sources, &context);
+  // Parsed without the parser's own verification, so that the counts tell
+  // the two apart.
+  ParserConfig config(&context, /*verifyAfterParse=*/false);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sources, config);
   if (!module)
     return 0;
   ++stats.parsed;
@@ -292,6 +388,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (const char *binary = std::getenv("ATTNC_FUZZ_BINARY");
       binary && llvm::StringRef(binary) == "isa")
     options.binary = attnc::KernelBinary::Isa;
+  // The upstream lowering to NVVM costs ten times attnc's own passes on an
+  // attention kernel; a long campaign may run it on one input in N, chosen
+  // by the input's hash so that a crash reproduces from its file.
+  if (const char *every = std::getenv("ATTNC_FUZZ_NVVM_EVERY"))
+    if (unsigned n = std::strtoul(every, nullptr, 10); n > 1)
+      options.toNVVM =
+          llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(data, size)) % n == 0;
   PassManager pm(&context);
   pm.addInstrumentation(std::make_unique<ConversionCounter>());
   attnc::buildAttncPipeline(pm, options);

@@ -34,8 +34,15 @@ ninja -C "$BUILD" -j"$JOBS" attnc_opt_fuzzer attnc_manifest_fuzzer attnc-opt \
 export ASAN_OPTIONS="allow_user_poisoning=0:detect_leaks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 
+BUILD=$(cd "$BUILD" && pwd)
 seeds="$BUILD/seeds"
 rm -rf "$seeds" && python3 fuzz/make_seeds.py "$seeds" >/dev/null
+# Valid graphs of the structured generator: seeds, and the bases that a
+# quarter of the compiler target's mutation chains restart from.
+export ATTNC_FUZZ_BASES="$BUILD/bases"
+rm -rf "$ATTNC_FUZZ_BASES"
+python3 fuzz/gen_graphs.py --seed 7 --count 400 --out "$ATTNC_FUZZ_BASES" >/dev/null
+cp "$ATTNC_FUZZ_BASES"/* "$seeds"/
 mkdir -p "$BUILD/artifacts" "$BUILD/corpus/opt" "$BUILD/corpus/manifest"
 common=(-timeout=10 -rss_limit_mb=4096 -max_len=65536
         -artifact_prefix="$BUILD/artifacts/" -print_final_stats=1)
@@ -64,12 +71,30 @@ case "$MODE" in
     echo "fuzz: check passed"
     ;;
   campaign)
+    # FUZZ_RUNS bounds each worker's inputs as SECONDS bounds its time;
+    # the upstream lowering to NVVM runs on one input in
+    # ATTNC_FUZZ_NVVM_EVERY (default 16), the attnc passes on all.
     secs=${2:?seconds}
     jobs=${3:-1}
     run_regressions
-    ATTNC_FUZZ_STATS=1 "$BUILD/bin/attnc_opt_fuzzer" "${common[@]}" \
-      -dict=fuzz/attnc.dict -max_total_time="$secs" -jobs="$jobs" \
-      -workers="$jobs" "$BUILD/corpus/opt" "$seeds"
+    export ATTNC_FUZZ_NVVM_EVERY=${ATTNC_FUZZ_NVVM_EVERY:-16}
+    logs="$BUILD/campaign" && rm -rf "$logs" && mkdir -p "$logs"
+    dict=$PWD/fuzz/attnc.dict
+    (cd "$logs" && ATTNC_FUZZ_STATS=1 "$BUILD/bin/attnc_opt_fuzzer" \
+      "${common[@]}" -dict="$dict" -max_total_time="$secs" \
+      -runs="${FUZZ_RUNS:--1}" -jobs="$jobs" -workers="$jobs" \
+      "$BUILD/corpus/opt" "$seeds") || status=$?
+    # Each worker prints its counts at exit (fuzz-N.log): their sum.
+    cat "$logs"/fuzz-*.log | python3 -c '
+import re, sys
+keys = ["inputs", "parsed", "verified", "reached the GPU conversion", "gave kernels"]
+total = [0] * len(keys)
+for line in sys.stdin:
+    if line.startswith("attnc_opt_fuzzer:"):
+        for i, n in enumerate(re.findall(r"(\d+) ", line)[:len(keys)]):
+            total[i] += int(n)
+print("campaign: " + ", ".join(f"{n} {k}" for n, k in zip(total, keys)))'
+    exit "${status:-0}"
     ;;
   *)
     echo "usage: scripts/fuzz.sh check | campaign SECONDS [JOBS]" >&2

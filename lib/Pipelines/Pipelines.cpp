@@ -101,6 +101,8 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
   // and global stores, before NVVM lowering erases the memref view of them.
   if (options.verifyNoGlobalScores)
     pm.addPass(createAttncVerifyNoGlobalScores());
+  if (!options.toNVVM && options.binary == KernelBinary::None)
+    return;
   buildKernelToNVVMPipeline(pm);
   if (options.binary != KernelBinary::None) {
     GpuModuleToBinaryPassOptions binOptions;

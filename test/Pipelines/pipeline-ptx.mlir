@@ -6,12 +6,22 @@
 // RUN: not attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="fuse-attention=false" 2>&1 | FileCheck %s --check-prefix=NAIVE
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="target=h200 binary=isa" | FileCheck %s --check-prefix=TARGET
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="target=a100 to-gpu=false" | FileCheck %s --check-prefix=A100
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-nvvm=false" | FileCheck %s --check-prefix=GPU
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-nvvm=false binary=isa" | FileCheck %s --check-prefix=ATTN
 
 // target= names a device of the target description: its chip is what the
 // kernels are built for, its attention defaults what they are tiled with.
 // TARGET: gpu.binary @naive_attention_module
 // TARGET-SAME: .target sm_90a
 // A100: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 4, stages = 2, strategy = mma_sync>
+
+// to-nvvm=false stops at the gpu-dialect kernel (with its launch contract);
+// asking for a binary lowers it anyway.
+// GPU: gpu.module @naive_attention_module
+// GPU: gpu.func @naive_attention(
+// GPU-SAME: kernel
+// GPU-NOT: llvm.func
+// GPU-NOT: gpu.binary
 
 // One binary for attention, holding PTX for sm_90a with tensor-core mma,
 // cp.async into shared memory and ldmatrix out of it.

@@ -53,6 +53,12 @@ struct AttncPipelineOptions
       llvm::cl::desc("build the GPU kernels and lower them to NVVM (off: "
                      "stop after the fused, tiled graph)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> toNVVM{
+      *this, "to-nvvm",
+      llvm::cl::desc("lower the GPU kernels to NVVM (off: stop at the "
+                     "gpu-dialect kernels and their checks; a binary other "
+                     "than none needs NVVM and turns it on)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> fusionAccessesPerThread{
       *this, "fusion-accesses-per-thread",
       llvm::cl::desc("16-byte accesses per thread and full-shape input in "
