@@ -197,13 +197,56 @@ LogicalResult FusionEmitter::emitOp(Operation *op) {
     return [&](Value x) -> Value { return OpT::create(b, loc, x); };
   };
   auto rowVal = [](Value s) { return Val{Kind::Row, {}, s}; };
+  bool isInt = op->getNumResults() == 1 &&
+               isa<IntegerType>(getElementTypeOrSelf(op->getResult(0)));
 
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](AddOp) { return binary(lb(arith::AddFOp())); })
-      .Case([&](SubOp) { return binary(lb(arith::SubFOp())); })
-      .Case([&](MulOp) { return binary(lb(arith::MulFOp())); })
-      .Case([&](DivOp) { return binary(lb(arith::DivFOp())); })
-      .Case([&](MaxOp) { return binary(lb(arith::MaximumFOp())); })
+      // Index arithmetic (i64) next to the float forms.
+      .Case([&](AddOp) {
+        return isInt ? binary(lb(arith::AddIOp()))
+                     : binary(lb(arith::AddFOp()));
+      })
+      .Case([&](SubOp) {
+        return isInt ? binary(lb(arith::SubIOp()))
+                     : binary(lb(arith::SubFOp()));
+      })
+      .Case([&](MulOp) {
+        return isInt ? binary(lb(arith::MulIOp()))
+                     : binary(lb(arith::MulFOp()));
+      })
+      .Case([&](DivOp) {
+        return isInt ? binary(lb(arith::FloorDivSIOp()))
+                     : binary(lb(arith::DivFOp()));
+      })
+      .Case([&](MaxOp) {
+        return isInt ? binary(lb(arith::MaxSIOp()))
+                     : binary(lb(arith::MaximumFOp()));
+      })
+      .Case([&](MinOp) {
+        return isInt ? binary(lb(arith::MinSIOp()))
+                     : binary(lb(arith::MinimumFOp()));
+      })
+      .Case([&](AndOp) { return binary(lb(arith::AndIOp())); })
+      .Case([&](OrOp) { return binary(lb(arith::OrIOp())); })
+      .Case([&](AbsOp) {
+        if (!isInt)
+          return unary(lu(math::AbsFOp()));
+        // max(x, 0 - x): the GPU lowering has no pattern for math.absi.
+        return unary([&](Value x) -> Value {
+          Value zero =
+              arith::ConstantOp::create(b, loc, b.getZeroAttr(x.getType()));
+          return arith::MaxSIOp::create(b, loc, x,
+                                        arith::SubIOp::create(b, loc, zero, x));
+        });
+      })
+      .Case([&](NotOp) {
+        return unary([&](Value x) -> Value {
+          Value t = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+          if (auto vt = dyn_cast<VectorType>(x.getType()))
+            t = vector::BroadcastOp::create(b, loc, vt, t);
+          return arith::XOrIOp::create(b, loc, x, t);
+        });
+      })
       .Case([&](ExpOp) { return unary(lu(math::ExpOp())); })
       .Case([&](LogOp) { return unary(lu(math::LogOp())); })
       .Case([&](NegOp) { return unary(lu(arith::NegFOp())); })

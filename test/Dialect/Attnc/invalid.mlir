@@ -33,6 +33,31 @@ func.func @binary_result_type(%a: tensor<4xf32>) -> tensor<4xbf16> {
 
 // -----
 
+func.func @integer_division_by_zero(%a: tensor<4xi64>) -> tensor<4xi64> {
+  %z = arith.constant dense<[1, 0, 2, 3]> : tensor<4xi64>
+  // expected-error @+1 {{operand 'rhs' is a constant with a zero element: integer division by zero}}
+  %0 = attnc.div %a, %z : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+func.func @and_of_floats(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 1-bit signless integer values}}
+  %0 = attnc.and %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @abs_of_mask(%a: tensor<4xi1>) -> tensor<4xi1> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of bfloat16 type or 16-bit float or 32-bit float or 64-bit float or 64-bit signless integer values}}
+  %0 = attnc.abs %a : tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
 func.func @cast_shape(%a: tensor<4xf32>) -> tensor<8xbf16> {
   // expected-error @+1 {{operand 'input' and the result must have the same shape; cast changes only the element type}}
   %0 = attnc.cast %a : tensor<4xf32> to tensor<8xbf16>

@@ -46,7 +46,34 @@ func.func @masks_and_casts(%s: tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xbf16> {
   // CHECK: attnc.sub %{{.*}}, %{{.*}} : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
   %cs = attnc.sub %c, %off : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
   // CHECK: attnc.cmp le, %{{.*}}, %{{.*}} : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
-  %m = attnc.cmp le, %cs, %rs : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %causal = attnc.cmp le, %cs, %rs : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  // Integer arithmetic and mask logic: a window |i - j| * 2 < 9 and chunks
+  // i / 4 == j / 4 (floor division), combined.
+  // CHECK: attnc.sub %{{.*}}, %{{.*}} : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi64>
+  %diff = attnc.sub %r, %c : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi64>
+  // CHECK: attnc.abs %{{.*}} : tensor<?x?x?x?xi64>
+  %dist = attnc.abs %diff : tensor<?x?x?x?xi64>
+  %two = arith.constant dense<2> : tensor<i64>
+  // CHECK: attnc.mul
+  %d2 = attnc.mul %dist, %two : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
+  %nine = arith.constant dense<9> : tensor<i64>
+  // CHECK: attnc.min
+  %dm = attnc.min %d2, %nine : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
+  // CHECK: attnc.max
+  %dx = attnc.max %dm, %two : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
+  %near = attnc.cmp lt, %dx, %nine : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi1>
+  %four = arith.constant dense<4> : tensor<i64>
+  // CHECK: attnc.div %{{.*}}, %{{.*}} : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
+  %rc = attnc.div %r, %four : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
+  %cc = attnc.div %c, %four : tensor<?x?x?x?xi64>, tensor<i64> -> tensor<?x?x?x?xi64>
+  %chunk = attnc.cmp eq, %rc, %cc : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  // CHECK: attnc.and %{{.*}}, %{{.*}} : tensor<?x?x?x?xi1>, tensor<?x?x?x?xi1> -> tensor<?x?x?x?xi1>
+  %both = attnc.and %causal, %near : tensor<?x?x?x?xi1>, tensor<?x?x?x?xi1> -> tensor<?x?x?x?xi1>
+  // CHECK: attnc.or
+  %either = attnc.or %both, %chunk : tensor<?x?x?x?xi1>, tensor<?x?x?x?xi1> -> tensor<?x?x?x?xi1>
+  // CHECK: attnc.not %{{.*}} : tensor<?x?x?x?xi1>
+  %drop = attnc.not %either : tensor<?x?x?x?xi1>
+  %m = attnc.not %drop : tensor<?x?x?x?xi1>
   %z = arith.constant dense<0.0> : tensor<f32>
   // CHECK: attnc.select
   %x = attnc.select %m, %s, %z : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>

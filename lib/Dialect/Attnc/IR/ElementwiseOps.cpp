@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Dialect/Attnc/IR/AttncOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 
 #include <cmath>
@@ -101,8 +102,23 @@ static LogicalResult verifyBinary(Operation *op) {
 LogicalResult AddOp::verify() { return verifyBinary(*this); }
 LogicalResult SubOp::verify() { return verifyBinary(*this); }
 LogicalResult MulOp::verify() { return verifyBinary(*this); }
-LogicalResult DivOp::verify() { return verifyBinary(*this); }
+LogicalResult DivOp::verify() {
+  if (failed(verifyBinary(*this)))
+    return failure();
+  // An integer division by a constant zero has no value; one computed at
+  // run time is the program's to avoid, as in C.
+  DenseIntElementsAttr divisor;
+  if (matchPattern(getRhs(), m_Constant(&divisor)) &&
+      llvm::any_of(divisor.getValues<APInt>(),
+                   [](const APInt &v) { return v.isZero(); }))
+    return emitOpError("operand 'rhs' is a constant with a zero element: "
+                       "integer division by zero");
+  return success();
+}
 LogicalResult MaxOp::verify() { return verifyBinary(*this); }
+LogicalResult MinOp::verify() { return verifyBinary(*this); }
+LogicalResult AndOp::verify() { return verifyBinary(*this); }
+LogicalResult OrOp::verify() { return verifyBinary(*this); }
 
 LogicalResult CastOp::verify() {
   if (getInput().getType().getShape() != getResult().getType().getShape())
@@ -218,12 +234,8 @@ LogicalResult RmsNormOp::verify() {
 }
 
 bool attnc::isFusibleElementwiseOp(Operation *op) {
-  // Fusion bodies compute in floats; integer add/sub only shift iotas in
-  // masks, which attention fusion absorbs.
-  if (isa<AddOp, SubOp>(op) &&
-      !isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())))
-    return false;
-  return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, ExpOp, LogOp, NegOp, TanhOp,
-             RsqrtOp, CastOp, IotaOp, CmpOp, SelectOp, DropoutOp, ReduceMaxOp,
-             ReduceSumOp, SoftmaxOp, LayerNormOp, RmsNormOp>(op);
+  return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, AndOp, OrOp, AbsOp,
+             NotOp, ExpOp, LogOp, NegOp, TanhOp, RsqrtOp, CastOp, IotaOp, CmpOp,
+             SelectOp, DropoutOp, ReduceMaxOp, ReduceSumOp, SoftmaxOp,
+             LayerNormOp, RmsNormOp>(op);
 }

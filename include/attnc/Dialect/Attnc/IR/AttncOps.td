@@ -130,21 +130,67 @@ class Attnc_RowReductionOp<string mnemonic, string math, string fn>
 // Elementwise ops
 //===----------------------------------------------------------------------===//
 
-/// Index arithmetic for masks (`rows + (Skv - Sq) >= cols`, the bottom-right
-/// causal mask): add and sub also take i64 tensors. The elementwise
-/// back-end computes in floats, so integer add and sub do not fuse: they
-/// belong in masks that --attnc-fuse-attention turns into mask regions.
-defvar kIndexArithmeticNote = [{ Besides floats, both take i64 index
-    tensors (iotas), for index arithmetic in masks such as
-    `rows + (Skv - Sq) >= cols`; the integer forms are not fusible, so
-    they must end up in an attention mask region.}];
+/// Index arithmetic for masks (`rows + (Skv - Sq) >= cols`, a window
+/// `rows - cols < 1024`, chunks `rows / 512 == cols / 512`, an ALiBi
+/// distance `abs(rows - cols)`): the arithmetic ops also take i64 tensors.
+defvar kIndexArithmeticNote = [{ Besides floats, it takes i64 index
+    tensors (iotas and what is computed from them), for index arithmetic in
+    masks and score modifiers such as `rows + (Skv - Sq) >= cols`; i64
+    results wrap around on overflow as two's-complement integers do.}];
 def Attnc_AddOp : Attnc_BinaryOp<"add", "lhs[i] + rhs[i]", "addition",
                                  Attnc_NumericTensor, kIndexArithmeticNote>;
 def Attnc_SubOp : Attnc_BinaryOp<"sub", "lhs[i] - rhs[i]", "subtraction",
                                  Attnc_NumericTensor, kIndexArithmeticNote>;
-def Attnc_MulOp : Attnc_BinaryOp<"mul", "lhs[i] * rhs[i]", "multiplication">;
-def Attnc_DivOp : Attnc_BinaryOp<"div", "lhs[i] / rhs[i]", "division">;
-def Attnc_MaxOp : Attnc_BinaryOp<"max", "max(lhs[i], rhs[i])", "maximum">;
+def Attnc_MulOp : Attnc_BinaryOp<"mul", "lhs[i] * rhs[i]", "multiplication",
+                                 Attnc_NumericTensor, kIndexArithmeticNote>;
+def Attnc_DivOp : Attnc_BinaryOp<"div", "lhs[i] / rhs[i]", "division",
+                                 Attnc_NumericTensor, kIndexArithmeticNote # [{
+    On i64 it is floor division (Python's and PyTorch's `//`: the quotient
+    rounded towards negative infinity), so that `i / c` numbers the chunks
+    of c indices; a zero divisor is an error where it is a constant.}]>;
+def Attnc_MaxOp : Attnc_BinaryOp<"max", "max(lhs[i], rhs[i])", "maximum",
+                                 Attnc_NumericTensor, kIndexArithmeticNote>;
+def Attnc_MinOp : Attnc_BinaryOp<"min", "min(lhs[i], rhs[i])", "minimum",
+                                 Attnc_NumericTensor, kIndexArithmeticNote>;
+def Attnc_AndOp : Attnc_BinaryOp<"and", "lhs[i] and rhs[i]", "conjunction",
+                                 Attnc_MaskTensor, [{ Both operands are i1
+    masks: the keys two masks both keep.}]>;
+def Attnc_OrOp : Attnc_BinaryOp<"or", "lhs[i] or rhs[i]", "disjunction",
+                                Attnc_MaskTensor, [{ Both operands are i1
+    masks: the keys either mask keeps.}]>;
+
+def Attnc_AbsOp : Attnc_PureOp<"abs", [SameOperandsAndResultType]> {
+  let summary = "elementwise absolute value";
+  let description = [{
+    Computes `result[i] = |input[i]|` on floats or i64 index tensors (an
+    ALiBi distance `|i - j|`). Operand and result have the same type.
+
+    Example:
+
+    ```mlir
+    %d = attnc.abs %diff : tensor<?x?x?x?xi64>
+    ```
+  }];
+  let arguments = (ins Attnc_NumericTensor:$input);
+  let results = (outs Attnc_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Attnc_NotOp : Attnc_PureOp<"not", [SameOperandsAndResultType]> {
+  let summary = "elementwise negation of a mask";
+  let description = [{
+    Computes `result[i] = !input[i]` on an i1 mask: the keys it drops.
+
+    Example:
+
+    ```mlir
+    %drop = attnc.not %keep : tensor<?x?x?x?xi1>
+    ```
+  }];
+  let arguments = (ins Attnc_MaskTensor:$input);
+  let results = (outs Attnc_MaskTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
 
 def Attnc_ExpOp : Attnc_UnaryOp<"exp", "e^input[i]", "exponential">;
 def Attnc_LogOp : Attnc_UnaryOp<"log", "ln(input[i])", "natural logarithm">;
@@ -169,6 +215,7 @@ def Attnc_CastOp : Attnc_PureOp<"cast"> {
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
   let hasVerifier = 1;
 }
+
 
 def Attnc_IotaOp : Attnc_PureOp<"iota"> {
   let summary = "indices along one dimension, shaped like another tensor";
