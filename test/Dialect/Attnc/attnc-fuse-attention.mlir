@@ -486,12 +486,15 @@ func.func @probs_returned(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
 
 // -----
 
-// Anti-causal mask (keep where rows <= cols: each query sees the future).
+// Anti-causal mask (keep where rows <= cols: each query sees the future): not
+// causal, but a mask of positions like any other, so its region holds the
+// comparison as written (signed).
 // CHECK-LABEL: func.func @anti_causal
-// CHECK-NOT:     attnc.attention
-// CHECK:         attnc.cmp le
-// CHECK:         attnc.select
-// CHECK:         attnc.softmax
+// CHECK:         attnc.attention
+// CHECK:         ^bb0(%{{.*}}: index, %{{.*}}: index, %[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK-NEXT:      %[[K:.*]] = arith.cmpi sle, %[[I]], %[[J]] : index
+// CHECK-NEXT:      attnc.yield %[[K]] : i1
+// CHECK-NOT:     attnc.softmax
 func.func @anti_causal(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
                        %v: tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32> {
   %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x?xf32>
@@ -509,8 +512,9 @@ func.func @anti_causal(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
 
 // Strictly causal (`gt`: the diagonal is masked too, row 0 sees nothing).
 // CHECK-LABEL: func.func @strictly_causal
-// CHECK-NOT:     attnc.attention
-// CHECK:         attnc.cmp gt
+// CHECK:         attnc.attention
+// CHECK:         arith.cmpi sgt
+// CHECK-NOT:     attnc.softmax
 func.func @strictly_causal(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
                            %v: tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32> {
   %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x?xf32>

@@ -14,6 +14,10 @@
 #include "attnc/Dialect/Attnc/IR/AttncOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/AffineExpr.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <functional>
 
 using namespace mlir;
 using namespace attnc;
@@ -88,4 +92,300 @@ void attnc::buildCausalMask(OpBuilder &b, Location loc, Region &mask,
   Value keep =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, lhs, rhs);
   YieldOp::create(b, loc, keep);
+}
+
+//===----------------------------------------------------------------------===//
+// Key intervals
+//===----------------------------------------------------------------------===//
+//
+// Index values of the region are affine expressions over d0 = i, d1 = j and
+// one symbol per value from above; conditions are intervals of j. A
+// comparison `e pred 0` with e = +-j + r (r free of j) bounds j by -+r; with
+// e = +-(j floordiv C) + r it bounds j floordiv C, i.e. whole chunks of C
+// keys. Anything else (a head- or batch-dependent mask, a comparison of i
+// alone, min/max of indices, an unsigned or != comparison, a negation) has
+// no interval form here, and the flash form then masks every tile.
+
+namespace {
+struct IntervalAnalysis {
+  explicit IntervalAnalysis(Region &region)
+      : region(region), ctx(region.getContext()) {}
+  Region &region;
+  MLIRContext *ctx;
+  SmallVector<Value> symbols;
+  DenseMap<Value, AffineExpr> exprs;
+
+  AffineExpr symbolFor(Value v) {
+    for (auto [k, s] : llvm::enumerate(symbols))
+      if (s == v)
+        return getAffineSymbolExpr(k, ctx);
+    symbols.push_back(v);
+    return getAffineSymbolExpr(symbols.size() - 1, ctx);
+  }
+
+  /// The affine form of index value `v`, or null.
+  AffineExpr index(Value v) {
+    if (AffineExpr known = exprs.lookup(v))
+      return known;
+    Block &body = region.front();
+    AffineExpr e;
+    if (v == body.getArgument(2)) {
+      e = getAffineDimExpr(0, ctx);
+    } else if (v == body.getArgument(3)) {
+      e = getAffineDimExpr(1, ctx);
+    } else if (!region.isAncestor(v.getParentRegion())) {
+      e = v.getType().isIndex() ? symbolFor(v) : AffineExpr();
+    } else if (auto c = v.getDefiningOp<arith::ConstantIndexOp>()) {
+      e = getAffineConstantExpr(c.value(), ctx);
+    } else if (auto cast = v.getDefiningOp<arith::IndexCastOp>()) {
+      // An outer i64 scalar: the symbol is the cast, rebuilt outside.
+      if (!region.isAncestor(cast.getIn().getParentRegion()))
+        e = symbolFor(v);
+    } else if (auto add = v.getDefiningOp<arith::AddIOp>()) {
+      AffineExpr l = index(add.getLhs()), r = index(add.getRhs());
+      if (l && r)
+        e = l + r;
+    } else if (auto sub = v.getDefiningOp<arith::SubIOp>()) {
+      AffineExpr l = index(sub.getLhs()), r = index(sub.getRhs());
+      if (l && r)
+        e = l - r;
+    } else if (auto mul = v.getDefiningOp<arith::MulIOp>()) {
+      AffineExpr l = index(mul.getLhs()), r = index(mul.getRhs());
+      if (l && r && (isa<AffineConstantExpr>(l) || isa<AffineConstantExpr>(r)))
+        e = l * r;
+    } else if (auto div = v.getDefiningOp<arith::FloorDivSIOp>()) {
+      AffineExpr l = index(div.getLhs()), r = index(div.getRhs());
+      auto c = dyn_cast_or_null<AffineConstantExpr>(r);
+      if (l && c && c.getValue() > 0)
+        e = l.floorDiv(c.getValue());
+    }
+    if (e)
+      exprs[v] = e;
+    return e;
+  }
+
+  static std::shared_ptr<KeyBound> leaf(AffineExpr e) {
+    auto b = std::make_shared<KeyBound>();
+    b->expr = e;
+    return b;
+  }
+  static std::shared_ptr<KeyBound> combine(KeyBound::Kind kind,
+                                           std::shared_ptr<KeyBound> l,
+                                           std::shared_ptr<KeyBound> r) {
+    auto b = std::make_shared<KeyBound>();
+    b->kind = kind;
+    b->lhs = std::move(l);
+    b->rhs = std::move(r);
+    return b;
+  }
+
+  /// `e` as `coeff * x + rest` where x is j (chunk = 1) or j floordiv
+  /// chunk, and rest is free of j; false when j appears otherwise.
+  bool splitKey(AffineExpr e, int64_t &coeff, int64_t &chunk,
+                AffineExpr &rest) {
+    AffineExpr j = getAffineDimExpr(1, ctx);
+    SmallVector<AffineExpr> terms;
+    std::function<void(AffineExpr)> flatten = [&](AffineExpr x) {
+      if (x.getKind() == AffineExprKind::Add) {
+        auto bin = cast<AffineBinaryOpExpr>(x);
+        flatten(bin.getLHS());
+        flatten(bin.getRHS());
+      } else {
+        terms.push_back(x);
+      }
+    };
+    flatten(e);
+    coeff = 0;
+    chunk = 1;
+    rest = getAffineConstantExpr(0, ctx);
+    for (AffineExpr t : terms) {
+      if (!t.isFunctionOfDim(1)) {
+        rest = rest + t;
+        continue;
+      }
+      int64_t k = 1;
+      AffineExpr x = t;
+      if (t.getKind() == AffineExprKind::Mul) {
+        auto bin = cast<AffineBinaryOpExpr>(t);
+        auto c = dyn_cast<AffineConstantExpr>(bin.getRHS());
+        if (!c)
+          return false;
+        k = c.getValue();
+        x = bin.getLHS();
+      }
+      int64_t ch = 1;
+      if (x.getKind() == AffineExprKind::FloorDiv) {
+        auto bin = cast<AffineBinaryOpExpr>(x);
+        auto c = dyn_cast<AffineConstantExpr>(bin.getRHS());
+        if (!c || bin.getLHS() != j)
+          return false;
+        ch = c.getValue();
+      } else if (x != j) {
+        return false;
+      }
+      if (coeff != 0)
+        return false;
+      coeff = k;
+      chunk = ch;
+    }
+    return coeff == 1 || coeff == -1;
+  }
+
+  std::optional<KeyInterval> condition(Value v) {
+    if (auto andOp = v.getDefiningOp<arith::AndIOp>()) {
+      auto l = condition(andOp.getLhs()), r = condition(andOp.getRhs());
+      if (!l || !r)
+        return std::nullopt;
+      KeyInterval k;
+      k.exact = l->exact && r->exact;
+      k.lo = !l->lo   ? r->lo
+             : !r->lo ? l->lo
+                      : combine(KeyBound::Kind::Max, l->lo, r->lo);
+      k.hi = !l->hi   ? r->hi
+             : !r->hi ? l->hi
+                      : combine(KeyBound::Kind::Min, l->hi, r->hi);
+      return k;
+    }
+    if (auto orOp = v.getDefiningOp<arith::OrIOp>()) {
+      auto l = condition(orOp.getLhs()), r = condition(orOp.getRhs());
+      if (!l || !r)
+        return std::nullopt;
+      KeyInterval k;
+      // Two intervals open on the same side (both from key 0, or both to
+      // the last key) unite into one; otherwise their hull, with a
+      // possible gap.
+      bool sameSide = (!l->lo && !r->lo) || (!l->hi && !r->hi);
+      k.exact = l->exact && r->exact && sameSide;
+      if (l->lo && r->lo)
+        k.lo = combine(KeyBound::Kind::Min, l->lo, r->lo);
+      if (l->hi && r->hi)
+        k.hi = combine(KeyBound::Kind::Max, l->hi, r->hi);
+      return k;
+    }
+    auto cmp = v.getDefiningOp<arith::CmpIOp>();
+    if (!cmp)
+      return std::nullopt;
+    AffineExpr l = index(cmp.getLhs()), r = index(cmp.getRhs());
+    if (!l || !r)
+      return std::nullopt;
+    int64_t coeff, chunk;
+    AffineExpr rest;
+    if (!splitKey(l - r, coeff, chunk, rest))
+      return std::nullopt;
+    // coeff * x + rest  pred  0, x the key (chunk) index.
+    using P = arith::CmpIPredicate;
+    P p = cmp.getPredicate();
+    if (coeff < 0) {
+      // -x + rest pred 0  <=>  x swapped-pred rest.
+      switch (p) {
+      case P::slt:
+        p = P::sgt;
+        break;
+      case P::sle:
+        p = P::sge;
+        break;
+      case P::sgt:
+        p = P::slt;
+        break;
+      case P::sge:
+        p = P::sle;
+        break;
+      default:
+        break;
+      }
+    } else {
+      rest = -rest;
+    }
+    // Now: x pred rest.
+    AffineExpr lo, hi;
+    switch (p) {
+    case P::slt:
+      hi = rest - 1;
+      break;
+    case P::sle:
+      hi = rest;
+      break;
+    case P::sgt:
+      lo = rest + 1;
+      break;
+    case P::sge:
+      lo = rest;
+      break;
+    case P::eq:
+      lo = hi = rest;
+      break;
+    default:
+      return std::nullopt;
+    }
+    KeyInterval k;
+    if (lo)
+      k.lo = leaf(lo * chunk);
+    if (hi)
+      k.hi = leaf(hi * chunk + (chunk - 1));
+    return k;
+  }
+};
+
+/// How `e` moves as d0 grows: +1 never decreases, -1 never increases, 0 does
+/// not depend on d0, nullopt unknown (a mod, a product of two variables).
+static std::optional<int> monotonicity(AffineExpr e) {
+  if (!e.isFunctionOfDim(0))
+    return 0;
+  if (isa<AffineDimExpr>(e))
+    return 1;
+  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+  if (!bin)
+    return std::nullopt;
+  std::optional<int> l = monotonicity(bin.getLHS());
+  auto c = dyn_cast<AffineConstantExpr>(bin.getRHS());
+  switch (e.getKind()) {
+  case AffineExprKind::Add: {
+    std::optional<int> r = monotonicity(bin.getRHS());
+    if (!l || !r)
+      return std::nullopt;
+    if (*l == 0 || *r == 0 || *l == *r)
+      return *l + *r == 0 ? 0 : (*l + *r > 0 ? 1 : -1);
+    return std::nullopt;
+  }
+  case AffineExprKind::Mul:
+    if (!l || !c)
+      return std::nullopt;
+    return c.getValue() == 0 ? 0 : (c.getValue() > 0 ? *l : -*l);
+  case AffineExprKind::FloorDiv:
+  case AffineExprKind::CeilDiv:
+    if (!l || !c || c.getValue() <= 0)
+      return std::nullopt;
+    return l;
+  default:
+    return std::nullopt;
+  }
+}
+
+static bool nonDecreasingInQuery(AffineExpr e) {
+  std::optional<int> m = monotonicity(e);
+  return m && *m >= 0;
+}
+
+static bool nonDecreasing(const std::shared_ptr<KeyBound> &b) {
+  if (!b)
+    return true;
+  if (b->kind == KeyBound::Kind::Affine)
+    return nonDecreasingInQuery(b->expr);
+  return nonDecreasing(b->lhs) && nonDecreasing(b->rhs);
+}
+} // namespace
+
+std::optional<KeyInterval> attnc::analyzeKeyInterval(Region &mask) {
+  if (mask.empty() || mask.front().getNumArguments() != kMaskRegionArgs)
+    return std::nullopt;
+  auto yield = dyn_cast<YieldOp>(mask.front().getTerminator());
+  if (!yield || yield.getValues().size() != 1)
+    return std::nullopt;
+  IntervalAnalysis analysis(mask);
+  std::optional<KeyInterval> k = analysis.condition(yield.getValues()[0]);
+  if (!k || (!k->lo && !k->hi) || !nonDecreasing(k->lo) ||
+      !nonDecreasing(k->hi))
+    return std::nullopt;
+  k->symbols = analysis.symbols;
+  return k;
 }

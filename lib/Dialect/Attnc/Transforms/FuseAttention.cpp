@@ -19,10 +19,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionMatchers.h"
+#include "ScoreRegions.h"
 #include "attnc/Dialect/Attnc/Transforms/Passes.h"
 #include "attnc/Dialect/Attnc/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/Debug.h"
@@ -53,6 +55,10 @@ struct AttentionChain {
   bool causal = false;
   /// A causal mask's shift: key j visible to query i iff j <= i + offset.
   std::optional<IndexOffset> maskOffset;
+  /// Any other mask of positions (a window, chunks, a prefix...).
+  std::optional<GeneralMask> mask;
+  /// The score modifier, innermost step first.
+  SmallVector<ScoreModStep> mods;
   /// The Q K^T matmul: all of its transitive users up to the root must be in
   /// `ops`.
   MatmulOp scores;
@@ -134,47 +140,122 @@ static void addScale(AttentionChain &chain, const ScaleMatch &s) {
       chain.ops.insert(t);
 }
 
-/// Peels the score-side steps between the softmax input and Q K^T: casts, at
-/// most one mask and any number of scales, in any order.
+namespace {
+/// One step between the softmax input and Q K^T, outermost first.
+struct ScoreStep {
+  enum Kind { Cast, Scale, Mask, Mod } kind;
+  std::optional<ScaleMatch> scale;
+  /// The step as a score modifier: Mod steps, and constant Scale steps
+  /// (which become part of the modifier when one is applied before them).
+  std::optional<ScoreModStep> mod;
+  bool infiniteFill = false;
+};
+} // namespace
+
+/// Peels the score-side steps between the softmax input and Q K^T: casts,
+/// scales, at most one mask (causal, or any other of positions) and score
+/// modifier steps. The scales next to Q K^T are the op's scale; when a
+/// modifier follows them, it takes every later step but the mask, which
+/// must come last (a modifier of masked scores would change the -inf).
 static LogicalResult matchScoreSteps(Value &x, AttentionChain &chain) {
-  bool masked = false;
-  // A run-time scale seen so far multiplies the fill of any mask below it.
-  bool runtimeScaleOutside = false;
+  SmallVector<ScoreStep> steps;
   while (true) {
     if (auto cast = x.getDefiningOp<CastOp>()) {
       chain.ops.insert(cast);
+      steps.push_back({ScoreStep::Cast, {}, {}});
       x = cast.getInput();
       continue;
     }
     if (std::optional<ScaleMatch> s = matchScale(x)) {
-      addScale(chain, *s);
-      runtimeScaleOutside |= static_cast<bool>(s->runtime);
+      Value ignored;
+      std::optional<ScoreModStep> asMod;
+      if (!s->runtime)
+        asMod = matchScoreModStep(x, &ignored);
+      steps.push_back({ScoreStep::Scale, s, asMod});
       x = s->input;
       continue;
     }
-    MaskMatch mask = matchMask(x);
-    if (mask.kind == MaskKind::Other) {
-      LLVM_DEBUG(llvm::dbgs() << "  iota mask that is not causal\n");
-      return failure();
-    }
-    if (mask.kind == MaskKind::Causal) {
+    bool masked = chain.causal || chain.mask;
+    MaskMatch causal = matchMask(x);
+    if (causal.kind == MaskKind::Causal) {
       if (masked)
         return failure();
+      chain.causal = true;
+      chain.maskOffset = causal.offset;
+      chain.ops.insert(causal.ops.begin(), causal.ops.end());
+      steps.push_back({ScoreStep::Mask, {}, {}, causal.infiniteFill});
+      x = causal.input;
+      continue;
+    }
+    if (std::optional<GeneralMask> mask = matchGeneralMask(x)) {
+      if (masked)
+        return failure();
+      chain.ops.insert(mask->ops.begin(), mask->ops.end());
+      steps.push_back({ScoreStep::Mask, {}, {}, mask->infiniteFill});
+      x = mask->input;
+      chain.mask = std::move(mask);
+      continue;
+    }
+    if (causal.kind == MaskKind::Other) {
+      LLVM_DEBUG(llvm::dbgs() << "  iota mask attnc cannot represent\n");
+      return failure();
+    }
+    Value input;
+    if (std::optional<ScoreModStep> mod = matchScoreModStep(x, &input)) {
+      steps.push_back({ScoreStep::Mod, {}, mod});
+      chain.ops.insert(mod->op);
+      x = input;
+      continue;
+    }
+    break;
+  }
+  // The scales next to Q K^T (casts between them are dropped, as before).
+  size_t inner = steps.size();
+  while (inner > 0 && steps[inner - 1].kind != ScoreStep::Mask &&
+         steps[inner - 1].kind != ScoreStep::Mod)
+    --inner;
+  for (size_t k = inner; k < steps.size(); ++k)
+    if (steps[k].kind == ScoreStep::Scale)
+      addScale(chain, *steps[k].scale);
+  bool modified =
+      llvm::any_of(ArrayRef(steps).take_front(inner),
+                   [](const ScoreStep &s) { return s.kind == ScoreStep::Mod; });
+  // A run-time scale seen so far multiplies the fill of any mask below it.
+  bool runtimeScaleOutside = false, maskSeen = false;
+  for (size_t k = 0; k < inner; ++k) {
+    const ScoreStep &step = steps[k];
+    if (step.kind == ScoreStep::Mask) {
       // -1e9 * t is a mask for t = 1 and an ordinary score for t = 1e-9:
       // the fused op masks with -inf whatever t is, so a finite fill under
       // a run-time scale is not provably a mask.
-      if (runtimeScaleOutside && !mask.infiniteFill) {
+      if (runtimeScaleOutside && !step.infiniteFill) {
         LLVM_DEBUG(llvm::dbgs() << "  finite mask fill scaled at run time\n");
         return failure();
       }
-      masked = chain.causal = true;
-      chain.maskOffset = mask.offset;
-      chain.ops.insert(mask.ops.begin(), mask.ops.end());
-      x = mask.input;
+      maskSeen = true;
       continue;
     }
-    return success();
+    if (step.kind == ScoreStep::Mod && !maskSeen &&
+        (chain.causal || chain.mask))
+      return failure(); // a modifier applied to masked scores
+    if (step.kind == ScoreStep::Scale) {
+      runtimeScaleOutside |= static_cast<bool>(step.scale->runtime);
+      if (!modified) {
+        addScale(chain, *step.scale);
+        continue;
+      }
+      // Inside a modifier a scale is one of its steps: constant, and
+      // positive when the mask comes after it.
+      if (!step.mod || (!maskSeen && !(step.scale->factor > 0.0)))
+        return failure();
+      chain.ops.insert(step.scale->op);
+    }
   }
+  if (modified)
+    for (size_t k = inner; k-- > 0;)
+      if (steps[k].kind == ScoreStep::Mod || steps[k].kind == ScoreStep::Scale)
+        chain.mods.push_back(*steps[k].mod);
+  return success();
 }
 
 /// The causal mask of the fused op: its alignment and, bottom-right, the
@@ -319,6 +400,12 @@ struct FuseAttentionPattern : OpRewritePattern<MatmulOp> {
         /*config=*/nullptr);
     if (chain.causal)
       buildCausalMask(rewriter, root.getLoc(), attention.getMask(), causalMask);
+    if (chain.mask)
+      buildMaskRegion(rewriter, root.getLoc(), attention.getMask(),
+                      chain.mask->keep, chain.mask->negate, chain.mask->scores);
+    if (!chain.mods.empty())
+      buildScoreRegion(rewriter, root.getLoc(), attention.getScore(),
+                       chain.mods);
     rewriter.replaceOp(root, attention.getResult());
     eraseDeadChain(rewriter, chain.ops);
     return success();

@@ -174,7 +174,10 @@ public:
                    FlashConfigAttr config)
       : b(rewriter), op(op), loc(op.getLoc()),
         config(config), tiles{config.getBlockQ(), config.getBlockKV()},
-        causal(op.getCausalMask()) {}
+        causal(op.getCausalMask()) {
+    if (!causal)
+      interval = analyzeKeyInterval(op.getMask());
+  }
 
   /// Emits the loop nest; returns the forall whose results are O and the
   /// logsumexp.
@@ -185,6 +188,11 @@ private:
   Value getKVHead(Value head);
   /// The K/V tile counts of a causal query tile; see the definition.
   std::pair<OpFoldResult, OpFoldResult> getCausalTileCounts();
+  /// The K/V tile bounds of a query tile under an interval mask; see the
+  /// definition.
+  std::array<OpFoldResult, 4> getIntervalTileBounds();
+  /// `bound` for query row `row` (the bound's d0).
+  OpFoldResult evaluate(const KeyBound &bound, OpFoldResult row);
   /// `scf.for %j = lb to ub` over K/V tiles, each step one
   /// `attnc.online_attention` (with the op's mask iff `masked`), carrying
   /// `init`.
@@ -203,6 +211,9 @@ private:
   } tiles;
   /// The op's mask when it is causal: the K/V loop is then split.
   std::optional<CausalMask> causal;
+  /// Otherwise, the mask's keys per query as an interval, when it has one:
+  /// the K/V loop is split in three.
+  std::optional<KeyInterval> interval;
   AttentionExtents e;
   /// Loop-invariant values computed before the forall.
   OpFoldResult numQTiles, numKVTiles, headGroup;
@@ -285,6 +296,70 @@ std::pair<OpFoldResult, OpFoldResult> FlashFormBuilder::getCausalTileCounts() {
   return {unmasked, visited};
 }
 
+OpFoldResult FlashFormBuilder::evaluate(const KeyBound &bound,
+                                        OpFoldResult row) {
+  MLIRContext *ctx = b.getContext();
+  if (bound.kind == KeyBound::Kind::Affine) {
+    SmallVector<OpFoldResult> operands = {row};
+    for (Value s : interval->symbols)
+      operands.push_back(s);
+    auto map = AffineMap::get(1, interval->symbols.size(), bound.expr, ctx);
+    return affine::makeComposedFoldedAffineApply(b, loc, map, operands);
+  }
+  OpFoldResult l = evaluate(*bound.lhs, row), r = evaluate(*bound.rhs, row);
+  AffineExpr d0, d1;
+  bindDims(ctx, d0, d1);
+  auto map = AffineMap::get(2, 0, {d0, d1}, ctx);
+  if (bound.kind == KeyBound::Kind::Min)
+    return affine::makeComposedFoldedAffineMin(b, loc, map, {l, r});
+  return affine::makeComposedFoldedAffineMax(b, loc, map, {l, r});
+}
+
+/// With a mask whose keys for query i are lo(i) <= j <= hi(i), lo and hi
+/// non-decreasing, a query tile of rows [q0, q1] sees keys from lo(q0) to
+/// hi(q1) and sees all of [lo(q1), hi(q0)]. Returns the K/V tile indices
+/// {first, full, fullEnd, end}: tiles [first, end) are visited, those in
+/// [full, fullEnd) need no mask (empty for an inexact interval), the rest
+/// are masked; all clamped to [0, number of K/V tiles].
+std::array<OpFoldResult, 4> FlashFormBuilder::getIntervalTileBounds() {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0, d1, d2;
+  bindDims(ctx, d0, d1, d2);
+  int64_t bkv = tiles.blockKV;
+  OpFoldResult zero = b.getIndexAttr(0);
+  OpFoldResult lastRow = affine::makeComposedFoldedAffineApply(
+      b, loc, d0 + d1 - 1, {qStart, qRows});
+  // Key positions; unbounded sides are the sequence's ends.
+  OpFoldResult loFirst = interval->lo ? evaluate(*interval->lo, qStart) : zero;
+  OpFoldResult loLast = interval->lo ? evaluate(*interval->lo, lastRow) : zero;
+  OpFoldResult hiFirst =
+      interval->hi ? evaluate(*interval->hi, qStart) : e.seqKV;
+  OpFoldResult hiLast =
+      interval->hi ? evaluate(*interval->hi, lastRow) : e.seqKV;
+  // clamp(x) = min(max(x, lo), hi) over tile indices.
+  auto clamp = [&](AffineExpr x, ArrayRef<OpFoldResult> operands,
+                   OpFoldResult lo, OpFoldResult hi) {
+    SmallVector<OpFoldResult> ops(operands);
+    ops.resize(1, zero);
+    OpFoldResult v = affine::makeComposedFoldedAffineApply(
+        b, loc, AffineMap::get(1, 0, x, ctx), ops);
+    v = affine::makeComposedFoldedAffineMax(
+        b, loc, AffineMap::get(2, 0, {d0, d1}, ctx), {v, lo});
+    return affine::makeComposedFoldedAffineMin(
+        b, loc, AffineMap::get(2, 0, {d0, d1}, ctx), {v, hi});
+  };
+  // The tile holding key lo(q0); one past the tile holding key hi(q1).
+  OpFoldResult first = clamp(d0.floorDiv(bkv), {loFirst}, zero, numKVTiles);
+  OpFoldResult end = clamp(d0.floorDiv(bkv) + 1, {hiLast}, first, numKVTiles);
+  if (!interval->exact)
+    return {first, first, first, end};
+  // Tiles whose first key is at least lo(q1) and whose last key is at most
+  // hi(q0).
+  OpFoldResult full = clamp(d0.ceilDiv(bkv), {loLast}, first, end);
+  OpFoldResult fullEnd = clamp((d0 + 1).floorDiv(bkv), {hiFirst}, full, end);
+  return {first, full, fullEnd, end};
+}
+
 RecurrenceState FlashFormBuilder::buildKVLoop(OpFoldResult lb, OpFoldResult ub,
                                               bool masked,
                                               RecurrenceState init) {
@@ -336,8 +411,17 @@ std::pair<Value, Value> FlashFormBuilder::buildQueryTileBody() {
 
   one = arith::ConstantIndexOp::create(b, loc, 1);
   OpFoldResult first = b.getIndexAttr(0);
-  if (!causal) {
-    // No mask, or one that is not causal: every tile, each with the mask.
+  if (interval) {
+    auto [begin, full, fullEnd, end] = getIntervalTileBounds();
+    if (interval->exact) {
+      state = buildKVLoop(begin, full, /*masked=*/true, state);
+      state = buildKVLoop(full, fullEnd, /*masked=*/false, state);
+    }
+    state = buildKVLoop(interval->exact ? fullEnd : begin, end,
+                        /*masked=*/true, state);
+  } else if (!causal) {
+    // No mask, or one without an interval form: every tile, each with the
+    // mask.
     state =
         buildKVLoop(first, numKVTiles, /*masked=*/!op.getMask().empty(), state);
   } else {

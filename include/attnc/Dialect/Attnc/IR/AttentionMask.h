@@ -14,8 +14,12 @@
 #ifndef ATTNC_DIALECT_ATTNC_IR_ATTENTIONMASK_H
 #define ATTNC_DIALECT_ATTNC_IR_ATTENTIONMASK_H
 
+#include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Region.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <memory>
 
 #include <optional>
 
@@ -39,6 +43,35 @@ std::optional<CausalMask> matchCausalMask(mlir::Region &mask);
 /// Fills the empty region `mask` with the body of `causal`.
 void buildCausalMask(mlir::OpBuilder &b, mlir::Location loc, mlir::Region &mask,
                      const CausalMask &causal);
+
+/// One side of the keys a query sees, as a function of the query index
+/// `d0`: an affine expression over `d0` and the symbols of its KeyInterval,
+/// or the min or max of two such bounds.
+struct KeyBound {
+  enum class Kind { Affine, Min, Max };
+  Kind kind = Kind::Affine;
+  mlir::AffineExpr expr;
+  std::shared_ptr<KeyBound> lhs, rhs;
+};
+
+/// The keys a mask region lets query i see, as an interval
+/// `lo(i) <= j <= hi(i)` (a missing side is unbounded), where lo and hi never
+/// decrease as i grows: a query tile's first and last rows then bound what
+/// the whole tile sees. `exact` is false for the hull of a union that may
+/// have a gap (some key inside may still be masked): then no tile is proven
+/// fully visible.
+struct KeyInterval {
+  std::shared_ptr<KeyBound> lo, hi;
+  bool exact = true;
+  /// Values defined above the region that the bounds' symbols stand for.
+  llvm::SmallVector<mlir::Value> symbols;
+};
+
+/// The interval form of `mask`, or nullopt when the region is empty or is
+/// not a conjunction / disjunction of signed comparisons that are linear in
+/// the key index j (coefficient +-1, or j floordiv a positive constant) with
+/// the rest affine in i and values from above.
+std::optional<KeyInterval> analyzeKeyInterval(mlir::Region &mask);
 
 /// Number and types of the block arguments of the two regions.
 inline constexpr unsigned kMaskRegionArgs = 4;  // b, h, i, j : index

@@ -37,12 +37,25 @@ def AttncFuseAttention : Pass<"attnc-fuse-attention"> {
     reading it would need a load from device memory. The mask fill must be
     -inf or a value <= -1e9 (a "safe" finite -inf), and -inf when a
     run-time scale multiplies the masked scores (a finite fill times an
-    unknown factor need not stay a mask); iota masks other than the two
-    causal ones below (anti-causal, strictly causal) are left alone, as are
-    chains whose final matmul widens bf16 inputs to an f32 result (the fused
-    op returns Q's element type) and chains of rank other than 4. A causal mask
-    becomes the op's mask region: top-left `j <= i`, or bottom-right
+    unknown factor need not stay a mask). Chains whose final matmul widens
+    bf16 inputs to an f32 result (the fused op returns Q's element type) and
+    chains of rank other than 4 are left alone. A causal mask becomes the
+    op's mask region: top-left `j <= i`, or bottom-right
     `j + Sq <= i + Skv`.
+
+    Any other mask of positions becomes the mask region op for op: a select
+    whose condition is computed from iotas of the scores' dimensions, i64
+    splat constants and run-time i64 scalars with attnc's integer arithmetic
+    (add, sub, mul, floor div, min, max, abs), `attnc.cmp` and
+    `attnc.and`/`or`/`not` (a sliding window
+    `cols <= rows and rows - cols < W`, chunks `rows / C == cols / C`, a
+    prefix `cols <= rows or cols < P`). Comparisons become signed `index`
+    comparisons. Elementwise float steps on the scaled scores before the
+    mask (tanh, neg, exp, abs, and add/sub/mul/div/min/max with a splat
+    constant: a softcap `c * tanh(s / c)`) become the score region; the
+    scales next to Q K^T stay the op's scale, later constant scales join
+    the modifier, and a modifier applied after the mask (which would change
+    the -inf of masked scores) or a run-time scale inside one is left alone.
 
     Bottom-right causal is written as PyTorch's `tril(diagonal=Skv - Sq)`:
     the row iota shifted by an i64 offset, `attnc.add %rows, %off` (either
@@ -54,7 +67,9 @@ def AttncFuseAttention : Pass<"attnc-fuse-attention"> {
     shift (one not provably `Skv - Sq`, lengths read off the scores, which
     would keep them alive) is left alone.
   }];
-  let dependentDialects = ["::attnc::AttncDialect"];
+  let dependentDialects = ["::attnc::AttncDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
 }
 
 def AttncFuseElementwise : Pass<"attnc-fuse-elementwise"> {

@@ -1,0 +1,139 @@
+// The K/V tile bounds --attnc-online-softmax derives from a mask region with
+// an interval form (lo(i) <= j <= hi(i), non-decreasing): visited tiles,
+// masked at both ends, unmasked in between; and the fallback.
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=64" -mlir-print-local-scope | FileCheck %s
+
+// A sliding window of 1024 keys (keys [i - 1023, i]): per query tile of
+// rows [128 t, 128 t + m - 1], K/V tiles of 64 from the one holding key
+// 128 t - 1023 (2 t - 16, at least 0) to the one holding the last row's
+// key; unmasked from the first tile whose first key is >= the last row's
+// lo (ceildiv) to the last tile whose last key is <= 128 t (2 t).
+// CHECK-LABEL: func.func @window
+// CHECK:     %[[M:.*]] = affine.min affine_map<(d0)[s0] -> (128, d0 * -128 + s0)>(%[[T:.*]])[%{{.*}}]
+// CHECK:     %[[F0:.*]] = affine.max affine_map<(d0) -> (d0 * 2 - 16, 0)>(%[[T]])
+// CHECK:     %[[FIRST:.*]] = affine.min affine_map<(d0)[s0] -> (d0, s0 ceildiv 64)>(%[[F0]])
+// CHECK:     %[[E0:.*]] = affine.max affine_map<(d0, d1, d2) -> ((d0 + d1 * 128 - 1) floordiv 64 + 1, d2)>(%[[M]], %[[T]], %[[FIRST]])
+// CHECK:     %[[END:.*]] = affine.min affine_map<(d0)[s0] -> (d0, s0 ceildiv 64)>(%[[E0]])
+// CHECK:     affine.max affine_map<(d0, d1, d2) -> ((d0 + d1 * 128 - 1024) ceildiv 64, d2)>(%[[M]], %[[T]], %[[FIRST]])
+// CHECK:     %[[FULL:.*]] = affine.min affine_map<(d0, d1) -> (d0, d1)>(%{{.*}}, %[[END]])
+// CHECK:     affine.max affine_map<(d0, d1) -> (d0 * 2, d1)>(%[[T]], %[[FULL]])
+// CHECK:     %[[FULLEND:.*]] = affine.min affine_map<(d0, d1) -> (d0, d1)>(%{{.*}}, %[[END]])
+// CHECK:     scf.for %{{.*}} = %[[FIRST]] to %[[FULL]]
+// CHECK:       attnc.online_attention {{.*}} mask {
+// CHECK:     scf.for %{{.*}} = %[[FULL]] to %[[FULLEND]]
+// CHECK-NOT:   mask {
+// CHECK:       attnc.online_attention
+// CHECK:     scf.for %{{.*}} = %[[FULLEND]] to %[[END]]
+// CHECK:       attnc.online_attention {{.*}} mask {
+func.func @window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %w = arith.constant 1024 : index
+    %d = arith.subi %i, %j : index
+    %near = arith.cmpi slt, %d, %w : index
+    %causal = arith.cmpi sle, %j, %i : index
+    %keep = arith.andi %causal, %near : i1
+    attnc.yield %keep : i1
+  }
+  return %0 : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// Prefix-LM (keys < 1000 or causal): hi(i) = max(i, 999), lo unbounded, so
+// every tile from 0 is visited and the tiles up to hi of the first row are
+// unmasked.
+// CHECK-LABEL: func.func @prefix
+// CHECK:     affine.max affine_map<(d0) -> (d0 * 128, 999)>
+// CHECK:     affine.max affine_map<(d0, d1) -> (d0 + d1 * 128 - 1, 999)>
+// CHECK:     scf.for
+// CHECK:       mask {
+// CHECK:     scf.for
+// CHECK-NOT:   mask {
+// CHECK:     scf.for
+// CHECK:       mask {
+func.func @prefix(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %n = arith.constant 1000 : index
+    %p = arith.cmpi slt, %j, %n : index
+    %c = arith.cmpi sle, %j, %i : index
+    %keep = arith.ori %c, %p : i1
+    attnc.yield %keep : i1
+  }
+  return %0 : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// Chunks of 512, causal inside: lo(i) = 512 (i floordiv 512), hi(i) =
+// min(lo(i) + 511, i); a query tile of 128 rows starts its K/V loop at
+// tile 8 (t floordiv 4).
+// CHECK-LABEL: func.func @chunks
+// CHECK:     affine.min affine_map<(d0) -> ((d0 floordiv 4) * 512 + 511, d0 * 128)>
+// CHECK:     affine.max affine_map<(d0) -> ((d0 floordiv 4) * 8, 0)>
+// CHECK-COUNT-3: scf.for %
+func.func @chunks(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %n = arith.constant 512 : index
+    %cj = arith.floordivsi %j, %n : index
+    %ci = arith.floordivsi %i, %n : index
+    %same = arith.cmpi eq, %ci, %cj : index
+    %c = arith.cmpi sle, %j, %i : index
+    %keep = arith.andi %same, %c : i1
+    attnc.yield %keep : i1
+  }
+  return %0 : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// Attention sinks plus a window (keys < 4, or keys in [i - 255, i]): two
+// intervals with a gap, so only their hull (from key 0 to the last row's
+// diagonal) bounds the loop and no tile is proven fully visible: one masked
+// loop over the hull.
+// CHECK-LABEL: func.func @sinks
+// CHECK:     affine.max affine_map<(d0, d1) -> (3, d0 + d1 * 128 - 1)>
+// CHECK:     %[[FIRST:.*]] = affine.min affine_map<()[s0] -> (0, s0 ceildiv 64)>
+// CHECK:     %[[END:.*]] = affine.min affine_map<(d0)[s0] -> (d0, s0 ceildiv 64)>
+// CHECK:     scf.for %{{.*}} = %[[FIRST]] to %[[END]]
+// CHECK:       mask {
+// CHECK-NOT: scf.for %
+func.func @sinks(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %four = arith.constant 4 : index
+    %w = arith.constant 256 : index
+    %sink = arith.cmpi slt, %j, %four : index
+    %d = arith.subi %i, %j : index
+    %near = arith.cmpi slt, %d, %w : index
+    %c = arith.cmpi sle, %j, %i : index
+    %win = arith.andi %c, %near : i1
+    %keep = arith.ori %sink, %win : i1
+    attnc.yield %keep : i1
+  }
+  return %0 : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// |i - j| <= 256 through max(x, -x) has no interval form here: one loop
+// over every K/V tile, each masked.
+// CHECK-LABEL: func.func @no_interval
+// CHECK:       scf.for %{{.*}} = %c0{{.*}} to
+// CHECK:       mask {
+// CHECK-NOT:   scf.for %
+func.func @no_interval(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %w = arith.constant 256 : index
+    %z = arith.constant 0 : index
+    %d = arith.subi %i, %j : index
+    %n = arith.subi %z, %d : index
+    %a = arith.maxsi %d, %n : index
+    %keep = arith.cmpi sle, %a, %w : index
+    attnc.yield %keep : i1
+  }
+  return %0 : tensor<?x?x?x64xbf16>
+}
