@@ -141,9 +141,13 @@ def bias_dropout_layernorm(x, bias, gamma, beta, p: float, seed: int,
     return y.reshape(x.shape), keep
 
 
-def attention(q, k, v, scale: float, causal: bool, low=None):
+def attention(q, k, v, scale: float, causal, low=None, score_mod=None):
     """Attention over [B, H, Sq, d] / [B, Hkv, Skv, d] (GQA: H a multiple of
     Hkv; causal is top-left: key j is visible to query i iff j <= i).
+
+    causal may also be a function of the index tensors (i [Sq, 1], j [1, Skv])
+    returning the boolean mask of visible keys, and score_mod a function of
+    the scaled scores applied before the mask (a softcap, say).
 
     low=None: float64 reference. low=<torch dtype>: the naive computation in
     that precision (scale folded into Q, scores and softmax in the low type,
@@ -162,7 +166,13 @@ def attention(q, k, v, scale: float, causal: bool, low=None):
         q, k, v = q.to(low), k.to(low), v.to(low)
         s = torch.matmul(q * scale, k.transpose(-1, -2))
     Sq, Skv = q.shape[2], k.shape[2]
-    if causal:
+    if score_mod is not None:
+        s = score_mod(s)
+    if callable(causal):
+        i = torch.arange(Sq, device=q.device)[:, None]
+        j = torch.arange(Skv, device=q.device)[None, :]
+        s = s.masked_fill(~causal(i, j), float("-inf"))
+    elif causal:
         # True (or "top_left"): key j visible to query i iff j <= i;
         # "bottom_right": iff j <= i + Skv - Sq (the last query sees the
         # last key).
@@ -176,8 +186,8 @@ def attention(q, k, v, scale: float, causal: bool, low=None):
     return torch.matmul(p.to(v.dtype), v), lse
 
 
-def attention_chunked(q, k, v, scale: float, causal: bool, low=None,
-                      max_bytes: int = 2 << 30):
+def attention_chunked(q, k, v, scale: float, causal, low=None,
+                      max_bytes: int = 2 << 30, score_mod=None):
     """attention() over groups of (batch, head) pairs so that the score
     matrix of one group stays under MAX_BYTES (float64 scores)."""
     import torch
@@ -198,7 +208,8 @@ def attention_chunked(q, k, v, scale: float, causal: bool, low=None,
             h1 = min(H, h0 + group)
             kv0, kv1 = h0 // rep, (h1 + rep - 1) // rep
             ob, lb = attention(q[b:b + 1, h0:h1], k[b:b + 1, kv0:kv1],
-                               v[b:b + 1, kv0:kv1], scale, causal, low)
+                               v[b:b + 1, kv0:kv1], scale, causal, low,
+                               score_mod)
             o[b:b + 1, h0:h1] = ob
             lse[b:b + 1, h0:h1] = lb
     return o, lse

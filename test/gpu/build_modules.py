@@ -162,6 +162,118 @@ STATIC_ATTENTION = {
 }
 
 
+# Masks and score modifiers written as tensor code (the masks issue): the
+# graph's lines after %ss (the scaled scores), and the same mask and
+# modifier for run_tests.py's float64 reference, as functions of the index
+# tensors i [Sq, 1], j [1, Skv] and of the scores.
+I64 = "tensor<?x?x?x?xi64>"
+I1 = "tensor<?x?x?x?xi1>"
+F32 = "tensor<?x?x?x?xf32>"
+_IOTAS = f"""\
+  %rows = attnc.iota %ss {{dimension = 2 : i64}} : {F32} -> {I64}
+  %cols = attnc.iota %ss {{dimension = 3 : i64}} : {F32} -> {I64}
+"""
+
+
+def _const(name, v):
+    return f"  %{name} = arith.constant dense<{v}> : tensor<i64>\n"
+
+
+def _bin(op, out, a, b, ta=I64, tb=I64, tr=I64):
+    return f"  %{out} = attnc.{op} %{a}, %{b} : {ta}, {tb} -> {tr}\n"
+
+
+def _cmp(pred, out, a, b, tb=I64):
+    return f"  %{out} = attnc.cmp {pred}, %{a}, %{b} : {I64}, {tb} -> {I1}\n"
+
+
+_CAUSAL = _cmp("le", "causal", "cols", "rows")
+MASK_VARIANTS = {
+    # name: (d, dtype, graph lines ending in %keep, reference mask, softcap)
+    "attn_mask_window256": (
+        64, "bf16", _IOTAS + _CAUSAL + _bin("sub", "dist", "rows", "cols")
+        + _const("w", 256) + _cmp("lt", "near", "dist", "w", "tensor<i64>")
+        + _bin("and", "keep", "causal", "near", I1, I1, I1),
+        lambda i, j: (j <= i) & (i - j < 256), None),
+    "attn_mask_prefix100": (
+        128, "f16", _IOTAS + _CAUSAL + _const("n", 100)
+        + _cmp("lt", "pre", "cols", "n", "tensor<i64>")
+        + _bin("or", "keep", "causal", "pre", I1, I1, I1),
+        lambda i, j: (j <= i) | (j < 100), None),
+    "attn_mask_chunk128": (
+        64, "bf16", _IOTAS + _CAUSAL + _const("chunk", 128)
+        + _bin("div", "rc", "rows", "chunk", I64, "tensor<i64>")
+        + _bin("div", "cc", "cols", "chunk", I64, "tensor<i64>")
+        + _cmp("eq", "same", "rc", "cc")
+        + _bin("and", "keep", "same", "causal", I1, I1, I1),
+        lambda i, j: (j <= i) & (i // 128 == j // 128), None),
+    "attn_mask_band": (
+        128, "bf16", _IOTAS + _bin("sub", "rel", "cols", "rows")
+        + _const("lo", -64) + _const("hi", 32)
+        + _cmp("ge", "a", "rel", "lo", "tensor<i64>")
+        + _cmp("le", "b", "rel", "hi", "tensor<i64>")
+        + _bin("and", "keep", "a", "b", I1, I1, I1),
+        lambda i, j: (j - i >= -64) & (j - i <= 32), None),
+    "attn_mask_sinks": (
+        64, "f16", _IOTAS + _CAUSAL + _bin("sub", "dist", "rows", "cols")
+        + _const("w", 128) + _cmp("lt", "near", "dist", "w", "tensor<i64>")
+        + _bin("and", "win", "causal", "near", I1, I1, I1)
+        + _const("four", 4) + _cmp("lt", "sink", "cols", "four", "tensor<i64>")
+        + _bin("or", "keep", "sink", "win", I1, I1, I1),
+        lambda i, j: (j < 4) | ((j <= i) & (i - j < 128)), None),
+    "attn_mask_abs50": (
+        64, "bf16", _IOTAS + _bin("sub", "dist", "rows", "cols")
+        + f"  %a = attnc.abs %dist : {I64}\n" + _const("w", 50)
+        + _cmp("le", "keep", "a", "w", "tensor<i64>"),
+        lambda i, j: (i - j).abs() <= 50, None),
+    "attn_softcap30_causal": (
+        128, "bf16", _IOTAS + _CAUSAL.replace("%causal", "%keep"),
+        lambda i, j: j <= i, 30.0),
+    # The masks benchmark's variants (bench/masks.py), hd128 bf16.
+    "attn_mask_window1024_d128": (
+        128, "bf16", _IOTAS + _CAUSAL + _bin("sub", "dist", "rows", "cols")
+        + _const("w", 1024) + _cmp("lt", "near", "dist", "w", "tensor<i64>")
+        + _bin("and", "keep", "causal", "near", I1, I1, I1),
+        lambda i, j: (j <= i) & (i - j < 1024), None),
+    "attn_mask_prefix1000_d128": (
+        128, "bf16", _IOTAS + _CAUSAL + _const("n", 1000)
+        + _cmp("lt", "pre", "cols", "n", "tensor<i64>")
+        + _bin("or", "keep", "causal", "pre", I1, I1, I1),
+        lambda i, j: (j <= i) | (j < 1000), None),
+    "attn_softcap50_causal_d128": (
+        128, "bf16", _IOTAS + _CAUSAL.replace("%causal", "%keep"),
+        lambda i, j: j <= i, 50.0),
+}
+
+
+def mask_variant_text(name):
+    d, t, lines, _, cap = MASK_VARIANTS[name]
+    scores = "%ss"
+    pre = ""
+    if cap is not None:
+        pre = (f"  %cap = arith.constant dense<{cap}> : tensor<f32>\n"
+               f"  %sd = attnc.div %ss, %cap : {F32}, tensor<f32> -> {F32}\n"
+               f"  %th = attnc.tanh %sd : {F32}\n"
+               f"  %sc = attnc.mul %th, %cap : {F32}, tensor<f32> -> {F32}\n")
+        scores = "%sc"
+        lines = lines.replace("%ss {", "%sc {").replace(
+            f": {F32} -> {I64}", f": {F32} -> {I64}")
+    tt = f"tensor<?x?x?x{d}x{t}>"
+    return f"""\
+func.func @attn(%q: {tt}, %k: {tt}, %v: {tt}) -> {tt} {{
+  %s = attnc.matmul %q, %k {{transpose_b}} : {tt}, {tt} -> {F32}
+  %c = arith.constant dense<{1.0 / math.sqrt(d)}> : tensor<f32>
+  %ss = attnc.mul %s, %c : {F32}, tensor<f32> -> {F32}
+{pre}{lines}  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = attnc.select %keep, {scores}, %ninf : {I1}, {F32}, tensor<f32> -> {F32}
+  %p = attnc.softmax %m : {F32}
+  %pb = attnc.cast %p : {F32} to tensor<?x?x?x?x{t}>
+  %o = attnc.matmul %pb, %v : tensor<?x?x?x?x{t}>, {tt} -> {tt}
+  return %o : {tt}
+}}
+"""
+
+
 def attention_text(d, t, causal):
     text = ATTN.format(d=d, t=t, scale=1.0 / math.sqrt(d),
                        mask=CAUSAL if causal else FULL)
@@ -178,6 +290,8 @@ def sources():
     src["attn_gqa_ri"] = GQA_RI
     src["attn_d128_bf16_causal_br"] = BOTTOM_RIGHT
     src["attn_d64_f16_causal_rscale"] = RUNTIME_SCALE
+    for name in MASK_VARIANTS:
+        src[name] = mask_variant_text(name)
     for name, (B, H, Sq, Skv, d, t, causal) in STATIC_ATTENTION.items():
         src[name] = gen_graphs.attention_text(
             "attn", [B, H, Sq, d], [B, H, Skv, d], t,

@@ -104,12 +104,22 @@ def make_qkv(B, H, Hkv, Sq, Skv, d, dtype, layout, amp):
     return mk(H, Sq, amp), mk(Hkv, Skv, amp), mk(Hkv, Skv, 1.0)
 
 
-def check_attention(kern, B, H, Hkv, Sq, Skv, layout, amp):
+def check_attention(kern, B, H, Hkv, Sq, Skv, layout, amp, variant=None):
     d = int(kern.attr("head_dim"))
     scale = float(kern.attr("scale"))
     mask = kern.attr("mask")
-    causal = {"none": False, "causal": True,
-              "causal_bottom_right": "bottom_right"}[mask]
+    score_mod = None
+    if variant is not None:
+        # A mask / modifier written in the graph: the reference applies the
+        # same Python definition to the graph's scaled scores (the kernel's
+        # scale attribute may have absorbed a modifier's constant).
+        _, _, _, causal, cap = variant
+        scale = 1.0 / math.sqrt(d)
+        if cap is not None:
+            score_mod = lambda s: cap * torch.tanh(s / cap)  # noqa: E731
+    else:
+        causal = {"none": False, "causal": True,
+                  "causal_bottom_right": "bottom_right"}[mask]
     dtype = DT[kern.inputs[0].dtype]
     q, k, v = make_qkv(B, H, Hkv, Sq, Skv, d, dtype, layout, amp)
     o = nan_like((B, H, Sq, d), dtype)
@@ -122,8 +132,10 @@ def check_attention(kern, B, H, Hkv, Sq, Skv, layout, amp):
         scale *= runtime
     kern(q, k, v, o=o, lse=lse, **scalars)
     torch.cuda.synchronize()
-    o_ref, lse_ref = ref.attention_chunked(q, k, v, scale, causal)
-    o_low, lse_low = ref.attention_chunked(q, k, v, scale, causal, dtype)
+    o_ref, lse_ref = ref.attention_chunked(q, k, v, scale, causal,
+                                           score_mod=score_mod)
+    o_low, lse_low = ref.attention_chunked(q, k, v, scale, causal, dtype,
+                                           score_mod=score_mod)
     nan = bool(torch.isnan(o).any() or torch.isnan(lse).any())
     if o.numel():
         err = (o.double() - o_ref).abs().max().item()
@@ -183,7 +195,7 @@ def generated_cases(kern):
 
 def test_attention(mods, quick):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from build_modules import STATIC_ATTENTION
+    from build_modules import MASK_VARIANTS, STATIC_ATTENTION
     for name, mod in mods.items():
         if not name.startswith("attn"):
             continue
@@ -205,7 +217,8 @@ def test_attention(mods, quick):
 
             def run():
                 ok, detail = check_attention(kern, B, H, Hkv, Sq, Skv,
-                                             layout, amp)
+                                             layout, amp,
+                                             MASK_VARIANTS.get(name))
                 record("attention", case, ok, detail)
             guarded("attention", case, run)
 

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Masks and score modifiers: attnc's compiled variants against FlexAttention.
+
+Run on the GPU machine after `python3 test/gpu/build_modules.py` (modules in
+WORK/modules): for B=4, H=16, hd128 bf16, S in {4096, 8192}, every variant of
+test/gpu/build_modules.MASK_VARIANTS named in VARIANTS, plus attnc's plain
+causal kernel. Each variant's mask and softcap are one Python definition
+there, next to the graph attnc compiled: the same function is Flex's
+mask_mod (and the softcap its score_mod), with the block mask built once
+outside the timing, under torch.compile. TFLOP/s = 4 d B H (visible (i, j)
+pairs, counted exactly) / t; the median of 3 interleaved repetitions.
+
+usage: bench/masks.py [--work .gpuwork] [--json OUT]
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import torch
+from triton.testing import do_bench
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "test/gpu"))
+import attnc  # noqa: E402
+from build_modules import MASK_VARIANTS  # noqa: E402
+
+VARIANTS = {"causal": "attn_d128_bf16_causal",
+            "window1024": "attn_mask_window1024_d128",
+            "prefix1000": "attn_mask_prefix1000_d128",
+            "softcap50_causal": "attn_softcap50_causal_d128"}
+B, H, D = 4, 16, 128
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", default=str(ROOT / ".gpuwork"))
+    ap.add_argument("--json", default="")
+    args = ap.parse_args()
+    from torch.nn.attention.flex_attention import (create_block_mask,
+                                                   flex_attention)
+    flex = torch.compile(flex_attention)
+    rows = []
+    for S in (4096, 8192):
+        q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16)
+                   for _ in range(3))
+        o = torch.empty_like(q)
+        lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
+        i = torch.arange(S, device="cuda")[:, None]
+        j = torch.arange(S, device="cuda")[None, :]
+        for label, module in VARIANTS.items():
+            if module in MASK_VARIANTS:
+                _, _, _, mask_fn, cap = MASK_VARIANTS[module]
+            else:
+                mask_fn, cap = (lambda a, b: b <= a), None
+            pairs = int(mask_fn(i, j).sum().item())
+            flops = 4 * D * B * H * pairs
+            mod = attnc.load(Path(args.work) / "modules" / module)
+            (kern,) = list(mod)
+            plan = kern.plan(q, k, v, o=o, lse=lse)
+
+            def mask_mod(b, h, qi, kj, f=mask_fn):
+                return f(qi, kj)
+            score_mod = None
+            if cap is not None:
+                def score_mod(s, b, h, qi, kj, c=cap):
+                    return c * torch.tanh(s / c)
+            t0 = time.time()
+            block = create_block_mask(mask_mod, None, None, S, S)
+            ref = flex(q, k, v, score_mod=score_mod, block_mask=block)
+            torch.cuda.synchronize()
+            flex_first_s = time.time() - t0
+            plan.launch()
+            torch.cuda.synchronize()
+            diff = (o.float() - ref.float()).abs().max().item()
+            times = {"attnc": [], "flex": []}
+            fns = {"attnc": plan.launch,
+                   "flex": lambda: flex(q, k, v, score_mod=score_mod,
+                                        block_mask=block)}
+            for _ in range(3):
+                for name, fn in fns.items():
+                    times[name].append(do_bench(fn, warmup=25, rep=100,
+                                                return_mode="median"))
+            r = {"variant": label, "S": S, "B": B, "H": H, "d": D,
+                 "visible_pairs": pairs, "max_abs_diff_vs_flex": diff,
+                 "flex_first_call_s": flex_first_s}
+            for name, ts in times.items():
+                r[name] = flops / (sorted(ts)[1] * 1e-3) / 1e12
+            r["ratio"] = r["attnc"] / r["flex"]
+            rows.append(r)
+            print(f"S={S} {label:18} attnc {r['attnc']:6.1f}  flex "
+                  f"{r['flex']:6.1f} TFLOP/s  x{r['ratio']:.2f}  "
+                  f"|diff| {diff:.1e}  flex first call {flex_first_s:.1f} s",
+                  flush=True)
+        for S_rows in [x for x in rows if x["S"] == S]:
+            base = next(x for x in rows if x["S"] == S and x["variant"] == "causal")
+            S_rows["vs_attnc_causal"] = S_rows["attnc"] / base["attnc"]
+    info = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+            "commit": os.environ.get("ATTNC_GIT_COMMIT", "unknown")}
+    if args.json:
+        Path(args.json).write_text(json.dumps({"info": info, "rows": rows},
+                                              indent=1))
+
+
+if __name__ == "__main__":
+    main()
