@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
 
@@ -228,6 +229,19 @@ FailureOr<Value> FlashKernelBuilder::cloneRegion(Region &r,
       if (failed(outer))
         return failure();
       m.map(operand, *outer);
+    }
+    // tanh (a softcap) runs once per score: its approximate hardware form,
+    // tanh.approx.f32 (relative error about 2^-11, below bf16's rounding),
+    // as FlashAttention-3 does, instead of libdevice's tanhf (about 20
+    // instructions and a branch). LLVM's NVPTX back-end selects it for
+    // llvm.tanh with the afn flag.
+    if (auto tanh = dyn_cast<math::TanhOp>(op); tanh && tanh.getType().isF32()) {
+      auto approx = LLVM::TanhOp::create(
+          b, loc, m.lookup(tanh.getOperand()),
+          LLVM::FastmathFlagsAttr::get(b.getContext(),
+                                       LLVM::FastmathFlags::afn));
+      m.map(tanh.getResult(), approx.getResult());
+      continue;
     }
     b.clone(op, m);
   }
