@@ -215,7 +215,7 @@ func.func @kv32(%q: tensor<1x2x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: te
 // CHECK: scf.for
 // CHECK: nvvm.mma.sync
 // CHECK: arith.mulf
-// CHECK: math.tanh
+// CHECK: llvm.intr.tanh(%{{.*}}) {fastmathFlags = #llvm.fastmath<afn>}
 func.func @softcap(%q: tensor<1x2x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>, %rs: f32) -> tensor<1x2x128x64xbf16> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
