@@ -2,12 +2,20 @@
 // an interval form (lo(i) <= j <= hi(i), non-decreasing): visited tiles,
 // masked at both ends, unmasked in between; and the fallback.
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=64" -mlir-print-local-scope | FileCheck %s
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax | FileCheck %s --check-prefix=DEFAULT
 
 // A sliding window of 1024 keys (keys [i - 1023, i]): per query tile of
 // rows [128 t, 128 t + m - 1], K/V tiles of 64 from the one holding key
 // 128 t - 1023 (2 t - 16, at least 0) to the one holding the last row's
 // key; unmasked from the first tile whose first key is >= the last row's
 // lo (ceildiv) to the last tile whose last key is <= 128 t (2 t).
+// With the target's tiles, a window shorter than 8 query tiles halves the
+// query tile (the masked fringe of each tile is block_q + block_kv keys);
+// the prefix mask keeps the default.
+// DEFAULT-LABEL: func.func @window
+// DEFAULT: attnc.flash_config = #attnc.flash_config<block_q = 128,
+// DEFAULT-LABEL: func.func @prefix
+// DEFAULT: attnc.flash_config = #attnc.flash_config<block_q = 256,
 // CHECK-LABEL: func.func @window
 // CHECK:     %[[M:.*]] = affine.min affine_map<(d0)[s0] -> (128, d0 * -128 + s0)>(%[[T:.*]])[%{{.*}}]
 // CHECK:     %[[F0:.*]] = affine.max affine_map<(d0) -> (d0 * 2 - 16, 0)>(%[[T]])
