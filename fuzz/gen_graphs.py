@@ -131,15 +131,21 @@ def attention(rng, name):
     else:
         qs, ks = ["?", "?", "?", d], ["?", "?", "?", d]
     runtime_scale = rng.random() < 0.3
-    mask = rng.choice(["none", "causal", "causal", "bottom_right"])
-    return attention_text(name, qs, ks, dt, mask, runtime_scale)
+    mask = rng.choice(["none", "causal", "causal", "bottom_right", "window",
+                       "prefix", "chunk", "sinks", "band"])
+    if mask in ("window", "prefix", "chunk", "sinks", "band"):
+        mask += ":" + str(rng.choice([1, 16, 64, 100, 1024]))
+    softcap = rng.choice([None, None, None, 30.0, 50.0])
+    return attention_text(name, qs, ks, dt, mask, runtime_scale, softcap)
 
 
-def attention_text(name, qs, ks, dt, mask, runtime_scale=False):
+def attention_text(name, qs, ks, dt, mask, runtime_scale=False, softcap=None):
     """Attention spelled as users write it: QK^T, a constant 1/sqrt(d) or a
-    run-time scale, a mask ("none", "causal" top-left, "bottom_right", which
-    needs static sequence lengths and is top-left otherwise), softmax, P.V.
-    QS and KS are the Q and K/V shapes [B, H, S, d], "?" for dynamic."""
+    run-time scale, a softcap `c * tanh(s / c)`, a mask ("none", "causal"
+    top-left, "bottom_right", which needs static sequence lengths and is
+    top-left otherwise, or "window:N", "prefix:N", "chunk:N", "sinks:N",
+    "band:N" written with index arithmetic), softmax, P.V. QS and KS are the
+    Q and K/V shapes [B, H, S, d], "?" for dynamic."""
     d = qs[3]
     static = "?" not in qs + ks
     ss = [qs[0], qs[1], qs[2], ks[2]]
@@ -157,9 +163,48 @@ def attention_text(name, qs, ks, dt, mask, runtime_scale=False):
                      "tensor<f32>")
     lines.append(f"%ss = attnc.mul %s, %sc : {st}, tensor<f32> -> {st}")
     cur = "%ss"
-    if mask != "none":
-        lines.append(f"%rows = attnc.iota %ss {{dimension = 2 : i64}} : {st} -> {it}")
-        lines.append(f"%cols = attnc.iota %ss {{dimension = 3 : i64}} : {st} -> {it}")
+    if softcap is not None:
+        lines.append(f"%cap = arith.constant dense<{softcap}> : tensor<f32>")
+        lines.append(f"%sd = attnc.div %ss, %cap : {st}, tensor<f32> -> {st}")
+        lines.append(f"%th = attnc.tanh %sd : {st}")
+        lines.append(f"%sm = attnc.mul %th, %cap : {st}, tensor<f32> -> {st}")
+        cur = "%sm"
+    kind, _, n = mask.partition(":")
+    if kind in ("window", "prefix", "chunk", "sinks", "band"):
+        i64 = "tensor<i64>"
+        lines.append(f"%rows = attnc.iota {cur} {{dimension = 2 : i64}} : {st} -> {it}")
+        lines.append(f"%cols = attnc.iota {cur} {{dimension = 3 : i64}} : {st} -> {it}")
+        lines.append(f"%n = arith.constant dense<{n}> : {i64}")
+        lines.append(f"%causal = attnc.cmp le, %cols, %rows : {it}, {it} -> {bt}")
+        if kind in ("window", "sinks"):
+            lines.append(f"%dist = attnc.sub %rows, %cols : {it}, {it} -> {it}")
+            lines.append(f"%near = attnc.cmp lt, %dist, %n : {it}, {i64} -> {bt}")
+            lines.append(f"%keep0 = attnc.and %causal, %near : {bt}, {bt} -> {bt}")
+        elif kind == "prefix":
+            lines.append(f"%pre = attnc.cmp lt, %cols, %n : {it}, {i64} -> {bt}")
+            lines.append(f"%keep0 = attnc.or %causal, %pre : {bt}, {bt} -> {bt}")
+        elif kind == "chunk":
+            lines.append(f"%rc = attnc.div %rows, %n : {it}, {i64} -> {it}")
+            lines.append(f"%cc = attnc.div %cols, %n : {it}, {i64} -> {it}")
+            lines.append(f"%same = attnc.cmp eq, %rc, %cc : {it}, {it} -> {bt}")
+            lines.append(f"%keep0 = attnc.and %same, %causal : {bt}, {bt} -> {bt}")
+        else:  # band: |i - j| <= n
+            lines.append(f"%dist = attnc.sub %rows, %cols : {it}, {it} -> {it}")
+            lines.append(f"%ad = attnc.abs %dist : {it}")
+            lines.append(f"%keep0 = attnc.cmp le, %ad, %n : {it}, {i64} -> {bt}")
+        keep = "%keep0"
+        if kind == "sinks":
+            lines.append(f"%four = arith.constant dense<4> : {i64}")
+            lines.append(f"%sink = attnc.cmp lt, %cols, %four : {it}, {i64} -> {bt}")
+            lines.append(f"%keep = attnc.or %sink, %keep0 : {bt}, {bt} -> {bt}")
+            keep = "%keep"
+        lines.append("%ninf = arith.constant dense<0xFF800000> : tensor<f32>")
+        lines.append(f"%m = attnc.select {keep}, {cur}, %ninf : {bt}, {st}, "
+                     f"tensor<f32> -> {st}")
+        cur = "%m"
+    elif mask != "none":
+        lines.append(f"%rows = attnc.iota {cur} {{dimension = 2 : i64}} : {st} -> {it}")
+        lines.append(f"%cols = attnc.iota {cur} {{dimension = 3 : i64}} : {st} -> {it}")
         lhs = "%rows"
         if mask == "bottom_right" and static:
             lines.append(f"%delta = arith.constant dense<{ks[2] - qs[2]}> : "
@@ -169,7 +214,7 @@ def attention_text(name, qs, ks, dt, mask, runtime_scale=False):
             lhs = "%rs"
         lines.append(f"%keep = attnc.cmp ge, {lhs}, %cols : {it}, {it} -> {bt}")
         lines.append("%ninf = arith.constant dense<0xFF800000> : tensor<f32>")
-        lines.append(f"%m = attnc.select %keep, %ss, %ninf : {bt}, {st}, "
+        lines.append(f"%m = attnc.select %keep, {cur}, %ninf : {bt}, {st}, "
                      f"tensor<f32> -> {st}")
         cur = "%m"
     lines.append(f"%p = attnc.softmax {cur} : {st}")
@@ -177,8 +222,27 @@ def attention_text(name, qs, ks, dt, mask, runtime_scale=False):
     lines.append(f"%pb = attnc.cast %p : {st} to {pt}")
     lines.append(f"%o = attnc.matmul %pb, %v : {pt}, {kt} -> {ot}")
     lines.append(f"return %o : {ot}")
-    return (f"func.func @{name}({', '.join(args)})\n    -> ({ot} "
+    effective = mask
+    if mask == "bottom_right" and not static:
+        effective = "causal"
+    # What was generated, for the differential test's reference.
+    header = f"// attnc-gen: mask={effective} softcap={softcap}\n"
+    return (header + f"func.func @{name}({', '.join(args)})\n    -> ({ot} "
             f"{{attnc.name = \"o\"}}) {{\n  " + "\n  ".join(lines) + "\n}\n")
+
+
+def reference_mask(spec):
+    """The mask a `// attnc-gen: mask=...` header names, as the float64
+    reference of the GPU tests takes it: False, True (top-left causal),
+    "bottom_right", or a function of the index tensors (i [Sq, 1], j [1, Skv])."""
+    kind, _, n = spec.partition(":")
+    n = int(n or 0)
+    return {"none": False, "causal": True, "bottom_right": "bottom_right",
+            "window": lambda i, j: (j <= i) & (i - j < n),
+            "prefix": lambda i, j: (j <= i) | (j < n),
+            "chunk": lambda i, j: (j <= i) & (i // n == j // n),
+            "sinks": lambda i, j: (j < 4) | ((j <= i) & (i - j < n)),
+            "band": lambda i, j: (i - j).abs() <= n}[kind]
 
 
 def main():

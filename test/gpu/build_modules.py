@@ -12,6 +12,7 @@ and small chains for bitwise dropout masks and p = 0.
 """
 
 import argparse
+import json
 import math
 import os
 import shutil
@@ -361,6 +362,11 @@ def compile_generated(args, out):
                            capture_output=True, text=True)
         if r.returncode == 0:
             compiled += 1
+            # The generator's header says what the graph computes.
+            header = path.read_text().splitlines()[0]
+            spec = dict(kv.split("=", 1) for kv in
+                        header.removeprefix("// attnc-gen: ").split())
+            (mdir / "generated.json").write_text(json.dumps(spec))
         elif r.returncode == 1 and "error:" in r.stderr:
             refused += 1
         else:

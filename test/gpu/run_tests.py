@@ -195,14 +195,21 @@ def generated_cases(kern):
 
 def test_attention(mods, quick):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from build_modules import MASK_VARIANTS, STATIC_ATTENTION
+    from build_modules import MASK_VARIANTS, STATIC_ATTENTION, gen_graphs
     for name, mod in mods.items():
         if not name.startswith("attn"):
             continue
         (kern,) = list(mod)
         cases = attn_cases(quick)
+        variant = MASK_VARIANTS.get(name)
         if name.startswith("attn_gen_"):  # the differential test
             cases = generated_cases(kern)
+            spec_file = Path(mod.directory) / "generated.json"
+            if spec_file.exists():
+                spec = json.loads(spec_file.read_text())
+                cap = None if spec["softcap"] == "None" else float(spec["softcap"])
+                variant = (None, None, None,
+                           gen_graphs.reference_mask(spec["mask"]), cap)
         elif name in STATIC_ATTENTION:  # compiled for one shape only
             B, H, Sq, Skv = STATIC_ATTENTION[name][:4]
             cases = [(B, H, H, Sq, Skv, "bhsd", 1),
@@ -217,8 +224,7 @@ def test_attention(mods, quick):
 
             def run():
                 ok, detail = check_attention(kern, B, H, Hkv, Sq, Skv,
-                                             layout, amp,
-                                             MASK_VARIANTS.get(name))
+                                             layout, amp, variant)
                 record("attention", case, ok, detail)
             guarded("attention", case, run)
 

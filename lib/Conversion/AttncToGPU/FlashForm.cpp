@@ -42,6 +42,17 @@ static std::optional<int64_t> upperBound(OpFoldResult size) {
   return *ub;
 }
 
+/// True when `v` provably takes a single value (a constant, or an index of a
+/// one-iteration loop).
+static bool isSingleValued(OpFoldResult v) {
+  if (getConstantIntValue(v))
+    return true;
+  FailureOr<int64_t> lb = ValueBoundsConstraintSet::computeConstantBound(
+      presburger::BoundType::LB, ValueBoundsConstraintSet::Variable(v));
+  std::optional<int64_t> ub = upperBound(v);
+  return succeeded(lb) && ub && *lb == *ub;
+}
+
 /// True when `a` and `b` provably hold the same index.
 static bool provablyEqual(const ValueBoundsConstraintSet::Variable &a,
                           const ValueBoundsConstraintSet::Variable &b) {
@@ -73,14 +84,23 @@ static LogicalResult checkTileSlice(tensor::ExtractSliceOp slice,
 }
 
 /// The rows of a tile slice: `block` rows, or (for the one tile of a
-/// statically shorter sequence) all of them.
+/// statically shorter sequence) all of them; with `tail`, also fewer rows
+/// than `block` in a tile of computed size or at a single offset (the
+/// tail tile of a K/V loop that canonicalization narrowed to the last tiles
+/// of a static sequence; checkKVRows then proves the rows are
+/// min(block, Skv - kv_start)). A constant count below `block` in every
+/// iteration is a tile that disagrees with the config.
 static LogicalResult checkTileRows(tensor::ExtractSliceOp slice, int64_t block,
-                                   StringRef what, StringRef param) {
+                                   StringRef what, StringRef param,
+                                   bool tail = false) {
   OpFoldResult rows = slice.getMixedSizes()[2];
   std::optional<int64_t> ub = upperBound(rows);
   int64_t seq =
       cast<RankedTensorType>(slice.getSource().getType()).getDimSize(2);
-  if (ub == block || (getConstantIntValue(rows) && ub == seq && *ub < block))
+  std::optional<int64_t> c = getConstantIntValue(rows);
+  if (ub == block || (c && ub == seq && *ub < block) ||
+      (tail && ub && *ub > 0 && *ub < block &&
+       (!c || isSingleValued(slice.getMixedOffsets()[2]))))
     return success();
   InFlightDiagnostic diag = slice.emitOpError()
                             << "takes " << what << " tiles of ";
@@ -194,7 +214,8 @@ static LogicalResult readLoop(FlashForm &form, FlashKVLoop &l) {
                             "tensors");
   if (failed(checkTileSlice(l.key, "K")) ||
       failed(checkTileSlice(l.value, "V")) ||
-      failed(checkTileRows(l.key, form.config.getBlockKV(), "K/V", "block_kv")))
+      failed(checkTileRows(l.key, form.config.getBlockKV(), "K/V", "block_kv",
+                           /*tail=*/true)))
     return failure();
   if (form.loops.empty()) {
     form.key = l.key.getSource();
