@@ -114,7 +114,10 @@ def check_attention(kern, B, H, Hkv, Sq, Skv, layout, amp, variant=None):
         # same Python definition to the graph's scaled scores (the kernel's
         # scale attribute may have absorbed a modifier's constant).
         _, _, _, causal, cap = variant
-        scale = 1.0 / math.sqrt(d)
+        # The graph's own constant: 1/sqrt(d), or none (1) when the graph
+        # scales by a run-time argument instead (multiplied in below).
+        has_runtime = any(p.name == "scale" for p in kern.scalars)
+        scale = 1.0 if has_runtime else 1.0 / math.sqrt(d)
         if cap is not None:
             score_mod = lambda s: cap * torch.tanh(s / cap)  # noqa: E731
     else:
