@@ -227,6 +227,22 @@ MASK_VARIANTS = {
         + f"  %a = attnc.abs %dist : {I64}\n" + _const("w", 50)
         + _cmp("le", "keep", "a", "w", "tensor<i64>"),
         lambda i, j: (i - j).abs() <= 50, None),
+    # Bottom-right: the shift Skv - Sq from the operands' extents.
+    "attn_mask_window128_br": (
+        64, "bf16", """\
+  %c2 = arith.constant 2 : index
+  %sq = tensor.dim %q, %c2 : tensor<?x?x?x64xbf16>
+  %skv = tensor.dim %k, %c2 : tensor<?x?x?x64xbf16>
+  %delta = arith.subi %skv, %sq : index
+  %di = arith.index_cast %delta : index to i64
+  %off = tensor.from_elements %di : tensor<i64>
+""" + _IOTAS + _bin("add", "shifted", "rows", "off", I64, "tensor<i64>")
+        + _cmp("ge", "causal", "shifted", "cols")
+        + _bin("sub", "dist", "shifted", "cols") + _const("w", 128)
+        + _cmp("lt", "near", "dist", "w", "tensor<i64>")
+        + _bin("and", "keep", "causal", "near", I1, I1, I1),
+        lambda i, j: ((j <= i + (j.shape[1] - i.shape[0]))
+                      & (i + (j.shape[1] - i.shape[0]) - j < 128)), None),
     "attn_softcap30_causal": (
         128, "bf16", _IOTAS + _CAUSAL.replace("%causal", "%keep"),
         lambda i, j: j <= i, 30.0),

@@ -235,11 +235,12 @@ FailureOr<Value> FlashKernelBuilder::cloneRegion(Region &r,
     // as FlashAttention-3 does, instead of libdevice's tanhf (about 20
     // instructions and a branch). LLVM's NVPTX back-end selects it for
     // llvm.tanh with the afn flag.
-    if (auto tanh = dyn_cast<math::TanhOp>(op); tanh && tanh.getType().isF32()) {
-      auto approx = LLVM::TanhOp::create(
-          b, loc, m.lookup(tanh.getOperand()),
-          LLVM::FastmathFlagsAttr::get(b.getContext(),
-                                       LLVM::FastmathFlags::afn));
+    if (auto tanh = dyn_cast<math::TanhOp>(op);
+        tanh && tanh.getType().isF32()) {
+      auto approx =
+          LLVM::TanhOp::create(b, loc, m.lookup(tanh.getOperand()),
+                               LLVM::FastmathFlagsAttr::get(
+                                   b.getContext(), LLVM::FastmathFlags::afn));
       m.map(tanh.getResult(), approx.getResult());
       continue;
     }

@@ -145,3 +145,35 @@ func.func @no_interval(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v:
   }
   return %0 : tensor<?x?x?x64xbf16>
 }
+
+// -----
+
+// A bottom-right sliding window (keys [i + Skv - Sq - 127, i + Skv - Sq]), its
+// shift an i64 computed above the op and cast in the region: the bounds take
+// the shift as a symbol, cast to index outside the region (a cast inside
+// would not dominate the loop bounds).
+// CHECK-LABEL: func.func @bottom_right_window
+// CHECK:     %[[OFF:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK:     scf.forall
+// CHECK:       %[[S:.*]] = arith.index_cast %[[OFF]] : i64 to index
+// CHECK:       affine.apply affine_map<(d0)[s0] -> (d0 * 128 + s0 - 127)>(%{{.*}})[%[[S]]]
+// CHECK-COUNT-3: scf.for %
+func.func @bottom_right_window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %c2 = arith.constant 2 : index
+  %sq = tensor.dim %q, %c2 : tensor<?x?x?x64xbf16>
+  %skv = tensor.dim %k, %c2 : tensor<?x?x?x64xbf16>
+  %d = arith.subi %skv, %sq : index
+  %off = arith.index_cast %d : index to i64
+  %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %o = arith.index_cast %off : i64 to index
+    %w = arith.constant 128 : index
+    %si = arith.addi %i, %o : index
+    %c = arith.cmpi sle, %j, %si : index
+    %dist = arith.subi %si, %j : index
+    %near = arith.cmpi slt, %dist, %w : index
+    %keep = arith.andi %c, %near : i1
+    attnc.yield %keep : i1
+  }
+  return %0 : tensor<?x?x?x64xbf16>
+}

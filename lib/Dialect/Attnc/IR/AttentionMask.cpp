@@ -138,9 +138,10 @@ struct IntervalAnalysis {
     } else if (auto c = v.getDefiningOp<arith::ConstantIndexOp>()) {
       e = getAffineConstantExpr(c.value(), ctx);
     } else if (auto cast = v.getDefiningOp<arith::IndexCastOp>()) {
-      // An outer i64 scalar: the symbol is the cast, rebuilt outside.
+      // An outer integer scalar cast in the region: the symbol is the outer
+      // value (whoever evaluates the bound casts it outside).
       if (!region.isAncestor(cast.getIn().getParentRegion()))
-        e = symbolFor(v);
+        e = symbolFor(cast.getIn());
     } else if (auto add = v.getDefiningOp<arith::AddIOp>()) {
       AffineExpr l = index(add.getLhs()), r = index(add.getRhs());
       if (l && r)

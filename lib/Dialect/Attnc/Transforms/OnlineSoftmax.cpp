@@ -302,7 +302,11 @@ OpFoldResult FlashFormBuilder::evaluate(const KeyBound &bound,
   if (bound.kind == KeyBound::Kind::Affine) {
     SmallVector<OpFoldResult> operands = {row};
     for (Value s : interval->symbols)
-      operands.push_back(s);
+      operands.push_back(
+          s.getType().isIndex()
+              ? s
+              : arith::IndexCastOp::create(b, loc, b.getIndexType(), s)
+                    .getResult());
     auto map = AffineMap::get(1, interval->symbols.size(), bound.expr, ctx);
     return affine::makeComposedFoldedAffineApply(b, loc, map, operands);
   }
@@ -590,17 +594,15 @@ struct AttncOnlineSoftmaxPass
   /// the fringe masked: for windows shorter than 8 default tiles, half the
   /// default tile (measured on the H200, window 1024 at hd128: 211 -> 244
   /// TFLOP/s at S = 4096).
-  FailureOr<FlashConfigAttr> narrowForWindow(AttentionOp op,
-                                             FlashConfigAttr config,
-                                             int64_t headDim) {
+  FailureOr<FlashConfigAttr>
+  narrowForWindow(AttentionOp op, FlashConfigAttr config, int64_t headDim) {
     std::optional<KeyInterval> interval = analyzeKeyInterval(op.getMask());
     if (!interval || !interval->exact || !interval->lo || !interval->hi ||
         interval->lo->kind != KeyBound::Kind::Affine ||
         interval->hi->kind != KeyBound::Kind::Affine)
       return config;
-    auto span = dyn_cast<AffineConstantExpr>(
-        simplifyAffineExpr(interval->hi->expr - interval->lo->expr, 1,
-                           interval->symbols.size()));
+    auto span = dyn_cast<AffineConstantExpr>(simplifyAffineExpr(
+        interval->hi->expr - interval->lo->expr, 1, interval->symbols.size()));
     int64_t q = config.getBlockQ();
     if (!span || span.getValue() >= 8 * q || q < 128)
       return config;

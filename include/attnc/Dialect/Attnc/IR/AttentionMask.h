@@ -63,7 +63,8 @@ struct KeyBound {
 struct KeyInterval {
   std::shared_ptr<KeyBound> lo, hi;
   bool exact = true;
-  /// Values defined above the region that the bounds' symbols stand for.
+  /// Values defined above the region that the bounds' symbols stand for:
+  /// index values, or integers the region casts to index.
   llvm::SmallVector<mlir::Value> symbols;
 };
 
