@@ -132,8 +132,8 @@ def attention(rng, name):
         qs, ks = ["?", "?", "?", d], ["?", "?", "?", d]
     runtime_scale = rng.random() < 0.3
     mask = rng.choice(["none", "causal", "causal", "bottom_right", "window",
-                       "prefix", "chunk", "sinks", "band"])
-    if mask in ("window", "prefix", "chunk", "sinks", "band"):
+                       "prefix", "chunk", "sinks", "band", "brwindow"])
+    if mask in ("window", "prefix", "chunk", "sinks", "band", "brwindow"):
         mask += ":" + str(rng.choice([1, 16, 64, 100, 1024]))
     softcap = rng.choice([None, None, None, 30.0, 50.0])
     return attention_text(name, qs, ks, dt, mask, runtime_scale, softcap)
@@ -144,8 +144,9 @@ def attention_text(name, qs, ks, dt, mask, runtime_scale=False, softcap=None):
     run-time scale, a softcap `c * tanh(s / c)`, a mask ("none", "causal"
     top-left, "bottom_right", which needs static sequence lengths and is
     top-left otherwise, or "window:N", "prefix:N", "chunk:N", "sinks:N",
-    "band:N" written with index arithmetic), softmax, P.V. QS and KS are the
-    Q and K/V shapes [B, H, S, d], "?" for dynamic."""
+    "band:N", "brwindow:N" (a bottom-right window, shifted by Skv - Sq from
+    tensor.dim) written with index arithmetic), softmax, P.V. QS and KS are
+    the Q and K/V shapes [B, H, S, d], "?" for dynamic."""
     d = qs[3]
     static = "?" not in qs + ks
     ss = [qs[0], qs[1], qs[2], ks[2]]
@@ -170,26 +171,36 @@ def attention_text(name, qs, ks, dt, mask, runtime_scale=False, softcap=None):
         lines.append(f"%sm = attnc.mul %th, %cap : {st}, tensor<f32> -> {st}")
         cur = "%sm"
     kind, _, n = mask.partition(":")
-    if kind in ("window", "prefix", "chunk", "sinks", "band"):
+    if kind in ("window", "prefix", "chunk", "sinks", "band", "brwindow"):
         i64 = "tensor<i64>"
-        lines.append(f"%rows = attnc.iota {cur} {{dimension = 2 : i64}} : {st} -> {it}")
+        lines.append(f"%rows0 = attnc.iota {cur} {{dimension = 2 : i64}} : {st} -> {it}")
         lines.append(f"%cols = attnc.iota {cur} {{dimension = 3 : i64}} : {st} -> {it}")
         lines.append(f"%n = arith.constant dense<{n}> : {i64}")
-        lines.append(f"%causal = attnc.cmp le, %cols, %rows : {it}, {it} -> {bt}")
-        if kind in ("window", "sinks"):
-            lines.append(f"%dist = attnc.sub %rows, %cols : {it}, {it} -> {it}")
+        rows = "%rows0"
+        if kind == "brwindow":
+            lines.append("%c2 = arith.constant 2 : index")
+            lines.append(f"%sq = tensor.dim %q, %c2 : {qt}")
+            lines.append(f"%skv = tensor.dim %k, %c2 : {kt}")
+            lines.append("%delta = arith.subi %skv, %sq : index")
+            lines.append("%di = arith.index_cast %delta : index to i64")
+            lines.append(f"%off = tensor.from_elements %di : {i64}")
+            lines.append(f"%rows = attnc.add %rows0, %off : {it}, {i64} -> {it}")
+            rows = "%rows"
+        lines.append(f"%causal = attnc.cmp le, %cols, {rows} : {it}, {it} -> {bt}")
+        if kind in ("window", "sinks", "brwindow"):
+            lines.append(f"%dist = attnc.sub {rows}, %cols : {it}, {it} -> {it}")
             lines.append(f"%near = attnc.cmp lt, %dist, %n : {it}, {i64} -> {bt}")
             lines.append(f"%keep0 = attnc.and %causal, %near : {bt}, {bt} -> {bt}")
         elif kind == "prefix":
             lines.append(f"%pre = attnc.cmp lt, %cols, %n : {it}, {i64} -> {bt}")
             lines.append(f"%keep0 = attnc.or %causal, %pre : {bt}, {bt} -> {bt}")
         elif kind == "chunk":
-            lines.append(f"%rc = attnc.div %rows, %n : {it}, {i64} -> {it}")
+            lines.append(f"%rc = attnc.div {rows}, %n : {it}, {i64} -> {it}")
             lines.append(f"%cc = attnc.div %cols, %n : {it}, {i64} -> {it}")
             lines.append(f"%same = attnc.cmp eq, %rc, %cc : {it}, {it} -> {bt}")
             lines.append(f"%keep0 = attnc.and %same, %causal : {bt}, {bt} -> {bt}")
         else:  # band: |i - j| <= n
-            lines.append(f"%dist = attnc.sub %rows, %cols : {it}, {it} -> {it}")
+            lines.append(f"%dist = attnc.sub {rows}, %cols : {it}, {it} -> {it}")
             lines.append(f"%ad = attnc.abs %dist : {it}")
             lines.append(f"%keep0 = attnc.cmp le, %ad, %n : {it}, {i64} -> {bt}")
         keep = "%keep0"
@@ -239,6 +250,8 @@ def reference_mask(spec):
     n = int(n or 0)
     return {"none": False, "causal": True, "bottom_right": "bottom_right",
             "window": lambda i, j: (j <= i) & (i - j < n),
+            "brwindow": lambda i, j: ((j <= i + j.shape[1] - i.shape[0])
+                                      & (i + j.shape[1] - i.shape[0] - j < n)),
             "prefix": lambda i, j: (j <= i) | (j < n),
             "chunk": lambda i, j: (j <= i) & (i // n == j // n),
             "sinks": lambda i, j: (j < 4) | ((j <= i) & (i - j < n)),
