@@ -203,9 +203,16 @@ double CostCounter::bytes(Value v) {
   auto shaped = dyn_cast<ShapedType>(v.getType());
   if (!shaped || !shaped.hasRank())
     return 0;
-  // i1 masks take a byte per element in memory.
-  double elementBytes = (shaped.getElementTypeBitWidth() + 7) / 8;
-  return numElements(v) * elementBytes;
+  // i1 masks take a byte per element in memory; index is 64 bits on every
+  // target attnc has. Other element types (complex, ...) have no size the
+  // report knows: they count as 0 bytes rather than guessing.
+  Type element = shaped.getElementType();
+  int64_t bits = 0;
+  if (element.isIndex())
+    bits = 64;
+  else if (element.isIntOrFloat())
+    bits = element.getIntOrFloatBitWidth();
+  return numElements(v) * static_cast<double>((bits + 7) / 8);
 }
 
 double CostCounter::extent(Value v, int64_t dim) {
