@@ -159,24 +159,6 @@ static arith::CmpFPredicate toCmpF(CmpPredicate p) {
   llvm_unreachable("unknown predicate");
 }
 
-static arith::CmpIPredicate toCmpI(CmpPredicate p) {
-  switch (p) {
-  case CmpPredicate::eq:
-    return arith::CmpIPredicate::eq;
-  case CmpPredicate::ne:
-    return arith::CmpIPredicate::ne;
-  case CmpPredicate::lt:
-    return arith::CmpIPredicate::slt;
-  case CmpPredicate::le:
-    return arith::CmpIPredicate::sle;
-  case CmpPredicate::gt:
-    return arith::CmpIPredicate::sgt;
-  case CmpPredicate::ge:
-    return arith::CmpIPredicate::sge;
-  }
-  llvm_unreachable("unknown predicate");
-}
-
 LogicalResult FusionEmitter::emitOp(Operation *op) {
   auto get = [&](Value v) { return value(v); };
   auto binary = [&](auto fn) {
@@ -295,8 +277,8 @@ LogicalResult FusionEmitter::emitOp(Operation *op) {
         bool isInt = c.getLhs().getType().getElementType().isInteger(64);
         return binary([&](Value x, Value y) -> Value {
           if (isInt)
-            return arith::CmpIOp::create(b, loc, toCmpI(c.getPredicate()), x,
-                                         y);
+            return arith::CmpIOp::create(
+                b, loc, toSignedCmpIPredicate(c.getPredicate()), x, y);
           return arith::CmpFOp::create(b, loc, toCmpF(c.getPredicate()), x, y);
         });
       })

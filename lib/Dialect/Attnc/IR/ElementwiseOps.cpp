@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Dialect/Attnc/IR/AttncOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 
@@ -238,4 +239,22 @@ bool attnc::isFusibleElementwiseOp(Operation *op) {
              NotOp, ExpOp, LogOp, NegOp, TanhOp, RsqrtOp, CastOp, IotaOp, CmpOp,
              SelectOp, DropoutOp, ReduceMaxOp, ReduceSumOp, SoftmaxOp,
              LayerNormOp, RmsNormOp>(op);
+}
+
+arith::CmpIPredicate attnc::toSignedCmpIPredicate(CmpPredicate p) {
+  switch (p) {
+  case CmpPredicate::eq:
+    return arith::CmpIPredicate::eq;
+  case CmpPredicate::ne:
+    return arith::CmpIPredicate::ne;
+  case CmpPredicate::lt:
+    return arith::CmpIPredicate::slt;
+  case CmpPredicate::le:
+    return arith::CmpIPredicate::sle;
+  case CmpPredicate::gt:
+    return arith::CmpIPredicate::sgt;
+  case CmpPredicate::ge:
+    return arith::CmpIPredicate::sge;
+  }
+  llvm_unreachable("unknown predicate");
 }

@@ -134,24 +134,6 @@ std::optional<GeneralMask> attnc::matchGeneralMask(Value v) {
   return m;
 }
 
-static arith::CmpIPredicate signedPredicate(CmpPredicate p) {
-  switch (p) {
-  case CmpPredicate::eq:
-    return arith::CmpIPredicate::eq;
-  case CmpPredicate::ne:
-    return arith::CmpIPredicate::ne;
-  case CmpPredicate::lt:
-    return arith::CmpIPredicate::slt;
-  case CmpPredicate::le:
-    return arith::CmpIPredicate::sle;
-  case CmpPredicate::gt:
-    return arith::CmpIPredicate::sgt;
-  case CmpPredicate::ge:
-    return arith::CmpIPredicate::sge;
-  }
-  llvm_unreachable("unknown predicate");
-}
-
 /// The per-element value of `v` in the region whose arguments are `args`
 /// (b, h, i, j), memoized in `memo`.
 static Value emitIndex(OpBuilder &b, Location loc, Value v, ValueRange args,
@@ -201,9 +183,9 @@ static Value emitIndex(OpBuilder &b, Location loc, Value v, ValueRange args,
                   b, loc, x, arith::SubIOp::create(b, loc, zero, x));
             })
             .Case([&](CmpOp op) -> Value {
-              return arith::CmpIOp::create(b, loc,
-                                           signedPredicate(op.getPredicate()),
-                                           get(op.getLhs()), get(op.getRhs()));
+              return arith::CmpIOp::create(
+                  b, loc, toSignedCmpIPredicate(op.getPredicate()),
+                  get(op.getLhs()), get(op.getRhs()));
             })
             .Case([&](AndOp op) -> Value {
               return arith::AndIOp::create(b, loc, get(op.getLhs()),

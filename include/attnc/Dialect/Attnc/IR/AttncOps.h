@@ -21,6 +21,10 @@
 #define GET_OP_CLASSES
 #include "attnc/Dialect/Attnc/IR/AttncOps.h.inc"
 
+namespace mlir::arith {
+enum class CmpIPredicate : uint64_t;
+} // namespace mlir::arith
+
 namespace attnc {
 /// The NumPy broadcast of two shapes (trailing dimensions aligned, static 1
 /// stretches, a dynamic extent is never broadcast), or failure when two
@@ -32,6 +36,10 @@ broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
 /// --attnc-fuse-elementwise gathers: elementwise, broadcast and row ops
 /// (add and sub on floats only).
 bool isFusibleElementwiseOp(mlir::Operation *op);
+
+/// `p` as the signed integer comparison of i64 or index values: positions and
+/// their differences (`i - j`) compare as signed numbers.
+mlir::arith::CmpIPredicate toSignedCmpIPredicate(CmpPredicate p);
 } // namespace attnc
 
 #endif // ATTNC_DIALECT_ATTNC_IR_ATTNCOPS_H
