@@ -189,18 +189,27 @@ def _cmp(pred, out, a, b, tb=I64):
 
 
 _CAUSAL = _cmp("le", "causal", "cols", "rows")
+
+
+def _window(d, t, w):
+    """Causal sliding window of w keys: cols <= rows and rows - cols < w."""
+    return (d, t, _IOTAS + _CAUSAL + _bin("sub", "dist", "rows", "cols")
+            + _const("w", w) + _cmp("lt", "near", "dist", "w", "tensor<i64>")
+            + _bin("and", "keep", "causal", "near", I1, I1, I1),
+            lambda i, j: (j <= i) & (i - j < w), None)
+
+
+def _prefix(d, t, n):
+    """Prefix-LM: every query sees the first n keys, the rest causally."""
+    return (d, t, _IOTAS + _CAUSAL + _const("n", n)
+            + _cmp("lt", "pre", "cols", "n", "tensor<i64>")
+            + _bin("or", "keep", "causal", "pre", I1, I1, I1),
+            lambda i, j: (j <= i) | (j < n), None)
+
 MASK_VARIANTS = {
     # name: (d, dtype, graph lines ending in %keep, reference mask, softcap)
-    "attn_mask_window256": (
-        64, "bf16", _IOTAS + _CAUSAL + _bin("sub", "dist", "rows", "cols")
-        + _const("w", 256) + _cmp("lt", "near", "dist", "w", "tensor<i64>")
-        + _bin("and", "keep", "causal", "near", I1, I1, I1),
-        lambda i, j: (j <= i) & (i - j < 256), None),
-    "attn_mask_prefix100": (
-        128, "f16", _IOTAS + _CAUSAL + _const("n", 100)
-        + _cmp("lt", "pre", "cols", "n", "tensor<i64>")
-        + _bin("or", "keep", "causal", "pre", I1, I1, I1),
-        lambda i, j: (j <= i) | (j < 100), None),
+    "attn_mask_window256": _window(64, "bf16", 256),
+    "attn_mask_prefix100": _prefix(128, "f16", 100),
     "attn_mask_chunk128": (
         64, "bf16", _IOTAS + _CAUSAL + _const("chunk", 128)
         + _bin("div", "rc", "rows", "chunk", I64, "tensor<i64>")
@@ -247,16 +256,8 @@ MASK_VARIANTS = {
         128, "bf16", _IOTAS + _CAUSAL.replace("%causal", "%keep"),
         lambda i, j: j <= i, 30.0),
     # The masks benchmark's variants (bench/masks.py), hd128 bf16.
-    "attn_mask_window1024_d128": (
-        128, "bf16", _IOTAS + _CAUSAL + _bin("sub", "dist", "rows", "cols")
-        + _const("w", 1024) + _cmp("lt", "near", "dist", "w", "tensor<i64>")
-        + _bin("and", "keep", "causal", "near", I1, I1, I1),
-        lambda i, j: (j <= i) & (i - j < 1024), None),
-    "attn_mask_prefix1000_d128": (
-        128, "bf16", _IOTAS + _CAUSAL + _const("n", 1000)
-        + _cmp("lt", "pre", "cols", "n", "tensor<i64>")
-        + _bin("or", "keep", "causal", "pre", I1, I1, I1),
-        lambda i, j: (j <= i) | (j < 1000), None),
+    "attn_mask_window1024_d128": _window(128, "bf16", 1024),
+    "attn_mask_prefix1000_d128": _prefix(128, "bf16", 1000),
     "attn_softcap50_causal_d128": (
         128, "bf16", _IOTAS + _CAUSAL.replace("%causal", "%keep"),
         lambda i, j: j <= i, 50.0),
