@@ -3,14 +3,15 @@
 // RUN: attnc-opt %s -split-input-file --attnc-fuse-attention | FileCheck %s
 
 // A sliding window of 1024 keys, as Mistral writes it: causal and
-// rows - cols < 1024. The region holds both comparisons, signed.
+// rows - cols < 1024. The region holds both comparisons, signed, in the
+// order written (left operand first, whichever compiler built attnc).
 // CHECK-LABEL: func.func @sliding_window
 // CHECK:       attnc.attention {{.*}} mask {
 // CHECK-NEXT:  ^bb0(%{{.*}}: index, %{{.*}}: index, %[[I:.*]]: index, %[[J:.*]]: index):
-// CHECK-NEXT:    %[[W:.*]] = arith.constant 1024 : index
-// CHECK-NEXT:    %[[D:.*]] = arith.subi %[[I]], %[[J]] : index
-// CHECK-NEXT:    %[[NEAR:.*]] = arith.cmpi slt, %[[D]], %[[W]] : index
 // CHECK-NEXT:    %[[C:.*]] = arith.cmpi sle, %[[J]], %[[I]] : index
+// CHECK-NEXT:    %[[D:.*]] = arith.subi %[[I]], %[[J]] : index
+// CHECK-NEXT:    %[[W:.*]] = arith.constant 1024 : index
+// CHECK-NEXT:    %[[NEAR:.*]] = arith.cmpi slt, %[[D]], %[[W]] : index
 // CHECK-NEXT:    %[[K:.*]] = arith.andi %[[C]], %[[NEAR]] : i1
 // CHECK-NEXT:    attnc.yield %[[K]] : i1
 // CHECK-NOT:   attnc.softmax
@@ -39,9 +40,9 @@ func.func @sliding_window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, 
 // CHECK-LABEL: func.func @two_sided_window
 // CHECK:       attnc.attention
 // CHECK:         arith.subi %[[J:.*]], %[[I:.*]] : index
-// CHECK:         arith.cmpi sle
 // CHECK:         arith.constant -128 : index
 // CHECK:         arith.cmpi sge
+// CHECK:         arith.cmpi sle
 // CHECK:         arith.andi
 func.func @two_sided_window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
   %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x?xf32>
@@ -68,8 +69,8 @@ func.func @two_sided_window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>
 // Prefix-LM: the first 1000 keys are seen by every query, the rest causally.
 // CHECK-LABEL: func.func @prefix_lm
 // CHECK:       attnc.attention
-// CHECK:         %[[P:.*]] = arith.cmpi slt, %[[J:.*]], %{{.*}} : index
-// CHECK:         %[[C:.*]] = arith.cmpi sle, %[[J]], %{{.*}} : index
+// CHECK:         %[[C:.*]] = arith.cmpi sle, %[[J:.*]], %{{.*}} : index
+// CHECK:         %[[P:.*]] = arith.cmpi slt, %[[J]], %{{.*}} : index
 // CHECK:         arith.ori %[[C]], %[[P]] : i1
 func.func @prefix_lm(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
   %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x?xf32>

@@ -143,6 +143,12 @@ static Value emitIndex(OpBuilder &b, Location loc, Value v, ValueRange args,
   Type index = b.getIndexType();
   Value result;
   auto get = [&](Value x) { return emitIndex(b, loc, x, args, scores, memo); };
+  // Left operand first, in sequence: the order of arguments in one call is
+  // unspecified in C++, and GCC and Clang would emit the region differently.
+  auto operands = [&](auto op) -> std::pair<Value, Value> {
+    Value l = get(op.getLhs());
+    return {l, get(op.getRhs())};
+  };
   if (std::optional<int64_t> c = splatIndexConstant(v)) {
     result = arith::ConstantIndexOp::create(b, loc, *c);
   } else if (Value scalar = runtimeIndexScalar(v)) {
@@ -153,28 +159,28 @@ static Value emitIndex(OpBuilder &b, Location loc, Value v, ValueRange args,
         llvm::TypeSwitch<Operation *, Value>(def)
             .Case([&](IotaOp iota) { return args[iotaScoreDim(iota, scores)]; })
             .Case([&](AddOp op) -> Value {
-              return arith::AddIOp::create(b, loc, get(op.getLhs()),
-                                           get(op.getRhs()));
+              auto [l, r] = operands(op);
+              return arith::AddIOp::create(b, loc, l, r);
             })
             .Case([&](SubOp op) -> Value {
-              return arith::SubIOp::create(b, loc, get(op.getLhs()),
-                                           get(op.getRhs()));
+              auto [l, r] = operands(op);
+              return arith::SubIOp::create(b, loc, l, r);
             })
             .Case([&](MulOp op) -> Value {
-              return arith::MulIOp::create(b, loc, get(op.getLhs()),
-                                           get(op.getRhs()));
+              auto [l, r] = operands(op);
+              return arith::MulIOp::create(b, loc, l, r);
             })
             .Case([&](DivOp op) -> Value {
-              return arith::FloorDivSIOp::create(b, loc, get(op.getLhs()),
-                                                 get(op.getRhs()));
+              auto [l, r] = operands(op);
+              return arith::FloorDivSIOp::create(b, loc, l, r);
             })
             .Case([&](MinOp op) -> Value {
-              return arith::MinSIOp::create(b, loc, get(op.getLhs()),
-                                            get(op.getRhs()));
+              auto [l, r] = operands(op);
+              return arith::MinSIOp::create(b, loc, l, r);
             })
             .Case([&](MaxOp op) -> Value {
-              return arith::MaxSIOp::create(b, loc, get(op.getLhs()),
-                                            get(op.getRhs()));
+              auto [l, r] = operands(op);
+              return arith::MaxSIOp::create(b, loc, l, r);
             })
             .Case([&](AbsOp op) -> Value {
               Value x = get(op.getInput());
@@ -183,17 +189,17 @@ static Value emitIndex(OpBuilder &b, Location loc, Value v, ValueRange args,
                   b, loc, x, arith::SubIOp::create(b, loc, zero, x));
             })
             .Case([&](CmpOp op) -> Value {
+              auto [l, r] = operands(op);
               return arith::CmpIOp::create(
-                  b, loc, toSignedCmpIPredicate(op.getPredicate()),
-                  get(op.getLhs()), get(op.getRhs()));
+                  b, loc, toSignedCmpIPredicate(op.getPredicate()), l, r);
             })
             .Case([&](AndOp op) -> Value {
-              return arith::AndIOp::create(b, loc, get(op.getLhs()),
-                                           get(op.getRhs()));
+              auto [l, r] = operands(op);
+              return arith::AndIOp::create(b, loc, l, r);
             })
             .Case([&](OrOp op) -> Value {
-              return arith::OrIOp::create(b, loc, get(op.getLhs()),
-                                          get(op.getRhs()));
+              auto [l, r] = operands(op);
+              return arith::OrIOp::create(b, loc, l, r);
             })
             .Case([&](NotOp op) -> Value {
               Value t = arith::ConstantIntOp::create(b, loc, 1, 1);
