@@ -333,15 +333,16 @@ extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize);
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
                                           size_t maxSize, unsigned seed) {
   // Half byte-level (what the parser and verifiers must survive), one in
-  // sixteen one to three token edits of a valid graph of the generator
+  // eight one to three token edits of a valid graph of the generator
   // (what the deep layers must survive: coverage-guided corpora drift
   // towards inputs that fail early), the rest token edits of the input.
   const std::vector<std::string> &bases = validBases();
   unsigned mode = seed % 16;
-  if (mode < 8 || (mode == 8 && bases.empty()))
+  bool restart = mode == 8 || mode == 9;
+  if (mode < 8 || (restart && bases.empty()))
     return LLVMFuzzerMutate(data, size, maxSize);
   std::string out;
-  if (mode == 8) {
+  if (restart) {
     out = bases[(seed / 16) % bases.size()];
     for (unsigned i = 0, n = 1 + (seed / 16) % 3; i < n; ++i)
       out = mutateTokens(out, seed * 2654435761u + i);

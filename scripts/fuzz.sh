@@ -37,8 +37,8 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 BUILD=$(cd "$BUILD" && pwd)
 seeds="$BUILD/seeds"
 rm -rf "$seeds" && python3 fuzz/make_seeds.py "$seeds" >/dev/null
-# Valid graphs of the structured generator: seeds, and the bases that a
-# quarter of the compiler target's mutation chains restart from.
+# Valid graphs of the structured generator: seeds, and the bases that one in
+# eight of the compiler target's mutation chains restart from.
 export ATTNC_FUZZ_BASES="$BUILD/bases"
 rm -rf "$ATTNC_FUZZ_BASES"
 python3 fuzz/gen_graphs.py --seed 7 --count 400 --out "$ATTNC_FUZZ_BASES" >/dev/null
