@@ -81,6 +81,7 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
     tiles.chip = target;
     tiles.blockQ = options.blockQ;
     tiles.blockKV = options.blockKV;
+    tiles.strategy = options.strategy;
     pm.addPass(createAttncOnlineSoftmax(tiles));
   }
   pm.addPass(createCanonicalizerPass());

@@ -175,17 +175,24 @@ SmallVector<StringRef> TargetDescription::getFeatureNames() const {
   return names;
 }
 
-FlashConfigAttr TargetDescription::attentionConfig(MLIRContext *ctx,
-                                                   int64_t headDim,
-                                                   int64_t blockQ,
-                                                   int64_t blockKV) const {
+FlashConfigAttr
+TargetDescription::attentionConfig(MLIRContext *ctx, int64_t headDim,
+                                   int64_t blockQ, int64_t blockKV,
+                                   std::optional<TileStrategy> strategy) const {
+  TileStrategy kind = strategy.value_or(attentionStrategy);
   auto [defaultQ, defaultKV] = attentionTiles(headDim);
+  if (kind == TileStrategy::wgmma) {
+    defaultQ = wgmmaBlockQ;
+    defaultKV = wgmmaBlockKV;
+  }
   int64_t q = blockQ ? blockQ : defaultQ, kv = blockKV ? blockKV : defaultKV;
-  // Tiles of 128 rows and more give each warp two 16-row slabs; smaller
-  // ones one slab, and never fewer than one warp.
+  // mma.sync: tiles of 128 rows and more give each warp two 16-row slabs,
+  // smaller ones one. wgmma: a warp owns the 16 rows of its quarter of a
+  // warpgroup's m64 MMA. Never fewer than one warp.
   int64_t rowsPerWarp =
-      q >= 128 ? attentionRowsPerWarpLarge : attentionRowsPerWarpSmall;
+      kind == TileStrategy::wgmma
+          ? 16
+          : (q >= 128 ? attentionRowsPerWarpLarge : attentionRowsPerWarpSmall);
   int64_t warps = std::max<int64_t>(1, q / rowsPerWarp);
-  return FlashConfigAttr::get(ctx, q, kv, warps, attentionStages,
-                              attentionStrategy);
+  return FlashConfigAttr::get(ctx, q, kv, warps, attentionStages, kind);
 }

@@ -330,6 +330,9 @@ def main():
     ap.add_argument("--compiler", default=str(ROOT / "build/bin/attnc-compile"))
     ap.add_argument("--runtime", default=str(ROOT / "build/lib/libattnc_runtime.so"))
     ap.add_argument("--only", default="")
+    ap.add_argument("--strategy", default="",
+                    help="attention tile strategy for every module "
+                         "(mma_sync, wgmma; default: the target's)")
     ap.add_argument("--generated", type=int, default=0,
                     help="also compile this many attention graphs of "
                          "fuzz/gen_graphs.py (seed 2026) as attn_gen_* "
@@ -348,7 +351,7 @@ def main():
         mdir = out / "modules" / name
         if mdir.exists():
             shutil.rmtree(mdir)
-        r = subprocess.run([args.compiler, str(path), "-o", str(mdir)],
+        r = subprocess.run(compile_command(args, path, mdir),
                            capture_output=True, text=True)
         status = "ok" if r.returncode == 0 else "FAILED"
         print(f"{name:24} {status} {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ''}")
@@ -358,6 +361,13 @@ def main():
     if args.generated:
         compile_generated(args, out)
     sys.exit(1 if failed else 0)
+
+
+def compile_command(args, path, mdir):
+    cmd = [args.compiler, str(path), "-o", str(mdir)]
+    if args.strategy:
+        cmd.append(f"--strategy={args.strategy}")
+    return cmd
 
 
 def compile_generated(args, out):
@@ -375,7 +385,7 @@ def compile_generated(args, out):
     compiled = refused = 0
     for path in sorted(gen.glob("*.mlir")):
         mdir = out / "modules" / f"attn_gen_{path.stem}"
-        r = subprocess.run([args.compiler, str(path), "-o", str(mdir)],
+        r = subprocess.run(compile_command(args, path, mdir),
                            capture_output=True, text=True)
         if r.returncode == 0:
             compiled += 1

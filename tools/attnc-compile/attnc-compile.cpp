@@ -69,6 +69,11 @@ static cl::opt<int64_t> blockQ("block-q", cl::desc("attention query tile"),
                                cl::init(0));
 static cl::opt<int64_t> blockKV("block-kv", cl::desc("attention K/V tile"),
                                 cl::init(0));
+static cl::opt<std::string>
+    strategy("strategy",
+             cl::desc("attention tile strategy: mma_sync or wgmma (sm_90a; "
+                      "default: the target's)"),
+             cl::init(""));
 static cl::opt<int64_t> fusionAccesses(
     "fusion-accesses-per-thread",
     cl::desc("16-byte accesses per thread in the row kernels of fusions"),
@@ -169,6 +174,7 @@ int main(int argc, char **argv) {
     o.target = targetName;
     o.blockQ = blockQ;
     o.blockKV = blockKV;
+    o.strategy = strategy;
     o.cudaRoot = toolkit;
     o.fusionAccessesPerThread = fusionAccesses;
   };

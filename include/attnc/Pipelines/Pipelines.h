@@ -39,6 +39,11 @@ struct AttncPipelineOptions
       *this, "block-kv",
       llvm::cl::desc("key/value rows per attention tile (0: target default)"),
       llvm::cl::init(0)};
+  PassOptions::Option<std::string> strategy{
+      *this, "strategy",
+      llvm::cl::desc("attention tile strategy: mma_sync or wgmma (empty: "
+                     "the target's default)"),
+      llvm::cl::init("")};
   PassOptions::Option<bool> fuseAttention{
       *this, "fuse-attention",
       llvm::cl::desc("run the attention fusion and online-softmax rewrite "

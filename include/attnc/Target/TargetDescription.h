@@ -26,6 +26,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <optional>
 #include <string>
 
 namespace attnc {
@@ -91,6 +92,12 @@ struct TargetDescription {
   int64_t attentionStages = 2;
   /// The tile strategy attention kernels use on this target.
   TileStrategy attentionStrategy = TileStrategy::mma_sync;
+  /// Tiles of the wgmma strategy, any head dimension: two warpgroups of 64
+  /// query rows (256 threads leave each up to 255 registers for the S and
+  /// O accumulators, 64 + 64 at d = 128) and one m64n128 MMA per k step of
+  /// Q K^T.
+  int64_t wgmmaBlockQ = 128;
+  int64_t wgmmaBlockKV = 128;
 
   /// Ceilings the intensity report prices kernels with.
   RooflineModel roofline;
@@ -107,11 +114,12 @@ struct TargetDescription {
             headDim <= 64 ? attentionBlockKVSmallHead : attentionBlockKV};
   }
 
-  /// The kernel configuration for `headDim`, with the tiles given (0: the
-  /// default).
-  FlashConfigAttr attentionConfig(mlir::MLIRContext *ctx, int64_t headDim,
-                                  int64_t blockQ = 0,
-                                  int64_t blockKV = 0) const;
+  /// The kernel configuration for `headDim`, with the tiles and the
+  /// strategy given (0 and none: the target's default).
+  FlashConfigAttr
+  attentionConfig(mlir::MLIRContext *ctx, int64_t headDim, int64_t blockQ = 0,
+                  int64_t blockKV = 0,
+                  std::optional<TileStrategy> strategy = std::nullopt) const;
 };
 
 /// The built-in devices, in the order reports list them: h100, h200, a100.

@@ -119,7 +119,7 @@ struct AttncConvertToGPUPass
                                  fusionAccessesPerThread);
     } else {
       kernel = buildFlashAttentionKernel(b, gpuModule, name,
-                                         cast<scf::ForallOp>(op), abi);
+                                         cast<scf::ForallOp>(op), chip, abi);
     }
     if (failed(kernel)) {
       gpuModule.erase();

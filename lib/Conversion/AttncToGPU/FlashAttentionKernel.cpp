@@ -495,7 +495,8 @@ LogicalResult FlashKernelBuilder::emitEpilogue(OnlineSoftmaxState &st) {
 FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   FlashConfigAttr config = form.config;
   TileShape shape{config.getBlockQ(), config.getBlockKV(), form.headDim,
-                  config.getWarps(),  config.getStages(),  form.elementType};
+                  config.getWarps(),  config.getStages(),  form.elementType,
+                  chip.str()};
   int64_t dv = cast<RankedTensorType>(form.value.getType()).getDimSize(3);
   if (dv != form.headDim)
     return form.loops.front().step.emitOpError()
@@ -601,13 +602,13 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
 FailureOr<gpu::GPUFuncOp>
 attnc::buildFlashAttentionKernel(OpBuilder &b, gpu::GPUModuleOp module,
                                  StringRef name, scf::ForallOp flashForm,
-                                 KernelABI &abi) {
+                                 StringRef chip, KernelABI &abi) {
   if (failed(rerollFlashForm(flashForm)))
     return failure();
   FailureOr<FlashForm> form = analyzeFlashForm(flashForm);
   if (failed(form))
     return failure();
-  FlashKernelBuilder builder(b, *form, name, abi);
+  FlashKernelBuilder builder(b, *form, name, chip, abi);
   // On failure the caller drops the whole gpu.module, half-built kernel
   // included.
   return builder.build(module);

@@ -43,8 +43,9 @@ inline constexpr int64_t kStridedDims = 3;
 class FlashKernelBuilder {
 public:
   FlashKernelBuilder(OpBuilder &b, FlashForm &form, StringRef name,
-                     KernelABI &abi)
-      : b(b), form(form), loc(form.forall.getLoc()), name(name), abi(abi) {}
+                     StringRef chip, KernelABI &abi)
+      : b(b), form(form), loc(form.forall.getLoc()), name(name), chip(chip),
+        abi(abi) {}
 
   FailureOr<gpu::GPUFuncOp> build(gpu::GPUModuleOp module);
 
@@ -94,6 +95,7 @@ private:
   FlashForm &form;
   Location loc;
   StringRef name;
+  StringRef chip;
   KernelABI &abi;
 
   gpu::GPUFuncOp func;

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -85,6 +86,66 @@ Value quadAllReduce(OpBuilder &b, Location loc, Value v, QuadReduction kind) {
             : arith::AddFOp::create(b, loc, v, other).getResult();
   }
   return v;
+}
+
+Value AccumulatorTiles::slotRow(OpBuilder &b, Location loc,
+                                int64_t slot) const {
+  Value off = arith::ConstantIndexOp::create(b, loc,
+                                             (slot / 2) * kM + 8 * (slot % 2));
+  Value r = arith::AddIOp::create(b, loc, w.warpRow0, w.quadRow);
+  return arith::AddIOp::create(b, loc, r, off);
+}
+
+Value AccumulatorTiles::column(OpBuilder &b, Location loc, int64_t e) const {
+  int64_t n = (e / 4) % nTiles;
+  Value two = arith::ConstantIndexOp::create(b, loc, 2);
+  Value c = arith::MulIOp::create(b, loc, w.quadCol, two);
+  Value off = arith::ConstantIndexOp::create(b, loc, n * kN + e % 2);
+  return arith::AddIOp::create(b, loc, c, off);
+}
+
+Value AccumulatorTiles::reduceRow(OpBuilder &b, Location loc, Value v,
+                                  RowReduction kind) const {
+  return quadAllReduce(b, loc, v,
+                       kind == RowReduction::Max ? QuadReduction::Max
+                                                 : QuadReduction::Add);
+}
+
+Value AccumulatorTiles::isRowLeader(OpBuilder &b, Location loc) const {
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, w.quadCol,
+                               arith::ConstantIndexOp::create(b, loc, 0));
+}
+
+void storeAccumulatorRows(OpBuilder &b, Location loc,
+                          const AccumulatorTiles &layout, ArrayRef<Value> acc,
+                          const GlobalTile &o, Type elemType) {
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  int64_t nTiles = layout.getNumTiles();
+  Value col0 = arith::MulIOp::create(b, loc, layout.coords().quadCol, idx(2));
+  for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot) {
+    int64_t sl = slot / 2, half = slot % 2;
+    Value row =
+        arith::AddIOp::create(b, loc, o.rowStart, layout.slotRow(b, loc, slot));
+    auto inRange = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                              o.rowLimit),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(inRange.thenBlock());
+    Value rowOff = arith::AddIOp::create(
+        b, loc, o.base, arith::MulIOp::create(b, loc, row, o.rowStride));
+    for (int64_t n = 0; n < nTiles; ++n) {
+      int64_t base = (sl * nTiles + n) * 4 + 2 * half;
+      Value off = arith::AddIOp::create(
+          b, loc, rowOff, arith::AddIOp::create(b, loc, col0, idx(n * kN)));
+      vector::StoreOp::create(
+          b, loc, packPair(b, loc, elemType, acc[base], acc[base + 1]), o.mem,
+          ValueRange{off}, /*nontemporal=*/false, llvm::MaybeAlign(4));
+    }
+  }
 }
 
 } // namespace attnc::mma

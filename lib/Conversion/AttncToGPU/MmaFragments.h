@@ -17,6 +17,8 @@
 #ifndef ATTNC_LIB_CONVERSION_ATTNCTOGPU_MMAFRAGMENTS_H
 #define ATTNC_LIB_CONVERSION_ATTNCTOGPU_MMAFRAGMENTS_H
 
+#include "TileStrategy.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 
@@ -62,6 +64,50 @@ mlir::Value packPair(mlir::OpBuilder &b, mlir::Location loc,
 enum class QuadReduction { Max, Add };
 mlir::Value quadAllReduce(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                           QuadReduction kind);
+
+/// Thread coordinates shared by the strategies and their layouts.
+struct WarpCoords {
+  mlir::Value lane, quadRow, quadCol; // lane, g = lane/4, t = lane%4
+  mlir::Value warpRow0;               // first tile row of this warp
+};
+
+/// Accumulators of `slabs` 16-row slabs x `nTiles` n8 tiles per warp, in
+/// the m16n8 layout: element (slab * nTiles + n) * 4 + i holds row
+/// g + 8*(i/2) of the slab, column 8n + 2t + i%2; row slot slab * 2 + i/2.
+/// mma.sync's accumulators have it, and so has a warp's quarter of a wgmma
+/// m64nN accumulator (one slab, N/8 tiles, element i of the PTX order).
+class AccumulatorTiles : public AccumulatorLayout {
+public:
+  AccumulatorTiles(int64_t slabs, int64_t nTiles, const WarpCoords &w)
+      : slabs(slabs), nTiles(nTiles), w(w) {}
+  int64_t numElements() const override { return slabs * nTiles * 4; }
+  int64_t numRowSlots() const override { return slabs * 2; }
+  int64_t rowSlot(int64_t e) const override {
+    return (e / (nTiles * 4)) * 2 + (e % 4) / 2;
+  }
+  mlir::Value slotRow(mlir::OpBuilder &b, mlir::Location loc,
+                      int64_t slot) const override;
+  mlir::Value column(mlir::OpBuilder &b, mlir::Location loc,
+                     int64_t e) const override;
+  mlir::Value reduceRow(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                        RowReduction kind) const override;
+  mlir::Value isRowLeader(mlir::OpBuilder &b,
+                          mlir::Location loc) const override;
+  int64_t getNumTiles() const { return nTiles; }
+  const WarpCoords &coords() const { return w; }
+
+private:
+  int64_t slabs, nTiles;
+  const WarpCoords &w;
+};
+
+/// Stores accumulators of `layout` (f32) rounded to `elemType`: each thread
+/// its (cols 2t, 2t+1) pairs of rows g and g+8 as one 4-byte store; rows
+/// past `o.rowLimit` are skipped.
+void storeAccumulatorRows(mlir::OpBuilder &b, mlir::Location loc,
+                          const AccumulatorTiles &layout,
+                          llvm::ArrayRef<mlir::Value> acc, const GlobalTile &o,
+                          mlir::Type elemType);
 
 } // namespace attnc::mma
 

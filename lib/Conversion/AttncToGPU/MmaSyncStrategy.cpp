@@ -50,54 +50,6 @@ Value pinInLoop(OpBuilder &b, Location loc, Value v) {
   return opaqueIndex(b, loc, v);
 }
 
-/// Thread coordinates shared by the strategy and its layouts.
-struct WarpCoords {
-  Value lane, quadRow, quadCol; // lane, g = lane/4, t = lane%4
-  Value warpRow0;               // first tile row of this warp
-};
-
-/// m16n8k16 accumulators of `slabs` 16-row slabs x `nTiles` n8 tiles:
-/// element (slab * nTiles + n) * 4 + i holds row g + 8*(i/2) of the slab,
-/// column 8n + 2t + i%2; row slot slab * 2 + i/2.
-class MmaAccumulatorLayout : public AccumulatorLayout {
-public:
-  MmaAccumulatorLayout(int64_t slabs, int64_t nTiles, const WarpCoords &w)
-      : slabs(slabs), nTiles(nTiles), w(w) {}
-  int64_t numElements() const override { return slabs * nTiles * 4; }
-  int64_t numRowSlots() const override { return slabs * 2; }
-  int64_t rowSlot(int64_t e) const override {
-    return (e / (nTiles * 4)) * 2 + (e % 4) / 2;
-  }
-  Value slotRow(OpBuilder &b, Location loc, int64_t slot) const override {
-    Value off = arith::ConstantIndexOp::create(
-        b, loc, (slot / 2) * mma::kM + 8 * (slot % 2));
-    Value r = arith::AddIOp::create(b, loc, w.warpRow0, w.quadRow);
-    return arith::AddIOp::create(b, loc, r, off);
-  }
-  Value column(OpBuilder &b, Location loc, int64_t e) const override {
-    int64_t n = (e / 4) % nTiles;
-    Value two = arith::ConstantIndexOp::create(b, loc, 2);
-    Value c = arith::MulIOp::create(b, loc, w.quadCol, two);
-    Value off = arith::ConstantIndexOp::create(b, loc, n * mma::kN + e % 2);
-    return arith::AddIOp::create(b, loc, c, off);
-  }
-  Value reduceRow(OpBuilder &b, Location loc, Value v,
-                  RowReduction kind) const override {
-    return mma::quadAllReduce(b, loc, v,
-                              kind == RowReduction::Max
-                                  ? mma::QuadReduction::Max
-                                  : mma::QuadReduction::Add);
-  }
-  Value isRowLeader(OpBuilder &b, Location loc) const override {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, w.quadCol,
-                                 arith::ConstantIndexOp::create(b, loc, 0));
-  }
-
-private:
-  int64_t slabs, nTiles;
-  const WarpCoords &w;
-};
-
 class MmaSyncStrategy : public AttentionTileStrategy {
 public:
   MmaSyncStrategy(const TileShape &s, Location loc)
@@ -161,8 +113,8 @@ private:
   const int64_t slabs;    // 16-row slabs per warp
   const int64_t dTiles;   // n8 tiles across the head dimension
   const int64_t rowElems; // shared-memory row length incl. padding
-  WarpCoords w;
-  MmaAccumulatorLayout scores, output;
+  mma::WarpCoords w;
+  mma::AccumulatorTiles scores, output;
 
   Value qSmem, kSmem, vSmem;
   SmallVector<Value> pending;     // cp.async tokens of the open group
@@ -407,36 +359,9 @@ void MmaSyncStrategy::accumulatePV(OpBuilder &b, Value stage,
   }
 }
 
-/// Each thread stores its (cols 2t, 2t+1) pairs of rows g and g+8 as one
-/// 4-byte store; rows past `o.rowLimit` are skipped.
 void MmaSyncStrategy::storeOutput(OpBuilder &b, ArrayRef<Value> acc,
                                   const GlobalTile &o) {
-  Value two = idx(b, 2);
-  Value col0 = arith::MulIOp::create(b, loc, w.quadCol, two);
-  for (int64_t slot = 0; slot < output.numRowSlots(); ++slot) {
-    int64_t sl = slot / 2, half = slot % 2;
-    Value row =
-        arith::AddIOp::create(b, loc, o.rowStart, output.slotRow(b, loc, slot));
-    auto inRange = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
-                              o.rowLimit),
-        /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(inRange.thenBlock());
-    Value rowOff = arith::AddIOp::create(
-        b, loc, o.base, arith::MulIOp::create(b, loc, row, o.rowStride));
-    for (int64_t n = 0; n < dTiles; ++n) {
-      int64_t base = (sl * dTiles + n) * 4 + 2 * half;
-      Value off = arith::AddIOp::create(
-          b, loc, rowOff,
-          arith::AddIOp::create(b, loc, col0, idx(b, n * mma::kN)));
-      vector::StoreOp::create(
-          b, loc,
-          mma::packPair(b, loc, s.elementType, acc[base], acc[base + 1]), o.mem,
-          ValueRange{off}, /*nontemporal=*/false, llvm::MaybeAlign(4));
-    }
-  }
+  mma::storeAccumulatorRows(b, loc, output, acc, o, s.elementType);
 }
 
 std::unique_ptr<AttentionTileStrategy>
@@ -445,6 +370,8 @@ attnc::createTileStrategy(TileStrategy kind, const TileShape &shape,
   switch (kind) {
   case TileStrategy::mma_sync:
     return std::make_unique<MmaSyncStrategy>(shape, loc);
+  case TileStrategy::wgmma:
+    return createWgmmaTileStrategy(shape, loc);
   }
   return nullptr;
 }

@@ -21,6 +21,7 @@
 #include "mlir/IR/Builders.h"
 
 #include <memory>
+#include <string>
 
 namespace attnc {
 
@@ -71,6 +72,8 @@ public:
 struct TileShape {
   int64_t blockQ, blockKV, headDim, warps, stages;
   mlir::Type elementType;
+  /// The chip the kernel is compiled for.
+  std::string chip;
 };
 
 /// Data movement and matrix products of one flash-attention kernel. Calls
@@ -129,6 +132,10 @@ public:
   virtual void storeOutput(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> acc,
                            const GlobalTile &o) = 0;
 };
+
+/// The wgmma strategy (WgmmaStrategy.cpp).
+std::unique_ptr<AttentionTileStrategy>
+createWgmmaTileStrategy(const TileShape &shape, mlir::Location loc);
 
 /// The strategy `kind` for `shape`, built with `loc` for its ops.
 std::unique_ptr<AttentionTileStrategy>

@@ -30,11 +30,13 @@ namespace attnc {
 /// attnc.online_attention steps. It computes, per (batch, head, query tile),
 /// O and the logsumexp of each query row (natural log, f32; -inf and O = 0
 /// for a row that sees no key). Fills `abi` with the launch contract of
-/// docs/abi.md. Fails with a diagnostic on the op it cannot lower.
+/// docs/abi.md. `chip` is the kernel's target (strategies refuse chips
+/// that lack their instructions). Fails with a diagnostic on the op it
+/// cannot lower.
 mlir::FailureOr<mlir::gpu::GPUFuncOp>
 buildFlashAttentionKernel(mlir::OpBuilder &b, mlir::gpu::GPUModuleOp module,
                           llvm::StringRef name, mlir::scf::ForallOp flashForm,
-                          KernelABI &abi);
+                          llvm::StringRef chip, KernelABI &abi);
 
 } // namespace attnc
 

@@ -586,7 +586,20 @@ struct AttncOnlineSoftmaxPass
                                "must be positive (or 0 for the target's "
                                "default), got block-q="
                             << q << " and block-kv=" << kv;
-    return target->attentionConfig(&getContext(), headDim, q, kv);
+    std::optional<TileStrategy> kind;
+    if (!strategy.empty()) {
+      kind = symbolizeTileStrategy(strategy);
+      if (!kind)
+        return emitError(loc) << "unknown tile strategy '" << strategy
+                              << "' for --" DEBUG_TYPE
+                              << "; known: mma_sync, wgmma";
+      if (*kind == TileStrategy::wgmma &&
+          !target->hasFeature(TargetFeature::Wgmma))
+        return emitError(loc)
+               << "tile strategy wgmma needs warpgroup MMAs, which " << chip
+               << " lacks (sm_90a only)";
+    }
+    return target->attentionConfig(&getContext(), headDim, q, kv, kind);
   }
 
   /// A query tile of a sliding window (each query sees at most W + 1 keys,
@@ -609,7 +622,8 @@ struct AttncOnlineSoftmaxPass
     FailureOr<TargetDescription> target = lookupTargetDescription(chip);
     if (failed(target))
       return failure();
-    return target->attentionConfig(&getContext(), headDim, q / 2, blockKV);
+    return target->attentionConfig(&getContext(), headDim, q / 2, blockKV,
+                                   config.getStrategy());
   }
 
   void runOnOperation() override {

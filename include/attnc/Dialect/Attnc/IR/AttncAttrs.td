@@ -31,7 +31,7 @@ class Attnc_Attr<string name, string attrMnemonic, list<Trait> traits = []>
 
 def Attnc_TileStrategy : I32EnumAttr<"TileStrategy",
     "how a flash-form attention kernel moves tiles and multiplies them", [
-      I32EnumAttrCase<"mma_sync", 0>]> {
+      I32EnumAttrCase<"mma_sync", 0>, I32EnumAttrCase<"wgmma", 1>]> {
   let cppNamespace = "::attnc";
   let genSpecializedAttr = 0;
 }
@@ -55,7 +55,11 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
     - `stages`: K/V tiles in flight in shared memory (2: the next tile loads
       while the current one is computed).
     - `strategy`: how tiles move and multiply: `mma_sync` (cp.async into
-      padded shared memory, ldmatrix, mma.sync m16n8k16; sm_80 and later).
+      padded shared memory, ldmatrix, mma.sync m16n8k16; sm_80 and later)
+      or `wgmma` (cp.async into 128-byte-swizzled shared memory, Q K^T by
+      warpgroup MMAs from shared-memory descriptors, P V with P from
+      registers; sm_90a only; each warp owns 16 query rows, each warpgroup
+      of four warps 64).
 
     Example:
 

@@ -210,6 +210,9 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
            "query rows per tile (0: from the target description)">,
     Option<"blockKV", "block-kv", "int64_t", /*default=*/"0",
            "key/value rows per tile (0: from the target description)">,
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"\"",
+           "tile strategy: mma_sync or wgmma (empty: the target's default; "
+           "wgmma needs a target with warpgroup MMAs, sm_90a)">,
   ];
 }
 

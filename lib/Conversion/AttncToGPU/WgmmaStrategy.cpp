@@ -1,0 +1,430 @@
+//===- WgmmaStrategy.cpp - swizzled tiles multiplied by warpgroup MMAs ----===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The wgmma tile strategy (sm_90a only): Hopper's warpgroup MMAs read both
+// operands of S = Q Kᵀ, and V of P V, straight from shared memory through
+// 64-bit matrix descriptors, so no warp loads fragments with ldmatrix; P
+// stays in registers as the A operand of P V. Each warpgroup (four warps)
+// owns 64 query rows: one m64nN MMA per 16-wide k step covers them.
+//
+// Tiles are staged as the MMA's 128-byte swizzle expects them (the layout
+// TMA writes with CU_TENSOR_MAP_SWIZZLE_128B): a tile of `rows` x d
+// elements is d/64 boxes of [rows][64] (128-byte rows); the 16-byte chunk
+// c of row r lands at chunk c ^ (r % 8), eight rows form a 1024-byte atom,
+// and every tile starts on a 1024-byte boundary. Loads are cp.async here;
+// a TMA producer is the next step of this strategy.
+//
+// Synchronisation: cp.async writes through the generic proxy and wgmma
+// reads through the async proxy, so each writer fences
+// (fence.proxy.async.shared::cta) before the CTA barrier that publishes a
+// tile. Each step waits for its MMAs (wgmma.wait_group 0) before the
+// softmax reads S and before the step ends, so the next step may overwrite
+// the stage it read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileStrategy.h"
+
+#include "MmaFragments.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+
+using namespace mlir;
+using namespace attnc;
+
+namespace {
+
+/// One row of a swizzle box: 64 bf16/f16 elements.
+constexpr int64_t kBoxRowBytes = 128;
+constexpr int64_t kBoxElems = 64;
+/// A swizzle atom: eight box rows; tiles and descriptors start on one.
+constexpr int64_t kAtomBytes = 1024;
+constexpr int64_t kAtomRows = 8;
+/// One cp.async copy, one swizzled chunk.
+constexpr int64_t kChunkBytes = 16;
+/// Rows of one warpgroup MMA and warps per warpgroup.
+constexpr int64_t kGroupRows = 64;
+constexpr int64_t kWarpsPerGroup = 4;
+/// k of one bf16/f16 warpgroup MMA.
+constexpr int64_t kStepK = 16;
+/// Descriptor fields: start address bits [17:4]; leading and stride byte
+/// offsets at bits 16 and 32 (in 16-byte units); 128-byte swizzle at 62.
+constexpr int64_t kAddressMask = 0x3FFFF;
+constexpr int64_t kLeadingShift = 16;
+constexpr int64_t kStrideShift = 32;
+constexpr int64_t kSwizzle128B = int64_t(1) << 62;
+
+class WgmmaStrategy : public AttentionTileStrategy {
+public:
+  WgmmaStrategy(const TileShape &s, Location loc)
+      : s(s), loc(loc),
+        elemBytes(s.elementType ? s.elementType.getIntOrFloatBitWidth() / 8
+                                : 2),
+        scores(1, s.blockKV / mma::kN, w), output(1, s.headDim / mma::kN, w) {}
+
+  LogicalResult verify(Location diagLoc) const override;
+  int64_t threadsPerBlock() const override { return s.warps * mma::kWarpSize; }
+  /// The tiles and one atom of slack: the dynamic shared array is only
+  /// 16-byte aligned, and the kernel rounds its base up to 1024 bytes.
+  int64_t sharedMemoryBytes() const override {
+    return kAtomBytes + tileBytes(s.blockQ) + 2 * s.stages * tileBytes(s.blockKV);
+  }
+  int64_t rowAlignmentBytes() const override { return kChunkBytes; }
+  const AccumulatorLayout &scoreLayout() const override { return scores; }
+  const AccumulatorLayout &outputLayout() const override { return output; }
+
+  void emitPrologue(OpBuilder &b) override;
+  void loadQuery(OpBuilder &b, const GlobalTile &q) override {
+    emitTileCopy(b, q, idx(b, 0), s.blockQ);
+    nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType(b), pending);
+    pending.clear();
+  }
+  void loadKV(OpBuilder &b, const GlobalTile &k, const GlobalTile &v,
+              Value stage) override {
+    emitTileCopy(b, k, stageOffset(b, stage, /*value=*/false), s.blockKV);
+    emitTileCopy(b, v, stageOffset(b, stage, /*value=*/true), s.blockKV);
+    nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType(b), pending);
+    pending.clear();
+  }
+  void waitLoads(OpBuilder &b) override {
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+    gpu::BarrierOp::create(b, loc);
+  }
+  void prepareQuery(OpBuilder &b) override {}
+  void beginStep(OpBuilder &b) override {}
+  SmallVector<Value> computeScores(OpBuilder &b, Value stage) override;
+  int64_t probabilityGroup() const override { return 2; }
+  void takeProbabilities(OpBuilder &b, ArrayRef<int64_t> elements,
+                         ArrayRef<Value> p) override;
+  void accumulatePV(OpBuilder &b, Value stage,
+                    SmallVectorImpl<Value> &acc) override;
+  void storeOutput(OpBuilder &b, ArrayRef<Value> acc,
+                   const GlobalTile &o) override {
+    mma::storeAccumulatorRows(b, loc, output, acc, o, s.elementType);
+  }
+
+private:
+  int64_t tileBytes(int64_t rows) const {
+    return rows * s.headDim * elemBytes;
+  }
+  Value idx(OpBuilder &b, int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+  Value i64(OpBuilder &b, int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  }
+  Type tokenType(OpBuilder &b) {
+    return nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  }
+  /// Byte offset (from the aligned base) of the K or V tile of `stage`.
+  Value stageOffset(OpBuilder &b, Value stage, bool value);
+  void emitTileCopy(OpBuilder &b, const GlobalTile &src, Value tileOffset,
+                    int64_t rows);
+  /// The shared-memory descriptor of a 128-byte-swizzled operand at byte
+  /// `offset` (i64) from the aligned base.
+  Value descriptor(OpBuilder &b, Value offset, int64_t leadingBytes);
+  /// An f32 accumulator of `n` columns: the struct a warpgroup MMA
+  /// returns (n / 2 values per thread).
+  Type accumulatorType(OpBuilder &b, int64_t n) {
+    return LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(n / 2, b.getF32Type()));
+  }
+  SmallVector<Value> unpack(OpBuilder &b, Value acc, int64_t n);
+
+  TileShape s;
+  Location loc;
+  const int64_t elemBytes;
+  mma::WarpCoords w;
+  mma::AccumulatorTiles scores, output;
+
+  Value tid;
+  /// Element view of the aligned shared memory, and its base's shared
+  /// address (i64), which descriptors are built from.
+  Value smem, smemAddress;
+  /// Byte offset of this warpgroup's 64 query rows in the Q tile (i64).
+  Value groupRowsOffset;
+  SmallVector<Value> pending;
+  /// Packed probabilities of the current step (i32): [n8 tile][half].
+  SmallVector<std::array<Value, 2>> probs;
+};
+
+} // namespace
+
+LogicalResult WgmmaStrategy::verify(Location diagLoc) const {
+  if (s.chip != "sm_90a")
+    return emitError(diagLoc)
+           << "wgmma strategy: needs warpgroup MMAs, which only sm_90a has; "
+              "the kernel targets "
+           << s.chip << " (use strategy mma_sync)";
+  if (s.headDim != 64 && s.headDim != 128)
+    return emitError(diagLoc)
+           << "wgmma strategy: head dim must be 64 or 128, got " << s.headDim;
+  if (!s.elementType || !(s.elementType.isBF16() || s.elementType.isF16()))
+    return emitError(diagLoc)
+           << "wgmma strategy: element type must be bf16 or f16";
+  if (s.warps <= 0 || s.warps % kWarpsPerGroup != 0 ||
+      s.blockQ != s.warps * mma::kM)
+    return emitError(diagLoc)
+           << "wgmma strategy: each warpgroup of 4 warps owns 64 query rows, "
+              "so warps must be a multiple of 4 and block_q 16 x warps; got "
+           << s.warps << " warps and block_q " << s.blockQ;
+  if (s.blockKV % kStepK != 0 || s.blockKV < kStepK || s.blockKV > 256)
+    return emitError(diagLoc) << "wgmma strategy: block_kv (" << s.blockKV
+                              << ") must be a multiple of 16 in [16, 256] "
+                                 "(the n of one warpgroup MMA)";
+  int64_t rowsPerPass =
+      threadsPerBlock() / (s.headDim * elemBytes / kChunkBytes);
+  if (s.blockKV % rowsPerPass != 0)
+    return emitError(diagLoc)
+           << "wgmma strategy: block_kv (" << s.blockKV
+           << ") must be a multiple of the " << rowsPerPass
+           << " rows one cp.async pass of the CTA covers";
+  if (s.stages != 2)
+    return emitError(diagLoc) << "wgmma strategy: stages must be 2 (one K/V "
+                                 "tile computed while the next loads), got "
+                              << s.stages;
+  return success();
+}
+
+/// Thread coordinates, and the dynamic shared memory rounded up to a
+/// 1024-byte boundary: Q | K [stages] | V [stages], each tile in boxes.
+void WgmmaStrategy::emitPrologue(OpBuilder &b) {
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  w.lane = arith::RemUIOp::create(b, loc, tid, idx(b, mma::kWarpSize));
+  w.quadRow = arith::DivUIOp::create(b, loc, w.lane, idx(b, mma::kQuadSize));
+  w.quadCol = arith::RemUIOp::create(b, loc, w.lane, idx(b, mma::kQuadSize));
+  Value warp = arith::DivUIOp::create(b, loc, tid, idx(b, mma::kWarpSize));
+  w.warpRow0 = arith::MulIOp::create(b, loc, warp, idx(b, mma::kM));
+  Value group = arith::DivUIOp::create(b, loc, warp, idx(b, kWarpsPerGroup));
+  groupRowsOffset = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(),
+      arith::MulIOp::create(b, loc, group,
+                            idx(b, kGroupRows * kBoxRowBytes)));
+
+  auto ws =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto raw = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface{}, ws));
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
+  // (1024 - base % 1024) % 1024, as (-base) & 1023.
+  Value pad = arith::AndIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, idx(b, 0), base),
+      idx(b, kAtomBytes - 1));
+  auto viewType = MemRefType::get(
+      {(sharedMemoryBytes() - kAtomBytes) / elemBytes}, s.elementType,
+      MemRefLayoutAttrInterface{}, ws);
+  smem = memref::ViewOp::create(b, loc, viewType, raw, pad, ValueRange{});
+  smemAddress = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, base, pad));
+}
+
+Value WgmmaStrategy::stageOffset(OpBuilder &b, Value stage, bool value) {
+  int64_t first =
+      tileBytes(s.blockQ) + (value ? s.stages * tileBytes(s.blockKV) : 0);
+  return arith::AddIOp::create(
+      b, loc, idx(b, first),
+      arith::MulIOp::create(b, loc, stage, idx(b, tileBytes(s.blockKV))));
+}
+
+/// cp.async of `rows` rows from `src.rowStart` into the swizzled tile at
+/// byte `tileOffset`: thread t copies chunk t % (d/8) of rows t / (d/8) +
+/// k * rowsPerPass. A pass covers a multiple of eight rows, so a thread's
+/// swizzled chunk (chunk ^ row % 8) is the same in every pass. Rows at or
+/// past `src.rowLimit` are zero-filled from a clamped, in-bounds address.
+void WgmmaStrategy::emitTileCopy(OpBuilder &b, const GlobalTile &src,
+                                 Value tileOffset, int64_t rows) {
+  int64_t elemsPerChunk = kChunkBytes / elemBytes;
+  int64_t chunksPerRow = s.headDim / elemsPerChunk;
+  int64_t chunksPerBox = kBoxRowBytes / kChunkBytes;
+  int64_t rowsPerPass = threadsPerBlock() / chunksPerRow;
+  Value row0 = arith::DivUIOp::create(b, loc, tid, idx(b, chunksPerRow));
+  Value chunk = arith::RemUIOp::create(b, loc, tid, idx(b, chunksPerRow));
+  Value box = arith::DivUIOp::create(b, loc, chunk, idx(b, chunksPerBox));
+  Value swizzled = arith::XOrIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, chunk, idx(b, chunksPerBox)),
+      arith::RemUIOp::create(b, loc, row0, idx(b, kAtomRows)));
+  Value dst0 = arith::AddIOp::create(
+      b, loc, tileOffset,
+      arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(b, loc, box, idx(b, rows * kBoxRowBytes)),
+          arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, row0, idx(b, kBoxRowBytes)),
+              arith::MulIOp::create(b, loc, swizzled, idx(b, kChunkBytes)))));
+  Value col = arith::MulIOp::create(b, loc, chunk, idx(b, elemsPerChunk));
+  for (int64_t pass = 0; pass < rows / rowsPerPass; ++pass) {
+    Value row = arith::AddIOp::create(b, loc, row0, idx(b, pass * rowsPerPass));
+    Value gRow = arith::AddIOp::create(b, loc, src.rowStart, row);
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          gRow, src.rowLimit);
+    Value srcRow = arith::SelectOp::create(b, loc, inRange, gRow, idx(b, 0));
+    Value srcIdx = arith::AddIOp::create(
+        b, loc,
+        arith::AddIOp::create(
+            b, loc, src.base,
+            arith::MulIOp::create(b, loc, srcRow, src.rowStride)),
+        col);
+    Value srcElems = arith::SelectOp::create(b, loc, inRange,
+                                             idx(b, elemsPerChunk), idx(b, 0));
+    Value dst = arith::DivUIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, dst0,
+                              idx(b, pass * rowsPerPass * kBoxRowBytes)),
+        idx(b, elemBytes));
+    pending.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, tokenType(b), smem, ValueRange{dst}, src.mem,
+        ValueRange{srcIdx}, b.getIndexAttr(elemsPerChunk), srcElems,
+        b.getUnitAttr()));
+  }
+}
+
+Value WgmmaStrategy::descriptor(OpBuilder &b, Value offset,
+                                int64_t leadingBytes) {
+  Value addr = arith::AddIOp::create(b, loc, smemAddress, offset);
+  Value field = arith::ShRUIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, addr, i64(b, kAddressMask)),
+      i64(b, 4));
+  int64_t fixed = ((leadingBytes >> 4) << kLeadingShift) |
+                  ((kAtomBytes >> 4) << kStrideShift) | kSwizzle128B;
+  return arith::OrIOp::create(b, loc, field, i64(b, fixed));
+}
+
+/// The values of a warpgroup MMA's accumulator, each passed through an
+/// empty asm tied to it: LLVM sees no dependence between an MMA's results
+/// and wgmma.wait_group, and must not move their uses above it.
+SmallVector<Value> WgmmaStrategy::unpack(OpBuilder &b, Value acc, int64_t n) {
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < n / 2; ++i) {
+    Value v = LLVM::ExtractValueOp::create(b, loc, acc, i);
+    auto fence = LLVM::InlineAsmOp::create(
+        b, loc, b.getF32Type(), ValueRange{v}, b.getStringAttr(""),
+        b.getStringAttr("=f,0"), b.getUnitAttr(), /*is_align_stack=*/nullptr,
+        /*tail_call_kind=*/nullptr, /*asm_dialect=*/nullptr,
+        /*operand_attrs=*/nullptr);
+    values.push_back(fence.getRes());
+  }
+  return values;
+}
+
+/// S = Q Kᵀ, both K-major: per 16-wide k step the descriptors advance 32
+/// bytes inside a 128-byte box row, and jump to the next box every four.
+SmallVector<Value> WgmmaStrategy::computeScores(OpBuilder &b, Value stage) {
+  MLIRContext *ctx = b.getContext();
+  Value kTile = arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                           stageOffset(b, stage, false));
+  Type accType = accumulatorType(b, s.blockKV);
+  Value acc = LLVM::ZeroOp::create(b, loc, accType);
+  auto elem = s.elementType.isBF16() ? NVVM::WGMMATypes::bf16
+                                     : NVVM::WGMMATypes::f16;
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  int64_t stepsPerBox = kBoxElems / kStepK;
+  for (int64_t ks = 0; ks < s.headDim / kStepK; ++ks) {
+    int64_t inBox = (ks % stepsPerBox) * kStepK * elemBytes;
+    int64_t box = ks / stepsPerBox;
+    Value qOff = arith::AddIOp::create(
+        b, loc, groupRowsOffset,
+        i64(b, box * s.blockQ * kBoxRowBytes + inBox));
+    Value kOff = arith::AddIOp::create(
+        b, loc, kTile, i64(b, box * s.blockKV * kBoxRowBytes + inBox));
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, accType, acc, descriptor(b, qOff, kChunkBytes),
+        descriptor(b, kOff, kChunkBytes),
+        NVVM::MMAShapeAttr::get(ctx, kGroupRows, s.blockKV, kStepK), elem,
+        elem, NVVM::WGMMATypes::f32,
+        ks == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+        NVVM::MMALayout::row, NVVM::MMALayout::col,
+        /*satfinite=*/nullptr);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  probs.assign(s.blockKV / mma::kN, {});
+  return unpack(b, acc, s.blockKV);
+}
+
+void WgmmaStrategy::takeProbabilities(OpBuilder &b, ArrayRef<int64_t> elems,
+                                      ArrayRef<Value> p) {
+  assert(elems.size() == 2 && elems[0] % 2 == 0 && "a (2t, 2t+1) pair");
+  int64_t e = elems[0];
+  Value pair = mma::packPair(b, loc, s.elementType, p[0], p[1]);
+  probs[e / 4][(e % 4) / 2] =
+      LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
+}
+
+/// acc += P V. The A operand comes from registers, which the NVVM op cannot
+/// express (it takes descriptors only), so this MMA is inline PTX: the
+/// score accumulators of n8 tiles 2k and 2k+1 are exactly the A fragment
+/// of k step k, as with mma.sync. V is N-major (trans-b 1): a k step is 16
+/// box rows (2048 bytes), the boxes of d are `block_kv` rows apart.
+void WgmmaStrategy::accumulatePV(OpBuilder &b, Value stage,
+                                 SmallVectorImpl<Value> &acc) {
+  int64_t n = s.headDim, regs = n / 2;
+  Value vTile = arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                           stageOffset(b, stage, true));
+  std::string ptxType = s.elementType.isBF16() ? "bf16" : "f16";
+  std::string asmText = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
+                        std::to_string(2 * regs + 5) +
+                        ", 0;\nwgmma.mma_async.sync.aligned.m64n" +
+                        std::to_string(n) + "k16.f32." + ptxType + "." +
+                        ptxType + " {";
+  std::string constraints;
+  for (int64_t i = 0; i < regs; ++i) {
+    asmText += (i ? ", $" : "$") + std::to_string(i);
+    constraints += (i ? ",=f" : "=f");
+  }
+  for (int64_t i = 0; i < regs; ++i)
+    constraints += "," + std::to_string(i);
+  asmText += "}, {";
+  for (int64_t i = 0; i < 4; ++i)
+    asmText += (i ? ", $" : "$") + std::to_string(2 * regs + i);
+  asmText += "}, $" + std::to_string(2 * regs + 4) + ", p, 1, 1, 1;\n}";
+  constraints += ",r,r,r,r,l,n";
+
+  Type accType = accumulatorType(b, n);
+  Value one = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  Value result;
+  for (int64_t ks = 0; ks < s.blockKV / kStepK; ++ks) {
+    SmallVector<Value> operands;
+    if (!result)
+      operands.append(acc.begin(), acc.end());
+    else
+      for (int64_t i = 0; i < regs; ++i)
+        operands.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
+    const auto &lo = probs[2 * ks], &hi = probs[2 * ks + 1];
+    operands.append({lo[0], lo[1], hi[0], hi[1]});
+    Value vOff = arith::AddIOp::create(
+        b, loc, vTile, i64(b, ks * kStepK * kBoxRowBytes));
+    operands.push_back(descriptor(b, vOff, s.blockKV * kBoxRowBytes));
+    operands.push_back(one);
+    result = LLVM::InlineAsmOp::create(
+                 b, loc, accType, operands, b.getStringAttr(asmText),
+                 b.getStringAttr(constraints), b.getUnitAttr(),
+                 /*is_align_stack=*/nullptr, /*tail_call_kind=*/nullptr,
+                 /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr)
+                 .getRes();
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  SmallVector<Value> values = unpack(b, result, n);
+  acc.assign(values.begin(), values.end());
+}
+
+std::unique_ptr<AttentionTileStrategy>
+attnc::createWgmmaTileStrategy(const TileShape &shape, Location loc) {
+  return std::make_unique<WgmmaStrategy>(shape, loc);
+}

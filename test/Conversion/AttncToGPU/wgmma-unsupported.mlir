@@ -1,0 +1,20 @@
+// What the wgmma tile strategy refuses, each with the rule it breaks: a chip
+// without warpgroup MMAs, tiles that do not give each warpgroup 64 query
+// rows, a K/V tile that is not the n of one MMA, a head dim it cannot swizzle.
+// RUN: attnc-opt %s -split-input-file -verify-diagnostics --attnc-online-softmax="strategy=wgmma" --attnc-convert-to-gpu="chip=sm_80"
+// RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma block-q=96" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=ROWS
+// RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma block-kv=40" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=KV
+// RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma chip=sm_80" 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not attnc-opt %s --attnc-online-softmax="strategy=tma" 2>&1 | FileCheck %s --check-prefix=NAME
+
+// CHIP: tile strategy wgmma needs warpgroup MMAs, which sm_80 lacks (sm_90a only)
+// NAME: unknown tile strategy 'tma' for --attnc-online-softmax; known: mma_sync, wgmma
+
+func.func @on_sm80(%q: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  // expected-error @+1 {{wgmma strategy: needs warpgroup MMAs, which only sm_90a has; the kernel targets sm_80 (use strategy mma_sync)}}
+  %o = attnc.attention %q, %q, %q {scale = 0.1 : f64} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
+
+// ROWS: wgmma strategy: each warpgroup of 4 warps owns 64 query rows, so warps must be a multiple of 4 and block_q 16 x warps; got 6 warps and block_q 96
+// KV: wgmma strategy: block_kv (40) must be a multiple of 16 in [16, 256] (the n of one warpgroup MMA)
