@@ -1,13 +1,13 @@
 // --attnc-pipeline down to PTX for both examples (requires ptxas: the PTX is
 // produced by LLVM's NVPTX back-end, the cubin check is in test/Tools).
 // REQUIRES: ptxas
-// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="binary=isa" | FileCheck %s --check-prefix=ATTN
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="strategy=mma_sync binary=isa" | FileCheck %s --check-prefix=ATTN
 // RUN: attnc-opt %attnc_src_root/examples/elementwise_chain.mlir --attnc-pipeline="binary=isa" | FileCheck %s --check-prefix=CHAIN
 // RUN: not attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="fuse-attention=false" 2>&1 | FileCheck %s --check-prefix=NAIVE
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="target=h200 binary=isa" | FileCheck %s --check-prefix=TARGET
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="target=a100 to-gpu=false" | FileCheck %s --check-prefix=A100
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-nvvm=false" | FileCheck %s --check-prefix=GPU
-// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-nvvm=false binary=isa" | FileCheck %s --check-prefix=ATTN
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="strategy=mma_sync to-nvvm=false binary=isa" | FileCheck %s --check-prefix=ATTN
 
 // target= names a device of the target description: its chip is what the
 // kernels are built for, its attention defaults what they are tiled with.
@@ -23,7 +23,8 @@
 // GPU-NOT: llvm.func
 // GPU-NOT: gpu.binary
 
-// One binary for attention, holding PTX for sm_90a with tensor-core mma,
+// One binary for attention (the mma_sync strategy; sm_90a defaults to wgmma,
+// test/Pipelines/pipeline-wgmma.mlir), holding PTX for sm_90a with mma,
 // cp.async into shared memory and ldmatrix out of it.
 // ATTN-COUNT-1: gpu.binary @naive_attention_module
 // ATTN-SAME: .target sm_90a

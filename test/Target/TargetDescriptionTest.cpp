@@ -62,17 +62,30 @@ TEST(TargetDescription, Sm90LacksTheArchSpecificFeatures) {
 TEST(TargetDescription, AttentionDefaults) {
   mlir::MLIRContext ctx;
   ctx.loadDialect<AttncDialect>();
-  // Hopper: 256 x 64 for d = 128 and 256 x 128 for d <= 64, 8 warps, 2
-  // stages, mma.sync (measured on an H200).
+  // Hopper (sm_90a): wgmma, 128 x 128 tiles, two warpgroups, 2 stages
+  // (measured on an H200); with mma_sync asked for, 256 x 64 for d = 128
+  // and 256 x 128 for d <= 64, 8 warps. sm_90 has no wgmma: mma_sync.
   EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 128),
-            FlashConfigAttr::get(&ctx, 256, 64, 8, 2, TileStrategy::mma_sync));
+            FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma));
   EXPECT_EQ(lookup("h200").attentionConfig(&ctx, 64),
+            FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma));
+  EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0,
+                                             TileStrategy::mma_sync),
+            FlashConfigAttr::get(&ctx, 256, 64, 8, 2, TileStrategy::mma_sync));
+  EXPECT_EQ(lookup("h200").attentionConfig(&ctx, 64, 0, 0,
+                                           TileStrategy::mma_sync),
             FlashConfigAttr::get(&ctx, 256, 128, 8, 2, TileStrategy::mma_sync));
+  EXPECT_EQ(lookup("sm_90").attentionConfig(&ctx, 128),
+            FlashConfigAttr::get(&ctx, 256, 64, 8, 2, TileStrategy::mma_sync));
   EXPECT_EQ(lookup("sm_80").attentionConfig(&ctx, 128),
             FlashConfigAttr::get(&ctx, 128, 64, 4, 2, TileStrategy::mma_sync));
   // Given tiles win; small query tiles get one 16-row slab per warp.
-  EXPECT_EQ(lookup("h100").attentionConfig(&ctx, 128, 64, 32),
+  EXPECT_EQ(lookup("h100").attentionConfig(&ctx, 128, 64, 32,
+                                           TileStrategy::mma_sync),
             FlashConfigAttr::get(&ctx, 64, 32, 4, 2, TileStrategy::mma_sync));
+  // wgmma: a warp owns 16 rows of its warpgroup's m64 tile.
+  EXPECT_EQ(lookup("h100").attentionConfig(&ctx, 128, 192, 64),
+            FlashConfigAttr::get(&ctx, 192, 64, 12, 2, TileStrategy::wgmma));
 }
 
 TEST(TargetDescription, MachineNumbers) {

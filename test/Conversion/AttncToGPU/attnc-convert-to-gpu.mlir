@@ -1,7 +1,7 @@
 // The fused graphs become one gpu.func each, in their own gpu.module with the
 // sm_90a NVVM target and the launch contract (attnc.launch_contract)
 // attached.
-// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-gpu=false" \
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-gpu=false strategy=mma_sync" \
 // RUN:   | attnc-opt --attnc-convert-to-gpu | FileCheck %s --check-prefix=ATTN
 // RUN: attnc-opt %attnc_src_root/examples/elementwise_chain.mlir --attnc-pipeline="to-gpu=false" \
 // RUN:   | attnc-opt --attnc-convert-to-gpu | FileCheck %s --check-prefix=CHAIN

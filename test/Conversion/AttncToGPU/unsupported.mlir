@@ -1,6 +1,6 @@
 // Inputs the GPU lowering cannot handle get a diagnostic naming the op and
 // the reason, never a wrong kernel.
-// RUN: attnc-opt %s -split-input-file -verify-diagnostics --attnc-fuse-elementwise --attnc-online-softmax --attnc-convert-to-gpu
+// RUN: attnc-opt %s -split-input-file -verify-diagnostics --attnc-fuse-elementwise --attnc-online-softmax="strategy=mma_sync" --attnc-convert-to-gpu
 
 func.func @value_head_dim(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
   // expected-error @+1 {{'attnc.online_attention' op has value head dim 128 but query/key head dim 64; the flash kernel needs them equal}}

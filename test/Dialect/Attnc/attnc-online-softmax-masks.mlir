@@ -1,8 +1,8 @@
 // The K/V tile bounds --attnc-online-softmax derives from a mask region with
 // an interval form (lo(i) <= j <= hi(i), non-decreasing): visited tiles,
 // masked at both ends, unmasked in between; and the fallback.
-// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=64" -mlir-print-local-scope | FileCheck %s
-// RUN: attnc-opt %s -split-input-file --attnc-online-softmax | FileCheck %s --check-prefix=DEFAULT
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=64 strategy=mma_sync" -mlir-print-local-scope | FileCheck %s
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="strategy=mma_sync" | FileCheck %s --check-prefix=DEFAULT
 
 // A sliding window of 1024 keys (keys [i - 1023, i]): per query tile of
 // rows [128 t, 128 t + m - 1], K/V tiles of 64 from the one holding key

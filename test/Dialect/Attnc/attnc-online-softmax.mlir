@@ -1,6 +1,6 @@
-// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=64 block-kv=64" -mlir-print-local-scope | FileCheck %s
-// RUN: attnc-opt %s -split-input-file --attnc-online-softmax -mlir-print-local-scope | FileCheck %s --check-prefix=DEFAULT
-// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=32" -mlir-print-local-scope | FileCheck %s --check-prefix=TILE
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=64 block-kv=64 strategy=mma_sync" -mlir-print-local-scope | FileCheck %s
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="strategy=mma_sync" -mlir-print-local-scope | FileCheck %s --check-prefix=DEFAULT
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=32 strategy=mma_sync" -mlir-print-local-scope | FileCheck %s --check-prefix=TILE
 // RUN: not attnc-opt %s -split-input-file --attnc-online-softmax="chip=sm_42" 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not attnc-opt %s -split-input-file --attnc-online-softmax="block-kv=-8" 2>&1 | FileCheck %s --check-prefix=NEG
 
