@@ -189,7 +189,7 @@ TargetDescription::attentionConfig(MLIRContext *ctx, int64_t headDim,
   auto [defaultQ, defaultKV] = attentionTiles(headDim);
   if (kind == TileStrategy::wgmma) {
     defaultQ = wgmmaBlockQ;
-    defaultKV = wgmmaBlockKV;
+    defaultKV = headDim <= 64 ? wgmmaBlockKVSmallHead : wgmmaBlockKV;
   }
   int64_t q = blockQ ? blockQ : defaultQ, kv = blockKV ? blockKV : defaultKV;
   // mma.sync: tiles of 128 rows and more give each warp two 16-row slabs,

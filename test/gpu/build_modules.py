@@ -333,6 +333,9 @@ def main():
     ap.add_argument("--strategy", default="",
                     help="attention tile strategy for every module "
                          "(mma_sync, wgmma; default: the target's)")
+    ap.add_argument("--compile-arg", action="append", default=[],
+                    help="extra attnc-compile flag for every module "
+                         "(e.g. --block-q=192), repeatable")
     ap.add_argument("--generated", type=int, default=0,
                     help="also compile this many attention graphs of "
                          "fuzz/gen_graphs.py (seed 2026) as attn_gen_* "
@@ -367,7 +370,7 @@ def compile_command(args, path, mdir):
     cmd = [args.compiler, str(path), "-o", str(mdir)]
     if args.strategy:
         cmd.append(f"--strategy={args.strategy}")
-    return cmd
+    return cmd + args.compile_arg
 
 
 def compile_generated(args, out):

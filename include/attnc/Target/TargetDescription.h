@@ -92,12 +92,16 @@ struct TargetDescription {
   int64_t attentionStages = 2;
   /// The tile strategy attention kernels use on this target.
   TileStrategy attentionStrategy = TileStrategy::mma_sync;
-  /// Tiles of the wgmma strategy, any head dimension: two warpgroups of 64
-  /// query rows (256 threads leave each up to 255 registers for the S and
-  /// O accumulators, 64 + 64 at d = 128) and one m64n128 MMA per k step of
-  /// Q K^T.
+  /// Tiles of the wgmma strategy: two warpgroups of 64 query rows (256
+  /// threads leave each up to 255 registers for the S and O accumulators,
+  /// 64 + 64 at d = 128); one m64n128 MMA per k step of Q K^T above d = 64,
+  /// m64n64 at d <= 64, where the smaller S and shared memory let two CTAs
+  /// share an SM (measured on the H200 2026-12-01, d = 64, S = 8192:
+  /// 405 / 385 TFLOP/s non-causal / causal with 64 K/V rows, 324 / 309
+  /// with 128; at d = 128, 64 rows lose: 419 / 414 against 467 / 439).
   int64_t wgmmaBlockQ = 128;
   int64_t wgmmaBlockKV = 128;
+  int64_t wgmmaBlockKVSmallHead = 64;
 
   /// Ceilings the intensity report prices kernels with.
   RooflineModel roofline;
