@@ -3,6 +3,7 @@
 // masked at both ends, unmasked in between; and the fallback.
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=64 strategy=mma_sync" -mlir-print-local-scope | FileCheck %s
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="strategy=mma_sync" | FileCheck %s --check-prefix=DEFAULT
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax | FileCheck %s --check-prefix=WGMMA
 
 // A sliding window of 1024 keys (keys [i - 1023, i]): per query tile of
 // rows [128 t, 128 t + m - 1], K/V tiles of 64 from the one holding key
@@ -16,6 +17,14 @@
 // DEFAULT: attnc.flash_config = #attnc.flash_config<block_q = 128,
 // DEFAULT-LABEL: func.func @prefix
 // DEFAULT: attnc.flash_config = #attnc.flash_config<block_q = 256,
+// wgmma (sm_90a's default) keeps its two-warpgroup query tile and halves
+// the K/V tile instead (at d = 128; at d = 64 its K/V tile is 64 already).
+// WGMMA-LABEL: func.func @window
+// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = wgmma>
+// WGMMA-LABEL: func.func @window_d128
+// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = wgmma>
+// WGMMA-LABEL: func.func @prefix_d128
+// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma>
 // CHECK-LABEL: func.func @window
 // CHECK:     %[[M:.*]] = affine.min affine_map<(d0)[s0] -> (128, d0 * -128 + s0)>(%[[T:.*]])[%{{.*}}]
 // CHECK:     %[[F0:.*]] = affine.max affine_map<(d0) -> (d0 * 2 - 16, 0)>(%[[T]])
@@ -176,4 +185,33 @@ func.func @bottom_right_window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf
     attnc.yield %keep : i1
   }
   return %0 : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+func.func @window_d128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  %0 = attnc.attention %q, %k, %v {scale = 8.838835e-02 : f64} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16> mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %w = arith.constant 1024 : index
+    %d = arith.subi %i, %j : index
+    %near = arith.cmpi slt, %d, %w : index
+    %causal = arith.cmpi sle, %j, %i : index
+    %keep = arith.andi %causal, %near : i1
+    attnc.yield %keep : i1
+  }
+  return %0 : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+func.func @prefix_d128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  %0 = attnc.attention %q, %k, %v {scale = 8.838835e-02 : f64} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16> mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %n = arith.constant 1000 : index
+    %prefix = arith.cmpi slt, %j, %n : index
+    %causal = arith.cmpi sle, %j, %i : index
+    %keep = arith.ori %causal, %prefix : i1
+    attnc.yield %keep : i1
+  }
+  return %0 : tensor<?x?x?x128xbf16>
 }

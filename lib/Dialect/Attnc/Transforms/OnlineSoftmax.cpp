@@ -605,8 +605,10 @@ struct AttncOnlineSoftmaxPass
   /// A query tile of a sliding window (each query sees at most W + 1 keys,
   /// W a constant) visits W + block_q + block_kv keys for W visible ones,
   /// the fringe masked: for windows shorter than 8 default tiles, half the
-  /// default tile (measured on the H200, window 1024 at hd128: 211 -> 244
-  /// TFLOP/s at S = 4096).
+  /// default tile (measured on the H200, window 1024 at hd128, S = 4096:
+  /// mma_sync 211 -> 244 TFLOP/s with half the query tile). wgmma halves
+  /// the K/V tile instead: its query tile is the two warpgroups that keep
+  /// an SM busy (a 64-row one measured 204 TFLOP/s).
   FailureOr<FlashConfigAttr>
   narrowForWindow(AttentionOp op, FlashConfigAttr config, int64_t headDim) {
     std::optional<KeyInterval> interval = analyzeKeyInterval(op.getMask());
@@ -616,12 +618,17 @@ struct AttncOnlineSoftmaxPass
       return config;
     auto span = dyn_cast<AffineConstantExpr>(simplifyAffineExpr(
         interval->hi->expr - interval->lo->expr, 1, interval->symbols.size()));
-    int64_t q = config.getBlockQ();
+    int64_t q = config.getBlockQ(), kv = config.getBlockKV();
     if (!span || span.getValue() >= 8 * q || q < 128)
       return config;
     FailureOr<TargetDescription> target = lookupTargetDescription(chip);
     if (failed(target))
       return failure();
+    if (config.getStrategy() == TileStrategy::wgmma)
+      return kv < 128 || blockKV ? config
+                                 : target->attentionConfig(
+                                       &getContext(), headDim, q, kv / 2,
+                                       config.getStrategy());
     return target->attentionConfig(&getContext(), headDim, q / 2, blockKV,
                                    config.getStrategy());
   }
