@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Mutation test of the attention kernels' synchronisation: can the GPU suite
+see a missing wait, barrier or proxy fence?
+
+    python3 test/gpu/mutation_test.py build [--work .gpuwork] [--out .gpuwork-mut]
+        # build machine (needs ptxas): one copy of each module per mutation,
+        # its PTX with every instruction of one kind removed, re-assembled
+    python3 test/gpu/mutation_test.py run [--out .gpuwork-mut] [--json FILE]
+        # GPU machine: test/gpu/run_tests.py --quick on every mutant
+
+A mutation is detected when ptxas rejects the mutant or when at least one
+case of the suite fails (or crashes, or times out) on it. `run` prints one
+line per (mutation, module) and exits non-zero when a mutation that must be
+detected survives. Mutations (all instructions of the kind removed):
+  cp.async.wait_group   the wait for a tile's copies before the barrier;
+  bar.sync              the CTA barrier that publishes a tile (and orders the
+                        previous step's reads of a stage before its reuse);
+  wgmma.wait_group      the wait for the warpgroup MMAs before their results
+                        are read and their stage is reused;
+  fence.proxy.async     the generic-to-async proxy fence between cp.async's
+                        writes and wgmma's reads. Reported, not required:
+                        the H200 may order the two proxies anyway, and the
+                        PTX memory model calls the fence-less program racy,
+                        not wrong on every run.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+MODULES = ["attn_d128_bf16_causal", "attn_d64_bf16_full"]
+MUTATIONS = {
+    "cp.async.wait_group": (r"^\s*cp\.async\.wait_group\b", True),
+    "bar.sync": (r"^\s*bar\.sync\b", True),
+    "wgmma.wait_group": (r"^\s*wgmma\.wait_group\.sync\.aligned\b", True),
+    "fence.proxy.async": (r"^\s*fence\.proxy\.async\b", False),
+}
+
+
+def build(args):
+    work, out = Path(args.work), Path(args.out)
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "lib").mkdir(parents=True)
+    shutil.copy2(work / "lib" / "libattnc_runtime.so", out / "lib")
+    report = {}
+    for mutation, (pattern, _) in MUTATIONS.items():
+        for name in MODULES:
+            src = work / "modules" / name
+            dst = out / mutation / "modules" / name
+            shutil.copytree(src, dst)
+            for ptx in dst.glob("*.ptx"):
+                lines = ptx.read_text().splitlines(keepends=True)
+                kept = [l for l in lines if not re.match(pattern, l)]
+                removed = len(lines) - len(kept)
+                if removed == 0:
+                    sys.exit(f"{mutation}: no such instruction in {name}/{ptx.name}")
+                ptx.write_text("".join(kept))
+                r = subprocess.run([args.ptxas, "-arch=sm_90a", str(ptx), "-o",
+                                    str(ptx.with_suffix(".cubin"))],
+                                   capture_output=True, text=True)
+                status = "built" if r.returncode == 0 else "rejected by ptxas"
+                report[f"{mutation} {name}"] = {"removed": removed, "status": status,
+                                                "ptxas": r.stderr.strip()[-300:]}
+                print(f"{mutation:22} {name:24} removed {removed:3}  {status}")
+                if r.returncode:
+                    shutil.rmtree(dst)
+    (out / "build.json").write_text(json.dumps(report, indent=1))
+
+
+def run(args):
+    out = Path(args.out)
+    built = json.loads((out / "build.json").read_text())
+    env = dict(os.environ,
+               ATTNC_RUNTIME_LIB=str((out / "lib" / "libattnc_runtime.so").resolve()),
+               PYTHONPATH=str(ROOT / "python"))
+    results, survived = {}, []
+    for key, info in built.items():
+        mutation, name = key.split()
+        required = MUTATIONS[mutation][1]
+        if info["status"] != "built":
+            verdict = "detected (ptxas)"
+        else:
+            mods = out / mutation / "modules"
+            js = out / f"{mutation}-{name}.json"
+            try:
+                r = subprocess.run(
+                    [sys.executable, str(ROOT / "test/gpu/run_tests.py"),
+                     "--modules", str(mods), "--only", name, "--sections",
+                     "attention", "--quick", "--json", str(js)],
+                    capture_output=True, text=True, env=env, timeout=args.timeout)
+                failed = re.search(r"(\d+) passed, (\d+) failed", r.stdout)
+                nfail = int(failed.group(2)) if failed else -1
+                verdict = (f"detected ({nfail} cases failed)" if nfail > 0 else
+                           "detected (suite crashed)" if nfail < 0 else
+                           "SURVIVED")
+            except subprocess.TimeoutExpired:
+                verdict = "detected (timeout)"
+        if verdict == "SURVIVED" and required:
+            survived.append(key)
+        results[key] = verdict
+        print(f"{mutation:22} {name:24} {verdict}{'' if required else '  (reported)'}",
+              flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    if survived:
+        sys.exit(f"mutations the suite did not see: {', '.join(survived)}")
+    print("mutation test: every required mutation detected")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["build", "run"])
+    ap.add_argument("--work", default=str(ROOT / ".gpuwork"))
+    ap.add_argument("--out", default=str(ROOT / ".gpuwork-mut"))
+    ap.add_argument("--ptxas", default="/usr/local/cuda/bin/ptxas")
+    ap.add_argument("--timeout", type=int, default=180)
+    ap.add_argument("--json", default="")
+    args = ap.parse_args()
+    build(args) if args.mode == "build" else run(args)
+
+
+if __name__ == "__main__":
+    main()
