@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attnc/Analysis/DimIndices.h"
 #include "attnc/Conversion/AttncToGPU/FlashAttentionKernel.h"
 #include "attnc/Conversion/AttncToGPU/FusionKernel.h"
 #include "attnc/Conversion/Passes.h"
@@ -37,6 +38,9 @@ struct AttncConvertToGPUPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Shape reasoning (the flash form's analysis) reads past a shape on one.
+    if (failed(checkDimIndices(module)))
+      return signalPassFailure();
     OpBuilder b(module.getContext());
     Attribute target = b.getAttr<NVVM::NVVMTargetAttr>(
         /*optLevel=*/3, /*triple=*/"nvptx64-nvidia-cuda", chip, ptxFeatures);

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attnc/Analysis/DimIndices.h"
 #include "AttentionMatchers.h"
 #include "ScoreRegions.h"
 #include "attnc/Dialect/Attnc/Transforms/Passes.h"
@@ -474,6 +475,10 @@ struct AttncFuseAttentionPass
   using Base::Base;
 
   void runOnOperation() override {
+    // A mask may take a run-time offset from a dim query (bottom-right
+    // alignment); one past the shape is refused before it reaches a region.
+    if (failed(checkDimIndices(getOperation())))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateFuseAttentionPatterns(patterns);
     // Only the fusion: no folding, constant hoisting or region

@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attnc/Analysis/DimIndices.h"
 #include "attnc/Dialect/Attnc/Transforms/Passes.h"
 #include "attnc/Dialect/Attnc/Transforms/Transforms.h"
 
@@ -634,6 +635,10 @@ struct AttncOnlineSoftmaxPass
   }
 
   void runOnOperation() override {
+    // Mask bounds are reasoned about with ValueBounds, which reads past a
+    // shape on a dim query beyond it.
+    if (failed(checkDimIndices(getOperation())))
+      return signalPassFailure();
     // Options are checked even when there is no attention to tile.
     if (failed(getConfig(/*headDim=*/128)))
       return signalPassFailure();
