@@ -6,8 +6,8 @@
 
 #include "attnc/Analysis/DimIndices.h"
 
-#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/ShapedOpInterfaces.h"
 
 using namespace mlir;
@@ -20,8 +20,8 @@ LogicalResult attnc::checkDimIndices(Operation *root) {
     if (!type || !type.hasRank() || !index)
       return;
     if (*index < 0 || *index >= type.getRank()) {
-      dim->emitOpError() << "asks for dimension " << *index
-                         << " of a rank-" << type.getRank()
+      dim->emitOpError() << "asks for dimension " << *index << " of a rank-"
+                         << type.getRank()
                          << " value; attnc refuses a query past the shape "
                             "(undefined at run time)";
       failed = true;

@@ -70,20 +70,20 @@ TEST(TargetDescription, AttentionDefaults) {
             FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma));
   EXPECT_EQ(lookup("h200").attentionConfig(&ctx, 64),
             FlashConfigAttr::get(&ctx, 128, 64, 8, 2, TileStrategy::wgmma));
-  EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0,
-                                             TileStrategy::mma_sync),
-            FlashConfigAttr::get(&ctx, 256, 64, 8, 2, TileStrategy::mma_sync));
-  EXPECT_EQ(lookup("h200").attentionConfig(&ctx, 64, 0, 0,
-                                           TileStrategy::mma_sync),
-            FlashConfigAttr::get(&ctx, 256, 128, 8, 2, TileStrategy::mma_sync));
+  EXPECT_EQ(
+      lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0, TileStrategy::mma_sync),
+      FlashConfigAttr::get(&ctx, 256, 64, 8, 2, TileStrategy::mma_sync));
+  EXPECT_EQ(
+      lookup("h200").attentionConfig(&ctx, 64, 0, 0, TileStrategy::mma_sync),
+      FlashConfigAttr::get(&ctx, 256, 128, 8, 2, TileStrategy::mma_sync));
   EXPECT_EQ(lookup("sm_90").attentionConfig(&ctx, 128),
             FlashConfigAttr::get(&ctx, 256, 64, 8, 2, TileStrategy::mma_sync));
   EXPECT_EQ(lookup("sm_80").attentionConfig(&ctx, 128),
             FlashConfigAttr::get(&ctx, 128, 64, 4, 2, TileStrategy::mma_sync));
   // Given tiles win; small query tiles get one 16-row slab per warp.
-  EXPECT_EQ(lookup("h100").attentionConfig(&ctx, 128, 64, 32,
-                                           TileStrategy::mma_sync),
-            FlashConfigAttr::get(&ctx, 64, 32, 4, 2, TileStrategy::mma_sync));
+  EXPECT_EQ(
+      lookup("h100").attentionConfig(&ctx, 128, 64, 32, TileStrategy::mma_sync),
+      FlashConfigAttr::get(&ctx, 64, 32, 4, 2, TileStrategy::mma_sync));
   // wgmma: a warp owns 16 rows of its warpgroup's m64 tile.
   EXPECT_EQ(lookup("h100").attentionConfig(&ctx, 128, 192, 64),
             FlashConfigAttr::get(&ctx, 192, 64, 12, 2, TileStrategy::wgmma));

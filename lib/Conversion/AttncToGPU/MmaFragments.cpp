@@ -90,8 +90,8 @@ Value quadAllReduce(OpBuilder &b, Location loc, Value v, QuadReduction kind) {
 
 Value AccumulatorTiles::slotRow(OpBuilder &b, Location loc,
                                 int64_t slot) const {
-  Value off = arith::ConstantIndexOp::create(b, loc,
-                                             (slot / 2) * kM + 8 * (slot % 2));
+  Value off =
+      arith::ConstantIndexOp::create(b, loc, (slot / 2) * kM + 8 * (slot % 2));
   Value r = arith::AddIOp::create(b, loc, w.warpRow0, w.quadRow);
   return arith::AddIOp::create(b, loc, r, off);
 }

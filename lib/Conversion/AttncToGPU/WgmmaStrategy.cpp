@@ -75,7 +75,8 @@ public:
   /// The tiles and one atom of slack: the dynamic shared array is only
   /// 16-byte aligned, and the kernel rounds its base up to 1024 bytes.
   int64_t sharedMemoryBytes() const override {
-    return kAtomBytes + tileBytes(s.blockQ) + 2 * s.stages * tileBytes(s.blockKV);
+    return kAtomBytes + tileBytes(s.blockQ) +
+           2 * s.stages * tileBytes(s.blockKV);
   }
   int64_t rowAlignmentBytes() const override { return kChunkBytes; }
   const AccumulatorLayout &scoreLayout() const override { return scores; }
@@ -116,9 +117,7 @@ public:
   }
 
 private:
-  int64_t tileBytes(int64_t rows) const {
-    return rows * s.headDim * elemBytes;
-  }
+  int64_t tileBytes(int64_t rows) const { return rows * s.headDim * elemBytes; }
   Value idx(OpBuilder &b, int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   }
@@ -187,10 +186,9 @@ LogicalResult WgmmaStrategy::verify(Location diagLoc) const {
   int64_t rowsPerPass =
       threadsPerBlock() / (s.headDim * elemBytes / kChunkBytes);
   if (s.blockKV % rowsPerPass != 0)
-    return emitError(diagLoc)
-           << "wgmma strategy: block_kv (" << s.blockKV
-           << ") must be a multiple of the " << rowsPerPass
-           << " rows one cp.async pass of the CTA covers";
+    return emitError(diagLoc) << "wgmma strategy: block_kv (" << s.blockKV
+                              << ") must be a multiple of the " << rowsPerPass
+                              << " rows one cp.async pass of the CTA covers";
   if (s.stages != 2)
     return emitError(diagLoc) << "wgmma strategy: stages must be 2 (one K/V "
                                  "tile computed while the next loads), got "
@@ -210,8 +208,7 @@ void WgmmaStrategy::emitPrologue(OpBuilder &b) {
   Value group = arith::DivUIOp::create(b, loc, warp, idx(b, kWarpsPerGroup));
   groupRowsOffset = arith::IndexCastOp::create(
       b, loc, b.getI64Type(),
-      arith::MulIOp::create(b, loc, group,
-                            idx(b, kGroupRows * kBoxRowBytes)));
+      arith::MulIOp::create(b, loc, group, idx(b, kGroupRows * kBoxRowBytes)));
 
   auto ws =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
@@ -224,9 +221,9 @@ void WgmmaStrategy::emitPrologue(OpBuilder &b) {
   Value pad = arith::AndIOp::create(
       b, loc, arith::SubIOp::create(b, loc, idx(b, 0), base),
       idx(b, kAtomBytes - 1));
-  auto viewType = MemRefType::get(
-      {(sharedMemoryBytes() - kAtomBytes) / elemBytes}, s.elementType,
-      MemRefLayoutAttrInterface{}, ws);
+  auto viewType =
+      MemRefType::get({(sharedMemoryBytes() - kAtomBytes) / elemBytes},
+                      s.elementType, MemRefLayoutAttrInterface{}, ws);
   smem = memref::ViewOp::create(b, loc, viewType, raw, pad, ValueRange{});
   smemAddress = arith::IndexCastOp::create(
       b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, base, pad));
@@ -328,26 +325,25 @@ SmallVector<Value> WgmmaStrategy::computeScores(OpBuilder &b, Value stage) {
                                            stageOffset(b, stage, false));
   Type accType = accumulatorType(b, s.blockKV);
   Value acc = LLVM::ZeroOp::create(b, loc, accType);
-  auto elem = s.elementType.isBF16() ? NVVM::WGMMATypes::bf16
-                                     : NVVM::WGMMATypes::f16;
+  auto elem =
+      s.elementType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   int64_t stepsPerBox = kBoxElems / kStepK;
   for (int64_t ks = 0; ks < s.headDim / kStepK; ++ks) {
     int64_t inBox = (ks % stepsPerBox) * kStepK * elemBytes;
     int64_t box = ks / stepsPerBox;
     Value qOff = arith::AddIOp::create(
-        b, loc, groupRowsOffset,
-        i64(b, box * s.blockQ * kBoxRowBytes + inBox));
+        b, loc, groupRowsOffset, i64(b, box * s.blockQ * kBoxRowBytes + inBox));
     Value kOff = arith::AddIOp::create(
         b, loc, kTile, i64(b, box * s.blockKV * kBoxRowBytes + inBox));
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, accType, acc, descriptor(b, qOff, kChunkBytes),
         descriptor(b, kOff, kChunkBytes),
-        NVVM::MMAShapeAttr::get(ctx, kGroupRows, s.blockKV, kStepK), elem,
-        elem, NVVM::WGMMATypes::f32,
+        NVVM::MMAShapeAttr::get(ctx, kGroupRows, s.blockKV, kStepK), elem, elem,
+        NVVM::WGMMATypes::f32,
         ks == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-        NVVM::MMALayout::row, NVVM::MMALayout::col,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+        NVVM::MMALayout::col,
         /*satfinite=*/nullptr);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
@@ -376,11 +372,10 @@ void WgmmaStrategy::accumulatePV(OpBuilder &b, Value stage,
   Value vTile = arith::IndexCastOp::create(b, loc, b.getI64Type(),
                                            stageOffset(b, stage, true));
   std::string ptxType = s.elementType.isBF16() ? "bf16" : "f16";
-  std::string asmText = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
-                        std::to_string(2 * regs + 5) +
-                        ", 0;\nwgmma.mma_async.sync.aligned.m64n" +
-                        std::to_string(n) + "k16.f32." + ptxType + "." +
-                        ptxType + " {";
+  std::string asmText =
+      "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(2 * regs + 5) +
+      ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+      "k16.f32." + ptxType + "." + ptxType + " {";
   std::string constraints;
   for (int64_t i = 0; i < regs; ++i) {
     asmText += (i ? ", $" : "$") + std::to_string(i);
@@ -407,8 +402,8 @@ void WgmmaStrategy::accumulatePV(OpBuilder &b, Value stage,
         operands.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
     const auto &lo = probs[2 * ks], &hi = probs[2 * ks + 1];
     operands.append({lo[0], lo[1], hi[0], hi[1]});
-    Value vOff = arith::AddIOp::create(
-        b, loc, vTile, i64(b, ks * kStepK * kBoxRowBytes));
+    Value vOff = arith::AddIOp::create(b, loc, vTile,
+                                       i64(b, ks * kStepK * kBoxRowBytes));
     operands.push_back(descriptor(b, vOff, s.blockKV * kBoxRowBytes));
     operands.push_back(one);
     result = LLVM::InlineAsmOp::create(

@@ -18,9 +18,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Analysis/DimIndices.h"
 #include "AttentionMatchers.h"
 #include "ScoreRegions.h"
+#include "attnc/Analysis/DimIndices.h"
 #include "attnc/Dialect/Attnc/Transforms/Passes.h"
 #include "attnc/Dialect/Attnc/Transforms/Transforms.h"
 

@@ -591,9 +591,9 @@ struct AttncOnlineSoftmaxPass
     if (!strategy.empty()) {
       kind = symbolizeTileStrategy(strategy);
       if (!kind)
-        return emitError(loc) << "unknown tile strategy '" << strategy
-                              << "' for --" DEBUG_TYPE
-                              << "; known: mma_sync, wgmma";
+        return emitError(loc)
+               << "unknown tile strategy '" << strategy << "' for --" DEBUG_TYPE
+               << "; known: mma_sync, wgmma";
       if (*kind == TileStrategy::wgmma &&
           !target->hasFeature(TargetFeature::Wgmma))
         return emitError(loc)
@@ -626,10 +626,10 @@ struct AttncOnlineSoftmaxPass
     if (failed(target))
       return failure();
     if (config.getStrategy() == TileStrategy::wgmma)
-      return kv < 128 || blockKV ? config
-                                 : target->attentionConfig(
-                                       &getContext(), headDim, q, kv / 2,
-                                       config.getStrategy());
+      return kv < 128 || blockKV
+                 ? config
+                 : target->attentionConfig(&getContext(), headDim, q, kv / 2,
+                                           config.getStrategy());
     return target->attentionConfig(&getContext(), headDim, q / 2, blockKV,
                                    config.getStrategy());
   }
