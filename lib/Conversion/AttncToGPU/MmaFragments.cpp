@@ -116,6 +116,26 @@ Value AccumulatorTiles::isRowLeader(OpBuilder &b, Location loc) const {
                                arith::ConstantIndexOp::create(b, loc, 0));
 }
 
+std::pair<Value, Value> clampedRowChunk(OpBuilder &b, Location loc,
+                                        const GlobalTile &src, Value row,
+                                        Value col, int64_t elems) {
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  Value gRow = arith::AddIOp::create(b, loc, src.rowStart, row);
+  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, gRow,
+                                        src.rowLimit);
+  Value srcRow = arith::SelectOp::create(b, loc, inRange, gRow, idx(0));
+  Value srcIdx = arith::AddIOp::create(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc, src.base,
+          arith::MulIOp::create(b, loc, srcRow, src.rowStride)),
+      col);
+  Value srcElems = arith::SelectOp::create(b, loc, inRange, idx(elems), idx(0));
+  return {srcIdx, srcElems};
+}
+
 void storeAccumulatorRows(OpBuilder &b, Location loc,
                           const AccumulatorTiles &layout, ArrayRef<Value> acc,
                           const GlobalTile &o, Type elemType) {

@@ -101,6 +101,14 @@ private:
   const WarpCoords &w;
 };
 
+/// The global element index and the element count of one cp.async of
+/// `elems` elements at (tile row `row`, column `col`) of `src`: rows at or
+/// past `src.rowLimit` read 0 elements (zero fill) from row 0, an in-bounds
+/// address.
+std::pair<mlir::Value, mlir::Value>
+clampedRowChunk(mlir::OpBuilder &b, mlir::Location loc, const GlobalTile &src,
+                mlir::Value row, mlir::Value col, int64_t elems);
+
 /// Stores accumulators of `layout` (f32) rounded to `elemType`: each thread
 /// its (cols 2t, 2t+1) pairs of rows g and g+8 as one 4-byte store; rows
 /// past `o.rowLimit` are skipped.

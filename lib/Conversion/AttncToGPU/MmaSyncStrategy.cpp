@@ -202,18 +202,8 @@ void MmaSyncStrategy::emitTileCopy(OpBuilder &b, const GlobalTile &src,
       idx(b, elemsPerCopy));
   for (int64_t pass = 0; pass < rows / rowsPerPass; ++pass) {
     Value row = arith::AddIOp::create(b, loc, row0, idx(b, pass * rowsPerPass));
-    Value gRow = arith::AddIOp::create(b, loc, src.rowStart, row);
-    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                          gRow, src.rowLimit);
-    Value srcRow = arith::SelectOp::create(b, loc, inRange, gRow, idx(b, 0));
-    Value srcIdx = arith::AddIOp::create(
-        b, loc,
-        arith::AddIOp::create(
-            b, loc, src.base,
-            arith::MulIOp::create(b, loc, srcRow, src.rowStride)),
-        col);
-    Value srcElems = arith::SelectOp::create(b, loc, inRange,
-                                             idx(b, elemsPerCopy), idx(b, 0));
+    auto [srcIdx, srcElems] =
+        mma::clampedRowChunk(b, loc, src, row, col, elemsPerCopy);
     SmallVector<Value, 3> dstIdx;
     if (stage)
       dstIdx.push_back(stage);
