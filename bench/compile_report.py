@@ -9,7 +9,8 @@ elementwise chain, as test/gpu/build_modules.py writes them), runs
 attnc-compile three times and keeps the fastest wall time (the whole
 pipeline: parse, fuse, tile, lower, NVPTX, ptxas), then runs
 `ptxas -v -arch=sm_90a` on each kernel's PTX: registers, spill stores and
-loads, and any warning (e.g. "wgmma ... serialized"). Writes a markdown
+loads, and any warning or performance-loss note (e.g. C7513, "wgmma ...
+serialized"). Writes a markdown
 table with the date, the machine's cores and the commit.
 """
 import argparse
@@ -68,7 +69,10 @@ def main():
                 text = v.stdout + v.stderr
                 regs = re.search(r"Used (\d+) registers", text)
                 spill = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", text)
-                warns = [l.strip() for l in text.splitlines() if "warning" in l.lower()]
+                # ptxas reports serialized wgmmas as an info line
+                # ("(C7513) Potential Performance Loss: ..."), not a warning.
+                warns = [l.strip() for l in text.splitlines()
+                         if "warning" in l.lower() or "performance loss" in l.lower()]
                 rows.append((g.stem, ptx.stem, best, regs.group(1) if regs else "?",
                              f"{spill.group(1)}/{spill.group(2)}" if spill else "?",
                              "; ".join(warns) or "none"))

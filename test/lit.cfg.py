@@ -26,6 +26,7 @@ config.substitutions.append(("%attnc_src_root", config.attnc_src_root))
 config.substitutions.append(("%attnc_lib_dir", config.attnc_lib_dir))
 config.substitutions.append(("%attnc_tools_dir", config.attnc_tools_dir))
 config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%cuda_root", config.cuda_root))
 
 # lit scrubs the environment; the NVVM target finds libdevice and ptxas
 # through CUDA_ROOT, so set it for every test.

@@ -82,6 +82,7 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
     tiles.blockQ = options.blockQ;
     tiles.blockKV = options.blockKV;
     tiles.strategy = options.strategy;
+    tiles.stages = options.stages;
     pm.addPass(createAttncOnlineSoftmax(tiles));
   }
   pm.addPass(createCanonicalizerPass());

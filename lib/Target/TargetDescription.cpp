@@ -83,6 +83,13 @@ static TargetDescription hopper(StringRef device, double bandwidthTBps) {
   // causal) against the mma_sync strategy's 340-349; the whole GPU suite
   // passes on it. The tiles above stay the mma_sync strategy's.
   t.attentionStrategy = TileStrategy::wgmma;
+  // Above d = 64 the warp-specialised form (a producer warpgroup, an
+  // mbarrier ring): measured 2026-12-01, d = 128, S = 2048 / 8192, 465 /
+  // 499 TFLOP/s non-causal and 384 / 467 causal against wgmma's 439 / 470
+  // and 356 / 441, outputs bit-identical. At d = 64 it loses (327 against
+  // 402 non-causal): its register split leaves one CTA per SM where wgmma
+  // runs two.
+  t.attentionStrategyLargeHead = TileStrategy::wgmma_ws;
   t.roofline = {device.str(), kHopperBf16DenseTflops, bandwidthTBps,
                 kLaunchOverheadUs};
   return t;
@@ -141,6 +148,7 @@ FailureOr<TargetDescription> attnc::lookupTargetDescription(StringRef name) {
       t.chip = c.chip.str();
       t.features = kSm90Features;
       t.attentionStrategy = TileStrategy::mma_sync;
+      t.attentionStrategyLargeHead = TileStrategy::mma_sync;
     }
     return t;
   }
@@ -181,13 +189,14 @@ SmallVector<StringRef> TargetDescription::getFeatureNames() const {
   return names;
 }
 
-FlashConfigAttr
-TargetDescription::attentionConfig(MLIRContext *ctx, int64_t headDim,
-                                   int64_t blockQ, int64_t blockKV,
-                                   std::optional<TileStrategy> strategy) const {
-  TileStrategy kind = strategy.value_or(attentionStrategy);
+FlashConfigAttr TargetDescription::attentionConfig(
+    MLIRContext *ctx, int64_t headDim, int64_t blockQ, int64_t blockKV,
+    std::optional<TileStrategy> strategy, int64_t stages) const {
+  TileStrategy kind = strategy.value_or(
+      headDim > 64 ? attentionStrategyLargeHead : attentionStrategy);
   auto [defaultQ, defaultKV] = attentionTiles(headDim);
-  if (kind == TileStrategy::wgmma) {
+  bool warpgroups = kind != TileStrategy::mma_sync;
+  if (warpgroups) {
     defaultQ = wgmmaBlockQ;
     defaultKV = headDim <= 64 ? wgmmaBlockKVSmallHead : wgmmaBlockKV;
   }
@@ -195,10 +204,11 @@ TargetDescription::attentionConfig(MLIRContext *ctx, int64_t headDim,
   // mma.sync: tiles of 128 rows and more give each warp two 16-row slabs,
   // smaller ones one. wgmma: a warp owns the 16 rows of its quarter of a
   // warpgroup's m64 MMA. Never fewer than one warp.
-  int64_t rowsPerWarp =
-      kind == TileStrategy::wgmma
-          ? 16
-          : (q >= 128 ? attentionRowsPerWarpLarge : attentionRowsPerWarpSmall);
+  int64_t rowsPerWarp = warpgroups ? 16
+                                   : (q >= 128 ? attentionRowsPerWarpLarge
+                                               : attentionRowsPerWarpSmall);
   int64_t warps = std::max<int64_t>(1, q / rowsPerWarp);
-  return FlashConfigAttr::get(ctx, q, kv, warps, attentionStages, kind);
+  if (!stages)
+    stages = warpgroups ? wgmmaStages : attentionStages;
+  return FlashConfigAttr::get(ctx, q, kv, warps, stages, kind);
 }

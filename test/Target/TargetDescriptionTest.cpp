@@ -62,12 +62,19 @@ TEST(TargetDescription, Sm90LacksTheArchSpecificFeatures) {
 TEST(TargetDescription, AttentionDefaults) {
   mlir::MLIRContext ctx;
   ctx.loadDialect<AttncDialect>();
-  // Hopper (sm_90a): wgmma, 128 x 128 tiles for d = 128 and 128 x 64 for
-  // d <= 64, two warpgroups, 2 stages (measured on an H200); with mma_sync
-  // asked for, 256 x 64 for d = 128 and 256 x 128 for d <= 64, 8 warps.
-  // sm_90 has no wgmma: mma_sync.
+  // Hopper (sm_90a): warp-specialised wgmma with 128 x 128 tiles for
+  // d = 128, wgmma with 128 x 64 for d <= 64, two computing warpgroups, 2
+  // stages (measured on an H200); with mma_sync asked for, 256 x 64 for
+  // d = 128 and 256 x 128 for d <= 64, 8 warps. sm_90 has no wgmma:
+  // mma_sync.
   EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 128),
-            FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma));
+            FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma_ws));
+  EXPECT_EQ(
+      lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0, TileStrategy::wgmma),
+      FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma));
+  EXPECT_EQ(
+      lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0, TileStrategy::wgmma, 3),
+      FlashConfigAttr::get(&ctx, 128, 128, 8, 3, TileStrategy::wgmma));
   EXPECT_EQ(lookup("h200").attentionConfig(&ctx, 64),
             FlashConfigAttr::get(&ctx, 128, 64, 8, 2, TileStrategy::wgmma));
   EXPECT_EQ(
@@ -86,7 +93,7 @@ TEST(TargetDescription, AttentionDefaults) {
       FlashConfigAttr::get(&ctx, 64, 32, 4, 2, TileStrategy::mma_sync));
   // wgmma: a warp owns 16 rows of its warpgroup's m64 tile.
   EXPECT_EQ(lookup("h100").attentionConfig(&ctx, 128, 192, 64),
-            FlashConfigAttr::get(&ctx, 192, 64, 12, 2, TileStrategy::wgmma));
+            FlashConfigAttr::get(&ctx, 192, 64, 12, 2, TileStrategy::wgmma_ws));
 }
 
 TEST(TargetDescription, MachineNumbers) {

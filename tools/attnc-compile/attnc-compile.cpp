@@ -74,6 +74,10 @@ static cl::opt<std::string>
              cl::desc("attention tile strategy: mma_sync or wgmma (sm_90a; "
                       "default: the target's)"),
              cl::init(""));
+static cl::opt<int64_t>
+    stages("stages",
+           cl::desc("attention K/V tiles in flight (default: the target's)"),
+           cl::init(0));
 static cl::opt<int64_t> fusionAccesses(
     "fusion-accesses-per-thread",
     cl::desc("16-byte accesses per thread in the row kernels of fusions"),
@@ -175,6 +179,7 @@ int main(int argc, char **argv) {
     o.blockQ = blockQ;
     o.blockKV = blockKV;
     o.strategy = strategy;
+    o.stages = stages;
     o.cudaRoot = toolkit;
     o.fusionAccessesPerThread = fusionAccesses;
   };

@@ -44,6 +44,11 @@ struct AttncPipelineOptions
       llvm::cl::desc("attention tile strategy: mma_sync or wgmma (empty: "
                      "the target's default)"),
       llvm::cl::init("")};
+  PassOptions::Option<int64_t> stages{
+      *this, "stages",
+      llvm::cl::desc("K/V tiles in flight in an attention kernel's shared "
+                     "memory (0: target default)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> fuseAttention{
       *this, "fuse-attention",
       llvm::cl::desc("run the attention fusion and online-softmax rewrite "

@@ -90,8 +90,10 @@ struct TargetDescription {
   int64_t attentionRowsPerWarpSmall = 16;
   /// K/V tiles in flight in shared memory.
   int64_t attentionStages = 2;
-  /// The tile strategy attention kernels use on this target.
+  /// The tile strategy attention kernels use on this target, for head dims
+  /// up to 64 and above.
   TileStrategy attentionStrategy = TileStrategy::mma_sync;
+  TileStrategy attentionStrategyLargeHead = TileStrategy::mma_sync;
   /// Tiles of the wgmma strategy: two warpgroups of 64 query rows (256
   /// threads leave each up to 255 registers for the S and O accumulators,
   /// 64 + 64 at d = 128); one m64n128 MMA per k step of Q K^T above d = 64,
@@ -102,6 +104,10 @@ struct TargetDescription {
   int64_t wgmmaBlockQ = 128;
   int64_t wgmmaBlockKV = 128;
   int64_t wgmmaBlockKVSmallHead = 64;
+  /// K/V stages of the wgmma strategies. Three, with which wgmma runs P V
+  /// of one step during the next step's softmax, measured slower on the
+  /// H200 (2026-12-01, d = 128, S = 8192: 452 against 468 TFLOP/s).
+  int64_t wgmmaStages = 2;
 
   /// Ceilings the intensity report prices kernels with.
   RooflineModel roofline;
@@ -118,12 +124,13 @@ struct TargetDescription {
             headDim <= 64 ? attentionBlockKVSmallHead : attentionBlockKV};
   }
 
-  /// The kernel configuration for `headDim`, with the tiles and the
-  /// strategy given (0 and none: the target's default).
+  /// The kernel configuration for `headDim`, with the tiles, the strategy
+  /// and the stages given (0 and none: the target's default).
   FlashConfigAttr
   attentionConfig(mlir::MLIRContext *ctx, int64_t headDim, int64_t blockQ = 0,
                   int64_t blockKV = 0,
-                  std::optional<TileStrategy> strategy = std::nullopt) const;
+                  std::optional<TileStrategy> strategy = std::nullopt,
+                  int64_t stages = 0) const;
 };
 
 /// The built-in devices, in the order reports list them: h100, h200, a100.

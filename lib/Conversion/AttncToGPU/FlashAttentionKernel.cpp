@@ -266,14 +266,11 @@ LogicalResult FlashKernelBuilder::emitScoreStage(FlashKVLoop &l,
   return failure(failedRegion);
 }
 
-/// One kernel loop over K/V tiles [lb, ub) of IR loop `l`. Each step: wait
-/// for its tile, barrier (the tile is visible to all warps, and all warps
-/// are done with the other stage), prefetch the next tile of the chain into
-/// the other stage, then compute.
 /// Starts loading the K and V tiles of iteration `tile` of loop `l` (its
 /// slices with `tile` for the induction variable) into pipeline stage
-/// `tile mod stages`.
-LogicalResult FlashKernelBuilder::loadKVTiles(FlashKVLoop &l, Value tile) {
+/// `stage`, by default `tile mod stages`.
+LogicalResult FlashKernelBuilder::loadKVTiles(FlashKVLoop &l, Value tile,
+                                              Value stage) {
   IRMapping scope = prologue;
   scope.map(l.loop.getInductionVar(), tile);
   FailureOr<GlobalTile> k = tileOf(l.key, "k", scope);
@@ -281,61 +278,126 @@ LogicalResult FlashKernelBuilder::loadKVTiles(FlashKVLoop &l, Value tile) {
   if (failed(k) || failed(v))
     return failure();
   k->rowLimit = v->rowLimit = seqKV;
-  Value stages =
-      arith::ConstantIndexOp::create(b, loc, form.config.getStages());
-  strategy->loadKV(b, *k, *v, arith::RemUIOp::create(b, loc, tile, stages));
+  if (!stage)
+    stage = arith::RemUIOp::create(
+        b, loc, tile,
+        arith::ConstantIndexOp::create(b, loc, form.config.getStages()));
+  strategy->loadKV(b, *k, *v, stage);
   return success();
 }
 
+/// One kernel loop over K/V tiles [lb, ub) of IR loop `l`. Without a
+/// producer each step waits for its tile, barriers (the tile is visible to
+/// all warps, and all warps are done with the stage the prefetch
+/// overwrites), prefetches the next tile of the chain, then computes. With
+/// one, `slot` counts the tiles consumed so far: a step waits for its ring
+/// slot, computes, and releases it.
 FailureOr<OnlineSoftmaxState>
 FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
                                Value chainEnd, bool bounds,
-                               const OnlineSoftmaxState &init) {
+                               const OnlineSoftmaxState &init, Value &slot) {
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value numStages =
       arith::ConstantIndexOp::create(b, loc, form.config.getStages());
-  auto loop = scf::ForOp::create(b, loc, lb, ub, one, init.flatten());
+  bool ring = strategy->hasProducer();
+  SmallVector<Value> inits = init.flatten();
+  if (ring)
+    inits.push_back(slot);
+  auto loop = scf::ForOp::create(b, loc, lb, ub, one, inits);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value j = loop.getInductionVar();
-  OnlineSoftmaxState st = OnlineSoftmaxState::unflatten(
-      loop.getRegionIterArgs(), init.rowMax.size());
+  ValueRange args = loop.getRegionIterArgs();
+  OnlineSoftmaxState st =
+      OnlineSoftmaxState::unflatten(ring ? args.drop_back() : args, init);
   IRMapping scope = prologue;
   scope.map(l.loop.getInductionVar(), j);
-  strategy->waitLoads(b);
-  strategy->beginStep(b);
-  Value stage = arith::RemUIOp::create(b, loc, j, numStages);
-  Value next = arith::AddIOp::create(b, loc, j, one);
-  auto prefetch = scf::IfOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, chainEnd),
-      /*withElseRegion=*/false);
-  {
+  Value stage, n;
+  if (ring) {
+    n = args.back();
+    strategy->waitSlot(b, n);
+    strategy->beginStep(b);
+    stage = arith::RemUIOp::create(b, loc, n, numStages);
+  } else {
+    strategy->waitLoads(b);
+    strategy->beginStep(b);
+    stage = arith::RemUIOp::create(b, loc, j, numStages);
+    Value next = arith::AddIOp::create(b, loc, j, one);
+    auto prefetch = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
+                              chainEnd),
+        /*withElseRegion=*/false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(prefetch.thenBlock());
     if (failed(loadKVTiles(l, next)))
       return failure();
   }
-  SmallVector<Value> s = strategy->computeScores(b, stage);
-  if (failed(emitScoreStage(l, scope, bounds, s)))
-    return failure();
-  scoreStage->update(b, s, st, *strategy);
-  strategy->accumulatePV(b, stage, st.acc);
-  scf::YieldOp::create(b, loc, st.flatten());
+  if (!strategy->overlapsPV()) {
+    SmallVector<Value> s = strategy->computeScores(b, stage);
+    if (failed(emitScoreStage(l, scope, bounds, s)))
+      return failure();
+    scoreStage->update(b, s, st, *strategy);
+    strategy->accumulatePV(b, stage, st.acc);
+  } else {
+    // S of this step first, then the previous step's P V, so that waiting
+    // for S leaves P V running through this step's score stage; acc is
+    // rescaled once P V is done.
+    ArrayRef<Value> pending(st.pending);
+    SmallVector<Value> probs =
+        strategy->stageProbabilities(b, pending.drop_back());
+    Value scores = strategy->issueScores(b, stage);
+    Value pv = strategy->issuePV(b, pending.back(), probs, st.acc);
+    SmallVector<Value> s = strategy->waitScores(b, scores, /*inFlight=*/1);
+    if (failed(emitScoreStage(l, scope, bounds, s)))
+      return failure();
+    SmallVector<Value> alphas;
+    scoreStage->update(b, s, st, *strategy, &alphas);
+    st.acc = strategy->waitPV(b, pv);
+    scoreStage->rescale(b, st.acc, alphas);
+    st.pending = strategy->takenProbabilities();
+    st.pending.push_back(stage);
+  }
+  SmallVector<Value> yields = st.flatten();
+  if (ring) {
+    strategy->releaseSlot(b, n);
+    yields.push_back(arith::AddIOp::create(b, loc, n, one));
+  }
+  scf::YieldOp::create(b, loc, yields);
   b.setInsertionPointAfter(loop);
-  return OnlineSoftmaxState::unflatten(loop.getResults(), init.rowMax.size());
+  ValueRange results = loop.getResults();
+  if (ring)
+    slot = results.back();
+  return OnlineSoftmaxState::unflatten(ring ? results.drop_back() : results,
+                                       init);
+}
+
+/// Nothing pending: zero probabilities against the V tile of `tile`,
+/// which is resident (or being loaded, zero-filled past Skv) by the time a
+/// step issues them, so their product adds exact zeros to finite V.
+void FlashKernelBuilder::resetPending(OnlineSoftmaxState &st, Value tile) {
+  if (!strategy->overlapsPV())
+    return;
+  Value stages =
+      arith::ConstantIndexOp::create(b, loc, form.config.getStages());
+  st.pending = strategy->zeroProbabilities(b);
+  st.pending.push_back(arith::RemUIOp::create(b, loc, tile, stages));
+}
+
+void FlashKernelBuilder::flushPending(OnlineSoftmaxState &st) {
+  if (!strategy->overlapsPV())
+    return;
+  ArrayRef<Value> pending(st.pending);
+  st.acc = strategy->waitPV(
+      b, strategy->issuePV(b, pending.back(), pending.drop_back(), st.acc));
+  st.pending.clear();
 }
 
 LogicalResult FlashKernelBuilder::emitBody() {
-  auto idx = [&](int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v).getResult();
-  };
-  // Query tile and the first K/V tile in flight together.
   FailureOr<GlobalTile> q = tileOf(form.querySlice, "q", prologue);
   if (failed(q))
     return failure();
   q->rowLimit = seqQ;
-  strategy->loadQuery(b, *q);
 
   // Loop-invariant K/V matrix bases and loop bounds, from the IR, in the
   // prologue.
@@ -355,40 +417,90 @@ LogicalResult FlashKernelBuilder::emitBody() {
       baseOffsets[slice] = *base;
     }
   }
-  size_t n = form.loops.size();
-  SmallVector<Value> lbs, ubs;
+  LoopBounds bounds;
   for (FlashKVLoop &l : form.loops) {
     FailureOr<Value> lb = materialize(l.loop.getLowerBound(), prologue);
     FailureOr<Value> ub = materialize(l.loop.getUpperBound(), prologue);
     if (failed(lb) || failed(ub))
       return failure();
-    lbs.push_back(*lb);
-    ubs.push_back(*ub);
+    bounds.lbs.push_back(*lb);
+    bounds.ubs.push_back(*ub);
   }
+  if (!strategy->hasProducer()) {
+    // Query tile and the first K/V tile in flight together.
+    strategy->loadQuery(b, *q);
+    if (failed(loadKVTiles(form.loops[0], bounds.lbs[0])))
+      return failure();
+    return emitConsumer(bounds);
+  }
+
+  // Warp-specialised: the producer walks the same tiles as the consumers,
+  // one ring slot each, in the same order.
+  auto roles = scf::IfOp::create(b, loc, strategy->isProducer(b),
+                                 /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(roles.thenBlock());
+  strategy->enterRole(b, /*producer=*/true);
+  Value slot = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value stages =
+      arith::ConstantIndexOp::create(b, loc, form.config.getStages());
+  for (auto [l, lb, ub] : llvm::zip(form.loops, bounds.lbs, bounds.ubs)) {
+    auto loop = scf::ForOp::create(b, loc, lb, ub, one, ValueRange{slot});
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value n = loop.getRegionIterArgs()[0];
+    strategy->acquireSlot(b, n);
+    if (failed(loadKVTiles(l, loop.getInductionVar(),
+                           arith::RemUIOp::create(b, loc, n, stages))))
+      return failure();
+    strategy->commitSlot(b, n);
+    scf::YieldOp::create(b, loc,
+                         ValueRange{arith::AddIOp::create(b, loc, n, one)});
+    slot = loop.getResult(0);
+  }
+  b.setInsertionPointToStart(roles.elseBlock());
+  strategy->enterRole(b, /*producer=*/false);
+  strategy->loadQuery(b, *q);
+  return emitConsumer(bounds);
+}
+
+/// The computing threads' part: the K/V loops after the first loads were
+/// started, then the epilogue.
+LogicalResult FlashKernelBuilder::emitConsumer(const LoopBounds &bounds) {
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  ArrayRef<Value> lbs = bounds.lbs, ubs = bounds.ubs;
+  size_t n = form.loops.size();
+  bool ring = strategy->hasProducer();
   // Loops whose bounds meet form one pipeline.
   SmallVector<bool> chained(n, false);
   for (size_t i = 1; i < n; ++i)
     chained[i] = form.loops[i].loop.getLowerBound() ==
                  form.loops[i - 1].loop.getUpperBound();
-  auto loadFirstTile = [&](size_t i) {
-    return loadKVTiles(form.loops[i], lbs[i]);
-  };
-  if (failed(loadFirstTile(0)))
-    return failure();
   strategy->waitLoads(b);
   strategy->prepareQuery(b);
 
   OnlineSoftmaxState st = scoreStage->initialState(b);
+  resetPending(st, lbs[0]);
+  Value slot = ring ? idx(0) : Value();
   // Tiles before this one are full: [0, Skv floordiv block_kv).
   Value fullTiles =
       arith::DivUIOp::create(b, loc, seqKV, idx(form.config.getBlockKV()));
   for (size_t i = 0; i < n; ++i) {
     FlashKVLoop &l = form.loops[i];
-    if (i > 0 && !chained[i]) {
+    if (i > 0 && !chained[i] && !ring) {
       // A new pipeline: every warp must be done with the stages first.
+      flushPending(st);
       gpu::BarrierOp::create(b, loc);
-      if (failed(loadFirstTile(i)))
+      if (failed(loadKVTiles(l, lbs[i])))
         return failure();
+      if (strategy->overlapsPV()) {
+        // Even an empty loop flushes the V of its first tile: loaded.
+        strategy->waitLoads(b);
+        resetPending(st, lbs[i]);
+      }
     }
     size_t last = i;
     while (last + 1 < n && chained[last + 1])
@@ -418,16 +530,18 @@ LogicalResult FlashKernelBuilder::emitBody() {
       // was computed from (measured: two more 64-bit values live through
       // the main loop of a causal kernel).
       split = opaqueIndex(b, loc, split);
-      next = emitKVLoop(l, lbs[i], split, chainEnd, /*bounds=*/false, st);
+      next = emitKVLoop(l, lbs[i], split, chainEnd, /*bounds=*/false, st, slot);
       if (succeeded(next))
-        next = emitKVLoop(l, split, ubs[i], chainEnd, /*bounds=*/true, *next);
+        next = emitKVLoop(l, split, ubs[i], chainEnd, /*bounds=*/true, *next,
+                          slot);
     } else {
-      next = emitKVLoop(l, lbs[i], ubs[i], chainEnd, l.mayBePartial, st);
+      next = emitKVLoop(l, lbs[i], ubs[i], chainEnd, l.mayBePartial, st, slot);
     }
     if (failed(next))
       return failure();
     st = *next;
   }
+  flushPending(st);
   return emitEpilogue(st);
 }
 

@@ -75,7 +75,7 @@ private:
   FailureOr<Value> expandAffine(Operation *def, IRMapping &scope);
   FailureOr<Value> cloneRegion(Region &r, ArrayRef<Value> args,
                                IRMapping &scope);
-  LogicalResult loadKVTiles(FlashKVLoop &l, Value tile);
+  LogicalResult loadKVTiles(FlashKVLoop &l, Value tile, Value stage = {});
   FailureOr<GlobalTile> tileOf(tensor::ExtractSliceOp slice, StringRef tensor,
                                IRMapping &scope);
   /// Element offset of the (batch, head) matrix a slice or insert names.
@@ -83,13 +83,23 @@ private:
                           StringRef tensor, IRMapping &scope);
 
   // Kernel body.
+  /// The bounds of the K/V loops, in the kernel.
+  struct LoopBounds {
+    SmallVector<Value> lbs, ubs;
+  };
   LogicalResult emitBody();
+  LogicalResult emitConsumer(const LoopBounds &bounds);
   FailureOr<OnlineSoftmaxState> emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
                                            Value chainEnd, bool bounds,
-                                           const OnlineSoftmaxState &init);
+                                           const OnlineSoftmaxState &init,
+                                           Value &slot);
   LogicalResult emitScoreStage(FlashKVLoop &l, IRMapping &scope, bool bounds,
                                SmallVectorImpl<Value> &s);
   LogicalResult emitEpilogue(OnlineSoftmaxState &st);
+  /// For a strategy that overlaps P V with the next step: an empty pending
+  /// P V against the V stage of `tile`, and the pending P V done.
+  void resetPending(OnlineSoftmaxState &st, Value tile);
+  void flushPending(OnlineSoftmaxState &st);
 
   OpBuilder &b;
   FlashForm &form;

@@ -361,7 +361,8 @@ attnc::createTileStrategy(TileStrategy kind, const TileShape &shape,
   case TileStrategy::mma_sync:
     return std::make_unique<MmaSyncStrategy>(shape, loc);
   case TileStrategy::wgmma:
-    return createWgmmaTileStrategy(shape, loc);
+  case TileStrategy::wgmma_ws:
+    return createWgmmaTileStrategy(shape, loc, kind == TileStrategy::wgmma_ws);
   }
   return nullptr;
 }

@@ -31,15 +31,18 @@ SmallVector<Value> OnlineSoftmaxState::flatten() const {
   SmallVector<Value> all(rowMax);
   llvm::append_range(all, rowSum);
   llvm::append_range(all, acc);
+  llvm::append_range(all, pending);
   return all;
 }
 
-OnlineSoftmaxState OnlineSoftmaxState::unflatten(ValueRange all,
-                                                 size_t rowSlots) {
+OnlineSoftmaxState
+OnlineSoftmaxState::unflatten(ValueRange all, const OnlineSoftmaxState &like) {
+  size_t rows = like.rowMax.size(), accs = like.acc.size();
   OnlineSoftmaxState s;
-  s.rowMax.assign(all.begin(), all.begin() + rowSlots);
-  s.rowSum.assign(all.begin() + rowSlots, all.begin() + 2 * rowSlots);
-  s.acc.assign(all.begin() + 2 * rowSlots, all.end());
+  s.rowMax.assign(all.begin(), all.begin() + rows);
+  s.rowSum.assign(all.begin() + rows, all.begin() + 2 * rows);
+  s.acc.assign(all.begin() + 2 * rows, all.begin() + 2 * rows + accs);
+  s.pending.assign(all.begin() + 2 * rows + accs, all.end());
   return s;
 }
 
@@ -129,7 +132,10 @@ void ScoreStage::mask(OpBuilder &b, SmallVectorImpl<Value> &s,
 }
 
 void ScoreStage::update(OpBuilder &b, ArrayRef<Value> s, OnlineSoftmaxState &st,
-                        AttentionTileStrategy &strategy) const {
+                        AttentionTileStrategy &strategy,
+                        SmallVectorImpl<Value> *alphas) const {
+  if (alphas)
+    alphas->clear();
   for (auto [r, elements] : llvm::enumerate(scoreSlots)) {
     Value mx = st.rowMax[r];
     for (int64_t e : elements)
@@ -164,11 +170,21 @@ void ScoreStage::update(OpBuilder &b, ArrayRef<Value> s, OnlineSoftmaxState &st,
         sum = arith::AddFOp::create(b, loc, sum, v);
       strategy.takeProbabilities(b, ids, p);
     }
-    for (int64_t e : outputSlots[r])
-      st.acc[e] = arith::MulFOp::create(b, loc, st.acc[e], alpha);
+    if (alphas)
+      alphas->push_back(alpha);
+    else
+      for (int64_t e : outputSlots[r])
+        st.acc[e] = arith::MulFOp::create(b, loc, st.acc[e], alpha);
     st.rowMax[r] = mNew;
     st.rowSum[r] = sum;
   }
+}
+
+void ScoreStage::rescale(OpBuilder &b, SmallVectorImpl<Value> &acc,
+                         ArrayRef<Value> alphas) const {
+  for (auto [r, elements] : llvm::enumerate(outputSlots))
+    for (int64_t e : elements)
+      acc[e] = arith::MulFOp::create(b, loc, acc[e], alphas[r]);
 }
 
 SmallVector<Value> ScoreStage::finalize(OpBuilder &b,

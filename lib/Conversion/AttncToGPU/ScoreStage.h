@@ -22,12 +22,16 @@ namespace attnc {
 
 /// Per-thread online-softmax state: per row slot the running max (in the
 /// softmax domain of ScoreScaling) and this thread's partial sum; the
-/// output accumulator in outputLayout order.
+/// output accumulator in outputLayout order; and, when the strategy
+/// overlaps P V with the next step, the step whose P V is still to be
+/// issued: its packed probabilities, then its V stage.
 struct OnlineSoftmaxState {
-  llvm::SmallVector<mlir::Value> rowMax, rowSum, acc;
+  llvm::SmallVector<mlir::Value> rowMax, rowSum, acc, pending;
 
   llvm::SmallVector<mlir::Value> flatten() const;
-  static OnlineSoftmaxState unflatten(mlir::ValueRange all, size_t rowSlots);
+  /// The inverse of flatten for a state with the sizes of `like`.
+  static OnlineSoftmaxState unflatten(mlir::ValueRange all,
+                                      const OnlineSoftmaxState &like);
 };
 
 /// How raw Q Kᵀ scores become exponents.
@@ -68,8 +72,14 @@ public:
   /// exp(old max - new max), P = exp(s - new max) handed to `strategy` row
   /// slot by row slot. A row that has seen no visible key keeps max = -inf
   /// and gets P = 0, never NaN.
+  /// With `alphas`, acc is left alone and the rescale factor of each row
+  /// slot returned there instead, for `rescale` once acc is ready.
   void update(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> s,
-              OnlineSoftmaxState &st, AttentionTileStrategy &strategy) const;
+              OnlineSoftmaxState &st, AttentionTileStrategy &strategy,
+              llvm::SmallVectorImpl<mlir::Value> *alphas = nullptr) const;
+  /// acc *= alphas[row slot].
+  void rescale(mlir::OpBuilder &b, llvm::SmallVectorImpl<mlir::Value> &acc,
+               llvm::ArrayRef<mlir::Value> alphas) const;
   /// acc /= sum (0 for rows without a visible key); returns the logsumexp
   /// of each row slot (natural log, -inf for those rows).
   llvm::SmallVector<mlir::Value> finalize(mlir::OpBuilder &b,

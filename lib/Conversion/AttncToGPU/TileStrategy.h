@@ -19,6 +19,7 @@
 
 #include "attnc/Dialect/Attnc/IR/AttncAttrs.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/ErrorHandling.h"
 
 #include <memory>
 #include <string>
@@ -131,11 +132,95 @@ public:
   /// Stores the normalized output (f32, outputLayout order) to `o`.
   virtual void storeOutput(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> acc,
                            const GlobalTile &o) = 0;
+
+  /// Warp specialisation. A strategy with a producer has threads beyond
+  /// the computing warps that only load K/V tiles, into a ring of
+  /// `stages` slots guarded by barriers: tile n of the kernel's tile
+  /// sequence goes to slot n mod stages. The builder emits two branches:
+  /// the producer's loop over every tile (acquireSlot, loadKV, commitSlot)
+  /// and the consumers' (loadQuery and waitLoads first, then per step
+  /// waitSlot, the step, releaseSlot).
+  virtual bool hasProducer() const { return false; }
+  /// True (i1) on the producer's threads.
+  virtual mlir::Value isProducer(mlir::OpBuilder &b) {
+    llvm_unreachable("only for strategies with a producer");
+  }
+  /// At the start of each role's branch (e.g. to move registers from the
+  /// producer to the consumers).
+  virtual void enterRole(mlir::OpBuilder &b, bool producer) {
+    llvm_unreachable("only for strategies with a producer");
+  }
+  /// Producer: waits until slot `n` (index) is free (every consumer released
+  /// the tile it held before), and after loadKV into `slotStage(n)` makes
+  /// the slot's readiness wait for those loads.
+  virtual void acquireSlot(mlir::OpBuilder &b, mlir::Value n) {
+    llvm_unreachable("only for strategies with a producer");
+  }
+  virtual void commitSlot(mlir::OpBuilder &b, mlir::Value n) {
+    llvm_unreachable("only for strategies with a producer");
+  }
+  /// Consumers: wait until slot `n`'s tiles are resident and visible to the
+  /// MMAs; release it once the step's MMAs have read them.
+  virtual void waitSlot(mlir::OpBuilder &b, mlir::Value n) {
+    llvm_unreachable("only for strategies with a producer");
+  }
+  virtual void releaseSlot(mlir::OpBuilder &b, mlir::Value n) {
+    llvm_unreachable("only for strategies with a producer");
+  }
+
+  /// Overlapped P V. A strategy whose MMAs run asynchronously may run the P V
+  /// of step j on the tensor cores while step j + 1's score stage runs on
+  /// the other units (FlashAttention-3's intra-warpgroup overlap). The
+  /// builder then calls, per step: issueScores(stage j + 1), issuePV(the
+  /// pending probabilities of step j, its V stage), waitScores, the score
+  /// stage (which hands over step j + 1's probabilities), waitPV, and the
+  /// rescale of acc. A step's V tile stays in use one step longer, so the
+  /// pipeline needs a third stage.
+  virtual bool overlapsPV() const { return false; }
+  /// The probabilities taken since the last call, as loop-carried values
+  /// (packed registers), and the same number of zeros.
+  virtual llvm::SmallVector<mlir::Value> takenProbabilities() {
+    llvm_unreachable("only for strategies that overlap P V");
+  }
+  virtual llvm::SmallVector<mlir::Value> zeroProbabilities(mlir::OpBuilder &b) {
+    llvm_unreachable("only for strategies that overlap P V");
+  }
+  /// The probabilities of a pending P V (from takenProbabilities), made
+  /// ready in the registers the MMA will read, before issueScores starts
+  /// the step's first product.
+  virtual llvm::SmallVector<mlir::Value>
+  stageProbabilities(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> probs) {
+    llvm_unreachable("only for strategies that overlap P V");
+  }
+  /// Starts S = Q Kᵀ for the key tile in `stage`; returns its handle.
+  virtual mlir::Value issueScores(mlir::OpBuilder &b, mlir::Value stage) {
+    llvm_unreachable("only for strategies that overlap P V");
+  }
+  /// Starts acc + P V with `probs` (from takenProbabilities) and the value
+  /// tile in `stage`; returns its handle.
+  virtual mlir::Value issuePV(mlir::OpBuilder &b, mlir::Value stage,
+                              llvm::ArrayRef<mlir::Value> probs,
+                              llvm::ArrayRef<mlir::Value> acc) {
+    llvm_unreachable("only for strategies that overlap P V");
+  }
+  /// Waits until at most `inFlight` of the products started are still
+  /// running (they finish in the order they started), then returns the
+  /// scores (scoreLayout order) or the accumulator (outputLayout order)
+  /// that `handle` names.
+  virtual llvm::SmallVector<mlir::Value>
+  waitScores(mlir::OpBuilder &b, mlir::Value handle, int64_t inFlight) {
+    llvm_unreachable("only for strategies that overlap P V");
+  }
+  virtual llvm::SmallVector<mlir::Value> waitPV(mlir::OpBuilder &b,
+                                                mlir::Value handle) {
+    llvm_unreachable("only for strategies that overlap P V");
+  }
 };
 
 /// The wgmma strategy (WgmmaStrategy.cpp).
 std::unique_ptr<AttentionTileStrategy>
-createWgmmaTileStrategy(const TileShape &shape, mlir::Location loc);
+createWgmmaTileStrategy(const TileShape &shape, mlir::Location loc,
+                        bool producerWarp);
 
 /// The strategy `kind` for `shape`, built with `loc` for its ops.
 std::unique_ptr<AttentionTileStrategy>

@@ -20,9 +20,12 @@
 // Synchronisation: cp.async writes through the generic proxy and wgmma
 // reads through the async proxy, so each writer fences
 // (fence.proxy.async.shared::cta) before the CTA barrier that publishes a
-// tile. Each step waits for its MMAs (wgmma.wait_group 0) before the
-// softmax reads S and before the step ends, so the next step may overwrite
-// the stage it read.
+// tile. With two stages each step waits for its MMAs (wgmma.wait_group 0)
+// before the softmax reads S and before the step ends, so the next step may
+// overwrite the stage it read. With three, P V of step j is issued after
+// S of step j + 1 and runs while step j + 1's softmax does (wait_group 1
+// waits for S only); its V stays resident through step j + 1, and the
+// third stage is the one being loaded meanwhile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +39,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace attnc;
@@ -50,6 +54,14 @@ constexpr int64_t kAtomBytes = 1024;
 constexpr int64_t kAtomRows = 8;
 /// One cp.async copy, one swizzled chunk.
 constexpr int64_t kChunkBytes = 16;
+/// One mbarrier; the named barrier (besides 0, the CTA's) that the
+/// consumers of a warp-specialised kernel use among themselves.
+constexpr int64_t kBarrierBytes = 8;
+constexpr int64_t kConsumerBarrier = 1;
+/// 32-bit registers of an SM, and what the producer keeps of them per thread
+/// (address arithmetic of its copies; setmaxnreg takes multiples of 8).
+constexpr int64_t kRegisterFile = 65536;
+constexpr int64_t kProducerRegisters = 40;
 /// Rows of one warpgroup MMA and warps per warpgroup.
 constexpr int64_t kGroupRows = 64;
 constexpr int64_t kWarpsPerGroup = 4;
@@ -64,53 +76,137 @@ constexpr int64_t kSwizzle128B = int64_t(1) << 62;
 
 class WgmmaStrategy : public AttentionTileStrategy {
 public:
-  WgmmaStrategy(const TileShape &s, Location loc)
+  WgmmaStrategy(const TileShape &s, Location loc, bool producerWarp)
       : s(s), loc(loc),
         elemBytes(s.elementType ? s.elementType.getIntOrFloatBitWidth() / 8
                                 : 2),
-        scores(1, s.blockKV / mma::kN, w), output(1, s.headDim / mma::kN, w) {}
+        producer(producerWarp), scores(1, s.blockKV / mma::kN, w),
+        output(1, s.headDim / mma::kN, w) {}
 
   LogicalResult verify(Location diagLoc) const override;
-  int64_t threadsPerBlock() const override { return s.warps * mma::kWarpSize; }
-  /// The tiles and one atom of slack: the dynamic shared array is only
-  /// 16-byte aligned, and the kernel rounds its base up to 1024 bytes.
+  int64_t threadsPerBlock() const override {
+    return consumerThreads() + (producer ? producerThreads() : 0);
+  }
+  /// The tiles, the ring's barriers and one atom of slack: the dynamic
+  /// shared array is only 16-byte aligned, and the kernel rounds its base
+  /// up to 1024 bytes.
   int64_t sharedMemoryBytes() const override {
-    return kAtomBytes + tileBytes(s.blockQ) +
-           2 * s.stages * tileBytes(s.blockKV);
+    return kAtomBytes + barriersOffset() +
+           (producer ? 2 * s.stages * kBarrierBytes : 0);
   }
   int64_t rowAlignmentBytes() const override { return kChunkBytes; }
   const AccumulatorLayout &scoreLayout() const override { return scores; }
   const AccumulatorLayout &outputLayout() const override { return output; }
 
   void emitPrologue(OpBuilder &b) override;
+  /// With a producer, only the consumers load the query tile.
   void loadQuery(OpBuilder &b, const GlobalTile &q) override {
-    emitTileCopy(b, q, idx(b, 0), s.blockQ);
+    emitTileCopy(b, q, idx(b, 0), s.blockQ, tid, consumerThreads());
     nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType(b), pending);
     pending.clear();
   }
+  /// With a producer, only the producer loads K and V.
   void loadKV(OpBuilder &b, const GlobalTile &k, const GlobalTile &v,
               Value stage) override {
-    emitTileCopy(b, k, stageOffset(b, stage, /*value=*/false), s.blockKV);
-    emitTileCopy(b, v, stageOffset(b, stage, /*value=*/true), s.blockKV);
-    nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType(b), pending);
+    Value thread = tid;
+    int64_t threads = consumerThreads();
+    if (producer) {
+      thread = arith::SubIOp::create(b, loc, tid, idx(b, consumerThreads()));
+      threads = producerThreads();
+    }
+    emitTileCopy(b, k, stageOffset(b, stage, /*value=*/false), s.blockKV,
+                 thread, threads);
+    emitTileCopy(b, v, stageOffset(b, stage, /*value=*/true), s.blockKV, thread,
+                 threads);
+    if (!producer)
+      nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType(b), pending);
     pending.clear();
   }
+  /// With a producer, a barrier of the consumers only: the producer never
+  /// waits for them there.
   void waitLoads(OpBuilder &b) override {
     NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-    NVVM::FenceProxyOp::create(
-        b, loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
-    gpu::BarrierOp::create(b, loc);
+    fenceProxyAsync(b);
+    if (!producer) {
+      gpu::BarrierOp::create(b, loc);
+      return;
+    }
+    auto i32 = [&](int64_t v) {
+      return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+    };
+    NVVM::BarrierOp::create(b, loc, Type(), i32(kConsumerBarrier),
+                            i32(consumerThreads()), nullptr, Value());
   }
   void prepareQuery(OpBuilder &b) override {}
   void beginStep(OpBuilder &b) override {}
-  SmallVector<Value> computeScores(OpBuilder &b, Value stage) override;
+  SmallVector<Value> computeScores(OpBuilder &b, Value stage) override {
+    return waitScores(b, issueScores(b, stage), 0);
+  }
   int64_t probabilityGroup() const override { return 2; }
   void takeProbabilities(OpBuilder &b, ArrayRef<int64_t> elements,
                          ArrayRef<Value> p) override;
   void accumulatePV(OpBuilder &b, Value stage,
-                    SmallVectorImpl<Value> &acc) override;
+                    SmallVectorImpl<Value> &acc) override {
+    SmallVector<Value> values =
+        waitPV(b, issuePV(b, stage, takenProbabilities(), acc));
+    acc.assign(values.begin(), values.end());
+  }
+
+  bool overlapsPV() const override { return !producer && s.stages == 3; }
+
+  bool hasProducer() const override { return producer; }
+  Value isProducer(OpBuilder &b) override {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, tid,
+                                 idx(b, consumerThreads()));
+  }
+  /// Registers are allocated per warpgroup: the producer's gives most of
+  /// its share to the consumers (setmaxnreg), as FlashAttention-3 does.
+  void enterRole(OpBuilder &b, bool isProducer) override {
+    NVVM::SetMaxRegisterOp::create(
+        b, loc,
+        b.getI32IntegerAttr(isProducer ? kProducerRegisters
+                                       : consumerRegisters()),
+        NVVM::SetMaxRegisterActionAttr::get(
+            b.getContext(), isProducer ? NVVM::SetMaxRegisterAction::decrease
+                                       : NVVM::SetMaxRegisterAction::increase));
+  }
+  void acquireSlot(OpBuilder &b, Value n) override {
+    waitParity(b, barrier(b, n, /*empty=*/true), n, /*flip=*/true);
+  }
+  void commitSlot(OpBuilder &b, Value n) override {
+    NVVM::CpAsyncMBarrierArriveOp::create(b, loc, barrier(b, n, false),
+                                          /*noinc=*/true);
+  }
+  void waitSlot(OpBuilder &b, Value n) override {
+    waitParity(b, barrier(b, n, /*empty=*/false), n, /*flip=*/false);
+    fenceProxyAsync(b);
+  }
+  void releaseSlot(OpBuilder &b, Value n) override {
+    NVVM::MBarrierArriveOp::create(b, loc, Type(), barrier(b, n, true),
+                                   Value());
+  }
+  SmallVector<Value> takenProbabilities() override;
+  SmallVector<Value> zeroProbabilities(OpBuilder &b) override {
+    Value zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
+    return SmallVector<Value>(s.blockKV / mma::kN * 2, zero);
+  }
+  Value issueScores(OpBuilder &b, Value stage) override;
+  SmallVector<Value> stageProbabilities(OpBuilder &b,
+                                        ArrayRef<Value> packed) override;
+  Value issuePV(OpBuilder &b, Value stage, ArrayRef<Value> packed,
+                ArrayRef<Value> acc) override;
+  SmallVector<Value> waitScores(OpBuilder &b, Value handle,
+                                int64_t inFlight) override {
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, inFlight);
+    probs.assign(s.blockKV / mma::kN, {});
+    return unpack(b, handle, s.blockKV);
+  }
+  SmallVector<Value> waitPV(OpBuilder &b, Value handle) override {
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    keepAlive(b, inFlightA);
+    inFlightA.clear();
+    return unpack(b, handle, s.headDim);
+  }
   void storeOutput(OpBuilder &b, ArrayRef<Value> acc,
                    const GlobalTile &o) override {
     mma::storeAccumulatorRows(b, loc, output, acc, o, s.elementType);
@@ -118,6 +214,31 @@ public:
 
 private:
   int64_t tileBytes(int64_t rows) const { return rows * s.headDim * elemBytes; }
+  int64_t consumerThreads() const { return s.warps * mma::kWarpSize; }
+  int64_t producerThreads() const { return kWarpsPerGroup * mma::kWarpSize; }
+  /// What the consumers' warpgroups get of the register file once the
+  /// producer's has given up all but kProducerRegisters per thread: a
+  /// multiple of 8, at most 256.
+  int64_t consumerRegisters() const {
+    int64_t left = kRegisterFile - producerThreads() * kProducerRegisters;
+    return std::min<int64_t>(256, left / consumerThreads() / 8 * 8);
+  }
+  /// Byte offset of the ring's barriers: full[stages], then empty[stages].
+  int64_t barriersOffset() const {
+    return tileBytes(s.blockQ) + 2 * s.stages * tileBytes(s.blockKV);
+  }
+  /// The full or empty barrier of ring slot `n` (!llvm.ptr<3>).
+  Value barrier(OpBuilder &b, Value n, bool empty);
+  /// Waits for the phase of slot `n`'s barrier that its (n / stages)-th use
+  /// completes; `flip` for the producer's wait on an empty barrier, whose
+  /// first use must pass at once.
+  void waitParity(OpBuilder &b, Value bar, Value n, bool flip);
+  void fenceProxyAsync(OpBuilder &b) {
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+  }
   Value idx(OpBuilder &b, int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   }
@@ -130,7 +251,7 @@ private:
   /// Byte offset (from the aligned base) of the K or V tile of `stage`.
   Value stageOffset(OpBuilder &b, Value stage, bool value);
   void emitTileCopy(OpBuilder &b, const GlobalTile &src, Value tileOffset,
-                    int64_t rows);
+                    int64_t rows, Value thread, int64_t threads);
   /// The shared-memory descriptor of a 128-byte-swizzled operand at byte
   /// `offset` (i64) from the aligned base.
   Value descriptor(OpBuilder &b, Value offset, int64_t leadingBytes);
@@ -141,10 +262,14 @@ private:
         b.getContext(), SmallVector<Type>(n / 2, b.getF32Type()));
   }
   SmallVector<Value> unpack(OpBuilder &b, Value acc, int64_t n);
+  /// An empty asm that reads `values`: to LLVM they are live until here.
+  void keepAlive(OpBuilder &b, ArrayRef<Value> values);
 
   TileShape s;
   Location loc;
   const int64_t elemBytes;
+  /// Warp-specialised: one more warpgroup loads K/V through the barrier ring.
+  const bool producer;
   mma::WarpCoords w;
   mma::AccumulatorTiles scores, output;
 
@@ -157,6 +282,11 @@ private:
   SmallVector<Value> pending;
   /// Packed probabilities of the current step (i32): [n8 tile][half].
   SmallVector<std::array<Value, 2>> probs;
+  /// The register A operand of the P V in flight: the MMA reads it
+  /// asynchronously, but LLVM sees its last use at the issue and would hand
+  /// its registers to the next step's probabilities, written while the MMA
+  /// still runs (ptxas then serializes every wgmma of the kernel, C7513).
+  SmallVector<Value> inFlightA;
 };
 
 } // namespace
@@ -183,16 +313,29 @@ LogicalResult WgmmaStrategy::verify(Location diagLoc) const {
     return emitError(diagLoc) << "wgmma strategy: block_kv (" << s.blockKV
                               << ") must be a multiple of 16 in [16, 256] "
                                  "(the n of one warpgroup MMA)";
-  int64_t rowsPerPass =
-      threadsPerBlock() / (s.headDim * elemBytes / kChunkBytes);
-  if (s.blockKV % rowsPerPass != 0)
-    return emitError(diagLoc) << "wgmma strategy: block_kv (" << s.blockKV
-                              << ") must be a multiple of the " << rowsPerPass
-                              << " rows one cp.async pass of the CTA covers";
-  if (s.stages != 2)
-    return emitError(diagLoc) << "wgmma strategy: stages must be 2 (one K/V "
-                                 "tile computed while the next loads), got "
-                              << s.stages;
+  int64_t chunksPerRow = s.headDim * elemBytes / kChunkBytes;
+  int64_t kvThreads = producer ? mma::kWarpSize : consumerThreads();
+  for (auto [what, rows, threads] :
+       {std::tuple("block_kv", s.blockKV, kvThreads),
+        std::tuple("block_q", s.blockQ, consumerThreads())}) {
+    int64_t rowsPerPass = threads / chunksPerRow;
+    if (rowsPerPass == 0 || rows % rowsPerPass != 0)
+      return emitError(diagLoc) << "wgmma strategy: " << what << " (" << rows
+                                << ") must be a multiple of the " << rowsPerPass
+                                << " rows one cp.async pass of its " << threads
+                                << " loading threads covers";
+  }
+  if (producer && (s.stages < 2 || s.stages > 4))
+    return emitError(diagLoc)
+           << "wgmma_ws strategy: stages (the producer's ring) must be in [2, "
+              "4], got "
+           << s.stages;
+  if (!producer && s.stages != 2 && s.stages != 3)
+    return emitError(diagLoc)
+           << "wgmma strategy: stages must be 2 (one K/V tile computed while "
+              "the next loads) or 3 (and P V of a step overlapping the next "
+              "step's softmax), got "
+           << s.stages;
   return success();
 }
 
@@ -227,6 +370,55 @@ void WgmmaStrategy::emitPrologue(OpBuilder &b) {
   smem = memref::ViewOp::create(b, loc, viewType, raw, pad, ValueRange{});
   smemAddress = arith::IndexCastOp::create(
       b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, base, pad));
+  if (!producer)
+    return;
+  // One thread sets up the ring: a full barrier completes when the
+  // producer's threads' copies into its slot have landed (each thread's
+  // cp.async arrival counts one), an empty one when every consumer thread
+  // has released the slot. The CTA barrier publishes them.
+  auto first = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(b, 0)),
+      /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(first.thenBlock());
+    for (int64_t i = 0; i < s.stages; ++i)
+      for (bool empty : {false, true})
+        NVVM::MBarrierInitOp::create(
+            b, loc, barrier(b, idx(b, i), empty),
+            arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                         empty ? consumerThreads()
+                                               : producerThreads()),
+            Value());
+    NVVM::FenceMbarrierInitOp::create(b, loc);
+  }
+  gpu::BarrierOp::create(b, loc);
+}
+
+Value WgmmaStrategy::barrier(OpBuilder &b, Value n, bool empty) {
+  Value slot = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(),
+      arith::RemUIOp::create(b, loc, n, idx(b, s.stages)));
+  int64_t first = barriersOffset() + (empty ? s.stages * kBarrierBytes : 0);
+  Value addr = arith::AddIOp::create(
+      b, loc, smemAddress,
+      arith::AddIOp::create(
+          b, loc, i64(b, first),
+          arith::MulIOp::create(b, loc, slot, i64(b, kBarrierBytes))));
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), addr);
+}
+
+void WgmmaStrategy::waitParity(OpBuilder &b, Value bar, Value n, bool flip) {
+  Value use = arith::DivUIOp::create(b, loc, n, idx(b, s.stages));
+  Value parity = arith::AndIOp::create(b, loc, use, idx(b, 1));
+  if (flip)
+    parity = arith::XOrIOp::create(b, loc, parity, idx(b, 1));
+  parity = arith::IndexCastOp::create(b, loc, b.getI32Type(), parity);
+  // The suspend-time hint of try_wait (ns), as CUTLASS uses.
+  Value ticks = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0x989680);
+  NVVM::MBarrierTryWaitParityOp::create(b, loc, bar, parity, ticks);
 }
 
 Value WgmmaStrategy::stageOffset(OpBuilder &b, Value stage, bool value) {
@@ -238,18 +430,20 @@ Value WgmmaStrategy::stageOffset(OpBuilder &b, Value stage, bool value) {
 }
 
 /// cp.async of `rows` rows from `src.rowStart` into the swizzled tile at
-/// byte `tileOffset`: thread t copies chunk t % (d/8) of rows t / (d/8) +
+/// byte `tileOffset` by `threads` threads: thread t (`thread`, counted from
+/// the first of them) copies chunk t % (d/8) of rows t / (d/8) +
 /// k * rowsPerPass. A pass covers a multiple of eight rows, so a thread's
 /// swizzled chunk (chunk ^ row % 8) is the same in every pass. Rows at or
 /// past `src.rowLimit` are zero-filled from a clamped, in-bounds address.
 void WgmmaStrategy::emitTileCopy(OpBuilder &b, const GlobalTile &src,
-                                 Value tileOffset, int64_t rows) {
+                                 Value tileOffset, int64_t rows, Value thread,
+                                 int64_t threads) {
   int64_t elemsPerChunk = kChunkBytes / elemBytes;
   int64_t chunksPerRow = s.headDim / elemsPerChunk;
   int64_t chunksPerBox = kBoxRowBytes / kChunkBytes;
-  int64_t rowsPerPass = threadsPerBlock() / chunksPerRow;
-  Value row0 = arith::DivUIOp::create(b, loc, tid, idx(b, chunksPerRow));
-  Value chunk = arith::RemUIOp::create(b, loc, tid, idx(b, chunksPerRow));
+  int64_t rowsPerPass = threads / chunksPerRow;
+  Value row0 = arith::DivUIOp::create(b, loc, thread, idx(b, chunksPerRow));
+  Value chunk = arith::RemUIOp::create(b, loc, thread, idx(b, chunksPerRow));
   Value box = arith::DivUIOp::create(b, loc, chunk, idx(b, chunksPerBox));
   Value swizzled = arith::XOrIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, chunk, idx(b, chunksPerBox)),
@@ -307,9 +501,40 @@ SmallVector<Value> WgmmaStrategy::unpack(OpBuilder &b, Value acc, int64_t n) {
   return values;
 }
 
+void WgmmaStrategy::keepAlive(OpBuilder &b, ArrayRef<Value> values) {
+  if (values.empty())
+    return;
+  std::string constraints;
+  for (size_t i = 0; i < values.size(); ++i)
+    constraints += i ? ",r" : "r";
+  LLVM::InlineAsmOp::create(b, loc, TypeRange{}, values, b.getStringAttr(""),
+                            b.getStringAttr(constraints), b.getUnitAttr(),
+                            /*is_align_stack=*/nullptr,
+                            /*tail_call_kind=*/nullptr,
+                            /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr);
+}
+
+/// Each value through an empty asm tied to it: LLVM copies a loop-carried
+/// value into the registers an asm reads right before the asm, and a copy
+/// into the A registers of P V after S's MMAs started makes ptxas
+/// serialize every wgmma (C7513); copied here, before them, instead.
+SmallVector<Value> WgmmaStrategy::stageProbabilities(OpBuilder &b,
+                                                     ArrayRef<Value> packed) {
+  SmallVector<Value> staged;
+  for (Value v : packed)
+    staged.push_back(LLVM::InlineAsmOp::create(
+                         b, loc, b.getI32Type(), ValueRange{v},
+                         b.getStringAttr(""), b.getStringAttr("=r,0"),
+                         b.getUnitAttr(), /*is_align_stack=*/nullptr,
+                         /*tail_call_kind=*/nullptr, /*asm_dialect=*/nullptr,
+                         /*operand_attrs=*/nullptr)
+                         .getRes());
+  return staged;
+}
+
 /// S = Q Kᵀ, both K-major: per 16-wide k step the descriptors advance 32
 /// bytes inside a 128-byte box row, and jump to the next box every four.
-SmallVector<Value> WgmmaStrategy::computeScores(OpBuilder &b, Value stage) {
+Value WgmmaStrategy::issueScores(OpBuilder &b, Value stage) {
   MLIRContext *ctx = b.getContext();
   Value kTile = arith::IndexCastOp::create(b, loc, b.getI64Type(),
                                            stageOffset(b, stage, false));
@@ -337,9 +562,7 @@ SmallVector<Value> WgmmaStrategy::computeScores(OpBuilder &b, Value stage) {
         /*satfinite=*/nullptr);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  probs.assign(s.blockKV / mma::kN, {});
-  return unpack(b, acc, s.blockKV);
+  return acc;
 }
 
 void WgmmaStrategy::takeProbabilities(OpBuilder &b, ArrayRef<int64_t> elems,
@@ -356,8 +579,15 @@ void WgmmaStrategy::takeProbabilities(OpBuilder &b, ArrayRef<int64_t> elems,
 /// score accumulators of n8 tiles 2k and 2k+1 are exactly the A fragment
 /// of k step k, as with mma.sync. V is N-major (trans-b 1): a k step is 16
 /// box rows (2048 bytes), the boxes of d are `block_kv` rows apart.
-void WgmmaStrategy::accumulatePV(OpBuilder &b, Value stage,
-                                 SmallVectorImpl<Value> &acc) {
+SmallVector<Value> WgmmaStrategy::takenProbabilities() {
+  SmallVector<Value> flat;
+  for (const auto &pair : probs)
+    flat.append(pair.begin(), pair.end());
+  return flat;
+}
+
+Value WgmmaStrategy::issuePV(OpBuilder &b, Value stage, ArrayRef<Value> packed,
+                             ArrayRef<Value> acc) {
   int64_t n = s.headDim, regs = n / 2;
   Value vTile = arith::IndexCastOp::create(b, loc, b.getI64Type(),
                                            stageOffset(b, stage, true));
@@ -390,8 +620,8 @@ void WgmmaStrategy::accumulatePV(OpBuilder &b, Value stage,
     else
       for (int64_t i = 0; i < regs; ++i)
         operands.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
-    const auto &lo = probs[2 * ks], &hi = probs[2 * ks + 1];
-    operands.append({lo[0], lo[1], hi[0], hi[1]});
+    // The n8 tiles 2ks and 2ks + 1, two packed halves each.
+    operands.append(packed.begin() + 4 * ks, packed.begin() + 4 * ks + 4);
     Value vOff = arith::AddIOp::create(b, loc, vTile,
                                        i64(b, ks * kStepK * kBoxRowBytes));
     operands.push_back(descriptor(b, vOff, s.blockKV * kBoxRowBytes));
@@ -404,12 +634,12 @@ void WgmmaStrategy::accumulatePV(OpBuilder &b, Value stage,
                  .getRes();
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  SmallVector<Value> values = unpack(b, result, n);
-  acc.assign(values.begin(), values.end());
+  inFlightA.assign(packed.begin(), packed.end());
+  return result;
 }
 
 std::unique_ptr<AttentionTileStrategy>
-attnc::createWgmmaTileStrategy(const TileShape &shape, Location loc) {
-  return std::make_unique<WgmmaStrategy>(shape, loc);
+attnc::createWgmmaTileStrategy(const TileShape &shape, Location loc,
+                               bool producerWarp) {
+  return std::make_unique<WgmmaStrategy>(shape, loc, producerWarp);
 }

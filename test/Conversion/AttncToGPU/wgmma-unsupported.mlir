@@ -1,14 +1,23 @@
-// What the wgmma tile strategy refuses, each with the rule it breaks: a chip
+// What the wgmma tile strategies refuse, each with the rule it breaks: a chip
 // without warpgroup MMAs, tiles that do not give each warpgroup 64 query
-// rows, a K/V tile that is not the n of one MMA, a head dim it cannot swizzle.
+// rows, a K/V tile that is not the n of one MMA, a head dim it cannot
+// swizzle, pipeline depths they do not build.
 // RUN: attnc-opt %s -split-input-file -verify-diagnostics --attnc-online-softmax="strategy=wgmma" --attnc-convert-to-gpu="chip=sm_80"
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma block-q=96" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=ROWS
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma block-kv=40" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=KV
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma chip=sm_80" 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma_ws chip=sm_80" 2>&1 | FileCheck %s --check-prefix=CHIP-WS
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=tma" 2>&1 | FileCheck %s --check-prefix=NAME
+// RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma stages=4" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=STAGES
+// RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma_ws stages=5" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=RING
+// RUN: not attnc-opt %s --attnc-online-softmax="stages=9" 2>&1 | FileCheck %s --check-prefix=OPTION
 
 // CHIP: tile strategy wgmma needs warpgroup MMAs, which sm_80 lacks (sm_90a only)
-// NAME: unknown tile strategy 'tma' for --attnc-online-softmax; known: mma_sync, wgmma
+// CHIP-WS: tile strategy wgmma_ws needs warpgroup MMAs, which sm_80 lacks (sm_90a only)
+// NAME: unknown tile strategy 'tma' for --attnc-online-softmax; known: mma_sync, wgmma, wgmma_ws
+// STAGES: wgmma strategy: stages must be 2 (one K/V tile computed while the next loads) or 3 (and P V of a step overlapping the next step's softmax), got 4
+// RING: wgmma_ws strategy: stages (the producer's ring) must be in [2, 4], got 5
+// OPTION: --attnc-online-softmax option stages must be in [1, 8] (or 0 for the target's default), got 9
 
 func.func @on_sm80(%q: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
   // expected-error @+1 {{wgmma strategy: needs warpgroup MMAs, which only sm_90a has; the kernel targets sm_80 (use strategy mma_sync)}}

@@ -17,14 +17,15 @@
 // DEFAULT: attnc.flash_config = #attnc.flash_config<block_q = 128,
 // DEFAULT-LABEL: func.func @prefix
 // DEFAULT: attnc.flash_config = #attnc.flash_config<block_q = 256,
-// wgmma (sm_90a's default) keeps its two-warpgroup query tile and halves
-// the K/V tile instead (at d = 128; at d = 64 its K/V tile is 64 already).
+// wgmma and wgmma_ws (sm_90a's defaults at d <= 64 and above) keep their
+// two-warpgroup query tile and halve the K/V tile instead (at d = 128; at
+// d = 64 the K/V tile is 64 already).
 // WGMMA-LABEL: func.func @window
 // WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = wgmma>
 // WGMMA-LABEL: func.func @window_d128
-// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = wgmma>
+// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = wgmma_ws>
 // WGMMA-LABEL: func.func @prefix_d128
-// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma>
+// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws>
 // CHECK-LABEL: func.func @window
 // CHECK:     %[[M:.*]] = affine.min affine_map<(d0)[s0] -> (128, d0 * -128 + s0)>(%[[T:.*]])[%{{.*}}]
 // CHECK:     %[[F0:.*]] = affine.max affine_map<(d0) -> (d0 * 2 - 16, 0)>(%[[T]])

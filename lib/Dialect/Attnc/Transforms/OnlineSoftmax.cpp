@@ -566,6 +566,10 @@ LogicalResult attnc::convertToOnlineAttention(RewriterBase &rewriter,
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// More K/V tiles in flight than any strategy keeps; the strategies check
+/// the exact counts they support.
+constexpr int64_t kMaxStages = 8;
+
 struct AttncOnlineSoftmaxPass
     : attnc::impl::AttncOnlineSoftmaxBase<AttncOnlineSoftmaxPass> {
   using Base::Base;
@@ -587,20 +591,25 @@ struct AttncOnlineSoftmaxPass
                                "must be positive (or 0 for the target's "
                                "default), got block-q="
                             << q << " and block-kv=" << kv;
+    if (stages < 0 || stages > kMaxStages)
+      return emitError(loc)
+             << "--" DEBUG_TYPE " option stages must be in [1, " << kMaxStages
+             << "] (or 0 for the target's default), got "
+             << static_cast<int64_t>(stages);
     std::optional<TileStrategy> kind;
     if (!strategy.empty()) {
       kind = symbolizeTileStrategy(strategy);
       if (!kind)
         return emitError(loc)
                << "unknown tile strategy '" << strategy << "' for --" DEBUG_TYPE
-               << "; known: mma_sync, wgmma";
-      if (*kind == TileStrategy::wgmma &&
+               << "; known: mma_sync, wgmma, wgmma_ws";
+      if (*kind != TileStrategy::mma_sync &&
           !target->hasFeature(TargetFeature::Wgmma))
-        return emitError(loc)
-               << "tile strategy wgmma needs warpgroup MMAs, which " << chip
-               << " lacks (sm_90a only)";
+        return emitError(loc) << "tile strategy " << strategy
+                              << " needs warpgroup MMAs, which " << chip
+                              << " lacks (sm_90a only)";
     }
-    return target->attentionConfig(&getContext(), headDim, q, kv, kind);
+    return target->attentionConfig(&getContext(), headDim, q, kv, kind, stages);
   }
 
   /// A query tile of a sliding window (each query sees at most W + 1 keys,
@@ -625,13 +634,14 @@ struct AttncOnlineSoftmaxPass
     FailureOr<TargetDescription> target = lookupTargetDescription(chip);
     if (failed(target))
       return failure();
-    if (config.getStrategy() == TileStrategy::wgmma)
+    if (config.getStrategy() != TileStrategy::mma_sync)
       return kv < 128 || blockKV
                  ? config
                  : target->attentionConfig(&getContext(), headDim, q, kv / 2,
-                                           config.getStrategy());
+                                           config.getStrategy(),
+                                           config.getStages());
     return target->attentionConfig(&getContext(), headDim, q / 2, blockKV,
-                                   config.getStrategy());
+                                   config.getStrategy(), config.getStages());
   }
 
   void runOnOperation() override {

@@ -31,7 +31,8 @@ class Attnc_Attr<string name, string attrMnemonic, list<Trait> traits = []>
 
 def Attnc_TileStrategy : I32EnumAttr<"TileStrategy",
     "how a flash-form attention kernel moves tiles and multiplies them", [
-      I32EnumAttrCase<"mma_sync", 0>, I32EnumAttrCase<"wgmma", 1>]> {
+      I32EnumAttrCase<"mma_sync", 0>, I32EnumAttrCase<"wgmma", 1>,
+      I32EnumAttrCase<"wgmma_ws", 2>]> {
   let cppNamespace = "::attnc";
   let genSpecializedAttr = 0;
 }
@@ -51,15 +52,20 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
       extracts.
     - `block_kv`: key/value rows per step of the K/V loops; checked against
       the K/V slices of the IR.
-    - `warps`: warps per CTA; each owns `block_q / warps` query rows.
+    - `warps`: warps that compute; each owns `block_q / warps` query rows.
     - `stages`: K/V tiles in flight in shared memory (2: the next tile loads
-      while the current one is computed).
+      while the current one is computed; `wgmma` with 3 also runs P V of a
+      step during the next step's softmax).
     - `strategy`: how tiles move and multiply: `mma_sync` (cp.async into
       padded shared memory, ldmatrix, mma.sync m16n8k16; sm_80 and later)
       or `wgmma` (cp.async into 128-byte-swizzled shared memory, Q K^T by
       warpgroup MMAs from shared-memory descriptors, P V with P from
       registers; sm_90a only; each warp owns 16 query rows, each warpgroup
-      of four warps 64).
+      of four warps 64) or `wgmma_ws` (the same MMAs, warp-specialised: one
+      more warpgroup, the producer, loads every K/V tile into a ring of
+      `stages` slots guarded by mbarriers, so the computing warpgroups never
+      wait for each other at a CTA barrier; setmaxnreg moves the producer's
+      registers to them).
 
     Example:
 

@@ -213,6 +213,9 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
     Option<"strategy", "strategy", "std::string", /*default=*/"\"\"",
            "tile strategy: mma_sync or wgmma (empty: the target's default; "
            "wgmma needs a target with warpgroup MMAs, sm_90a)">,
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "K/V tiles in flight in shared memory (0: the target's default; "
+           "the strategy checks what it supports)">,
   ];
 }
 

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Kernel variants of one attention graph, timed side by side on the GPU.
+
+    ATTNC_RUNTIME_LIB=.gpuwork/lib/libattnc_runtime.so PYTHONPATH=python \
+        python3 bench/variants.py DIR [DIR ...] [--seq 4096,8192] [--reps 3]
+
+Each DIR is an attnc-compile output directory (manifest + cubin) of the same
+attention graph built with different options (tiles, stages, strategy).
+For every sequence length (B*S = 16384 tokens, H = 16) each variant is
+timed with triton.testing.do_bench (median, L2 cleared, inputs rotated over
+more than 4x L2), the variants interleaved and the whole round repeated
+`--reps` times; the table gives the median TFLOP/s of the rounds
+(4*B*H*S^2*d / t, halved when the kernel's mask is causal) and each
+variant's output is compared with the first's.
+"""
+import argparse
+import math
+import statistics
+import sys
+from pathlib import Path
+
+import torch
+from triton.testing import do_bench
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+import attnc  # noqa: E402
+
+L2_BYTES = 50 * 2**20
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dirs", nargs="+")
+    ap.add_argument("--seq", default="4096,8192")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--heads", type=int, default=16)
+    ap.add_argument("--tokens", type=int, default=16384)
+    args = ap.parse_args()
+    kernels = []
+    for d in args.dirs:
+        (k,) = list(attnc.load(d))
+        kernels.append((Path(d).name, k))
+    d = int(kernels[0][1].attr("head_dim"))
+    causal = kernels[0][1].attr("causal") == "true"
+    dt = torch.bfloat16
+    print(f"| S | " + " | ".join(n for n, _ in kernels) + " | max |out - first| |")
+    print("|---:|" + "---:|" * (len(kernels) + 1))
+    for S in (int(s) for s in args.seq.split(",")):
+        B, H = max(1, args.tokens // S), args.heads
+        flops = 4 * B * H * S * S * d / (2 if causal else 1)
+        sets = []
+        for _ in range(max(1, math.ceil(4 * L2_BYTES / (4 * B * H * S * d * 2)))):
+            q, k, v = (torch.randn(B, H, S, d, device="cuda", dtype=dt) for _ in range(3))
+            sets.append((q, k, v))
+        outs, plans = [], []
+        for _, kern in kernels:
+            ps = []
+            for q, k, v in sets:
+                o = torch.empty_like(q)
+                lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
+                ps.append((kern.plan(q, k, v, o=o, lse=lse), o))
+            plans.append(ps)
+        times = [[] for _ in kernels]
+        for _ in range(args.reps):
+            for i, ps in enumerate(plans):
+                state = [0]
+
+                def step(ps=ps):
+                    state[0] = (state[0] + 1) % len(ps)
+                    ps[state[0]][0].launch()
+                times[i].append(do_bench(step, warmup=25, rep=100, return_mode="median"))
+        for ps in plans:
+            ps[0][0].launch()
+        torch.cuda.synchronize()
+        diff = max((ps[0][1].float() - plans[0][0][1].float()).abs().max().item()
+                   for ps in plans)
+        tf = [flops / (statistics.median(t) * 1e-3) / 1e12 for t in times]
+        print(f"| {S} | " + " | ".join(f"{x:.0f}" for x in tf) + f" | {diff:.2e} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+// The warp-specialised wgmma strategy (sm_90a's default above d = 64) down
+// to PTX and through ptxas: a producer warpgroup gives registers to the two
+// computing warpgroups (setmaxnreg) and loads K/V by cp.async into a ring of
+// shared-memory slots, each guarded by a full and an empty mbarrier; the
+// consumers wait on a slot's full barrier, read it through the async proxy
+// (wgmma) and release it on its empty one. ptxas must not serialize the
+// warpgroup MMAs (its note C7513), neither here nor in the wgmma strategy's
+// overlapped form (stages = 3), where a loop-carried A operand copied after
+// the step's first MMA once made it do so.
+// REQUIRES: ptxas
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="binary=isa" | FileCheck %s
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-gpu=false" | FileCheck %s --check-prefix=CONFIG
+// RUN: rm -rf %t && attnc-compile %attnc_src_root/examples/naive_attention.mlir -o %t/ws
+// RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/ws/naive_attention.ptx -o %t/ws.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --strategy=wgmma --stages=3 -o %t/overlap
+// RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/overlap/naive_attention.ptx -o %t/overlap.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+
+// CONFIG: #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws>
+
+// PTXAS-NOT: C7513
+// PTXAS: Used {{[0-9]+}} registers
+
+// CHECK: gpu.binary @naive_attention_module
+// CHECK-SAME: .maxntid 384, 1, 1
+// One thread sets up the ring (a full and an empty barrier per slot, after
+// the tiles: 163840 bytes at d = 128), then the CTA barrier publishes it.
+// CHECK-SAME: mbarrier.init.shared.b64 {{[^;]*}}+163840], {{[^;]*}};
+// CHECK-SAME: mbarrier.init.shared.b64 {{[^;]*}}+163864], {{[^;]*}};
+// CHECK-SAME: fence.mbarrier_init.release.cluster
+// CHECK-SAME: {{bar.sync[^;,]*0;}}
+// Producer: fewer registers, wait for a free slot, copy, arrive when copied.
+// CHECK-SAME: {{setmaxnreg.dec.sync.aligned.u32[^;]*40;}}
+// CHECK-SAME: mbarrier.try_wait.parity
+// CHECK-SAME: cp.async.cg.shared.global
+// CHECK-SAME: cp.async.mbarrier.arrive.noinc.shared.b64
+// Consumers: more registers, Q among themselves (named barrier 1), then per
+// step wait for the slot, fence to the async proxy, MMAs, release.
+// CHECK-SAME: {{setmaxnreg.inc.sync.aligned.u32[^;]*232;}}
+// CHECK-SAME: {{bar.sync[^;]*1, 256;}}
+// CHECK-SAME: mbarrier.try_wait.parity
+// CHECK-SAME: fence.proxy.async.shared::cta
+// CHECK-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK-SAME: mbarrier.arrive.shared.b64
