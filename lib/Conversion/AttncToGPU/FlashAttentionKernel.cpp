@@ -347,7 +347,9 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
     SmallVector<Value> probs =
         strategy->stageProbabilities(b, pending.drop_back());
     Value scores = strategy->issueScores(b, stage);
-    Value pv = strategy->issuePV(b, pending.back(), probs, st.acc);
+    Value pv = strategy->issuePV(
+        b, arith::RemUIOp::create(b, loc, pending.back(), numStages), probs,
+        st.acc);
     SmallVector<Value> s = strategy->waitScores(b, scores, /*inFlight=*/1);
     if (failed(emitScoreStage(l, scope, bounds, s)))
       return failure();
@@ -355,12 +357,26 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
     scoreStage->update(b, s, st, *strategy, &alphas);
     st.acc = strategy->waitPV(b, pv);
     scoreStage->rescale(b, st.acc, alphas);
+    if (ring) {
+      // The previous step's slot is done now; none before the first step
+      // (its empty P V read this step's V).
+      Value previous = pending.back();
+      auto release = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, previous, n),
+          /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(release.thenBlock());
+      strategy->releaseSlot(b, previous);
+    }
     st.pending = strategy->takenProbabilities();
-    st.pending.push_back(stage);
+    st.pending.push_back(ring ? n : stage);
   }
   SmallVector<Value> yields = st.flatten();
   if (ring) {
-    strategy->releaseSlot(b, n);
+    // Overlapped, this step's V stays in use until the next step's P V.
+    if (!strategy->overlapsPV())
+      strategy->releaseSlot(b, n);
     yields.push_back(arith::AddIOp::create(b, loc, n, one));
   }
   scf::YieldOp::create(b, loc, yields);
@@ -372,24 +388,28 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
                                        init);
 }
 
-/// Nothing pending: zero probabilities against the V tile of `tile`,
-/// which is resident (or being loaded, zero-filled past Skv) by the time a
-/// step issues them, so their product adds exact zeros to finite V.
+/// Nothing pending: zero probabilities against the V tile of `tile` (a
+/// tile index, or with a producer a ring slot count; its stage is it mod
+/// stages), which is resident (or being loaded, zero-filled past Skv) by
+/// the time a step issues them, so their product adds exact zeros to
+/// finite V.
 void FlashKernelBuilder::resetPending(OnlineSoftmaxState &st, Value tile) {
   if (!strategy->overlapsPV())
     return;
-  Value stages =
-      arith::ConstantIndexOp::create(b, loc, form.config.getStages());
   st.pending = strategy->zeroProbabilities(b);
-  st.pending.push_back(arith::RemUIOp::create(b, loc, tile, stages));
+  st.pending.push_back(tile);
 }
 
 void FlashKernelBuilder::flushPending(OnlineSoftmaxState &st) {
   if (!strategy->overlapsPV())
     return;
   ArrayRef<Value> pending(st.pending);
+  Value stages =
+      arith::ConstantIndexOp::create(b, loc, form.config.getStages());
   st.acc = strategy->waitPV(
-      b, strategy->issuePV(b, pending.back(), pending.drop_back(), st.acc));
+      b, strategy->issuePV(
+             b, arith::RemUIOp::create(b, loc, pending.back(), stages),
+             pending.drop_back(), st.acc));
   st.pending.clear();
 }
 
@@ -483,8 +503,8 @@ LogicalResult FlashKernelBuilder::emitConsumer(const LoopBounds &bounds) {
   strategy->prepareQuery(b);
 
   OnlineSoftmaxState st = scoreStage->initialState(b);
-  resetPending(st, lbs[0]);
   Value slot = ring ? idx(0) : Value();
+  resetPending(st, ring ? slot : lbs[0]);
   // Tiles before this one are full: [0, Skv floordiv block_kv).
   Value fullTiles =
       arith::DivUIOp::create(b, loc, seqKV, idx(form.config.getBlockKV()));

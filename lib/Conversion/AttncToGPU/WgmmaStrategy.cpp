@@ -152,7 +152,7 @@ public:
     acc.assign(values.begin(), values.end());
   }
 
-  bool overlapsPV() const override { return !producer && s.stages == 3; }
+  bool overlapsPV() const override { return s.stages >= 3; }
 
   bool hasProducer() const override { return producer; }
   Value isProducer(OpBuilder &b) override {

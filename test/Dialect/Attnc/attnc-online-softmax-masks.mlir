@@ -4,6 +4,7 @@
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=64 strategy=mma_sync" -mlir-print-local-scope | FileCheck %s
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="strategy=mma_sync" | FileCheck %s --check-prefix=DEFAULT
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax | FileCheck %s --check-prefix=WGMMA
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax=strategy=wgmma | FileCheck %s --check-prefix=HALF
 
 // A sliding window of 1024 keys (keys [i - 1023, i]): per query tile of
 // rows [128 t, 128 t + m - 1], K/V tiles of 64 from the one holding key
@@ -17,13 +18,17 @@
 // DEFAULT: attnc.flash_config = #attnc.flash_config<block_q = 128,
 // DEFAULT-LABEL: func.func @prefix
 // DEFAULT: attnc.flash_config = #attnc.flash_config<block_q = 256,
-// wgmma and wgmma_ws (sm_90a's defaults at d <= 64 and above) keep their
-// two-warpgroup query tile and halve the K/V tile instead (at d = 128; at
-// d = 64 the K/V tile is 64 already).
+// wgmma (sm_90a's default at d <= 64) keeps its two-warpgroup query tile
+// and halves the K/V tile instead (at d = 128; at d = 64 the K/V tile is 64
+// already); wgmma_ws (the default above d = 64) keeps both.
 // WGMMA-LABEL: func.func @window
 // WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = wgmma>
+// HALF-LABEL: func.func @window_d128
+// HALF: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = wgmma>
+// HALF-LABEL: func.func @prefix_d128
+// HALF: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma>
 // WGMMA-LABEL: func.func @window_d128
-// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = wgmma_ws>
+// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws>
 // WGMMA-LABEL: func.func @prefix_d128
 // WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws>
 // CHECK-LABEL: func.func @window

@@ -634,7 +634,13 @@ struct AttncOnlineSoftmaxPass
     FailureOr<TargetDescription> target = lookupTargetDescription(chip);
     if (failed(target))
       return failure();
-    if (config.getStrategy() != TileStrategy::mma_sync)
+    // wgmma_ws keeps its tiles: its warpgroups are not held together by a
+    // CTA barrier, and the fringe costs less than the halved MMAs (window
+    // 1024, d = 128, S = 4096 / 8192 on the H200: 4% faster with 128 K/V
+    // rows than with 64).
+    if (config.getStrategy() == TileStrategy::wgmma_ws)
+      return config;
+    if (config.getStrategy() == TileStrategy::wgmma)
       return kv < 128 || blockKV
                  ? config
                  : target->attentionConfig(&getContext(), headDim, q, kv / 2,

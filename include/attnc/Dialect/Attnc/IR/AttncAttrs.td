@@ -54,8 +54,8 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
       the K/V slices of the IR.
     - `warps`: warps that compute; each owns `block_q / warps` query rows.
     - `stages`: K/V tiles in flight in shared memory (2: the next tile loads
-      while the current one is computed; `wgmma` with 3 also runs P V of a
-      step during the next step's softmax).
+      while the current one is computed; the wgmma strategies with 3 or more
+      also run P V of a step during the next step's softmax).
     - `strategy`: how tiles move and multiply: `mma_sync` (cp.async into
       padded shared memory, ldmatrix, mma.sync m16n8k16; sm_80 and later)
       or `wgmma` (cp.async into 128-byte-swizzled shared memory, Q K^T by
