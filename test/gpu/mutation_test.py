@@ -28,7 +28,14 @@ detected survives. Mutations (all instructions of the kind removed):
                         writes and wgmma's reads. Reported, not required:
                         the H200 may order the two proxies anyway, and the
                         PTX memory model calls the fence-less program racy,
-                        not wrong on every run.
+                        not wrong on every run;
+  mbarrier.try_wait     (wgmma_ws only) every wait on the ring's barriers
+                        passes at once: consumers read slots before their
+                        copies land, the producer overwrites slots still
+                        being read. (Removing an arrive instead deadlocks,
+                        which the suite would only see as a timeout.)
+A mutation applies to the modules whose PTX has the instruction; a
+mutation no module has is an error (the pattern went stale).
 """
 import argparse
 import json
@@ -41,11 +48,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 MODULES = ["attn_d128_bf16_causal", "attn_d64_bf16_full"]
+# name: (pattern, required, replacement of each matching line)
 MUTATIONS = {
-    "cp.async.wait_group": (r"^\s*cp\.async\.wait_group\b", True),
-    "bar.sync": (r"^\s*bar\.sync\b", True),
-    "wgmma.wait_group": (r"^\s*wgmma\.wait_group\.sync\.aligned\b", False),
-    "fence.proxy.async": (r"^\s*fence\.proxy\.async\b", False),
+    "cp.async.wait_group": (r"^\s*cp\.async\.wait_group\b", True, ""),
+    "bar.sync": (r"^\s*bar\.sync\b", True, ""),
+    "wgmma.wait_group": (r"^\s*wgmma\.wait_group\.sync\.aligned\b", False, ""),
+    "fence.proxy.async": (r"^\s*fence\.proxy\.async\b", False, ""),
+    # The wait loop's predicate set as if the phase had completed.
+    "mbarrier.try_wait": (r"^\s*mbarrier\.try_wait\.parity\b", True,
+                          "\tmov.pred P1, 1;\n"),
 }
 
 
@@ -58,18 +69,22 @@ def build(args):
     report = {}
     for name in MODULES:
         shutil.copytree(work / "modules" / name, out / "original" / "modules" / name)
-    for mutation, (pattern, _) in MUTATIONS.items():
+    for mutation, (pattern, _, replacement) in MUTATIONS.items():
+        applied = 0
         for name in MODULES:
             src = work / "modules" / name
+            lines = next(src.glob("*.ptx")).read_text().splitlines(keepends=True)
+            removed = sum(1 for l in lines if re.match(pattern, l))
+            if removed == 0:
+                print(f"{mutation:22} {name:24} (no such instruction)")
+                continue
+            applied += 1
             dst = out / mutation / "modules" / name
             shutil.copytree(src, dst)
             for ptx in dst.glob("*.ptx"):
                 lines = ptx.read_text().splitlines(keepends=True)
-                kept = [l for l in lines if not re.match(pattern, l)]
-                removed = len(lines) - len(kept)
-                if removed == 0:
-                    sys.exit(f"{mutation}: no such instruction in {name}/{ptx.name}")
-                ptx.write_text("".join(kept))
+                ptx.write_text("".join(replacement if re.match(pattern, l) else l
+                                       for l in lines))
                 r = subprocess.run([args.ptxas, "-arch=sm_90a", str(ptx), "-o",
                                     str(ptx.with_suffix(".cubin"))],
                                    capture_output=True, text=True)
@@ -79,6 +94,8 @@ def build(args):
                 print(f"{mutation:22} {name:24} removed {removed:3}  {status}")
                 if r.returncode:
                     shutil.rmtree(dst)
+        if applied == 0:
+            sys.exit(f"{mutation}: no module has such an instruction")
     (out / "build.json").write_text(json.dumps(report, indent=1))
 
 
