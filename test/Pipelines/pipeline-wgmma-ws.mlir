@@ -12,10 +12,26 @@
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-gpu=false" | FileCheck %s --check-prefix=CONFIG
 // RUN: rm -rf %t && attnc-compile %attnc_src_root/examples/naive_attention.mlir -o %t/ws
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/ws/naive_attention.ptx -o %t/ws.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --stages=3 -o %t/pingpong
+// RUN: FileCheck %s --check-prefix=PINGPONG < %t/pingpong/naive_attention.ptx
+// RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/pingpong/naive_attention.ptx -o %t/pingpong.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --strategy=wgmma --stages=3 -o %t/overlap
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/overlap/naive_attention.ptx -o %t/overlap.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
 // CONFIG: #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws>
+
+// With 3 stages the two consumer warpgroups take turns issuing their MMAs
+// (named barriers 2 + w): the last hands the first its first turn, then each
+// step waits for its turn, issues S and the pending P V, hands the turn on.
+// PINGPONG: setmaxnreg.inc.sync.aligned.u32
+// PINGPONG: bar.arrive
+// PINGPONG: mbarrier.try_wait.parity
+// PINGPONG: bar.sync {{[[:space:]]*}}{{%r[0-9]+}}, 256;
+// PINGPONG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1,  1, 0,  0;
+// PINGPONG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 1;
+// PINGPONG: wgmma.commit_group.sync.aligned
+// PINGPONG: bar.arrive {{%r[0-9]+}}, {{%r[0-9]+}};
+// PINGPONG: wgmma.wait_group.sync.aligned {{[[:space:]]*}}1;
 
 // PTXAS-NOT: C7513
 // PTXAS: Used {{[0-9]+}} registers

@@ -346,10 +346,12 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
     ArrayRef<Value> pending(st.pending);
     SmallVector<Value> probs =
         strategy->stageProbabilities(b, pending.drop_back());
+    strategy->beginMMAs(b);
     Value scores = strategy->issueScores(b, stage);
     Value pv = strategy->issuePV(
         b, arith::RemUIOp::create(b, loc, pending.back(), numStages), probs,
         st.acc);
+    strategy->endMMAs(b);
     SmallVector<Value> s = strategy->waitScores(b, scores, /*inFlight=*/1);
     if (failed(emitScoreStage(l, scope, bounds, s)))
       return failure();

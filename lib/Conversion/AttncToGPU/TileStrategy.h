@@ -159,6 +159,11 @@ public:
   virtual void commitSlot(mlir::OpBuilder &b, mlir::Value n) {
     llvm_unreachable("only for strategies with a producer");
   }
+  /// Consumers, around the MMAs a step issues (S, and the pending P V): a
+  /// strategy may take turns between its warpgroups here (ping-pong), so
+  /// that one's softmax runs while another's MMAs do.
+  virtual void beginMMAs(mlir::OpBuilder &b) {}
+  virtual void endMMAs(mlir::OpBuilder &b) {}
   /// Consumers: wait until slot `n`'s tiles are resident and visible to the
   /// MMAs; release it once the step's MMAs have read them.
   virtual void waitSlot(mlir::OpBuilder &b, mlir::Value n) {

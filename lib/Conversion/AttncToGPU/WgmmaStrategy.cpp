@@ -58,6 +58,9 @@ constexpr int64_t kChunkBytes = 16;
 /// consumers of a warp-specialised kernel use among themselves.
 constexpr int64_t kBarrierBytes = 8;
 constexpr int64_t kConsumerBarrier = 1;
+/// Named barriers kFirstTurnBarrier + w: warpgroup w's turn to issue MMAs.
+constexpr int64_t kFirstTurnBarrier = 2;
+constexpr int64_t kGroupThreads = 128;
 /// 32-bit registers of an SM, and what the producer keeps of them per thread
 /// (address arithmetic of its copies; setmaxnreg takes multiples of 8).
 constexpr int64_t kRegisterFile = 65536;
@@ -131,11 +134,8 @@ public:
       gpu::BarrierOp::create(b, loc);
       return;
     }
-    auto i32 = [&](int64_t v) {
-      return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
-    };
-    NVVM::BarrierOp::create(b, loc, Type(), i32(kConsumerBarrier),
-                            i32(consumerThreads()), nullptr, Value());
+    NVVM::BarrierOp::create(b, loc, Type(), i32(b, kConsumerBarrier),
+                            i32(b, consumerThreads()), nullptr, Value());
   }
   void prepareQuery(OpBuilder &b) override {}
   void beginStep(OpBuilder &b) override {}
@@ -169,6 +169,34 @@ public:
         NVVM::SetMaxRegisterActionAttr::get(
             b.getContext(), isProducer ? NVVM::SetMaxRegisterAction::decrease
                                        : NVVM::SetMaxRegisterAction::increase));
+    if (isProducer || !pingPong())
+      return;
+    // The last warpgroup hands the first its first turn.
+    auto last = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, group,
+                              idx(b, groups() - 1)),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(last.thenBlock());
+    NVVM::BarrierArriveOp::create(b, loc, turnBarrier(b, idx(b, 0)),
+                                  i32(b, 2 * kGroupThreads));
+  }
+  /// Ping-pong (FlashAttention-3): warpgroup w issues its MMAs on its turn
+  /// (named barrier kFirstTurnBarrier + w), then hands the turn to w + 1.
+  void beginMMAs(OpBuilder &b) override {
+    if (pingPong())
+      NVVM::BarrierOp::create(b, loc, Type(), turnBarrier(b, group),
+                              i32(b, 2 * kGroupThreads), nullptr, Value());
+  }
+  void endMMAs(OpBuilder &b) override {
+    if (!pingPong())
+      return;
+    Value next = arith::RemUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, group, idx(b, 1)),
+        idx(b, groups()));
+    NVVM::BarrierArriveOp::create(b, loc, turnBarrier(b, next),
+                                  i32(b, 2 * kGroupThreads));
   }
   void acquireSlot(OpBuilder &b, Value n) override {
     waitParity(b, barrier(b, n, /*empty=*/true), n, /*flip=*/true);
@@ -215,6 +243,18 @@ public:
 private:
   int64_t tileBytes(int64_t rows) const { return rows * s.headDim * elemBytes; }
   int64_t consumerThreads() const { return s.warps * mma::kWarpSize; }
+  int64_t groups() const { return s.warps / kWarpsPerGroup; }
+  /// Turns between the consumer warpgroups: with a producer, overlapped
+  /// P V and more than one of them.
+  bool pingPong() const { return producer && overlapsPV() && groups() > 1; }
+  Value turnBarrier(OpBuilder &b, Value g) {
+    return arith::IndexCastOp::create(
+        b, loc, b.getI32Type(),
+        arith::AddIOp::create(b, loc, g, idx(b, kFirstTurnBarrier)));
+  }
+  Value i32(OpBuilder &b, int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
   int64_t producerThreads() const { return kWarpsPerGroup * mma::kWarpSize; }
   /// What the consumers' warpgroups get of the register file once the
   /// producer's has given up all but kProducerRegisters per thread: a
@@ -274,6 +314,8 @@ private:
   mma::AccumulatorTiles scores, output;
 
   Value tid;
+  /// This thread's warpgroup (index).
+  Value group;
   /// Element view of the aligned shared memory, and its base's shared
   /// address (i64), which descriptors are built from.
   Value smem, smemAddress;
@@ -348,7 +390,7 @@ void WgmmaStrategy::emitPrologue(OpBuilder &b) {
   w.quadCol = arith::RemUIOp::create(b, loc, w.lane, idx(b, mma::kQuadSize));
   Value warp = arith::DivUIOp::create(b, loc, tid, idx(b, mma::kWarpSize));
   w.warpRow0 = arith::MulIOp::create(b, loc, warp, idx(b, mma::kM));
-  Value group = arith::DivUIOp::create(b, loc, warp, idx(b, kWarpsPerGroup));
+  group = arith::DivUIOp::create(b, loc, warp, idx(b, kWarpsPerGroup));
   groupRowsOffset = arith::IndexCastOp::create(
       b, loc, b.getI64Type(),
       arith::MulIOp::create(b, loc, group, idx(b, kGroupRows * kBoxRowBytes)));
