@@ -402,16 +402,38 @@ void FlashKernelBuilder::resetPending(OnlineSoftmaxState &st, Value tile) {
   st.pending.push_back(tile);
 }
 
-void FlashKernelBuilder::flushPending(OnlineSoftmaxState &st) {
+void FlashKernelBuilder::flushPending(OnlineSoftmaxState &st, Value steps) {
   if (!strategy->overlapsPV())
     return;
   ArrayRef<Value> pending(st.pending);
   Value stages =
       arith::ConstantIndexOp::create(b, loc, form.config.getStages());
-  st.acc = strategy->waitPV(
-      b, strategy->issuePV(
-             b, arith::RemUIOp::create(b, loc, pending.back(), stages),
-             pending.drop_back(), st.acc));
+  auto flush = [&](OpBuilder &b) {
+    return strategy->waitPV(
+        b, strategy->issuePV(
+               b, arith::RemUIOp::create(b, loc, pending.back(), stages),
+               pending.drop_back(), st.acc));
+  };
+  if (!steps) {
+    st.acc = flush(b);
+  } else {
+    // With a producer, a query tile whose loops ran no step has nothing
+    // pending, and its ring slot was never filled: its V may be anything
+    // (0 x NaN is NaN), so the empty P V is skipped.
+    auto any = scf::IfOp::create(
+        b, loc, TypeRange(ValueRange(st.acc)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, steps,
+                              arith::ConstantIndexOp::create(b, loc, 0)),
+        /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(any.thenBlock());
+      scf::YieldOp::create(b, loc, flush(b));
+      b.setInsertionPointToStart(any.elseBlock());
+      scf::YieldOp::create(b, loc, st.acc);
+    }
+    st.acc.assign(any.getResults().begin(), any.getResults().end());
+  }
   st.pending.clear();
 }
 
@@ -563,7 +585,7 @@ LogicalResult FlashKernelBuilder::emitConsumer(const LoopBounds &bounds) {
       return failure();
     st = *next;
   }
-  flushPending(st);
+  flushPending(st, slot);
   return emitEpilogue(st);
 }
 

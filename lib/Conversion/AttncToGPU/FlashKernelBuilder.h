@@ -99,7 +99,8 @@ private:
   /// For a strategy that overlaps P V with the next step: an empty pending
   /// P V against the V stage of `tile`, and the pending P V done.
   void resetPending(OnlineSoftmaxState &st, Value tile);
-  void flushPending(OnlineSoftmaxState &st);
+  /// `steps` (with a producer): the steps run, the P V skipped when none.
+  void flushPending(OnlineSoftmaxState &st, Value steps = {});
 
   OpBuilder &b;
   FlashForm &form;
