@@ -215,8 +215,7 @@ public:
   }
   SmallVector<Value> takenProbabilities() override;
   SmallVector<Value> zeroProbabilities(OpBuilder &b) override {
-    Value zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
-    return SmallVector<Value>(s.blockKV / mma::kN * 2, zero);
+    return SmallVector<Value>(s.blockKV / mma::kN * 2, i32(b, 0));
   }
   Value issueScores(OpBuilder &b, Value stage) override;
   SmallVector<Value> stageProbabilities(OpBuilder &b,
@@ -302,6 +301,16 @@ private:
         b.getContext(), SmallVector<Type>(n / 2, b.getF32Type()));
   }
   SmallVector<Value> unpack(OpBuilder &b, Value acc, int64_t n);
+  /// `v` through an empty asm tied to it (`constraints` "=f,0" or "=r,0"):
+  /// LLVM cannot move its uses above, nor its definition below, this point.
+  Value tiedFence(OpBuilder &b, Value v, StringRef constraints) {
+    return LLVM::InlineAsmOp::create(
+               b, loc, v.getType(), ValueRange{v}, b.getStringAttr(""),
+               b.getStringAttr(constraints), b.getUnitAttr(),
+               /*is_align_stack=*/nullptr, /*tail_call_kind=*/nullptr,
+               /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr)
+        .getRes();
+  }
   /// An empty asm that reads `values`: to LLVM they are live until here.
   void keepAlive(OpBuilder &b, ArrayRef<Value> values);
 
@@ -459,8 +468,7 @@ void WgmmaStrategy::waitParity(OpBuilder &b, Value bar, Value n, bool flip) {
     parity = arith::XOrIOp::create(b, loc, parity, idx(b, 1));
   parity = arith::IndexCastOp::create(b, loc, b.getI32Type(), parity);
   // The suspend-time hint of try_wait (ns), as CUTLASS uses.
-  Value ticks = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0x989680);
-  NVVM::MBarrierTryWaitParityOp::create(b, loc, bar, parity, ticks);
+  NVVM::MBarrierTryWaitParityOp::create(b, loc, bar, parity, i32(b, 0x989680));
 }
 
 Value WgmmaStrategy::stageOffset(OpBuilder &b, Value stage, bool value) {
@@ -533,12 +541,7 @@ SmallVector<Value> WgmmaStrategy::unpack(OpBuilder &b, Value acc, int64_t n) {
   SmallVector<Value> values;
   for (int64_t i = 0; i < n / 2; ++i) {
     Value v = LLVM::ExtractValueOp::create(b, loc, acc, i);
-    auto fence = LLVM::InlineAsmOp::create(
-        b, loc, b.getF32Type(), ValueRange{v}, b.getStringAttr(""),
-        b.getStringAttr("=f,0"), b.getUnitAttr(), /*is_align_stack=*/nullptr,
-        /*tail_call_kind=*/nullptr, /*asm_dialect=*/nullptr,
-        /*operand_attrs=*/nullptr);
-    values.push_back(fence.getRes());
+    values.push_back(tiedFence(b, v, "=f,0"));
   }
   return values;
 }
@@ -564,13 +567,7 @@ SmallVector<Value> WgmmaStrategy::stageProbabilities(OpBuilder &b,
                                                      ArrayRef<Value> packed) {
   SmallVector<Value> staged;
   for (Value v : packed)
-    staged.push_back(LLVM::InlineAsmOp::create(
-                         b, loc, b.getI32Type(), ValueRange{v},
-                         b.getStringAttr(""), b.getStringAttr("=r,0"),
-                         b.getUnitAttr(), /*is_align_stack=*/nullptr,
-                         /*tail_call_kind=*/nullptr, /*asm_dialect=*/nullptr,
-                         /*operand_attrs=*/nullptr)
-                         .getRes());
+    staged.push_back(tiedFence(b, v, "=r,0"));
   return staged;
 }
 
