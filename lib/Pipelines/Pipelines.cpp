@@ -23,13 +23,6 @@
 
 using namespace mlir;
 
-std::string attnc::ptxFeaturesForChip(StringRef chip) {
-  // PTX 8.0 came with CUDA 12.0 and is the first to know sm_90a; it also
-  // covers every older chip the kernels use.
-  (void)chip;
-  return "+ptx80";
-}
-
 std::string attnc::findCudaRoot(StringRef explicitRoot) {
   if (!explicitRoot.empty())
     return explicitRoot.str();
@@ -54,6 +47,8 @@ void attnc::buildKernelToNVVMPipeline(OpPassManager &pm) {
   k.addPass(createArithToLLVMConversionPass());
   k.addPass(createConvertIndexToLLVMPass());
   k.addPass(createConvertGpuOpsToNVVMOps());
+  // Kernels are llvm.func now: their tensor maps can become grid-constant.
+  k.addPass(createAttncGridConstantTensormaps());
   k.addPass(createCanonicalizerPass());
   k.addPass(createCSEPass());
   k.addPass(createReconcileUnrealizedCastsPass());
@@ -96,7 +91,6 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
     return;
   AttncConvertToGPUOptions gpuOptions;
   gpuOptions.chip = chip;
-  gpuOptions.ptxFeatures = ptxFeaturesForChip(chip);
   gpuOptions.fusionAccessesPerThread = options.fusionAccessesPerThread;
   pm.addPass(createAttncConvertToGPU(gpuOptions));
   // Again on the GPU-level IR: the kernels' pointer parameters, allocations

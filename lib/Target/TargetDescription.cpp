@@ -212,3 +212,20 @@ FlashConfigAttr TargetDescription::attentionConfig(
     stages = warpgroups ? wgmmaStages : attentionStages;
   return FlashConfigAttr::get(ctx, q, kv, warps, stages, kind);
 }
+
+std::string attnc::ptxFeaturesForChip(StringRef chip) {
+  return chip == "sm_90a" ? "+ptx86" : "+ptx80";
+}
+
+int64_t attnc::ptxVersionOf(StringRef features) {
+  SmallVector<StringRef> parts;
+  features.split(parts, ',');
+  int64_t version = 0;
+  for (StringRef f : parts) {
+    f = f.trim();
+    int64_t v = 0;
+    if (f.consume_front("+ptx") && !f.getAsInteger(10, v))
+      version = std::max(version, v);
+  }
+  return version;
+}

@@ -1,15 +1,18 @@
 // The warp-specialised wgmma strategy (sm_90a's default above d = 64) down
 // to PTX and through ptxas: a producer warpgroup gives registers to the two
-// computing warpgroups (setmaxnreg) and loads K/V by cp.async into a ring of
-// shared-memory slots, each guarded by a full and an empty mbarrier; the
-// consumers wait on a slot's full barrier, read it through the async proxy
-// (wgmma) and release it on its empty one. ptxas must not serialize the
+// computing warpgroups (setmaxnreg) and one of its threads loads K/V by TMA
+// (4-D tensor maps passed as grid-constant parameters) into a ring of
+// shared-memory slots, each guarded by a full mbarrier (expect_tx of the
+// boxes' bytes) and an empty one; the consumers load Q by TMA the same way,
+// wait on a slot's full barrier, read it (wgmma) and release it on its
+// empty one. ptxas must not serialize the
 // warpgroup MMAs (its note C7513), neither here nor in the wgmma strategy's
 // overlapped form (stages = 3), where a loop-carried A operand copied after
 // the step's first MMA once made it do so.
 // REQUIRES: ptxas
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="binary=isa" | FileCheck %s
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-gpu=false" | FileCheck %s --check-prefix=CONFIG
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-nvvm=false" | FileCheck %s --check-prefix=CONTRACT
 // RUN: rm -rf %t && attnc-compile %attnc_src_root/examples/naive_attention.mlir -o %t/ws
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/ws/naive_attention.ptx -o %t/ws.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --stages=3 -o %t/pingpong
@@ -37,23 +40,42 @@
 // PTXAS: Used {{[0-9]+}} registers
 
 // CHECK: gpu.binary @naive_attention_module
+// The maps of q, k and v: 128-byte by-value parameters in the parameter
+// space, whose generic addresses the TMA instructions take.
+// CHECK-SAME: .param .align 64 .b8 naive_attention_param_22[128]
+// CHECK-SAME: .param .align 64 .b8 naive_attention_param_24[128]
 // CHECK-SAME: .maxntid 384, 1, 1
-// One thread sets up the ring (a full and an empty barrier per slot, after
-// the tiles: 163840 bytes at d = 128), then the CTA barrier publishes it.
+// CHECK-SAME: cvta.param.u64
+// One thread sets up the barriers (a full and an empty one per slot, then
+// the query tile's, after the tiles: 163840 bytes at d = 128), then the
+// CTA barrier publishes them.
 // CHECK-SAME: mbarrier.init.shared.b64 {{[^;]*}}+163840], {{[^;]*}};
 // CHECK-SAME: mbarrier.init.shared.b64 {{[^;]*}}+163864], {{[^;]*}};
+// CHECK-SAME: mbarrier.init.shared.b64 {{[^;]*}}+163872], {{[^;]*}};
 // CHECK-SAME: fence.mbarrier_init.release.cluster
 // CHECK-SAME: {{bar.sync[^;,]*0;}}
-// Producer: fewer registers, wait for a free slot, copy, arrive when copied.
-// CHECK-SAME: {{setmaxnreg.dec.sync.aligned.u32[^;]*40;}}
+// Producer: fewer registers; its issuing thread waits for a free slot,
+// arrives expecting the bytes, and issues K's and V's two 64-column boxes.
+// CHECK-SAME: {{setmaxnreg.dec.sync.aligned.u32[^;]*24;}}
 // CHECK-SAME: mbarrier.try_wait.parity
-// CHECK-SAME: cp.async.cg.shared.global
-// CHECK-SAME: cp.async.mbarrier.arrive.noinc.shared.b64
-// Consumers: more registers, Q among themselves (named barrier 1), then per
-// step wait for the slot, fence to the async proxy, MMAs, release.
-// CHECK-SAME: {{setmaxnreg.inc.sync.aligned.u32[^;]*232;}}
-// CHECK-SAME: {{bar.sync[^;]*1, 256;}}
+// CHECK-SAME: mbarrier.arrive.expect_tx.shared.b64
+// CHECK-SAME: cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes
+// CHECK-SAME: cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes
+// CHECK-SAME: cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes
+// CHECK-SAME: cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes
+// Consumers: more registers, Q by TMA on its own barrier, then per step
+// wait for the slot, MMAs, release.
+// CHECK-SAME: {{setmaxnreg.inc.sync.aligned.u32[^;]*240;}}
+// CHECK-SAME: mbarrier.arrive.expect_tx.shared.b64 {{[^;]*}}+163872], {{[^;]*}};
+// CHECK-SAME: cp.async.bulk.tensor.4d
 // CHECK-SAME: mbarrier.try_wait.parity
-// CHECK-SAME: fence.proxy.async.shared::cta
+// CHECK-SAME: mbarrier.try_wait.parity
 // CHECK-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK-SAME: mbarrier.arrive.shared.b64
+// No generic-proxy writes of tiles are left to fence.
+// CHECK-NOT: cp.async.cg.shared.global
+
+// The launch contract names the maps: one box of a tile's rows by 64
+// columns, 128-byte swizzle, zeros past the sequence.
+// CONTRACT: tensormap<"q.map", tensor = "q", box = [1, 1, 128, 64], swizzle = 128, oob_fill = zero>
+// CONTRACT: tensormap<"k.map", tensor = "k", box = [1, 1, 128, 64], swizzle = 128, oob_fill = zero>

@@ -88,12 +88,51 @@ def AttncConvertToGPU : Pass<"attnc-convert-to-gpu", "::mlir::ModuleOp"> {
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
            "target chip of the NVVM target attached to the kernels">,
-    Option<"ptxFeatures", "features", "std::string", /*default=*/"\"+ptx80\"",
-           "PTX ISA features (sm_90a needs PTX 8.0)">,
+    Option<"ptxFeatures", "features", "std::string", /*default=*/"\"\"",
+           "PTX ISA features of the NVVM target (default: what the chip's "
+           "kernels need, e.g. +ptx86 on sm_90a for TMA into CTA shared "
+           "memory)">,
     Option<"fusionAccessesPerThread", "fusion-accesses-per-thread", "int64_t",
            /*default=*/"4",
            "16-byte accesses per thread and full-shape input in row kernels">,
   ];
+}
+
+def AttncGridConstantTensormaps
+    : Pass<"attnc-grid-constant-tensormaps", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Pass the kernels' TMA tensor maps as grid-constant "
+                "by-value parameters";
+  let description = [{
+    A `tensormap` parameter of a launch contract is a 128-byte
+    `CUtensorMap` that the host passes by value; TMA instructions take its
+    address in the kernel parameter space (a `__grid_constant__` parameter
+    in CUDA C++). `gpu.func` cannot carry that attribute in MLIR 22, so the
+    kernel builder declares the parameter as a generic `!llvm.ptr`, and this
+    pass, run after `convert-gpu-to-nvvm` (when the kernel is an
+    `llvm.func` with `nvvm.kernel`), marks each argument that the gpu.module's
+    `attnc.launch_contract` names a tensormap `llvm.byval =
+    !llvm.array<128 x i8>`, `llvm.align = 64` and `nvvm.grid_constant`.
+    NVPTX then declares `.param .align 64 .b8 [128]` and takes its generic
+    address with `cvta.param`.
+
+    A tensormap argument that is not a generic pointer, or a kernel still a
+    `gpu.func`, is an error: the map would otherwise be read through a
+    pointer the host never passes.
+
+    Example: with `params = [tensor<"k", ...>, tensormap<"k.map", tensor =
+    "k", ...>]`,
+    ```mlir
+    llvm.func @attn(%k: !llvm.ptr<1>, %map: !llvm.ptr) attributes {nvvm.kernel}
+    ```
+    becomes
+    ```mlir
+    llvm.func @attn(%k: !llvm.ptr<1>, %map: !llvm.ptr {llvm.align = 64 : i64,
+        llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant})
+        attributes {nvvm.kernel}
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
 }
 
 #endif // ATTNC_CONVERSION_PASSES_TD

@@ -41,7 +41,7 @@ struct AttncPipelineOptions
       llvm::cl::init(0)};
   PassOptions::Option<std::string> strategy{
       *this, "strategy",
-      llvm::cl::desc("attention tile strategy: mma_sync or wgmma (empty: "
+      llvm::cl::desc("attention tile strategy: mma_sync, wgmma or wgmma_ws (empty: "
                      "the target's default)"),
       llvm::cl::init("")};
   PassOptions::Option<int64_t> stages{
@@ -89,10 +89,6 @@ struct AttncPipelineOptions
                      "CUDA_ROOT, CUDA_HOME, CUDA_PATH, /usr/local/cuda)"),
       llvm::cl::init("")};
 };
-
-/// PTX ISA features for a chip: sm_90a's wgmma and setmaxnreg need PTX 8.0
-/// (MLIR's default, +ptx60, aborts in LLVM for sm_90a).
-std::string ptxFeaturesForChip(llvm::StringRef chip);
 
 /// The CUDA toolkit directory: `explicitRoot` if set, else the first of
 /// CUDA_ROOT, CUDA_HOME, CUDA_PATH, else /usr/local/cuda.

@@ -152,6 +152,15 @@ llvm::SmallVector<llvm::StringRef> getKnownTargetDevices();
 /// lookupTargetDescription accepts, for diagnostics.
 std::string getKnownTargetNames();
 
+/// PTX ISA features of the NVVM target for `chip`: PTX 8.6 on sm_90a, whose
+/// TMA loads name CTA shared memory (cp.async.bulk.tensor ... shared::cta;
+/// LLVM aborts selecting it for an older PTX), PTX 8.0 elsewhere (the
+/// first to know sm_90a; MLIR's default, +ptx60, aborts in LLVM for it).
+std::string ptxFeaturesForChip(llvm::StringRef chip);
+
+/// The PTX ISA version a features string names (+ptx86 -> 86), or 0.
+int64_t ptxVersionOf(llvm::StringRef features);
+
 } // namespace attnc
 
 #endif // ATTNC_TARGET_TARGETDESCRIPTION_H

@@ -32,6 +32,9 @@ using namespace mlir;
 using namespace attnc;
 
 namespace {
+/// cp.async.bulk.tensor into shared::cta.
+constexpr int64_t kTmaPtxVersion = 86;
+
 struct AttncConvertToGPUPass
     : attnc::impl::AttncConvertToGPUBase<AttncConvertToGPUPass> {
   using Base::Base;
@@ -42,8 +45,10 @@ struct AttncConvertToGPUPass
     if (failed(checkDimIndices(module)))
       return signalPassFailure();
     OpBuilder b(module.getContext());
+    features =
+        ptxFeatures.empty() ? ptxFeaturesForChip(chip) : ptxFeatures.getValue();
     Attribute target = b.getAttr<NVVM::NVVMTargetAttr>(
-        /*optLevel=*/3, /*triple=*/"nvptx64-nvidia-cuda", chip, ptxFeatures);
+        /*optLevel=*/3, /*triple=*/"nvptx64-nvidia-cuda", chip, features);
     // A chip without a description is left to the driver at launch.
     FailureOr<TargetDescription> desc = lookupTargetDescription(chip);
     sharedMemoryLimit = succeeded(desc)
@@ -110,6 +115,8 @@ struct AttncConvertToGPUPass
   /// Dynamic shared memory one block of the target chip may use, when the
   /// chip has a target description.
   std::optional<int64_t> sharedMemoryLimit;
+  /// The PTX features of the kernels' target.
+  std::string features;
 
   LogicalResult buildKernel(OpBuilder &b, ModuleOp module, Attribute target,
                             StringRef name, Operation *op) {
@@ -139,6 +146,19 @@ struct AttncConvertToGPUPass
                         << " bytes of shared memory per block; " << chip
                         << " gives a block at most " << *sharedMemoryLimit
                         << " (choose smaller tiles)";
+      gpuModule.erase();
+      return failure();
+    }
+    // TMA into CTA shared memory needs PTX 8.6: with less LLVM aborts in
+    // instruction selection, so it is refused here.
+    bool tma = llvm::any_of(abi.params, [](const ABIParam &p) {
+      return p.kind == ABIParam::Kind::TensorMap;
+    });
+    if (tma && ptxVersionOf(features) < kTmaPtxVersion) {
+      op->emitOpError() << "is lowered to a kernel that loads by TMA, which "
+                           "needs PTX ISA 8.6 (features = \"+ptx86\"); the "
+                           "target has features = \""
+                        << features << "\"";
       gpuModule.erase();
       return failure();
     }

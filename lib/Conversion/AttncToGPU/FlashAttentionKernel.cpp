@@ -127,6 +127,22 @@ void FlashKernelBuilder::planParameters() {
       p.dim = dim;
       push(std::move(p));
     }
+  // TMA descriptors of the tensors the strategy reads through tensor maps:
+  // a box of one matrix's rows and 64 elements (128 bytes, the swizzle's
+  // span), the d / 64 boxes of a tile side by side.
+  for (const char *t : {"q", "k", "v"}) {
+    int64_t rows = strategy->tensorMapRows(t);
+    if (rows == 0)
+      continue;
+    ABIParam p;
+    p.kind = ABIParam::Kind::TensorMap;
+    p.name = std::string(t) + ".map";
+    p.tensor = t;
+    p.box = {1, 1, rows, kTensorMapBoxElems};
+    p.swizzle = kTensorMapSwizzleBytes;
+    p.oobFill = "zero";
+    push(std::move(p));
+  }
   if (form.runtimeScale) {
     ABIParam p;
     p.kind = ABIParam::Kind::Scalar;
@@ -455,10 +471,10 @@ LogicalResult FlashKernelBuilder::emitBody() {
       };
       if (!invariant(offsets[0]) || !invariant(offsets[1]))
         continue;
-      FailureOr<Value> base = baseOf(slice, t, prologue);
-      if (failed(base))
+      FailureOr<Matrix> m = matrixOf(slice, t, prologue);
+      if (failed(m))
         return failure();
-      baseOffsets[slice] = *base;
+      invariantMatrices[slice] = *m;
     }
   }
   LoopBounds bounds;
@@ -485,6 +501,10 @@ LogicalResult FlashKernelBuilder::emitBody() {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(roles.thenBlock());
   strategy->enterRole(b, /*producer=*/true);
+  if (Value issues = strategy->producerIssues(b)) {
+    auto issuing = scf::IfOp::create(b, loc, issues, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(issuing.thenBlock());
+  }
   Value slot = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value stages =
@@ -617,10 +637,10 @@ LogicalResult FlashKernelBuilder::emitEpilogue(OnlineSoftmaxState &st) {
     return failure();
   GlobalTile o;
   o.mem = globalMem.lookup("o");
-  FailureOr<Value> oBase = baseOf(form.outInsert, "o", prologue);
-  if (failed(oBase))
+  FailureOr<Matrix> oMatrix = matrixOf(form.outInsert, "o", prologue);
+  if (failed(oMatrix))
     return failure();
-  o.base = *oBase;
+  o.base = oMatrix->base;
   o.rowStride = paramIndexValue("o.stride2");
   o.rowStart = (*out)[2];
   o.rowLimit = (*out)[3];
@@ -717,6 +737,11 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   for (const ABIParam &p : abi.params) {
     if (p.kind == ABIParam::Kind::Tensor)
       argTypes.push_back(LLVM::LLVMPointerType::get(b.getContext(), 1));
+    else if (p.kind == ABIParam::Kind::TensorMap)
+      // A generic pointer to the by-value CUtensorMap: the NVVM lowering
+      // makes it a grid-constant byval parameter
+      // (--attnc-grid-constant-tensormaps).
+      argTypes.push_back(LLVM::LLVMPointerType::get(b.getContext()));
     else if (p.dtype == "f32")
       argTypes.push_back(b.getF32Type());
     else

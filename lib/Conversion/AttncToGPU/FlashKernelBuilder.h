@@ -78,9 +78,13 @@ private:
   LogicalResult loadKVTiles(FlashKVLoop &l, Value tile, Value stage = {});
   FailureOr<GlobalTile> tileOf(tensor::ExtractSliceOp slice, StringRef tensor,
                                IRMapping &scope);
-  /// Element offset of the (batch, head) matrix a slice or insert names.
-  FailureOr<Value> baseOf(OffsetSizeAndStrideOpInterface slice,
-                          StringRef tensor, IRMapping &scope);
+  /// The (batch, head) matrix a slice or insert names: its element offset
+  /// and its batch and head indices (what a tensor map addresses).
+  struct Matrix {
+    Value base, batch, head;
+  };
+  FailureOr<Matrix> matrixOf(OffsetSizeAndStrideOpInterface slice,
+                             StringRef tensor, IRMapping &scope);
 
   // Kernel body.
   /// The bounds of the K/V loops, in the kernel.
@@ -117,9 +121,9 @@ private:
   std::unique_ptr<ScoreStage> scoreStage;
   /// Values of the forall body, rebuilt in the kernel's prologue.
   IRMapping prologue;
-  /// Base offsets of the K/V slices whose (batch, head) does not depend on
+  /// The matrices of the K/V slices whose (batch, head) does not depend on
   /// their loop, computed in the prologue.
-  DenseMap<Operation *, Value> baseOffsets;
+  DenseMap<Operation *, Matrix> invariantMatrices;
   /// memref views of the tensor parameters, built once.
   llvm::StringMap<Value> globalMem;
   /// Sequence extents (rows that exist) of Q and of K/V.

@@ -263,34 +263,36 @@ FailureOr<GlobalTile> FlashKernelBuilder::tileOf(tensor::ExtractSliceOp slice,
     return failure();
   g.rowStart = *row;
   // The (batch, head) matrix of a K/V slice does not change from tile to
-  // tile: its base offset is computed once, in the prologue (see
-  // emitBody), and not in the loop's conditional prefetch, where LLVM may
-  // not hoist the GQA head division out.
-  if (Value base = baseOffsets.lookup(slice)) {
-    g.base = base;
-    return g;
-  }
-  FailureOr<Value> base = baseOf(slice, tensor, scope);
-  if (failed(base))
+  // tile: it is computed once, in the prologue (see emitBody), and not in
+  // the loop's conditional prefetch, where LLVM may not hoist the GQA head
+  // division out.
+  auto it = invariantMatrices.find(slice);
+  FailureOr<Matrix> m = it != invariantMatrices.end()
+                            ? FailureOr<Matrix>(it->second)
+                            : matrixOf(slice, tensor, scope);
+  if (failed(m))
     return failure();
-  g.base = *base;
+  g.base = m->base;
+  if (strategy->tensorMapRows(tensor) > 0) {
+    g.map = param(t + ".map");
+    g.batch = m->batch;
+    g.head = m->head;
+  }
   return g;
 }
 
-FailureOr<Value>
-FlashKernelBuilder::baseOf(OffsetSizeAndStrideOpInterface slice,
-                           StringRef tensor, IRMapping &scope) {
+FailureOr<FlashKernelBuilder::Matrix>
+FlashKernelBuilder::matrixOf(OffsetSizeAndStrideOpInterface slice,
+                             StringRef tensor, IRMapping &scope) {
   SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
   FailureOr<Value> batch = materialize(offsets[0], scope);
   FailureOr<Value> head = materialize(offsets[1], scope);
   if (failed(batch) || failed(head))
     return failure();
   std::string t = tensor.str();
-  return arith::AddIOp::create(
-             b, loc,
-             arith::MulIOp::create(b, loc, *batch,
-                                   paramIndexValue(t + ".stride0")),
-             arith::MulIOp::create(b, loc, *head,
-                                   paramIndexValue(t + ".stride1")))
-      .getResult();
+  Value base = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, *batch, paramIndexValue(t + ".stride0")),
+      arith::MulIOp::create(b, loc, *head, paramIndexValue(t + ".stride1")));
+  return Matrix{base, *batch, *head};
 }

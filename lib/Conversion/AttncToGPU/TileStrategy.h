@@ -26,6 +26,11 @@
 
 namespace attnc {
 
+/// The box of a tensor map is `rows` x 64 elements of 16 bits: one
+/// 128-byte swizzle span per row (CU_TENSOR_MAP_SWIZZLE_128B).
+inline constexpr int64_t kTensorMapBoxElems = 64;
+inline constexpr int64_t kTensorMapSwizzleBytes = 128;
+
 /// The rows of one (batch, head) matrix of a [batch, heads, seq, dim]
 /// tensor in global memory that a CTA reads or writes.
 struct GlobalTile {
@@ -39,6 +44,11 @@ struct GlobalTile {
   mlir::Value rowStart;
   /// Rows at or past this one do not exist: loads read zeros, stores skip.
   mlir::Value rowLimit;
+  /// For strategies that read the tensor through a TMA tensor map (see
+  /// tensorMapRows): the map (a generic pointer to the grid-constant
+  /// CUtensorMap parameter) and the batch and head coordinates (index) of
+  /// the matrix, which the map addresses instead of `base`.
+  mlir::Value map, batch, head;
 };
 
 enum class RowReduction { Max, Add };
@@ -91,6 +101,12 @@ public:
   virtual int64_t sharedMemoryBytes() const = 0;
   /// Alignment the rows of Q, K, V and O must have in global memory, bytes.
   virtual int64_t rowAlignmentBytes() const = 0;
+  /// Rows of the TMA box through which the strategy reads `tensor` ("q",
+  /// "k" or "v"), or 0 when it reads it by address. For each nonzero one
+  /// the kernel takes a tensormap parameter `<tensor>.map` over the
+  /// [batch, heads, seq, dim] tensor with box [1, 1, rows, 64], 128-byte
+  /// swizzle and zero fill, and its GlobalTiles carry the map.
+  virtual int64_t tensorMapRows(llvm::StringRef tensor) const { return 0; }
 
   /// Layouts of the [blockQ x blockKV] score tile and of the [blockQ x d]
   /// output accumulator. Their row slots name the same rows.
@@ -150,6 +166,9 @@ public:
   virtual void enterRole(mlir::OpBuilder &b, bool producer) {
     llvm_unreachable("only for strategies with a producer");
   }
+  /// True (i1) on the producer threads that walk the tiles, or null when
+  /// all of them do (a TMA producer issues from one thread).
+  virtual mlir::Value producerIssues(mlir::OpBuilder &b) { return {}; }
   /// Producer: waits until slot `n` (index) is free (every consumer released
   /// the tile it held before), and after loadKV into `slotStage(n)` makes
   /// the slot's readiness wait for those loads.

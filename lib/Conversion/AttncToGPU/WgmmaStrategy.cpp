@@ -14,18 +14,25 @@
 // TMA writes with CU_TENSOR_MAP_SWIZZLE_128B): a tile of `rows` x d
 // elements is d/64 boxes of [rows][64] (128-byte rows); the 16-byte chunk
 // c of row r lands at chunk c ^ (r % 8), eight rows form a 1024-byte atom,
-// and every tile starts on a 1024-byte boundary. Loads are cp.async here;
-// a TMA producer is the next step of this strategy.
+// and every tile starts on a 1024-byte boundary.
 //
-// Synchronisation: cp.async writes through the generic proxy and wgmma
-// reads through the async proxy, so each writer fences
-// (fence.proxy.async.shared::cta) before the CTA barrier that publishes a
-// tile. With two stages each step waits for its MMAs (wgmma.wait_group 0)
-// before the softmax reads S and before the step ends, so the next step may
-// overwrite the stage it read. With three, P V of step j is issued after
-// S of step j + 1 and runs while step j + 1's softmax does (wait_group 1
-// waits for S only); its V stays resident through step j + 1, and the
-// third stage is the one being loaded meanwhile.
+// Without a producer (`wgmma`) every thread loads with cp.async, which
+// writes through the generic proxy while wgmma reads through the async
+// proxy, so each writer fences (fence.proxy.async.shared::cta) before the
+// CTA barrier that publishes a tile. With one (`wgmma_ws`, warp
+// specialisation as in FlashAttention-3) tiles come by TMA: one thread of
+// the producer warpgroup walks the K/V tiles and issues d / 64 boxes per
+// tile into a ring of `stages` slots, each with a full mbarrier (the
+// boxes' bytes, expect_tx) and an empty one (every consumer thread
+// arrives when its MMAs have read the slot); one consumer thread loads Q
+// the same way. TMA writes and wgmma reads are both async-proxy
+// operations ordered by the mbarrier, so no proxy fence is needed. With two
+// stages each step waits for its MMAs (wgmma.wait_group 0) before the softmax
+// reads S and before the step ends, so the next step may overwrite the stage it
+// read. With three, P V of step j is issued after S of step j + 1 and runs
+// while step j + 1's softmax does (wait_group 1 waits for S only); its V stays
+// resident through step j + 1, and the third stage is the one being loaded
+// meanwhile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,14 +64,16 @@ constexpr int64_t kChunkBytes = 16;
 /// One mbarrier; the named barrier (besides 0, the CTA's) that the
 /// consumers of a warp-specialised kernel use among themselves.
 constexpr int64_t kBarrierBytes = 8;
-constexpr int64_t kConsumerBarrier = 1;
+/// The suspend-time hint of mbarrier.try_wait (ns), as CUTLASS uses.
+constexpr int64_t kSuspendHintNs = 0x989680;
 /// Named barriers kFirstTurnBarrier + w: warpgroup w's turn to issue MMAs.
 constexpr int64_t kFirstTurnBarrier = 2;
 constexpr int64_t kGroupThreads = 128;
 /// 32-bit registers of an SM, and what the producer keeps of them per thread
-/// (address arithmetic of its copies; setmaxnreg takes multiples of 8).
+/// (one thread's loop and TMA coordinates; setmaxnreg takes multiples of
+/// 8, 24 at least).
 constexpr int64_t kRegisterFile = 65536;
-constexpr int64_t kProducerRegisters = 40;
+constexpr int64_t kProducerRegisters = 24;
 /// Rows of one warpgroup MMA and warps per warpgroup.
 constexpr int64_t kGroupRows = 64;
 constexpr int64_t kWarpsPerGroup = 4;
@@ -95,47 +104,67 @@ public:
   /// up to 1024 bytes.
   int64_t sharedMemoryBytes() const override {
     return kAtomBytes + barriersOffset() +
-           (producer ? 2 * s.stages * kBarrierBytes : 0);
+           (producer ? (2 * s.stages + 1) * kBarrierBytes : 0);
   }
   int64_t rowAlignmentBytes() const override { return kChunkBytes; }
+  int64_t tensorMapRows(StringRef tensor) const override {
+    if (!producer)
+      return 0;
+    return tensor == "q" ? s.blockQ : s.blockKV;
+  }
   const AccumulatorLayout &scoreLayout() const override { return scores; }
   const AccumulatorLayout &outputLayout() const override { return output; }
 
   void emitPrologue(OpBuilder &b) override;
-  /// With a producer, only the consumers load the query tile.
+  /// With a producer, one consumer thread loads the query tile by TMA.
   void loadQuery(OpBuilder &b, const GlobalTile &q) override {
+    if (producer) {
+      auto first = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                idx(b, 0)),
+          /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(first.thenBlock());
+      expectBytes(b, queryBarrier(b), tileBytes(s.blockQ));
+      emitTensorMapTile(b, q, idx(b, 0), s.blockQ, queryBarrier(b));
+      return;
+    }
     emitTileCopy(b, q, idx(b, 0), s.blockQ, tid, consumerThreads());
     nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType(b), pending);
     pending.clear();
   }
-  /// With a producer, only the producer loads K and V.
+  /// With a producer, its issuing thread loads K and V by TMA into ring
+  /// slot `stage`, whose full barrier then expects their bytes.
   void loadKV(OpBuilder &b, const GlobalTile &k, const GlobalTile &v,
               Value stage) override {
-    Value thread = tid;
-    int64_t threads = consumerThreads();
     if (producer) {
-      thread = arith::SubIOp::create(b, loc, tid, idx(b, consumerThreads()));
-      threads = producerThreads();
-    }
-    emitTileCopy(b, k, stageOffset(b, stage, /*value=*/false), s.blockKV,
-                 thread, threads);
-    emitTileCopy(b, v, stageOffset(b, stage, /*value=*/true), s.blockKV, thread,
-                 threads);
-    if (!producer)
-      nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType(b), pending);
-    pending.clear();
-  }
-  /// With a producer, a barrier of the consumers only: the producer never
-  /// waits for them there.
-  void waitLoads(OpBuilder &b) override {
-    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-    fenceProxyAsync(b);
-    if (!producer) {
-      gpu::BarrierOp::create(b, loc);
+      Value full = barrier(b, stage, /*empty=*/false);
+      expectBytes(b, full, 2 * tileBytes(s.blockKV));
+      emitTensorMapTile(b, k, stageOffset(b, stage, /*value=*/false), s.blockKV,
+                        full);
+      emitTensorMapTile(b, v, stageOffset(b, stage, /*value=*/true), s.blockKV,
+                        full);
       return;
     }
-    NVVM::BarrierOp::create(b, loc, Type(), i32(b, kConsumerBarrier),
-                            i32(b, consumerThreads()), nullptr, Value());
+    emitTileCopy(b, k, stageOffset(b, stage, /*value=*/false), s.blockKV, tid,
+                 consumerThreads());
+    emitTileCopy(b, v, stageOffset(b, stage, /*value=*/true), s.blockKV, tid,
+                 consumerThreads());
+    nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType(b), pending);
+    pending.clear();
+  }
+  /// With a producer only the query tile is waited for here (its barrier's
+  /// first phase); K/V come through the ring.
+  void waitLoads(OpBuilder &b) override {
+    if (producer) {
+      NVVM::MBarrierTryWaitParityOp::create(b, loc, queryBarrier(b), i32(b, 0),
+                                            i32(b, kSuspendHintNs));
+      return;
+    }
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+    fenceProxyAsync(b);
+    gpu::BarrierOp::create(b, loc);
   }
   void prepareQuery(OpBuilder &b) override {}
   void beginStep(OpBuilder &b) override {}
@@ -198,16 +227,18 @@ public:
     NVVM::BarrierArriveOp::create(b, loc, turnBarrier(b, next),
                                   i32(b, 2 * kGroupThreads));
   }
+  /// The producer's one issuing thread: the first of its warpgroup.
+  Value producerIssues(OpBuilder &b) override {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                 idx(b, consumerThreads()));
+  }
   void acquireSlot(OpBuilder &b, Value n) override {
     waitParity(b, barrier(b, n, /*empty=*/true), n, /*flip=*/true);
   }
-  void commitSlot(OpBuilder &b, Value n) override {
-    NVVM::CpAsyncMBarrierArriveOp::create(b, loc, barrier(b, n, false),
-                                          /*noinc=*/true);
-  }
+  /// loadKV's expect_tx was the slot's one arrival: nothing left to do.
+  void commitSlot(OpBuilder &b, Value n) override {}
   void waitSlot(OpBuilder &b, Value n) override {
     waitParity(b, barrier(b, n, /*empty=*/false), n, /*flip=*/false);
-    fenceProxyAsync(b);
   }
   void releaseSlot(OpBuilder &b, Value n) override {
     NVVM::MBarrierArriveOp::create(b, loc, Type(), barrier(b, n, true),
@@ -262,12 +293,35 @@ private:
     int64_t left = kRegisterFile - producerThreads() * kProducerRegisters;
     return std::min<int64_t>(256, left / consumerThreads() / 8 * 8);
   }
-  /// Byte offset of the ring's barriers: full[stages], then empty[stages].
+  /// Byte offset of the barriers: the ring's full[stages], then its
+  /// empty[stages], then the query tile's.
   int64_t barriersOffset() const {
     return tileBytes(s.blockQ) + 2 * s.stages * tileBytes(s.blockKV);
   }
   /// The full or empty barrier of ring slot `n` (!llvm.ptr<3>).
   Value barrier(OpBuilder &b, Value n, bool empty);
+  Value queryBarrier(OpBuilder &b) {
+    return sharedPointer(
+        b, i64(b, barriersOffset() + 2 * s.stages * kBarrierBytes));
+  }
+  /// The shared-memory pointer (!llvm.ptr<3>) `offset` (i64) bytes past
+  /// the aligned base.
+  Value sharedPointer(OpBuilder &b, Value offset) {
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
+        arith::AddIOp::create(b, loc, smemAddress, offset).getResult());
+  }
+  /// This thread's arrival on `bar`, which then also waits for `bytes`
+  /// bytes of asynchronous copies.
+  void expectBytes(OpBuilder &b, Value bar, int64_t bytes) {
+    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), bar, i32(b, bytes),
+                                           NVVM::MemScopeKind::CTA,
+                                           /*relaxed=*/false, Value());
+  }
+  /// TMA of the `rows` rows from `src.rowStart` of `src`'s matrix into the
+  /// swizzled tile at byte `tileOffset` (index), completing on `bar`.
+  void emitTensorMapTile(OpBuilder &b, const GlobalTile &src, Value tileOffset,
+                         int64_t rows, Value bar);
   /// Waits for the phase of slot `n`'s barrier that its (n / stages)-th use
   /// completes; `flip` for the producer's wait on an empty barrier, whose
   /// first use must pass at once.
@@ -364,17 +418,22 @@ LogicalResult WgmmaStrategy::verify(Location diagLoc) const {
     return emitError(diagLoc) << "wgmma strategy: block_kv (" << s.blockKV
                               << ") must be a multiple of 16 in [16, 256] "
                                  "(the n of one warpgroup MMA)";
+  // TMA boxes take any row count up to 256; cp.async passes cover a fixed
+  // number of rows.
+  if (producer && s.blockQ > 256)
+    return emitError(diagLoc)
+           << "wgmma_ws strategy: block_q (" << s.blockQ
+           << ") must be at most 256, the rows of one TMA box";
   int64_t chunksPerRow = s.headDim * elemBytes / kChunkBytes;
-  int64_t kvThreads = producer ? mma::kWarpSize : consumerThreads();
-  for (auto [what, rows, threads] :
-       {std::tuple("block_kv", s.blockKV, kvThreads),
-        std::tuple("block_q", s.blockQ, consumerThreads())}) {
-    int64_t rowsPerPass = threads / chunksPerRow;
-    if (rowsPerPass == 0 || rows % rowsPerPass != 0)
-      return emitError(diagLoc) << "wgmma strategy: " << what << " (" << rows
-                                << ") must be a multiple of the " << rowsPerPass
-                                << " rows one cp.async pass of its " << threads
-                                << " loading threads covers";
+  int64_t rowsPerPass = consumerThreads() / chunksPerRow;
+  for (auto [what, rows] :
+       {std::pair("block_kv", s.blockKV), std::pair("block_q", s.blockQ)}) {
+    if (!producer && (rowsPerPass == 0 || rows % rowsPerPass != 0))
+      return emitError(diagLoc)
+             << "wgmma strategy: " << what << " (" << rows
+             << ") must be a multiple of the " << rowsPerPass
+             << " rows one cp.async pass of its " << consumerThreads()
+             << " loading threads covers";
   }
   if (producer && (s.stages < 2 || s.stages > 4))
     return emitError(diagLoc)
@@ -423,10 +482,10 @@ void WgmmaStrategy::emitPrologue(OpBuilder &b) {
       b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, base, pad));
   if (!producer)
     return;
-  // One thread sets up the ring: a full barrier completes when the
-  // producer's threads' copies into its slot have landed (each thread's
-  // cp.async arrival counts one), an empty one when every consumer thread
-  // has released the slot. The CTA barrier publishes them.
+  // One thread sets up the barriers: a full one (and the query tile's)
+  // completes when its one arrival (the issuing thread's expect_tx) and the
+  // bytes it expects have come, an empty one when every consumer thread has
+  // released the slot. The CTA barrier publishes them.
   auto first = scf::IfOp::create(
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(b, 0)),
@@ -436,12 +495,10 @@ void WgmmaStrategy::emitPrologue(OpBuilder &b) {
     b.setInsertionPointToStart(first.thenBlock());
     for (int64_t i = 0; i < s.stages; ++i)
       for (bool empty : {false, true})
-        NVVM::MBarrierInitOp::create(
-            b, loc, barrier(b, idx(b, i), empty),
-            arith::ConstantIntOp::create(b, loc, b.getI32Type(),
-                                         empty ? consumerThreads()
-                                               : producerThreads()),
-            Value());
+        NVVM::MBarrierInitOp::create(b, loc, barrier(b, idx(b, i), empty),
+                                     i32(b, empty ? consumerThreads() : 1),
+                                     Value());
+    NVVM::MBarrierInitOp::create(b, loc, queryBarrier(b), i32(b, 1), Value());
     NVVM::FenceMbarrierInitOp::create(b, loc);
   }
   gpu::BarrierOp::create(b, loc);
@@ -452,13 +509,36 @@ Value WgmmaStrategy::barrier(OpBuilder &b, Value n, bool empty) {
       b, loc, b.getI64Type(),
       arith::RemUIOp::create(b, loc, n, idx(b, s.stages)));
   int64_t first = barriersOffset() + (empty ? s.stages * kBarrierBytes : 0);
-  Value addr = arith::AddIOp::create(
-      b, loc, smemAddress,
-      arith::AddIOp::create(
-          b, loc, i64(b, first),
-          arith::MulIOp::create(b, loc, slot, i64(b, kBarrierBytes))));
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), addr);
+  return sharedPointer(
+      b, arith::AddIOp::create(
+             b, loc, i64(b, first),
+             arith::MulIOp::create(b, loc, slot, i64(b, kBarrierBytes))));
+}
+
+/// Box i of the tile holds columns [64 i, 64 i + 64) of its rows; the map's
+/// coordinates are innermost first: column, row, head, batch. Rows past
+/// the sequence are outside the map: TMA writes zeros for them (and
+/// counts their bytes).
+void WgmmaStrategy::emitTensorMapTile(OpBuilder &b, const GlobalTile &src,
+                                      Value tileOffset, int64_t rows,
+                                      Value bar) {
+  auto coord = [&](Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), v).getResult();
+  };
+  Value row = coord(src.rowStart), head = coord(src.head),
+        batch = coord(src.batch);
+  Value tile = arith::IndexCastOp::create(b, loc, b.getI64Type(), tileOffset);
+  for (int64_t box = 0; box < s.headDim / kBoxElems; ++box) {
+    Value dst = sharedPointer(
+        b,
+        arith::AddIOp::create(b, loc, tile, i64(b, box * rows * kBoxRowBytes)));
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, loc, dst, src.map,
+        ValueRange{i32(b, box * kBoxElems), row, head, batch}, bar,
+        /*im2colOffsets=*/ValueRange{}, /*multicastMask=*/Value(),
+        /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/true,
+        /*group=*/NVVM::CTAGroupKindAttr(), /*predicate=*/Value());
+  }
 }
 
 void WgmmaStrategy::waitParity(OpBuilder &b, Value bar, Value n, bool flip) {
@@ -467,8 +547,8 @@ void WgmmaStrategy::waitParity(OpBuilder &b, Value bar, Value n, bool flip) {
   if (flip)
     parity = arith::XOrIOp::create(b, loc, parity, idx(b, 1));
   parity = arith::IndexCastOp::create(b, loc, b.getI32Type(), parity);
-  // The suspend-time hint of try_wait (ns), as CUTLASS uses.
-  NVVM::MBarrierTryWaitParityOp::create(b, loc, bar, parity, i32(b, 0x989680));
+  NVVM::MBarrierTryWaitParityOp::create(b, loc, bar, parity,
+                                        i32(b, kSuspendHintNs));
 }
 
 Value WgmmaStrategy::stageOffset(OpBuilder &b, Value stage, bool value) {

@@ -16,7 +16,7 @@
 
 // Attention: one kernel; K/V tiles staged in shared memory with cp.async,
 // QK^T and PV on tensor cores, bare pointers and i64 sizes as parameters.
-// ATTN: gpu.module @naive_attention_module [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
+// ATTN: gpu.module @naive_attention_module [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx86">]
 // ATTN-SAME: attnc.launch_contract = #attnc.launch_contract<kernel = @naive_attention, kind = "attention",
 // ATTN-SAME: params = [tensor<"q", bf16, [B, H, Sq, 128], input, align = 16, row_align = 16>,
 // ATTN-SAME: tensor<"lse", f32, [B, H, Sq], output, align = 16>, size<"B", i64>,
