@@ -40,6 +40,8 @@ constexpr int64_t kSmemRowPadBytes = 16;
 /// Bytes per cp.async: the largest size, and the only one `.cg` (bypass L1)
 /// accepts.
 constexpr int64_t kCopyBytes = 16;
+/// The widest K/V tile: 256 scores per row, as one wgmma n covers.
+constexpr int64_t kMaxBlockKV = 256;
 
 /// Keeps address arithmetic inside the K/V loop: without it, LICM hoists
 /// each loop-invariant Q ldmatrix address (one per slab and k step, 64-bit
@@ -148,6 +150,13 @@ LogicalResult MmaSyncStrategy::verify(Location diagLoc) const {
            << "mma_sync strategy: block_kv (" << s.blockKV
            << ") must be a multiple of 16 and of the rows one cp.async pass "
               "covers";
+  // Each warp holds its rows' block_kv scores in registers (and the kernel
+  // builder unrolls over them): found by the fuzzer as a hang at 2^31.
+  if (s.blockKV > kMaxBlockKV)
+    return emitError(diagLoc)
+           << "mma_sync strategy: block_kv (" << s.blockKV
+           << ") must be at most " << kMaxBlockKV
+           << ": each warp holds its rows' scores in registers";
   if (s.stages != 2)
     return emitError(diagLoc) << "mma_sync strategy: stages must be 2 (one "
                                  "K/V tile computed while the next loads), "

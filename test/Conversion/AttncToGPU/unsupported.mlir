@@ -119,3 +119,13 @@ func.func @empty_rows(%x: tensor<4x0xf32>) -> tensor<4x0xf32> {
   %y = attnc.exp %x : tensor<4x0xf32>
   return %y : tensor<4x0xf32>
 }
+
+// -----
+
+// A K/V tile wider than a warp's registers hold (the fuzzer's hang:
+// fuzz/regressions/opt/mma-sync-huge-block-kv.mlir).
+func.func @huge_block_kv(%q: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  // expected-error @+1 {{mma_sync strategy: block_kv (2147483648) must be at most 256: each warp holds its rows' scores in registers}}
+  %o = attnc.attention %q, %q, %q {config = #attnc.flash_config<block_q = 64, block_kv = 2147483648, warps = 4, stages = 2, strategy = mma_sync>, scale = 0.125 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+}
