@@ -192,9 +192,10 @@ attnc_status PlanBuilder::pack(const attnc_scalar *scalars) {
       std::memcpy(slot, &argOf[i]->data, 8);
       break;
     case ATTNC_PARAM_TENSORMAP:
-      // An empty plan never launches: the map stays zero, so that such a
-      // call needs no driver, like every other empty launch.
-      if (!plan.empty)
+      // An empty plan never launches, and an empty tensor has nothing to
+      // read (TMA cannot describe it): the map stays zero, and needs no
+      // driver.
+      if (!plan.empty && !hasNoElements(*argOf[p.tensorIndex]))
         st = encodeTensorMap(i, p);
       break;
     case ATTNC_PARAM_SIZE:

@@ -169,6 +169,14 @@ inline int32_t rankOf(const Param &p) {
   return static_cast<int32_t>(p.shape.size());
 }
 
+/// True when some extent of `t` is 0.
+inline bool hasNoElements(const attnc_tensor &t) {
+  for (int32_t d = 0; d < t.rank; ++d)
+    if (t.sizes[d] == 0)
+      return true;
+  return false;
+}
+
 /// V as "0x1f0".
 std::string hexText(uint64_t v);
 /// A dtype's name, "<invalid>" for a value that is none.
