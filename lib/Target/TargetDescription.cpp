@@ -191,7 +191,7 @@ SmallVector<StringRef> TargetDescription::getFeatureNames() const {
 
 FlashConfigAttr TargetDescription::attentionConfig(
     MLIRContext *ctx, int64_t headDim, int64_t blockQ, int64_t blockKV,
-    std::optional<TileStrategy> strategy, int64_t stages) const {
+    std::optional<TileStrategy> strategy, int64_t stages, bool masked) const {
   TileStrategy kind = strategy.value_or(
       headDim > 64 ? attentionStrategyLargeHead : attentionStrategy);
   auto [defaultQ, defaultKV] = attentionTiles(headDim);
@@ -199,6 +199,8 @@ FlashConfigAttr TargetDescription::attentionConfig(
   if (warpgroups) {
     defaultQ = wgmmaBlockQ;
     defaultKV = headDim <= 64 ? wgmmaBlockKVSmallHead : wgmmaBlockKV;
+    if (headDim > 64 && !masked && kind == TileStrategy::wgmma_ws)
+      defaultKV = wgmmaBlockKVUnmasked;
   }
   int64_t q = blockQ ? blockQ : defaultQ, kv = blockKV ? blockKV : defaultKV;
   // mma.sync: tiles of 128 rows and more give each warp two 16-row slabs,

@@ -69,6 +69,18 @@ TEST(TargetDescription, AttentionDefaults) {
   // mma_sync.
   EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 128),
             FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma_ws));
+  // Without a mask, warp-specialised d = 128 takes 176 K/V rows a step;
+  // other strategies and head dims keep theirs.
+  EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0, std::nullopt, 0,
+                                             /*masked=*/false),
+            FlashConfigAttr::get(&ctx, 128, 176, 8, 2, TileStrategy::wgmma_ws));
+  EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0,
+                                             TileStrategy::wgmma, 0,
+                                             /*masked=*/false),
+            FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma));
+  EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 64, 0, 0, std::nullopt, 0,
+                                             /*masked=*/false),
+            FlashConfigAttr::get(&ctx, 128, 64, 8, 2, TileStrategy::wgmma));
   EXPECT_EQ(
       lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0, TileStrategy::wgmma),
       FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma));

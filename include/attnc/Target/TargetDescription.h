@@ -104,6 +104,12 @@ struct TargetDescription {
   int64_t wgmmaBlockQ = 128;
   int64_t wgmmaBlockKV = 128;
   int64_t wgmmaBlockKVSmallHead = 64;
+  /// wgmma_ws at d > 64 without a mask: 176 K/V rows (an m64n176 S tile),
+  /// fewer steps for the same keys (H200 2026-12-01, TMA loads, d = 128,
+  /// non-causal, S = 2k/4k/8k/16k: 504/540/584/594 TFLOP/s against
+  /// 492/526/556/562 with 128; below 2k and with masks, whose boundary
+  /// tiles grow with it, 128 stays ahead).
+  int64_t wgmmaBlockKVUnmasked = 176;
   /// K/V stages of the wgmma strategies. Three, with which wgmma runs P V
   /// of one step during the next step's softmax, measured slower on the
   /// H200 (2026-12-01, d = 128, S = 8192: 452 against 468 TFLOP/s).
@@ -125,12 +131,13 @@ struct TargetDescription {
   }
 
   /// The kernel configuration for `headDim`, with the tiles, the strategy
-  /// and the stages given (0 and none: the target's default).
+  /// and the stages given (0 and none: the target's default); `masked`
+  /// when the attention has a mask.
   FlashConfigAttr
   attentionConfig(mlir::MLIRContext *ctx, int64_t headDim, int64_t blockQ = 0,
                   int64_t blockKV = 0,
                   std::optional<TileStrategy> strategy = std::nullopt,
-                  int64_t stages = 0) const;
+                  int64_t stages = 0, bool masked = true) const;
 };
 
 /// The built-in devices, in the order reports list them: h100, h200, a100.

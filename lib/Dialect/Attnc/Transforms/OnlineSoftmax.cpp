@@ -574,9 +574,9 @@ struct AttncOnlineSoftmaxPass
     : attnc::impl::AttncOnlineSoftmaxBase<AttncOnlineSoftmaxPass> {
   using Base::Base;
 
-  /// The target's configuration for `headDim`, with the tiles the options
-  /// set.
-  FailureOr<FlashConfigAttr> getConfig(int64_t headDim) {
+  /// The target's configuration for `headDim` (of an attention with a mask
+  /// when `masked`), with the tiles the options set.
+  FailureOr<FlashConfigAttr> getConfig(int64_t headDim, bool masked = true) {
     // Reported at the root's location without the "see current operation"
     // note: the culprit is the option, not the IR.
     Location loc = getOperation()->getLoc();
@@ -609,7 +609,8 @@ struct AttncOnlineSoftmaxPass
                               << " needs warpgroup MMAs, which " << chip
                               << " lacks (sm_90a only)";
     }
-    return target->attentionConfig(&getContext(), headDim, q, kv, kind, stages);
+    return target->attentionConfig(&getContext(), headDim, q, kv, kind, stages,
+                                   masked);
   }
 
   /// A query tile of a sliding window (each query sees at most W + 1 keys,
@@ -666,7 +667,7 @@ struct AttncOnlineSoftmaxPass
       int64_t headDim = op.getQuery().getType().getDimSize(3);
       FailureOr<FlashConfigAttr> config =
           op.getConfigAttr() ? FailureOr<FlashConfigAttr>(op.getConfigAttr())
-                             : getConfig(headDim);
+                             : getConfig(headDim, !op.getMask().empty());
       if (succeeded(config) && !op.getConfigAttr() && blockQ == 0)
         config = narrowForWindow(op, *config, headDim);
       if (failed(config) ||
