@@ -199,7 +199,9 @@ FlashConfigAttr TargetDescription::attentionConfig(
   if (warpgroups) {
     defaultQ = wgmmaBlockQ;
     defaultKV = headDim <= 64 ? wgmmaBlockKVSmallHead : wgmmaBlockKV;
-    if (headDim > 64 && !masked && kind == TileStrategy::wgmma_ws)
+    if (headDim > 64 && !masked &&
+        (kind == TileStrategy::wgmma_ws ||
+         kind == TileStrategy::wgmma_ws_persistent))
       defaultKV = wgmmaBlockKVUnmasked;
   }
   int64_t q = blockQ ? blockQ : defaultQ, kv = blockKV ? blockKV : defaultKV;

@@ -18,6 +18,10 @@
 // RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --stages=3 -o %t/pingpong
 // RUN: FileCheck %s --check-prefix=PINGPONG < %t/pingpong/naive_attention.ptx
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/pingpong/naive_attention.ptx -o %t/pingpong.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --strategy=wgmma_ws_persistent -o %t/persistent
+// RUN: FileCheck %s --check-prefix=PERSISTENT < %t/persistent/naive_attention.ptx
+// RUN: FileCheck %s --check-prefix=PGRID < %t/persistent/manifest.json
+// RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/persistent/naive_attention.ptx -o %t/persistent.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --strategy=wgmma --stages=3 -o %t/overlap
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/overlap/naive_attention.ptx -o %t/overlap.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
@@ -79,3 +83,23 @@
 // columns, 128-byte swizzle, zeros past the sequence.
 // CONTRACT: tensormap<"q.map", tensor = "q", box = [1, 1, 128, 64], swizzle = 128, oob_fill = zero>
 // CONTRACT: tensormap<"k.map", tensor = "k", box = [1, 1, 128, 64], swizzle = 128, oob_fill = zero>
+
+// The persistent form: one CTA per SM; both roles loop over the work tiles
+// from the CTA's index in steps of the grid; the consumers wait on the
+// query barrier with each tile's parity, meet at named barrier 1 once past
+// their last MMA, and one of them loads the next tile's query.
+// PGRID: "grid": [
+// PGRID-NEXT: [
+// PGRID-NEXT: {
+// PGRID-NEXT: "device": "num_sms"
+// PERSISTENT: mov.u32 {{%r[0-9]+}}, %ctaid.x;
+// PERSISTENT: mov.u32 {{%r[0-9]+}}, %nctaid.x;
+// PERSISTENT: setmaxnreg.dec.sync.aligned.u32 {{[[:space:]]*}}24;
+// PERSISTENT: setmaxnreg.inc.sync.aligned.u32 {{[[:space:]]*}}240;
+// PERSISTENT: mbarrier.arrive.expect_tx.shared.b64 {{[^;]*}}+163872]
+// PERSISTENT: and.b32 [[PHASE:%r[0-9]+]], {{%r[0-9]+}}, 1;
+// PERSISTENT: mbarrier.try_wait.parity.shared.b64 P1, [{{%r[0-9]+}}], [[PHASE]],
+// PERSISTENT: wgmma.mma_async
+// PERSISTENT: bar.sync {{[[:space:]]*}}1, 256;
+// PERSISTENT: mbarrier.arrive.expect_tx.shared.b64
+

@@ -71,7 +71,8 @@ static cl::opt<int64_t> blockKV("block-kv", cl::desc("attention K/V tile"),
                                 cl::init(0));
 static cl::opt<std::string>
     strategy("strategy",
-             cl::desc("attention tile strategy: mma_sync, wgmma or wgmma_ws (sm_90a; "
+             cl::desc("attention tile strategy: mma_sync, wgmma, wgmma_ws or "
+                      "wgmma_ws_persistent (sm_90a; "
                       "default: the target's)"),
              cl::init(""));
 static cl::opt<int64_t>

@@ -41,7 +41,8 @@ struct AttncPipelineOptions
       llvm::cl::init(0)};
   PassOptions::Option<std::string> strategy{
       *this, "strategy",
-      llvm::cl::desc("attention tile strategy: mma_sync, wgmma or wgmma_ws (empty: "
+      llvm::cl::desc("attention tile strategy: mma_sync, wgmma, wgmma_ws or "
+                     "wgmma_ws_persistent (empty: "
                      "the target's default)"),
       llvm::cl::init("")};
   PassOptions::Option<int64_t> stages{

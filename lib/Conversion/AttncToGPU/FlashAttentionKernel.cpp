@@ -215,6 +215,12 @@ LogicalResult FlashKernelBuilder::planGrid() {
     abi.grid[dim] = {*f};
     gridDims.push_back(dim);
   }
+  // A persistent kernel: one CTA per SM, which walks the forall's
+  // iterations itself (emitPersistentBody).
+  if (strategy->persistent()) {
+    abi.grid[0] = {GridFactor::numSMs()};
+    abi.grid[1] = abi.grid[2] = {GridFactor::constant(1)};
+  }
   return success();
 }
 
@@ -453,14 +459,15 @@ void FlashKernelBuilder::flushPending(OnlineSoftmaxState &st, Value steps) {
   st.pending.clear();
 }
 
-LogicalResult FlashKernelBuilder::emitBody() {
+/// The query tile and the K/V loop bounds of the current work tile (the
+/// forall's induction variables as `prologue` maps them), and the matrices
+/// of the K/V slices whose (batch, head) does not depend on their loop.
+FailureOr<FlashKernelBuilder::TileValues> FlashKernelBuilder::prepareTile() {
   FailureOr<GlobalTile> q = tileOf(form.querySlice, "q", prologue);
   if (failed(q))
     return failure();
   q->rowLimit = seqQ;
-
-  // Loop-invariant K/V matrix bases and loop bounds, from the IR, in the
-  // prologue.
+  invariantMatrices.clear();
   for (FlashKVLoop &l : form.loops) {
     for (auto [slice, t] : {std::pair(l.key, "k"), std::pair(l.value, "v")}) {
       SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
@@ -477,35 +484,22 @@ LogicalResult FlashKernelBuilder::emitBody() {
       invariantMatrices[slice] = *m;
     }
   }
-  LoopBounds bounds;
+  TileValues tile{*q, {}};
   for (FlashKVLoop &l : form.loops) {
     FailureOr<Value> lb = materialize(l.loop.getLowerBound(), prologue);
     FailureOr<Value> ub = materialize(l.loop.getUpperBound(), prologue);
     if (failed(lb) || failed(ub))
       return failure();
-    bounds.lbs.push_back(*lb);
-    bounds.ubs.push_back(*ub);
+    tile.bounds.lbs.push_back(*lb);
+    tile.bounds.ubs.push_back(*ub);
   }
-  if (!strategy->hasProducer()) {
-    // Query tile and the first K/V tile in flight together.
-    strategy->loadQuery(b, *q);
-    if (failed(loadKVTiles(form.loops[0], bounds.lbs[0])))
-      return failure();
-    return emitConsumer(bounds);
-  }
+  return tile;
+}
 
-  // Warp-specialised: the producer walks the same tiles as the consumers,
-  // one ring slot each, in the same order.
-  auto roles = scf::IfOp::create(b, loc, strategy->isProducer(b),
-                                 /*withElseRegion=*/true);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(roles.thenBlock());
-  strategy->enterRole(b, /*producer=*/true);
-  if (Value issues = strategy->producerIssues(b)) {
-    auto issuing = scf::IfOp::create(b, loc, issues, /*withElseRegion=*/false);
-    b.setInsertionPointToStart(issuing.thenBlock());
-  }
-  Value slot = arith::ConstantIndexOp::create(b, loc, 0);
+/// The producer's walk over the K/V tiles of one work tile: tile n of the
+/// sequence (`slot` counts them) into ring slot n mod stages.
+FailureOr<Value> FlashKernelBuilder::emitProducerLoops(const LoopBounds &bounds,
+                                                       Value slot) {
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value stages =
       arith::ConstantIndexOp::create(b, loc, form.config.getStages());
@@ -523,15 +517,167 @@ LogicalResult FlashKernelBuilder::emitBody() {
                          ValueRange{arith::AddIOp::create(b, loc, n, one)});
     slot = loop.getResult(0);
   }
+  return slot;
+}
+
+/// Maps the forall's induction variables to work tile `t` of a persistent
+/// kernel: the grid's x dimension varies fastest, then z, then y. The flash
+/// form puts query tiles on x when they all cost the same (consecutive
+/// tiles then share K/V in L2) and on y, longest first, under a causal
+/// mask: the CTAs then take the longest tiles first, the short ones fill
+/// the end.
+void FlashKernelBuilder::mapWorkTile(Value t) {
+  Value rest = t;
+  for (unsigned dim : {0u, 2u, 1u}) {
+    auto it = llvm::find(gridDims, dim);
+    if (it == gridDims.end())
+      continue;
+    size_t i = it - gridDims.begin();
+    Value extent = tileExtents[i];
+    prologue.map(form.forall.getInductionVars()[i],
+                 arith::RemUIOp::create(b, loc, rest, extent));
+    rest = arith::DivUIOp::create(b, loc, rest, extent);
+  }
+}
+
+LogicalResult FlashKernelBuilder::emitBody() {
+  if (!strategy->hasProducer()) {
+    FailureOr<TileValues> tile = prepareTile();
+    if (failed(tile))
+      return failure();
+    // Query tile and the first K/V tile in flight together.
+    strategy->loadQuery(b, tile->q);
+    if (failed(loadKVTiles(form.loops[0], tile->bounds.lbs[0])))
+      return failure();
+    Value noSlot;
+    return emitConsumer(tile->bounds, noSlot);
+  }
+  if (strategy->persistent())
+    return emitPersistentBody();
+
+  // Warp-specialised: the producer walks the same tiles as the consumers,
+  // one ring slot each, in the same order.
+  FailureOr<TileValues> tile = prepareTile();
+  if (failed(tile))
+    return failure();
+  auto roles = scf::IfOp::create(b, loc, strategy->isProducer(b),
+                                 /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(roles.thenBlock());
+  strategy->enterRole(b, /*producer=*/true);
+  if (Value issues = strategy->producerIssues(b)) {
+    auto issuing = scf::IfOp::create(b, loc, issues, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(issuing.thenBlock());
+  }
+  if (failed(emitProducerLoops(tile->bounds,
+                               arith::ConstantIndexOp::create(b, loc, 0))))
+    return failure();
   b.setInsertionPointToStart(roles.elseBlock());
   strategy->enterRole(b, /*producer=*/false);
-  strategy->loadQuery(b, *q);
-  return emitConsumer(bounds);
+  strategy->loadQuery(b, tile->q);
+  Value slot = arith::ConstantIndexOp::create(b, loc, 0);
+  return emitConsumer(tile->bounds, slot);
+}
+
+/// A persistent warp-specialised kernel: both roles walk the work tiles
+/// t = CTA, CTA + #CTAs, ... (the forall's iterations, linearised by
+/// mapWorkTile), the ring's slot counter running on across them. The
+/// consumers load the next tile's query while they store this one's
+/// output.
+LogicalResult FlashKernelBuilder::emitPersistentBody() {
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  Value total = idx(1);
+  for (OpFoldResult ub : form.forall.getMixedUpperBound()) {
+    FailureOr<Value> extent = materialize(ub, prologue);
+    if (failed(extent))
+      return failure();
+    tileExtents.push_back(*extent);
+    total = arith::MulIOp::create(b, loc, total, *extent);
+  }
+  Value first = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value step = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  IRMapping base = prologue;
+
+  auto roles = scf::IfOp::create(b, loc, strategy->isProducer(b),
+                                 /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(roles.thenBlock());
+  strategy->enterRole(b, /*producer=*/true);
+  if (Value issues = strategy->producerIssues(b)) {
+    auto issuing = scf::IfOp::create(b, loc, issues, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(issuing.thenBlock());
+  }
+  {
+    auto loop =
+        scf::ForOp::create(b, loc, first, total, step, ValueRange{idx(0)});
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    prologue = base;
+    mapWorkTile(loop.getInductionVar());
+    FailureOr<TileValues> tile = prepareTile();
+    if (failed(tile))
+      return failure();
+    FailureOr<Value> slot =
+        emitProducerLoops(tile->bounds, loop.getRegionIterArgs()[0]);
+    if (failed(slot))
+      return failure();
+    scf::YieldOp::create(b, loc, ValueRange{*slot});
+  }
+
+  b.setInsertionPointToStart(roles.elseBlock());
+  strategy->enterRole(b, /*producer=*/false);
+  // Starts loading the query tile of work tile `t` when there is one.
+  auto loadQueryOf = [&](Value t) -> LogicalResult {
+    auto exists = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, t, total),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(exists.thenBlock());
+    IRMapping current = prologue;
+    prologue = base;
+    mapWorkTile(t);
+    FailureOr<GlobalTile> q = tileOf(form.querySlice, "q", prologue);
+    prologue = current;
+    if (failed(q))
+      return failure();
+    q->rowLimit = seqQ;
+    strategy->loadQuery(b, *q);
+    return success();
+  };
+  if (failed(loadQueryOf(first)))
+    return failure();
+  auto loop = scf::ForOp::create(b, loc, first, total, step,
+                                 ValueRange{idx(0), idx(0)});
+  b.setInsertionPointToStart(loop.getBody());
+  Value t = loop.getInductionVar();
+  Value slot = loop.getRegionIterArgs()[0];
+  Value iteration = loop.getRegionIterArgs()[1];
+  prologue = base;
+  mapWorkTile(t);
+  FailureOr<TileValues> tile = prepareTile();
+  if (failed(tile))
+    return failure();
+  strategy->beginTile(b, iteration);
+  if (failed(emitConsumer(tile->bounds, slot, [&]() -> LogicalResult {
+        strategy->releaseQuery(b);
+        return loadQueryOf(arith::AddIOp::create(b, loc, t, step));
+      })))
+    return failure();
+  scf::YieldOp::create(
+      b, loc,
+      ValueRange{slot, arith::AddIOp::create(b, loc, iteration, idx(1))});
+  prologue = base;
+  return success();
 }
 
 /// The computing threads' part: the K/V loops after the first loads were
 /// started, then the epilogue.
-LogicalResult FlashKernelBuilder::emitConsumer(const LoopBounds &bounds) {
+LogicalResult
+FlashKernelBuilder::emitConsumer(const LoopBounds &bounds, Value &slot,
+                                 function_ref<LogicalResult()> beforeEpilogue) {
   auto idx = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };
@@ -547,7 +693,6 @@ LogicalResult FlashKernelBuilder::emitConsumer(const LoopBounds &bounds) {
   strategy->prepareQuery(b);
 
   OnlineSoftmaxState st = scoreStage->initialState(b);
-  Value slot = ring ? idx(0) : Value();
   resetPending(st, ring ? slot : lbs[0]);
   // Tiles before this one are full: [0, Skv floordiv block_kv).
   Value fullTiles =
@@ -606,6 +751,8 @@ LogicalResult FlashKernelBuilder::emitConsumer(const LoopBounds &bounds) {
     st = *next;
   }
   flushPending(st, slot);
+  if (beforeEpilogue && failed(beforeEpilogue()))
+    return failure();
   return emitEpilogue(st);
 }
 
@@ -759,9 +906,10 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   globalMem["lse"] = wrapGlobalPointer(b, loc, param("lse"), b.getF32Type());
   // The forall's induction variables are block indices (the order in which
   // CTAs run, longest first for causal masks, is the flash form's choice).
-  for (auto [iv, dim] : llvm::zip(form.forall.getInductionVars(), gridDims))
-    prologue.map(
-        iv, gpu::BlockIdOp::create(b, loc, static_cast<gpu::Dimension>(dim)));
+  if (!strategy->persistent())
+    for (auto [iv, dim] : llvm::zip(form.forall.getInductionVars(), gridDims))
+      prologue.map(
+          iv, gpu::BlockIdOp::create(b, loc, static_cast<gpu::Dimension>(dim)));
   seqQ = extentOf(form.query, 2);
   seqKV = extentOf(form.key, 2);
 

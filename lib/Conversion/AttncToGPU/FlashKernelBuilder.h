@@ -91,8 +91,24 @@ private:
   struct LoopBounds {
     SmallVector<Value> lbs, ubs;
   };
+  /// What a work tile (one iteration of the forall) needs before its
+  /// loops: its query tile and the bounds of its K/V loops.
+  struct TileValues {
+    GlobalTile q;
+    LoopBounds bounds;
+  };
+  FailureOr<TileValues> prepareTile();
   LogicalResult emitBody();
-  LogicalResult emitConsumer(const LoopBounds &bounds);
+  LogicalResult emitPersistentBody();
+  void mapWorkTile(Value t);
+  /// The producer's K/V loops; returns the slot counter after them.
+  FailureOr<Value> emitProducerLoops(const LoopBounds &bounds, Value slot);
+  /// The computing threads' part of one work tile. With a producer, `slot`
+  /// counts the ring's tiles consumed before (in) and after (out) it.
+  /// `beforeEpilogue` runs once the tile's last MMA is done.
+  LogicalResult
+  emitConsumer(const LoopBounds &bounds, Value &slot,
+               function_ref<LogicalResult()> beforeEpilogue = nullptr);
   FailureOr<OnlineSoftmaxState> emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
                                            Value chainEnd, bool bounds,
                                            const OnlineSoftmaxState &init,
@@ -128,8 +144,8 @@ private:
   llvm::StringMap<Value> globalMem;
   /// Sequence extents (rows that exist) of Q and of K/V.
   Value seqQ, seqKV;
-  /// The forall's induction variables in the kernel.
-  SmallVector<Value> blockIndices;
+  /// Persistent kernels: the forall's extents, in the kernel.
+  SmallVector<Value> tileExtents;
 };
 
 } // namespace attnc::flash_kernel

@@ -370,8 +370,13 @@ attnc::createTileStrategy(TileStrategy kind, const TileShape &shape,
   case TileStrategy::mma_sync:
     return std::make_unique<MmaSyncStrategy>(shape, loc);
   case TileStrategy::wgmma:
+    return createWgmmaTileStrategy(shape, loc, /*producerWarp=*/false,
+                                   /*persistentGrid=*/false);
   case TileStrategy::wgmma_ws:
-    return createWgmmaTileStrategy(shape, loc, kind == TileStrategy::wgmma_ws);
+  case TileStrategy::wgmma_ws_persistent:
+    return createWgmmaTileStrategy(shape, loc, /*producerWarp=*/true,
+                                   /*persistentGrid=*/kind ==
+                                       TileStrategy::wgmma_ws_persistent);
   }
   return nullptr;
 }

@@ -169,6 +169,17 @@ public:
   /// True (i1) on the producer threads that walk the tiles, or null when
   /// all of them do (a TMA producer issues from one thread).
   virtual mlir::Value producerIssues(mlir::OpBuilder &b) { return {}; }
+
+  /// Persistent kernels. A strategy with a producer may ask for one CTA per
+  /// SM that walks the flash form's work tiles (t = CTA, CTA + #CTAs, ...);
+  /// the ring's slot counters then run on across tiles, so the producer
+  /// loads the next tile's K/V while the consumers finish the current one.
+  /// The consumers load the query tile of t at the end of t's predecessor,
+  /// once releaseQuery says every one of them is done reading it, and call
+  /// beginTile with t's index among the CTA's tiles before waitLoads.
+  virtual bool persistent() const { return false; }
+  virtual void beginTile(mlir::OpBuilder &b, mlir::Value iteration) {}
+  virtual void releaseQuery(mlir::OpBuilder &b) {}
   /// Producer: waits until slot `n` (index) is free (every consumer released
   /// the tile it held before), and after loadKV into `slotStage(n)` makes
   /// the slot's readiness wait for those loads.
@@ -244,7 +255,7 @@ public:
 /// The wgmma strategy (WgmmaStrategy.cpp).
 std::unique_ptr<AttentionTileStrategy>
 createWgmmaTileStrategy(const TileShape &shape, mlir::Location loc,
-                        bool producerWarp);
+                        bool producerWarp, bool persistentGrid);
 
 /// The strategy `kind` for `shape`, built with `loc` for its ops.
 std::unique_ptr<AttentionTileStrategy>

@@ -61,17 +61,20 @@ constexpr int64_t kAtomBytes = 1024;
 constexpr int64_t kAtomRows = 8;
 /// One cp.async copy, one swizzled chunk.
 constexpr int64_t kChunkBytes = 16;
-/// One mbarrier; the named barrier (besides 0, the CTA's) that the
-/// consumers of a warp-specialised kernel use among themselves.
+/// One mbarrier.
 constexpr int64_t kBarrierBytes = 8;
+/// The named barrier (besides 0, the CTA's) that the consumers of a
+/// warp-specialised kernel use among themselves.
+constexpr int64_t kConsumerBarrier = 1;
 /// The suspend-time hint of mbarrier.try_wait (ns), as CUTLASS uses.
 constexpr int64_t kSuspendHintNs = 0x989680;
 /// Named barriers kFirstTurnBarrier + w: warpgroup w's turn to issue MMAs.
 constexpr int64_t kFirstTurnBarrier = 2;
 constexpr int64_t kGroupThreads = 128;
 /// 32-bit registers of an SM, and what the producer keeps of them per thread
-/// (one thread's loop and TMA coordinates; setmaxnreg takes multiples of
-/// 8, 24 at least).
+/// (one thread's walk over the work tiles and TMA coordinates; setmaxnreg
+/// takes multiples of 8, 24 at least). 24 leaves two consumer warpgroups
+/// 240 each.
 constexpr int64_t kRegisterFile = 65536;
 constexpr int64_t kProducerRegisters = 24;
 /// Rows of one warpgroup MMA and warps per warpgroup.
@@ -88,12 +91,13 @@ constexpr int64_t kSwizzle128B = int64_t(1) << 62;
 
 class WgmmaStrategy : public AttentionTileStrategy {
 public:
-  WgmmaStrategy(const TileShape &s, Location loc, bool producerWarp)
+  WgmmaStrategy(const TileShape &s, Location loc, bool producerWarp,
+                bool persistentGrid)
       : s(s), loc(loc),
         elemBytes(s.elementType ? s.elementType.getIntOrFloatBitWidth() / 8
                                 : 2),
-        producer(producerWarp), scores(1, s.blockKV / mma::kN, w),
-        output(1, s.headDim / mma::kN, w) {}
+        producer(producerWarp), persistentGrid(persistentGrid),
+        scores(1, s.blockKV / mma::kN, w), output(1, s.headDim / mma::kN, w) {}
 
   LogicalResult verify(Location diagLoc) const override;
   int64_t threadsPerBlock() const override {
@@ -154,11 +158,13 @@ public:
     nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType(b), pending);
     pending.clear();
   }
-  /// With a producer only the query tile is waited for here (its barrier's
-  /// first phase); K/V come through the ring.
+  /// With a producer only the query tile is waited for here (the phase of
+  /// its barrier that the CTA's current tile completes); K/V come through
+  /// the ring.
   void waitLoads(OpBuilder &b) override {
     if (producer) {
-      NVVM::MBarrierTryWaitParityOp::create(b, loc, queryBarrier(b), i32(b, 0),
+      NVVM::MBarrierTryWaitParityOp::create(b, loc, queryBarrier(b),
+                                            queryPhase ? queryPhase : i32(b, 0),
                                             i32(b, kSuspendHintNs));
       return;
     }
@@ -227,6 +233,22 @@ public:
     NVVM::BarrierArriveOp::create(b, loc, turnBarrier(b, next),
                                   i32(b, 2 * kGroupThreads));
   }
+  /// wgmma_ws_persistent: the producer runs into the next tile's K/V while
+  /// the consumers store the current one's output. Not the default: with
+  /// CTAs striding over the tiles, causal kernels lose 8% on the H200
+  /// (their longest-first order needs a dynamic tile scheduler), and
+  /// non-causal ones gain 2-4% with 128 K/V rows but not with 176.
+  bool persistent() const override { return persistentGrid; }
+  void beginTile(OpBuilder &b, Value iteration) override {
+    queryPhase = arith::IndexCastOp::create(
+        b, loc, b.getI32Type(),
+        arith::AndIOp::create(b, loc, iteration, idx(b, 1)));
+  }
+  /// Every consumer is past its last MMA on the query tile.
+  void releaseQuery(OpBuilder &b) override {
+    NVVM::BarrierOp::create(b, loc, Type(), i32(b, kConsumerBarrier),
+                            i32(b, consumerThreads()), nullptr, Value());
+  }
   /// The producer's one issuing thread: the first of its warpgroup.
   Value producerIssues(OpBuilder &b) override {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
@@ -286,11 +308,17 @@ private:
     return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
   }
   int64_t producerThreads() const { return kWarpsPerGroup * mma::kWarpSize; }
-  /// What the consumers' warpgroups get of the register file once the
-  /// producer's has given up all but kProducerRegisters per thread: a
-  /// multiple of 8, at most 256.
+  /// What the consumers' warpgroups get once the producer's has given up
+  /// all but kProducerRegisters per thread: a multiple of 8, at most 256.
+  /// The pool is what the CTA was launched with (the register file split
+  /// evenly over its threads, rounded down to 8 per thread), not the whole
+  /// file: setmaxnreg.inc waits until the registers it asks for are free,
+  /// and more than the producer gave up never are (a deadlock, seen with
+  /// 32 for the producer and 240 for the consumers of 384 threads).
   int64_t consumerRegisters() const {
-    int64_t left = kRegisterFile - producerThreads() * kProducerRegisters;
+    int64_t threads = threadsPerBlock();
+    int64_t launched = kRegisterFile / threads / 8 * 8;
+    int64_t left = launched * threads - producerThreads() * kProducerRegisters;
     return std::min<int64_t>(256, left / consumerThreads() / 8 * 8);
   }
   /// Byte offset of the barriers: the ring's full[stages], then its
@@ -373,10 +401,14 @@ private:
   const int64_t elemBytes;
   /// Warp-specialised: one more warpgroup loads K/V through the barrier ring.
   const bool producer;
+  /// One CTA per SM walking the work tiles (needs the producer).
+  const bool persistentGrid;
   mma::WarpCoords w;
   mma::AccumulatorTiles scores, output;
 
   Value tid;
+  /// Parity (i32) of the query barrier's phase of the current tile.
+  Value queryPhase;
   /// This thread's warpgroup (index).
   Value group;
   /// Element view of the aligned shared memory, and its base's shared
@@ -759,6 +791,7 @@ Value WgmmaStrategy::issuePV(OpBuilder &b, Value stage, ArrayRef<Value> packed,
 
 std::unique_ptr<AttentionTileStrategy>
 attnc::createWgmmaTileStrategy(const TileShape &shape, Location loc,
-                               bool producerWarp) {
-  return std::make_unique<WgmmaStrategy>(shape, loc, producerWarp);
+                               bool producerWarp, bool persistentGrid) {
+  return std::make_unique<WgmmaStrategy>(shape, loc, producerWarp,
+                                         persistentGrid);
 }

@@ -602,7 +602,7 @@ struct AttncOnlineSoftmaxPass
       if (!kind)
         return emitError(loc)
                << "unknown tile strategy '" << strategy << "' for --" DEBUG_TYPE
-               << "; known: mma_sync, wgmma, wgmma_ws";
+               << "; known: mma_sync, wgmma, wgmma_ws, wgmma_ws_persistent";
       if (*kind != TileStrategy::mma_sync &&
           !target->hasFeature(TargetFeature::Wgmma))
         return emitError(loc) << "tile strategy " << strategy
@@ -639,7 +639,8 @@ struct AttncOnlineSoftmaxPass
     // CTA barrier, and the fringe costs less than the halved MMAs (window
     // 1024, d = 128, S = 4096 / 8192 on the H200: 4% faster with 128 K/V
     // rows than with 64).
-    if (config.getStrategy() == TileStrategy::wgmma_ws)
+    if (config.getStrategy() == TileStrategy::wgmma_ws ||
+        config.getStrategy() == TileStrategy::wgmma_ws_persistent)
       return config;
     if (config.getStrategy() == TileStrategy::wgmma)
       return kv < 128 || blockKV

@@ -32,7 +32,8 @@ class Attnc_Attr<string name, string attrMnemonic, list<Trait> traits = []>
 def Attnc_TileStrategy : I32EnumAttr<"TileStrategy",
     "how a flash-form attention kernel moves tiles and multiplies them", [
       I32EnumAttrCase<"mma_sync", 0>, I32EnumAttrCase<"wgmma", 1>,
-      I32EnumAttrCase<"wgmma_ws", 2>]> {
+      I32EnumAttrCase<"wgmma_ws", 2>,
+      I32EnumAttrCase<"wgmma_ws_persistent", 3>]> {
   let cppNamespace = "::attnc";
   let genSpecializedAttr = 0;
 }
@@ -65,7 +66,10 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
       more warpgroup, the producer, loads every K/V tile into a ring of
       `stages` slots guarded by mbarriers, so the computing warpgroups never
       wait for each other at a CTA barrier; setmaxnreg moves the producer's
-      registers to them).
+      registers to them; Q, K and V come by TMA) or `wgmma_ws_persistent`
+      (the same, on a grid of one CTA per SM that walks the forall's
+      iterations itself, so the producer loads the next tile's K/V while
+      the consumers store the current one's output).
 
     Example:
 
