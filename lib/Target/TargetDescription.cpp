@@ -82,13 +82,15 @@ static TargetDescription hopper(StringRef device, double bandwidthTBps) {
   // 2026-12-01 (bf16, S = 8192): 469 / 441 TFLOP/s at d = 128 (non-causal /
   // causal) against the mma_sync strategy's 340-349; the whole GPU suite
   // passes on it. The tiles above stay the mma_sync strategy's.
-  t.attentionStrategy = TileStrategy::wgmma;
-  // Above d = 64 the warp-specialised form (a producer warpgroup, an
-  // mbarrier ring): measured 2026-12-01, d = 128, S = 2048 / 8192, 465 /
+  // The warp-specialised form (a TMA producer warpgroup, an mbarrier ring)
+  // at every head dim: measured 2026-12-01, d = 128, S = 2048 / 8192, 465 /
   // 499 TFLOP/s non-causal and 384 / 467 causal against wgmma's 439 / 470
-  // and 356 / 441, outputs bit-identical. At d = 64 it loses (327 against
-  // 402 non-causal): its register split leaves one CTA per SM where wgmma
-  // runs two.
+  // and 356 / 441 (with cp.async loads; TMA added 4-13%). At d = 64 with
+  // three consumer warpgroups and 192 x 128 tiles (FlashAttention-3's):
+  // S = 2k / 4k / 8k / 16k, 419 / 444 / 457 / 450 non-causal and 299 / 364 /
+  // 414 / 438 causal against wgmma's 377 / 392 / 397 / 399 and 310 / 358 /
+  // 379 / 386.
+  t.attentionStrategy = TileStrategy::wgmma_ws;
   t.attentionStrategyLargeHead = TileStrategy::wgmma_ws;
   t.roofline = {device.str(), kHopperBf16DenseTflops, bandwidthTBps,
                 kLaunchOverheadUs};
@@ -196,12 +198,16 @@ FlashConfigAttr TargetDescription::attentionConfig(
       headDim > 64 ? attentionStrategyLargeHead : attentionStrategy);
   auto [defaultQ, defaultKV] = attentionTiles(headDim);
   bool warpgroups = kind != TileStrategy::mma_sync;
+  bool specialised = kind == TileStrategy::wgmma_ws ||
+                     kind == TileStrategy::wgmma_ws_persistent;
   if (warpgroups) {
     defaultQ = wgmmaBlockQ;
     defaultKV = headDim <= 64 ? wgmmaBlockKVSmallHead : wgmmaBlockKV;
-    if (headDim > 64 && !masked &&
-        (kind == TileStrategy::wgmma_ws ||
-         kind == TileStrategy::wgmma_ws_persistent))
+    if (headDim <= 64 && specialised) {
+      defaultQ = wgmmaWsBlockQSmallHead;
+      defaultKV = wgmmaWsBlockKVSmallHead;
+    }
+    if (headDim > 64 && !masked && specialised)
       defaultKV = wgmmaBlockKVUnmasked;
   }
   int64_t q = blockQ ? blockQ : defaultQ, kv = blockKV ? blockKV : defaultKV;

@@ -62,11 +62,11 @@ TEST(TargetDescription, Sm90LacksTheArchSpecificFeatures) {
 TEST(TargetDescription, AttentionDefaults) {
   mlir::MLIRContext ctx;
   ctx.loadDialect<AttncDialect>();
-  // Hopper (sm_90a): warp-specialised wgmma with 128 x 128 tiles for
-  // d = 128, wgmma with 128 x 64 for d <= 64, two computing warpgroups, 2
-  // stages (measured on an H200); with mma_sync asked for, 256 x 64 for
-  // d = 128 and 256 x 128 for d <= 64, 8 warps. sm_90 has no wgmma:
-  // mma_sync.
+  // Hopper (sm_90a): warp-specialised wgmma with 128 x 128 tiles and two
+  // computing warpgroups for d = 128, 192 x 128 and three for d <= 64, 2
+  // stages (measured on an H200); wgmma asked for: 128 x 64 at d <= 64; with
+  // mma_sync asked for, 256 x 64 for d = 128 and 256 x 128 for d <= 64, 8
+  // warps. sm_90 has no wgmma: mma_sync.
   EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 128),
             FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma_ws));
   // Without a mask, warp-specialised d = 128 takes 176 K/V rows a step;
@@ -78,16 +78,20 @@ TEST(TargetDescription, AttentionDefaults) {
                                              TileStrategy::wgmma, 0,
                                              /*masked=*/false),
             FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma));
-  EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 64, 0, 0, std::nullopt, 0,
-                                             /*masked=*/false),
-            FlashConfigAttr::get(&ctx, 128, 64, 8, 2, TileStrategy::wgmma));
+  EXPECT_EQ(
+      lookup("sm_90a").attentionConfig(&ctx, 64, 0, 0, std::nullopt, 0,
+                                       /*masked=*/false),
+      FlashConfigAttr::get(&ctx, 192, 128, 12, 2, TileStrategy::wgmma_ws));
   EXPECT_EQ(
       lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0, TileStrategy::wgmma),
       FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma));
   EXPECT_EQ(
       lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0, TileStrategy::wgmma, 3),
       FlashConfigAttr::get(&ctx, 128, 128, 8, 3, TileStrategy::wgmma));
-  EXPECT_EQ(lookup("h200").attentionConfig(&ctx, 64),
+  EXPECT_EQ(
+      lookup("h200").attentionConfig(&ctx, 64),
+      FlashConfigAttr::get(&ctx, 192, 128, 12, 2, TileStrategy::wgmma_ws));
+  EXPECT_EQ(lookup("h200").attentionConfig(&ctx, 64, 0, 0, TileStrategy::wgmma),
             FlashConfigAttr::get(&ctx, 128, 64, 8, 2, TileStrategy::wgmma));
   EXPECT_EQ(
       lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0, TileStrategy::mma_sync),

@@ -110,6 +110,12 @@ struct TargetDescription {
   /// 492/526/556/562 with 128; below 2k and with masks, whose boundary
   /// tiles grow with it, 128 stays ahead).
   int64_t wgmmaBlockKVUnmasked = 176;
+  /// wgmma_ws at d <= 64: three consumer warpgroups of 64 rows and 128 K/V
+  /// rows (FlashAttention-3's tiles; H200 2026-12-01, S = 4k / 8k / 16k:
+  /// 444 / 457 / 450 TFLOP/s non-causal against 386 / 403 / 407 with
+  /// 192 x 64 and wgmma's 392 / 397 / 399 with 128 x 64).
+  int64_t wgmmaWsBlockQSmallHead = 192;
+  int64_t wgmmaWsBlockKVSmallHead = 128;
   /// K/V stages of the wgmma strategies. Three, with which wgmma runs P V
   /// of one step during the next step's softmax, measured slower on the
   /// H200 (2026-12-01, d = 128, S = 8192: 452 against 468 TFLOP/s).

@@ -18,11 +18,11 @@
 // DEFAULT: attnc.flash_config = #attnc.flash_config<block_q = 128,
 // DEFAULT-LABEL: func.func @prefix
 // DEFAULT: attnc.flash_config = #attnc.flash_config<block_q = 256,
-// wgmma (sm_90a's default at d <= 64) keeps its two-warpgroup query tile
-// and halves the K/V tile instead (at d = 128; at d = 64 the K/V tile is 64
-// already); wgmma_ws (the default above d = 64) keeps both.
+// wgmma keeps its two-warpgroup query tile and halves the K/V tile instead
+// (at d = 128); wgmma_ws (sm_90a's default: three consumer warpgroups at
+// d = 64, two above) keeps both.
 // WGMMA-LABEL: func.func @window
-// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = wgmma>
+// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 192, block_kv = 128, warps = 12, stages = 2, strategy = wgmma_ws>
 // HALF-LABEL: func.func @window_d128
 // HALF: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = wgmma>
 // HALF-LABEL: func.func @prefix_d128
