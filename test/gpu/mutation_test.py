@@ -8,6 +8,15 @@ see a missing wait, barrier or proxy fence?
     python3 test/gpu/mutation_test.py run [--out .gpuwork-mut] [--json FILE]
         # GPU machine: test/gpu/run_tests.py --quick on every mutant
 
+The default kernels load by TMA (wgmma_ws); the cp.async mutations need
+modules built with another strategy, in a second pass:
+
+    python3 test/gpu/build_modules.py --out .gpuwork/wgmma --strategy=wgmma \
+        --only attn_d
+    python3 test/gpu/mutation_test.py build --work .gpuwork/wgmma \
+        --out .gpuwork/mut-wgmma \
+        --mutations cp.async.wait_group,bar.sync,wgmma.wait_group,fence.proxy.async
+
 A mutation is detected when ptxas rejects the mutant or when at least one
 case of the suite fails (or crashes, or times out) on it. A mutant whose
 SASS (cuobjdump) equals the original's is reported as equivalent: ptxas
@@ -77,7 +86,11 @@ def build(args):
     report = {}
     for name in MODULES:
         shutil.copytree(work / "modules" / name, out / "original" / "modules" / name)
-    for mutation, (pattern, _, replacement) in MUTATIONS.items():
+    chosen = args.mutations.split(",") if args.mutations else list(MUTATIONS)
+    for mutation in chosen:
+        if mutation not in MUTATIONS:
+            sys.exit(f"unknown mutation {mutation}; known: {', '.join(MUTATIONS)}")
+        pattern, _, replacement = MUTATIONS[mutation]
         applied = 0
         for name in MODULES:
             src = work / "modules" / name
@@ -177,6 +190,8 @@ def main():
     ap.add_argument("--out", default=str(ROOT / ".gpuwork-mut"))
     ap.add_argument("--ptxas", default="/usr/local/cuda/bin/ptxas")
     ap.add_argument("--timeout", type=int, default=180)
+    ap.add_argument("--mutations", default="",
+                    help="build: comma list of mutations (default: all)")
     ap.add_argument("--json", default="")
     ap.add_argument("--full", action="store_true",
                     help="the whole attention case list, not --quick")
