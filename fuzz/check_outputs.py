@@ -30,8 +30,10 @@ for path in inputs:
         src = work / "input.mlir"
         shutil.copyfile(path, src)
         try:
+            # Diagnostics quote the input, which may be any bytes.
             r = subprocess.run([compiler, "input.mlir", "-o", "out"], cwd=work,
-                               capture_output=True, text=True, timeout=10)
+                               capture_output=True, text=True,
+                               errors="replace", timeout=10)
         except subprocess.TimeoutExpired:
             violations.append(f"{path.name}: hang (> 10 s)")
             continue
