@@ -93,6 +93,9 @@ def run(args):
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from triton.testing import do_bench
+
+    # run.py's input cycler (bench/ is this script's directory on sys.path).
+    from run import cycler
     sys.path.insert(0, str(ROOT / "python"))
     import attnc
 
@@ -132,22 +135,14 @@ def run(args):
             sets.append((q, k, v, o, lse))
         plans = [kern.plan(q, k, v, o=o, lse=lse) for q, k, v, o, lse in sets]
 
-        def cycle(fns):
-            state = [0]
-
-            def f():
-                state[0] = (state[0] + 1) % len(fns)
-                return fns[state[0]]()
-            return f
-
         def sdpa(backend):
             def call(q, k, v):
                 with sdpa_kernel(backend):
                     return F.scaled_dot_product_attention(
                         q, k, v, is_causal=causal, scale=scale, enable_gqa=h != hkv)
-            return cycle([lambda q=q, k=k, v=v: call(q, k, v) for q, k, v, _, _ in sets])
+            return cycler([lambda q=q, k=k, v=v: call(q, k, v) for q, k, v, _, _ in sets])
 
-        impls = {"attnc": cycle([p.launch for p in plans]),
+        impls = {"attnc": cycler([p.launch for p in plans]),
                  "flash": sdpa(SDPBackend.FLASH_ATTENTION),
                  "cudnn": sdpa(SDPBackend.CUDNN_ATTENTION)}
         times = {k: [] for k in impls}

@@ -5,10 +5,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The class that lowers one flash form to a kernel, shared by its two
+// The class that lowers one flash form to a kernel, shared by its
 // implementation files: FlashAttentionKernel.cpp (contract, loops, score
-// stage, epilogue) and FlashKernelValues.cpp (index values of the form
-// rebuilt in the kernel, region bodies, tile addresses).
+// stage, epilogue), FlashKernelTiles.cpp (the work tiles and the threads'
+// roles) and FlashKernelValues.cpp (index values of the form rebuilt in the
+// kernel, region bodies, tile addresses).
 //
 //===----------------------------------------------------------------------===//
 
@@ -100,6 +101,8 @@ private:
   FailureOr<TileValues> prepareTile();
   LogicalResult emitBody();
   LogicalResult emitPersistentBody();
+  scf::IfOp enterProducer();
+  void enterConsumers(scf::IfOp roles);
   void mapWorkTile(Value t);
   /// The producer's K/V loops; returns the slot counter after them.
   FailureOr<Value> emitProducerLoops(const LoopBounds &bounds, Value slot);
