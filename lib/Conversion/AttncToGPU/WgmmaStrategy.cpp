@@ -130,8 +130,9 @@ public:
           /*withElseRegion=*/false);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(first.thenBlock());
-      expectBytes(b, queryBarrier(b), tileBytes(s.blockQ));
-      emitTensorMapTile(b, q, idx(b, 0), s.blockQ, queryBarrier(b));
+      Value bar = queryBarrier(b);
+      expectBytes(b, bar, tileBytes(s.blockQ));
+      emitTensorMapTile(b, q, idx(b, 0), s.blockQ, bar);
       return;
     }
     emitTileCopy(b, q, idx(b, 0), s.blockQ, tid, consumerThreads());
