@@ -119,7 +119,7 @@ def run(args):
         if name not in mods:
             print(f"(no module {name})", flush=True)
             continue
-        (kern,) = list(mods[name])
+        (kern,) = mods[name].entries
         scale = float(kern.attr("scale"))
         dt = torch.bfloat16 if dtype == "bf16" else torch.float16
         flops = 4 * b * h * s * s * d / (2 if causal else 1)

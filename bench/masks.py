@@ -60,7 +60,7 @@ def main():
             pairs = int(mask_fn(i, j).sum().item())
             flops = 4 * D * B * H * pairs
             mod = attnc.load(Path(args.work) / "modules" / module)
-            (kern,) = list(mod)
+            (kern,) = mod.entries
             plan = kern.plan(q, k, v, o=o, lse=lse)
 
             def mask_mod(b, h, qi, kj, f=mask_fn):

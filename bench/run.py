@@ -122,7 +122,7 @@ def bench_attention(mods, sizes, heads=16, tokens=16384):
             if name not in mods:
                 log(f"(no module {name})")
                 continue
-            (kern,) = list(mods[name])
+            (kern,) = mods[name].entries
             scale = float(kern.attr("scale"))
             for S in sizes:
                 B, H = max(1, tokens // S), heads
@@ -237,7 +237,7 @@ def peak_extra(fn):
 
 def bench_memory(mods, sizes, H=32, d=128):
     name = "attn_d128_bf16_causal"
-    (kern,) = list(mods[name])
+    (kern,) = mods[name].entries
     scale = float(kern.attr("scale"))
     rows = []
     for S in sizes:

@@ -239,6 +239,11 @@ ATTNC_API attnc_status attnc_module_get_kernel(const attnc_module *module,
 ATTNC_API const char *attnc_kernel_name(const attnc_kernel *kernel);
 /* "attention", "fusion", or "" when the manifest has no kind. */
 ATTNC_API const char *attnc_kernel_kind(const attnc_kernel *kernel);
+/* The kernel's fallback (the manifest's "fallback", another kernel of the
+ * same module that takes the same arguments), or NULL when it has none.
+ * Plans of KERNEL run it for the arguments KERNEL refuses and it accepts:
+ * tensors that break only KERNEL's alignment or TMA rules. */
+ATTNC_API const attnc_kernel *attnc_kernel_fallback(const attnc_kernel *kernel);
 ATTNC_API size_t attnc_kernel_num_params(const attnc_kernel *kernel);
 ATTNC_API attnc_status attnc_kernel_param(const attnc_kernel *kernel,
                                           size_t index, attnc_param_info *out);
@@ -290,8 +295,13 @@ ATTNC_API attnc_status attnc_kernel_constraint(const attnc_kernel *kernel,
  * holds one descriptor per `tensor` or `workspace` parameter and SCALARS one
  * value per `scalar` parameter, each in manifest order; nothing is passed
  * for `size`, `stride` and `tensormap` parameters. Tensormaps are encoded
- * here (this needs the driver). Same as attnc_plan_create_with_options with
- * NULL options. */
+ * here (this needs the driver). When KERNEL refuses the arguments
+ * (ATTNC_ERROR_VALIDATION) and has a fallback, the plan is the fallback's
+ * if it accepts them (attnc_plan_kernel tells which); if it refuses them
+ * too, the status is KERNEL's and the message KERNEL's followed by "; its
+ * fallback kernel NAME refuses them too: " and the fallback's. Other
+ * errors never fall back. Same as attnc_plan_create_with_options with NULL
+ * options. */
 ATTNC_API attnc_status attnc_plan_create(const attnc_kernel *kernel,
                                          const attnc_tensor *tensors,
                                          size_t num_tensors,
@@ -303,6 +313,10 @@ ATTNC_API attnc_status attnc_plan_create_with_options(
     const attnc_scalar *scalars, size_t num_scalars,
     const attnc_plan_options *options, attnc_plan **out);
 ATTNC_API void attnc_plan_destroy(attnc_plan *plan);
+/* The kernel the plan launches: the kernel it was created for, or that
+ * kernel's fallback. Parameter indices of attnc_plan_param and
+ * attnc_plan_workspace_bytes are this kernel's. NULL for a NULL plan. */
+ATTNC_API const attnc_kernel *attnc_plan_kernel(const attnc_plan *plan);
 ATTNC_API void attnc_plan_grid(const attnc_plan *plan, int64_t grid[3]);
 /* 1 when some grid extent is 0: a launch does nothing. */
 ATTNC_API int attnc_plan_is_empty(const attnc_plan *plan);
@@ -313,9 +327,10 @@ ATTNC_API attnc_status attnc_plan_symbol(const attnc_plan *plan,
 ATTNC_API attnc_status attnc_plan_workspace_bytes(const attnc_plan *plan,
                                                   size_t index,
                                                   uint64_t *bytes);
-/* Number of kernel parameters (= attnc_kernel_num_params), and the packed
- * bytes of parameter INDEX exactly as cuLaunchKernel will receive them (a
- * tensormap: its 128 bytes, 64-byte aligned). */
+/* Number of kernel parameters (attnc_kernel_num_params of
+ * attnc_plan_kernel), and the packed bytes of parameter INDEX exactly as
+ * cuLaunchKernel will receive them (a tensormap: its 128 bytes, 64-byte
+ * aligned). */
 ATTNC_API size_t attnc_plan_num_params(const attnc_plan *plan);
 ATTNC_API attnc_status attnc_plan_param(const attnc_plan *plan, size_t index,
                                         const void **bytes, size_t *size);
@@ -330,7 +345,8 @@ ATTNC_API attnc_status attnc_module_load_gpu(attnc_module *module);
  * are recorded when STREAM is being captured. */
 ATTNC_API attnc_status attnc_plan_launch(const attnc_plan *plan,
                                          attnc_stream stream);
-/* attnc_plan_create + attnc_plan_launch + attnc_plan_destroy. */
+/* attnc_plan_create + attnc_plan_launch + attnc_plan_destroy: launches the
+ * fallback when the plan chose it. */
 ATTNC_API attnc_status attnc_launch(const attnc_kernel *kernel,
                                     const attnc_tensor *tensors,
                                     size_t num_tensors,

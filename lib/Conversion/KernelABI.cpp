@@ -180,7 +180,8 @@ attnc::buildLaunchContract(MLIRContext *ctx, const KernelABI &abi,
       ArrayRef<Attribute>(params), ArrayRef<GridFactorAttr>(grid[0]),
       ArrayRef<GridFactorAttr>(grid[1]), ArrayRef<GridFactorAttr>(grid[2]),
       ArrayRef<int64_t>(abi.block), abi.dynamicSharedMemoryBytes,
-      ArrayRef<ConstraintAttr>(constraints), cb.b.getDictionaryAttr(attrs));
+      ArrayRef<ConstraintAttr>(constraints), cb.b.getDictionaryAttr(attrs),
+      StringRef(abi.fallback));
 }
 
 //===----------------------------------------------------------------------===//
@@ -286,14 +287,17 @@ json::Object attnc::launchContractToJSONObject(LaunchContractAttr c) {
   if (c.getAttrs())
     for (NamedAttribute n : c.getAttrs())
       attrs[n.getName().getValue()] = attrToJSON(n.getValue());
-  return json::Object{{"name", c.getKernel().str()},
-                      {"kind", c.getKind().str()},
-                      {"block", json::Array(c.getBlock())},
-                      {"grid", std::move(grid)},
-                      {"dynamic_shared_memory_bytes", c.getSharedMemory()},
-                      {"params", std::move(params)},
-                      {"constraints", std::move(constraints)},
-                      {"attrs", std::move(attrs)}};
+  json::Object entry{{"name", c.getKernel().str()},
+                     {"kind", c.getKind().str()},
+                     {"block", json::Array(c.getBlock())},
+                     {"grid", std::move(grid)},
+                     {"dynamic_shared_memory_bytes", c.getSharedMemory()},
+                     {"params", std::move(params)},
+                     {"constraints", std::move(constraints)},
+                     {"attrs", std::move(attrs)}};
+  if (!c.getFallback().empty())
+    entry["fallback"] = c.getFallback().str();
+  return entry;
 }
 
 std::string attnc::launchContractToJSON(LaunchContractAttr c) {

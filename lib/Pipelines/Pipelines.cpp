@@ -78,6 +78,7 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
     tiles.blockKV = options.blockKV;
     tiles.strategy = options.strategy;
     tiles.stages = options.stages;
+    tiles.fallback = options.fallback;
     pm.addPass(createAttncOnlineSoftmax(tiles));
   }
   pm.addPass(createCanonicalizerPass());

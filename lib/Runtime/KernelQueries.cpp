@@ -93,6 +93,10 @@ const char *attnc_kernel_kind(const attnc_kernel *k) {
   return k ? k->kind.c_str() : "";
 }
 
+const attnc_kernel *attnc_kernel_fallback(const attnc_kernel *k) {
+  return k ? k->fallback : nullptr;
+}
+
 size_t attnc_kernel_num_params(const attnc_kernel *k) {
   return k ? k->params.size() : 0;
 }

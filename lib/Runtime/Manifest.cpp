@@ -10,7 +10,8 @@
 // grid, workspace-size and constraint symbols that some tensor shape binds;
 // stride and tensormap parameters that name a real tensor and a dimension
 // below its rank; TMA boxes and swizzles the hardware accepts; block, grid
-// and shared memory within CUDA's limits. Errors name the JSON path
+// and shared memory within CUDA's limits; a `fallback` that names another
+// kernel taking the same arguments. Errors name the JSON path
 // ("kernels[0].params[2].dtype") and the rule. Unknown keys are ignored so
 // that a newer compiler can add fields without a version bump; unknown
 // parameter, factor and constraint kinds are errors, since skipping them
@@ -289,6 +290,14 @@ bool ManifestReader::parseKernel(const json::Value &v, const std::string &path,
     return failAt(path + ".name", "empty kernel name");
   if (k.entry.empty())
     k.entry = k.name;
+  if (o->get("fallback")) {
+    // Resolved once every kernel is read (resolveFallbacks): it may come
+    // later in the list.
+    if (!getString(*o, path, "fallback", k.fallbackName, true))
+      return false;
+    if (k.fallbackName.empty())
+      return failAt(path + ".fallback", "empty kernel name");
+  }
   // The cubin must stay inside the module directory.
   if (k.cubin.empty() || k.cubin[0] == '/' ||
       k.cubin.find("..") != std::string::npos)
@@ -455,6 +464,53 @@ bool ManifestReader::parseModule(const json::Value &v, attnc_module &m) {
     if (!names.insert(k->name).second)
       return failAt(path + ".name", "duplicate kernel name '" + k->name + "'");
     m.kernels.push_back(std::move(k));
+  }
+  return resolveFallbacks(m);
+}
+
+/// A plan falls back at most once, to a kernel that any tensor a caller
+/// can pass reaches without TMA, and passes it the very arguments it was
+/// given: so the fallback is another kernel of the module, has no fallback
+/// and no tensormap of its own, and takes the same arguments.
+bool ManifestReader::resolveFallbacks(attnc_module &m) {
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    attnc_kernel &k = *m.kernels[i];
+    if (k.fallbackName.empty())
+      continue;
+    std::string path = "kernels[" + std::to_string(i) + "].fallback";
+    if (k.fallbackName == k.name)
+      return failAt(path,
+                    "kernel '" + k.name + "' names itself as its fallback");
+    const attnc_kernel *f = nullptr;
+    size_t at = 0;
+    std::string known;
+    for (size_t j = 0; j < m.kernels.size(); ++j) {
+      known += (known.empty() ? "" : ", ") + m.kernels[j]->name;
+      if (m.kernels[j]->name == k.fallbackName) {
+        f = m.kernels[j].get();
+        at = j;
+      }
+    }
+    if (!f)
+      return failAt(
+          path, "fallback '" + k.fallbackName + "' of kernel '" + k.name +
+                    "' is not a kernel of this module (it has: " + known + ")");
+    std::string of = "fallback kernel '" + f->name + "' of '" + k.name + "'";
+    if (!f->fallbackName.empty())
+      return failAt(path, of + " has a fallback of its own ('" +
+                              f->fallbackName +
+                              "'); a plan falls back only once");
+    for (size_t j = 0; j < f->params.size(); ++j)
+      if (f->params[j].kind == ATTNC_PARAM_TENSORMAP)
+        return failAt(path, of + " has tensormap parameter '" +
+                                f->params[j].name + "' (kernels[" +
+                                std::to_string(at) + "].params[" +
+                                std::to_string(j) +
+                                "]); a fallback runs the tensors that TMA "
+                                "may refuse, so it must not use TMA");
+    if (!checkFallbackParams(path, k, *f))
+      return false;
+    k.fallback = f;
   }
   return true;
 }

@@ -10,7 +10,9 @@
 // stride or a tensormap names) is checked once every parameter is read, so
 // that the order of `params` does not matter; those checks are here too.
 // Everything a later plan indexes with (a stride's dim, a tensormap's box)
-// is bounded here, so that Plan.cpp and Validate.cpp can trust it.
+// is bounded here, so that Plan.cpp and Validate.cpp can trust it. So is
+// what a kernel's fallback must share with it: the parameters a caller
+// supplies, since a plan hands the fallback the kernel's arguments.
 //
 //===----------------------------------------------------------------------===//
 
@@ -323,5 +325,117 @@ bool ManifestReader::checkTensorMap(const std::string &path,
                                                   "floating-point tensor; '") +
                                           t.name + "' is " +
                                           attnc_dtype_name(t.dtype));
+  return true;
+}
+
+namespace {
+
+/// What a caller passes, in order: one argument per tensor, workspace and
+/// scalar parameter (the C API's tensors and scalars arrays).
+std::vector<const Param *> suppliedParams(const attnc_kernel &k) {
+  std::vector<const Param *> out;
+  for (const Param &p : k.params)
+    if (p.kind == ATTNC_PARAM_TENSOR || p.kind == ATTNC_PARAM_WORKSPACE ||
+        p.kind == ATTNC_PARAM_SCALAR)
+      out.push_back(&p);
+  return out;
+}
+
+const char *kindText(attnc_param_kind kind) {
+  return kind == ATTNC_PARAM_TENSOR      ? "a tensor"
+         : kind == ATTNC_PARAM_WORKSPACE ? "a workspace"
+                                         : "a scalar";
+}
+
+std::string factorsText(const std::vector<Factor> &factors) {
+  std::string rule;
+  for (const Factor &f : factors)
+    rule += (rule.empty() ? "" : "*") + formatFactor(f);
+  return rule.empty() ? "1" : rule;
+}
+
+bool sameFactors(const std::vector<Factor> &a, const std::vector<Factor> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].kind != b[i].kind || a[i].value != b[i].value ||
+        a[i].symbol != b[i].symbol || a[i].ceilDiv != b[i].ceilDiv)
+      return false;
+  return true;
+}
+
+bool sameShape(const std::vector<Dim> &a, const std::vector<Dim> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].extent != b[i].extent || a[i].symbol != b[i].symbol)
+      return false;
+  return true;
+}
+
+} // namespace
+
+/// A plan that falls back hands F the tensors and scalars arrays made for
+/// K, so F must read them as K does; and F may only accept more tensors
+/// than K through its weaker alignment, or a plan would run F for calls K
+/// refuses for other reasons (shape, dtype, layout). Workspace byte rules
+/// must agree because the caller sized the workspaces for K. Sizes, strides
+/// and tensormaps are not the caller's business, and zero_init is the
+/// runtime's, so they may differ.
+bool ManifestReader::checkFallbackParams(const std::string &path,
+                                         const attnc_kernel &k,
+                                         const attnc_kernel &f) {
+  std::vector<const Param *> mine = suppliedParams(k),
+                             theirs = suppliedParams(f);
+  std::string head = "fallback kernel '" + f.name +
+                     "' must take the arguments of '" + k.name +
+                     "' (only align and row_align may differ): ";
+  std::string here = " in '" + k.name + "' but ",
+              there = " in '" + f.name + "'";
+  for (size_t i = 0; i < mine.size() && i < theirs.size(); ++i) {
+    const Param &a = *mine[i], &b = *theirs[i];
+    std::string param = "parameter '" + a.name + "' ";
+    if (a.name != b.name)
+      return failAt(path, head + "argument " + std::to_string(i) + " is '" +
+                              a.name + "'" + here + "'" + b.name + "'" + there);
+    if (a.kind != b.kind)
+      return failAt(path, head + param + "is " + kindText(a.kind) + here +
+                              kindText(b.kind) + there);
+    if (a.dtype != b.dtype)
+      return failAt(path, head + param + "has dtype " + dtypeText(a.dtype) +
+                              here + dtypeText(b.dtype) + there);
+    if (a.kind == ATTNC_PARAM_WORKSPACE && !sameFactors(a.bytes, b.bytes))
+      return failAt(path, head + "workspace '" + a.name + "' needs " +
+                              factorsText(a.bytes) + " bytes" + here +
+                              factorsText(b.bytes) + there);
+    if (a.kind != ATTNC_PARAM_TENSOR)
+      continue;
+    if (!sameShape(a.shape, b.shape))
+      return failAt(path, head + param + "has shape " + formatShape(a.shape) +
+                              here + formatShape(b.shape) + there);
+    if (a.role != b.role)
+      return failAt(
+          path, head + param + "is an " +
+                    (a.role == ATTNC_ROLE_INPUT ? "input" : "output") + here +
+                    (b.role == ATTNC_ROLE_INPUT ? "an input" : "an output") +
+                    there);
+    if (a.contiguousLast != b.contiguousLast)
+      return failAt(path, head + param + "has contiguous_last " +
+                              (a.contiguousLast ? "true" : "false") + here +
+                              (b.contiguousLast ? "true" : "false") + there);
+  }
+  if (mine.size() != theirs.size()) {
+    auto names = [](const std::vector<const Param *> &ps) {
+      std::string out;
+      for (const Param *p : ps)
+        out += (out.empty() ? "" : ", ") + p->name;
+      return out;
+    };
+    return failAt(path, head + "'" + k.name + "' takes " +
+                            std::to_string(mine.size()) + " arguments (" +
+                            names(mine) + ") but '" + f.name + "' takes " +
+                            std::to_string(theirs.size()) + " (" +
+                            names(theirs) + ")");
+  }
   return true;
 }

@@ -100,6 +100,10 @@ public:
                    Factor &f);
   bool checkStride(const std::string &path, const attnc_kernel &k, Param &p);
   bool checkTensorMap(const std::string &path, const attnc_kernel &k, Param &p);
+  /// F, the fallback of K, takes the arguments K takes (PATH is K's
+  /// `fallback` key).
+  bool checkFallbackParams(const std::string &path, const attnc_kernel &k,
+                           const attnc_kernel &f);
   /// The product of FACTORS' constants must not exceed MAX (what a plan
   /// could ever reach, whatever the symbols are bound to).
   bool checkConstantProduct(const std::vector<Factor> &factors,
@@ -118,6 +122,7 @@ public:
   bool parseKernel(const llvm::json::Value &v, const std::string &path,
                    attnc_kernel &k);
   bool checkKernel(const std::string &path, attnc_kernel &k);
+  bool resolveFallbacks(attnc_module &m);
   bool parseModule(const llvm::json::Value &v, attnc_module &m);
 };
 

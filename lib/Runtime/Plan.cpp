@@ -8,7 +8,8 @@
 // workspace sizes from the manifest's factor rules (the SM count comes from
 // the plan options or the driver, only when a rule needs it), then every
 // kernel parameter packed with its C type in ABI order, tensormaps encoded
-// by the driver from the tensors they name. Also the plan half of the C API.
+// by the driver from the tensors they name. Also the plan half of the C API,
+// which plans a kernel's fallback (docs/abi.md) for the calls it refuses.
 // Everything but num_sms and tensormap encoding runs on the CPU only.
 //
 //===----------------------------------------------------------------------===//
@@ -303,7 +304,26 @@ attnc_status attnc_plan_create_with_options(
                     std::to_string(numSMs) + " is negative");
   auto plan = std::make_unique<attnc_plan>();
   PlanBuilder builder(*kernel, *plan, numSMs);
-  if (attnc_status st = builder.build(tensors, numTensors, scalars, numScalars))
+  attnc_status st = builder.build(tensors, numTensors, scalars, numScalars);
+  // Only a refusal of the arguments falls back: a driver or CUDA error
+  // would be the same for the fallback, and misuse of the API is the
+  // caller's to fix.
+  if (st == ATTNC_ERROR_VALIDATION && kernel->fallback) {
+    const attnc_kernel &f = *kernel->fallback;
+    std::string refusal = attnc_last_error();
+    plan = std::make_unique<attnc_plan>();
+    // One SM count per call, whichever kernel runs it.
+    PlanBuilder fallback(f, *plan, builder.usedNumSMs());
+    attnc_status fst = fallback.build(tensors, numTensors, scalars, numScalars);
+    if (fst == ATTNC_ERROR_VALIDATION)
+      return fail(st, refusal + "; its fallback kernel " + f.name +
+                          " refuses them too: " + attnc_last_error());
+    if (fst != ATTNC_OK)
+      return fail(fst, refusal + "; planning its fallback kernel " + f.name +
+                           " failed: " + attnc_last_error());
+    st = ATTNC_OK;
+  }
+  if (st != ATTNC_OK)
     return st;
   *out = plan.release();
   return ok();
@@ -318,6 +338,10 @@ attnc_status attnc_plan_create(const attnc_kernel *kernel,
 }
 
 void attnc_plan_destroy(attnc_plan *plan) { delete plan; }
+
+const attnc_kernel *attnc_plan_kernel(const attnc_plan *plan) {
+  return plan ? plan->kernel : nullptr;
+}
 
 void attnc_plan_grid(const attnc_plan *plan, int64_t grid[3]) {
   if (plan && grid)

@@ -26,6 +26,9 @@ public:
 
   attnc_status build(const attnc_tensor *tensors, size_t numTensors,
                      const attnc_scalar *scalars, size_t numScalars);
+  /// The SM count the build used: the one given, or the driver's once it
+  /// was asked (0 when no factor needed it).
+  int64_t usedNumSMs() const { return numSMs; }
 
 private:
   const attnc_kernel &k;

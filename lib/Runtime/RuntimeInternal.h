@@ -113,6 +113,12 @@ struct attnc_kernel {
   int64_t block[3] = {1, 1, 1};
   int64_t sharedMemoryBytes = 0;
   std::map<std::string, std::string> attrs;
+  /// The manifest's `fallback`: the kernel of the same module that runs the
+  /// calls this one refuses and it accepts (TMA or alignment rules it cannot
+  /// meet). Resolved, and checked to take the same arguments, once every
+  /// kernel of the module is read; null when there is none.
+  std::string fallbackName;
+  const attnc_kernel *fallback = nullptr;
   /// Loaded functions, one per CUDA context (CUcontext -> CUfunction).
   std::vector<std::pair<void *, void *>> functions;
 };

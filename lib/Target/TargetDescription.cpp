@@ -197,7 +197,8 @@ FlashConfigAttr TargetDescription::attentionConfig(
   TileStrategy kind = strategy.value_or(
       headDim > 64 ? attentionStrategyLargeHead : attentionStrategy);
   auto [defaultQ, defaultKV] = attentionTiles(headDim);
-  bool warpgroups = kind != TileStrategy::mma_sync;
+  bool warpgroups = kind != TileStrategy::mma_sync &&
+                    kind != TileStrategy::mma_sync_unaligned;
   bool specialised = kind == TileStrategy::wgmma_ws ||
                      kind == TileStrategy::wgmma_ws_persistent;
   if (warpgroups) {
@@ -221,6 +222,28 @@ FlashConfigAttr TargetDescription::attentionConfig(
   if (!stages)
     stages = warpgroups ? wgmmaStages : attentionStages;
   return FlashConfigAttr::get(ctx, q, kv, warps, stages, kind);
+}
+
+FlashConfigAttr TargetDescription::withFallback(FlashConfigAttr config,
+                                                int64_t headDim,
+                                                int64_t elementBits) const {
+  TileStrategy kind = config.getStrategy();
+  if (config.getFallback() || (kind != TileStrategy::wgmma_ws &&
+                               kind != TileStrategy::wgmma_ws_persistent))
+    return config;
+  // mma.sync's pipeline is two stages deep; with the warps of the TMA
+  // kernel's consumers each owns one 16-row slab of the query tile.
+  constexpr int64_t kFallbackStages = 2;
+  if (mmaSyncSharedMemoryBytes(config.getBlockQ(), config.getBlockKV(), headDim,
+                               elementBits,
+                               kFallbackStages) > sharedMemoryPerBlock)
+    return config;
+  auto fallback = FlashConfigAttr::get(
+      config.getContext(), config.getBlockQ(), config.getBlockKV(),
+      config.getWarps(), kFallbackStages, TileStrategy::mma_sync_unaligned);
+  return FlashConfigAttr::get(config.getContext(), config.getBlockQ(),
+                              config.getBlockKV(), config.getWarps(),
+                              config.getStages(), kind, fallback);
 }
 
 std::string attnc::ptxFeaturesForChip(StringRef chip) {

@@ -4,10 +4,11 @@ A Module is a directory written by ``attnc-compile`` (docs/abi.md); loading
 it reads only the manifest, so it works without a GPU. Calling a Kernel
 validates the arguments in the C library (which names the offending
 parameter, dimension and rule), allocates missing outputs and workspaces
-with torch and launches on the current torch stream. Tensormaps are built by
-the runtime from the tensors they describe and never passed. torch is never
-imported here: it is used only when the caller's tensors are torch tensors
-or torch is already imported.
+with torch and launches on the current torch stream; a call the kernel
+refuses and its fallback (docs/abi.md) accepts runs the fallback. Tensormaps
+are built by the runtime from the tensors they describe and never passed.
+torch is never imported here: it is used only when the caller's tensors are
+torch tensors or torch is already imported.
 """
 
 from __future__ import annotations
@@ -104,6 +105,13 @@ class Module:
     def __iter__(self):
         return iter(self._kernels.values())
 
+    @property
+    def entries(self) -> list["Kernel"]:
+        """The kernels a program calls: those that are no other kernel's
+        ``fallback`` (a fallback runs through the kernel it backs)."""
+        backing = {k.fallback.name for k in self if k.fallback is not None}
+        return [k for k in self if k.name not in backing]
+
     def __len__(self):
         return len(self._kernels)
 
@@ -154,6 +162,16 @@ class Kernel:
             for axis in range(3))
         self.constraints = [self._constraint(i) for i in range(
             lib().attnc_kernel_num_constraints(handle))]
+
+    @property
+    def fallback(self) -> "Kernel | None":
+        """The manifest's ``fallback``: the kernel of the same module that
+        runs the calls this one refuses and it accepts (tensors only this
+        kernel's alignment or TMA rules refuse), or None."""
+        handle = lib().attnc_kernel_fallback(self._handle)
+        if not handle:
+            return None
+        return self.module.kernel(text(lib().attnc_kernel_name(handle)))
 
     @property
     def needs_num_sms(self) -> bool:
@@ -291,7 +309,9 @@ class Kernel:
         Outputs and workspaces are not allocated: pass every tensor and
         workspace. NUM_SMS, when given, is the SM count that
         {"device": "num_sms"} factors use (else torch's device, else the
-        driver's current device)."""
+        driver's current device). The plan's ``kernel`` is the kernel it
+        launches: this one, or its ``fallback`` when this one refuses the
+        tensors and the fallback accepts them."""
         tensors, scalars = self._bind(args, kwargs)
         return Plan(self, tensors, scalars, num_sms)
 
@@ -370,7 +390,11 @@ def _scalar(p: Param, value: Any) -> _capi.ScalarDesc:
 
 
 class Plan:
-    """A validated call: grid, packed parameters; launchable repeatedly."""
+    """A validated call: grid, packed parameters; launchable repeatedly.
+
+    ``kernel`` is the kernel it launches: the one it was made for, or that
+    kernel's fallback (then parameter indices and workspace sizes are the
+    fallback's)."""
 
     def __init__(self, kernel: Kernel, tensors: dict, scalars: dict,
                  num_sms: int | None = None):
@@ -407,8 +431,10 @@ class Plan:
             *[_scalar(p, scalars[p.name]) for p in kernel.scalars])
         self._device = next((tensors[p.name].device for p in params
                              if _is_torch(tensors[p.name])), None)
-        if num_sms is None and self._device is not None and \
-                kernel.needs_num_sms:
+        # The fallback, if the plan picks it, uses the same count.
+        if num_sms is None and self._device is not None and (
+                kernel.needs_num_sms or
+                (kernel.fallback and kernel.fallback.needs_num_sms)):
             num_sms = _device_num_sms(self._device)
         options = _capi.PlanOptions(num_sms or 0)
         self._handle = c_void_p()
@@ -416,6 +442,10 @@ class Plan:
             kernel._handle, descs, len(params), scalar_descs,
             len(kernel.scalars), byref(options), byref(self._handle)))
         self._arrays = None
+        launched = lib().attnc_plan_kernel(self._handle)
+        if launched != kernel._handle.value:
+            self.kernel = kernel.module.kernel(
+                text(lib().attnc_kernel_name(launched)))
 
     @property
     def grid(self) -> tuple[int, int, int]:
@@ -443,7 +473,8 @@ class Plan:
         return v.value
 
     def param_bytes(self, index: int) -> bytes:
-        """Parameter INDEX exactly as cuLaunchKernel receives it."""
+        """Parameter INDEX (of ``self.kernel.params``) exactly as
+        cuLaunchKernel receives it."""
         ptr, size = c_void_p(), c_size_t()
         check(lib().attnc_plan_param(self._handle, index, byref(ptr),
                                      byref(size)))

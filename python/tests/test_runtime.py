@@ -403,6 +403,94 @@ class Version2KindsTest(unittest.TestCase):
                          "as TMA requires")
 
 
+def fallback_args(**changes):
+    """attn (Inputs/fallback) with B=2, H=8, Hkv=2, Sq=300, Skv=500, d=64."""
+    args = {
+        "q": FakeTensor(0x100000, (2, 8, 300, 64), BF16),
+        "k": FakeTensor(0x1000000, (2, 2, 500, 64), BF16),
+        "v": FakeTensor(0x2000000, (2, 2, 500, 64), BF16),
+        "o": FakeTensor(0x3000000, (2, 8, 300, 64), BF16),
+        "lse": FakeTensor(0x4000000, (2, 8, 300), F32),
+        "scale": 0.125,
+    }
+    args.update(changes)
+    return args
+
+
+# q with rows of 68 bf16 (136 bytes): TMA and row_align 16 refuse them.
+PADDED_Q = FakeTensor(0x100000, (2, 8, 300, 64), BF16,
+                      (8 * 300 * 68, 300 * 68, 68, 1))
+
+
+class FallbackTest(unittest.TestCase):
+    """A kernel whose tensormaps refuse a call hands it to its fallback."""
+
+    def setUp(self):
+        self.module = attnc.load(INPUTS / "fallback")
+        self.attn = self.module["attn"]
+        patcher = mock.patch.dict(os.environ,
+                                  {"ATTNC_LIBCUDA": "/nonexistent/libcuda.so"})
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def test_metadata(self):
+        fallback = self.module["attn_fallback"]
+        self.assertIs(self.attn.fallback, fallback)
+        self.assertIsNone(fallback.fallback)
+        # What a program calls: the kernel, not its fallback.
+        self.assertEqual([k.name for k in self.module.entries], ["attn"])
+        self.assertEqual([p.name for p in self.attn.tensormaps],
+                         ["q_map", "k_map", "v_map"])
+        self.assertEqual(fallback.tensormaps, [])
+
+    def test_plan_picks_the_fallback(self):
+        plan = self.attn.plan(**fallback_args(q=PADDED_Q))
+        self.assertIs(plan.kernel, self.attn.fallback)
+        self.assertEqual(plan.grid, (5, 8, 2))  # ceil(300 / 64): its grid
+        index = [p.name for p in plan.kernel.params].index("q.stride2")
+        self.assertEqual(struct.unpack("<q", plan.param_bytes(index))[0], 68)
+        # A base pointer only 2-byte aligned too.
+        plan = self.attn.plan(**fallback_args(
+            q=FakeTensor(0x100002, (2, 8, 300, 64), BF16)))
+        self.assertIs(plan.kernel, self.attn.fallback)
+
+    def test_aligned_tensors_stay_with_the_kernel(self):
+        # Accepted by attn, whose maps only a driver encodes: that error is
+        # not a refusal and does not fall back.
+        with self.assertRaises(attnc.AttncError) as e:
+            self.attn.plan(**fallback_args())
+        self.assertEqual(e.exception.status, "ATTNC_ERROR_NO_DRIVER")
+        self.assertTrue(str(e.exception).startswith(
+            "attn: tensormap q_map of q is encoded by the CUDA driver"))
+        self.assertNotIn("fallback", str(e.exception))
+
+    def test_both_refuse(self):
+        with self.assertRaises(attnc.AttncError) as e:
+            self.attn.plan(**fallback_args(
+                q=FakeTensor(0x100000, (2, 8, 300, 64), "float16")))
+        self.assertEqual(e.exception.status, "ATTNC_ERROR_VALIDATION")
+        self.assertEqual(str(e.exception),
+                         "attn: q has dtype f16 but the kernel expects bf16; "
+                         "its fallback kernel attn_fallback refuses them "
+                         "too: attn_fallback: q has dtype f16 but the kernel "
+                         "expects bf16")
+
+    def test_call_launches_the_plans_kernel(self):
+        launched = []
+
+        def launch(plan, stream=None):
+            launched.append(plan.kernel.name)
+            return None
+
+        a = fallback_args(q=PADDED_Q)
+        with mock.patch.object(attnc.runtime.Plan, "launch", autospec=True,
+                               side_effect=launch):
+            o, lse = self.attn(a["q"], a["k"], a["v"], o=a["o"],
+                               lse=a["lse"], scale=0.125)
+        self.assertEqual(launched, ["attn_fallback"])
+        self.assertIs(o, a["o"])
+
+
 def fake_driver() -> Path | None:
     """The test build's libcuda stand-in (test/Runtime/FakeCuda.cpp)."""
     if os.environ.get("ATTNC_FAKE_CUDA"):
@@ -443,6 +531,31 @@ print("launched")
 """
 
 
+_FALLBACK_CHILD = """
+import atexit, shutil, sys, tempfile
+from pathlib import Path
+from _support import INPUTS, FakeDType, FakeTensor
+import attnc
+BF16, F32 = FakeDType("bfloat16"), FakeDType("float32")
+tmp = tempfile.mkdtemp()
+atexit.register(shutil.rmtree, tmp)
+for name in ("attn", "attn_fallback"):
+    (Path(tmp) / (name + ".cubin")).write_text("not a real cubin")
+text = (INPUTS / "fallback" / "manifest.json").read_text()
+attn = attnc.Module.from_json(text, tmp)["attn"]
+args = dict(k=FakeTensor(0x1000000, (2, 2, 500, 64), BF16),
+            v=FakeTensor(0x2000000, (2, 2, 500, 64), BF16),
+            o=FakeTensor(0x3000000, (2, 8, 300, 64), BF16),
+            lse=FakeTensor(0x4000000, (2, 8, 300), F32), scale=0.125)
+for q in (FakeTensor(0x100000, (2, 8, 300, 64), BF16),
+          FakeTensor(0x100000, (2, 8, 300, 64), BF16,
+                     (8 * 300 * 68, 300 * 68, 68, 1))):
+    plan = attn.plan(q, **args)
+    print(plan.kernel.name, plan.grid, len(plan.kernel.tensormaps))
+    plan.launch(stream=0x5151)
+print("launched")
+"""
+
 @unittest.skipUnless(fake_driver(), "needs the test build's "
                                     "libattnc-fake-cuda.so")
 class FakeDriverTest(unittest.TestCase):
@@ -459,6 +572,20 @@ class FakeDriverTest(unittest.TestCase):
             f"partial {132 * 8 * 128 * 4}",
             "map 4 0x100000000000 4 0xa77c",
             "map 5 0x200000000000 4 0xa77c",
+            "launched",
+        ])
+
+    def test_fallback_planned_and_launched(self):
+        env = dict(os.environ, ATTNC_LIBCUDA=str(fake_driver()),
+                   PYTHONPATH=os.pathsep.join(
+                       [str(PYTHON_DIR), str(Path(__file__).parent)]))
+        child = subprocess.run([sys.executable, "-c", _FALLBACK_CHILD],
+                               env=env, capture_output=True, text=True,
+                               timeout=60)
+        self.assertEqual(child.returncode, 0, child.stderr)
+        self.assertEqual(child.stdout.splitlines(), [
+            "attn (3, 8, 2) 3",
+            "attn_fallback (5, 8, 2) 0",
             "launched",
         ])
 

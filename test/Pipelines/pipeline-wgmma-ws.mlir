@@ -15,6 +15,11 @@
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-nvvm=false" | FileCheck %s --check-prefix=CONTRACT
 // RUN: rm -rf %t && attnc-compile %attnc_src_root/examples/naive_attention.mlir -o %t/ws
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/ws/naive_attention.ptx -o %t/ws.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: FileCheck %s --check-prefix=FALLBACK < %t/ws/naive_attention_fallback.ptx
+// RUN: FileCheck %s --check-prefix=MANIFEST < %t/ws/manifest.json
+// RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/ws/naive_attention_fallback.ptx -o %t/fallback.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --fallback=false -o %t/nofallback
+// RUN: FileCheck %s --check-prefix=NOFALLBACK < %t/nofallback/manifest.json
 // RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --stages=3 -o %t/pingpong
 // RUN: FileCheck %s --check-prefix=PINGPONG < %t/pingpong/naive_attention.ptx
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/pingpong/naive_attention.ptx -o %t/pingpong.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
@@ -25,7 +30,36 @@
 // RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --strategy=wgmma --stages=3 -o %t/overlap
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/overlap/naive_attention.ptx -o %t/overlap.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
-// CONFIG: #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws>
+// The kernel reads by TMA, so it gets a fallback of the same tiles for
+// tensors TMA cannot address: mma.sync with element-wide global accesses.
+// CONFIG: #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
+
+// The fallback is a second kernel of the module, named in the first's
+// contract and manifest entry; it takes the same tensors with element
+// alignment only (the logsumexp's f32: 4), and no tensor maps.
+// CONTRACT-LABEL: gpu.module @naive_attention_module
+// CONTRACT-SAME: tensor<"q", bf16, [B, H, Sq, 128], input, align = 16, row_align = 16>
+// The launch contract names the maps: one box of a tile's rows by 64
+// columns, 128-byte swizzle, zeros past the sequence.
+// CONTRACT-SAME: tensormap<"q.map", tensor = "q", box = [1, 1, 128, 64], swizzle = 128, oob_fill = zero>
+// CONTRACT-SAME: tensormap<"k.map", tensor = "k", box = [1, 1, 128, 64], swizzle = 128, oob_fill = zero>
+// CONTRACT-SAME: fallback = @naive_attention_fallback>
+// CONTRACT-LABEL: gpu.module @naive_attention_fallback_module
+// CONTRACT-SAME: kernel = @naive_attention_fallback
+// CONTRACT-SAME: tensor<"q", bf16, [B, H, Sq, 128], input, align = 2, row_align = 2>
+// CONTRACT-SAME: tensor<"lse", f32, [B, H, Sq], output, align = 4>
+// CONTRACT-NOT: tensormap<
+// CONTRACT-SAME: strategy = "mma_sync_unaligned"
+// MANIFEST: "fallback": "naive_attention_fallback",
+// MANIFEST: "name": "naive_attention",
+// MANIFEST: "name": "naive_attention_fallback",
+// NOFALLBACK-NOT: fallback
+// Element loads of Q/K/V and element stores of O; no cp.async, no TMA.
+// FALLBACK-NOT: cp.async
+// FALLBACK: ld.global.b16
+// FALLBACK: st.shared.b16
+// FALLBACK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// FALLBACK: st.global.b16
 
 // With 3 stages the two consumer warpgroups take turns issuing their MMAs
 // (named barriers 2 + w): the last hands the first its first turn, then each
@@ -78,11 +112,6 @@
 // CHECK-SAME: mbarrier.arrive.shared.b64
 // No generic-proxy writes of tiles are left to fence.
 // CHECK-NOT: cp.async.cg.shared.global
-
-// The launch contract names the maps: one box of a tile's rows by 64
-// columns, 128-byte swizzle, zeros past the sequence.
-// CONTRACT: tensormap<"q.map", tensor = "q", box = [1, 1, 128, 64], swizzle = 128, oob_fill = zero>
-// CONTRACT: tensormap<"k.map", tensor = "k", box = [1, 1, 128, 64], swizzle = 128, oob_fill = zero>
 
 // The persistent form: one CTA per SM; both roles loop over the work tiles
 // from the CTA's index in steps of the grid; the consumers wait on the

@@ -10,9 +10,9 @@
 // a wrong answer: the SM count query, every argument of
 // cuTensorMapEncodeTiled (dimension order, byte strides, box, swizzle, fill),
 // the packed 128-byte aligned maps, workspace zeroing before the kernel on
-// the launch stream, and both inside a graph capture. A separate binary from
-// the other runtime tests because the driver, once loaded, stays loaded for
-// the process.
+// the launch stream, and both inside a graph capture; which of a kernel and
+// its fallback a plan launches. A separate binary from the other runtime
+// tests because the driver, once loaded, stays loaded for the process.
 //
 //===----------------------------------------------------------------------===//
 
@@ -294,6 +294,138 @@ TEST_F(Driver, TwoDimensionalMap) {
   EXPECT_EQ(fake().encodes[0].box, (std::vector<uint32_t>{32, 32}));
   EXPECT_EQ(fake().encodes[0].swizzle, 3); // 128B
   EXPECT_EQ(fake().encodes[1].swizzle, 0); // none
+}
+
+/// Inputs/fallback: `attn` reads Q, K, V through tensormaps, its fallback
+/// `attn_fallback` by element; told apart at launch by block and shared
+/// memory. B=2, H=8, Hkv=2, Sq=300, Skv=500.
+class Fallback : public ::testing::Test {
+protected:
+  attnc_module *module = nullptr;
+  attnc_kernel *primary = nullptr, *fallback = nullptr;
+  attnc_plan *plan = nullptr;
+  std::vector<Tensor> tensors;
+  std::vector<attnc_scalar> scalars;
+
+  void SetUp() override {
+    fake() = fakecuda::State();
+    std::ifstream in(inputs + "/fallback/manifest.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string json = text.str();
+    std::string dir = ::testing::TempDir();
+    for (const char *cubin : {"attn.cubin", "attn_fallback.cubin"})
+      std::ofstream(dir + "/" + cubin) << "not a real cubin";
+    ASSERT_EQ(
+        attnc_manifest_parse(json.data(), json.size(), dir.c_str(), &module),
+        ATTNC_OK)
+        << attnc_last_error();
+    ASSERT_EQ(attnc_module_get_kernel(module, "attn", &primary), ATTNC_OK);
+    ASSERT_EQ(attnc_module_get_kernel(module, "attn_fallback", &fallback),
+              ATTNC_OK);
+    tensors = {
+        Tensor(0x100000, ATTNC_DTYPE_BF16, {2, 8, 300, 64}),  // q
+        Tensor(0x1000000, ATTNC_DTYPE_BF16, {2, 2, 500, 64}), // k
+        Tensor(0x2000000, ATTNC_DTYPE_BF16, {2, 2, 500, 64}), // v
+        Tensor(0x3000000, ATTNC_DTYPE_BF16, {2, 8, 300, 64}), // o
+        Tensor(0x4000000, ATTNC_DTYPE_F32, {2, 8, 300}),      // lse
+    };
+    scalars = {attnc_scalar{1, {0}}};
+    scalars[0].value.f = 0.125;
+  }
+  void TearDown() override {
+    attnc_plan_destroy(plan);
+    attnc_module_unload(module);
+  }
+  std::vector<attnc_tensor> descs() const {
+    std::vector<attnc_tensor> out;
+    for (const Tensor &t : tensors)
+      out.push_back(t.desc());
+    return out;
+  }
+  attnc_status create() {
+    attnc_plan_destroy(plan);
+    plan = nullptr;
+    std::vector<attnc_tensor> d = descs();
+    return attnc_plan_create(primary, d.data(), d.size(), scalars.data(),
+                             scalars.size(), &plan);
+  }
+  void padQueryRows() { tensors[0].strides = {8 * 300 * 68, 300 * 68, 68, 1}; }
+  void expectParamSizes() {
+    fake().paramSizes.clear();
+    for (size_t i = 0; i < attnc_plan_num_params(plan); ++i) {
+      const void *bytes;
+      size_t size;
+      ASSERT_EQ(attnc_plan_param(plan, i, &bytes, &size), ATTNC_OK);
+      fake().paramSizes.push_back(size);
+    }
+  }
+};
+
+TEST_F(Fallback, AlignedTensorsRunThePrimary) {
+  ASSERT_EQ(create(), ATTNC_OK) << attnc_last_error();
+  EXPECT_EQ(attnc_plan_kernel(plan), primary);
+  EXPECT_EQ(fake().encodes.size(), 3u); // q, k and v
+  EXPECT_EQ(attnc_plan_num_params(plan), attnc_kernel_num_params(primary));
+  int64_t grid[3];
+  attnc_plan_grid(plan, grid);
+  EXPECT_EQ(grid[0], 3); // ceil(300 / 128)
+  std::vector<attnc_tensor> d = descs();
+  ASSERT_EQ(attnc_launch(primary, d.data(), d.size(), scalars.data(),
+                         scalars.size(), reinterpret_cast<attnc_stream>(0x61)),
+            ATTNC_OK)
+      << attnc_last_error();
+  ASSERT_EQ(fake().launches.size(), 1u);
+  EXPECT_EQ(fake().launches[0].block[0], 384u);
+  EXPECT_EQ(fake().launches[0].sharedMemoryBytes, 200704u);
+  EXPECT_EQ(fake().launches[0].grid[0], 3u);
+}
+
+TEST_F(Fallback, PaddedRowsLaunchTheFallback) {
+  padQueryRows();
+  std::vector<attnc_tensor> d = descs();
+  ASSERT_EQ(attnc_launch(primary, d.data(), d.size(), scalars.data(),
+                         scalars.size(), reinterpret_cast<attnc_stream>(0x62)),
+            ATTNC_OK)
+      << attnc_last_error();
+  EXPECT_TRUE(fake().encodes.empty()); // the fallback has no tensormap
+  ASSERT_EQ(fake().launches.size(), 1u);
+  EXPECT_EQ(fake().launches[0].block[0], 128u);
+  EXPECT_EQ(fake().launches[0].sharedMemoryBytes, 49152u);
+  EXPECT_EQ(fake().launches[0].grid[0], 5u); // ceil(300 / 64)
+}
+
+TEST_F(Fallback, GraphCaptureOfAFallbackPlan) {
+  padQueryRows();
+  ASSERT_EQ(create(), ATTNC_OK) << attnc_last_error();
+  ASSERT_EQ(attnc_plan_kernel(plan), fallback);
+  expectParamSizes();
+  auto stream = reinterpret_cast<attnc_stream>(0x5353);
+  ASSERT_EQ(attnc_graph_begin(stream), ATTNC_OK);
+  ASSERT_EQ(attnc_plan_launch(plan, stream), ATTNC_OK) << attnc_last_error();
+  attnc_graph *graph = nullptr;
+  ASSERT_EQ(attnc_graph_end(stream, &graph), ATTNC_OK);
+  ASSERT_EQ(attnc_graph_replay(graph, stream), ATTNC_OK);
+  attnc_graph_destroy(graph);
+  EXPECT_EQ(fake().events,
+            (std::vector<std::string>{"begin", "launch", "end", "replay"}));
+  ASSERT_EQ(fake().launches.size(), 1u);
+  const fakecuda::LaunchCall &l = fake().launches[0];
+  EXPECT_TRUE(l.captured);
+  EXPECT_EQ(l.block[0], 128u);
+  // The fallback's parameters, as its plan packed them.
+  ASSERT_EQ(l.params.size(), attnc_kernel_num_params(fallback));
+  for (size_t i = 0; i < l.params.size(); ++i) {
+    const void *bytes;
+    size_t size;
+    ASSERT_EQ(attnc_plan_param(plan, i, &bytes, &size), ATTNC_OK);
+    auto *p = static_cast<const unsigned char *>(bytes);
+    EXPECT_EQ(l.params[i], std::vector<unsigned char>(p, p + size))
+        << "parameter " << i;
+  }
+  int64_t stride = 0;
+  std::memcpy(&stride, l.params[12].data(), 8); // q.stride2
+  EXPECT_EQ(stride, 68);
 }
 
 } // namespace

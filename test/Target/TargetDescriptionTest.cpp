@@ -112,6 +112,29 @@ TEST(TargetDescription, AttentionDefaults) {
             FlashConfigAttr::get(&ctx, 192, 64, 12, 2, TileStrategy::wgmma_ws));
 }
 
+TEST(TargetDescription, TmaKernelsGetAnUnalignedFallback) {
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<AttncDialect>();
+  TargetDescription h200 = lookup("h200");
+  auto ws = FlashConfigAttr::get(&ctx, 128, 176, 8, 2, TileStrategy::wgmma_ws);
+  // Same tiles and warps, two stages, element accesses: 226304 bytes of
+  // shared memory at d = 128 with 176 K/V rows, which fit.
+  EXPECT_EQ(mmaSyncSharedMemoryBytes(128, 176, 128, 16, 2), 226304);
+  EXPECT_EQ(h200.withFallback(ws, 128, 16),
+            FlashConfigAttr::get(
+                &ctx, 128, 176, 8, 2, TileStrategy::wgmma_ws,
+                FlashConfigAttr::get(&ctx, 128, 176, 8, 2,
+                                     TileStrategy::mma_sync_unaligned)));
+  // Whose shared memory would not fit a block: none.
+  auto wide =
+      FlashConfigAttr::get(&ctx, 128, 256, 8, 2, TileStrategy::wgmma_ws);
+  EXPECT_EQ(h200.withFallback(wide, 128, 16), wide);
+  // Kernels that read by address need none.
+  auto lockstep =
+      FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma);
+  EXPECT_EQ(h200.withFallback(lockstep, 128, 16), lockstep);
+}
+
 TEST(TargetDescription, MachineNumbers) {
   TargetDescription h100 = lookup("h100"), a100 = lookup("a100");
   EXPECT_EQ(h100.numSMs, 132);

@@ -94,12 +94,24 @@ def attn_cases(quick):
     return c
 
 
+def odd_view(shape, dtype):
+    """A [..., d] tensor TMA cannot address: its base 2 bytes past a 16-byte
+    boundary, its rows d + 1 elements apart."""
+    *outer, d = shape
+    n = math.prod(outer) * (d + 1)
+    flat = torch.empty(n + 1, device="cuda", dtype=dtype)
+    return flat[1:].view(*outer, d + 1)[..., :d]
+
+
 def make_qkv(B, H, Hkv, Sq, Skv, d, dtype, layout, amp):
     def mk(h, s, a):
         if layout == "bshd":
             t = torch.randn(B, s, h, d, device="cuda", dtype=torch.float32)
             return (a * t).to(dtype).transpose(1, 2)
-        return (a * torch.randn(B, h, s, d, device="cuda")).to(dtype)
+        t = (a * torch.randn(B, h, s, d, device="cuda")).to(dtype)
+        if layout == "odd":
+            t = odd_view((B, h, s, d), dtype).copy_(t)
+        return t
     # amp scales Q and K: logit std = amp^2 (scale = 1/sqrt(d) cancels sqrt(d)).
     return mk(H, Sq, amp), mk(Hkv, Skv, amp), mk(Hkv, Skv, 1.0)
 
@@ -126,6 +138,8 @@ def check_attention(kern, B, H, Hkv, Sq, Skv, layout, amp, variant=None):
     dtype = DT[kern.inputs[0].dtype]
     q, k, v = make_qkv(B, H, Hkv, Sq, Skv, d, dtype, layout, amp)
     o = nan_like((B, H, Sq, d), dtype)
+    if layout == "odd":
+        o = odd_view((B, H, Sq, d), dtype).fill_(float("nan"))
     lse = nan_like((B, H, Sq), torch.float32)
     scalars = {}
     if any(p.name == "scale" for p in kern.scalars):
@@ -133,6 +147,9 @@ def check_attention(kern, B, H, Hkv, Sq, Skv, layout, amp, variant=None):
         runtime = 1.0 / math.sqrt(d)
         scalars["scale"] = runtime
         scale *= runtime
+    # Unaddressable by TMA: the call must go to the kernel's fallback.
+    ran = kern.plan(q, k, v, o=o, lse=lse, **scalars).kernel
+    wrong_kernel = layout == "odd" and ran is not kern.fallback
     kern(q, k, v, o=o, lse=lse, **scalars)
     torch.cuda.synchronize()
     o_ref, lse_ref = ref.attention_chunked(q, k, v, scale, causal,
@@ -169,8 +186,8 @@ def check_attention(kern, B, H, Hkv, Sq, Skv, layout, amp, variant=None):
                                         if o.numel() else 0.0)
     ok_o = err <= 2 * err_low + 1e-4 + out_ulp
     ok_l = lerr <= 2 * lerr_low + 1e-4 + 1e-6 * lmag
-    ok = not nan and same_inf and zero_rows and ok_o and ok_l
-    why = []
+    ok = not nan and same_inf and zero_rows and ok_o and ok_l and not wrong_kernel
+    why = [f"ran {ran.name}, not the fallback"] if wrong_kernel else []
     if nan:
         why.append("NaN left")
     if not same_inf:
@@ -202,7 +219,7 @@ def test_attention(mods, quick):
     for name, mod in mods.items():
         if not name.startswith("attn"):
             continue
-        (kern,) = list(mod)
+        (kern,) = mod.entries
         cases = attn_cases(quick)
         variant = MASK_VARIANTS.get(name)
         if name.startswith("attn_gen_"):  # the differential test
@@ -217,16 +234,29 @@ def test_attention(mods, quick):
             B, H, Sq, Skv = STATIC_ATTENTION[name][:4]
             cases = [(B, H, H, Sq, Skv, "bhsd", 1),
                      (B, H, H, Sq, Skv, "bhsd", 55)]
-        for (B, H, Hkv, Sq, Skv, layout, amp) in cases:
+        runs = [(kern, c) for c in cases]
+        fb = kern.fallback
+        if fb is not None:
+            # The fallback on its own (aligned tensors), on the quick list
+            # or the graph's own cases; then through the kernel with
+            # tensors TMA cannot address, which must reach it.
+            own = cases if name.startswith("attn_gen_") or name in STATIC_ATTENTION \
+                else attn_cases(True)
+            runs += [(fb, c) for c in own]
+            if name not in STATIC_ATTENTION:
+                runs += [(kern, c[:5] + ("odd",) + c[6:]) for c in cases
+                         if c[5] == "bhsd" and c[3] <= 4097 and c[0] * c[1] <= 16]
+        for (kk, (B, H, Hkv, Sq, Skv, layout, amp)) in runs:
             if name == "attn_gqa_ri":  # its graph has H=8, Hkv=2 (static)
                 if H != 8:
                     continue
                 Hkv = 2
-            case = (f"{name} B{B} H{H}/{Hkv} Sq{Sq} Skv{Skv} {layout}"
-                    f"{' amp' + str(amp) if amp != 1 else ''}")
+            case = (f"{kk.name if kk is fb else name} B{B} H{H}/{Hkv} Sq{Sq} "
+                    f"Skv{Skv} {layout}{' amp' + str(amp) if amp != 1 else ''}")
 
-            def run():
-                ok, detail = check_attention(kern, B, H, Hkv, Sq, Skv,
+            def run(kk=kk, B=B, H=H, Hkv=Hkv, Sq=Sq, Skv=Skv, layout=layout,
+                    amp=amp, case=case):
+                ok, detail = check_attention(kk, B, H, Hkv, Sq, Skv,
                                              layout, amp, variant)
                 record("attention", case, ok, detail)
             guarded("attention", case, run)
@@ -399,7 +429,7 @@ def expect_refusal(case, launch, outputs):
 def test_runtime(mods):
     name = "attn_d128_bf16_causal" if "attn_d128_bf16_causal" in mods else "attn_example"
     if name in mods:
-        (kern,) = list(mods[name])
+        (kern,) = mods[name].entries
         B, H, S, d = 2, 4, 300, 128
         bf = torch.bfloat16
         q, k, v = (torch.randn(B, H, S, d, device="cuda", dtype=bf) for _ in range(3))
@@ -421,8 +451,13 @@ def test_runtime(mods):
                        lambda: kern(qt, k, v, o=o, lse=lse), outs)
         flat = torch.randn(q.numel() + 8, device="cuda", dtype=bf)
         qm = flat[1:1 + q.numel()].view(B, H, S, d)
-        expect_refusal("attention: q misaligned by 2 bytes",
-                       lambda: kern(qm, k, v, o=o, lse=lse), outs)
+        if kern.fallback is None:
+            expect_refusal("attention: q misaligned by 2 bytes",
+                           lambda: kern(qm, k, v, o=o, lse=lse), outs)
+        else:
+            ran = kern.plan(qm, k, v, o=o, lse=lse).kernel
+            record("runtime", "attention: q misaligned by 2 bytes runs the fallback",
+                   ran is kern.fallback, f"plan runs {ran.name}")
         q6 = torch.randn(B, 6, S, d, device="cuda", dtype=bf)
         k4 = torch.randn(B, 4, S, d, device="cuda", dtype=bf)
         o6 = nan_like((B, 6, S, d), bf)

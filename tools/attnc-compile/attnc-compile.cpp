@@ -71,14 +71,19 @@ static cl::opt<int64_t> blockKV("block-kv", cl::desc("attention K/V tile"),
                                 cl::init(0));
 static cl::opt<std::string>
     strategy("strategy",
-             cl::desc("attention tile strategy: mma_sync, wgmma, wgmma_ws or "
-                      "wgmma_ws_persistent (sm_90a; "
+             cl::desc("attention tile strategy: mma_sync, wgmma, wgmma_ws, "
+                      "wgmma_ws_persistent or mma_sync_unaligned (sm_90a; "
                       "default: the target's)"),
              cl::init(""));
 static cl::opt<int64_t>
     stages("stages",
            cl::desc("attention K/V tiles in flight (default: the target's)"),
            cl::init(0));
+static cl::opt<bool> fallback(
+    "fallback",
+    cl::desc("give attention kernels that load by TMA an mma_sync_unaligned "
+             "fallback kernel for tensors TMA cannot address (default: on)"),
+    cl::init(true));
 static cl::opt<int64_t> fusionAccesses(
     "fusion-accesses-per-thread",
     cl::desc("16-byte accesses per thread in the row kernels of fusions"),
@@ -181,6 +186,7 @@ int main(int argc, char **argv) {
     o.blockKV = blockKV;
     o.strategy = strategy;
     o.stages = stages;
+    o.fallback = fallback;
     o.cudaRoot = toolkit;
     o.fusionAccessesPerThread = fusionAccesses;
   };
@@ -258,6 +264,15 @@ int main(int argc, char **argv) {
     entry["ptx"] = name + ".ptx";
     entry["cubin"] = name + ".cubin";
     entries.push_back(std::move(entry));
+  }
+  // A fallback the manifest names but does not hold would be refused by
+  // every host at load time.
+  for (const json::Value &e : entries) {
+    const json::Object *o = e.getAsObject();
+    std::optional<StringRef> fb = o ? o->getString("fallback") : std::nullopt;
+    if (fb && !written.contains(*fb))
+      return fail("kernel '" + *o->getString("name") + "' names fallback '" +
+                  *fb + "', which the module does not have");
   }
   json::Object manifest{{"attnc_manifest_version", 2},
                         {"module", llvm::sys::path::stem(inputFile).str()},

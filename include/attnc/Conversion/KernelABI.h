@@ -114,6 +114,9 @@ struct KernelABI {
   /// rendered to text: "true"/"false", integers and floats become typed
   /// attributes, anything else a string.
   std::map<std::string, std::string> attrs;
+  /// The kernel a host runs instead on tensors this one refuses and that
+  /// one accepts (LaunchContractAttr's `fallback`), or empty.
+  std::string fallback;
 };
 
 /// The typed contract of `abi`. Returns null after reporting through

@@ -41,8 +41,8 @@ struct AttncPipelineOptions
       llvm::cl::init(0)};
   PassOptions::Option<std::string> strategy{
       *this, "strategy",
-      llvm::cl::desc("attention tile strategy: mma_sync, wgmma, wgmma_ws or "
-                     "wgmma_ws_persistent (empty: "
+      llvm::cl::desc("attention tile strategy: mma_sync, wgmma, wgmma_ws, "
+                     "wgmma_ws_persistent or mma_sync_unaligned (empty: "
                      "the target's default)"),
       llvm::cl::init("")};
   PassOptions::Option<int64_t> stages{
@@ -50,6 +50,12 @@ struct AttncPipelineOptions
       llvm::cl::desc("K/V tiles in flight in an attention kernel's shared "
                      "memory (0: target default)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> fallback{
+      *this, "fallback",
+      llvm::cl::desc("give attention kernels that read by TMA an "
+                     "mma_sync_unaligned fallback kernel for tensors TMA "
+                     "cannot address"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> fuseAttention{
       *this, "fuse-attention",
       llvm::cl::desc("run the attention fusion and online-softmax rewrite "

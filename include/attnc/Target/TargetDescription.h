@@ -144,7 +144,28 @@ struct TargetDescription {
                   int64_t blockKV = 0,
                   std::optional<TileStrategy> strategy = std::nullopt,
                   int64_t stages = 0, bool masked = true) const;
+
+  /// `config` with a fallback (FlashConfigAttr's `fallback`) when it reads
+  /// by TMA: an mma_sync_unaligned kernel of the same tiles and warps, two
+  /// stages, if its shared memory fits a block; `config` unchanged
+  /// otherwise (then tensors TMA cannot address are refused at launch).
+  FlashConfigAttr withFallback(FlashConfigAttr config, int64_t headDim,
+                               int64_t elementBits) const;
 };
+
+/// Padding after each shared-memory row of an mma_sync kernel: one 16-byte
+/// access. With rows of 128 or 256 bytes the eight row addresses of an
+/// ldmatrix phase then fall in eight different 16-byte bank groups.
+inline constexpr int64_t kMmaSyncRowPadBytes = 16;
+
+/// Dynamic shared memory of an mma_sync attention kernel: the query tile
+/// and `stages` K and V tiles, in padded rows.
+inline int64_t mmaSyncSharedMemoryBytes(int64_t blockQ, int64_t blockKV,
+                                        int64_t headDim, int64_t elementBits,
+                                        int64_t stages) {
+  int64_t rowBytes = headDim * elementBits / 8 + kMmaSyncRowPadBytes;
+  return rowBytes * (blockQ + 2 * stages * blockKV);
+}
 
 /// The built-in devices, in the order reports list them: h100, h200, a100.
 llvm::ArrayRef<TargetDescription> getTargetDescriptions();

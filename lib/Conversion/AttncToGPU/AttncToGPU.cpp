@@ -104,7 +104,31 @@ struct AttncConvertToGPUPass
           failedAny = true;
           continue;
         }
-        if (failed(buildKernel(b, module, target, name, op)))
+        // A fallback is a second kernel of the same flash form, under a
+        // name of its own that the first's contract records.
+        FlashConfigAttr fallback;
+        if (auto forall = dyn_cast<scf::ForallOp>(op))
+          if (auto config =
+                  forall->getAttrOfType<FlashConfigAttr>(kFlashConfigAttrName))
+            fallback = config.getFallback();
+        std::string fallbackName = fallback ? name + "_fallback" : "";
+        if (fallback && (!isKernelName(fallbackName) ||
+                         !kernelNames.insert(fallbackName).second)) {
+          op->emitOpError()
+              << "would have fallback kernel '" << fallbackName
+              << "', a name another kernel of this module has or that is "
+                 "not a C identifier of at most "
+              << kMaxKernelNameLength << " characters; rename the function";
+          failedAny = true;
+          continue;
+        }
+        KernelABI primary;
+        if (failed(buildKernel(b, module, target, name, op, primary,
+                               /*config=*/{}, fallbackName)))
+          failedAny = true;
+        else if (fallback &&
+                 failed(buildFallback(b, module, target, fallbackName, op,
+                                      fallback, primary)))
           failedAny = true;
       }
     }
@@ -118,25 +142,68 @@ struct AttncConvertToGPUPass
   /// The PTX features of the kernels' target.
   std::string features;
 
+  /// The fallback kernel of flash form `op`, whose `primary` kernel is
+  /// built. A host calls it with the primary's arguments, so the two must
+  /// take the same tensors, workspaces and scalars; and it exists for
+  /// tensors TMA cannot address, so it must not read through tensor maps.
+  LogicalResult buildFallback(OpBuilder &b, ModuleOp module, Attribute target,
+                              StringRef name, Operation *op,
+                              FlashConfigAttr config,
+                              const KernelABI &primary) {
+    KernelABI abi;
+    if (failed(buildKernel(b, module, target, name, op, abi, config, "")))
+      return failure();
+    auto callerSupplied = [](const KernelABI &k) {
+      SmallVector<const ABIParam *> ps;
+      for (const ABIParam &p : k.params)
+        if (p.kind == ABIParam::Kind::Tensor ||
+            p.kind == ABIParam::Kind::Scalar ||
+            p.kind == ABIParam::Kind::Workspace)
+          ps.push_back(&p);
+      return ps;
+    };
+    auto mine = callerSupplied(abi), theirs = callerSupplied(primary);
+    bool same = mine.size() == theirs.size();
+    for (size_t i = 0; same && i < mine.size(); ++i)
+      same = mine[i]->name == theirs[i]->name &&
+             mine[i]->kind == theirs[i]->kind &&
+             mine[i]->dtype == theirs[i]->dtype &&
+             mine[i]->shape == theirs[i]->shape &&
+             mine[i]->role == theirs[i]->role;
+    bool tma = llvm::any_of(abi.params, [](const ABIParam &p) {
+      return p.kind == ABIParam::Kind::TensorMap;
+    });
+    if (same && !tma)
+      return success();
+    return op->emitOpError()
+           << "has a fallback (strategy "
+           << stringifyTileStrategy(config.getStrategy()) << ") whose kernel "
+           << (tma ? "reads through tensor maps"
+                   : "takes other arguments than the first")
+           << "; a fallback must take the same tensors and scalars and "
+              "address them by pointer";
+  }
+
   LogicalResult buildKernel(OpBuilder &b, ModuleOp module, Attribute target,
-                            StringRef name, Operation *op) {
+                            StringRef name, Operation *op, KernelABI &abi,
+                            FlashConfigAttr config, StringRef fallback) {
     b.setInsertionPointToEnd(module.getBody());
     auto gpuModule = gpu::GPUModuleOp::create(
         b, op->getLoc(), (name + "_module").str(), b.getArrayAttr({target}));
-    KernelABI abi;
     FailureOr<gpu::GPUFuncOp> kernel = failure();
     if (auto fusion = dyn_cast<FusionOp>(op)) {
       kernel = buildFusionKernel(b, gpuModule, name, fusion, abi,
                                  fusionAccessesPerThread);
     } else {
-      kernel = buildFlashAttentionKernel(b, gpuModule, name,
-                                         cast<scf::ForallOp>(op), chip, abi);
+      kernel = buildFlashAttentionKernel(
+          b, gpuModule, name, cast<scf::ForallOp>(op), chip, abi, config);
     }
     if (failed(kernel)) {
       gpuModule.erase();
       return failure();
     }
     abi.name = name.str();
+    abi.fallback = fallback.str();
     // Tile options can ask for more shared memory than the chip gives a
     // block (block-kv = 1024 at d = 128 is 1.13 MB): refused here, not at
     // launch.

@@ -87,9 +87,10 @@ void FlashKernelBuilder::planParameters() {
     p.dtype = std::move(dt);
     p.shape = std::move(shape);
     p.role = role;
-    p.align = strategy->rowAlignmentBytes();
-    // Q, K, V and O rows move with the strategy's wide accesses; the
-    // logsumexp is written one f32 at a time and may have any stride.
+    // Q, K, V and O rows move with the strategy's accesses; the logsumexp
+    // is written one f32 at a time and may have any stride.
+    p.align = rows ? strategy->rowAlignmentBytes()
+                   : std::max<int64_t>(strategy->rowAlignmentBytes(), 4);
     if (rows)
       p.rowAlign = strategy->rowAlignmentBytes();
     push(std::move(p));
@@ -650,7 +651,8 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   // runtime, from this generic rule.
   auto qType = cast<RankedTensorType>(form.query.getType());
   auto kType = cast<RankedTensorType>(form.key.getType());
-  if (qType.isDynamicDim(1) && kType.isDynamicDim(1))
+  // (Attention of one tensor with itself names its heads H only.)
+  if (form.query != form.key && qType.isDynamicDim(1) && kType.isDynamicDim(1))
     abi.constraints.push_back(ABIConstraint::divisible("H", "Hkv"));
 
   OpBuilder::InsertionGuard guard(b);
@@ -708,12 +710,15 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
 FailureOr<gpu::GPUFuncOp>
 attnc::buildFlashAttentionKernel(OpBuilder &b, gpu::GPUModuleOp module,
                                  StringRef name, scf::ForallOp flashForm,
-                                 StringRef chip, KernelABI &abi) {
+                                 StringRef chip, KernelABI &abi,
+                                 FlashConfigAttr config) {
   if (failed(rerollFlashForm(flashForm)))
     return failure();
   FailureOr<FlashForm> form = analyzeFlashForm(flashForm);
   if (failed(form))
     return failure();
+  if (config)
+    form->config = config;
   FlashKernelBuilder builder(b, *form, name, chip, abi);
   // On failure the caller drops the whole gpu.module, half-built kernel
   // included.

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -138,7 +139,8 @@ std::pair<Value, Value> clampedRowChunk(OpBuilder &b, Location loc,
 
 void storeAccumulatorRows(OpBuilder &b, Location loc,
                           const AccumulatorTiles &layout, ArrayRef<Value> acc,
-                          const GlobalTile &o, Type elemType) {
+                          const GlobalTile &o, Type elemType,
+                          bool elementWise) {
   auto idx = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };
@@ -161,9 +163,16 @@ void storeAccumulatorRows(OpBuilder &b, Location loc,
       int64_t base = (sl * nTiles + n) * 4 + 2 * half;
       Value off = arith::AddIOp::create(
           b, loc, rowOff, arith::AddIOp::create(b, loc, col0, idx(n * kN)));
-      vector::StoreOp::create(
-          b, loc, packPair(b, loc, elemType, acc[base], acc[base + 1]), o.mem,
-          ValueRange{off}, /*nontemporal=*/false, llvm::MaybeAlign(4));
+      Value pair = packPair(b, loc, elemType, acc[base], acc[base + 1]);
+      if (!elementWise) {
+        vector::StoreOp::create(b, loc, pair, o.mem, ValueRange{off},
+                                /*nontemporal=*/false, llvm::MaybeAlign(4));
+        continue;
+      }
+      for (int64_t i = 0; i < 2; ++i)
+        memref::StoreOp::create(
+            b, loc, vector::ExtractOp::create(b, loc, pair, i), o.mem,
+            ValueRange{arith::AddIOp::create(b, loc, off, idx(i))});
     }
   }
 }

@@ -110,12 +110,13 @@ clampedRowChunk(mlir::OpBuilder &b, mlir::Location loc, const GlobalTile &src,
                 mlir::Value row, mlir::Value col, int64_t elems);
 
 /// Stores accumulators of `layout` (f32) rounded to `elemType`: each thread
-/// its (cols 2t, 2t+1) pairs of rows g and g+8 as one 4-byte store; rows
-/// past `o.rowLimit` are skipped.
+/// its (cols 2t, 2t+1) pairs of rows g and g+8 as one 4-byte store, or as
+/// two element stores with `elementWise` (O aligned to its element only);
+/// rows past `o.rowLimit` are skipped.
 void storeAccumulatorRows(mlir::OpBuilder &b, mlir::Location loc,
                           const AccumulatorTiles &layout,
                           llvm::ArrayRef<mlir::Value> acc, const GlobalTile &o,
-                          mlir::Type elemType);
+                          mlir::Type elemType, bool elementWise = false);
 
 } // namespace attnc::mma
 

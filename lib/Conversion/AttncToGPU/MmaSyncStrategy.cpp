@@ -12,10 +12,16 @@
 // tensor's end zero-filled), K/V through `stages` buffers; QKᵀ and PV run
 // on tensor cores through ldmatrix + mma.sync, P staying in registers.
 //
+// mma_sync_unaligned is the same kernel with element-wide global accesses
+// (plain loads and stores of one element): Q, K, V and O then need only be
+// aligned to their element, which is what a fallback for tensors that TMA
+// and cp.async cannot address needs.
+//
 //===----------------------------------------------------------------------===//
 
 #include "TileStrategy.h"
 #include "attnc/Conversion/AttncToGPU/KernelUtils.h"
+#include "attnc/Target/TargetDescription.h"
 
 #include "MmaFragments.h"
 
@@ -33,10 +39,6 @@ using namespace attnc;
 
 namespace {
 
-/// Padding after each shared-memory row: one 16-byte access. With rows of
-/// 128 or 256 bytes the eight row addresses of an ldmatrix phase then fall
-/// in eight different 16-byte bank groups (no bank conflicts).
-constexpr int64_t kSmemRowPadBytes = 16;
 /// Bytes per cp.async: the largest size, and the only one `.cg` (bypass L1)
 /// accepts.
 constexpr int64_t kCopyBytes = 16;
@@ -54,35 +56,36 @@ Value pinInLoop(OpBuilder &b, Location loc, Value v) {
 
 class MmaSyncStrategy : public AttentionTileStrategy {
 public:
-  MmaSyncStrategy(const TileShape &s, Location loc)
-      : s(s), loc(loc), slabs(s.blockQ / (s.warps * mma::kM)),
-        dTiles(s.headDim / mma::kN),
-        rowElems(s.headDim +
-                 kSmemRowPadBytes * 8 / s.elementType.getIntOrFloatBitWidth()),
+  MmaSyncStrategy(const TileShape &s, Location loc, bool elementAccess)
+      : s(s), loc(loc), elementAccess(elementAccess),
+        slabs(s.blockQ / (s.warps * mma::kM)), dTiles(s.headDim / mma::kN),
+        rowElems(s.headDim + kMmaSyncRowPadBytes * 8 /
+                                 s.elementType.getIntOrFloatBitWidth()),
         scores(slabs, s.blockKV / mma::kN, w), output(slabs, dTiles, w) {}
 
   LogicalResult verify(Location diagLoc) const override;
   int64_t threadsPerBlock() const override { return s.warps * mma::kWarpSize; }
   int64_t sharedMemoryBytes() const override {
-    int64_t rowBytes = rowElems * s.elementType.getIntOrFloatBitWidth() / 8;
-    return rowBytes * (s.blockQ + 2 * s.stages * s.blockKV);
+    return mmaSyncSharedMemoryBytes(s.blockQ, s.blockKV, s.headDim,
+                                    s.elementType.getIntOrFloatBitWidth(),
+                                    s.stages);
   }
-  int64_t rowAlignmentBytes() const override { return kCopyBytes; }
+  int64_t rowAlignmentBytes() const override {
+    return elementAccess ? elementBytes() : kCopyBytes;
+  }
   const AccumulatorLayout &scoreLayout() const override { return scores; }
   const AccumulatorLayout &outputLayout() const override { return output; }
 
   void emitPrologue(OpBuilder &b) override;
   void loadQuery(OpBuilder &b, const GlobalTile &q) override {
     emitTileCopy(b, q, qSmem, Value(), s.blockQ);
-    nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType(b), pending);
-    pending.clear();
+    commitGroup(b);
   }
   void loadKV(OpBuilder &b, const GlobalTile &k, const GlobalTile &v,
               Value stage) override {
     emitTileCopy(b, k, kSmem, stage, s.blockKV);
     emitTileCopy(b, v, vSmem, stage, s.blockKV);
-    nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType(b), pending);
-    pending.clear();
+    commitGroup(b);
   }
   void waitLoads(OpBuilder &b) override {
     NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
@@ -106,12 +109,30 @@ private:
   Type tokenType(OpBuilder &b) {
     return nvgpu::DeviceAsyncTokenType::get(b.getContext());
   }
+  /// Closes the cp.async group of the copies since the last one (element
+  /// accesses have none).
+  void commitGroup(OpBuilder &b) {
+    if (!pending.empty())
+      nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType(b), pending);
+    pending.clear();
+  }
+  int64_t elementBytes() const {
+    return s.elementType.getIntOrFloatBitWidth() / 8;
+  }
+  /// Elements one thread moves per global access.
+  int64_t elemsPerAccess() const {
+    return elementAccess ? 1 : kCopyBytes / elementBytes();
+  }
   void emitTileCopy(OpBuilder &b, const GlobalTile &src, Value smem,
                     Value stage, int64_t rows);
+  void emitElementCopy(OpBuilder &b, const GlobalTile &src, Value smem,
+                       Value stage, int64_t rows);
   mma::FragA loadQFragment(OpBuilder &b, int64_t slab, int64_t kStep);
 
   TileShape s;
   Location loc;
+  /// mma_sync_unaligned: plain element loads and stores in global memory.
+  const bool elementAccess;
   const int64_t slabs;    // 16-row slabs per warp
   const int64_t dTiles;   // n8 tiles across the head dimension
   const int64_t rowElems; // shared-memory row length incl. padding
@@ -142,14 +163,16 @@ LogicalResult MmaSyncStrategy::verify(Location diagLoc) const {
                               << ") must give each of the " << s.warps
                               << " warps 16 or 32 query rows";
   int64_t threads = s.warps * mma::kWarpSize;
-  int64_t copiesPerRow = s.headDim * 2 / kCopyBytes;
+  int64_t copiesPerRow = s.headDim / elemsPerAccess();
+  // Element accesses guard their last pass over a tile; 16-byte copies
+  // need whole passes.
   if (s.blockKV % (2 * mma::kN) != 0 || threads % copiesPerRow != 0 ||
-      s.blockKV % (threads / copiesPerRow) != 0 ||
-      s.blockQ % (threads / copiesPerRow) != 0)
+      (!elementAccess && (s.blockKV % (threads / copiesPerRow) != 0 ||
+                          s.blockQ % (threads / copiesPerRow) != 0)))
     return emitError(diagLoc)
            << "mma_sync strategy: block_kv (" << s.blockKV
-           << ") must be a multiple of 16 and of the rows one cp.async pass "
-              "covers";
+           << ") must be a multiple of 16 and of the rows one pass of "
+           << threads << " threads copies";
   // Each warp holds its rows' block_kv scores in registers (and the kernel
   // builder unrolls over them): found by the fuzzer as a hang at 2^31.
   if (s.blockKV > kMaxBlockKV)
@@ -201,7 +224,9 @@ void MmaSyncStrategy::emitPrologue(OpBuilder &b) {
 /// a clamped, in-bounds address.
 void MmaSyncStrategy::emitTileCopy(OpBuilder &b, const GlobalTile &src,
                                    Value smem, Value stage, int64_t rows) {
-  int64_t elemsPerCopy = kCopyBytes * 8 / s.elementType.getIntOrFloatBitWidth();
+  if (elementAccess)
+    return emitElementCopy(b, src, smem, stage, rows);
+  int64_t elemsPerCopy = elemsPerAccess();
   int64_t copiesPerRow = s.headDim / elemsPerCopy;
   int64_t rowsPerPass = threadsPerBlock() / copiesPerRow;
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -220,6 +245,59 @@ void MmaSyncStrategy::emitTileCopy(OpBuilder &b, const GlobalTile &src,
     pending.push_back(nvgpu::DeviceAsyncCopyOp::create(
         b, loc, tokenType(b), smem, dstIdx, src.mem, ValueRange{srcIdx},
         b.getIndexAttr(elemsPerCopy), srcElems, b.getUnitAttr()));
+  }
+}
+
+/// Element accesses: each thread loads one element per pass over the tile
+/// and stores it (zero past the limit); the next waitLoads' barrier
+/// publishes the stores like a cp.async. The passes are a loop of
+/// kElementPassesInFlight passes per iteration: unrolled whole, a tile's
+/// 64 loads per thread in flight at once spill registers (404 bytes at
+/// d = 128) and take ptxas seconds.
+void MmaSyncStrategy::emitElementCopy(OpBuilder &b, const GlobalTile &src,
+                                      Value smem, Value stage, int64_t rows) {
+  constexpr int64_t kElementPassesInFlight = 8;
+  int64_t rowsPerPass = threadsPerBlock() / s.headDim;
+  int64_t passes = llvm::divideCeil(rows, rowsPerPass);
+  int64_t iterations = llvm::divideCeil(passes, kElementPassesInFlight);
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value row0 = arith::DivUIOp::create(b, loc, tid, idx(b, s.headDim));
+  Value col = arith::RemUIOp::create(b, loc, tid, idx(b, s.headDim));
+  Value zero = arith::ConstantOp::create(b, loc, s.elementType,
+                                         b.getFloatAttr(s.elementType, 0.0));
+  auto loop =
+      scf::ForOp::create(b, loc, idx(b, 0), idx(b, iterations), idx(b, 1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value first = arith::AddIOp::create(
+      b, loc, row0,
+      arith::MulIOp::create(b, loc, loop.getInductionVar(),
+                            idx(b, kElementPassesInFlight * rowsPerPass)));
+  // Loads first, then stores, so the iteration's loads are in flight
+  // together.
+  SmallVector<std::pair<Value, Value>> loaded;
+  for (int64_t p = 0; p < kElementPassesInFlight; ++p) {
+    Value row = arith::AddIOp::create(b, loc, first, idx(b, p * rowsPerPass));
+    auto [srcIdx, srcElems] = mma::clampedRowChunk(b, loc, src, row, col, 1);
+    Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                        srcElems, idx(b, 0));
+    Value x = memref::LoadOp::create(b, loc, src.mem, ValueRange{srcIdx});
+    loaded.push_back(
+        {row, arith::SelectOp::create(b, loc, valid, x, zero).getResult()});
+  }
+  for (auto [row, x] : loaded) {
+    OpBuilder::InsertionGuard g(b);
+    auto inTile = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                              idx(b, rows)),
+        /*withElseRegion=*/false);
+    b.setInsertionPointToStart(inTile.thenBlock());
+    SmallVector<Value, 3> dstIdx;
+    if (stage)
+      dstIdx.push_back(stage);
+    dstIdx.append({row, col});
+    memref::StoreOp::create(b, loc, x, smem, dstIdx);
   }
 }
 
@@ -360,7 +438,8 @@ void MmaSyncStrategy::accumulatePV(OpBuilder &b, Value stage,
 
 void MmaSyncStrategy::storeOutput(OpBuilder &b, ArrayRef<Value> acc,
                                   const GlobalTile &o) {
-  mma::storeAccumulatorRows(b, loc, output, acc, o, s.elementType);
+  mma::storeAccumulatorRows(b, loc, output, acc, o, s.elementType,
+                            elementAccess);
 }
 
 std::unique_ptr<AttentionTileStrategy>
@@ -368,7 +447,9 @@ attnc::createTileStrategy(TileStrategy kind, const TileShape &shape,
                           Location loc) {
   switch (kind) {
   case TileStrategy::mma_sync:
-    return std::make_unique<MmaSyncStrategy>(shape, loc);
+  case TileStrategy::mma_sync_unaligned:
+    return std::make_unique<MmaSyncStrategy>(
+        shape, loc, kind == TileStrategy::mma_sync_unaligned);
   case TileStrategy::wgmma:
     return createWgmmaTileStrategy(shape, loc, /*producerWarp=*/false,
                                    /*persistentGrid=*/false);

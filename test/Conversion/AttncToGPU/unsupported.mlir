@@ -129,3 +129,27 @@ func.func @huge_block_kv(%q: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
   %o = attnc.attention %q, %q, %q {config = #attnc.flash_config<block_q = 64, block_kv = 2147483648, warps = 4, stages = 2, strategy = mma_sync>, scale = 0.125 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
   return %o : tensor<?x?x?x64xbf16>
 }
+
+// -----
+
+// A fallback exists for tensors TMA cannot address: one that reads through
+// tensor maps itself is refused.
+func.func @tma_fallback(%q: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  // expected-error @+1 {{has a fallback (strategy wgmma_ws) whose kernel reads through tensor maps; a fallback must take the same tensors and scalars and address them by pointer}}
+  %o = attnc.attention %q, %q, %q {config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = mma_sync, fallback = <block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = wgmma_ws>>, scale = 0.125 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// The fallback of @f is kernel f_fallback, which a function of that name
+// already is.
+func.func @f_fallback(%q: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %o = attnc.attention %q, %q, %q {scale = 0.125 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+}
+func.func @f(%q: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  // expected-error @+1 {{would have fallback kernel 'f_fallback', a name another kernel of this module has or that is not a C identifier of at most 200 characters; rename the function}}
+  %o = attnc.attention %q, %q, %q {config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = mma_sync_unaligned>>, scale = 0.125 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+}

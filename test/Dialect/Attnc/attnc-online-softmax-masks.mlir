@@ -20,17 +20,18 @@
 // DEFAULT: attnc.flash_config = #attnc.flash_config<block_q = 256,
 // wgmma keeps its two-warpgroup query tile and halves the K/V tile instead
 // (at d = 128); wgmma_ws (sm_90a's default: three consumer warpgroups at
-// d = 64, two above) keeps both.
+// d = 64, two above) keeps both, and has an mma_sync_unaligned fallback of
+// the same tiles for tensors TMA cannot address.
 // WGMMA-LABEL: func.func @window
-// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 192, block_kv = 128, warps = 12, stages = 2, strategy = wgmma_ws>
+// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 192, block_kv = 128, warps = 12, stages = 2, strategy = wgmma_ws, fallback = <block_q = 192, block_kv = 128, warps = 12, stages = 2, strategy = mma_sync_unaligned>>
 // HALF-LABEL: func.func @window_d128
 // HALF: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = wgmma>
 // HALF-LABEL: func.func @prefix_d128
 // HALF: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma>
 // WGMMA-LABEL: func.func @window_d128
-// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws>
+// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
 // WGMMA-LABEL: func.func @prefix_d128
-// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws>
+// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
 // CHECK-LABEL: func.func @window
 // CHECK:     %[[M:.*]] = affine.min affine_map<(d0)[s0] -> (128, d0 * -128 + s0)>(%[[T:.*]])[%{{.*}}]
 // CHECK:     %[[F0:.*]] = affine.max affine_map<(d0) -> (d0 * 2 - 16, 0)>(%[[T]])

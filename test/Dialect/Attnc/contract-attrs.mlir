@@ -18,7 +18,8 @@
 // CHECK-SAME: workspace<"rows", bytes = [B, H, ceil_div(Sq, 128), 8]>],
 // CHECK-SAME: grid = {{\[\[}}ceil_div(Sq, 128)], [H], [B]], block = [256, 1, 1], shared_memory = 99328,
 // CHECK-SAME: constraints = [divisible(H, Hkv), equal(Skv, Skv), min(Sq, 1)],
-// CHECK-SAME: attrs = {block_q = 128 : i64, causal = true, note = "v2", scale = 1.250000e-01 : f64}>
+// CHECK-SAME: attrs = {block_q = 128 : i64, causal = true, note = "v2", scale = 1.250000e-01 : f64},
+// CHECK-SAME: fallback = @attn_fallback>
 gpu.module @attn_module attributes {attnc.launch_contract = #attnc.launch_contract<
     kernel = @attn, kind = "attention",
     params = [tensor<"q", bf16, [B, H, Sq, 128], input, align = 16, row_align = 16>,
@@ -34,6 +35,7 @@ gpu.module @attn_module attributes {attnc.launch_contract = #attnc.launch_contra
               workspace<"rows", bytes = [B, H, ceil_div(Sq, 128), 8]>],
     grid = [[ceil_div(Sq, 128)], [H], [B]], block = [256, 1, 1], shared_memory = 99328,
     constraints = [divisible(H, Hkv), equal(Skv, Skv), min(Sq, 1)],
+    fallback = @attn_fallback,
     attrs = {causal = true, scale = 0.125 : f64, block_q = 128 : i64, note = "v2"}>} {
   llvm.func @attn(%q: !llvm.ptr<1>, %o: !llvm.ptr<1>, %lse: !llvm.ptr<1>, %k: !llvm.ptr<1>,
                   %b: i64, %sq: i32, %qs0: i64, %scale: f32, %qmap: !llvm.ptr, %kmap: !llvm.ptr,

@@ -535,6 +535,21 @@ func.func @flash_config_stages() attributes {c = #attnc.flash_config<block_q = 2
 
 // -----
 
+// expected-error @+1 {{fallback tiles (block_q = 128, block_kv = 64) must be the config's (128, 128): both kernels lower the same loops}}
+func.func @flash_config_fallback_tiles() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = mma_sync_unaligned>>} { return }
+
+// -----
+
+// expected-error @+1 {{a fallback has no fallback of its own}}
+func.func @flash_config_fallback_chain() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync, fallback = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>>} { return }
+
+// -----
+
+// expected-error @+1 {{fallback strategy wgmma_ws is the config's own}}
+func.func @flash_config_fallback_same() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws>>} { return }
+
+// -----
+
 // expected-error @+1 {{'attnc.flash_config' must be a #attnc.flash_config, got 4 : i64}}
 func.func @flash_config_kind() attributes {attnc.flash_config = 4} { return }
 
@@ -743,6 +758,11 @@ func.func @workspace_bytes() attributes {c = #attnc.workspace_param<"w", bytes =
 
 // expected-error @+1 {{launch contract needs a kernel and a kind}}
 func.func @contract_kind() attributes {c = #attnc.launch_contract<kernel = @k, kind = "", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{launch contract of 'k' names fallback 'k', which must be another kernel's name}}
+func.func @contract_fallback_self() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0, fallback = @k>} { return }
 
 // -----
 

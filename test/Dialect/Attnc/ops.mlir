@@ -155,7 +155,7 @@ func.func @unmasked(%q: tensor<1x2x16x64xbf16>, %k: tensor<1x2x32x64xbf16>, %v: 
 // CHECK-SAME: %[[S:[^:]+]]: f32
 // CHECK: %[[SQ:.+]] = tensor.dim
 // CHECK: %[[SKV:.+]] = tensor.dim
-// CHECK: attnc.attention %{{.*}}, %{{.*}}, %{{.*}} runtime_scale(%[[S]]) {config = #attnc.flash_config<block_q = 128, block_kv = 32, warps = 4, stages = 2, strategy = mma_sync>, scale = 1.250000e-01 : f64}
+// CHECK: attnc.attention %{{.*}}, %{{.*}}, %{{.*}} runtime_scale(%[[S]]) {config = #attnc.flash_config<block_q = 128, block_kv = 32, warps = 4, stages = 2, strategy = mma_sync, fallback = <block_q = 128, block_kv = 32, warps = 4, stages = 2, strategy = mma_sync_unaligned>>, scale = 1.250000e-01 : f64}
 // CHECK-SAME: -> tensor<?x?x?x64xbf16> score {
 // CHECK-NEXT: ^bb0(%[[X:.+]]: f32, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index):
 // CHECK:   math.tanh
@@ -173,7 +173,7 @@ func.func @all_parts(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: t
   %sq = tensor.dim %q, %c2 : tensor<?x?x?x64xbf16>
   %skv = tensor.dim %k, %c2 : tensor<?x?x?x64xbf16>
   %o = attnc.attention %q, %k, %v runtime_scale(%s)
-      {config = #attnc.flash_config<block_q = 128, block_kv = 32, warps = 4, stages = 2, strategy = mma_sync>, scale = 0.125 : f64}
+      {config = #attnc.flash_config<block_q = 128, block_kv = 32, warps = 4, stages = 2, strategy = mma_sync, fallback = #attnc.flash_config<block_q = 128, block_kv = 32, warps = 4, stages = 2, strategy = mma_sync_unaligned>>, scale = 0.125 : f64}
       : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
       score {
       ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):

@@ -18,6 +18,7 @@
 #define ATTNC_CONVERSION_ATTNCTOGPU_FLASHATTENTIONKERNEL_H
 
 #include "attnc/Conversion/KernelABI.h"
+#include "attnc/Dialect/Attnc/IR/AttncAttrs.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
@@ -31,12 +32,14 @@ namespace attnc {
 /// O and the logsumexp of each query row (natural log, f32; -inf and O = 0
 /// for a row that sees no key). Fills `abi` with the launch contract of
 /// docs/abi.md. `chip` is the kernel's target (strategies refuse chips
-/// that lack their instructions). Fails with a diagnostic on the op it
-/// cannot lower.
+/// that lack their instructions). `config`, when given, replaces the
+/// forall's #attnc.flash_config (its fallback's, which lowers the same
+/// loops). Fails with a diagnostic on the op it cannot lower.
 mlir::FailureOr<mlir::gpu::GPUFuncOp>
 buildFlashAttentionKernel(mlir::OpBuilder &b, mlir::gpu::GPUModuleOp module,
                           llvm::StringRef name, mlir::scf::ForallOp flashForm,
-                          llvm::StringRef chip, KernelABI &abi);
+                          llvm::StringRef chip, KernelABI &abi,
+                          FlashConfigAttr config = {});
 
 } // namespace attnc
 

@@ -48,7 +48,8 @@ void AttncDialect::registerAttributes() {
 LogicalResult
 FlashConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         int64_t blockQ, int64_t blockKV, int64_t warps,
-                        int64_t stages, TileStrategy strategy) {
+                        int64_t stages, TileStrategy strategy,
+                        FlashConfigAttr fallback) {
   if (blockQ <= 0 || blockKV <= 0)
     return emitError() << "block_q and block_kv must be positive, got "
                        << blockQ << " and " << blockKV;
@@ -58,6 +59,19 @@ FlashConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << ")";
   if (stages < 1)
     return emitError() << "stages must be at least 1, got " << stages;
+  if (!fallback)
+    return success();
+  // The fallback lowers the same loops, whose steps are the tiles.
+  if (fallback.getBlockQ() != blockQ || fallback.getBlockKV() != blockKV)
+    return emitError() << "fallback tiles (block_q = " << fallback.getBlockQ()
+                       << ", block_kv = " << fallback.getBlockKV()
+                       << ") must be the config's (" << blockQ << ", "
+                       << blockKV << "): both kernels lower the same loops";
+  if (fallback.getFallback())
+    return emitError() << "a fallback has no fallback of its own";
+  if (fallback.getStrategy() == strategy)
+    return emitError() << "fallback strategy " << stringifyEnum(strategy)
+                       << " is the config's own";
   return success();
 }
 

@@ -536,13 +536,18 @@ LogicalResult LaunchContractAttr::verify(
     StringRef kind, ArrayRef<Attribute> params, ArrayRef<GridFactorAttr> gridX,
     ArrayRef<GridFactorAttr> gridY, ArrayRef<GridFactorAttr> gridZ,
     ArrayRef<int64_t> block, int64_t sharedMemory,
-    ArrayRef<ConstraintAttr> constraints, DictionaryAttr attrs) {
+    ArrayRef<ConstraintAttr> constraints, DictionaryAttr attrs,
+    StringRef fallback) {
   if (kernel.empty() || kind.empty())
     return emitError() << "launch contract needs a kernel and a kind";
   if (!isKernelName(kernel))
     return emitError() << "launch contract names kernel '" << kernel
                        << "'; a kernel name is a C identifier of at most "
                        << kMaxKernelNameLength << " characters";
+  if (!fallback.empty() && (!isKernelName(fallback) || fallback == kernel))
+    return emitError() << "launch contract of '" << kernel
+                       << "' names fallback '" << fallback
+                       << "', which must be another kernel's name";
   llvm::StringSet<> names, bound;
   llvm::StringMap<TensorParamAttr> tensors;
   for (auto [i, a] : llvm::enumerate(params)) {
@@ -698,6 +703,7 @@ Attribute LaunchContractAttr::parse(AsmParser &parser, Type) {
   int64_t sharedMemory = 0;
   SmallVector<ConstraintAttr> constraints;
   DictionaryAttr attrs = DictionaryAttr::get(parser.getContext());
+  StringAttr fallback;
   if (parser.parseLess() || parser.parseKeyword("kernel") ||
       parser.parseEqual() || parser.parseSymbolName(kernel) ||
       parser.parseComma() || parser.parseKeyword("kind") ||
@@ -741,6 +747,11 @@ Attribute LaunchContractAttr::parse(AsmParser &parser, Type) {
         return {};
       continue;
     }
+    if (succeeded(parser.parseOptionalKeyword("fallback"))) {
+      if (parser.parseEqual() || parser.parseSymbolName(fallback))
+        return {};
+      continue;
+    }
     if (parser.parseKeyword("attrs") || parser.parseEqual() ||
         parser.parseAttribute(attrs))
       return {};
@@ -752,7 +763,8 @@ Attribute LaunchContractAttr::parse(AsmParser &parser, Type) {
       kernel.getValue(), StringRef(kind), ArrayRef<Attribute>(params),
       ArrayRef<GridFactorAttr>(grid[0]), ArrayRef<GridFactorAttr>(grid[1]),
       ArrayRef<GridFactorAttr>(grid[2]), ArrayRef<int64_t>(block), sharedMemory,
-      ArrayRef<ConstraintAttr>(constraints), attrs);
+      ArrayRef<ConstraintAttr>(constraints), attrs,
+      fallback ? fallback.getValue() : StringRef());
 }
 
 void LaunchContractAttr::print(AsmPrinter &printer) const {
@@ -779,6 +791,10 @@ void LaunchContractAttr::print(AsmPrinter &printer) const {
   if (getAttrs() && !getAttrs().empty()) {
     printer << ", attrs = ";
     printer.printAttribute(getAttrs());
+  }
+  if (!getFallback().empty()) {
+    printer << ", fallback = ";
+    printer.printSymbolName(getFallback());
   }
   printer << '>';
 }

@@ -602,8 +602,10 @@ struct AttncOnlineSoftmaxPass
       if (!kind)
         return emitError(loc)
                << "unknown tile strategy '" << strategy << "' for --" DEBUG_TYPE
-               << "; known: mma_sync, wgmma, wgmma_ws, wgmma_ws_persistent";
+               << "; known: mma_sync, wgmma, wgmma_ws, wgmma_ws_persistent, "
+                  "mma_sync_unaligned";
       if (*kind != TileStrategy::mma_sync &&
+          *kind != TileStrategy::mma_sync_unaligned &&
           !target->hasFeature(TargetFeature::Wgmma))
         return emitError(loc) << "tile strategy " << strategy
                               << " needs warpgroup MMAs, which " << chip
@@ -671,6 +673,10 @@ struct AttncOnlineSoftmaxPass
                              : getConfig(headDim, !op.getMask().empty());
       if (succeeded(config) && !op.getConfigAttr() && blockQ == 0)
         config = narrowForWindow(op, *config, headDim);
+      if (succeeded(config) && !op.getConfigAttr() && fallback)
+        config = lookupTargetDescription(chip)->withFallback(
+            *config, headDim,
+            op.getQuery().getType().getElementType().getIntOrFloatBitWidth());
       if (failed(config) ||
           failed(convertToOnlineAttention(rewriter, op, *config)))
         return signalPassFailure();

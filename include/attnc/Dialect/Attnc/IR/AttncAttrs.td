@@ -33,7 +33,8 @@ def Attnc_TileStrategy : I32EnumAttr<"TileStrategy",
     "how a flash-form attention kernel moves tiles and multiplies them", [
       I32EnumAttrCase<"mma_sync", 0>, I32EnumAttrCase<"wgmma", 1>,
       I32EnumAttrCase<"wgmma_ws", 2>,
-      I32EnumAttrCase<"wgmma_ws_persistent", 3>]> {
+      I32EnumAttrCase<"wgmma_ws_persistent", 3>,
+      I32EnumAttrCase<"mma_sync_unaligned", 4>]> {
   let cppNamespace = "::attnc";
   let genSpecializedAttr = 0;
 }
@@ -69,21 +70,46 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
       registers to them; Q, K and V come by TMA) or `wgmma_ws_persistent`
       (the same, on a grid of one CTA per SM that walks the forall's
       iterations itself, so the producer loads the next tile's K/V while
-      the consumers store the current one's output).
+      the consumers store the current one's output) or `mma_sync_unaligned`
+      (mma_sync with element-wide global loads and stores instead of 16-byte
+      ones: slower, but Q, K, V and O need only be aligned to their element
+      size; it exists to be a fallback).
+    - `fallback` (optional): the configuration of a second kernel of the
+      same flash form, for tensors the first cannot address (TMA needs the
+      base and every outer stride 16-byte aligned). Same `block_q` and
+      `block_kv` (it lowers the same loops), no fallback of its own;
+      `--attnc-convert-to-gpu` builds both and names the second in the
+      first's launch contract, and the runtime runs it on the tensors the
+      first refuses and it accepts.
 
     Example:
 
     ```mlir
     #attnc.flash_config<block_q = 256, block_kv = 64, warps = 8, stages = 2,
                         strategy = mma_sync>
+    #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2,
+      strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128,
+      warps = 8, stages = 2, strategy = mma_sync_unaligned>>
     ```
   }];
   let parameters = (ins "int64_t":$blockQ, "int64_t":$blockKV,
                         "int64_t":$warps, "int64_t":$stages,
-                        "::attnc::TileStrategy":$strategy);
+                        "::attnc::TileStrategy":$strategy,
+                        OptionalParameter<"::attnc::FlashConfigAttr">:
+                            $fallback);
+  let builders = [
+    AttrBuilder<(ins "int64_t":$blockQ, "int64_t":$blockKV, "int64_t":$warps,
+                     "int64_t":$stages, "::attnc::TileStrategy":$strategy,
+                     CArg<"::attnc::FlashConfigAttr", "{}">:$fallback), [{
+      return $_get($_ctxt, blockQ, blockKV, warps, stages, strategy,
+                   fallback);
+    }]>
+  ];
+  let skipDefaultBuilders = 1;
   let assemblyFormat = [{
     `<` `block_q` `=` $blockQ `,` `block_kv` `=` $blockKV `,` `warps` `=`
-    $warps `,` `stages` `=` $stages `,` `strategy` `=` $strategy `>`
+    $warps `,` `stages` `=` $stages `,` `strategy` `=` $strategy
+    (`,` `fallback` `=` $fallback^)? `>`
   }];
   let genVerifyDecl = 1;
 }

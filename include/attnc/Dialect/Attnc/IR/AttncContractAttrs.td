@@ -273,6 +273,11 @@ def Attnc_LaunchContractAttr
     - `constraints` (optional): rules on size symbols checked before launch.
     - `attrs` (optional): what was compiled in (causal, scale, tiles);
       booleans, integers, floats and strings, informational only.
+    - `fallback` (optional): another kernel of the same program, built from
+      the same op with the same caller-supplied parameters (tensors,
+      workspaces, scalars: names, types, shapes and roles) but weaker
+      alignment rules; a host runs it on the tensors this kernel refuses
+      and it accepts (TMA's 16-byte rules, for one).
 
     The verifier checks that names are unique, that strides and tensor maps
     name a tensor parameter and a dimension it has, and that every size
@@ -302,7 +307,9 @@ def Attnc_LaunchContractAttr
                         "int64_t":$sharedMemory,
                         ArrayRefParameter<"::attnc::ConstraintAttr">:
                             $constraints,
-                        "::mlir::DictionaryAttr":$attrs);
+                        "::mlir::DictionaryAttr":$attrs,
+                        StringRefParameter<"fallback kernel", "\"\"">:
+                            $fallback);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -211,11 +211,14 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
     Option<"blockKV", "block-kv", "int64_t", /*default=*/"0",
            "key/value rows per tile (0: from the target description)">,
     Option<"strategy", "strategy", "std::string", /*default=*/"\"\"",
-           "tile strategy: mma_sync, wgmma, wgmma_ws or wgmma_ws_persistent (empty: the target's default; "
+           "tile strategy: mma_sync, wgmma, wgmma_ws, wgmma_ws_persistent or mma_sync_unaligned (empty: the target's default; "
            "the wgmma ones need a target with warpgroup MMAs, sm_90a)">,
     Option<"stages", "stages", "int64_t", /*default=*/"0",
            "K/V tiles in flight in shared memory (0: the target's default; "
            "the strategy checks what it supports)">,
+    Option<"fallback", "fallback", "bool", /*default=*/"true",
+           "give kernels that read by TMA an mma_sync_unaligned fallback "
+           "for tensors TMA cannot address (when its shared memory fits)">,
   ];
 }
 
