@@ -12,6 +12,7 @@ and small chains for bitwise dropout masks and p = 0.
 """
 
 import argparse
+import concurrent.futures
 import json
 import math
 import os
@@ -340,12 +341,15 @@ def main():
                     help="also compile this many attention graphs of "
                          "fuzz/gen_graphs.py (seed 2026) as attn_gen_* "
                          "modules: the differential test of run_tests.py")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help="compiles at once (default: the CPU count)")
     args = ap.parse_args()
     out = Path(args.out)
     (out / "mlir").mkdir(parents=True, exist_ok=True)
     (out / "lib").mkdir(parents=True, exist_ok=True)
     shutil.copy2(args.runtime, out / "lib" / "libattnc_runtime.so")
     failed = []
+    jobs = []
     for name, text in sources().items():
         if args.only not in name:
             continue
@@ -354,8 +358,8 @@ def main():
         mdir = out / "modules" / name
         if mdir.exists():
             shutil.rmtree(mdir)
-        r = subprocess.run(compile_command(args, path, mdir),
-                           capture_output=True, text=True)
+        jobs.append((name, compile_command(args, path, mdir)))
+    for (name, _), r in zip(jobs, run_all([c for _, c in jobs], args.jobs)):
         status = "ok" if r.returncode == 0 else "FAILED"
         print(f"{name:24} {status} {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ''}")
         if r.returncode:
@@ -364,6 +368,14 @@ def main():
     if args.generated:
         compile_generated(args, out)
     sys.exit(1 if failed else 0)
+
+
+def run_all(commands, jobs):
+    """The compiles, `jobs` at a time (each is one process: LLVM and ptxas
+    run one kernel at a time), results in order."""
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        return list(pool.map(lambda c: subprocess.run(
+            c, capture_output=True, text=True), commands))
 
 
 def compile_command(args, path, mdir):
@@ -386,10 +398,11 @@ def compile_generated(args, out):
                     "--seed", "2026", "--count", str(args.generated),
                     "--kind", "attention", "--out", str(gen)], check=True)
     compiled = refused = 0
-    for path in sorted(gen.glob("*.mlir")):
-        mdir = out / "modules" / f"attn_gen_{path.stem}"
-        r = subprocess.run(compile_command(args, path, mdir),
-                           capture_output=True, text=True)
+    paths = sorted(gen.glob("*.mlir"))
+    mdirs = [out / "modules" / f"attn_gen_{p.stem}" for p in paths]
+    results = run_all([compile_command(args, p, m) for p, m in
+                       zip(paths, mdirs)], args.jobs)
+    for path, mdir, r in zip(paths, mdirs, results):
         if r.returncode == 0:
             compiled += 1
             # The generator's header says what the graph computes.

@@ -94,8 +94,10 @@ def build(args):
         applied = 0
         for name in MODULES:
             src = work / "modules" / name
-            lines = next(src.glob("*.ptx")).read_text().splitlines(keepends=True)
-            removed = sum(1 for l in lines if re.match(pattern, l))
+            # Every kernel of the module (the TMA kernel and its fallback).
+            removed = sum(1 for ptx in src.glob("*.ptx")
+                          for l in ptx.read_text().splitlines()
+                          if re.match(pattern, l))
             if removed == 0:
                 print(f"{mutation:22} {name:24} (no such instruction)")
                 continue
