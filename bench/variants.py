@@ -39,7 +39,7 @@ def main():
     args = ap.parse_args()
     kernels = []
     for d in args.dirs:
-        (k,) = list(attnc.load(d))
+        (k,) = attnc.load(d).entries
         kernels.append((Path(d).name, k))
     d = int(kernels[0][1].attr("head_dim"))
     causal = kernels[0][1].attr("causal") == "true"

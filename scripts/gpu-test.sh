@@ -63,6 +63,7 @@ if [ "${SKIP_SANITIZER:-0}" != 1 ]; then
     "$M/attn_d64_f16_full:B=2,H=2,Hkv=2,Sq=130,Skv=257"
     "$M/attn_d128_bf16_causal:B=1,H=4,Hkv=2,Sq=300,Skv=77,fallback=1"
     "$M/attn_d64_f16_full:B=2,H=2,Hkv=2,Sq=130,Skv=257,fallback=1"
+    "$M/attn_d64_bf16_causal:B=1,H=1,Hkv=1,Sq=5,Skv=0,fallback=1"
     "$M/attn_d64_bf16_causal:B=1,H=1,Hkv=1,Sq=5,Skv=0"
     "$M/attn_d128_bf16_causal_br:B=1,H=2,Hkv=1,Sq=300,Skv=77"
     "$M/attn_d64_f16_causal_rscale:B=2,H=2,Hkv=2,Sq=130,Skv=257"

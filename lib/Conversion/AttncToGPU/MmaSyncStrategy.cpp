@@ -281,9 +281,21 @@ void MmaSyncStrategy::emitElementCopy(OpBuilder &b, const GlobalTile &src,
     auto [srcIdx, srcElems] = mma::clampedRowChunk(b, loc, src, row, col, 1);
     Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                         srcElems, idx(b, 0));
-    Value x = memref::LoadOp::create(b, loc, src.mem, ValueRange{srcIdx});
-    loaded.push_back(
-        {row, arith::SelectOp::create(b, loc, valid, x, zero).getResult()});
+    // Unlike a zero-byte cp.async, a load reads: the clamped address (row 0)
+    // does not exist when the sequence is empty (Skv = 0).
+    auto load = scf::IfOp::create(b, loc, TypeRange{s.elementType}, valid,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(load.thenBlock());
+      scf::YieldOp::create(
+          b, loc,
+          ValueRange{memref::LoadOp::create(b, loc, src.mem,
+                                            ValueRange{srcIdx})});
+      b.setInsertionPointToStart(load.elseBlock());
+      scf::YieldOp::create(b, loc, ValueRange{zero});
+    }
+    loaded.push_back({row, load.getResult(0)});
   }
   for (auto [row, x] : loaded) {
     OpBuilder::InsertionGuard g(b);
