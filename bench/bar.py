@@ -48,6 +48,39 @@ def build(args):
     out = work / "bar-modules" / GQA_NAME
     subprocess.run([args.compiler, str(src), "-o", str(out)], check=True)
     print(f"built {out}")
+    (work / "bar-build.md").write_text(kernel_table(args, work))
+
+
+def kernel_table(args, work):
+    """What the bar's kernels cost to build, on this (build) machine: each
+    module compiled again alone (nothing else running), attnc-compile's own
+    timing per kernel, and ptxas -v of every kernel it wrote (registers,
+    spills, and whether ptxas serialized the warpgroup MMAs: note C7513)."""
+    import re
+    import tempfile
+    ptxas = Path(args.cuda_root) / "bin" / "ptxas"
+    names = [f"attn_d{d}_{t}_{m}" for d in (128, 64) for t in ("bf16", "f16")
+             for m in ("full", "causal")] + [GQA_NAME]
+    lines = ["| module | kernel | strategy | registers | spill stores / loads (bytes) "
+             "| C7513 | attnc-compile s per kernel |", "|---|---|---|---:|---|---|---:|"]
+    for name in names:
+        src = work / "mlir" / f"{name}.mlir"
+        if not src.exists():
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            log = subprocess.run([args.compiler, str(src), "-o", tmp], check=True,
+                                 capture_output=True, text=True).stdout
+            per_kernel = re.search(r"\(([0-9.]+) s per kernel\)", log).group(1)
+            manifest = __import__("json").loads((Path(tmp) / "manifest.json").read_text())
+            for k in manifest["kernels"]:
+                r = subprocess.run([str(ptxas), "-v", "-arch=sm_90a", str(Path(tmp) / k["ptx"]),
+                                    "-o", "/dev/null"], capture_output=True, text=True)
+                regs = re.search(r"Used (\d+) registers", r.stderr).group(1)
+                spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", r.stderr)
+                lines.append(f"| {name} | {k['name']} | {k['attrs']['strategy']} | {regs} | "
+                             f"{spills.group(1)} / {spills.group(2)} | "
+                             f"{'yes' if 'C7513' in r.stderr else 'no'} | {per_kernel} |")
+    return "\n".join(lines) + "\n"
 
 
 def rows():
@@ -168,6 +201,10 @@ def run(args):
         del sets, plans, impls
         torch.cuda.empty_cache()
     lines += ["", f"{failed} bar checks fail."]
+    table = Path(args.work) / "bar-build.md"
+    if table.exists():  # written by `bar.py build` on the build machine
+        lines += ["", "The kernels, built on the 2-core build machine (`bar.py build`):", "",
+                  table.read_text().rstrip()]
     if args.out:
         Path(args.out).write_text("\n".join(lines) + "\n")
 
@@ -177,6 +214,7 @@ def main():
     ap.add_argument("mode", choices=["build", "run"])
     ap.add_argument("--work", default=str(ROOT / ".gpuwork"))
     ap.add_argument("--compiler", default=str(ROOT / "build/bin/attnc-compile"))
+    ap.add_argument("--cuda-root", default="/usr/local/cuda")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     build(args) if args.mode == "build" else run(args)
