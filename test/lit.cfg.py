@@ -23,6 +23,7 @@ if getattr(config, "attnc_sanitized", False):
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%attnc_src_root", config.attnc_src_root))
+config.substitutions.append(("%attnc_obj_root", config.attnc_obj_root))
 config.substitutions.append(("%attnc_lib_dir", config.attnc_lib_dir))
 config.substitutions.append(("%attnc_tools_dir", config.attnc_tools_dir))
 config.substitutions.append(("%python", config.python_executable))
