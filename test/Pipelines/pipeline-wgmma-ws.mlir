@@ -43,6 +43,8 @@
 // columns, 128-byte swizzle, zeros past the sequence.
 // CONTRACT-SAME: tensormap<"q.map", tensor = "q", box = [1, 1, 128, 64], swizzle = 128, oob_fill = zero>
 // CONTRACT-SAME: tensormap<"k.map", tensor = "k", box = [1, 1, 128, 64], swizzle = 128, oob_fill = zero>
+// O leaves through a map of a warpgroup's 64 rows.
+// CONTRACT-SAME: tensormap<"o.map", tensor = "o", box = [1, 1, 64, 64], swizzle = 128, oob_fill = zero>
 // CONTRACT-SAME: fallback = @naive_attention_fallback>
 // CONTRACT-LABEL: gpu.module @naive_attention_fallback_module
 // CONTRACT-SAME: kernel = @naive_attention_fallback
@@ -110,6 +112,17 @@
 // CHECK-SAME: mbarrier.try_wait.parity
 // CHECK-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK-SAME: mbarrier.arrive.shared.b64
+// The epilogue: each warpgroup writes its rows of O into the query tile's
+// shared memory, fences them into the async proxy, meets at its own named
+// barrier (8 + w, 128 threads), and one thread per warpgroup stores the
+// rows by TMA (two 64-column boxes at d = 128) and waits until they are
+// read.
+// CHECK-SAME: fence.proxy.async.shared::cta
+// CHECK-SAME: bar.sync {{[^;]*}}, 128;
+// CHECK-SAME: cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group
+// CHECK-SAME: cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group
+// CHECK-SAME: cp.async.bulk.commit_group
+// CHECK-SAME: {{cp.async.bulk.wait_group.read[^;]*0;}}
 // No generic-proxy writes of tiles are left to fence.
 // CHECK-NOT: cp.async.cg.shared.global
 

@@ -128,10 +128,10 @@ void FlashKernelBuilder::planParameters() {
       p.dim = dim;
       push(std::move(p));
     }
-  // TMA descriptors of the tensors the strategy reads through tensor maps:
+  // TMA descriptors of the tensors the strategy moves through tensor maps:
   // a box of one matrix's rows and 64 elements (128 bytes, the swizzle's
   // span), the d / 64 boxes of a tile side by side.
-  for (const char *t : {"q", "k", "v"}) {
+  for (const char *t : {"q", "k", "v", "o"}) {
     int64_t rows = strategy->tensorMapRows(t);
     if (rows == 0)
       continue;
@@ -567,6 +567,11 @@ LogicalResult FlashKernelBuilder::emitEpilogue(OnlineSoftmaxState &st) {
   o.rowStride = paramIndexValue("o.stride2");
   o.rowStart = (*out)[2];
   o.rowLimit = (*out)[3];
+  if (strategy->tensorMapRows("o") > 0) {
+    o.map = param("o.map");
+    o.batch = oMatrix->batch;
+    o.head = oMatrix->head;
+  }
   strategy->storeOutput(b, st.acc, o);
 
   // The logsumexp is a contiguous [B, H, Sq] f32 tensor.

@@ -70,6 +70,9 @@ constexpr int64_t kConsumerBarrier = 1;
 constexpr int64_t kSuspendHintNs = 0x989680;
 /// Named barriers kFirstTurnBarrier + w: warpgroup w's turn to issue MMAs.
 constexpr int64_t kFirstTurnBarrier = 2;
+/// Named barriers kFirstStoreBarrier + w: warpgroup w's output rows are in
+/// shared memory (after the turn barriers of up to four warpgroups).
+constexpr int64_t kFirstStoreBarrier = 8;
 constexpr int64_t kGroupThreads = 128;
 /// 32-bit registers of an SM, and what the producer keeps of them per thread
 /// (one thread's walk over the work tiles and TMA coordinates; setmaxnreg
@@ -111,9 +114,14 @@ public:
            (producer ? (2 * s.stages + 1) * kBarrierBytes : 0);
   }
   int64_t rowAlignmentBytes() const override { return kChunkBytes; }
+  /// With a producer, Q, K and V come by TMA, and O leaves by TMA, a
+  /// warpgroup's 64 rows at a time, except in the persistent form, where the
+  /// next tile's Q already occupies the shared memory O would pass through.
   int64_t tensorMapRows(StringRef tensor) const override {
     if (!producer)
       return 0;
+    if (tensor == "o")
+      return persistentGrid ? 0 : mma::kM * kWarpsPerGroup;
     return tensor == "q" ? s.blockQ : s.blockKV;
   }
   const AccumulatorLayout &scoreLayout() const override { return scores; }
@@ -290,6 +298,8 @@ public:
   }
   void storeOutput(OpBuilder &b, ArrayRef<Value> acc,
                    const GlobalTile &o) override {
+    if (o.map)
+      return storeOutputByTensorMap(b, acc, o);
     mma::storeAccumulatorRows(b, loc, output, acc, o, s.elementType);
   }
 
@@ -347,6 +357,8 @@ private:
                                            NVVM::MemScopeKind::CTA,
                                            /*relaxed=*/false, Value());
   }
+  void storeOutputByTensorMap(OpBuilder &b, ArrayRef<Value> acc,
+                              const GlobalTile &o);
   /// TMA of the `rows` rows from `src.rowStart` of `src`'s matrix into the
   /// swizzled tile at byte `tileOffset` (index), completing on `bar`.
   void emitTensorMapTile(OpBuilder &b, const GlobalTile &src, Value tileOffset,
@@ -572,6 +584,84 @@ void WgmmaStrategy::emitTensorMapTile(OpBuilder &b, const GlobalTile &src,
         /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/true,
         /*group=*/NVVM::CTAGroupKindAttr(), /*predicate=*/Value());
   }
+}
+
+/// The epilogue as FlashAttention-3's: each warpgroup writes its rows of O,
+/// rounded, into the query tile's shared memory (its own rows of Q, which
+/// only its MMAs read and which they are done with), in the swizzled layout
+/// TMA reads; fences them into the async proxy; and once its 128 threads
+/// are past a named barrier, one of them stores the rows by TMA (rows past
+/// Sq are outside the map and not written) and waits until they have been
+/// read, so the CTA does not release its shared memory early. Four-byte
+/// stores of the accumulator pairs: eight rows x four threads of a warp
+/// cover the 32 banks once (chunk c ^ row % 8).
+void WgmmaStrategy::storeOutputByTensorMap(OpBuilder &b, ArrayRef<Value> acc,
+                                           const GlobalTile &o) {
+  int64_t dTiles = s.headDim / mma::kN;
+  int64_t chunksPerBox = kBoxElems / mma::kN;
+  Value col = arith::MulIOp::create(b, loc, w.quadCol, idx(b, 4));
+  for (int64_t slot = 0; slot < output.numRowSlots(); ++slot) {
+    Value row = output.slotRow(b, loc, slot);
+    Value rowBytes = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, row, idx(b, kBoxRowBytes)), col);
+    Value phase = arith::RemUIOp::create(b, loc, row, idx(b, kAtomRows));
+    for (int64_t n = 0; n < dTiles; ++n) {
+      int64_t e = n * 4 + 2 * (slot % 2);
+      Value pair = mma::packPair(b, loc, s.elementType, acc[e], acc[e + 1]);
+      Value chunk = arith::XOrIOp::create(b, loc, phase,
+                                          idx(b, n % chunksPerBox));
+      Value offset = arith::AddIOp::create(
+          b, loc,
+          arith::AddIOp::create(
+              b, loc, rowBytes,
+              arith::MulIOp::create(b, loc, chunk, idx(b, kChunkBytes))),
+          idx(b, (n / chunksPerBox) * s.blockQ * kBoxRowBytes));
+      LLVM::StoreOp::create(
+          b, loc, pair,
+          sharedPointer(b, arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                                      offset)),
+          /*alignment=*/4);
+    }
+  }
+  fenceProxyAsync(b);
+  Value barrierId = arith::IndexCastOp::create(
+      b, loc, b.getI32Type(),
+      arith::AddIOp::create(b, loc, group, idx(b, kFirstStoreBarrier)));
+  NVVM::BarrierOp::create(b, loc, Type(), barrierId, i32(b, kGroupThreads),
+                          nullptr, Value());
+  auto issuer = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(b, loc, tid, idx(b, kGroupThreads)),
+          idx(b, 0)),
+      /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(issuer.thenBlock());
+  auto coord = [&](Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), v).getResult();
+  };
+  int64_t groupRows = mma::kM * kWarpsPerGroup;
+  Value firstRow = arith::MulIOp::create(b, loc, group, idx(b, groupRows));
+  Value rowCoord =
+      coord(arith::AddIOp::create(b, loc, o.rowStart, firstRow));
+  Value head = coord(o.head), batch = coord(o.batch);
+  Value firstRowBytes = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(),
+      arith::MulIOp::create(b, loc, firstRow, idx(b, kBoxRowBytes)));
+  for (int64_t box = 0; box < s.headDim / kBoxElems; ++box) {
+    Value src = sharedPointer(
+        b, arith::AddIOp::create(b, loc, firstRowBytes,
+                                 i64(b, box * s.blockQ * kBoxRowBytes)));
+    NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+        b, loc, o.map, src,
+        ValueRange{i32(b, box * kBoxElems), rowCoord, head, batch},
+        /*l2CacheHint=*/Value(), NVVM::TMAStoreMode::TILE,
+        /*predicate=*/Value());
+  }
+  NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
+                                       b.getUnitAttr());
 }
 
 void WgmmaStrategy::waitParity(OpBuilder &b, Value bar, Value n, bool flip) {
