@@ -37,17 +37,23 @@ detected survives. Mutations (all instructions of the kind removed):
                         one left out guards the stage's reuse by a cp.async
                         issued a step later, a race no run has shown;
   fence.proxy.async     the generic-to-async proxy fence between cp.async's
-                        writes and wgmma's reads. Reported, not required:
-                        the H200 may order the two proxies anyway, and the
-                        PTX memory model calls the fence-less program racy,
-                        not wrong on every run;
+                        writes and wgmma's reads (wgmma), and between the
+                        epilogue's stores of O and the TMA store that reads
+                        them (wgmma_ws). Reported, not required: the H200
+                        may order the two proxies anyway, and the PTX memory
+                        model calls the fence-less program racy, not wrong
+                        on every run;
+  cp.async.bulk.wait_group  (wgmma_ws) the wait, before the CTA exits, for
+                        the TMA store to have read O from shared memory.
+                        Reported;
   mbarrier.try_wait     (wgmma_ws only) every wait on the ring's barriers
                         passes at once: consumers read slots before their
                         copies land, the producer overwrites slots still
                         being read. (Removing an arrive instead deadlocks,
                         which the suite would only see as a timeout.)
-A mutation applies to the modules whose PTX has the instruction; a
-mutation no module has is an error (the pattern went stale).
+Only the kernels a program calls are mutated, not their fallbacks. A
+mutation applies to the modules whose PTX has the instruction; a mutation no
+module has is an error (the pattern went stale).
 """
 import argparse
 import json
@@ -69,12 +75,26 @@ MUTATIONS = {
     # The wait loop's predicate set as if the phase had completed.
     "mbarrier.try_wait": (r"^\s*mbarrier\.try_wait\.parity\b", True,
                           "\tmov.pred P1, 1;\n"),
+    # The TMA store's wait before the CTA exits and frees the shared memory
+    # the store still reads.
+    "cp.async.bulk.wait_group": (r"^\s*cp\.async\.bulk\.wait_group\b", False, ""),
 }
 
 
+def entry_kernels(module):
+    """The names of the module's kernels that are no other's fallback: the
+    kernels under test (a fallback has its own synchronisation)."""
+    kernels = json.loads((module / "manifest.json").read_text())["kernels"]
+    backing = {k.get("fallback") for k in kernels}
+    return [k["name"] for k in kernels if k["name"] not in backing]
+
+
 def uses_tma(module):
-    """True when the module's kernel loads its tiles by TMA."""
-    return any("cp.async.bulk.tensor" in p.read_text() for p in module.glob("*.ptx"))
+    """True when the module's kernel moves its tiles by TMA (the manifest
+    names tensor maps: the PTX need not travel to the GPU machine)."""
+    kernels = json.loads((module / "manifest.json").read_text())["kernels"]
+    return any(p["kind"] == "tensormap" for k in kernels
+               if k["name"] in entry_kernels(module) for p in k["params"])
 
 
 def build(args):
@@ -94,8 +114,8 @@ def build(args):
         applied = 0
         for name in MODULES:
             src = work / "modules" / name
-            # Every kernel of the module (the TMA kernel and its fallback).
-            removed = sum(1 for ptx in src.glob("*.ptx")
+            kernels = [src / f"{k}.ptx" for k in entry_kernels(src)]
+            removed = sum(1 for ptx in kernels
                           for l in ptx.read_text().splitlines()
                           if re.match(pattern, l))
             if removed == 0:
@@ -104,7 +124,7 @@ def build(args):
             applied += 1
             dst = out / mutation / "modules" / name
             shutil.copytree(src, dst)
-            for ptx in dst.glob("*.ptx"):
+            for ptx in (dst / p.name for p in kernels):
                 lines = ptx.read_text().splitlines(keepends=True)
                 ptx.write_text("".join(replacement if re.match(pattern, l) else l
                                        for l in lines))
@@ -126,7 +146,7 @@ def same_sass(a, b):
     """True when cuobjdump shows the same instructions in both modules'
     cubins (False when cuobjdump is missing)."""
     def sass(d):
-        cubin = next(Path(d).glob("*.cubin"))
+        cubin = Path(d) / f"{entry_kernels(Path(d))[0]}.cubin"
         tool = shutil.which("cuobjdump") or "/usr/local/cuda/bin/cuobjdump"
         r = subprocess.run([tool, "-sass", str(cubin)],
                            capture_output=True, text=True)
