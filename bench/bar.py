@@ -29,7 +29,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "test/gpu"))
 
-L2_BYTES = 50 * 2**20
 GQA_NAME = "attn_gqa32x8_causal"
 
 
@@ -127,8 +126,9 @@ def run(args):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from triton.testing import do_bench
 
-    # run.py's input cycler (bench/ is this script's directory on sys.path).
-    from run import cycler
+    # run.py's input cycler and L2 size (bench/ is this script's directory
+    # on sys.path).
+    from run import L2_BYTES, cycler
     sys.path.insert(0, str(ROOT / "python"))
     import attnc
 

@@ -24,9 +24,10 @@ from triton.testing import do_bench
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "bench"))
 import attnc  # noqa: E402
-
-L2_BYTES = 50 * 2**20
+# The L2 size and input cycler bench/run.py measures with.
+from run import L2_BYTES, cycler  # noqa: E402
 
 
 def main():
@@ -64,11 +65,7 @@ def main():
         times = [[] for _ in kernels]
         for _ in range(args.reps):
             for i, ps in enumerate(plans):
-                state = [0]
-
-                def step(ps=ps):
-                    state[0] = (state[0] + 1) % len(ps)
-                    ps[state[0]][0].launch()
+                step = cycler([p.launch for p, _ in ps])
                 times[i].append(do_bench(step, warmup=25, rep=100, return_mode="median"))
         for ps in plans:
             ps[0][0].launch()
