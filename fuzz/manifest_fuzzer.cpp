@@ -14,7 +14,8 @@
 // the manifest's own shapes (all symbols bound to one small value), so that
 // the indices the manifest controls (a stride's dim, a tensormap's tensor,
 // grid factors) are used the way a real call uses them. Kernels with a
-// tensormap are not planned (encoding one needs the CUDA driver), and
+// tensormap are planned only when they have a fallback, with misaligned
+// tensors (encoding a map needs the CUDA driver; the fallback does not), and
 // num_sms is given in the plan options so that no plan needs a GPU.
 // Corpus: fuzz/corpus/manifest/. docs/fuzzing.md says how to run it.
 //
@@ -92,6 +93,8 @@ void planKernel(const attnc_kernel *k, int64_t symbol) {
   std::vector<attnc_scalar> scalars;
   // One vector per parameter, filled before a tensor points into it.
   std::vector<std::vector<int64_t>> sizes(n), strides(n);
+  bool misaligned = false;
+  std::vector<size_t> tensorParams; // indices into `tensors` of tensors
   for (size_t i = 0; i < n; ++i) {
     attnc_param_info info;
     if (attnc_kernel_param(k, i, &info) != ATTNC_OK)
@@ -100,7 +103,13 @@ void planKernel(const attnc_kernel *k, int64_t symbol) {
     uint64_t data = uint64_t(i + 1) << 40;
     switch (info.kind) {
     case ATTNC_PARAM_TENSORMAP:
-      return; // encoding needs the driver
+      // Encoding needs the driver; with a fallback, the tensors below are
+      // misaligned instead, so the kernel refuses them before encoding and
+      // the plan takes the fallback path.
+      if (!attnc_kernel_fallback(k))
+        return;
+      misaligned = true;
+      break;
     case ATTNC_PARAM_SCALAR:
       scalars.push_back(attnc_scalar{0, {0}});
       break;
@@ -126,6 +135,7 @@ void planKernel(const attnc_kernel *k, int64_t symbol) {
         if (__builtin_mul_overflow(strides[i][d + 1], sizes[i][d + 1],
                                    &strides[i][d]))
           strides[i][d] = 1;
+      tensorParams.push_back(tensors.size());
       tensors.push_back(attnc_tensor{data, info.dtype, info.rank,
                                      sizes[i].data(), strides[i].data()});
       break;
@@ -134,6 +144,9 @@ void planKernel(const attnc_kernel *k, int64_t symbol) {
       break; // sizes and strides come from the tensors
     }
   }
+  if (misaligned)
+    for (size_t t : tensorParams)
+      tensors[t].data += 2;
   attnc_plan_options options = {};
   options.num_sms = 132;
   attnc_plan *plan = nullptr;
@@ -141,6 +154,7 @@ void planKernel(const attnc_kernel *k, int64_t symbol) {
                                      scalars.data(), scalars.size(), &options,
                                      &plan) != ATTNC_OK)
     return;
+  use(attnc_kernel_name(attnc_plan_kernel(plan)));
   int64_t grid[3];
   attnc_plan_grid(plan, grid);
   for (int64_t g : grid)
