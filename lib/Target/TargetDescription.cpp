@@ -196,6 +196,14 @@ FlashConfigAttr TargetDescription::attentionConfig(
     std::optional<TileStrategy> strategy, int64_t stages, bool masked) const {
   TileStrategy kind = strategy.value_or(
       headDim > 64 ? attentionStrategyLargeHead : attentionStrategy);
+  // Without a mask every work tile costs the same, and the persistent grid
+  // (the next tile's loads and the previous one's TMA store overlapping
+  // the current one) wins; with one, its static order loses to the
+  // hardware's scheduling of longest-first tiles.
+  bool persistentDefault = !strategy && !masked && wgmmaPersistentUnmasked &&
+                           kind == TileStrategy::wgmma_ws;
+  if (persistentDefault)
+    kind = TileStrategy::wgmma_ws_persistent;
   auto [defaultQ, defaultKV] = attentionTiles(headDim);
   bool warpgroups = kind != TileStrategy::mma_sync &&
                     kind != TileStrategy::mma_sync_unaligned;
@@ -209,7 +217,8 @@ FlashConfigAttr TargetDescription::attentionConfig(
       defaultKV = wgmmaWsBlockKVSmallHead;
     }
     if (headDim > 64 && !masked && specialised)
-      defaultKV = wgmmaBlockKVUnmasked;
+      defaultKV = persistentDefault ? wgmmaPersistentBlockKV
+                                    : wgmmaBlockKVUnmasked;
   }
   int64_t q = blockQ ? blockQ : defaultQ, kv = blockKV ? blockKV : defaultKV;
   // mma.sync: tiles of 128 rows and more give each warp two 16-row slabs,

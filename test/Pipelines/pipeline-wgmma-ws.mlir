@@ -129,7 +129,9 @@
 // The persistent form: one CTA per SM; both roles loop over the work tiles
 // from the CTA's index in steps of the grid; the consumers wait on the
 // query barrier with each tile's parity, meet at named barrier 1 once past
-// their last MMA, and one of them loads the next tile's query.
+// their last MMA, and one of them loads the next tile's query. O is staged
+// for its TMA store in a buffer of its own after the ring (32 KB at
+// d = 128), which moves the barriers up by as much.
 // PGRID: "grid": [
 // PGRID-NEXT: [
 // PGRID-NEXT: {
@@ -138,10 +140,12 @@
 // PERSISTENT: mov.u32 {{%r[0-9]+}}, %nctaid.x;
 // PERSISTENT: setmaxnreg.dec.sync.aligned.u32 {{[[:space:]]*}}24;
 // PERSISTENT: setmaxnreg.inc.sync.aligned.u32 {{[[:space:]]*}}240;
-// PERSISTENT: mbarrier.arrive.expect_tx.shared.b64 {{[^;]*}}+163872]
+// PERSISTENT: mbarrier.arrive.expect_tx.shared.b64 {{[^;]*}}+196640]
 // PERSISTENT: and.b32 [[PHASE:%r[0-9]+]], {{%r[0-9]+}}, 1;
 // PERSISTENT: mbarrier.try_wait.parity.shared.b64 P1, [{{%r[0-9]+}}], [[PHASE]],
 // PERSISTENT: wgmma.mma_async
 // PERSISTENT: bar.sync {{[[:space:]]*}}1, 256;
 // PERSISTENT: mbarrier.arrive.expect_tx.shared.b64
+// PERSISTENT: bar.sync {{[[:space:]]*}}{{%r[0-9]+}}, 128;
+// PERSISTENT: cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group
 

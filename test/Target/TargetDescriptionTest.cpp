@@ -69,9 +69,15 @@ TEST(TargetDescription, AttentionDefaults) {
   // warps. sm_90 has no wgmma: mma_sync.
   EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 128),
             FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma_ws));
-  // Without a mask, warp-specialised d = 128 takes 176 K/V rows a step;
-  // other strategies and head dims keep theirs.
+  // Without a mask the default is the persistent form, with 128 K/V rows at
+  // d = 128; asked for, wgmma_ws takes 176 K/V rows a step there; other
+  // strategies and head dims keep theirs.
   EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0, std::nullopt, 0,
+                                             /*masked=*/false),
+            FlashConfigAttr::get(&ctx, 128, 128, 8, 2,
+                                 TileStrategy::wgmma_ws_persistent));
+  EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0,
+                                             TileStrategy::wgmma_ws, 0,
                                              /*masked=*/false),
             FlashConfigAttr::get(&ctx, 128, 176, 8, 2, TileStrategy::wgmma_ws));
   EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0,
@@ -81,7 +87,8 @@ TEST(TargetDescription, AttentionDefaults) {
   EXPECT_EQ(
       lookup("sm_90a").attentionConfig(&ctx, 64, 0, 0, std::nullopt, 0,
                                        /*masked=*/false),
-      FlashConfigAttr::get(&ctx, 192, 128, 12, 2, TileStrategy::wgmma_ws));
+      FlashConfigAttr::get(&ctx, 192, 128, 12, 2,
+                           TileStrategy::wgmma_ws_persistent));
   EXPECT_EQ(
       lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0, TileStrategy::wgmma),
       FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma));

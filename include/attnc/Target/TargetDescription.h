@@ -110,6 +110,14 @@ struct TargetDescription {
   /// 492/526/556/562 with 128; below 2k and with masks, whose boundary
   /// tiles grow with it, 128 stays ahead).
   int64_t wgmmaBlockKVUnmasked = 176;
+  /// Without a mask, wgmma_ws_persistent is the default (H200 2026-12-01,
+  /// TMA loads and store, B·S = 16k, TFLOP/s): d = 128 with 128 K/V rows
+  /// (its staged output leaves no room for 176) at S = 512 / 1k / 2k / 4k /
+  /// 8k / 16k 445 / 505 / 538 / 561 / 575 / 571 against wgmma_ws's 366 /
+  /// 452 / 502 / 548 / 577 / 593; d = 64 (192 x 128) 313 / 382 / 475 / 491
+  /// at 512 / 1k / 4k / 8k against 275 / 342 / 444 / 455.
+  bool wgmmaPersistentUnmasked = true;
+  int64_t wgmmaPersistentBlockKV = 128;
   /// wgmma_ws at d <= 64: three consumer warpgroups of 64 rows and 128 K/V
   /// rows (FlashAttention-3's tiles; H200 2026-12-01, S = 4k / 8k / 16k:
   /// 444 / 457 / 450 TFLOP/s non-causal against 386 / 403 / 407 with

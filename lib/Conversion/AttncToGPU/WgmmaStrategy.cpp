@@ -121,7 +121,7 @@ public:
     if (!producer)
       return 0;
     if (tensor == "o")
-      return persistentGrid ? 0 : mma::kM * kWarpsPerGroup;
+      return mma::kM * kWarpsPerGroup;
     return tensor == "q" ? s.blockQ : s.blockKV;
   }
   const AccumulatorLayout &scoreLayout() const override { return scores; }
@@ -335,7 +335,16 @@ private:
   /// Byte offset of the barriers: the ring's full[stages], then its
   /// empty[stages], then the query tile's.
   int64_t barriersOffset() const {
-    return tileBytes(s.blockQ) + 2 * s.stages * tileBytes(s.blockKV);
+    return tileBytes(s.blockQ) + 2 * s.stages * tileBytes(s.blockKV) +
+           (persistentGrid ? tileBytes(s.blockQ) : 0);
+  }
+  /// Where the epilogue stages O for its TMA store: the query tile's own
+  /// memory, except in the persistent form, whose next query tile is
+  /// loaded there meanwhile: a buffer of its own after the ring.
+  int64_t outputStagingOffset() const {
+    return persistentGrid
+               ? tileBytes(s.blockQ) + 2 * s.stages * tileBytes(s.blockKV)
+               : 0;
   }
   /// The full or empty barrier of ring slot `n` (!llvm.ptr<3>).
   Value barrier(OpBuilder &b, Value n, bool empty);
@@ -608,18 +617,19 @@ void WgmmaStrategy::storeOutputByTensorMap(OpBuilder &b, ArrayRef<Value> acc,
     for (int64_t n = 0; n < dTiles; ++n) {
       int64_t e = n * 4 + 2 * (slot % 2);
       Value pair = mma::packPair(b, loc, s.elementType, acc[e], acc[e + 1]);
-      Value chunk = arith::XOrIOp::create(b, loc, phase,
-                                          idx(b, n % chunksPerBox));
+      Value chunk =
+          arith::XOrIOp::create(b, loc, phase, idx(b, n % chunksPerBox));
       Value offset = arith::AddIOp::create(
           b, loc,
           arith::AddIOp::create(
               b, loc, rowBytes,
               arith::MulIOp::create(b, loc, chunk, idx(b, kChunkBytes))),
-          idx(b, (n / chunksPerBox) * s.blockQ * kBoxRowBytes));
+          idx(b, outputStagingOffset() +
+                     (n / chunksPerBox) * s.blockQ * kBoxRowBytes));
       LLVM::StoreOp::create(
           b, loc, pair,
-          sharedPointer(b, arith::IndexCastOp::create(b, loc, b.getI64Type(),
-                                                      offset)),
+          sharedPointer(
+              b, arith::IndexCastOp::create(b, loc, b.getI64Type(), offset)),
           /*alignment=*/4);
     }
   }
@@ -643,16 +653,16 @@ void WgmmaStrategy::storeOutputByTensorMap(OpBuilder &b, ArrayRef<Value> acc,
   };
   int64_t groupRows = mma::kM * kWarpsPerGroup;
   Value firstRow = arith::MulIOp::create(b, loc, group, idx(b, groupRows));
-  Value rowCoord =
-      coord(arith::AddIOp::create(b, loc, o.rowStart, firstRow));
+  Value rowCoord = coord(arith::AddIOp::create(b, loc, o.rowStart, firstRow));
   Value head = coord(o.head), batch = coord(o.batch);
   Value firstRowBytes = arith::IndexCastOp::create(
       b, loc, b.getI64Type(),
       arith::MulIOp::create(b, loc, firstRow, idx(b, kBoxRowBytes)));
   for (int64_t box = 0; box < s.headDim / kBoxElems; ++box) {
     Value src = sharedPointer(
-        b, arith::AddIOp::create(b, loc, firstRowBytes,
-                                 i64(b, box * s.blockQ * kBoxRowBytes)));
+        b, arith::AddIOp::create(
+               b, loc, firstRowBytes,
+               i64(b, outputStagingOffset() + box * s.blockQ * kBoxRowBytes)));
     NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
         b, loc, o.map, src,
         ValueRange{i32(b, box * kBoxElems), rowCoord, head, batch},
