@@ -1,0 +1,177 @@
+//===- WgmmaMemory.cpp - the wgmma strategy's tiles in shared memory ------===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// How the wgmma strategy moves tiles (WgmmaStrategy.h): TMA boxes into the
+// swizzled layout and the ring's barriers (wgmma_ws), cp.async copies
+// (wgmma), and the epilogue that stages O in shared memory for a TMA store.
+//
+//===----------------------------------------------------------------------===//
+
+#include "WgmmaStrategy.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace attnc;
+using namespace attnc::wgmma;
+Value WgmmaStrategy::barrier(OpBuilder &b, Value n, bool empty) {
+  Value slot = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(),
+      arith::RemUIOp::create(b, loc, n, idx(b, s.stages)));
+  int64_t first = barriersOffset() + (empty ? s.stages * kBarrierBytes : 0);
+  return sharedPointer(
+      b, arith::AddIOp::create(
+             b, loc, i64(b, first),
+             arith::MulIOp::create(b, loc, slot, i64(b, kBarrierBytes))));
+}
+
+void WgmmaStrategy::emitTensorMapTile(OpBuilder &b, const GlobalTile &src,
+                                      Value tileOffset, int64_t rows,
+                                      Value bar) {
+  auto coord = [&](Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), v).getResult();
+  };
+  Value row = coord(src.rowStart), head = coord(src.head),
+        batch = coord(src.batch);
+  Value tile = arith::IndexCastOp::create(b, loc, b.getI64Type(), tileOffset);
+  for (int64_t box = 0; box < s.headDim / kBoxElems; ++box) {
+    Value dst = sharedPointer(
+        b,
+        arith::AddIOp::create(b, loc, tile, i64(b, box * rows * kBoxRowBytes)));
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, loc, dst, src.map,
+        ValueRange{i32(b, box * kBoxElems), row, head, batch}, bar,
+        /*im2colOffsets=*/ValueRange{}, /*multicastMask=*/Value(),
+        /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/true,
+        /*group=*/NVVM::CTAGroupKindAttr(), /*predicate=*/Value());
+  }
+}
+
+void WgmmaStrategy::storeOutputByTensorMap(OpBuilder &b, ArrayRef<Value> acc,
+                                           const GlobalTile &o) {
+  int64_t dTiles = s.headDim / mma::kN;
+  int64_t chunksPerBox = kBoxElems / mma::kN;
+  Value col = arith::MulIOp::create(b, loc, w.quadCol, idx(b, 4));
+  for (int64_t slot = 0; slot < output.numRowSlots(); ++slot) {
+    Value row = output.slotRow(b, loc, slot);
+    Value rowBytes = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, row, idx(b, kBoxRowBytes)), col);
+    Value phase = arith::RemUIOp::create(b, loc, row, idx(b, kAtomRows));
+    for (int64_t n = 0; n < dTiles; ++n) {
+      int64_t e = n * 4 + 2 * (slot % 2);
+      Value pair = mma::packPair(b, loc, s.elementType, acc[e], acc[e + 1]);
+      Value chunk =
+          arith::XOrIOp::create(b, loc, phase, idx(b, n % chunksPerBox));
+      Value offset = arith::AddIOp::create(
+          b, loc,
+          arith::AddIOp::create(
+              b, loc, rowBytes,
+              arith::MulIOp::create(b, loc, chunk, idx(b, kChunkBytes))),
+          idx(b, outputStagingOffset() +
+                     (n / chunksPerBox) * s.blockQ * kBoxRowBytes));
+      LLVM::StoreOp::create(
+          b, loc, pair,
+          sharedPointer(
+              b, arith::IndexCastOp::create(b, loc, b.getI64Type(), offset)),
+          /*alignment=*/4);
+    }
+  }
+  fenceProxyAsync(b);
+  Value barrierId = arith::IndexCastOp::create(
+      b, loc, b.getI32Type(),
+      arith::AddIOp::create(b, loc, group, idx(b, kFirstStoreBarrier)));
+  NVVM::BarrierOp::create(b, loc, Type(), barrierId, i32(b, kGroupThreads),
+                          nullptr, Value());
+  auto issuer = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(b, loc, tid, idx(b, kGroupThreads)),
+          idx(b, 0)),
+      /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(issuer.thenBlock());
+  auto coord = [&](Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), v).getResult();
+  };
+  int64_t groupRows = mma::kM * kWarpsPerGroup;
+  Value firstRow = arith::MulIOp::create(b, loc, group, idx(b, groupRows));
+  Value rowCoord = coord(arith::AddIOp::create(b, loc, o.rowStart, firstRow));
+  Value head = coord(o.head), batch = coord(o.batch);
+  Value firstRowBytes = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(),
+      arith::MulIOp::create(b, loc, firstRow, idx(b, kBoxRowBytes)));
+  for (int64_t box = 0; box < s.headDim / kBoxElems; ++box) {
+    Value src = sharedPointer(
+        b, arith::AddIOp::create(
+               b, loc, firstRowBytes,
+               i64(b, outputStagingOffset() + box * s.blockQ * kBoxRowBytes)));
+    NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+        b, loc, o.map, src,
+        ValueRange{i32(b, box * kBoxElems), rowCoord, head, batch},
+        /*l2CacheHint=*/Value(), NVVM::TMAStoreMode::TILE,
+        /*predicate=*/Value());
+  }
+  NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
+                                       b.getUnitAttr());
+}
+
+void WgmmaStrategy::waitParity(OpBuilder &b, Value bar, Value n, bool flip) {
+  Value use = arith::DivUIOp::create(b, loc, n, idx(b, s.stages));
+  Value parity = arith::AndIOp::create(b, loc, use, idx(b, 1));
+  if (flip)
+    parity = arith::XOrIOp::create(b, loc, parity, idx(b, 1));
+  parity = arith::IndexCastOp::create(b, loc, b.getI32Type(), parity);
+  NVVM::MBarrierTryWaitParityOp::create(b, loc, bar, parity,
+                                        i32(b, kSuspendHintNs));
+}
+
+Value WgmmaStrategy::stageOffset(OpBuilder &b, Value stage, bool value) {
+  int64_t first =
+      tileBytes(s.blockQ) + (value ? s.stages * tileBytes(s.blockKV) : 0);
+  return arith::AddIOp::create(
+      b, loc, idx(b, first),
+      arith::MulIOp::create(b, loc, stage, idx(b, tileBytes(s.blockKV))));
+}
+
+void WgmmaStrategy::emitTileCopy(OpBuilder &b, const GlobalTile &src,
+                                 Value tileOffset, int64_t rows, Value thread,
+                                 int64_t threads) {
+  int64_t elemsPerChunk = kChunkBytes / elemBytes;
+  int64_t chunksPerRow = s.headDim / elemsPerChunk;
+  int64_t chunksPerBox = kBoxRowBytes / kChunkBytes;
+  int64_t rowsPerPass = threads / chunksPerRow;
+  Value row0 = arith::DivUIOp::create(b, loc, thread, idx(b, chunksPerRow));
+  Value chunk = arith::RemUIOp::create(b, loc, thread, idx(b, chunksPerRow));
+  Value box = arith::DivUIOp::create(b, loc, chunk, idx(b, chunksPerBox));
+  Value swizzled = arith::XOrIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, chunk, idx(b, chunksPerBox)),
+      arith::RemUIOp::create(b, loc, row0, idx(b, kAtomRows)));
+  Value dst0 = arith::AddIOp::create(
+      b, loc, tileOffset,
+      arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(b, loc, box, idx(b, rows * kBoxRowBytes)),
+          arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, row0, idx(b, kBoxRowBytes)),
+              arith::MulIOp::create(b, loc, swizzled, idx(b, kChunkBytes)))));
+  Value col = arith::MulIOp::create(b, loc, chunk, idx(b, elemsPerChunk));
+  for (int64_t pass = 0; pass < rows / rowsPerPass; ++pass) {
+    Value row = arith::AddIOp::create(b, loc, row0, idx(b, pass * rowsPerPass));
+    auto [srcIdx, srcElems] =
+        mma::clampedRowChunk(b, loc, src, row, col, elemsPerChunk);
+    Value dst = arith::DivUIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, dst0,
+                              idx(b, pass * rowsPerPass * kBoxRowBytes)),
+        idx(b, elemBytes));
+    pending.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, tokenType(b), smem, ValueRange{dst}, src.mem,
+        ValueRange{srcIdx}, b.getIndexAttr(elemsPerChunk), srcElems,
+        b.getUnitAttr()));
+  }
+}

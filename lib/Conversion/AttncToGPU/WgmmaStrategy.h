@@ -1,0 +1,431 @@
+//===- WgmmaStrategy.h - the wgmma tile strategy's class --------*- C++ -*-===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The wgmma tile strategy, shared by WgmmaStrategy.cpp (configuration,
+// prologue, the MMAs) and WgmmaMemory.cpp (tiles in and out of shared
+// memory: TMA, cp.async, the epilogue, the ring's barriers). The design is
+// described at the top of WgmmaStrategy.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_CONVERSION_ATTNCTOGPU_WGMMASTRATEGY_H
+#define ATTNC_LIB_CONVERSION_ATTNCTOGPU_WGMMASTRATEGY_H
+
+#include "TileStrategy.h"
+
+#include "MmaFragments.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace attnc::wgmma {
+
+// The class is written against MLIR's types unqualified, as the strategy
+// files are; the directive stays inside this internal namespace.
+using namespace mlir;
+
+/// One row of a swizzle box: 64 bf16/f16 elements.
+constexpr int64_t kBoxRowBytes = 128;
+constexpr int64_t kBoxElems = 64;
+/// A swizzle atom: eight box rows; tiles and descriptors start on one.
+constexpr int64_t kAtomBytes = 1024;
+constexpr int64_t kAtomRows = 8;
+/// One cp.async copy, one swizzled chunk.
+constexpr int64_t kChunkBytes = 16;
+/// One mbarrier.
+constexpr int64_t kBarrierBytes = 8;
+/// The named barrier (besides 0, the CTA's) that the consumers of a
+/// warp-specialised kernel use among themselves.
+constexpr int64_t kConsumerBarrier = 1;
+/// The suspend-time hint of mbarrier.try_wait (ns), as CUTLASS uses.
+constexpr int64_t kSuspendHintNs = 0x989680;
+/// Named barriers kFirstTurnBarrier + w: warpgroup w's turn to issue MMAs.
+constexpr int64_t kFirstTurnBarrier = 2;
+/// Named barriers kFirstStoreBarrier + w: warpgroup w's output rows are in
+/// shared memory (after the turn barriers of up to four warpgroups).
+constexpr int64_t kFirstStoreBarrier = 8;
+constexpr int64_t kGroupThreads = 128;
+/// 32-bit registers of an SM, and what the producer keeps of them per thread
+/// (one thread's walk over the work tiles and TMA coordinates; setmaxnreg
+/// takes multiples of 8, 24 at least). 24 leaves two consumer warpgroups
+/// 240 each.
+constexpr int64_t kRegisterFile = 65536;
+constexpr int64_t kProducerRegisters = 24;
+/// Rows of one warpgroup MMA and warps per warpgroup.
+constexpr int64_t kGroupRows = 64;
+constexpr int64_t kWarpsPerGroup = 4;
+/// k of one bf16/f16 warpgroup MMA.
+constexpr int64_t kStepK = 16;
+/// Descriptor fields: start address bits [17:4]; leading and stride byte
+/// offsets at bits 16 and 32 (in 16-byte units); 128-byte swizzle at 62.
+constexpr int64_t kAddressMask = 0x3FFFF;
+constexpr int64_t kLeadingShift = 16;
+constexpr int64_t kStrideShift = 32;
+constexpr int64_t kSwizzle128B = int64_t(1) << 62;
+
+class WgmmaStrategy : public AttentionTileStrategy {
+public:
+  WgmmaStrategy(const TileShape &s, Location loc, bool producerWarp,
+                bool persistentGrid)
+      : s(s), loc(loc),
+        elemBytes(s.elementType ? s.elementType.getIntOrFloatBitWidth() / 8
+                                : 2),
+        producer(producerWarp), persistentGrid(persistentGrid),
+        scores(1, s.blockKV / mma::kN, w), output(1, s.headDim / mma::kN, w) {}
+
+  LogicalResult verify(Location diagLoc) const override;
+  int64_t threadsPerBlock() const override {
+    return consumerThreads() + (producer ? producerThreads() : 0);
+  }
+  /// The tiles, the ring's barriers and one atom of slack: the dynamic
+  /// shared array is only 16-byte aligned, and the kernel rounds its base
+  /// up to 1024 bytes.
+  int64_t sharedMemoryBytes() const override {
+    return kAtomBytes + barriersOffset() +
+           (producer ? (2 * s.stages + 1) * kBarrierBytes : 0);
+  }
+  int64_t rowAlignmentBytes() const override { return kChunkBytes; }
+  /// With a producer, Q, K and V come by TMA, and O leaves by TMA, a
+  /// warpgroup's 64 rows at a time, except in the persistent form, where the
+  /// next tile's Q already occupies the shared memory O would pass through.
+  int64_t tensorMapRows(StringRef tensor) const override {
+    if (!producer)
+      return 0;
+    if (tensor == "o")
+      return mma::kM * kWarpsPerGroup;
+    return tensor == "q" ? s.blockQ : s.blockKV;
+  }
+  const AccumulatorLayout &scoreLayout() const override { return scores; }
+  const AccumulatorLayout &outputLayout() const override { return output; }
+
+  void emitPrologue(OpBuilder &b) override;
+  /// With a producer, one consumer thread loads the query tile by TMA.
+  void loadQuery(OpBuilder &b, const GlobalTile &q) override {
+    if (producer) {
+      auto first = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                idx(b, 0)),
+          /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(first.thenBlock());
+      Value bar = queryBarrier(b);
+      expectBytes(b, bar, tileBytes(s.blockQ));
+      emitTensorMapTile(b, q, idx(b, 0), s.blockQ, bar);
+      return;
+    }
+    emitTileCopy(b, q, idx(b, 0), s.blockQ, tid, consumerThreads());
+    nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType(b), pending);
+    pending.clear();
+  }
+  /// With a producer, its issuing thread loads K and V by TMA into ring
+  /// slot `stage`, whose full barrier then expects their bytes.
+  void loadKV(OpBuilder &b, const GlobalTile &k, const GlobalTile &v,
+              Value stage) override {
+    if (producer) {
+      Value full = barrier(b, stage, /*empty=*/false);
+      expectBytes(b, full, 2 * tileBytes(s.blockKV));
+      emitTensorMapTile(b, k, stageOffset(b, stage, /*value=*/false), s.blockKV,
+                        full);
+      emitTensorMapTile(b, v, stageOffset(b, stage, /*value=*/true), s.blockKV,
+                        full);
+      return;
+    }
+    emitTileCopy(b, k, stageOffset(b, stage, /*value=*/false), s.blockKV, tid,
+                 consumerThreads());
+    emitTileCopy(b, v, stageOffset(b, stage, /*value=*/true), s.blockKV, tid,
+                 consumerThreads());
+    nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType(b), pending);
+    pending.clear();
+  }
+  /// With a producer only the query tile is waited for here (the phase of
+  /// its barrier that the CTA's current tile completes); K/V come through
+  /// the ring.
+  void waitLoads(OpBuilder &b) override {
+    if (producer) {
+      NVVM::MBarrierTryWaitParityOp::create(b, loc, queryBarrier(b),
+                                            queryPhase ? queryPhase : i32(b, 0),
+                                            i32(b, kSuspendHintNs));
+      return;
+    }
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+    fenceProxyAsync(b);
+    gpu::BarrierOp::create(b, loc);
+  }
+  void prepareQuery(OpBuilder &b) override {}
+  void beginStep(OpBuilder &b) override {}
+  SmallVector<Value> computeScores(OpBuilder &b, Value stage) override {
+    return waitScores(b, issueScores(b, stage), 0);
+  }
+  int64_t probabilityGroup() const override { return 2; }
+  void takeProbabilities(OpBuilder &b, ArrayRef<int64_t> elements,
+                         ArrayRef<Value> p) override;
+  void accumulatePV(OpBuilder &b, Value stage,
+                    SmallVectorImpl<Value> &acc) override {
+    SmallVector<Value> values =
+        waitPV(b, issuePV(b, stage, takenProbabilities(), acc));
+    acc.assign(values.begin(), values.end());
+  }
+
+  bool overlapsPV() const override { return s.stages >= 3; }
+
+  bool hasProducer() const override { return producer; }
+  Value isProducer(OpBuilder &b) override {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, tid,
+                                 idx(b, consumerThreads()));
+  }
+  /// Registers are allocated per warpgroup: the producer's gives most of
+  /// its share to the consumers (setmaxnreg), as FlashAttention-3 does.
+  void enterRole(OpBuilder &b, bool isProducer) override {
+    NVVM::SetMaxRegisterOp::create(
+        b, loc,
+        b.getI32IntegerAttr(isProducer ? kProducerRegisters
+                                       : consumerRegisters()),
+        NVVM::SetMaxRegisterActionAttr::get(
+            b.getContext(), isProducer ? NVVM::SetMaxRegisterAction::decrease
+                                       : NVVM::SetMaxRegisterAction::increase));
+    if (isProducer || !pingPong())
+      return;
+    // The last warpgroup hands the first its first turn.
+    auto last = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, group,
+                              idx(b, groups() - 1)),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(last.thenBlock());
+    NVVM::BarrierArriveOp::create(b, loc, turnBarrier(b, idx(b, 0)),
+                                  i32(b, 2 * kGroupThreads));
+  }
+  /// Ping-pong (FlashAttention-3): warpgroup w issues its MMAs on its turn
+  /// (named barrier kFirstTurnBarrier + w), then hands the turn to w + 1.
+  void beginMMAs(OpBuilder &b) override {
+    if (pingPong())
+      NVVM::BarrierOp::create(b, loc, Type(), turnBarrier(b, group),
+                              i32(b, 2 * kGroupThreads), nullptr, Value());
+  }
+  void endMMAs(OpBuilder &b) override {
+    if (!pingPong())
+      return;
+    Value next = arith::RemUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, group, idx(b, 1)),
+        idx(b, groups()));
+    NVVM::BarrierArriveOp::create(b, loc, turnBarrier(b, next),
+                                  i32(b, 2 * kGroupThreads));
+  }
+  /// wgmma_ws_persistent: the producer runs into the next tile's K/V while
+  /// the consumers store the current one's output. Not the default: with
+  /// CTAs striding over the tiles, causal kernels lose 8% on the H200
+  /// (their longest-first order needs a dynamic tile scheduler), and
+  /// non-causal ones gain 2-4% with 128 K/V rows but not with 176.
+  bool persistent() const override { return persistentGrid; }
+  void beginTile(OpBuilder &b, Value iteration) override {
+    queryPhase = arith::IndexCastOp::create(
+        b, loc, b.getI32Type(),
+        arith::AndIOp::create(b, loc, iteration, idx(b, 1)));
+  }
+  /// Every consumer is past its last MMA on the query tile.
+  void releaseQuery(OpBuilder &b) override {
+    NVVM::BarrierOp::create(b, loc, Type(), i32(b, kConsumerBarrier),
+                            i32(b, consumerThreads()), nullptr, Value());
+  }
+  /// The producer's one issuing thread: the first of its warpgroup.
+  Value producerIssues(OpBuilder &b) override {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                 idx(b, consumerThreads()));
+  }
+  void acquireSlot(OpBuilder &b, Value n) override {
+    waitParity(b, barrier(b, n, /*empty=*/true), n, /*flip=*/true);
+  }
+  /// loadKV's expect_tx was the slot's one arrival: nothing left to do.
+  void commitSlot(OpBuilder &b, Value n) override {}
+  void waitSlot(OpBuilder &b, Value n) override {
+    waitParity(b, barrier(b, n, /*empty=*/false), n, /*flip=*/false);
+  }
+  void releaseSlot(OpBuilder &b, Value n) override {
+    NVVM::MBarrierArriveOp::create(b, loc, Type(), barrier(b, n, true),
+                                   Value());
+  }
+  SmallVector<Value> takenProbabilities() override;
+  SmallVector<Value> zeroProbabilities(OpBuilder &b) override {
+    return SmallVector<Value>(s.blockKV / mma::kN * 2, i32(b, 0));
+  }
+  Value issueScores(OpBuilder &b, Value stage) override;
+  SmallVector<Value> stageProbabilities(OpBuilder &b,
+                                        ArrayRef<Value> packed) override;
+  Value issuePV(OpBuilder &b, Value stage, ArrayRef<Value> packed,
+                ArrayRef<Value> acc) override;
+  SmallVector<Value> waitScores(OpBuilder &b, Value handle,
+                                int64_t inFlight) override {
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, inFlight);
+    probs.assign(s.blockKV / mma::kN, {});
+    return unpack(b, handle, s.blockKV);
+  }
+  SmallVector<Value> waitPV(OpBuilder &b, Value handle) override {
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    keepAlive(b, inFlightA);
+    inFlightA.clear();
+    return unpack(b, handle, s.headDim);
+  }
+  void storeOutput(OpBuilder &b, ArrayRef<Value> acc,
+                   const GlobalTile &o) override {
+    if (o.map)
+      return storeOutputByTensorMap(b, acc, o);
+    mma::storeAccumulatorRows(b, loc, output, acc, o, s.elementType);
+  }
+
+private:
+  int64_t tileBytes(int64_t rows) const { return rows * s.headDim * elemBytes; }
+  int64_t consumerThreads() const { return s.warps * mma::kWarpSize; }
+  int64_t groups() const { return s.warps / kWarpsPerGroup; }
+  /// Turns between the consumer warpgroups: with a producer, overlapped
+  /// P V and more than one of them.
+  bool pingPong() const { return producer && overlapsPV() && groups() > 1; }
+  Value turnBarrier(OpBuilder &b, Value g) {
+    return arith::IndexCastOp::create(
+        b, loc, b.getI32Type(),
+        arith::AddIOp::create(b, loc, g, idx(b, kFirstTurnBarrier)));
+  }
+  Value i32(OpBuilder &b, int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  int64_t producerThreads() const { return kWarpsPerGroup * mma::kWarpSize; }
+  /// What the consumers' warpgroups get once the producer's has given up
+  /// all but kProducerRegisters per thread: a multiple of 8, at most 256.
+  /// The pool is what the CTA was launched with (the register file split
+  /// evenly over its threads, rounded down to 8 per thread), not the whole
+  /// file: setmaxnreg.inc waits until the registers it asks for are free,
+  /// and more than the producer gave up never are (a deadlock, seen with
+  /// 32 for the producer and 240 for the consumers of 384 threads).
+  int64_t consumerRegisters() const {
+    int64_t threads = threadsPerBlock();
+    int64_t launched = kRegisterFile / threads / 8 * 8;
+    int64_t left = launched * threads - producerThreads() * kProducerRegisters;
+    return std::min<int64_t>(256, left / consumerThreads() / 8 * 8);
+  }
+  /// Byte offset of the barriers: the ring's full[stages], then its
+  /// empty[stages], then the query tile's.
+  int64_t barriersOffset() const {
+    return tileBytes(s.blockQ) + 2 * s.stages * tileBytes(s.blockKV) +
+           (persistentGrid ? tileBytes(s.blockQ) : 0);
+  }
+  /// Where the epilogue stages O for its TMA store: the query tile's own
+  /// memory, except in the persistent form, whose next query tile is
+  /// loaded there meanwhile: a buffer of its own after the ring.
+  int64_t outputStagingOffset() const {
+    return persistentGrid
+               ? tileBytes(s.blockQ) + 2 * s.stages * tileBytes(s.blockKV)
+               : 0;
+  }
+  /// The full or empty barrier of ring slot `n` (!llvm.ptr<3>).
+  Value barrier(OpBuilder &b, Value n, bool empty);
+  Value queryBarrier(OpBuilder &b) {
+    return sharedPointer(
+        b, i64(b, barriersOffset() + 2 * s.stages * kBarrierBytes));
+  }
+  /// The shared-memory pointer (!llvm.ptr<3>) `offset` (i64) bytes past
+  /// the aligned base.
+  Value sharedPointer(OpBuilder &b, Value offset) {
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
+        arith::AddIOp::create(b, loc, smemAddress, offset).getResult());
+  }
+  /// This thread's arrival on `bar`, which then also waits for `bytes`
+  /// bytes of asynchronous copies.
+  void expectBytes(OpBuilder &b, Value bar, int64_t bytes) {
+    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), bar, i32(b, bytes),
+                                           NVVM::MemScopeKind::CTA,
+                                           /*relaxed=*/false, Value());
+  }
+  void storeOutputByTensorMap(OpBuilder &b, ArrayRef<Value> acc,
+                              const GlobalTile &o);
+  /// TMA of the `rows` rows from `src.rowStart` of `src`'s matrix into the
+  /// swizzled tile at byte `tileOffset` (index), completing on `bar`.
+  void emitTensorMapTile(OpBuilder &b, const GlobalTile &src, Value tileOffset,
+                         int64_t rows, Value bar);
+  /// Waits for the phase of slot `n`'s barrier that its (n / stages)-th use
+  /// completes; `flip` for the producer's wait on an empty barrier, whose
+  /// first use must pass at once.
+  void waitParity(OpBuilder &b, Value bar, Value n, bool flip);
+  void fenceProxyAsync(OpBuilder &b) {
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+  }
+  Value idx(OpBuilder &b, int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+  Value i64(OpBuilder &b, int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  }
+  Type tokenType(OpBuilder &b) {
+    return nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  }
+  /// Byte offset (from the aligned base) of the K or V tile of `stage`.
+  Value stageOffset(OpBuilder &b, Value stage, bool value);
+  void emitTileCopy(OpBuilder &b, const GlobalTile &src, Value tileOffset,
+                    int64_t rows, Value thread, int64_t threads);
+  /// The shared-memory descriptor of a 128-byte-swizzled operand at byte
+  /// `offset` (i64) from the aligned base.
+  Value descriptor(OpBuilder &b, Value offset, int64_t leadingBytes);
+  /// An f32 accumulator of `n` columns: the struct a warpgroup MMA
+  /// returns (n / 2 values per thread).
+  Type accumulatorType(OpBuilder &b, int64_t n) {
+    return LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(n / 2, b.getF32Type()));
+  }
+  SmallVector<Value> unpack(OpBuilder &b, Value acc, int64_t n);
+  /// `v` through an empty asm tied to it (`constraints` "=f,0" or "=r,0"):
+  /// LLVM cannot move its uses above, nor its definition below, this point.
+  Value tiedFence(OpBuilder &b, Value v, StringRef constraints) {
+    return LLVM::InlineAsmOp::create(
+               b, loc, v.getType(), ValueRange{v}, b.getStringAttr(""),
+               b.getStringAttr(constraints), b.getUnitAttr(),
+               /*is_align_stack=*/nullptr, /*tail_call_kind=*/nullptr,
+               /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr)
+        .getRes();
+  }
+  /// An empty asm that reads `values`: to LLVM they are live until here.
+  void keepAlive(OpBuilder &b, ArrayRef<Value> values);
+
+  TileShape s;
+  Location loc;
+  const int64_t elemBytes;
+  /// Warp-specialised: one more warpgroup loads K/V through the barrier ring.
+  const bool producer;
+  /// One CTA per SM walking the work tiles (needs the producer).
+  const bool persistentGrid;
+  mma::WarpCoords w;
+  mma::AccumulatorTiles scores, output;
+
+  Value tid;
+  /// Parity (i32) of the query barrier's phase of the current tile.
+  Value queryPhase;
+  /// This thread's warpgroup (index).
+  Value group;
+  /// Element view of the aligned shared memory, and its base's shared
+  /// address (i64), which descriptors are built from.
+  Value smem, smemAddress;
+  /// Byte offset of this warpgroup's 64 query rows in the Q tile (i64).
+  Value groupRowsOffset;
+  SmallVector<Value> pending;
+  /// Packed probabilities of the current step (i32): [n8 tile][half].
+  SmallVector<std::array<Value, 2>> probs;
+  /// The register A operand of the P V in flight: the MMA reads it
+  /// asynchronously, but LLVM sees its last use at the issue and would hand
+  /// its registers to the next step's probabilities, written while the MMA
+  /// still runs (ptxas then serializes every wgmma of the kernel, C7513).
+  SmallVector<Value> inFlightA;
+};
+
+} // namespace attnc::wgmma
+
+#endif // ATTNC_LIB_CONVERSION_ATTNCTOGPU_WGMMASTRATEGY_H
