@@ -217,8 +217,8 @@ FlashConfigAttr TargetDescription::attentionConfig(
       defaultKV = wgmmaWsBlockKVSmallHead;
     }
     if (headDim > 64 && !masked && specialised)
-      defaultKV = persistentDefault ? wgmmaPersistentBlockKV
-                                    : wgmmaBlockKVUnmasked;
+      defaultKV =
+          persistentDefault ? wgmmaPersistentBlockKV : wgmmaBlockKVUnmasked;
   }
   int64_t q = blockQ ? blockQ : defaultQ, kv = blockKV ? blockKV : defaultKV;
   // mma.sync: tiles of 128 rows and more give each warp two 16-row slabs,

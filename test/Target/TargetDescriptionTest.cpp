@@ -84,11 +84,10 @@ TEST(TargetDescription, AttentionDefaults) {
                                              TileStrategy::wgmma, 0,
                                              /*masked=*/false),
             FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma));
-  EXPECT_EQ(
-      lookup("sm_90a").attentionConfig(&ctx, 64, 0, 0, std::nullopt, 0,
-                                       /*masked=*/false),
-      FlashConfigAttr::get(&ctx, 192, 128, 12, 2,
-                           TileStrategy::wgmma_ws_persistent));
+  EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 64, 0, 0, std::nullopt, 0,
+                                             /*masked=*/false),
+            FlashConfigAttr::get(&ctx, 192, 128, 12, 2,
+                                 TileStrategy::wgmma_ws_persistent));
   EXPECT_EQ(
       lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0, TileStrategy::wgmma),
       FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma));

@@ -288,10 +288,9 @@ void MmaSyncStrategy::emitElementCopy(OpBuilder &b, const GlobalTile &src,
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(load.thenBlock());
-      scf::YieldOp::create(
-          b, loc,
-          ValueRange{memref::LoadOp::create(b, loc, src.mem,
-                                            ValueRange{srcIdx})});
+      scf::YieldOp::create(b, loc,
+                           ValueRange{memref::LoadOp::create(
+                               b, loc, src.mem, ValueRange{srcIdx})});
       b.setInsertionPointToStart(load.elseBlock());
       scf::YieldOp::create(b, loc, ValueRange{zero});
     }
