@@ -559,15 +559,19 @@ print("launched")
 @unittest.skipUnless(fake_driver(), "needs the test build's "
                                     "libattnc-fake-cuda.so")
 class FakeDriverTest(unittest.TestCase):
-    def test_tensormaps_encoded_and_launched(self):
+    def run_child(self, code):
+        """The lines CODE prints in a child process whose libcuda is the
+        fake driver."""
         env = dict(os.environ, ATTNC_LIBCUDA=str(fake_driver()),
                    PYTHONPATH=os.pathsep.join(
                        [str(PYTHON_DIR), str(Path(__file__).parent)]))
-        child = subprocess.run([sys.executable, "-c", _FAKE_DRIVER_CHILD],
-                               env=env, capture_output=True, text=True,
-                               timeout=60)
+        child = subprocess.run([sys.executable, "-c", code], env=env,
+                               capture_output=True, text=True, timeout=60)
         self.assertEqual(child.returncode, 0, child.stderr)
-        self.assertEqual(child.stdout.splitlines(), [
+        return child.stdout.splitlines()
+
+    def test_tensormaps_encoded_and_launched(self):
+        self.assertEqual(self.run_child(_FAKE_DRIVER_CHILD), [
             "grid (132, 1, 1)",
             f"partial {132 * 8 * 128 * 4}",
             "map 4 0x100000000000 4 0xa77c",
@@ -576,14 +580,7 @@ class FakeDriverTest(unittest.TestCase):
         ])
 
     def test_fallback_planned_and_launched(self):
-        env = dict(os.environ, ATTNC_LIBCUDA=str(fake_driver()),
-                   PYTHONPATH=os.pathsep.join(
-                       [str(PYTHON_DIR), str(Path(__file__).parent)]))
-        child = subprocess.run([sys.executable, "-c", _FALLBACK_CHILD],
-                               env=env, capture_output=True, text=True,
-                               timeout=60)
-        self.assertEqual(child.returncode, 0, child.stderr)
-        self.assertEqual(child.stdout.splitlines(), [
+        self.assertEqual(self.run_child(_FALLBACK_CHILD), [
             "attn (3, 8, 2) 3",
             "attn_fallback (5, 8, 2) 0",
             "launched",

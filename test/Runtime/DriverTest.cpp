@@ -18,6 +18,8 @@
 
 #include "FakeCuda.h"
 
+#include "TensorArgs.h"
+
 #include "attnc-c/Runtime.h"
 
 #include <gtest/gtest.h>
@@ -27,11 +29,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <vector>
 
 namespace {
+
+using attnc_test::descsOf;
+using attnc_test::fallbackFixtureScalars;
+using attnc_test::fallbackFixtureTensors;
+using attnc_test::Tensor;
 
 const std::string inputs = ATTNC_TEST_INPUTS;
 const int fakeDriverSet = setenv("ATTNC_LIBCUDA", ATTNC_FAKE_CUDA, 1);
@@ -51,24 +59,21 @@ fakecuda::State &fake() {
   return *state;
 }
 
-struct Tensor {
-  uint64_t data;
-  attnc_dtype dtype;
-  std::vector<int64_t> sizes, strides;
-
-  Tensor(uint64_t data, attnc_dtype dtype, std::vector<int64_t> sizes)
-      : data(data), dtype(dtype), sizes(sizes), strides(sizes.size()) {
-    int64_t s = 1;
-    for (size_t i = sizes.size(); i-- > 0;) {
-      strides[i] = s;
-      s *= sizes[i];
-    }
-  }
-  attnc_tensor desc() const {
-    return {data, dtype, static_cast<int32_t>(sizes.size()), sizes.data(),
-            strides.data()};
-  }
-};
+/// Loads fixture Inputs/FIXTURE's manifest with its cubins looked up in a
+/// temporary directory that holds a dummy file per kernel in KERNELS, so
+/// that launches get as far as the fake driver.
+attnc_status loadWithCubins(const char *fixture,
+                            std::initializer_list<const char *> kernels,
+                            attnc_module **out) {
+  std::ifstream in(inputs + "/" + fixture + "/manifest.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string json = text.str();
+  std::string dir = ::testing::TempDir();
+  for (const char *kernel : kernels)
+    std::ofstream(dir + "/" + kernel + ".cubin") << "not a real cubin";
+  return attnc_manifest_parse(json.data(), json.size(), dir.c_str(), out);
+}
 
 /// The persistent fixture in a directory with (dummy) cubins, so that
 /// launches get as far as the fake driver.
@@ -83,15 +88,8 @@ protected:
 
   void SetUp() override {
     fake() = fakecuda::State();
-    std::ifstream in(inputs + "/persistent/manifest.json");
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string json = text.str();
-    std::string dir = ::testing::TempDir();
-    for (const char *cubin : {"decode_fwd.cubin", "tile_copy.cubin"})
-      std::ofstream(dir + "/" + cubin) << "not a real cubin";
     ASSERT_EQ(
-        attnc_manifest_parse(json.data(), json.size(), dir.c_str(), &module),
+        loadWithCubins("persistent", {"decode_fwd", "tile_copy"}, &module),
         ATTNC_OK)
         << attnc_last_error();
     ASSERT_EQ(attnc_module_get_kernel(module, "decode_fwd", &kernel), ATTNC_OK);
@@ -112,9 +110,7 @@ protected:
     attnc_module_unload(module);
   }
   attnc_status create() {
-    std::vector<attnc_tensor> descs;
-    for (const Tensor &t : tensors)
-      descs.push_back(t.desc());
+    std::vector<attnc_tensor> descs = descsOf(tensors);
     attnc_plan_destroy(plan);
     plan = nullptr;
     attnc_plan_options options = {numSMs};
@@ -309,40 +305,20 @@ protected:
 
   void SetUp() override {
     fake() = fakecuda::State();
-    std::ifstream in(inputs + "/fallback/manifest.json");
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string json = text.str();
-    std::string dir = ::testing::TempDir();
-    for (const char *cubin : {"attn.cubin", "attn_fallback.cubin"})
-      std::ofstream(dir + "/" + cubin) << "not a real cubin";
-    ASSERT_EQ(
-        attnc_manifest_parse(json.data(), json.size(), dir.c_str(), &module),
-        ATTNC_OK)
+    ASSERT_EQ(loadWithCubins("fallback", {"attn", "attn_fallback"}, &module),
+              ATTNC_OK)
         << attnc_last_error();
     ASSERT_EQ(attnc_module_get_kernel(module, "attn", &primary), ATTNC_OK);
     ASSERT_EQ(attnc_module_get_kernel(module, "attn_fallback", &fallback),
               ATTNC_OK);
-    tensors = {
-        Tensor(0x100000, ATTNC_DTYPE_BF16, {2, 8, 300, 64}),  // q
-        Tensor(0x1000000, ATTNC_DTYPE_BF16, {2, 2, 500, 64}), // k
-        Tensor(0x2000000, ATTNC_DTYPE_BF16, {2, 2, 500, 64}), // v
-        Tensor(0x3000000, ATTNC_DTYPE_BF16, {2, 8, 300, 64}), // o
-        Tensor(0x4000000, ATTNC_DTYPE_F32, {2, 8, 300}),      // lse
-    };
-    scalars = {attnc_scalar{1, {0}}};
-    scalars[0].value.f = 0.125;
+    tensors = fallbackFixtureTensors();
+    scalars = fallbackFixtureScalars();
   }
   void TearDown() override {
     attnc_plan_destroy(plan);
     attnc_module_unload(module);
   }
-  std::vector<attnc_tensor> descs() const {
-    std::vector<attnc_tensor> out;
-    for (const Tensor &t : tensors)
-      out.push_back(t.desc());
-    return out;
-  }
+  std::vector<attnc_tensor> descs() const { return descsOf(tensors); }
   attnc_status create() {
     attnc_plan_destroy(plan);
     plan = nullptr;

@@ -15,6 +15,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TensorArgs.h"
+
 #include "attnc-c/Runtime.h"
 
 #include <gtest/gtest.h>
@@ -26,6 +28,11 @@
 #include <vector>
 
 namespace {
+
+using attnc_test::descsOf;
+using attnc_test::fallbackFixtureScalars;
+using attnc_test::fallbackFixtureTensors;
+using attnc_test::Tensor;
 
 const std::string inputs = ATTNC_TEST_INPUTS;
 // Before any test: whatever libcuda the machine has is never loaded.
@@ -88,15 +95,23 @@ attnc_status parse(const std::string &text, std::string &error,
   return st;
 }
 
-TEST(FallbackManifest, FallbackIsResolved) {
+/// Parses the inline pair (primaryKernel with its fallbackKernel) and
+/// finds both kernels.
+void loadInlinePair(ModulePtr &m, attnc_kernel *&primary,
+                    attnc_kernel *&fallback) {
   std::string error;
-  ModulePtr m;
   ASSERT_EQ(parse(moduleWith(primaryKernel, fallbackKernel), error, &m),
             ATTNC_OK)
       << error;
-  attnc_kernel *primary = nullptr, *fallback = nullptr;
   ASSERT_EQ(attnc_module_get_kernel(m.get(), "k1", &primary), ATTNC_OK);
   ASSERT_EQ(attnc_module_get_kernel(m.get(), "k1_fb", &fallback), ATTNC_OK);
+}
+
+TEST(FallbackManifest, FallbackIsResolved) {
+  std::string error;
+  ModulePtr m;
+  attnc_kernel *primary = nullptr, *fallback = nullptr;
+  ASSERT_NO_FATAL_FAILURE(loadInlinePair(m, primary, fallback));
   EXPECT_EQ(attnc_kernel_fallback(primary), fallback);
   EXPECT_EQ(attnc_kernel_fallback(fallback), nullptr);
   EXPECT_EQ(attnc_kernel_fallback(nullptr), nullptr);
@@ -211,26 +226,6 @@ TEST(FallbackManifest, OnlyWhatTheCallerDoesNotSeeMayDiffer) {
 
 //===--- Plans ------------------------------------------------------------===//
 
-/// A tensor argument owning its sizes and strides (contiguous by default).
-struct Tensor {
-  uint64_t data;
-  attnc_dtype dtype;
-  std::vector<int64_t> sizes, strides;
-
-  Tensor(uint64_t data, attnc_dtype dtype, std::vector<int64_t> sizes)
-      : data(data), dtype(dtype), sizes(sizes), strides(sizes.size()) {
-    int64_t s = 1;
-    for (size_t i = sizes.size(); i-- > 0;) {
-      strides[i] = s;
-      s *= sizes[i];
-    }
-  }
-  attnc_tensor desc() const {
-    return {data, dtype, static_cast<int32_t>(sizes.size()), sizes.data(),
-            strides.data()};
-  }
-};
-
 /// Inputs/fallback with B=2, H=8, Hkv=2, Sq=300, Skv=500, head_dim 64.
 class FallbackPlans : public ::testing::Test {
 protected:
@@ -247,22 +242,13 @@ protected:
     module.reset(m);
     ASSERT_EQ(attnc_module_get_kernel(m, "attn", &primary), ATTNC_OK);
     ASSERT_EQ(attnc_module_get_kernel(m, "attn_fallback", &fallback), ATTNC_OK);
-    tensors = {
-        Tensor(0x100000, ATTNC_DTYPE_BF16, {2, 8, 300, 64}),  // q
-        Tensor(0x1000000, ATTNC_DTYPE_BF16, {2, 2, 500, 64}), // k
-        Tensor(0x2000000, ATTNC_DTYPE_BF16, {2, 2, 500, 64}), // v
-        Tensor(0x3000000, ATTNC_DTYPE_BF16, {2, 8, 300, 64}), // o
-        Tensor(0x4000000, ATTNC_DTYPE_F32, {2, 8, 300}),      // lse
-    };
-    scalars = {attnc_scalar{1, {0}}};
-    scalars[0].value.f = 0.125;
+    tensors = fallbackFixtureTensors();
+    scalars = fallbackFixtureScalars();
   }
   void TearDown() override { attnc_plan_destroy(plan); }
 
   attnc_status create(const attnc_kernel *kernel) {
-    std::vector<attnc_tensor> descs;
-    for (const Tensor &t : tensors)
-      descs.push_back(t.desc());
+    std::vector<attnc_tensor> descs = descsOf(tensors);
     attnc_plan_destroy(plan);
     plan = nullptr;
     return attnc_plan_create(kernel, descs.data(), descs.size(), scalars.data(),
@@ -373,9 +359,7 @@ TEST_F(FallbackPlans, LaunchRunsThePlansKernel) {
   // attnc_launch plans like attnc_plan_create: the fallback's plan gets as
   // far as the (missing) driver, not a refusal.
   tensors[0].strides = {8 * 300 * 68, 300 * 68, 68, 1};
-  std::vector<attnc_tensor> descs;
-  for (const Tensor &t : tensors)
-    descs.push_back(t.desc());
+  std::vector<attnc_tensor> descs = descsOf(tensors);
   EXPECT_EQ(attnc_launch(primary, descs.data(), descs.size(), scalars.data(),
                          scalars.size(), nullptr),
             ATTNC_ERROR_NO_DRIVER)
@@ -384,14 +368,9 @@ TEST_F(FallbackPlans, LaunchRunsThePlansKernel) {
 
 /// The inline pair above: a num_sms grid and a workspace on both sides.
 TEST(FallbackPlan, NumSMsAndWorkspacesAreTheFallbacks) {
-  std::string error;
   ModulePtr m;
-  ASSERT_EQ(parse(moduleWith(primaryKernel, fallbackKernel), error, &m),
-            ATTNC_OK)
-      << error;
   attnc_kernel *primary = nullptr, *fallback = nullptr;
-  ASSERT_EQ(attnc_module_get_kernel(m.get(), "k1", &primary), ATTNC_OK);
-  ASSERT_EQ(attnc_module_get_kernel(m.get(), "k1_fb", &fallback), ATTNC_OK);
+  ASSERT_NO_FATAL_FAILURE(loadInlinePair(m, primary, fallback));
   Tensor x(0x100000, ATTNC_DTYPE_F32, {100, 64});
   x.strides = {65, 1}; // 260-byte rows: 4-byte aligned only
   Tensor y(0x200000, ATTNC_DTYPE_F32, {100, 64});

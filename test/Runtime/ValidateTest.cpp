@@ -15,6 +15,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TensorArgs.h"
+
 #include "attnc-c/Runtime.h"
 
 #include <gtest/gtest.h>
@@ -28,30 +30,13 @@
 
 namespace {
 
+using attnc_test::descsOf;
+using attnc_test::Tensor;
+
 const std::string inputs = ATTNC_TEST_INPUTS;
 const char *const noDriver = "/nonexistent/libcuda.so.1";
 // Before any test: whatever libcuda the machine has is never loaded.
 const int noDriverSet = setenv("ATTNC_LIBCUDA", noDriver, 1);
-
-/// A tensor argument owning its sizes and strides (contiguous by default).
-struct Tensor {
-  uint64_t data;
-  attnc_dtype dtype;
-  std::vector<int64_t> sizes, strides;
-
-  Tensor(uint64_t data, attnc_dtype dtype, std::vector<int64_t> sizes)
-      : data(data), dtype(dtype), sizes(sizes), strides(sizes.size()) {
-    int64_t s = 1;
-    for (size_t i = sizes.size(); i-- > 0;) {
-      strides[i] = s;
-      s *= sizes[i];
-    }
-  }
-  attnc_tensor desc() const {
-    return {data, dtype, static_cast<int32_t>(sizes.size()), sizes.data(),
-            strides.data()};
-  }
-};
 
 class Plans : public ::testing::Test {
 protected:
@@ -77,9 +62,7 @@ protected:
   int64_t numSMs = 0;
 
   attnc_status create() {
-    std::vector<attnc_tensor> descs;
-    for (const Tensor &t : tensors)
-      descs.push_back(t.desc());
+    std::vector<attnc_tensor> descs = descsOf(tensors);
     attnc_plan_destroy(plan);
     plan = nullptr;
     attnc_plan_options options = {numSMs};
