@@ -928,3 +928,219 @@ func.func @tensor_too_large(%x: tensor<100000000000x100000000000xf32>) -> tensor
   %y = attnc.exp %x : tensor<100000000000x100000000000xf32>
   return %y : tensor<100000000000x100000000000xf32>
 }
+
+// -----
+
+func.func @grad_elem(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>, %do: tensor<?x8x?x64xf16>, %lse: tensor<?x8x?xf32>, %dl: tensor<?x8x?x1xf32>) {
+  // expected-error @+1 {{operands 'query', 'key', 'value' and 'out_grad' must have the same element type}}
+  %dq, %dk, %dv = attnc.attention_grad %q, %k, %v, %do, %lse, %dl {scale = 0.125 : f64}
+      : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x8x?x64xf16>, tensor<?x8x?xf32>, tensor<?x8x?x1xf32> -> tensor<?x8x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_out_grad(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>, %do: tensor<?x4x?x64xbf16>, %lse: tensor<?x8x?xf32>, %dl: tensor<?x8x?x1xf32>) {
+  // expected-error @+1 {{operand 'out_grad' must be [batch, query heads, query seq, value head_dim] like the forward's result}}
+  %dq, %dk, %dv = attnc.attention_grad %q, %k, %v, %do, %lse, %dl {scale = 0.125 : f64}
+      : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x8x?xf32>, tensor<?x8x?x1xf32> -> tensor<?x8x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_lse(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>, %do: tensor<?x8x?x64xbf16>, %lse: tensor<?x8x?x1xf32>, %dl: tensor<?x8x?x1xf32>) {
+  // expected-error @+1 {{operand 'logsumexp' must be f32 [batch, query heads, query seq]}}
+  %dq, %dk, %dv = attnc.attention_grad %q, %k, %v, %do, %lse, %dl {scale = 0.125 : f64}
+      : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x1xf32>, tensor<?x8x?x1xf32> -> tensor<?x8x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_delta(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>, %do: tensor<?x8x?x64xbf16>, %lse: tensor<?x8x?xf32>, %dl: tensor<?x8x?xf32>) {
+  // expected-error @+1 {{operand 'delta' must be f32 [batch, query heads, query seq, 1] (attnc.reduce_sum of out_grad * result)}}
+  %dq, %dk, %dv = attnc.attention_grad %q, %k, %v, %do, %lse, %dl {scale = 0.125 : f64}
+      : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>, tensor<?x8x?xf32> -> tensor<?x8x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_dq(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>, %do: tensor<?x8x?x64xbf16>, %lse: tensor<?x8x?xf32>, %dl: tensor<?x8x?x1xf32>) {
+  // expected-error @+1 {{result 'query_grad' must be f32 with the shape of 'query'}}
+  %dq, %dk, %dv = attnc.attention_grad %q, %k, %v, %do, %lse, %dl {scale = 0.125 : f64}
+      : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>, tensor<?x8x?x1xf32> -> tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_dk(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>, %do: tensor<?x8x?x64xbf16>, %lse: tensor<?x8x?xf32>, %dl: tensor<?x8x?x1xf32>) {
+  // expected-error @+1 {{results 'key_grad' and 'value_grad' must have the types of 'key' and 'value'}}
+  %dq, %dk, %dv = attnc.attention_grad %q, %k, %v, %do, %lse, %dl {scale = 0.125 : f64}
+      : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>, tensor<?x8x?x1xf32> -> tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_rank(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>, %do: tensor<?x?x64xbf16>, %lse: tensor<?x8x?xf32>, %dl: tensor<?x8x?x1xf32>) {
+  // expected-error @+1 {{operand 'out_grad' must have rank 4 [batch, heads, seq, head_dim], got rank 3}}
+  %dq, %dk, %dv = attnc.attention_grad %q, %k, %v, %do, %lse, %dl {scale = 0.125 : f64}
+      : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x?x64xbf16>, tensor<?x8x?xf32>, tensor<?x8x?x1xf32> -> tensor<?x8x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_heads(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x3x?x64xbf16>, %v: tensor<?x3x?x64xbf16>, %do: tensor<?x8x?x64xbf16>, %lse: tensor<?x8x?xf32>, %dl: tensor<?x8x?x1xf32>) {
+  // expected-error @+1 {{query heads (8) must be a multiple of key/value heads (3)}}
+  %dq, %dk, %dv = attnc.attention_grad %q, %k, %v, %do, %lse, %dl {scale = 0.125 : f64}
+      : tensor<?x8x?x64xbf16>, tensor<?x3x?x64xbf16>, tensor<?x3x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>, tensor<?x8x?x1xf32> -> tensor<?x8x?x64xf32>, tensor<?x3x?x64xbf16>, tensor<?x3x?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_scale(%q: tensor<?x8x?x64xbf16>, %do: tensor<?x8x?x64xbf16>, %lse: tensor<?x8x?xf32>, %dl: tensor<?x8x?x1xf32>) {
+  // expected-error @+1 {{attribute 'scale' must be positive and finite, got 0}}
+  %dq, %dk, %dv = attnc.attention_grad %q, %q, %q, %do, %lse, %dl {scale = 0.0 : f64}
+      : tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>, tensor<?x8x?x1xf32> -> tensor<?x8x?x64xf32>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_mask_region(%q: tensor<?x8x?x64xbf16>, %do: tensor<?x8x?x64xbf16>, %lse: tensor<?x8x?xf32>, %dl: tensor<?x8x?x1xf32>) {
+  // expected-error @+1 {{region 'mask' must end in attnc.yield of one 'i1'}}
+  %dq, %dk, %dv = attnc.attention_grad %q, %q, %q, %do, %lse, %dl {scale = 1.0 : f64}
+      : tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>, tensor<?x8x?x1xf32> -> tensor<?x8x?x64xf32>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %f = arith.constant 1.0 : f32
+        attnc.yield %f : f32
+      }
+  return
+}
+
+// -----
+
+func.func @step_rank(%q: tensor<?x?x64xbf16>, %k: tensor<?x64xbf16>, %v: tensor<?x64xbf16>, %do: tensor<?x64xbf16>, %lse: tensor<?xf32>, %dl: tensor<?xf32>, %dk: tensor<?x64xf32>, %dv: tensor<?x64xf32>, %i: index) {
+  // expected-error @+1 {{operands 'query', 'key', 'value', 'out_grad', 'key_acc', 'value_acc' and the result 'query_grad' must be rank-2 tiles}}
+  %a, %b, %c = attnc.online_attention_grad %q, %k, %v, %do, %lse, %dl, %dk, %dv at [%i, %i, %i, %i] {scale = 0.125 : f64}
+      : tensor<?x?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?xf32>, tensor<?xf32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @step_rows(%q: tensor<?x64xbf16>, %k: tensor<?x64xbf16>, %v: tensor<?x64xbf16>, %do: tensor<?x64xbf16>, %lse: tensor<?x1xf32>, %dl: tensor<?xf32>, %dk: tensor<?x64xf32>, %dv: tensor<?x64xf32>, %i: index) {
+  // expected-error @+1 {{operands 'logsumexp' and 'delta' must be rank-1 row vectors}}
+  %a, %b, %c = attnc.online_attention_grad %q, %k, %v, %do, %lse, %dl, %dk, %dv at [%i, %i, %i, %i] {scale = 0.125 : f64}
+      : tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x1xf32>, tensor<?xf32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @step_head(%q: tensor<?x64xbf16>, %k: tensor<?x32xbf16>, %v: tensor<?x64xbf16>, %do: tensor<?x64xbf16>, %lse: tensor<?xf32>, %dl: tensor<?xf32>, %dk: tensor<?x64xf32>, %dv: tensor<?x64xf32>, %i: index) {
+  // expected-error @+1 {{head dimension of 'query' and 'key' must be equal and static, and that of 'value' static}}
+  %a, %b, %c = attnc.online_attention_grad %q, %k, %v, %do, %lse, %dl, %dk, %dv at [%i, %i, %i, %i] {scale = 0.125 : f64}
+      : tensor<?x64xbf16>, tensor<?x32xbf16>, tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?xf32>, tensor<?xf32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @step_elem(%q: tensor<?x64xbf16>, %k: tensor<?x64xbf16>, %v: tensor<?x64xbf16>, %do: tensor<?x64xf16>, %lse: tensor<?xf32>, %dl: tensor<?xf32>, %dk: tensor<?x64xf32>, %dv: tensor<?x64xf32>, %i: index) {
+  // expected-error @+1 {{'query', 'key', 'value' and 'out_grad' must have the same element type}}
+  %a, %b, %c = attnc.online_attention_grad %q, %k, %v, %do, %lse, %dl, %dk, %dv at [%i, %i, %i, %i] {scale = 0.125 : f64}
+      : tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xf16>, tensor<?xf32>, tensor<?xf32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @step_kv_rows(%q: tensor<?x64xbf16>, %k: tensor<64x64xbf16>, %v: tensor<32x64xbf16>, %do: tensor<?x64xbf16>, %lse: tensor<?xf32>, %dl: tensor<?xf32>, %dk: tensor<?x64xf32>, %dv: tensor<?x64xf32>, %i: index) {
+  // expected-error @+1 {{'key' and 'value' tiles must have the same rows}}
+  %a, %b, %c = attnc.online_attention_grad %q, %k, %v, %do, %lse, %dl, %dk, %dv at [%i, %i, %i, %i] {scale = 0.125 : f64}
+      : tensor<?x64xbf16>, tensor<64x64xbf16>, tensor<32x64xbf16>, tensor<?x64xbf16>, tensor<?xf32>, tensor<?xf32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @step_do(%q: tensor<?x64xbf16>, %k: tensor<?x64xbf16>, %v: tensor<?x64xbf16>, %do: tensor<?x32xbf16>, %lse: tensor<?xf32>, %dl: tensor<?xf32>, %dk: tensor<?x64xf32>, %dv: tensor<?x64xf32>, %i: index) {
+  // expected-error @+1 {{'out_grad' must be [query rows, value head_dim] and 'logsumexp', 'delta' [query rows]}}
+  %a, %b, %c = attnc.online_attention_grad %q, %k, %v, %do, %lse, %dl, %dk, %dv at [%i, %i, %i, %i] {scale = 0.125 : f64}
+      : tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x32xbf16>, tensor<?xf32>, tensor<?xf32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @step_acc(%q: tensor<?x64xbf16>, %k: tensor<?x64xbf16>, %v: tensor<?x64xbf16>, %do: tensor<?x64xbf16>, %lse: tensor<?xf32>, %dl: tensor<?xf32>, %dk: tensor<?x32xf32>, %dv: tensor<?x64xf32>, %i: index) {
+  // expected-error @+1 {{'key_acc' and 'value_acc' must have the shapes of the 'key' and 'value' tiles}}
+  %a, %b, %c = attnc.online_attention_grad %q, %k, %v, %do, %lse, %dl, %dk, %dv at [%i, %i, %i, %i] {scale = 0.125 : f64}
+      : tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?xf32>, tensor<?xf32>, tensor<?x32xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @step_dq(%q: tensor<?x64xbf16>, %k: tensor<?x64xbf16>, %v: tensor<?x64xbf16>, %do: tensor<?x64xbf16>, %lse: tensor<?xf32>, %dl: tensor<?xf32>, %dk: tensor<?x64xf32>, %dv: tensor<?x64xf32>, %i: index) {
+  // expected-error @+1 {{result 'query_grad' must have the shape of 'query'}}
+  %a, %b, %c = attnc.online_attention_grad %q, %k, %v, %do, %lse, %dl, %dk, %dv at [%i, %i, %i, %i] {scale = 0.125 : f64}
+      : tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?xf32>, tensor<?xf32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @step_f32(%q: tensor<?x64xbf16>, %k: tensor<?x64xbf16>, %v: tensor<?x64xbf16>, %do: tensor<?x64xbf16>, %lse: tensor<?xf32>, %dl: tensor<?xbf16>, %dk: tensor<?x64xf32>, %dv: tensor<?x64xf32>, %i: index) {
+  // expected-error @+1 {{'logsumexp', 'delta', the accumulators and 'query_grad' must be f32}}
+  %a, %b, %c = attnc.online_attention_grad %q, %k, %v, %do, %lse, %dl, %dk, %dv at [%i, %i, %i, %i] {scale = 0.125 : f64}
+      : tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?xf32>, tensor<?xbf16>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @acc_f32(%t: tensor<?x64xbf16>, %d: tensor<?x?x64xbf16>, %i: index) {
+  // expected-error @+1 {{the tile and the destination must be f32: sums are accumulated in f32}}
+  %r = attnc.accumulate %t into %d[%i, %i, %i] : tensor<?x64xbf16> into tensor<?x?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @acc_rank(%t: tensor<?x?x64xf32>, %d: tensor<?x64xf32>, %i: index) {
+  // expected-error @+1 {{the tile (rank 3) must not have a higher rank than the destination (rank 2)}}
+  %r = attnc.accumulate %t into %d[%i, %i] : tensor<?x?x64xf32> into tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @acc_offsets(%t: tensor<?x64xf32>, %d: tensor<?x?x64xf32>, %i: index) {
+  // expected-error @+1 {{needs one offset per dimension of the destination (3), got 2}}
+  %r = attnc.accumulate %t into %d[%i, %i] : tensor<?x64xf32> into tensor<?x?x64xf32>
+  return
+}
+
+// -----
+
+func.func @acc_extent(%t: tensor<?x64xf32>, %d: tensor<?x?x32xf32>, %i: index) {
+  // expected-error @+1 {{tile dimension 1 (64) is larger than destination dimension 2 (32)}}
+  %r = attnc.accumulate %t into %d[%i, %i, %i] : tensor<?x64xf32> into tensor<?x?x32xf32>
+  return
+}
+
+// -----
+
+func.func @par_acc_parent(%t: tensor<?x64xf32>, %d: tensor<?x64xf32>, %i: index) {
+  // expected-error @+1 {{must be in the terminator of a parallel loop (scf.forall.in_parallel)}}
+  attnc.parallel_accumulate %t into %d[%i, %i] : tensor<?x64xf32> into tensor<?x64xf32>
+  return
+}

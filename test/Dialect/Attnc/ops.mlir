@@ -272,3 +272,55 @@ func.func @fusion(%x: tensor<?x4096xbf16>, %b: tensor<4096xbf16>, %seed: i64) ->
   }
   return %y : tensor<?x4096xbf16>
 }
+
+// CHECK-LABEL: func.func @attention_grad
+func.func @attention_grad(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>,
+    %v: tensor<?x2x?x64xbf16>, %do: tensor<?x8x?x64xbf16>,
+    %lse: tensor<?x8x?xf32>, %dl: tensor<?x8x?x1xf32>, %s: f32)
+    -> (tensor<?x8x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>) {
+  // CHECK: attnc.attention_grad %{{.*}} runtime_scale(%{{.*}}) {scale = 1.250000e-01 : f64}
+  // CHECK-SAME: -> tensor<?x8x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> mask {
+  %dq, %dk, %dv = attnc.attention_grad %q, %k, %v, %do, %lse, %dl runtime_scale(%s)
+      {scale = 0.125 : f64}
+      : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>,
+        tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>, tensor<?x8x?x1xf32>
+        -> tensor<?x8x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
+  return %dq, %dk, %dv : tensor<?x8x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>
+}
+
+// CHECK-LABEL: func.func @online_attention_grad
+func.func @online_attention_grad(%q: tensor<?x64xbf16>, %k: tensor<?x64xbf16>,
+    %v: tensor<?x64xbf16>, %do: tensor<?x64xbf16>, %lse: tensor<?xf32>,
+    %dl: tensor<?xf32>, %dk: tensor<?x64xf32>, %dv: tensor<?x64xf32>,
+    %acc: tensor<?x?x64xf32>, %i: index)
+    -> (tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x?x64xf32>) {
+  // CHECK: attnc.online_attention_grad {{.*}} at [%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {scale = 1.250000e-01 : f64}
+  %dk2, %dv2, %dqt = attnc.online_attention_grad %q, %k, %v, %do, %lse, %dl,
+      %dk, %dv at [%i, %i, %i, %i] {scale = 0.125 : f64}
+      : tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xbf16>,
+        tensor<?x64xbf16>, tensor<?xf32>, tensor<?xf32>, tensor<?x64xf32>,
+        tensor<?x64xf32> -> tensor<?x64xf32>
+  // CHECK: attnc.accumulate %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : tensor<?x64xf32> into tensor<?x?x64xf32>
+  %acc2 = attnc.accumulate %dqt into %acc[%i, %i, %i]
+      : tensor<?x64xf32> into tensor<?x?x64xf32>
+  return %dk2, %dv2, %acc2 : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x?x64xf32>
+}
+
+// CHECK-LABEL: func.func @parallel_accumulate
+func.func @parallel_accumulate(%t: tensor<?x?x64xf32>, %init: tensor<?x?x?x64xf32>,
+    %n: index) -> tensor<?x?x?x64xf32> {
+  %c0 = arith.constant 0 : index
+  %r = scf.forall (%b) in (%n) shared_outs(%o = %init) -> tensor<?x?x?x64xf32> {
+    scf.forall.in_parallel {
+      // CHECK: attnc.parallel_accumulate %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : tensor<?x?x64xf32> into tensor<?x?x?x64xf32>
+      attnc.parallel_accumulate %t into %o[%b, %c0, %c0, %c0]
+          : tensor<?x?x64xf32> into tensor<?x?x?x64xf32>
+    }
+  }
+  return %r : tensor<?x?x?x64xf32>
+}

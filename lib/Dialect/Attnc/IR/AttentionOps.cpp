@@ -266,3 +266,190 @@ LogicalResult AttentionOp::verifyRegions() {
 LogicalResult OnlineAttentionOp::verifyRegions() {
   return verifyAttentionRegions(*this, getMask(), getScore());
 }
+
+//===----------------------------------------------------------------------===//
+// Attention backward
+//===----------------------------------------------------------------------===//
+
+/// The regions of the gradient ops are the forward's mask region; their
+/// score modifier has no derived gradient yet, so they have none.
+LogicalResult AttentionGradOp::verifyRegions() {
+  Region noScore;
+  return verifyAttentionRegions(*this, getMask(), noScore);
+}
+
+LogicalResult OnlineAttentionGradOp::verifyRegions() {
+  Region noScore;
+  return verifyAttentionRegions(*this, getMask(), noScore);
+}
+
+LogicalResult AttentionGradOp::verify() {
+  RankedTensorType q = getQuery().getType(), k = getKey().getType(),
+                   v = getValue().getType(), dO = getOutGrad().getType(),
+                   lse = getLogsumexp().getType(), dl = getDelta().getType(),
+                   dq = getQueryGrad().getType(), dk = getKeyGrad().getType(),
+                   dv = getValueGrad().getType();
+  StringRef names[] = {"query", "key", "value", "out_grad"};
+  RankedTensorType types[] = {q, k, v, dO};
+  for (auto [name, t] : llvm::zip(names, types))
+    if (t.getRank() != 4)
+      return emitOpError() << "operand '" << name
+                           << "' must have rank 4 [batch, heads, seq, head_dim]"
+                              ", got rank "
+                           << t.getRank();
+  Type elem = q.getElementType();
+  if (k.getElementType() != elem || v.getElementType() != elem ||
+      dO.getElementType() != elem)
+    return emitOpError("operands 'query', 'key', 'value' and 'out_grad' must "
+                       "have the same element type");
+  if (ShapedType::isDynamic(q.getDimSize(3)) ||
+      ShapedType::isDynamic(v.getDimSize(3)))
+    return emitOpError("head dimensions of 'query' and 'value' must be static");
+  if (k.getDimSize(3) != q.getDimSize(3))
+    return emitOpError() << "head dimension of 'key' ("
+                         << dimStr(k.getDimSize(3))
+                         << ") must equal that of 'query' (" << q.getDimSize(3)
+                         << ")";
+  if (!compatible(k.getDimSize(0), q.getDimSize(0)) ||
+      !compatible(v.getDimSize(0), q.getDimSize(0)))
+    return emitOpError("batch dimension of 'key' and 'value' must equal "
+                       "that of 'query'");
+  if (!compatible(k.getDimSize(1), v.getDimSize(1)) ||
+      !compatible(k.getDimSize(2), v.getDimSize(2)))
+    return emitOpError("'key' and 'value' must have the same heads and "
+                       "sequence length");
+  int64_t h = q.getDimSize(1), hkv = k.getDimSize(1);
+  if (!ShapedType::isDynamic(h) && !ShapedType::isDynamic(hkv) &&
+      (hkv == 0 || h % hkv != 0))
+    return emitOpError() << "query heads (" << h
+                         << ") must be a multiple of key/value heads (" << hkv
+                         << ")";
+  auto sameRows = [&](RankedTensorType t) {
+    return compatible(t.getDimSize(0), q.getDimSize(0)) &&
+           compatible(t.getDimSize(1), h) &&
+           compatible(t.getDimSize(2), q.getDimSize(2));
+  };
+  if (!sameRows(dO) || dO.getDimSize(3) != v.getDimSize(3))
+    return emitOpError("operand 'out_grad' must be [batch, query heads, query "
+                       "seq, value head_dim] like the forward's result");
+  if (lse.getRank() != 3 || !sameRows(lse) || !lse.getElementType().isF32())
+    return emitOpError("operand 'logsumexp' must be f32 [batch, query heads, "
+                       "query seq]");
+  if (dl.getRank() != 4 || !sameRows(dl) || dl.getDimSize(3) != 1 ||
+      !dl.getElementType().isF32())
+    return emitOpError("operand 'delta' must be f32 [batch, query heads, query "
+                       "seq, 1] (attnc.reduce_sum of out_grad * result)");
+  if (dq.getShape() != q.getShape() || !dq.getElementType().isF32())
+    return emitOpError("result 'query_grad' must be f32 with the shape of "
+                       "'query'");
+  if (dk != k || dv != v)
+    return emitOpError("results 'key_grad' and 'value_grad' must have the "
+                       "types of 'key' and 'value'");
+  return verifyScale(getOperation(), getScale());
+}
+
+LogicalResult OnlineAttentionGradOp::verify() {
+  RankedTensorType q = getQuery().getType(), k = getKey().getType(),
+                   v = getValue().getType(), dO = getOutGrad().getType(),
+                   lse = getLogsumexp().getType(), dl = getDelta().getType(),
+                   dk = getKeyAcc().getType(), dv = getValueAcc().getType(),
+                   dq = getQueryGrad().getType();
+  if (q.getRank() != 2 || k.getRank() != 2 || v.getRank() != 2 ||
+      dO.getRank() != 2 || dk.getRank() != 2 || dv.getRank() != 2 ||
+      dq.getRank() != 2)
+    return emitOpError("operands 'query', 'key', 'value', 'out_grad', "
+                       "'key_acc', 'value_acc' and the result 'query_grad' "
+                       "must be rank-2 tiles");
+  if (lse.getRank() != 1 || dl.getRank() != 1)
+    return emitOpError("operands 'logsumexp' and 'delta' must be rank-1 row "
+                       "vectors");
+  if (q.getDimSize(1) != k.getDimSize(1) ||
+      ShapedType::isDynamic(q.getDimSize(1)) ||
+      ShapedType::isDynamic(v.getDimSize(1)))
+    return emitOpError("head dimension of 'query' and 'key' must be equal and "
+                       "static, and that of 'value' static");
+  Type elem = q.getElementType();
+  if (k.getElementType() != elem || v.getElementType() != elem ||
+      dO.getElementType() != elem)
+    return emitOpError("'query', 'key', 'value' and 'out_grad' must have the "
+                       "same element type");
+  if (!compatible(k.getDimSize(0), v.getDimSize(0)))
+    return emitOpError("'key' and 'value' tiles must have the same rows");
+  int64_t rows = q.getDimSize(0);
+  if (!compatible(dO.getDimSize(0), rows) ||
+      dO.getDimSize(1) != v.getDimSize(1) ||
+      !compatible(lse.getDimSize(0), rows) ||
+      !compatible(dl.getDimSize(0), rows))
+    return emitOpError("'out_grad' must be [query rows, value head_dim] and "
+                       "'logsumexp', 'delta' [query rows]");
+  if (!compatible(dk.getDimSize(0), k.getDimSize(0)) ||
+      dk.getDimSize(1) != k.getDimSize(1) ||
+      !compatible(dv.getDimSize(0), v.getDimSize(0)) ||
+      dv.getDimSize(1) != v.getDimSize(1))
+    return emitOpError("'key_acc' and 'value_acc' must have the shapes of the "
+                       "'key' and 'value' tiles");
+  if (!compatible(dq.getDimSize(0), rows) ||
+      dq.getDimSize(1) != q.getDimSize(1))
+    return emitOpError("result 'query_grad' must have the shape of 'query'");
+  for (RankedTensorType t : {lse, dl, dk, dv, dq})
+    if (!t.getElementType().isF32())
+      return emitOpError("'logsumexp', 'delta', the accumulators and "
+                         "'query_grad' must be f32");
+  return verifyScale(getOperation(), getScale());
+}
+
+/// The slice `offsets` select in `dest` for a tile of type `tile`: one
+/// offset per dimension of `dest`, the tile filling its trailing dimensions.
+static LogicalResult verifyAccumulateSlice(Operation *op,
+                                           RankedTensorType tile,
+                                           RankedTensorType dest,
+                                           size_t numOffsets) {
+  if (tile.getElementType() != dest.getElementType() ||
+      !tile.getElementType().isF32())
+    return op->emitOpError("the tile and the destination must be f32: sums "
+                           "are accumulated in f32");
+  if (tile.getRank() > dest.getRank())
+    return op->emitOpError() << "the tile (rank " << tile.getRank()
+                             << ") must not have a higher rank than the "
+                                "destination (rank "
+                             << dest.getRank() << ")";
+  if (static_cast<int64_t>(numOffsets) != dest.getRank())
+    return op->emitOpError() << "needs one offset per dimension of the "
+                                "destination ("
+                             << dest.getRank() << "), got " << numOffsets;
+  int64_t lead = dest.getRank() - tile.getRank();
+  for (int64_t i = 0; i < tile.getRank(); ++i) {
+    int64_t t = tile.getDimSize(i), d = dest.getDimSize(lead + i);
+    if (!ShapedType::isDynamic(t) && !ShapedType::isDynamic(d) && t > d)
+      return op->emitOpError()
+             << "tile dimension " << i << " (" << t
+             << ") is larger than destination dimension " << lead + i << " ("
+             << d << ")";
+  }
+  return success();
+}
+
+LogicalResult AccumulateOp::verify() {
+  return verifyAccumulateSlice(*this, getTile().getType(), getDest().getType(),
+                               getOffsets().size());
+}
+
+LogicalResult ParallelAccumulateOp::verify() {
+  if (!isa_and_nonnull<InParallelOpInterface>(getOperation()->getParentOp()))
+    return emitOpError("must be in the terminator of a parallel loop "
+                       "(scf.forall.in_parallel)");
+  // scf.forall.in_parallel checks that `dest` is a shared output.
+  return verifyAccumulateSlice(*this, getSource().getType(),
+                               getDest().getType(), getOffsets().size());
+}
+
+MutableOperandRange ParallelAccumulateOp::getUpdatedDestinations() {
+  return getDestMutable();
+}
+
+Operation *ParallelAccumulateOp::getIteratingParent() {
+  // scf.forall.in_parallel sits in the loop it terminates.
+  if (Operation *combining = getOperation()->getParentOp())
+    return combining->getParentOp();
+  return nullptr;
+}

@@ -174,6 +174,207 @@ def Attnc_OnlineAttentionFinalizeOp
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Attention backward
+//===----------------------------------------------------------------------===//
+
+def Attnc_AttentionGradOp : Attnc_PureOp<"attention_grad", [
+    RecursiveMemoryEffects]> {
+  let summary = "gradients of fused attention, P recomputed from the logsumexp";
+  let description = [{
+    The backward of `attnc.attention` with the same `scale`,
+    `runtime_scale` and `mask`. From the forward's inputs, the gradient of
+    its result `out_grad` (dO, `[B, H, Sq, dv]`), its `logsumexp`
+    (`[B, H, Sq]`, f32, scaled units, natural log, -inf for a row that saw
+    no key) and `delta = rowsum(dO * O)` (`[B, H, Sq, 1]`, f32, as
+    `attnc.reduce_sum` gives it), with `c = scale * runtime_scale`:
+
+    ```
+    S  = c * Q K^T,  -inf where the mask is false
+    P  = exp(S - logsumexp)          (0 where S or logsumexp is -inf)
+    dV = P^T dO                      (summed over the query heads of a group)
+    dP = dO V^T
+    dS = c * P * (dP - delta)
+    dK = dS^T Q                      (summed over the query heads of a group)
+    dQ = dS K
+    ```
+
+    No `Sq x Skv` matrix is an operand or a result: P is recomputed from
+    the logsumexp. `query_grad` is f32 (the flash form accumulates it from
+    every K/V tile); `key_grad` and `value_grad` have the types of `key`
+    and `value`. P and dS are rounded to the operands' type before the
+    products that use them, as tensor cores do. A score modifier has no
+    derived gradient yet: the op has no `score` region.
+
+    Example (top-left causal, d = 128):
+
+    ```mlir
+    %dq, %dk, %dv = attnc.attention_grad %q, %k, %v, %do, %lse, %delta
+        {scale = 0.08838834764831845 : f64}
+        : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>,
+          tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>, tensor<?x?x?x1xf32>
+          -> tensor<?x?x?x128xf32>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>
+        mask {
+        ^bb0(%b: index, %h: index, %i: index, %j: index):
+          %keep = arith.cmpi ule, %j, %i : index
+          attnc.yield %keep : i1
+        }
+    ```
+  }];
+  let arguments = (ins Attnc_FloatTensor:$query, Attnc_FloatTensor:$key,
+                       Attnc_FloatTensor:$value, Attnc_FloatTensor:$out_grad,
+                       Attnc_FloatTensor:$logsumexp, Attnc_FloatTensor:$delta,
+                       Optional<F32>:$runtime_scale, F64Attr:$scale,
+                       OptionalAttr<Attnc_FlashConfigAttr>:$config);
+  let results = (outs Attnc_FloatTensor:$query_grad,
+                      Attnc_FloatTensor:$key_grad,
+                      Attnc_FloatTensor:$value_grad);
+  let regions = (region MaxSizedRegion<1>:$mask);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $out_grad `,` $logsumexp `,` $delta
+    (`runtime_scale` `(` $runtime_scale^ `)`)? attr-dict `:` type($query)
+    `,` type($key) `,` type($value) `,` type($out_grad) `,` type($logsumexp)
+    `,` type($delta) `->` type($query_grad) `,` type($key_grad) `,`
+    type($value_grad) (`mask` $mask^)?
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The causal form of the mask region, if it is one.
+    std::optional<::attnc::CausalMask> getCausalMask() {
+      return ::attnc::matchCausalMask(getMask());
+    }
+  }];
+}
+
+def Attnc_OnlineAttentionGradOp : Attnc_PureOp<"online_attention_grad", [
+    RecursiveMemoryEffects, AllTypesMatch<["key_acc", "new_key_acc"]>,
+    AllTypesMatch<["value_acc", "new_value_acc"]>]> {
+  let summary = "one query-tile step of the attention backward over a K/V tile";
+  let description = [{
+    The step of `attnc.attention_grad`'s flash form. A K/V tile
+    (`key : [Nk, d]`, `value : [Nk, dv]`, first row `kv_start`) stays;
+    the step visits one query tile (`query : [Mq, d]`, `out_grad :
+    [Mq, dv]`, `logsumexp` and `delta : [Mq]`, first row `q_start`) of
+    batch `b`, query head `h`, and with `c = scale * runtime_scale`:
+
+    ```
+    S             = c * Q K^T, -inf where the mask is false
+    P             = exp(S - logsumexp)        (0 where either is -inf)
+    new_value_acc = value_acc + P^T dO
+    dS            = c * P * (dO V^T - delta)
+    new_key_acc   = key_acc + dS^T Q
+    query_grad    = dS K
+    ```
+
+    `query_grad` is this tile's contribution to dQ; the flash form adds it
+    into the query rows it belongs to (`attnc.accumulate`). The mask region
+    has `attnc.attention`'s signature and sees absolute positions; a step
+    without one is a step the flash form proved fully visible. Accumulators
+    are f32; P and dS are rounded to the operands' type before the products
+    that use them.
+
+    Example:
+
+    ```mlir
+    %dk2, %dv2, %dqt = attnc.online_attention_grad %q, %k, %v, %do, %lse,
+        %delta, %dk, %dv at [%b, %h, %qs, %ks] {scale = 0.125 : f64}
+        : tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xbf16>,
+          tensor<?x64xbf16>, tensor<?xf32>, tensor<?xf32>, tensor<?x64xf32>,
+          tensor<?x64xf32> -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins Attnc_FloatTensor:$query, Attnc_FloatTensor:$key,
+                       Attnc_FloatTensor:$value, Attnc_FloatTensor:$out_grad,
+                       Attnc_FloatTensor:$logsumexp, Attnc_FloatTensor:$delta,
+                       Attnc_FloatTensor:$key_acc,
+                       Attnc_FloatTensor:$value_acc, Index:$batch,
+                       Index:$head, Index:$q_start, Index:$kv_start,
+                       Optional<F32>:$runtime_scale, F64Attr:$scale);
+  let results = (outs Attnc_FloatTensor:$new_key_acc,
+                      Attnc_FloatTensor:$new_value_acc,
+                      Attnc_FloatTensor:$query_grad);
+  let regions = (region MaxSizedRegion<1>:$mask);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $out_grad `,` $logsumexp `,` $delta `,`
+    $key_acc `,` $value_acc
+    `at` ` ` `[` $batch `,` $head `,` $q_start `,` $kv_start `]`
+    (`runtime_scale` `(` $runtime_scale^ `)`)? attr-dict `:` type($query)
+    `,` type($key) `,` type($value) `,` type($out_grad) `,`
+    type($logsumexp) `,` type($delta) `,` type($key_acc) `,`
+    type($value_acc) `->` type($query_grad) (`mask` $mask^)?
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The causal form of the mask region, if it is one.
+    std::optional<::attnc::CausalMask> getCausalMask() {
+      return ::attnc::matchCausalMask(getMask());
+    }
+  }];
+}
+
+def Attnc_AccumulateOp : Attnc_PureOp<"accumulate", [
+    AllTypesMatch<["dest", "result"]>]> {
+  let summary = "adds a tile into a slice of a tensor";
+  let description = [{
+    `result = dest` except that the tile is added to the slice of `dest`
+    at `offsets`: for a tile of rank `r` and a destination of rank `R >= r`
+    with `R` offsets, `result[o0, ..., oR-r-1, oR-r + i0, ..., oR-1 + ir-1]
+    += tile[i0, ..., ir-1]`: the slice has extent 1 in the leading
+    `R - r` dimensions and the tile's extents in the others, and must lie
+    inside `dest`. The flash form of `attnc.attention_grad` sums the dQ
+    contributions of a K/V tile this way before `attnc.parallel_accumulate`
+    adds them into the result.
+
+    Example:
+
+    ```mlir
+    %acc2 = attnc.accumulate %dqt into %acc[%g, %q0, %c0]
+        : tensor<?x128xf32> into tensor<?x?x128xf32>
+    ```
+  }];
+  let arguments = (ins Attnc_FloatTensor:$tile, Attnc_FloatTensor:$dest,
+                       Variadic<Index>:$offsets);
+  let results = (outs Attnc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $tile `into` $dest `[` $offsets `]` attr-dict `:` type($tile) `into`
+    type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attnc_ParallelAccumulateOp : Attnc_Op<"parallel_accumulate", [
+    DeclareOpInterfaceMethods<ParallelCombiningOpInterface,
+       ["getUpdatedDestinations", "getIteratingParent"]>]> {
+  let summary = "adds one parallel iteration's contribution into a result";
+  let description = [{
+    In the `scf.forall.in_parallel` terminator: adds `source` into the
+    slice of the shared output `dest` at `offsets` (the rules of
+    `attnc.accumulate`). Unlike `tensor.parallel_insert_slice`, slices of
+    different iterations may overlap: the forall's result is `dest`'s
+    initial value plus the contributions of every iteration, summed in any
+    order (the GPU adds them with atomics, so f32 sums are not bitwise
+    reproducible from run to run).
+
+    Example:
+
+    ```mlir
+    scf.forall.in_parallel {
+      attnc.parallel_accumulate %dqc into %DQ[%b, %h0, %c0, %c0]
+          : tensor<?x?x128xf32> into tensor<?x?x?x128xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Attnc_FloatTensor:$source, Attnc_FloatTensor:$dest,
+                       Variadic<Index>:$offsets);
+  let assemblyFormat = [{
+    $source `into` $dest `[` $offsets `]` attr-dict `:` type($source) `into`
+    type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
 def Attnc_FusionOp : Attnc_Op<"fusion", [IsolatedFromAbove, SingleBlock,
                                          RecursiveMemoryEffects]> {
   let summary = "a chain of elementwise ops and row reductions, one kernel";
@@ -205,7 +406,8 @@ def Attnc_FusionOp : Attnc_Op<"fusion", [IsolatedFromAbove, SingleBlock,
 }
 
 def Attnc_YieldOp : Attnc_PureOp<"yield", [
-    ParentOneOf<["FusionOp", "AttentionOp", "OnlineAttentionOp"]>,
+    ParentOneOf<["FusionOp", "AttentionOp", "OnlineAttentionOp",
+                 "AttentionGradOp", "OnlineAttentionGradOp"]>,
     ReturnLike, Terminator]> {
   let summary = "returns the values of an attnc region";
   let description = [{
