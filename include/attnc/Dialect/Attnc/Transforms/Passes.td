@@ -72,6 +72,37 @@ def AttncFuseAttention : Pass<"attnc-fuse-attention"> {
                            "::mlir::math::MathDialect"];
 }
 
+def AttncDeriveBackward : Pass<"attnc-derive-backward", "::mlir::ModuleOp"> {
+  let summary = "Add the backward of each attention function, P recomputed";
+  let description = [{
+    For each function `f` whose one result is an `attnc.attention` of its
+    arguments Q, K and V, adds `f_backward(q, k, v, o, lse, dO, ...) ->
+    (dq, dk, dv)` after it: `o` and `lse` are what `f`'s kernel writes
+    (its result and the logsumexp, `[B, H, Sq]` f32), `dO` the gradient of
+    the result, and the trailing arguments are those of `f`'s other
+    arguments that the attention uses (a run-time scale, a window size).
+    The body is the graph of the backward with recomputation:
+
+    ```
+    delta    = reduce_sum(cast<f32>(dO) * cast<f32>(o))   [B, H, Sq, 1]
+    dq32, dk, dv = attnc.attention_grad q, k, v, dO, lse, delta
+    dq       = cast(dq32)
+    ```
+
+    `--attnc-fuse-elementwise` makes the first line and the last one row
+    kernels; `--attnc-online-softmax` gives `attnc.attention_grad` its flash
+    form. The gradient has the forward's scale, run-time scale and mask
+    (the mask region and the values it uses from above, cloned). A function
+    the pass cannot differentiate is an error naming the reason: a score
+    modifier (no derived gradient yet), more than one attention, Q, K or V
+    computed inside the function, results other than the attention's, or a
+    name `f_backward` already taken.
+  }];
+  let dependentDialects = ["::attnc::AttncDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def AttncFuseElementwise : Pass<"attnc-fuse-elementwise"> {
   let summary = "Group maximal chains of elementwise and row ops into attnc.fusion";
   let description = [{
