@@ -233,6 +233,15 @@ FlashConfigAttr TargetDescription::attentionConfig(
   return FlashConfigAttr::get(ctx, q, kv, warps, stages, kind);
 }
 
+FlashConfigAttr
+TargetDescription::attentionBackwardConfig(MLIRContext *ctx, int64_t blockQ,
+                                           int64_t blockKV) const {
+  // One 16-row mma.sync slab of the K/V tile per warp.
+  int64_t kv = blockKV ? blockKV : backwardWarps * 16;
+  return FlashConfigAttr::get(ctx, blockQ ? blockQ : backwardBlockQ, kv,
+                              kv / 16, backwardStages, TileStrategy::mma_sync);
+}
+
 FlashConfigAttr TargetDescription::withFallback(FlashConfigAttr config,
                                                 int64_t headDim,
                                                 int64_t elementBits) const {

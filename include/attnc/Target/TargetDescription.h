@@ -129,6 +129,14 @@ struct TargetDescription {
   /// H200 (2026-12-01, d = 128, S = 8192: 452 against 468 TFLOP/s).
   int64_t wgmmaStages = 2;
 
+  /// The attention backward (K/V stationary, mma.sync): each of
+  /// `backwardWarps` warps owns 16 rows of the K/V tile, and query tiles of
+  /// `backwardBlockQ` rows stream past it through `backwardStages` buffers
+  /// (FlashAttention-2's 64 x 128 with 8 warps at d = 128).
+  int64_t backwardBlockQ = 64;
+  int64_t backwardWarps = 8;
+  int64_t backwardStages = 2;
+
   /// Ceilings the intensity report prices kernels with.
   RooflineModel roofline;
 
@@ -152,6 +160,12 @@ struct TargetDescription {
                   int64_t blockKV = 0,
                   std::optional<TileStrategy> strategy = std::nullopt,
                   int64_t stages = 0, bool masked = true) const;
+
+  /// The configuration of an attention backward kernel, with the tiles
+  /// given (0: the target's default).
+  FlashConfigAttr attentionBackwardConfig(mlir::MLIRContext *ctx,
+                                          int64_t blockQ = 0,
+                                          int64_t blockKV = 0) const;
 
   /// `config` with a fallback (FlashConfigAttr's `fallback`) when it reads
   /// by TMA: an mma_sync_unaligned kernel of the same tiles and warps, two

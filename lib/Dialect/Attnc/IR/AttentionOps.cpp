@@ -400,8 +400,7 @@ LogicalResult OnlineAttentionGradOp::verify() {
 
 /// The slice `offsets` select in `dest` for a tile of type `tile`: one
 /// offset per dimension of `dest`, the tile filling its trailing dimensions.
-static LogicalResult verifyAccumulateSlice(Operation *op,
-                                           RankedTensorType tile,
+static LogicalResult verifyAccumulateSlice(Operation *op, RankedTensorType tile,
                                            RankedTensorType dest,
                                            size_t numOffsets) {
   if (tile.getElementType() != dest.getElementType() ||
@@ -421,10 +420,9 @@ static LogicalResult verifyAccumulateSlice(Operation *op,
   for (int64_t i = 0; i < tile.getRank(); ++i) {
     int64_t t = tile.getDimSize(i), d = dest.getDimSize(lead + i);
     if (!ShapedType::isDynamic(t) && !ShapedType::isDynamic(d) && t > d)
-      return op->emitOpError()
-             << "tile dimension " << i << " (" << t
-             << ") is larger than destination dimension " << lead + i << " ("
-             << d << ")";
+      return op->emitOpError() << "tile dimension " << i << " (" << t
+                               << ") is larger than destination dimension "
+                               << lead + i << " (" << d << ")";
   }
   return success();
 }

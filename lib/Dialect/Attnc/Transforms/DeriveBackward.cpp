@@ -86,7 +86,8 @@ struct BackwardBuilder {
     if (attn.hasScoreModifier())
       return attn->emitOpError()
              << "has a score modifier; its gradient is not derived yet, so "
-                "--attnc-derive-backward cannot build " << name;
+                "--attnc-derive-backward cannot build "
+             << name;
     Block &entry = fn.getBody().front();
     Value qkv[] = {attn.getQuery(), attn.getKey(), attn.getValue()};
     StringRef qkvNames[] = {"query", "key", "value"};
@@ -118,8 +119,11 @@ struct BackwardBuilder {
     auto oType = cast<RankedTensorType>(attn.getResult().getType());
     Type f32 = b.getF32Type();
     auto lseType = RankedTensorType::get(qType.getShape().take_front(3), f32);
-    SmallVector<Type> argTypes = {qType, attn.getKey().getType(),
-                                  attn.getValue().getType(), oType, lseType,
+    SmallVector<Type> argTypes = {qType,
+                                  attn.getKey().getType(),
+                                  attn.getValue().getType(),
+                                  oType,
+                                  lseType,
                                   oType};
     for (BlockArgument a : extraArgs)
       argTypes.push_back(a.getType());
@@ -148,15 +152,15 @@ struct BackwardBuilder {
     Value prod = MulOp::create(b, loc, f32Out, dO32, o32);
     SmallVector<int64_t> rowShape(oType.getShape());
     rowShape.back() = 1;
-    Value delta = ReduceSumOp::create(
-        b, loc, RankedTensorType::get(rowShape, f32), prod);
+    Value delta =
+        ReduceSumOp::create(b, loc, RankedTensorType::get(rowShape, f32), prod);
 
     auto dq32Type = RankedTensorType::get(qType.getShape(), f32);
     Value runtimeScale =
         attn.getRuntimeScale() ? map.lookup(attn.getRuntimeScale()) : Value();
     auto grad = AttentionGradOp::create(
-        b, loc, TypeRange{dq32Type, attn.getKey().getType(),
-                          attn.getValue().getType()},
+        b, loc,
+        TypeRange{dq32Type, attn.getKey().getType(), attn.getValue().getType()},
         map.lookup(qkv[0]), map.lookup(qkv[1]), map.lookup(qkv[2]), dO, lse,
         delta, runtimeScale, attn.getScaleAttr(), /*config=*/nullptr);
     attn.getMask().cloneInto(&grad.getMask(), map);
@@ -194,8 +198,7 @@ struct AttncDeriveBackwardPass
       AttentionOp attn = attns.front();
       auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
       if (attn->getBlock() != &fn.getBody().front() ||
-          ret.getNumOperands() != 1 ||
-          ret.getOperand(0) != attn.getResult()) {
+          ret.getNumOperands() != 1 || ret.getOperand(0) != attn.getResult()) {
         fn.emitOpError() << "does not return its attention's result as its "
                             "one result; --attnc-derive-backward derives the "
                             "backward of such functions only";

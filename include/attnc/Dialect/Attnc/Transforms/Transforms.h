@@ -45,6 +45,13 @@ mlir::LogicalResult convertToOnlineAttention(mlir::RewriterBase &rewriter,
                                              AttentionOp op,
                                              FlashConfigAttr config);
 
+/// Replaces `op` by its flash form (K/V-stationary loops of
+/// attnc.online_attention_grad steps, dQ summed with attnc.accumulate and
+/// attnc.parallel_accumulate), tiled as `config` says.
+mlir::LogicalResult convertToOnlineAttentionGrad(mlir::RewriterBase &rewriter,
+                                                 AttentionGradOp op,
+                                                 FlashConfigAttr config);
+
 } // namespace attnc
 
 #endif // ATTNC_DIALECT_ATTNC_TRANSFORMS_TRANSFORMS_H

@@ -1,0 +1,319 @@
+//===- OnlineSoftmaxBackward.cpp - attnc.attention_grad's flash form ------===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The flash form of the attention backward (FlashAttention-2's, K/V
+// stationary): a `scf.forall` over (batch, K/V head, K/V tile) keeps one K/V
+// tile and its dK, dV accumulators while `scf.for` loops walk the query
+// heads of its group and, for each, the query tiles that see the tile. Each
+// step is an `attnc.online_attention_grad`, which recomputes P from the
+// logsumexp; its dQ contribution is summed into the forall's dQ with
+// `attnc.accumulate` and `attnc.parallel_accumulate` (atomics on the GPU),
+// dK and dV are written once per tile. A causal mask splits the query loop
+// like the forward's K/V loop: query tiles before the diagonal are skipped,
+// tiles crossing it run the mask, tiles past it run without. Any other
+// mask runs on every tile.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Dialect/Attnc/Transforms/Transforms.h"
+
+#include "FlashTiling.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace attnc;
+using namespace attnc::tiling;
+
+namespace {
+
+/// The accumulators a K/V tile carries through its query loops: dK, dV
+/// (f32 tiles) and its dQ contributions, `[G, Sq, d]` for the G query heads
+/// of its group.
+struct GradState {
+  Value dk, dv, dq;
+};
+
+class BackwardFormBuilder {
+public:
+  BackwardFormBuilder(RewriterBase &b, AttentionGradOp op,
+                      FlashConfigAttr config)
+      : b(b), op(op), loc(op.getLoc()), config(config),
+        blockQ(config.getBlockQ()), blockKV(config.getBlockKV()),
+        causal(op.getCausalMask()) {}
+
+  scf::ForallOp build();
+
+private:
+  /// Query tiles [first, diagonalEnd) cross the diagonal of the K/V tile
+  /// and need the mask; [diagonalEnd, numQ) see all of it.
+  std::pair<OpFoldResult, OpFoldResult> getCausalQueryTiles();
+  GradState buildQueryLoop(OpFoldResult lb, OpFoldResult ub, bool masked,
+                           Value group, GradState init);
+
+  RewriterBase &b;
+  AttentionGradOp op;
+  Location loc;
+  FlashConfigAttr config;
+  int64_t blockQ, blockKV;
+  std::optional<CausalMask> causal;
+
+  OpFoldResult batchExt, heads, seqQ, headsKV, seqKV, numQTiles, numKVTiles,
+      headGroup;
+  int64_t headDim, headDimV;
+  /// The current (batch, K/V head, K/V tile) and its query head.
+  Value batch, headKV, head;
+  OpFoldResult kvStart, kvRows;
+  Value keyTile, valueTile, one;
+};
+} // namespace
+
+/// Key j is visible to query i iff j <= i + delta (delta = 0 top-left,
+/// Skv - Sq bottom-right). The query tile t reaches the K/V tile's first
+/// key kv0 from its last row on: t >= floordiv(kv0 - delta, block_q); it
+/// sees every key of the tile from its first row on: t >= ceildiv(kv0 +
+/// block_kv - 1 - delta, block_q). Both are clamped to [0, numQ].
+std::pair<OpFoldResult, OpFoldResult>
+BackwardFormBuilder::getCausalQueryTiles() {
+  MLIRContext *ctx = b.getContext();
+  OpFoldResult shift = b.getIndexAttr(0);
+  if (causal->alignment == CausalMask::Alignment::BottomRight) {
+    AffineExpr sq, skv;
+    bindSymbols(ctx, sq, skv);
+    shift = affine::makeComposedFoldedAffineApply(
+        b, loc, skv - sq, {causal->seqQ, causal->seqKV});
+  }
+  AffineExpr kv0, delta;
+  bindDims(ctx, kv0);
+  bindSymbols(ctx, delta);
+  // Top-left bounds are never negative; bottom-right ones (Skv > Sq) are
+  // clamped at 0.
+  bool shifted = causal->alignment == CausalMask::Alignment::BottomRight;
+  // first <= full without clamping (block_kv >= 1), and clamping keeps
+  // the order.
+  auto clamp = [&](AffineExpr e) {
+    OpFoldResult v =
+        shifted
+            ? affine::makeComposedFoldedAffineMax(
+                  b, loc,
+                  AffineMap::get(1, 1, {b.getAffineConstantExpr(0), e}, ctx),
+                  {kvStart, shift})
+            : affine::makeComposedFoldedAffineApply(
+                  b, loc, AffineMap::get(1, 1, e, ctx), {kvStart, shift});
+    AffineExpr d0, d1;
+    bindDims(ctx, d0, d1);
+    return affine::makeComposedFoldedAffineMin(
+        b, loc, AffineMap::get(2, 0, {d0, d1}, ctx), {v, numQTiles});
+  };
+  OpFoldResult first = clamp((kv0 - delta).floorDiv(blockQ));
+  OpFoldResult full = clamp((kv0 + blockKV - 1 - delta).ceilDiv(blockQ));
+  return {first, full};
+}
+
+GradState BackwardFormBuilder::buildQueryLoop(OpFoldResult lb, OpFoldResult ub,
+                                              bool masked, Value group,
+                                              GradState init) {
+  auto loop = scf::ForOp::create(
+      b, loc, getValueOrCreateConstantIndexOp(b, loc, lb),
+      getValueOrCreateConstantIndexOp(b, loc, ub), one,
+      ValueRange{init.dk, init.dv, init.dq},
+      [&](OpBuilder &nb, Location loc, Value i, ValueRange acc) {
+        AffineExpr d0;
+        bindDims(nb.getContext(), d0);
+        OpFoldResult qStart =
+            affine::makeComposedFoldedAffineApply(nb, loc, d0 * blockQ, {i});
+        OpFoldResult qRows = getTileExtent(nb, loc, qStart, blockQ, seqQ);
+        Value q =
+            extractTile(nb, loc, op.getQuery(), batch, head, qStart, qRows);
+        Value dO =
+            extractTile(nb, loc, op.getOutGrad(), batch, head, qStart, qRows);
+        OpFoldResult unit = nb.getIndexAttr(1), origin = nb.getIndexAttr(0);
+        auto rowType = RankedTensorType::get(
+            {getConstantIntValue(qRows).value_or(ShapedType::kDynamic)},
+            nb.getF32Type());
+        Value lse = tensor::ExtractSliceOp::create(
+            nb, loc, rowType, op.getLogsumexp(),
+            SmallVector<OpFoldResult>{batch, head, qStart},
+            SmallVector<OpFoldResult>{unit, unit, qRows},
+            SmallVector<OpFoldResult>(3, unit));
+        Value delta = tensor::ExtractSliceOp::create(
+            nb, loc, rowType, op.getDelta(),
+            SmallVector<OpFoldResult>{batch, head, qStart, origin},
+            SmallVector<OpFoldResult>{unit, unit, qRows, unit},
+            SmallVector<OpFoldResult>(4, unit));
+        Value q0 = getValueOrCreateConstantIndexOp(nb, loc, qStart);
+        auto step = OnlineAttentionGradOp::create(
+            nb, loc, acc[0].getType(), acc[1].getType(),
+            getTileType(qRows, headDim, nb.getF32Type()), q, keyTile, valueTile,
+            dO, lse, delta, acc[0], acc[1], batch, head, q0,
+            getValueOrCreateConstantIndexOp(nb, loc, kvStart),
+            op.getRuntimeScale(), op.getScaleAttr());
+        if (masked) {
+          IRMapping none;
+          op.getMask().cloneInto(&step.getMask(), none);
+        }
+        Value c0 = arith::ConstantIndexOp::create(nb, loc, 0);
+        Value dq = AccumulateOp::create(nb, loc, step.getQueryGrad(), acc[2],
+                                        ValueRange{group, q0, c0});
+        scf::YieldOp::create(
+            nb, loc,
+            ValueRange{step.getNewKeyAcc(), step.getNewValueAcc(), dq});
+      });
+  return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+}
+
+scf::ForallOp BackwardFormBuilder::build() {
+  MLIRContext *ctx = b.getContext();
+  auto qType = op.getQuery().getType();
+  auto kType = op.getKey().getType(), vType = op.getValue().getType();
+  Type dqType = op.getQueryGrad().getType();
+  headDim = qType.getDimSize(3);
+  headDimV = vType.getDimSize(3);
+  batchExt = getExtent(b, loc, op.getQuery(), 0, {kType, vType, dqType});
+  heads = getExtent(b, loc, op.getQuery(), 1, {dqType});
+  seqQ = getExtent(b, loc, op.getQuery(), 2, {dqType});
+  headsKV = getExtent(b, loc, op.getKey(), 1, {vType});
+  seqKV = getExtent(b, loc, op.getKey(), 2, {vType});
+  numQTiles = getNumTiles(b, loc, seqQ, blockQ);
+  numKVTiles = getNumTiles(b, loc, seqKV, blockKV);
+  std::optional<int64_t> h = getConstantIntValue(heads),
+                         hkv = getConstantIntValue(headsKV);
+  if (h && hkv)
+    headGroup = b.getIndexAttr(*h / *hkv);
+  else
+    headGroup = arith::DivUIOp::create(
+                    b, loc, getValueOrCreateConstantIndexOp(b, loc, heads),
+                    getValueOrCreateConstantIndexOp(b, loc, headsKV))
+                    .getResult();
+
+  // dQ starts at 0: every K/V tile adds its contributions to it.
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  OpFoldResult d = b.getIndexAttr(headDim), dv = b.getIndexAttr(headDimV);
+  Value dqInit = tensor::SplatOp::create(
+      b, loc, zero, SmallVector<OpFoldResult>{batchExt, heads, seqQ, d});
+  Value dkInit = createEmpty(b, loc, kType, {batchExt, headsKV, seqKV, d});
+  Value dvInit = createEmpty(b, loc, vType, {batchExt, headsKV, seqKV, dv});
+
+  // K/V tiles on grid x (fastest): consecutive CTAs read the same query
+  // heads' Q, dO and dQ rows, which stay in L2; heads on y, batch on z.
+  auto block = [&](gpu::MappingId id) -> Attribute {
+    return gpu::GPUBlockMappingAttr::get(ctx, id);
+  };
+  using gpu::MappingId;
+  ArrayAttr mapping = b.getArrayAttr(
+      {block(MappingId::DimZ), block(MappingId::DimY), block(MappingId::DimX)});
+  auto forall = scf::ForallOp::create(
+      b, loc, SmallVector<OpFoldResult>{batchExt, headsKV, numKVTiles},
+      ValueRange{dqInit, dkInit, dvInit}, mapping);
+  forall->setAttr(kFlashConfigAttrName, config);
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(forall.getTerminator());
+  ValueRange ivs = forall.getInductionVars();
+  batch = ivs[0];
+  headKV = ivs[1];
+  AffineExpr d0;
+  bindDims(ctx, d0);
+  kvStart =
+      affine::makeComposedFoldedAffineApply(b, loc, d0 * blockKV, {ivs[2]});
+  kvRows = getTileExtent(b, loc, kvStart, blockKV, seqKV);
+  keyTile = extractTile(b, loc, op.getKey(), batch, headKV, kvStart, kvRows);
+  valueTile =
+      extractTile(b, loc, op.getValue(), batch, headKV, kvStart, kvRows);
+  one = arith::ConstantIndexOp::create(b, loc, 1);
+
+  GradState init = {
+      tensor::SplatOp::create(b, loc, zero,
+                              SmallVector<OpFoldResult>{kvRows, d}),
+      tensor::SplatOp::create(b, loc, zero,
+                              SmallVector<OpFoldResult>{kvRows, dv}),
+      tensor::SplatOp::create(b, loc, zero,
+                              SmallVector<OpFoldResult>{headGroup, seqQ, d})};
+  // The query heads of the K/V head's group, one after the other: dK and
+  // dV sum over them in registers (no workspace, no second pass).
+  auto groupLoop =
+      scf::ForOp::create(b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+                         getValueOrCreateConstantIndexOp(b, loc, headGroup),
+                         one, ValueRange{init.dk, init.dv, init.dq});
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(groupLoop.getBody());
+    Value group = groupLoop.getInductionVar();
+    AffineExpr hk, gi;
+    bindDims(ctx, hk, gi);
+    std::optional<int64_t> groupSize = getConstantIntValue(headGroup);
+    if (groupSize == 1)
+      head = headKV;
+    else if (groupSize)
+      head = affine::makeComposedAffineApply(b, loc, hk * *groupSize + gi,
+                                             {headKV, group});
+    else
+      head = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, headKV, cast<Value>(headGroup)),
+          group);
+    ValueRange it = groupLoop.getRegionIterArgs();
+    GradState st = {it[0], it[1], it[2]};
+    OpFoldResult first = b.getIndexAttr(0);
+    if (causal) {
+      auto [begin, full] = getCausalQueryTiles();
+      st = buildQueryLoop(begin, full, /*masked=*/true, group, st);
+      st = buildQueryLoop(full, numQTiles, /*masked=*/false, group, st);
+    } else {
+      st = buildQueryLoop(first, numQTiles, !op.getMask().empty(), group, st);
+    }
+    scf::YieldOp::create(b, loc, ValueRange{st.dk, st.dv, st.dq});
+  }
+
+  Value dk = CastOp::create(
+      b, loc, getTileType(kvRows, headDim, kType.getElementType()),
+      groupLoop.getResult(0));
+  Value dvTile = CastOp::create(
+      b, loc, getTileType(kvRows, headDimV, vType.getElementType()),
+      groupLoop.getResult(1));
+
+  OpFoldResult unit = b.getIndexAttr(1), origin = b.getIndexAttr(0);
+  ValueRange outs = forall.getRegionIterArgs();
+  // The first query head of the group: the dQ contributions are [G, Sq, d].
+  Value firstHead = headKV;
+  if (getConstantIntValue(headGroup) != 1)
+    firstHead = getValueOrCreateConstantIndexOp(
+        b, loc,
+        affine::makeComposedFoldedAffineApply(
+            b, loc, AffineMap::get(1, 1, d0 * b.getAffineSymbolExpr(0), ctx),
+            {OpFoldResult(headKV), headGroup}));
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  ParallelAccumulateOp::create(b, loc, groupLoop.getResult(2), outs[0],
+                               ValueRange{batch, firstHead, c0, c0});
+  tensor::ParallelInsertSliceOp::create(
+      b, loc, dk, outs[1],
+      SmallVector<OpFoldResult>{batch, headKV, kvStart, origin},
+      SmallVector<OpFoldResult>{unit, unit, kvRows, d},
+      SmallVector<OpFoldResult>(4, unit));
+  tensor::ParallelInsertSliceOp::create(
+      b, loc, dvTile, outs[2],
+      SmallVector<OpFoldResult>{batch, headKV, kvStart, origin},
+      SmallVector<OpFoldResult>{unit, unit, kvRows, dv},
+      SmallVector<OpFoldResult>(4, unit));
+  return forall;
+}
+
+LogicalResult attnc::convertToOnlineAttentionGrad(RewriterBase &rewriter,
+                                                  AttentionGradOp op,
+                                                  FlashConfigAttr config) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  scf::ForallOp forall = BackwardFormBuilder(rewriter, op, config).build();
+  rewriter.replaceOp(op, forall.getResults());
+  return success();
+}

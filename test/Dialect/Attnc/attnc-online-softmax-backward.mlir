@@ -1,0 +1,69 @@
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax --canonicalize --cse | FileCheck %s
+
+// The backward's flash form, K/V stationary: a forall over (batch, K/V
+// head, K/V tile) on grid (z, y, x); dQ starts at 0 and every K/V tile adds
+// its contributions; a loop over the 4 query heads of the group, and for
+// each, with a top-left causal mask, the query tiles crossing the diagonal
+// (masked) then those past it (unmasked): the ones before it are skipped.
+// CHECK-DAG: #[[FIRST:.*]] = affine_map<(d0)[s0] -> (d0 * 2, s0 ceildiv 64)>
+// CHECK-DAG: #[[FULL:.*]] = affine_map<(d0)[s0] -> ((d0 * 128 + 127) ceildiv 64, s0 ceildiv 64)>
+// CHECK-LABEL: func.func @causal_gqa
+// CHECK: %[[ZERO:.*]] = tensor.splat %{{.*}}[%{{.*}}, %{{.*}}] : tensor<?x8x?x64xf32>
+// CHECK: scf.forall (%[[B:.*]], %[[HKV:.*]], %[[N:.*]]) in (%{{.*}}, 2, %{{.*}}) shared_outs(%[[DQ:.*]] = %[[ZERO]], %[[DK:.*]] = %{{.*}}, %[[DV:.*]] = %{{.*}})
+// CHECK:   %[[KV0:.*]] = affine.apply #{{.*}}(%[[N]])
+// CHECK:   %[[K:.*]] = tensor.extract_slice %arg1[%[[B]], %[[HKV]], %[[KV0]], 0]
+// CHECK:   scf.for %[[G:.*]] = %c0 to %c4 step %c1 iter_args
+// CHECK:     %[[H:.*]] = affine.apply #{{.*}}(%[[HKV]], %[[G]])
+// CHECK:     %[[LO:.*]] = affine.min #[[FIRST]](%[[N]])[%{{.*}}]
+// CHECK:     %[[MID:.*]] = affine.min #[[FULL]](%[[N]])[%{{.*}}]
+// CHECK:     scf.for %[[I:.*]] = %[[LO]] to %[[MID]] step %c1
+// CHECK:       %[[LSE:.*]] = tensor.extract_slice %arg4[%[[B]], %[[H]], %{{.*}}] [1, 1, %{{.*}}] [1, 1, 1] : tensor<?x8x?xf32> to tensor<?xf32>
+// CHECK:       %[[D:.*]] = tensor.extract_slice %arg5[%[[B]], %[[H]], %{{.*}}, 0] [1, 1, %{{.*}}, 1] [1, 1, 1, 1] : tensor<?x8x?x1xf32> to tensor<?xf32>
+// CHECK:       attnc.online_attention_grad %{{.*}}, %[[K]], %{{.*}}, %{{.*}}, %[[LSE]], %[[D]], %{{.*}}, %{{.*}} at [%[[B]], %[[H]], %{{.*}}, %[[KV0]]]
+// CHECK-SAME:    mask {
+// CHECK:       attnc.accumulate %{{.*}} into %{{.*}}[%[[G]], %{{.*}}, %c0] : tensor<?x64xf32> into tensor<4x?x64xf32>
+// CHECK:     scf.for %{{.*}} = %[[MID]] to %{{.*}} step %c1
+// CHECK:       attnc.online_attention_grad
+// CHECK-NOT:     mask
+// CHECK:       attnc.accumulate
+// CHECK:   attnc.cast %{{.*}} : tensor<?x64xf32> to tensor<?x64xbf16>
+// CHECK:   attnc.cast %{{.*}} : tensor<?x64xf32> to tensor<?x64xbf16>
+// CHECK:   scf.forall.in_parallel {
+// CHECK:     attnc.parallel_accumulate %{{.*}} into %[[DQ]][%[[B]], %{{.*}}, %c0, %c0] : tensor<4x?x64xf32> into tensor<?x8x?x64xf32>
+// CHECK:     tensor.parallel_insert_slice %{{.*}} into %[[DK]][%[[B]], %[[HKV]], %[[KV0]], 0]
+// CHECK:     tensor.parallel_insert_slice %{{.*}} into %[[DV]][%[[B]], %[[HKV]], %[[KV0]], 0]
+// CHECK: } {attnc.flash_config = #attnc.flash_config<block_q = 64, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync>, mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+func.func @causal_gqa(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>,
+    %do: tensor<?x8x?x64xbf16>, %lse: tensor<?x8x?xf32>, %dl: tensor<?x8x?x1xf32>)
+    -> (tensor<?x8x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>) {
+  %dq, %dk, %dv = attnc.attention_grad %q, %k, %v, %do, %lse, %dl {scale = 0.125 : f64}
+      : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>,
+        tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>, tensor<?x8x?x1xf32>
+        -> tensor<?x8x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
+  return %dq, %dk, %dv : tensor<?x8x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>
+}
+
+// -----
+
+// Without a mask: one query loop over every tile, steps without a mask;
+// static shapes fold the tiles, and the group loop of one head (MHA: the
+// query head is the K/V head) folds away.
+// CHECK-LABEL: func.func @plain
+// CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %[[N:.*]]) in (2, 4, 2)
+// CHECK-NOT: scf.for %{{.*}} = %c0 to %c1
+// CHECK:     scf.for %{{.*}} = %c0 to %c4 step %c1
+// CHECK:       attnc.online_attention_grad {{.*}} at [%[[B]], %[[H]], %{{.*}}, %{{.*}}] {scale = 1.250000e-01 : f64} : tensor<64x128xf16>, tensor<128x128xf16>
+// CHECK-NOT:   mask
+func.func @plain(%q: tensor<2x4x256x128xf16>, %do: tensor<2x4x256x128xf16>, %lse: tensor<2x4x256xf32>, %dl: tensor<2x4x256x1xf32>)
+    -> (tensor<2x4x256x128xf32>, tensor<2x4x256x128xf16>, tensor<2x4x256x128xf16>) {
+  %dq, %dk, %dv = attnc.attention_grad %q, %q, %q, %do, %lse, %dl {scale = 0.125 : f64}
+      : tensor<2x4x256x128xf16>, tensor<2x4x256x128xf16>, tensor<2x4x256x128xf16>,
+        tensor<2x4x256x128xf16>, tensor<2x4x256xf32>, tensor<2x4x256x1xf32>
+        -> tensor<2x4x256x128xf32>, tensor<2x4x256x128xf16>, tensor<2x4x256x128xf16>
+  return %dq, %dk, %dv : tensor<2x4x256x128xf32>, tensor<2x4x256x128xf16>, tensor<2x4x256x128xf16>
+}
