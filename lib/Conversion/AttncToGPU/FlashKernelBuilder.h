@@ -19,6 +19,7 @@
 #include "attnc/Conversion/KernelABI.h"
 
 #include "FlashForm.h"
+#include "KernelValues.h"
 #include "ScoreStage.h"
 #include "TileStrategy.h"
 
@@ -46,7 +47,7 @@ public:
   FlashKernelBuilder(OpBuilder &b, FlashForm &form, StringRef name,
                      StringRef chip, KernelABI &abi)
       : b(b), form(form), loc(form.forall.getLoc()), name(name), chip(chip),
-        abi(abi) {}
+        abi(abi), values(b, loc, [this](Value v) { return leafValue(v); }) {}
 
   FailureOr<gpu::GPUFuncOp> build(gpu::GPUModuleOp module);
 
@@ -71,11 +72,17 @@ private:
       return arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
     return paramIndexValue(symbolOf(tensor, dim));
   }
-  FailureOr<Value> materialize(Value v, IRMapping &scope);
-  FailureOr<Value> materialize(OpFoldResult v, IRMapping &scope);
-  FailureOr<Value> expandAffine(Operation *def, IRMapping &scope);
+  FailureOr<Value> leafValue(Value v);
+  FailureOr<Value> materialize(Value v, IRMapping &scope) {
+    return values.materialize(v, scope);
+  }
+  FailureOr<Value> materialize(OpFoldResult v, IRMapping &scope) {
+    return values.materialize(v, scope);
+  }
   FailureOr<Value> cloneRegion(Region &r, ArrayRef<Value> args,
-                               IRMapping &scope);
+                               IRMapping &scope) {
+    return values.cloneRegion(r, args, scope);
+  }
   LogicalResult loadKVTiles(FlashKVLoop &l, Value tile, Value stage = {});
   FailureOr<GlobalTile> tileOf(tensor::ExtractSliceOp slice, StringRef tensor,
                                IRMapping &scope);
@@ -131,6 +138,7 @@ private:
   StringRef name;
   StringRef chip;
   KernelABI &abi;
+  KernelValues values;
 
   gpu::GPUFuncOp func;
   llvm::StringMap<unsigned> paramIndex;

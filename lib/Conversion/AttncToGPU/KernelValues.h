@@ -1,0 +1,60 @@
+//===- KernelValues.h - a form's index values rebuilt in a kernel -*- C++
+//-*-===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Rebuilds the index values of a loop nest (tile starts, loop bounds, GQA
+// head maps) and its mask and score regions inside the kernel that lowers
+// it. The kernel builder supplies its values of the nest's leaves (size
+// parameters, a run-time scale); block indices and loop induction
+// variables go into the scope.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_CONVERSION_ATTNCTOGPU_KERNELVALUES_H
+#define ATTNC_LIB_CONVERSION_ATTNCTOGPU_KERNELVALUES_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <functional>
+
+namespace attnc {
+
+class KernelValues {
+public:
+  /// The kernel value of leaf `v`, null when `v` is not a leaf, or failure
+  /// after a diagnostic (a leaf the kernel has no value for).
+  using LeafFn = std::function<mlir::FailureOr<mlir::Value>(mlir::Value)>;
+
+  KernelValues(mlir::OpBuilder &b, mlir::Location loc, LeafFn leaf)
+      : b(b), loc(loc), leaf(std::move(leaf)) {}
+
+  /// `v` in the kernel: from `scope`, a leaf, or its index computation
+  /// cloned (arith, math, affine expanded with unsigned divisions where the
+  /// operands are provably non-negative). Fails with a diagnostic on
+  /// anything else.
+  mlir::FailureOr<mlir::Value> materialize(mlir::Value v,
+                                           mlir::IRMapping &scope);
+  mlir::FailureOr<mlir::Value> materialize(mlir::OpFoldResult v,
+                                           mlir::IRMapping &scope);
+  /// The value region `r` (a mask or score region: arith and math only)
+  /// yields for block arguments `args`, its body cloned in place.
+  mlir::FailureOr<mlir::Value> cloneRegion(mlir::Region &r,
+                                           llvm::ArrayRef<mlir::Value> args,
+                                           mlir::IRMapping &scope);
+
+private:
+  mlir::FailureOr<mlir::Value> expandAffine(mlir::Operation *def,
+                                            mlir::IRMapping &scope);
+
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+  LeafFn leaf;
+};
+
+} // namespace attnc
+
+#endif // ATTNC_LIB_CONVERSION_ATTNCTOGPU_KERNELVALUES_H
