@@ -70,6 +70,10 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
   std::string chip = succeeded(description) ? description->chip : target;
   if (options.fuseAttention)
     pm.addPass(createAttncFuseAttention());
+  // The backward is derived from the fused graph, before fusion groups its
+  // row computations into kernels.
+  if (options.fuseAttention && options.backward)
+    pm.addPass(createAttncDeriveBackward());
   pm.addPass(createAttncFuseElementwise());
   if (options.fuseAttention) {
     AttncOnlineSoftmaxOptions tiles;

@@ -84,6 +84,11 @@ static cl::opt<bool> fallback(
     cl::desc("give attention kernels that load by TMA an mma_sync_unaligned "
              "fallback kernel for tensors TMA cannot address (default: on)"),
     cl::init(true));
+static cl::opt<bool> backward(
+    "backward",
+    cl::desc("also compile the backward of each attention function "
+             "(f_backward, --attnc-derive-backward) into the same manifest"),
+    cl::init(false));
 static cl::opt<int64_t> fusionAccesses(
     "fusion-accesses-per-thread",
     cl::desc("16-byte accesses per thread in the row kernels of fusions"),
@@ -187,6 +192,7 @@ int main(int argc, char **argv) {
     o.strategy = strategy;
     o.stages = stages;
     o.fallback = fallback;
+    o.backward = backward;
     o.cudaRoot = toolkit;
     o.fusionAccessesPerThread = fusionAccesses;
   };

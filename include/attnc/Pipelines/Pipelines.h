@@ -56,6 +56,11 @@ struct AttncPipelineOptions
                      "mma_sync_unaligned fallback kernel for tensors TMA "
                      "cannot address"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> backward{
+      *this, "backward",
+      llvm::cl::desc("add the backward of each attention function "
+                     "(--attnc-derive-backward) and compile it too"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> fuseAttention{
       *this, "fuse-attention",
       llvm::cl::desc("run the attention fusion and online-softmax rewrite "

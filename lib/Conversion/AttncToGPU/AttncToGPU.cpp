@@ -13,9 +13,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Analysis/DimIndices.h"
+#include "attnc/Conversion/AttncToGPU/BackwardKernel.h"
 #include "attnc/Conversion/AttncToGPU/FlashAttentionKernel.h"
 #include "attnc/Conversion/AttncToGPU/FusionKernel.h"
 #include "attnc/Conversion/Passes.h"
+
+#include "BackwardForm.h"
 #include "attnc/Dialect/Attnc/IR/AttncOps.h"
 #include "attnc/Target/TargetDescription.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -60,14 +63,18 @@ struct AttncConvertToGPUPass
     for (func::FuncOp fn : funcs) {
       SmallVector<Operation *> kernels;
       for (Operation &op : fn.getBody().getOps()) {
-        if (isa<FusionOp>(op) ||
-            (isa<scf::ForallOp>(op) && op.walk([](OnlineAttentionOp) {
-                                           return WalkResult::interrupt();
-                                         }).wasInterrupted())) {
+        bool flashForm =
+            isa<scf::ForallOp>(op) &&
+            op.walk([](Operation *inner) {
+                return isa<OnlineAttentionOp, OnlineAttentionGradOp>(inner)
+                           ? WalkResult::interrupt()
+                           : WalkResult::advance();
+              }).wasInterrupted();
+        if (isa<FusionOp>(op) || flashForm) {
           kernels.push_back(&op);
           continue;
         }
-        if (isa<AttentionOp>(op)) {
+        if (isa<AttentionOp, AttentionGradOp>(op)) {
           op.emitOpError("has no kernel of its own: run --attnc-online-softmax "
                          "to get its flash form first");
           failedAny = true;
@@ -194,6 +201,9 @@ struct AttncConvertToGPUPass
     if (auto fusion = dyn_cast<FusionOp>(op)) {
       kernel = buildFusionKernel(b, gpuModule, name, fusion, abi,
                                  fusionAccessesPerThread);
+    } else if (isBackwardForm(cast<scf::ForallOp>(op))) {
+      kernel = buildAttentionBackwardKernel(b, gpuModule, name,
+                                            cast<scf::ForallOp>(op), abi);
     } else {
       kernel = buildFlashAttentionKernel(
           b, gpuModule, name, cast<scf::ForallOp>(op), chip, abi, config);

@@ -273,7 +273,7 @@ static LogicalResult checkInsert(tensor::ParallelInsertSliceOp ins,
 /// The splat `value` of a tensor (the recurrence's initial state): a
 /// tensor.splat of a constant, or, once canonicalization folded that for a
 /// static tile, a splat dense constant.
-static bool isSplatOf(Value v, double value) {
+bool attnc::isSplatOf(Value v, double value) {
   if (auto splat = v.getDefiningOp<tensor::SplatOp>()) {
     auto c = splat.getInput().getDefiningOp<arith::ConstantFloatOp>();
     return c && c.value().convertToDouble() == value;

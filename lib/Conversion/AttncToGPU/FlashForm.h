@@ -62,6 +62,10 @@ struct FlashForm {
 /// Fails with a diagnostic on a step it cannot place.
 mlir::LogicalResult rerollFlashForm(mlir::scf::ForallOp forall);
 
+/// True when `v` is a tensor of `value` everywhere: a tensor.splat of a
+/// float constant, or the splat dense constant canonicalization folds it to.
+bool isSplatOf(mlir::Value v, double value);
+
 /// Reads `forall` as a flash form, or emits a diagnostic and fails.
 mlir::FailureOr<FlashForm> analyzeFlashForm(mlir::scf::ForallOp forall);
 

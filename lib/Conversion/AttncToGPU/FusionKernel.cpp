@@ -85,16 +85,20 @@ Kind FusionEmitter::classify(RankedTensorType t, std::string &why) {
 }
 
 LogicalResult FusionEmitter::plan() {
-  for (Type t : fusion.getResultTypes()) {
-    auto rt = cast<RankedTensorType>(t);
-    if (rt.getRank() > 0 && rt.getShape().back() != 1) {
+  // The rows are the results' or, for a fusion that only reduces them (a
+  // row sum), the inputs'.
+  SmallVector<Type> candidates(fusion.getResultTypes());
+  llvm::append_range(candidates, fusion.getInputs().getTypes());
+  for (Type t : candidates) {
+    auto rt = dyn_cast<RankedTensorType>(t);
+    if (rt && rt.getRank() > 0 && rt.getShape().back() != 1) {
       iter.assign(rt.getShape().begin(), rt.getShape().end());
       break;
     }
   }
   if (iter.empty())
     return fusion.emitOpError("cannot be lowered to a row kernel: no result "
-                              "has a row dimension");
+                              "or input has a row dimension");
   n = iter.back();
   if (ShapedType::isDynamic(n) || n % kVec != 0)
     return fusion.emitOpError()

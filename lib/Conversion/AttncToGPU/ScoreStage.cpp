@@ -85,11 +85,15 @@ ScoreStage::ScoreStage(OpBuilder &b, Location loc,
   }
 }
 
-Value ScoreStage::exp2(OpBuilder &b, Value x) const {
+Value attnc::approxExp2(OpBuilder &b, Location loc, Value x) {
   return LLVM::CallIntrinsicOp::create(
              b, loc, b.getF32Type(),
              b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"), ValueRange{x})
       .getResult(0);
+}
+
+Value ScoreStage::exp2(OpBuilder &b, Value x) const {
+  return approxExp2(b, loc, x);
 }
 
 OnlineSoftmaxState ScoreStage::initialState(OpBuilder &b) const {

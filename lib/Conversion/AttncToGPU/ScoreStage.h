@@ -35,6 +35,9 @@ struct OnlineSoftmaxState {
 };
 
 /// How raw Q Kᵀ scores become exponents.
+/// exp2 on the MUFU unit: ex2.approx.ftz.f32 (its LLVM intrinsic).
+mlir::Value approxExp2(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x);
+
 struct ScoreScaling {
   /// The compile-time scale and, when the program has one, the runtime
   /// scale (f32) that multiplies it: the score modifier sees their product

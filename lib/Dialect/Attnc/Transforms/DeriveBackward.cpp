@@ -133,6 +133,17 @@ struct BackwardBuilder {
     auto bwd = func::FuncOp::create(b, loc, name,
                                     b.getFunctionType(argTypes, resultTypes));
     bwd.setVisibility(fn.getVisibility());
+    // Names for the host: the manifest's parameters, Python keywords.
+    StringRef argNames[] = {"q", "k", "v", "o", "lse", "do"};
+    for (auto [i, n] : llvm::enumerate(argNames))
+      bwd.setArgAttr(i, "attnc.name", b.getStringAttr(n));
+    for (auto [i, a] : llvm::enumerate(extraArgs))
+      if (auto n =
+              fn.getArgAttrOfType<StringAttr>(a.getArgNumber(), "attnc.name"))
+        bwd.setArgAttr(6 + i, "attnc.name", n);
+    StringRef resultNames[] = {"dq", "dk", "dv"};
+    for (auto [i, n] : llvm::enumerate(resultNames))
+      bwd.setResultAttr(i, "attnc.name", b.getStringAttr(n));
     Block *body = bwd.addEntryBlock();
     b.setInsertionPointToStart(body);
     for (auto [i, v] : llvm::enumerate(qkv))

@@ -1,0 +1,1008 @@
+//===- BackwardKernel.cpp - backward flash form to an mma.sync kernel ----===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Lowers attnc.attention_grad's flash form (BackwardForm.h) as it is given:
+// the forall's dimensions are the grid, the head loop and the query loops
+// are kernel loops with the IR's bounds, each step recomputes P from the
+// logsumexp and runs the five products on tensor cores (mma.sync
+// m16n8k16, FlashAttention-2's scheme):
+//
+//   Sᵀ = K Qᵀ, dPᵀ = V dOᵀ           each warp: 16 keys x block_q queries
+//   P = exp2(Sᵀ c log2e - lse log2e)  0 where masked or past Skv
+//   dS = c P (dPᵀ - delta)            c = scale x run-time scale
+//   dV += Pᵀ dO, dK += dSᵀ Q          A operands straight from registers
+//   dQ = dS K                         dS through shared memory, then atomics
+//
+// Keys are the M dimension of the first four products, so Pᵀ and dSᵀ are
+// accumulators whose pairs are A fragments (no transpose in registers);
+// dQ needs dS with queries as rows, which ldmatrix.trans reads back from
+// the dSᵀ the warps store. dQ's tile is added to the zero-initialised f32
+// workspace with atomics, the IR's attnc.accumulate; dK and dV are stored
+// once per K/V tile. Q, dO, the logsumexp and delta stream through
+// `stages` shared-memory buffers by cp.async, the next tile loading while
+// this one computes; rows past the sequence are zero-filled, which makes
+// their contributions exact zeros (keys past Skv are masked explicitly: a
+// zero key still has P = exp(-lse) > 0).
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Conversion/AttncToGPU/BackwardKernel.h"
+#include "attnc/Conversion/AttncToGPU/KernelUtils.h"
+#include "attnc/Target/TargetDescription.h"
+
+#include "BackwardForm.h"
+#include "KernelValues.h"
+#include "MmaFragments.h"
+#include "ScoreStage.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace attnc;
+
+namespace {
+
+constexpr int64_t kCopyBytes = 16;
+constexpr double kLog2e = 1.4426950408889634;
+constexpr const char *kSizeSymbols[] = {"B", "H", "Hkv", "Sq", "Skv"};
+/// Tensors with stride parameters (dims 0..2 each), in launch order.
+constexpr const char *kStridedTensors[] = {"q",   "k",     "v",  "do",
+                                           "lse", "delta", "dk", "dv"};
+
+class BackwardKernelBuilder {
+public:
+  BackwardKernelBuilder(OpBuilder &b, BackwardForm &form, StringRef name,
+                        KernelABI &abi)
+      : b(b), form(form), loc(form.forall.getLoc()), name(name), abi(abi),
+        values(b, loc, [this](Value v) { return leafValue(v); }) {}
+
+  FailureOr<gpu::GPUFuncOp> build(gpu::GPUModuleOp module);
+
+private:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value param(StringRef n) { return func.getArgument(paramIndex.lookup(n)); }
+  Value paramIndexValue(StringRef n) {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), param(n));
+  }
+  LogicalResult verifyConfig();
+  std::string symbolOf(Value tensor, int64_t dim) const;
+  std::vector<ABIDim> shapeOf(Value tensor, int64_t rank) const;
+  void planParameters();
+  LogicalResult planGrid();
+  FailureOr<GridFactor> gridFactor(OpFoldResult extent);
+  Value extentOf(Value tensor, int64_t dim);
+  FailureOr<Value> leafValue(Value v);
+  FailureOr<Value> materialize(OpFoldResult v, IRMapping &scope) {
+    return values.materialize(v, scope);
+  }
+
+  void emitPrologue();
+  FailureOr<GlobalTile> tileOf(OffsetSizeAndStrideOpInterface slice,
+                               StringRef tensor, IRMapping &scope);
+  void copyTile(const GlobalTile &src, Value smem, Value stage, int64_t rows,
+                int64_t cols);
+  void copyRowValues(const GlobalTile &src, Value smem, Value stage,
+                     Value threadRow);
+  LogicalResult loadQueryTile(BackwardQueryLoop &l, Value i, IRMapping scope);
+  LogicalResult emitBody();
+  FailureOr<SmallVector<Value>>
+  emitQueryLoop(BackwardQueryLoop &l, IRMapping &scope, ArrayRef<Value> acc);
+  LogicalResult emitStep(BackwardQueryLoop &l, IRMapping &scope, Value stage,
+                         MutableArrayRef<Value> dk, MutableArrayRef<Value> dv);
+  /// Rows x (k 16-wide steps) products of the warp's 16 keys with
+  /// `blockQ` rows of `rowsSmem` (both operands non-transposed): Sᵀ or dPᵀ.
+  SmallVector<mma::FragC> keyRowProducts(Value keysSmem, Value rowsSmem,
+                                         Value stage, int64_t depth);
+  /// acc[16 keys x width] += A (packed Pᵀ or dSᵀ pairs) x rows of `smem`.
+  void accumulateKeyRows(ArrayRef<std::array<Value, 2>> packed, Value smem,
+                         Value stage, int64_t width,
+                         MutableArrayRef<Value> acc);
+  LogicalResult emitQueryGrad(BackwardQueryLoop &l, IRMapping &scope);
+
+  OpBuilder &b;
+  BackwardForm &form;
+  Location loc;
+  StringRef name;
+  KernelABI &abi;
+  KernelValues values;
+
+  gpu::GPUFuncOp func;
+  llvm::StringMap<unsigned> paramIndex;
+  llvm::StringMap<Value> globalMem;
+  SmallVector<unsigned> gridDims;
+  IRMapping prologue;
+  int64_t blockQ = 0, blockKV = 0, warps = 0, stages = 0, d = 0, dv = 0;
+  int64_t rowElems = 0, rowElemsV = 0, dsRowElems = 0;
+  mma::WarpCoords w;
+  Value warp;
+  Value kSmem, vSmem, qSmem, doSmem, dsSmem, lseSmem, deltaSmem;
+  Value seqQ, seqKV, kvStart;
+  Value scale; // c = scale x run-time scale, f32
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Contract
+//===----------------------------------------------------------------------===//
+
+LogicalResult BackwardKernelBuilder::verifyConfig() {
+  FlashConfigAttr c = form.config;
+  blockQ = c.getBlockQ();
+  blockKV = c.getBlockKV();
+  warps = c.getWarps();
+  stages = c.getStages();
+  d = form.headDim;
+  dv = cast<RankedTensorType>(form.value.getType()).getDimSize(3);
+  Location diag = form.forall.getLoc();
+  if (c.getStrategy() != TileStrategy::mma_sync || c.getFallback())
+    return emitError(diag) << "attention backward: only the mma_sync strategy "
+                              "has a backward kernel, got "
+                           << stringifyTileStrategy(c.getStrategy());
+  if (!form.elementType.isBF16() && !form.elementType.isF16())
+    return emitError(diag)
+           << "attention backward: element type must be bf16 or f16";
+  if ((d != 64 && d != 128) || dv != d)
+    return emitError(diag) << "attention backward: head dims must be equal "
+                              "and 64 or 128, got d = "
+                           << d << ", dv = " << dv;
+  if (blockKV != warps * mma::kM)
+    return emitError(diag) << "attention backward: block_kv (" << blockKV
+                           << ") must be 16 rows per warp (" << warps
+                           << " warps)";
+  int64_t threads = warps * mma::kWarpSize;
+  int64_t rowsPerPass = threads / (d * 2 / kCopyBytes);
+  int64_t slabsQ = blockQ / mma::kM;
+  if (blockQ % (2 * mma::kM) != 0 || blockQ % rowsPerPass != 0 ||
+      blockKV % rowsPerPass != 0 || 2 * blockQ > threads ||
+      warps % slabsQ != 0 || (d / mma::kN) % (2 * (warps / slabsQ)) != 0)
+    return emitError(diag)
+           << "attention backward: block_q (" << blockQ
+           << ") must be a multiple of 32 and of the rows one pass of "
+           << threads << " threads copies, at most half the threads, and "
+           << "split dQ's columns evenly among " << warps << " warps";
+  if (stages < 1 || stages > 2)
+    return emitError(diag) << "attention backward: stages must be 1 or 2, got "
+                           << stages;
+  return success();
+}
+
+std::string BackwardKernelBuilder::symbolOf(Value tensor, int64_t dim) const {
+  static constexpr const char *query[] = {"B", "H", "Sq"};
+  static constexpr const char *key[] = {"B", "Hkv", "Skv"};
+  bool isKV = tensor == form.key || tensor == form.value;
+  return isKV ? key[dim] : query[dim];
+}
+
+std::vector<ABIDim> BackwardKernelBuilder::shapeOf(Value tensor,
+                                                   int64_t rank) const {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  std::vector<ABIDim> shape;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i < 3 && type.isDynamicDim(i))
+      shape.push_back(symbolOf(tensor, i));
+    else
+      shape.push_back(type.getDimSize(i));
+  }
+  return shape;
+}
+
+/// q, k, v, do, lse, delta (inputs), dk, dv (outputs), dq_accum (the f32
+/// dQ, a zeroed workspace), the dynamic sizes, the strides and, when the
+/// program has one, the run-time scale.
+void BackwardKernelBuilder::planParameters() {
+  std::string dtype = mlirTypeToDType(form.elementType);
+  auto push = [&](ABIParam p) {
+    paramIndex[p.name] = abi.params.size();
+    abi.params.push_back(std::move(p));
+  };
+  auto tensor = [&](const char *n, std::string dt, std::vector<ABIDim> shape,
+                    const char *role, int64_t align) {
+    ABIParam p;
+    p.kind = ABIParam::Kind::Tensor;
+    p.name = n;
+    p.dtype = std::move(dt);
+    p.shape = std::move(shape);
+    p.role = role;
+    p.align = align;
+    p.rowAlign = align;
+    push(std::move(p));
+  };
+  // Q, K, V and dO move by 16-byte cp.async; dK and dV leave as element
+  // pairs; the logsumexp and delta one f32 at a time.
+  tensor("q", dtype, shapeOf(form.query, 4), "input", kCopyBytes);
+  tensor("k", dtype, shapeOf(form.key, 4), "input", kCopyBytes);
+  tensor("v", dtype, shapeOf(form.value, 4), "input", kCopyBytes);
+  tensor("do", dtype, shapeOf(form.outGrad, 4), "input", kCopyBytes);
+  tensor("lse", "f32", shapeOf(form.logsumexp, 3), "input", 4);
+  tensor("delta", "f32", shapeOf(form.delta, 4), "input", 4);
+  tensor("dk", dtype, shapeOf(form.key, 4), "output", 4);
+  tensor("dv", dtype, shapeOf(form.value, 4), "output", 4);
+  {
+    ABIParam p;
+    p.kind = ABIParam::Kind::Workspace;
+    p.name = "dq_accum";
+    for (int64_t i = 0; i < 3; ++i) {
+      ABIDim dim = shapeOf(form.query, 3)[i];
+      p.bytes.push_back(std::holds_alternative<int64_t>(dim)
+                            ? GridFactor::constant(std::get<int64_t>(dim))
+                            : GridFactor::symbol(std::get<std::string>(dim)));
+    }
+    p.bytes.push_back(GridFactor::constant(d * 4));
+    p.zeroInit = true;
+    push(std::move(p));
+  }
+  for (const char *sym : kSizeSymbols) {
+    bool used = false;
+    for (Value t : {form.query, form.key})
+      for (const ABIDim &dim : shapeOf(t, 3))
+        used |= std::holds_alternative<std::string>(dim) &&
+                std::get<std::string>(dim) == sym;
+    if (!used)
+      continue;
+    ABIParam p;
+    p.kind = ABIParam::Kind::Size;
+    p.name = sym;
+    p.dtype = "i64";
+    push(std::move(p));
+  }
+  for (const char *t : kStridedTensors)
+    for (int64_t dim = 0; dim < 3; ++dim) {
+      ABIParam p;
+      p.kind = ABIParam::Kind::Stride;
+      p.name = std::string(t) + ".stride" + std::to_string(dim);
+      p.dtype = "i64";
+      p.tensor = t;
+      p.dim = dim;
+      push(std::move(p));
+    }
+  if (form.runtimeScale) {
+    ABIParam p;
+    p.kind = ABIParam::Kind::Scalar;
+    p.name = "scale";
+    if (auto arg = dyn_cast<BlockArgument>(form.runtimeScale))
+      if (auto fn =
+              dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+        if (auto n = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                     "attnc.name"))
+          p.name = n.str();
+    p.dtype = "f32";
+    push(std::move(p));
+  }
+}
+
+FailureOr<GridFactor> BackwardKernelBuilder::gridFactor(OpFoldResult extent) {
+  if (std::optional<int64_t> c = getConstantIntValue(extent))
+    return GridFactor::constant(*c);
+  Value v = cast<Value>(extent);
+  auto symbolOfDim = [&](Value x) -> std::optional<std::string> {
+    auto dim = x.getDefiningOp<tensor::DimOp>();
+    std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+    if (!dim || !index || *index > 2 ||
+        !llvm::is_contained({form.query, form.key, form.value, form.outGrad,
+                             form.logsumexp, form.delta},
+                            dim.getSource()))
+      return std::nullopt;
+    return symbolOf(dim.getSource(), *index);
+  };
+  if (auto sym = symbolOfDim(v))
+    return GridFactor::symbol(*sym);
+  if (auto apply = v.getDefiningOp<affine::AffineApplyOp>();
+      apply && apply.getMapOperands().size() == 1) {
+    auto bin = dyn_cast<AffineBinaryOpExpr>(apply.getAffineMap().getResult(0));
+    auto k = bin ? dyn_cast<AffineConstantExpr>(bin.getRHS()) : nullptr;
+    if (bin && k && bin.getKind() == AffineExprKind::CeilDiv &&
+        isa<AffineDimExpr, AffineSymbolExpr>(bin.getLHS()))
+      if (auto sym = symbolOfDim(apply.getMapOperands()[0]))
+        return GridFactor::ceilDivOf(*sym, k.getValue());
+  }
+  return emitError(v.getLoc())
+         << "is a dimension of a backward flash form's forall whose extent "
+            "the host cannot compute: it must be a constant, a batch, head "
+            "or sequence extent, or ceildiv of one";
+}
+
+LogicalResult BackwardKernelBuilder::planGrid() {
+  for (int i = 0; i < 3; ++i)
+    abi.grid[i] = {GridFactor::constant(1)};
+  ArrayAttr mapping = *form.forall.getMapping();
+  SmallVector<OpFoldResult> ubs = form.forall.getMixedUpperBound();
+  SmallVector<OpFoldResult> lbs = form.forall.getMixedLowerBound();
+  SmallVector<OpFoldResult> steps = form.forall.getMixedStep();
+  unsigned used = 0;
+  for (auto [i, m] : llvm::enumerate(mapping)) {
+    auto block = dyn_cast<gpu::GPUBlockMappingAttr>(m);
+    unsigned dim = block ? block.getMappingId() : 3;
+    if (dim > 2 || (used & (1u << dim)))
+      return form.forall.emitOpError()
+             << "maps dimension " << i << " to " << m
+             << "; a backward flash form's dimensions map to distinct x, y, "
+                "z blocks";
+    used |= 1u << dim;
+    if (!isConstantIntValue(lbs[i], 0) || !isConstantIntValue(steps[i], 1))
+      return form.forall.emitOpError("of a backward flash form must count "
+                                     "from 0 in steps of 1");
+    FailureOr<GridFactor> f = gridFactor(ubs[i]);
+    if (failed(f))
+      return failure();
+    abi.grid[dim] = {*f};
+    gridDims.push_back(dim);
+  }
+  return success();
+}
+
+Value BackwardKernelBuilder::extentOf(Value tensor, int64_t dim) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (!type.isDynamicDim(dim))
+    return idx(type.getDimSize(dim));
+  return paramIndexValue(symbolOf(tensor, dim));
+}
+
+FailureOr<Value> BackwardKernelBuilder::leafValue(Value v) {
+  if (form.runtimeScale && v == form.runtimeScale)
+    return param(abi.params.back().name);
+  auto dim = v.getDefiningOp<tensor::DimOp>();
+  if (!dim)
+    return Value();
+  std::optional<int64_t> index = dim.getConstantIndex();
+  if (!index || *index > 2 ||
+      !llvm::is_contained({form.query, form.key, form.value, form.outGrad,
+                           form.logsumexp, form.delta},
+                          dim.getSource()))
+    return dim.emitOpError("reads an extent the backward kernel has no "
+                           "parameter for; only batch, head and sequence "
+                           "extents of its tensors are");
+  return extentOf(dim.getSource(), *index);
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+/// Thread coordinates; shared memory: K [block_kv][d + pad] | V | Q
+/// [stages][block_q][d + pad] | dO | dSᵀ [block_kv][block_q + pad] | lse
+/// [stages][block_q] f32 | delta. Padded rows keep ldmatrix conflict-free.
+void BackwardKernelBuilder::emitPrologue() {
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  w.lane = arith::RemUIOp::create(b, loc, tid, idx(mma::kWarpSize));
+  w.quadRow = arith::DivUIOp::create(b, loc, w.lane, idx(mma::kQuadSize));
+  w.quadCol = arith::RemUIOp::create(b, loc, w.lane, idx(mma::kQuadSize));
+  warp = arith::DivUIOp::create(b, loc, tid, idx(mma::kWarpSize));
+  w.warpRow0 = arith::MulIOp::create(b, loc, warp, idx(mma::kM));
+
+  Type T = form.elementType;
+  int64_t pad = kMmaSyncRowPadBytes / 2;
+  rowElems = d + pad;
+  rowElemsV = dv + pad;
+  dsRowElems = blockQ + pad;
+  auto ws =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto raw = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface{}, ws));
+  int64_t offset = 0;
+  auto view = [&](ArrayRef<int64_t> shape, Type elem) {
+    auto type = MemRefType::get(shape, elem, MemRefLayoutAttrInterface{}, ws);
+    Value v =
+        memref::ViewOp::create(b, loc, type, raw, idx(offset), ValueRange{});
+    int64_t bytes = elem.getIntOrFloatBitWidth() / 8;
+    for (int64_t s : shape)
+      bytes *= s;
+    offset += bytes;
+    return v;
+  };
+  kSmem = view({blockKV, rowElems}, T);
+  vSmem = view({blockKV, rowElemsV}, T);
+  qSmem = view({stages, blockQ, rowElems}, T);
+  doSmem = view({stages, blockQ, rowElemsV}, T);
+  dsSmem = view({blockKV, dsRowElems}, T);
+  lseSmem = view({stages, blockQ}, b.getF32Type());
+  deltaSmem = view({stages, blockQ}, b.getF32Type());
+  abi.dynamicSharedMemoryBytes = offset;
+}
+
+/// The (batch, head) matrix and first row of `slice` of tensor parameter
+/// `tensor`.
+FailureOr<GlobalTile>
+BackwardKernelBuilder::tileOf(OffsetSizeAndStrideOpInterface slice,
+                              StringRef tensor, IRMapping &scope) {
+  std::string t = tensor.str();
+  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+  FailureOr<Value> batch = materialize(offsets[0], scope);
+  FailureOr<Value> head = materialize(offsets[1], scope);
+  FailureOr<Value> row = materialize(offsets[2], scope);
+  if (failed(batch) || failed(head) || failed(row))
+    return failure();
+  GlobalTile g;
+  g.mem = globalMem.lookup(tensor);
+  g.base = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, *batch, paramIndexValue(t + ".stride0")),
+      arith::MulIOp::create(b, loc, *head, paramIndexValue(t + ".stride1")));
+  g.rowStride = paramIndexValue(t + ".stride2");
+  g.rowStart = *row;
+  return g;
+}
+
+/// cp.async of `rows` rows of `cols` elements into `smem` ([stage] when
+/// given), 16 bytes per copy, rows past `src.rowLimit` zero-filled.
+void BackwardKernelBuilder::copyTile(const GlobalTile &src, Value smem,
+                                     Value stage, int64_t rows, int64_t cols) {
+  int64_t perCopy = kCopyBytes / 2;
+  int64_t copiesPerRow = cols / perCopy;
+  int64_t rowsPerPass = warps * mma::kWarpSize / copiesPerRow;
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value row0 = arith::DivUIOp::create(b, loc, tid, idx(copiesPerRow));
+  Value col = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, tid, idx(copiesPerRow)),
+      idx(perCopy));
+  SmallVector<Value> tokens;
+  Type token = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  for (int64_t pass = 0; pass < rows / rowsPerPass; ++pass) {
+    Value row = arith::AddIOp::create(b, loc, row0, idx(pass * rowsPerPass));
+    auto [srcIdx, srcElems] =
+        mma::clampedRowChunk(b, loc, src, row, col, perCopy);
+    SmallVector<Value, 3> dst;
+    if (stage)
+      dst.push_back(stage);
+    dst.append({row, col});
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, token, smem, dst, src.mem, ValueRange{srcIdx},
+        b.getIndexAttr(perCopy), srcElems, b.getUnitAttr()));
+  }
+  nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, token, tokens);
+}
+
+/// One f32 per query row of the tile (the logsumexp or delta) by a 4-byte
+/// cp.async of thread `threadRow` (< block_q), zero past the sequence.
+void BackwardKernelBuilder::copyRowValues(const GlobalTile &src, Value smem,
+                                          Value stage, Value threadRow) {
+  auto [srcIdx, srcElems] =
+      mma::clampedRowChunk(b, loc, src, threadRow, idx(0), 1);
+  Type token = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  Value t = nvgpu::DeviceAsyncCopyOp::create(
+      b, loc, token, smem, ValueRange{stage, threadRow}, src.mem,
+      ValueRange{srcIdx}, b.getIndexAttr(1), srcElems, UnitAttr());
+  nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, token, ValueRange{t});
+}
+
+/// Starts loading the tiles of iteration `i` of query loop `l` (Q, dO, the
+/// logsumexp and delta rows) into stage `i mod stages`.
+LogicalResult BackwardKernelBuilder::loadQueryTile(BackwardQueryLoop &l,
+                                                   Value i, IRMapping scope) {
+  scope.map(l.loop.getInductionVar(), i);
+  FailureOr<GlobalTile> q = tileOf(l.query, "q", scope);
+  FailureOr<GlobalTile> dO = tileOf(l.outGrad, "do", scope);
+  FailureOr<GlobalTile> lse = tileOf(l.logsumexp, "lse", scope);
+  FailureOr<GlobalTile> delta = tileOf(l.delta, "delta", scope);
+  if (failed(q) || failed(dO) || failed(lse) || failed(delta))
+    return failure();
+  q->rowLimit = dO->rowLimit = lse->rowLimit = delta->rowLimit = seqQ;
+  Value stage = arith::RemUIOp::create(b, loc, i, idx(stages));
+  copyTile(*q, qSmem, stage, blockQ, d);
+  copyTile(*dO, doSmem, stage, blockQ, dv);
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  auto inRange = [&](int64_t lo) {
+    return arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, tid, idx(lo)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid,
+                              idx(lo + blockQ)));
+  };
+  for (auto [k, tile, smem] :
+       {std::tuple{0, *lse, lseSmem}, std::tuple{1, *delta, deltaSmem}}) {
+    auto copy = scf::IfOp::create(b, loc, inRange(k * blockQ), false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(copy.thenBlock());
+    copyRowValues(tile, smem, stage,
+                  arith::SubIOp::create(b, loc, tid, idx(k * blockQ)));
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Products
+//===----------------------------------------------------------------------===//
+
+SmallVector<mma::FragC> BackwardKernelBuilder::keyRowProducts(Value keysSmem,
+                                                              Value rowsSmem,
+                                                              Value stage,
+                                                              int64_t depth) {
+  Type T = form.elementType;
+  int64_t nTiles = blockQ / mma::kN;
+  Value zero =
+      arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f));
+  SmallVector<mma::FragC> c(nTiles, mma::FragC{zero, zero, zero, zero});
+  // A: the warp's 16 key rows (as Q in the forward); B: query rows as n
+  // (as K in the forward).
+  Value aRow = arith::AddIOp::create(
+      b, loc, w.warpRow0, arith::RemUIOp::create(b, loc, w.lane, idx(16)));
+  Value aCol = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, w.lane, idx(16)), idx(8));
+  Value bRow = arith::AddIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, w.lane, idx(8)),
+      arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, w.lane, idx(16)), idx(8)));
+  Value bCol = arith::MulIOp::create(
+      b, loc,
+      arith::RemUIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, w.lane, idx(8)), idx(2)),
+      idx(8));
+  for (int64_t ks = 0; ks < depth / mma::kK; ++ks) {
+    auto a = mma::loadMatrixX4(
+        b, loc, keysSmem,
+        {aRow, arith::AddIOp::create(b, loc, aCol, idx(ks * mma::kK))}, false);
+    Value col = arith::AddIOp::create(b, loc, bCol, idx(ks * mma::kK));
+    for (int64_t np = 0; np < nTiles / 2; ++np) {
+      Value row = arith::AddIOp::create(b, loc, bRow, idx(np * 2 * mma::kN));
+      auto r = mma::loadMatrixX4(b, loc, rowsSmem, {stage, row, col}, false);
+      c[2 * np] = mma::mmaSync(b, loc, T, a, {r[0], r[1]}, c[2 * np]);
+      c[2 * np + 1] = mma::mmaSync(b, loc, T, a, {r[2], r[3]}, c[2 * np + 1]);
+    }
+  }
+  return c;
+}
+
+void BackwardKernelBuilder::accumulateKeyRows(
+    ArrayRef<std::array<Value, 2>> packed, Value smem, Value stage,
+    int64_t width, MutableArrayRef<Value> acc) {
+  Type T = form.elementType;
+  // B: rows of `smem` are the k dimension (queries): ldmatrix.trans, as V
+  // in the forward's P V.
+  Value rowOff = arith::RemUIOp::create(b, loc, w.lane, idx(16));
+  Value colOff = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, w.lane, idx(16)), idx(8));
+  for (int64_t ks = 0; ks < blockQ / mma::kK; ++ks) {
+    const auto &lo = packed[2 * ks], &hi = packed[2 * ks + 1];
+    mma::FragA a = {lo[0], lo[1], hi[0], hi[1]};
+    Value row = arith::AddIOp::create(b, loc, rowOff, idx(ks * mma::kK));
+    for (int64_t dp = 0; dp < width / (2 * mma::kN); ++dp) {
+      Value col = arith::AddIOp::create(b, loc, colOff, idx(dp * 2 * mma::kN));
+      auto r = mma::loadMatrixX4(b, loc, smem, {stage, row, col}, true);
+      for (int64_t j = 0; j < 2; ++j) {
+        int64_t base = (2 * dp + j) * 4;
+        mma::FragC c = {acc[base], acc[base + 1], acc[base + 2], acc[base + 3]};
+        c = mma::mmaSync(b, loc, T, a, {r[2 * j], r[2 * j + 1]}, c);
+        for (int64_t i = 0; i < 4; ++i)
+          acc[base + i] = c[i];
+      }
+    }
+  }
+}
+
+/// dQ's tile = dS K, added to the workspace. The warps split the tile:
+/// `block_q / 16` row slabs times column groups of d.
+LogicalResult BackwardKernelBuilder::emitQueryGrad(BackwardQueryLoop &l,
+                                                   IRMapping &scope) {
+  Type T = form.elementType;
+  int64_t slabs = blockQ / mma::kM;
+  int64_t groups = warps / slabs;
+  int64_t nTiles = d / mma::kN / groups;
+  Value slab = arith::RemUIOp::create(b, loc, warp, idx(slabs));
+  Value group = arith::DivUIOp::create(b, loc, warp, idx(slabs));
+  Value col0 = arith::MulIOp::create(b, loc, group, idx(nTiles * mma::kN));
+  Value zero =
+      arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f));
+  SmallVector<mma::FragC> c(nTiles, mma::FragC{zero, zero, zero, zero});
+  // A = dS from dSᵀ [key][query]: ldmatrix.trans, matrix i of lane 8i..8i+7
+  // at keys (i / 2) * 8, queries (i % 2) * 8.
+  Value aRow = arith::AddIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, w.lane, idx(8)),
+      arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, w.lane, idx(16)), idx(8)));
+  Value aCol = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, slab, idx(mma::kM)),
+      arith::MulIOp::create(
+          b, loc,
+          arith::RemUIOp::create(
+              b, loc, arith::DivUIOp::create(b, loc, w.lane, idx(8)), idx(2)),
+          idx(8)));
+  Value bRow = arith::RemUIOp::create(b, loc, w.lane, idx(16));
+  Value bCol = arith::AddIOp::create(
+      b, loc, col0,
+      arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, w.lane, idx(16)), idx(8)));
+  for (int64_t ks = 0; ks < blockKV / mma::kK; ++ks) {
+    auto a = mma::loadMatrixX4(
+        b, loc, dsSmem,
+        {arith::AddIOp::create(b, loc, aRow, idx(ks * mma::kK)), aCol}, true);
+    Value row = arith::AddIOp::create(b, loc, bRow, idx(ks * mma::kK));
+    for (int64_t np = 0; np < nTiles / 2; ++np) {
+      Value col = arith::AddIOp::create(b, loc, bCol, idx(np * 2 * mma::kN));
+      auto r = mma::loadMatrixX4(b, loc, kSmem, {row, col}, true);
+      c[2 * np] = mma::mmaSync(b, loc, T, a, {r[0], r[1]}, c[2 * np]);
+      c[2 * np + 1] = mma::mmaSync(b, loc, T, a, {r[2], r[3]}, c[2 * np + 1]);
+    }
+  }
+  // Where the IR adds the tile: dQ[b, h0 + g, q0 + r0 + row, c0 + col] with
+  // (b, h0, r0, c0) the parallel accumulate's offsets and (g, q0, col) the
+  // accumulate's. The workspace is a contiguous [B, H, Sq, d] f32 tensor.
+  SmallVector<Value> outer, inner;
+  for (auto [offsets, out] : {std::pair{form.dqAccumulate.getOffsets(), &outer},
+                              std::pair{l.accumulate.getOffsets(), &inner}})
+    for (Value o : offsets) {
+      FailureOr<Value> v = materialize(o, scope);
+      if (failed(v))
+        return failure();
+      out->push_back(*v);
+    }
+  Value heads = extentOf(form.query, 1);
+  Value head = arith::AddIOp::create(b, loc, outer[1], inner[0]);
+  Value qRow0 = arith::AddIOp::create(b, loc, outer[2], inner[1]);
+  Value colBase = arith::AddIOp::create(b, loc, outer[3], inner[2]);
+  Value matrix = arith::MulIOp::create(
+      b, loc,
+      arith::MulIOp::create(
+          b, loc,
+          arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, outer[0], heads), head),
+          seqQ),
+      idx(d));
+  Value dq = globalMem.lookup("dq_accum");
+  for (int64_t half = 0; half < 2; ++half) {
+    Value row = arith::AddIOp::create(
+        b, loc, qRow0,
+        arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, slab, idx(mma::kM)),
+            arith::AddIOp::create(b, loc, w.quadRow, idx(8 * half))));
+    auto inside = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, seqQ),
+        false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(inside.thenBlock());
+    Value rowBase = arith::AddIOp::create(
+        b, loc, matrix, arith::MulIOp::create(b, loc, row, idx(d)));
+    for (int64_t n = 0; n < nTiles; ++n)
+      for (int64_t e = 0; e < 2; ++e) {
+        Value col = arith::AddIOp::create(
+            b, loc, colBase,
+            arith::AddIOp::create(
+                b, loc, col0,
+                arith::AddIOp::create(
+                    b, loc, arith::MulIOp::create(b, loc, w.quadCol, idx(2)),
+                    idx(n * mma::kN + e))));
+        memref::AtomicRMWOp::create(
+            b, loc, arith::AtomicRMWKind::addf, c[n][2 * half + e], dq,
+            ValueRange{arith::AddIOp::create(b, loc, rowBase, col)});
+      }
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel body
+//===----------------------------------------------------------------------===//
+
+LogicalResult BackwardKernelBuilder::emitStep(BackwardQueryLoop &l,
+                                              IRMapping &scope, Value stage,
+                                              MutableArrayRef<Value> dk,
+                                              MutableArrayRef<Value> dvAcc) {
+  OnlineAttentionGradOp step = l.step;
+  FailureOr<Value> batch = materialize(step.getBatch(), scope);
+  FailureOr<Value> head = materialize(step.getHead(), scope);
+  FailureOr<Value> q0 = materialize(step.getQStart(), scope);
+  FailureOr<Value> k0 = materialize(step.getKvStart(), scope);
+  if (failed(batch) || failed(head) || failed(q0) || failed(k0))
+    return failure();
+  Type f32 = b.getF32Type();
+  auto cst = [&](double v) {
+    return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
+                                          APFloat(static_cast<float>(v)));
+  };
+  SmallVector<mma::FragC> sT = keyRowProducts(kSmem, qSmem, stage, d);
+  SmallVector<mma::FragC> dpT = keyRowProducts(vSmem, doSmem, stage, dv);
+
+  // Per element: key row (slot) and query column.
+  Value log2e = cst(kLog2e);
+  Value scaleLog2 = arith::MulFOp::create(b, loc, scale, log2e);
+  Value negInf = cst(-INFINITY), posInf = cst(INFINITY), zero = cst(0.0);
+  int64_t nTiles = blockQ / mma::kN;
+  Value keyRow[2];
+  Value keyInside[2];
+  for (int64_t h = 0; h < 2; ++h) {
+    keyRow[h] = arith::AddIOp::create(
+        b, loc, *k0,
+        arith::AddIOp::create(
+            b, loc, w.warpRow0,
+            arith::AddIOp::create(b, loc, w.quadRow, idx(8 * h))));
+    keyInside[h] = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         keyRow[h], seqKV);
+  }
+  SmallVector<std::array<Value, 2>> pPacked(nTiles), dsPacked(nTiles);
+  bool failedRegion = false;
+  for (int64_t n = 0; n < nTiles; ++n) {
+    Value p[4], ds[4];
+    for (int64_t e = 0; e < 2; ++e) {
+      Value col = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, w.quadCol, idx(2)),
+          idx(n * mma::kN + e));
+      Value lse =
+          memref::LoadOp::create(b, loc, lseSmem, ValueRange{stage, col});
+      // A row that saw no key (lse = -inf) recomputes P = 0: exp2 of
+      // -inf, not of +inf.
+      Value empty =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, lse, negInf);
+      Value lse2 = arith::SelectOp::create(
+          b, loc, empty, posInf, arith::MulFOp::create(b, loc, lse, log2e));
+      Value delta =
+          memref::LoadOp::create(b, loc, deltaSmem, ValueRange{stage, col});
+      Value query = arith::AddIOp::create(b, loc, *q0, col);
+      for (int64_t h = 0; h < 2; ++h) {
+        int64_t i = 2 * h + e;
+        Value keep = keyInside[h];
+        if (!step.getMask().empty()) {
+          FailureOr<Value> m = values.cloneRegion(
+              step.getMask(), {*batch, *head, query, keyRow[h]}, scope);
+          failedRegion |= failed(m);
+          if (succeeded(m))
+            keep = arith::AndIOp::create(b, loc, keep, *m);
+        }
+        Value x = math::FmaOp::create(b, loc, sT[n][i], scaleLog2,
+                                      arith::NegFOp::create(b, loc, lse2));
+        Value prob =
+            arith::SelectOp::create(b, loc, keep, approxExp2(b, loc, x), zero);
+        p[i] = prob;
+        ds[i] = arith::MulFOp::create(
+            b, loc, arith::MulFOp::create(b, loc, prob, scale),
+            arith::SubFOp::create(b, loc, dpT[n][i], delta));
+      }
+    }
+    Type T = form.elementType;
+    for (int64_t h = 0; h < 2; ++h) {
+      pPacked[n][h] = mma::packPair(b, loc, T, p[2 * h], p[2 * h + 1]);
+      dsPacked[n][h] = mma::packPair(b, loc, T, ds[2 * h], ds[2 * h + 1]);
+    }
+  }
+  if (failedRegion)
+    return failure();
+  accumulateKeyRows(pPacked, doSmem, stage, dv, dvAcc);
+  accumulateKeyRows(dsPacked, qSmem, stage, d, dk);
+  // dSᵀ to shared memory for dQ = dS K, which needs queries as rows.
+  for (int64_t n = 0; n < nTiles; ++n)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value row = arith::AddIOp::create(
+          b, loc, w.warpRow0,
+          arith::AddIOp::create(b, loc, w.quadRow, idx(8 * h)));
+      Value col = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, w.quadCol, idx(2)),
+          idx(n * mma::kN));
+      vector::StoreOp::create(b, loc, dsPacked[n][h], dsSmem,
+                              ValueRange{row, col});
+    }
+  gpu::BarrierOp::create(b, loc);
+  return emitQueryGrad(l, scope);
+}
+
+/// One kernel loop over the query tiles [lb, ub) of IR loop `l`: each
+/// iteration waits for its tiles, barriers (they are visible, and every
+/// warp is done with the stage the prefetch overwrites and with dSᵀ),
+/// prefetches the next tile of the loop, then runs the step.
+FailureOr<SmallVector<Value>>
+BackwardKernelBuilder::emitQueryLoop(BackwardQueryLoop &l, IRMapping &scope,
+                                     ArrayRef<Value> acc) {
+  FailureOr<Value> lb = materialize(l.loop.getLowerBound(), scope);
+  FailureOr<Value> ub = materialize(l.loop.getUpperBound(), scope);
+  if (failed(lb) || failed(ub))
+    return failure();
+  // The previous loop's last step may still read the stage and dSᵀ.
+  gpu::BarrierOp::create(b, loc);
+  {
+    auto first = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, *lb, *ub),
+        false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(first.thenBlock());
+    if (failed(loadQueryTile(l, *lb, scope)))
+      return failure();
+  }
+  auto loop = scf::ForOp::create(b, loc, *lb, *ub, idx(1), acc);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value i = loop.getInductionVar();
+  IRMapping inner = scope;
+  inner.map(l.loop.getInductionVar(), i);
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  gpu::BarrierOp::create(b, loc);
+  if (stages > 1) {
+    Value next = arith::AddIOp::create(b, loc, i, idx(1));
+    auto prefetch = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, *ub),
+        false);
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(prefetch.thenBlock());
+    if (failed(loadQueryTile(l, next, scope)))
+      return failure();
+  }
+  Value stage = arith::RemUIOp::create(b, loc, i, idx(stages));
+  SmallVector<Value> args(loop.getRegionIterArgs());
+  MutableArrayRef<Value> all(args);
+  if (failed(emitStep(l, inner, stage, all.take_front(d / 2),
+                      all.drop_front(d / 2))))
+    return failure();
+  if (stages == 1) {
+    // One buffer: the next tile loads only once every warp is done.
+    gpu::BarrierOp::create(b, loc);
+    Value next = arith::AddIOp::create(b, loc, i, idx(1));
+    auto load = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, *ub),
+        false);
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(load.thenBlock());
+    if (failed(loadQueryTile(l, next, scope)))
+      return failure();
+  }
+  scf::YieldOp::create(b, loc, args);
+  b.setInsertionPointAfter(loop);
+  return SmallVector<Value>(loop.getResults());
+}
+
+LogicalResult BackwardKernelBuilder::emitBody() {
+  // The K/V tile, once.
+  FailureOr<GlobalTile> k = tileOf(form.keySlice, "k", prologue);
+  FailureOr<GlobalTile> v = tileOf(form.valueSlice, "v", prologue);
+  if (failed(k) || failed(v))
+    return failure();
+  k->rowLimit = v->rowLimit = seqKV;
+  kvStart = k->rowStart;
+  copyTile(*k, kSmem, Value(), blockKV, d);
+  copyTile(*v, vSmem, Value(), blockKV, dv);
+
+  Value zero =
+      arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f));
+  SmallVector<Value> acc((d + dv) / 2, zero);
+  auto runLoops = [&](IRMapping &scope,
+                      SmallVector<Value> acc) -> FailureOr<SmallVector<Value>> {
+    for (BackwardQueryLoop &l : form.loops) {
+      FailureOr<SmallVector<Value>> next = emitQueryLoop(l, scope, acc);
+      if (failed(next))
+        return failure();
+      acc = *next;
+    }
+    return acc;
+  };
+  if (form.groupLoop) {
+    FailureOr<Value> ub = materialize(form.groupLoop.getUpperBound(), prologue);
+    if (failed(ub))
+      return failure();
+    auto loop = scf::ForOp::create(b, loc, idx(0), *ub, idx(1), acc);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    IRMapping scope = prologue;
+    scope.map(form.groupLoop.getInductionVar(), loop.getInductionVar());
+    FailureOr<SmallVector<Value>> out =
+        runLoops(scope, SmallVector<Value>(loop.getRegionIterArgs()));
+    if (failed(out))
+      return failure();
+    scf::YieldOp::create(b, loc, *out);
+    b.setInsertionPointAfter(loop);
+    acc.assign(loop.getResults().begin(), loop.getResults().end());
+  } else {
+    FailureOr<SmallVector<Value>> out = runLoops(prologue, acc);
+    if (failed(out))
+      return failure();
+    acc = *out;
+  }
+  // No copy may be in flight when the kernel ends (a K/V tile no query
+  // tile sees was never waited for).
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+
+  // dK and dV where the inserts put them.
+  mma::AccumulatorTiles layout(1, d / mma::kN, w);
+  for (auto [insert, t, values] :
+       {std::tuple{form.dkInsert, "dk", ArrayRef(acc).take_front(d / 2)},
+        std::tuple{form.dvInsert, "dv", ArrayRef(acc).drop_front(d / 2)}}) {
+    FailureOr<GlobalTile> out = tileOf(insert, t, prologue);
+    if (failed(out))
+      return failure();
+    out->rowLimit = seqKV;
+    mma::storeAccumulatorRows(b, loc, layout, values, *out, form.elementType);
+  }
+  return success();
+}
+
+FailureOr<gpu::GPUFuncOp>
+BackwardKernelBuilder::build(gpu::GPUModuleOp module) {
+  if (failed(verifyConfig()))
+    return failure();
+  abi = KernelABI();
+  abi.name = name.str();
+  abi.kind = "attention_backward";
+  planParameters();
+  if (failed(planGrid()))
+    return failure();
+  abi.block[0] = warps * mma::kWarpSize;
+  char scaleText[32];
+  snprintf(scaleText, sizeof(scaleText), "%.9g", form.scale);
+  std::string mask = "none";
+  for (BackwardQueryLoop &l : form.loops) {
+    if (l.step.getMask().empty())
+      continue;
+    std::optional<CausalMask> c = l.step.getCausalMask();
+    std::string kind = !c ? "custom"
+                          : (c->alignment == CausalMask::Alignment::TopLeft
+                                 ? "causal"
+                                 : "causal_bottom_right");
+    mask = (mask == "none" || mask == kind) ? kind : "custom";
+  }
+  bool causal = mask == "causal" || mask == "causal_bottom_right";
+  abi.attrs = {{"causal", causal ? "true" : "false"},
+               {"mask", mask},
+               {"scale", scaleText},
+               {"head_dim", std::to_string(d)},
+               {"block_q", std::to_string(blockQ)},
+               {"block_kv", std::to_string(blockKV)},
+               {"strategy", "mma_sync"}};
+  auto qType = cast<RankedTensorType>(form.query.getType());
+  auto kType = cast<RankedTensorType>(form.key.getType());
+  if (form.query != form.key && qType.isDynamicDim(1) && kType.isDynamicDim(1))
+    abi.constraints.push_back(ABIConstraint::divisible("H", "Hkv"));
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  SmallVector<Type> argTypes;
+  for (const ABIParam &p : abi.params) {
+    if (p.kind == ABIParam::Kind::Tensor || p.kind == ABIParam::Kind::Workspace)
+      argTypes.push_back(LLVM::LLVMPointerType::get(b.getContext(), 1));
+    else if (p.dtype == "f32")
+      argTypes.push_back(b.getF32Type());
+    else
+      argTypes.push_back(b.getI64Type());
+  }
+  func = gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  int32_t threads = warps * mma::kWarpSize;
+  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
+  b.setInsertionPointToStart(&func.getBody().front());
+
+  emitPrologue();
+  for (const char *t : {"q", "k", "v", "do", "dk", "dv"})
+    globalMem[t] = wrapGlobalPointer(b, loc, param(t), form.elementType);
+  for (const char *t : {"lse", "delta", "dq_accum"})
+    globalMem[t] = wrapGlobalPointer(b, loc, param(t), b.getF32Type());
+  for (auto [iv, dim] : llvm::zip(form.forall.getInductionVars(), gridDims))
+    prologue.map(
+        iv, gpu::BlockIdOp::create(b, loc, static_cast<gpu::Dimension>(dim)));
+  seqQ = extentOf(form.query, 2);
+  seqKV = extentOf(form.key, 2);
+  scale = arith::ConstantFloatOp::create(
+      b, loc, b.getF32Type(), APFloat(static_cast<float>(form.scale)));
+  if (form.runtimeScale) {
+    FailureOr<Value> rs = materialize(form.runtimeScale, prologue);
+    if (failed(rs))
+      return failure();
+    scale = arith::MulFOp::create(b, loc, scale, *rs);
+  }
+  if (failed(emitBody()))
+    return failure();
+  gpu::ReturnOp::create(b, loc);
+  return func;
+}
+
+FailureOr<gpu::GPUFuncOp>
+attnc::buildAttentionBackwardKernel(OpBuilder &b, gpu::GPUModuleOp module,
+                                    StringRef name, scf::ForallOp forall,
+                                    KernelABI &abi) {
+  FailureOr<BackwardForm> form = analyzeBackwardForm(forall);
+  if (failed(form))
+    return failure();
+  return BackwardKernelBuilder(b, *form, name, abi).build(module);
+}

@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""The attention backward on the GPU against float64 (issue: backward).
+
+    python3 test/gpu/backward_test.py build --work .gpuwork   # here: attnc-compile --backward
+    python3 test/gpu/backward_test.py run --work .gpuwork     # on the GPU machine
+
+Each module is one attention function compiled with its backward: `attn`
+(forward: O and the logsumexp), `attn_backward_0` (delta = rowsum(dO * O)),
+`attn_backward_1` (dK, dV, and dQ summed in the f32 workspace dq_accum),
+`attn_backward_2` (dQ converted). The test runs the real chain: forward,
+then the three backward kernels, and checks dQ, dK, dV with the
+FlashAttention rule: the error against float64 at most twice the error of
+the same computation done naively in the input precision (plus 1e-5 for
+gradients that are exactly 0), no NaN, and dK, dV of keys no query sees
+exactly 0. Outputs start as NaN so that an unwritten element fails.
+"""
+
+import argparse
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+FUNC = """\
+func.func @attn(%q: tensor<?x?x?x{d}x{t}>, %k: tensor<?x?x?x{d}x{t}>,
+                %v: tensor<?x?x?x{d}x{t}>) -> tensor<?x?x?x{d}x{t}> {{
+  %c2 = arith.constant 2 : index
+  %sq = tensor.dim %q, %c2 : tensor<?x?x?x{d}x{t}>
+  %skv = tensor.dim %k, %c2 : tensor<?x?x?x{d}x{t}>
+  %o = attnc.attention %q, %k, %v {{scale = {scale!r} : f64}}
+      : tensor<?x?x?x{d}x{t}>, tensor<?x?x?x{d}x{t}>, tensor<?x?x?x{d}x{t}> -> tensor<?x?x?x{d}x{t}>
+{mask}  return %o : tensor<?x?x?x{d}x{t}>
+}}
+"""
+MASKS = {
+    "full": "",
+    "causal": """\
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
+""",
+    "bottom_right": """\
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %jj = arith.addi %j, %sq : index
+        %ii = arith.addi %i, %skv : index
+        %keep = arith.cmpi ule, %jj, %ii : index
+        attnc.yield %keep : i1
+      }
+""",
+    # A mask that is neither causal form: every query tile runs it.
+    "window": """\
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %c = arith.constant 100 : index
+        %le = arith.cmpi ule, %j, %i : index
+        %jj = arith.addi %j, %c : index
+        %near = arith.cmpi ugt, %jj, %i : index
+        %keep = arith.andi %le, %near : i1
+        attnc.yield %keep : i1
+      }
+""",
+}
+MODULES = [(128, "bf16", "causal"), (128, "bf16", "full"),
+           (128, "bf16", "bottom_right"), (64, "bf16", "causal"),
+           (64, "f16", "full"), (128, "f16", "causal"),
+           (64, "bf16", "window")]
+
+
+def module_name(d, t, mask):
+    return f"bwd_d{d}_{t}_{mask}"
+
+
+def build(work: Path, compiler: Path):
+    (work / "mlir").mkdir(parents=True, exist_ok=True)
+    for d, t, mask in MODULES:
+        name = module_name(d, t, mask)
+        src = work / "mlir" / f"{name}.mlir"
+        src.write_text(FUNC.format(d=d, t=t, scale=1.0 / math.sqrt(d),
+                                   mask=MASKS[mask]))
+        out = work / "modules" / name
+        t0 = time.time()
+        subprocess.run([str(compiler), str(src), "-o", str(out), "--backward",
+                        "--fallback=false"], check=True)
+        print(f"{name}: {time.time() - t0:.1f} s", flush=True)
+
+
+def reference_grads(q, k, v, do, scale, visible, low=None):
+    """dQ, dK, dV of softmax attention by the textbook formulas, in float64
+    (low=None) or naively in `low`. `visible` is the [Sq, Skv] boolean mask
+    or None. GQA: K/V heads repeated, their gradients summed back."""
+    import torch
+    H, Hkv = q.shape[1], k.shape[1]
+    rep = H // Hkv
+    dt = torch.float64 if low is None else low
+    q, k, v, do = (x.to(dt) for x in (q, k, v, do))
+    kr = k.repeat_interleave(rep, dim=1)
+    vr = v.repeat_interleave(rep, dim=1)
+    s = torch.matmul(q, kr.transpose(-1, -2)) * scale
+    if visible is not None:
+        s = s.masked_fill(~visible, float("-inf"))
+    p = torch.nan_to_num(torch.softmax(s.float() if low else s, dim=-1),
+                         nan=0.0).to(dt)
+    o = torch.matmul(p, vr)
+    dv = torch.matmul(p.transpose(-1, -2), do)
+    dp = torch.matmul(do, vr.transpose(-1, -2))
+    delta = (do.float() * o.float()).sum(-1, keepdim=True).to(dt) if low \
+        else (do * o).sum(-1, keepdim=True)
+    ds = p * (dp - delta)
+    dq = torch.matmul(ds, kr) * scale
+    dk = torch.matmul(ds.transpose(-1, -2), q) * scale
+    B, _, Skv, d = kr.shape
+    dk = dk.reshape(B, Hkv, rep, Skv, d).sum(2)
+    dv = dv.reshape(B, Hkv, rep, Skv, dv.shape[-1]).sum(2)
+    return dq, dk, dv
+
+
+def run_case(m, B, H, Hkv, Sq, Skv, mask, dtype, d):
+    import torch
+    dev = "cuda"
+    torch.manual_seed(B * 1000003 + H * 1009 + Sq * 31 + Skv)
+    q = torch.randn(B, H, Sq, d, dtype=dtype, device=dev)
+    k = torch.randn(B, Hkv, Skv, d, dtype=dtype, device=dev)
+    v = torch.randn(B, Hkv, Skv, d, dtype=dtype, device=dev)
+    do = torch.randn(B, H, Sq, d, dtype=dtype, device=dev)
+    scale = 1.0 / math.sqrt(d)
+    nan = lambda *s, t=dtype: torch.full(s, float("nan"), dtype=t, device=dev)  # noqa: E731
+    o, lse = nan(B, H, Sq, d), nan(B, H, Sq, t=torch.float32)
+    m["attn"](q, k, v, o=o, lse=lse)
+    delta = nan(B, H, Sq, 1, t=torch.float32)
+    m["attn_backward_0"](do, o, result0=delta)
+    ws = nan(B, H, Sq, d, t=torch.float32)  # zeroed by the runtime
+    dk, dv = nan(B, Hkv, Skv, d), nan(B, Hkv, Skv, d)
+    m["attn_backward_1"](q, k, v, do, lse, delta, dk=dk, dv=dv, dq_accum=ws)
+    dq = nan(B, H, Sq, d)
+    m["attn_backward_2"](ws, dq=dq)
+    torch.cuda.synchronize()
+
+    i = torch.arange(Sq, device=dev)[:, None]
+    j = torch.arange(Skv, device=dev)[None, :]
+    visible = {"full": None, "causal": j <= i,
+               "bottom_right": j <= i + (Skv - Sq),
+               "window": (j <= i) & (j + 100 > i)}[mask]
+    ref = reference_grads(q, k, v, do, scale, visible)
+    low = reference_grads(q, k, v, do, scale, visible, low=dtype)
+    result = {}
+    ok = True
+    for name, got, r, lo in zip(("dq", "dk", "dv"), (dq, dk, dv), ref, low):
+        if torch.isnan(got).any():
+            result[name] = "NaN"
+            ok = False
+            continue
+        err = (got.double() - r).abs().max().item() if got.numel() else 0.0
+        err_low = (lo.double() - r).abs().max().item() if got.numel() else 0.0
+        if math.isnan(err_low):
+            err_low = math.inf
+        good = err <= 2 * err_low + 1e-5
+        result[name] = f"{err:.2e}/{err_low:.2e}"
+        ok &= good
+    if visible is not None and Skv:
+        # Keys no query sees: exactly 0 (nothing may leak from other rows).
+        unseen = ~visible.any(0)
+        if unseen.any():
+            z = bool((dk[:, :, unseen] == 0).all()) and bool(
+                (dv[:, :, unseen] == 0).all())
+            result["unseen_keys_zero"] = z
+            ok &= z
+    return ok, result
+
+
+def run(work: Path):
+    import torch
+    sys.path.insert(0, str(ROOT / "python"))
+    import attnc
+    cases = []
+    for d, t, mask in MODULES:
+        dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[t]
+        shapes = [(2, 2, 2, 1, 1), (1, 2, 2, 17, 17), (2, 2, 2, 128, 128),
+                  (1, 2, 2, 1000, 1000), (1, 8, 2, 257, 257),
+                  (1, 4, 1, 130, 130), (1, 2, 2, 100, 300),
+                  (1, 2, 2, 300, 100)]
+        if d == 128 and t == "bf16":
+            shapes += [(1, 2, 2, 4096, 4096), (1, 1, 1, 4097, 4097),
+                       (2, 8, 2, 1024, 1024)]
+        for s in shapes:
+            if mask == "causal" and s[3] != s[4] and s[3] > s[4]:
+                pass  # top-left with Sq > Skv: rows past Skv see all keys
+            cases.append((module_name(d, t, mask), d, dtype, mask, s))
+    failures = 0
+    mods = {}
+    for name, d, dtype, mask, (B, H, Hkv, Sq, Skv) in cases:
+        m = mods.setdefault(name, attnc.load(work / "modules" / name))
+        try:
+            ok, res = run_case(m, B, H, Hkv, Sq, Skv, mask, dtype, d)
+        except Exception as e:  # noqa: BLE001
+            ok, res = False, {"error": repr(e)[:300]}
+        failures += not ok
+        print(f"{'PASS' if ok else 'FAIL'} {name} B={B} H={H} Hkv={Hkv} "
+              f"Sq={Sq} Skv={Skv} {res}", flush=True)
+    print(f"{len(cases) - failures}/{len(cases)} passed")
+    return 1 if failures else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["build", "run"])
+    ap.add_argument("--work", default=".gpuwork", type=Path)
+    ap.add_argument("--compiler", default=ROOT / "build/bin/attnc-compile",
+                    type=Path)
+    a = ap.parse_args()
+    if a.mode == "build":
+        build(a.work, a.compiler)
+        return 0
+    return run(a.work)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
