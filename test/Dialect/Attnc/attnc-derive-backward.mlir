@@ -7,9 +7,9 @@
 // recomputed from the backward's own Q and K, and the mask is the forward's.
 // CHECK-LABEL: func.func @attn(
 // CHECK-LABEL: func.func @attn_backward(
-// CHECK-SAME: %[[Q:[^:]*]]: tensor<?x8x?x128xbf16>, %[[K:[^:]*]]: tensor<?x2x?x128xbf16>, %[[V:[^:]*]]: tensor<?x2x?x128xbf16>,
-// CHECK-SAME: %[[O:[^:]*]]: tensor<?x8x?x128xbf16>, %[[LSE:[^:]*]]: tensor<?x8x?xf32>, %[[DO:[^:]*]]: tensor<?x8x?x128xbf16>, %[[S:[^:]*]]: f32)
-// CHECK-SAME: -> (tensor<?x8x?x128xbf16>, tensor<?x2x?x128xbf16>, tensor<?x2x?x128xbf16>)
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<?x8x?x128xbf16> {attnc.name = "q"}, %[[K:[^:]*]]: tensor<?x2x?x128xbf16> {attnc.name = "k"}, %[[V:[^:]*]]: tensor<?x2x?x128xbf16> {attnc.name = "v"},
+// CHECK-SAME: %[[O:[^:]*]]: tensor<?x8x?x128xbf16> {attnc.name = "o"}, %[[LSE:[^:]*]]: tensor<?x8x?xf32> {attnc.name = "lse"}, %[[DO:[^:]*]]: tensor<?x8x?x128xbf16> {attnc.name = "do"}, %[[S:[^:]*]]: f32)
+// CHECK-SAME: -> (tensor<?x8x?x128xbf16> {attnc.name = "dq"}, tensor<?x2x?x128xbf16> {attnc.name = "dk"}, tensor<?x2x?x128xbf16> {attnc.name = "dv"})
 // CHECK-DAG: %[[SKV:.*]] = tensor.dim %[[K]], %{{.*}} : tensor<?x2x?x128xbf16>
 // CHECK-DAG: %[[SQ:.*]] = tensor.dim %[[Q]], %{{.*}} : tensor<?x8x?x128xbf16>
 // CHECK: %[[OFF:.*]] = arith.subi %[[SKV]], %[[SQ]] : index
@@ -48,7 +48,7 @@ func.func @attn(%q: tensor<?x8x?x128xbf16>, %k: tensor<?x2x?x128xbf16>, %v: tens
 
 // Without a mask or a run-time scale: six arguments, no mask region.
 // CHECK-LABEL: func.func @plain_backward(
-// CHECK-SAME: {{.*}}: tensor<2x4x256x64xf16>, {{.*}}: tensor<2x4x256x64xf16>, {{.*}}: tensor<2x4x256x64xf16>, {{.*}}: tensor<2x4x256x64xf16>, {{.*}}: tensor<2x4x256xf32>, {{.*}}: tensor<2x4x256x64xf16>)
+// CHECK-SAME: {{.*}}: tensor<2x4x256x64xf16> {{.*}}, {{.*}}: tensor<2x4x256x64xf16> {{.*}}, {{.*}}: tensor<2x4x256x64xf16> {{.*}}, {{.*}}: tensor<2x4x256x64xf16> {{.*}}, {{.*}}: tensor<2x4x256xf32> {{.*}}, {{.*}}: tensor<2x4x256x64xf16> {attnc.name = "do"})
 // CHECK: attnc.attention_grad
 // CHECK-NOT: mask
 // CHECK: return
