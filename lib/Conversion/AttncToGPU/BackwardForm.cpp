@@ -51,31 +51,36 @@ private:
 } // namespace
 
 LogicalResult BackwardFormReader::readStep(BackwardQueryLoop &l) {
-  Block *body = l.loop.getBody();
-  auto yield = cast<scf::YieldOp>(body->getTerminator());
-  if (l.loop.getNumRegionIterArgs() != 3 ||
-      getConstantIntValue(l.loop.getStep()) != 1)
-    return fail(l.loop, "a query loop steps by 1 and carries (dK, dV, dQ)");
-  l.accumulate = yield.getOperand(2).getDefiningOp<AccumulateOp>();
-  l.step = yield.getOperand(0).getDefiningOp<OnlineAttentionGradOp>();
-  if (!l.step || !l.accumulate ||
-      yield.getOperand(1) != l.step.getNewValueAcc() ||
-      yield.getOperand(0) != l.step.getNewKeyAcc() ||
-      l.accumulate.getTile() != l.step.getQueryGrad() ||
-      l.accumulate.getDest() != l.loop.getRegionIterArg(2) ||
-      l.step.getKeyAcc() != l.loop.getRegionIterArg(0) ||
-      l.step.getValueAcc() != l.loop.getRegionIterArg(1))
-    return fail(l.loop, "a query loop's body is one "
-                        "attnc.online_attention_grad whose dQ tile one "
-                        "attnc.accumulate adds to the carried contributions");
-  for (Operation &op : body->without_terminator())
-    if (&op != l.step && &op != l.accumulate &&
-        !isa<tensor::ExtractSliceOp, arith::ConstantOp>(op) &&
-        !(isMemoryEffectFree(&op) && op.getNumRegions() == 0 &&
-          llvm::all_of(op.getResultTypes(),
-                       [](Type t) { return t.isIndex(); })))
-      return fail(&op, "only slices and index arithmetic may sit next to "
-                       "the step in a query loop");
+  // A query loop of one iteration that canonicalization folded away
+  // leaves its step in the enclosing block.
+  Block *body = l.loop ? l.loop.getBody() : l.step->getBlock();
+  if (l.loop) {
+    auto yield = cast<scf::YieldOp>(body->getTerminator());
+    if (l.loop.getNumRegionIterArgs() != 3 ||
+        getConstantIntValue(l.loop.getStep()) != 1)
+      return fail(l.loop, "a query loop steps by 1 and carries (dK, dV, dQ)");
+    l.accumulate = yield.getOperand(2).getDefiningOp<AccumulateOp>();
+    l.step = yield.getOperand(0).getDefiningOp<OnlineAttentionGradOp>();
+    if (!l.step || !l.accumulate ||
+        yield.getOperand(1) != l.step.getNewValueAcc() ||
+        yield.getOperand(0) != l.step.getNewKeyAcc() ||
+        l.accumulate.getTile() != l.step.getQueryGrad() ||
+        l.accumulate.getDest() != l.loop.getRegionIterArg(2) ||
+        l.step.getKeyAcc() != l.loop.getRegionIterArg(0) ||
+        l.step.getValueAcc() != l.loop.getRegionIterArg(1))
+      return fail(l.loop, "a query loop's body is one "
+                          "attnc.online_attention_grad whose dQ tile one "
+                          "attnc.accumulate adds to the carried "
+                          "contributions");
+    for (Operation &op : body->without_terminator())
+      if (&op != l.step && &op != l.accumulate &&
+          !isa<tensor::ExtractSliceOp, arith::ConstantOp>(op) &&
+          !(isMemoryEffectFree(&op) && op.getNumRegions() == 0 &&
+            llvm::all_of(op.getResultTypes(),
+                         [](Type t) { return t.isIndex(); })))
+        return fail(&op, "only slices and index arithmetic may sit next to "
+                         "the step in a query loop");
+  }
   auto slice = [&](Value v, Value &whole, StringRef name,
                    tensor::ExtractSliceOp &out) -> LogicalResult {
     out = v.getDefiningOp<tensor::ExtractSliceOp>();
@@ -113,17 +118,32 @@ LogicalResult
 BackwardFormReader::readQueryLoops(Value dk, Value dv, Value dq, Block *owner,
                                    SmallVectorImpl<Value> &inits) {
   SmallVector<BackwardQueryLoop> reversed;
-  while (auto loop = dk.getDefiningOp<scf::ForOp>()) {
-    if (loop->getBlock() != owner || dv != loop.getResult(1) ||
-        dq != loop.getResult(2) || dk != loop.getResult(0))
-      return fail(loop, "the query loops pass (dK, dV, dQ) from one to the "
-                        "next");
+  while (true) {
     BackwardQueryLoop l;
-    l.loop = loop;
+    if (auto loop = dk.getDefiningOp<scf::ForOp>()) {
+      if (loop->getBlock() != owner || dv != loop.getResult(1) ||
+          dq != loop.getResult(2) || dk != loop.getResult(0))
+        return fail(loop, "the query loops pass (dK, dV, dQ) from one to "
+                          "the next");
+      l.loop = loop;
+      dk = loop.getInitArgs()[0];
+      dv = loop.getInitArgs()[1];
+      dq = loop.getInitArgs()[2];
+    } else if (auto step = dk.getDefiningOp<OnlineAttentionGradOp>()) {
+      l.step = step;
+      l.accumulate = dq.getDefiningOp<AccumulateOp>();
+      if (step->getBlock() != owner || dv != step.getNewValueAcc() ||
+          !l.accumulate || l.accumulate.getTile() != step.getQueryGrad())
+        return fail(step, "a step outside a query loop (one of a single "
+                          "iteration, folded) passes (dK, dV, dQ) on as a "
+                          "loop would");
+      dk = step.getKeyAcc();
+      dv = step.getValueAcc();
+      dq = l.accumulate.getDest();
+    } else {
+      break;
+    }
     reversed.push_back(l);
-    dk = loop.getInitArgs()[0];
-    dv = loop.getInitArgs()[1];
-    dq = loop.getInitArgs()[2];
   }
   if (reversed.empty())
     return fail(forall, "has no query loop: dK and dV must be the results of "
@@ -174,13 +194,12 @@ FailureOr<BackwardForm> BackwardFormReader::read() {
   // The K/V tiles, from the first step (readStep checks every step).
   Block *body = forall.getBody();
   SmallVector<Value> inits;
-  scf::ForOp outer = dk.getDefiningOp<scf::ForOp>();
-  if (!outer)
-    return fail(forall, "dK must be the result of a loop");
   // A loop holding loops is the head loop; otherwise dK comes straight
-  // from the last query loop.
+  // from the last query loop (or its folded step).
+  scf::ForOp outer = dk.getDefiningOp<scf::ForOp>();
   bool grouped = false;
-  outer.getBody()->walk([&](scf::ForOp) { grouped = true; });
+  if (outer)
+    outer.getBody()->walk([&](scf::ForOp) { grouped = true; });
   if (grouped) {
     form.groupLoop = outer;
     if (outer->getBlock() != body || outer.getNumRegionIterArgs() != 3 ||

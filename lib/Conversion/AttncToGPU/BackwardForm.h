@@ -24,7 +24,9 @@
 namespace attnc {
 
 /// One query loop: `scf.for %i = lb to ub step 1` carrying (dK, dV, dQ
-/// contributions) through one step and one accumulate.
+/// contributions) through one step and one accumulate. `loop` is null for
+/// a loop of one iteration that canonicalization folded away: its step
+/// and accumulate then sit in the enclosing block.
 struct BackwardQueryLoop {
   mlir::scf::ForOp loop;
   OnlineAttentionGradOp step;

@@ -485,7 +485,8 @@ void BackwardKernelBuilder::copyRowValues(const GlobalTile &src, Value smem,
 /// logsumexp and delta rows) into stage `i mod stages`.
 LogicalResult BackwardKernelBuilder::loadQueryTile(BackwardQueryLoop &l,
                                                    Value i, IRMapping scope) {
-  scope.map(l.loop.getInductionVar(), i);
+  if (l.loop)
+    scope.map(l.loop.getInductionVar(), i);
   FailureOr<GlobalTile> q = tileOf(l.query, "q", scope);
   FailureOr<GlobalTile> dO = tileOf(l.outGrad, "do", scope);
   FailureOr<GlobalTile> lse = tileOf(l.logsumexp, "lse", scope);
@@ -796,8 +797,11 @@ LogicalResult BackwardKernelBuilder::emitStep(BackwardQueryLoop &l,
 FailureOr<SmallVector<Value>>
 BackwardKernelBuilder::emitQueryLoop(BackwardQueryLoop &l, IRMapping &scope,
                                      ArrayRef<Value> acc) {
-  FailureOr<Value> lb = materialize(l.loop.getLowerBound(), scope);
-  FailureOr<Value> ub = materialize(l.loop.getUpperBound(), scope);
+  // A folded loop of one iteration: its step's offsets are constants.
+  FailureOr<Value> lb = l.loop ? materialize(l.loop.getLowerBound(), scope)
+                               : FailureOr<Value>(idx(0));
+  FailureOr<Value> ub = l.loop ? materialize(l.loop.getUpperBound(), scope)
+                               : FailureOr<Value>(idx(1));
   if (failed(lb) || failed(ub))
     return failure();
   // The previous loop's last step may still read the stage and dSᵀ.
@@ -817,7 +821,8 @@ BackwardKernelBuilder::emitQueryLoop(BackwardQueryLoop &l, IRMapping &scope,
   b.setInsertionPointToStart(loop.getBody());
   Value i = loop.getInductionVar();
   IRMapping inner = scope;
-  inner.map(l.loop.getInductionVar(), i);
+  if (l.loop)
+    inner.map(l.loop.getInductionVar(), i);
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
   gpu::BarrierOp::create(b, loc);
   if (stages > 1) {

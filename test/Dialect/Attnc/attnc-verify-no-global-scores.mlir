@@ -257,3 +257,28 @@ gpu.module @spill_module attributes {attnc.launch_contract = #attnc.launch_contr
     llvm.return
   }
 }
+
+// -----
+
+// A backward built without recomputation: P is computed once and kept for
+// dV = Pᵀ dO and dS = P (dP - delta), so P, dP and dS are S_q x S_kv
+// buffers in global memory. (The derived backward recomputes P from the
+// logsumexp inside its kernel: test/Pipelines/pipeline-backward.mlir.)
+func.func @backward_without_recompute(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>,
+    %v: tensor<?x?x?x64xbf16>, %do: tensor<?x?x?x64xbf16>) -> (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>) {
+  // expected-error @+1 {{'attnc.matmul' result #0 is a buffer in global memory}}
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x?xf32>
+  // expected-error @+1 {{'attnc.softmax' result #0 is a buffer in global memory}}
+  %p = attnc.softmax %s : tensor<?x?x?x?xf32>
+  // expected-error @+1 {{'attnc.cast' result #0 is a buffer in global memory}}
+  %pb = attnc.cast %p : tensor<?x?x?x?xf32> to tensor<?x?x?x?xbf16>
+  %dv = attnc.matmul %pb, %do {transpose_a} : tensor<?x?x?x?xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  // expected-error @+1 {{'attnc.matmul' result #0 is a buffer in global memory}}
+  %dp = attnc.matmul %do, %v {transpose_b} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x?xf32>
+  // expected-error @+1 {{'attnc.mul' result #0 is a buffer in global memory}}
+  %ds = attnc.mul %p, %dp : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32> -> tensor<?x?x?x?xf32>
+  // expected-error @+1 {{'attnc.cast' result #0 is a buffer in global memory}}
+  %dsb = attnc.cast %ds : tensor<?x?x?x?xf32> to tensor<?x?x?x?xbf16>
+  %dq = attnc.matmul %dsb, %k : tensor<?x?x?x?xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %dq, %dv : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>
+}

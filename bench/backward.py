@@ -1,0 +1,115 @@
+"""The attention backward against SDPA's (H200): cuDNN and FlashAttention-2
+(PyTorch's flash backend), peers in the same process.
+
+    python3 bench/backward.py --work .gpuwork-bwd --out bench/results/backward.md
+
+Backward time runs from dO to dQ, dK, dV: attnc's three kernels (delta,
+the K/V-stationary kernel with its dq_accum zeroing, dQ's conversion);
+the peers' torch.autograd.grad of a retained forward graph. The forward is
+excluded. TFLOP/s = 2.5 x 4·B·H·S²·d / t (halved for causal), tokens
+B·S = 16k, H·d = 2048. Median of 3 interleaved repetitions of do_bench
+medians.
+"""
+
+import argparse
+import datetime
+import os
+import statistics
+import sys
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "bench"))
+import attnc  # noqa: E402
+from run import median_ms  # noqa: E402
+
+BF = torch.bfloat16
+
+
+def attnc_backward(m, q, k, v, do):
+    B, H, S, d = q.shape
+    o, lse = m["attn"](q, k, v)
+    delta = torch.empty(B, H, S, 1, device="cuda", dtype=torch.float32)
+    ws = torch.empty(B, H, S, d, device="cuda", dtype=torch.float32)
+    dk, dv = torch.empty_like(k), torch.empty_like(v)
+    dq = torch.empty_like(q)
+    b0, b1, b2 = (m[f"attn_backward_{i}"] for i in range(3))
+    p0 = b0.plan(do, o, result0=delta)
+    p1 = b1.plan(q, k, v, do, lse, delta, dk=dk, dv=dv, dq_accum=ws)
+    p2 = b2.plan(ws, dq=dq)
+
+    def run():
+        p0.launch()
+        p1.launch()
+        p2.launch()
+    return run
+
+
+def peer_backward(backend, q, k, v, do, causal):
+    q, k, v = (x.detach().requires_grad_() for x in (q, k, v))
+    with sdpa_kernel(backend):
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+    def run():
+        with sdpa_kernel(backend):
+            torch.autograd.grad(o, (q, k, v), do, retain_graph=True)
+    return run
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", default=str(ROOT / ".gpuwork-bwd"))
+    ap.add_argument("--out", default="")
+    ap.add_argument("--sizes", default="1024,2048,4096,8192,16384")
+    args = ap.parse_args()
+    rows = []
+    for d, causal in ((128, False), (128, True), (64, False), (64, True)):
+        name = f"bwd_d{d}_bf16_{'causal' if causal else 'full'}"
+        path = Path(args.work) / "modules" / name
+        if not path.exists():
+            print(f"(no module {name})", flush=True)
+            continue
+        m = attnc.load(path)
+        for S in (int(s) for s in args.sizes.split(",")):
+            B, H = max(1, 16384 // S), 2048 // d
+            flops = 2.5 * 4 * B * H * S * S * d / (2 if causal else 1)
+            torch.manual_seed(0)
+            q, k, v, do = (torch.randn(B, H, S, d, device="cuda", dtype=BF)
+                           for _ in range(4))
+            fns = {"attnc": attnc_backward(m, q, k, v, do),
+                   "cudnn": peer_backward(SDPBackend.CUDNN_ATTENTION, q, k, v,
+                                          do, causal),
+                   "flash": peer_backward(SDPBackend.FLASH_ATTENTION, q, k, v,
+                                          do, causal)}
+            times = {n: [] for n in fns}
+            for _ in range(3):
+                for n, f in fns.items():
+                    times[n].append(median_ms(f))
+            t = {n: statistics.median(v) for n, v in times.items()}
+            tf = {n: flops / (t[n] * 1e-3) / 1e12 for n in t}
+            row = (f"| {d} | {'causal' if causal else 'full'} | {S} | {B} | "
+                   f"{tf['attnc']:.0f} | {tf['cudnn']:.0f} | {tf['flash']:.0f} "
+                   f"| {tf['attnc'] / tf['cudnn']:.2f} | "
+                   f"{tf['attnc'] / tf['flash']:.2f} |")
+            print(row, flush=True)
+            rows.append(row)
+    head = ("| d | mask | S | B | attnc | cuDNN | FA2 | ×cuDNN | ×FA2 |\n"
+            "|---|---|---|---|---|---|---|---|---|")
+    text = (f"# Attention backward, TFLOP/s (bf16, H·d = 2048, B·S = 16k)\n\n"
+            f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
+            f"{torch.cuda.get_device_name()}, commit "
+            f"{os.environ.get('ATTNC_GIT_COMMIT', 'unknown')}, torch "
+            f"{torch.__version__}, cuDNN {torch.backends.cudnn.version()}\n\n"
+            + head + "\n" + "\n".join(rows) + "\n")
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text)
+
+
+if __name__ == "__main__":
+    main()
