@@ -28,4 +28,4 @@
 // PTX-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX-SAME: ex2.approx.ftz.f32
 // PTX-SAME: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
-// PTX-SAME: atom.global.add.f32
+// PTX-SAME: red.global.add.v2.f32

@@ -69,7 +69,7 @@ MASKS = {
 MODULES = [(128, "bf16", "causal"), (128, "bf16", "full"),
            (128, "bf16", "bottom_right"), (64, "bf16", "causal"),
            (64, "f16", "full"), (128, "f16", "causal"),
-           (64, "bf16", "window")]
+           (64, "bf16", "window"), (64, "bf16", "full")]
 
 
 def module_name(d, t, mask):

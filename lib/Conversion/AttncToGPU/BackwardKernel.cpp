@@ -654,7 +654,11 @@ LogicalResult BackwardKernelBuilder::emitQueryGrad(BackwardQueryLoop &l,
               b, loc, arith::MulIOp::create(b, loc, outer[0], heads), head),
           seqQ),
       idx(d));
-  Value dq = globalMem.lookup("dq_accum");
+  // Each thread's (2t, 2t + 1) column pair is 8 contiguous, 8-byte aligned
+  // bytes (d is even): one red.global.add.v2.f32 per pair, half the
+  // reductions of scalar atomics. MLIR has no vector atomic, hence PTX.
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  Value dqBase = param("dq_accum");
   for (int64_t half = 0; half < 2; ++half) {
     Value row = arith::AddIOp::create(
         b, loc, qRow0,
@@ -669,19 +673,26 @@ LogicalResult BackwardKernelBuilder::emitQueryGrad(BackwardQueryLoop &l,
     b.setInsertionPointToStart(inside.thenBlock());
     Value rowBase = arith::AddIOp::create(
         b, loc, matrix, arith::MulIOp::create(b, loc, row, idx(d)));
-    for (int64_t n = 0; n < nTiles; ++n)
-      for (int64_t e = 0; e < 2; ++e) {
-        Value col = arith::AddIOp::create(
-            b, loc, colBase,
-            arith::AddIOp::create(
-                b, loc, col0,
-                arith::AddIOp::create(
-                    b, loc, arith::MulIOp::create(b, loc, w.quadCol, idx(2)),
-                    idx(n * mma::kN + e))));
-        memref::AtomicRMWOp::create(
-            b, loc, arith::AtomicRMWKind::addf, c[n][2 * half + e], dq,
-            ValueRange{arith::AddIOp::create(b, loc, rowBase, col)});
-      }
+    for (int64_t n = 0; n < nTiles; ++n) {
+      Value col = arith::AddIOp::create(
+          b, loc, colBase,
+          arith::AddIOp::create(
+              b, loc, col0,
+              arith::AddIOp::create(
+                  b, loc, arith::MulIOp::create(b, loc, w.quadCol, idx(2)),
+                  idx(n * mma::kN))));
+      Value offset = arith::IndexCastOp::create(
+          b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, rowBase, col));
+      Value addr = LLVM::GEPOp::create(b, loc, ptrType, b.getF32Type(), dqBase,
+                                       ValueRange{offset});
+      LLVM::InlineAsmOp::create(
+          b, loc, TypeRange{},
+          ValueRange{addr, c[n][2 * half], c[n][2 * half + 1]},
+          b.getStringAttr("red.global.add.v2.f32 [$0], {$1, $2};"),
+          b.getStringAttr("l,f,f"), b.getUnitAttr(),
+          /*is_align_stack=*/nullptr, /*tail_call_kind=*/nullptr,
+          /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr);
+    }
   }
   return success();
 }

@@ -30,12 +30,13 @@
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // dV and dK: Q/dO rows as the k dimension.
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
-// dS^T through shared memory, then dQ added to the workspace.
+// dS^T through shared memory, then dQ added to the workspace (pairs of
+// f32 by red.global.add.v2.f32).
 // CHECK: vector.store
 // CHECK: gpu.barrier
-// CHECK: memref.atomic_rmw addf
+// CHECK: llvm.inline_asm {{.*}}"red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f"
 // CHECK: scf.for
-// CHECK: memref.atomic_rmw addf
+// CHECK: llvm.inline_asm {{.*}}"red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f"
 // dK and dV stored once.
 // CHECK: vector.store
 // CHECK: gpu.return
@@ -69,7 +70,7 @@ func.func @causal_gqa(%q: tensor<?x8x?x128xbf16>, %k: tensor<?x2x?x128xbf16>, %v
 // CHECK: gpu.func @one_tile(
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step
 // CHECK: nvvm.mma.sync
-// CHECK: memref.atomic_rmw addf
+// CHECK: llvm.inline_asm {{.*}}"red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f"
 func.func @one_tile(%q: tensor<1x2x64x64xbf16>, %do: tensor<1x2x64x64xbf16>, %lse: tensor<1x2x64xf32>, %dl: tensor<1x2x64x1xf32>)
     -> (tensor<1x2x64x64xf32>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>) {
   %dq, %dk, %dv = attnc.attention_grad %q, %q, %q, %do, %lse, %dl {scale = 0.125 : f64}
