@@ -15,8 +15,12 @@
 #      package + libattnc_runtime.so vs float64 references, runtime refusals,
 #      CUDA graph replay (see its docstring for the rules);
 #   2. python/tests/gpu (the runtime's own GPU smoke test) on two modules;
-#   3. compute-sanitizer memcheck and racecheck on a small launch of each kernel
-#      kind (test/gpu/sanitize_driver.py; no torch, exact-size allocations).
+#   3. test/gpu/backward_test.py (the attention backward against float64) and
+#      test/gpu/torch_test.py (attnc.torch: eager, torch.compile, CUDA graphs,
+#      opcheck);
+#   4. compute-sanitizer memcheck and racecheck on a small launch of each kernel
+#      kind (test/gpu/sanitize_driver.py; no torch, exact-size allocations),
+#      and on the backward's small shapes.
 # Environment: GPU_TEST_ARGS (extra args for run_tests.py, e.g. --quick),
 # SKIP_SANITIZER=1, LOG_DIR (logs are written there; default WORK/logs).
 set -uo pipefail
@@ -53,8 +57,20 @@ for m in attn_example chain; do
   fi
 done
 
+echo "== 3. attention backward and attnc.torch =="
+if python3 test/gpu/backward_test.py run --work "$WORK" 2>&1 | tee "$LOG_DIR/backward.log"; then
+  summary+=("backward_test.py: ok ($(tail -1 "$LOG_DIR/backward.log"))")
+else
+  status=1; summary+=("backward_test.py: FAILED ($(tail -1 "$LOG_DIR/backward.log"))")
+fi
+if python3 test/gpu/torch_test.py --modules "$WORK/torch" 2>&1 | tee "$LOG_DIR/torch.log"; then
+  summary+=("torch_test.py: ok ($(tail -1 "$LOG_DIR/torch.log"))")
+else
+  status=1; summary+=("torch_test.py: FAILED ($(tail -1 "$LOG_DIR/torch.log"))")
+fi
+
 if [ "${SKIP_SANITIZER:-0}" != 1 ]; then
-  echo "== 3. compute-sanitizer =="
+  echo "== 4. compute-sanitizer =="
   CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   M=$WORK/modules
   small=(
@@ -92,6 +108,21 @@ if [ "${SKIP_SANITIZER:-0}" != 1 ]; then
     errs=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1)
     echo "   $tool: $r  ${errs}"
     summary+=("compute-sanitizer $tool (${#specs[@]} launches: attention d128/d64 causal (top-left, bottom-right)/full/GQA/Skv=0/runtime scale, fallbacks, window/sinks/chunk masks, softcap, chains, dropout): $r ${errs}")
+  done
+  # The backward chain (forward, delta, the K/V-stationary kernel, dQ's
+  # conversion) on small shapes, torch allocating exact sizes.
+  for tool in memcheck racecheck; do
+    log="$LOG_DIR/sanitizer_backward_$tool.log"
+    if PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout "${SANITIZER_TIMEOUT:-600}" \
+         "$CS" --tool "$tool" --error-exitcode 3 \
+         python3 test/gpu/backward_test.py run --work "$WORK" --small >"$log" 2>&1; then
+      r=ok
+    else
+      r="FAILED (rc $?)"; status=1
+    fi
+    errs=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1)
+    echo "   backward $tool: $r $(tail -1 "$log") ${errs}"
+    summary+=("compute-sanitizer $tool on the backward (small shapes): $r ${errs}")
   done
 fi
 

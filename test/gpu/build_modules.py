@@ -367,6 +367,20 @@ def main():
             failed.append(name)
     if args.generated:
         compile_generated(args, out)
+    if not args.only or "bwd" in args.only:
+        # The backward's modules (test/gpu/backward_test.py) and the
+        # variants attnc.torch runs (test/gpu/torch_test.py).
+        for cmd in ([sys.executable, str(ROOT / "test/gpu/backward_test.py"),
+                     "build", "--work", str(out), "--compiler",
+                     args.compiler],
+                    [sys.executable, "-m", "attnc.variants", "--out",
+                     str(out / "torch")]):
+            env = dict(os.environ, ATTNC_COMPILE=args.compiler,
+                       PYTHONPATH=str(ROOT / "python"))
+            if subprocess.run(cmd, env=env, capture_output=True,
+                              text=True).returncode:
+                failed.append(" ".join(cmd[1:3]))
+                print(f"FAILED: {' '.join(cmd)}", file=sys.stderr)
     sys.exit(1 if failed else 0)
 
 

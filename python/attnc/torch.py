@@ -1,0 +1,208 @@
+"""attnc attention as PyTorch operators, with autograd.
+
+    import attnc.torch as at
+    at.set_module_dir("attnc-kernels/")        # or ATTNC_TORCH_MODULES
+    o = at.attention(q, k, v, causal=True)     # (B, H, S, D); GQA when K/V
+    o.sum().backward()                         # have fewer heads
+
+Two ``torch.library.custom_op`` operators, ``attnc::attention_fwd`` (O and
+the logsumexp) and ``attnc::attention_bwd`` (dQ, dK, dV, P recomputed from
+the logsumexp), with fake implementations, so that they work eagerly,
+under ``torch.compile(fullgraph=True)``, in CUDA graphs and under
+``torch.library.opcheck``. The softmax scale is a run-time argument.
+
+Kernels come from a directory of precompiled modules, one per variant
+(head dim, dtype, causal), each holding the forward kernel ``attn`` and the
+three kernels of its backward (``attnc-compile --backward``):
+
+    python3 -m attnc.variants --out attnc-kernels/
+
+A variant that is not there is an error naming the command that builds
+it. Modules load on first use; a first use inside CUDA-graph capture is
+refused with a message (load them first with :func:`preload`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from pathlib import Path
+
+import torch
+
+from . import runtime as _runtime
+from .variants import HEAD_DIMS, variant_name
+
+__all__ = ["attention", "preload", "set_module_dir"]
+
+DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
+
+_lock = threading.Lock()
+_modules: dict[str, _runtime.Module] = {}
+_module_dir: Path | None = None
+
+
+def set_module_dir(path: str | os.PathLike) -> None:
+    """Where the precompiled modules are (default: $ATTNC_TORCH_MODULES)."""
+    global _module_dir
+    with _lock:
+        _module_dir = Path(path)
+        _modules.clear()
+
+
+def _dir() -> Path:
+    if _module_dir is not None:
+        return _module_dir
+    env = os.environ.get("ATTNC_TORCH_MODULES")
+    if not env:
+        raise RuntimeError(
+            "attnc.torch: no module directory; call "
+            "attnc.torch.set_module_dir(DIR) or set ATTNC_TORCH_MODULES "
+            "(build one with: python3 -m attnc.variants --out DIR)")
+    return Path(env)
+
+
+def _variant(q: torch.Tensor, causal: bool) -> str:
+    d = q.shape[-1]
+    if d not in HEAD_DIMS or q.dtype not in DTYPES:
+        raise NotImplementedError(
+            f"attnc.torch: no kernels for head dim {d} and {q.dtype}; attnc "
+            f"has them for head dims {HEAD_DIMS} in bf16 and fp16")
+    return variant_name(d, DTYPES[q.dtype], causal)
+
+
+def _module(q: torch.Tensor, causal: bool) -> _runtime.Module:
+    name = _variant(q, causal)
+    with _lock:
+        m = _modules.get(name)
+        if m is not None:
+            return m
+        path = _dir() / name
+        if not (path / "manifest.json").exists():
+            d, t = q.shape[-1], DTYPES[q.dtype]
+            raise RuntimeError(
+                f"attnc.torch: no compiled kernels for {name} in {_dir()}; "
+                f"build them with: python3 -m attnc.variants --out "
+                f"{_dir()} (or: attnc-compile {name}.mlir -o {path} "
+                f"--backward, the source from "
+                f"attnc.variants.source({d}, '{t}', {causal}))")
+        if torch.cuda.is_current_stream_capturing():
+            raise RuntimeError(
+                f"attnc.torch: kernels {name} are first used inside CUDA "
+                f"graph capture, where they cannot be loaded; call "
+                f"attnc.torch.preload() or run the op once before capturing")
+        m = _runtime.load(path)
+        m.load_gpu()
+        _modules[name] = m
+        return m
+
+
+def preload(head_dims=HEAD_DIMS, dtypes=tuple(DTYPES),
+            causal=(False, True)) -> None:
+    """Loads the variants' kernels into the current CUDA context now."""
+    for d in head_dims:
+        for dt in dtypes:
+            for c in causal:
+                _module(torch.empty(1, 1, 1, d, dtype=dt, device="cuda"), c)
+
+
+def _rows_contiguous(x: torch.Tensor) -> torch.Tensor:
+    # The kernels take any outer strides but move rows in 16-byte pieces
+    # (the forward's TMA fallback takes any alignment, the backward not).
+    size = x.element_size()
+    aligned = x.stride(-1) == 1 and x.data_ptr() % 16 == 0 and all(
+        s * size % 16 == 0 for s in x.stride()[:-1])
+    return x if aligned else x.contiguous()
+
+
+def _check(q, k, v):
+    if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
+        raise ValueError("attnc.torch.attention takes (B, H, S, D) tensors")
+    if k.shape != v.shape or q.shape[0] != k.shape[0] or \
+            q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"attnc.torch.attention: q {tuple(q.shape)}, k "
+                         f"{tuple(k.shape)}, v {tuple(v.shape)} do not fit "
+                         f"(B, H, Sq, D), (B, Hkv, Skv, D) twice")
+    if q.shape[1] % k.shape[1]:
+        raise ValueError(f"attnc.torch.attention: {q.shape[1]} query heads "
+                         f"are not a multiple of {k.shape[1]} K/V heads")
+    if not (q.dtype == k.dtype == v.dtype):
+        raise ValueError("attnc.torch.attention: q, k, v differ in dtype")
+
+
+@torch.library.custom_op("attnc::attention_fwd", mutates_args=())
+def attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                  causal: bool, scale: float
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    _check(q, k, v)
+    q, k, v = (_rows_contiguous(x) for x in (q, k, v))
+    B, H, Sq, _ = q.shape
+    o = q.new_empty(B, H, Sq, v.shape[-1])
+    lse = q.new_empty(B, H, Sq, dtype=torch.float32)
+    _module(q, causal)["attn"](q, k, v, o=o, lse=lse, scale=scale)
+    return o, lse
+
+
+@attention_fwd.register_fake
+def _(q, k, v, causal, scale):
+    B, H, Sq, _ = q.shape
+    return (q.new_empty(B, H, Sq, v.shape[-1]),
+            q.new_empty(B, H, Sq, dtype=torch.float32))
+
+
+@torch.library.custom_op("attnc::attention_bwd", mutates_args=())
+def attention_bwd(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
+                  v: torch.Tensor, o: torch.Tensor, lse: torch.Tensor,
+                  causal: bool, scale: float
+                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    do, q, k, v, o = (_rows_contiguous(x) for x in (do, q, k, v, o))
+    m = _module(q, causal)
+    B, H, Sq, d = q.shape
+    # delta = rowsum(dO * O); dQ accumulates in an f32 workspace the
+    # runtime zeroes; both from torch's allocator.
+    delta = q.new_empty(B, H, Sq, 1, dtype=torch.float32)
+    m["attn_backward_0"](do, o, result0=delta)
+    dq_accum = q.new_empty(B, H, Sq, d, dtype=torch.float32)
+    dk, dv = k.new_empty(k.shape), v.new_empty(v.shape)
+    m["attn_backward_1"](q, k, v, do, lse, delta, dk=dk, dv=dv,
+                         dq_accum=dq_accum, scale=scale)
+    dq = q.new_empty(q.shape)
+    m["attn_backward_2"](dq_accum, dq=dq)
+    return dq, dk, dv
+
+
+@attention_bwd.register_fake
+def _(do, q, k, v, o, lse, causal, scale):
+    return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
+
+
+def _setup_context(ctx, inputs, output):
+    q, k, v, causal, scale = inputs
+    o, lse = output
+    ctx.save_for_backward(q, k, v, o, lse)
+    ctx.causal, ctx.scale = causal, scale
+
+
+def _backward(ctx, do, dlse):
+    q, k, v, o, lse = ctx.saved_tensors
+    # The logsumexp is an output for the backward's sake; its gradient
+    # (none, in every use of `attention`) is not propagated.
+    dq, dk, dv = attention_bwd(do, q, k, v, o, lse, ctx.causal, ctx.scale)
+    return dq, dk, dv, None, None
+
+
+attention_fwd.register_autograd(_backward, setup_context=_setup_context)
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+              causal: bool = False, scale: float | None = None
+              ) -> torch.Tensor:
+    """softmax(scale · Q Kᵀ [masked]) V for (B, H, Sq, D) Q and (B, Hkv,
+    Skv, D) K, V; query head h reads K/V head h // (H // Hkv). causal is
+    top-left (key j visible to query i iff j <= i, SDPA's is_causal).
+    scale defaults to 1/sqrt(D)."""
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[-1])
+    o, _ = attention_fwd(q, k, v, causal, float(scale))
+    return o
