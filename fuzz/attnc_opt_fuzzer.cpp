@@ -479,6 +479,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (unsigned n = std::strtoul(every, nullptr, 10); n > 1)
       options.toNVVM =
           llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(data, size)) % n == 0;
+  // Half the inputs (by hash, so that a crash reproduces) also derive and
+  // compile the backward of their attention functions.
+  options.backward =
+      llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(data, size)) % 2 == 1;
   PassManager pm(&context);
   pm.addInstrumentation(std::make_unique<ConversionCounter>());
   attnc::buildAttncPipeline(pm, options);
