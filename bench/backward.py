@@ -66,10 +66,14 @@ def main():
     ap.add_argument("--work", default=str(ROOT / ".gpuwork-bwd"))
     ap.add_argument("--out", default="")
     ap.add_argument("--sizes", default="1024,2048,4096,8192,16384")
+    ap.add_argument("--prefix", default="bwd",
+                    help="module names: PREFIX_d<D>_bf16_<causal|full>")
+    ap.add_argument("--dims", default="128,64")
     args = ap.parse_args()
     rows = []
-    for d, causal in ((128, False), (128, True), (64, False), (64, True)):
-        name = f"bwd_d{d}_bf16_{'causal' if causal else 'full'}"
+    dims = [int(x) for x in args.dims.split(",")]
+    for d, causal in ((d, c) for d in dims for c in (False, True)):
+        name = f"{args.prefix}_d{d}_bf16_{'causal' if causal else 'full'}"
         path = Path(args.work) / "modules" / name
         if not path.exists():
             print(f"(no module {name})", flush=True)

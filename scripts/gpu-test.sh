@@ -17,7 +17,8 @@
 #   2. python/tests/gpu (the runtime's own GPU smoke test) on two modules;
 #   3. test/gpu/backward_test.py (the attention backward against float64) and
 #      test/gpu/torch_test.py (attnc.torch: eager, torch.compile, CUDA graphs,
-#      opcheck);
+#      opcheck) and test/gpu/hf_test.py (a small Llama trained with attnc as
+#      transformers' attention backend, when transformers is installed);
 #   4. compute-sanitizer memcheck and racecheck on a small launch of each kernel
 #      kind (test/gpu/sanitize_driver.py; no torch, exact-size allocations),
 #      and on the backward's small shapes.
@@ -67,6 +68,15 @@ if python3 test/gpu/torch_test.py --modules "$WORK/torch" 2>&1 | tee "$LOG_DIR/t
   summary+=("torch_test.py: ok ($(tail -1 "$LOG_DIR/torch.log"))")
 else
   status=1; summary+=("torch_test.py: FAILED ($(tail -1 "$LOG_DIR/torch.log"))")
+fi
+if python3 -c "import transformers" 2>/dev/null; then
+  if python3 test/gpu/hf_test.py --modules "$WORK/torch" 2>&1 | tee "$LOG_DIR/hf.log"; then
+    summary+=("hf_test.py: ok")
+  else
+    status=1; summary+=("hf_test.py: FAILED ($(tail -1 "$LOG_DIR/hf.log"))")
+  fi
+else
+  summary+=("hf_test.py: skipped (no transformers)")
 fi
 
 if [ "${SKIP_SANITIZER:-0}" != 1 ]; then

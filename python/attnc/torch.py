@@ -24,6 +24,7 @@ refused with a message (load them first with :func:`preload`).
 
 from __future__ import annotations
 
+import collections
 import math
 import os
 import threading
@@ -34,7 +35,12 @@ import torch
 from . import runtime as _runtime
 from .variants import HEAD_DIMS, variant_name
 
-__all__ = ["attention", "preload", "set_module_dir"]
+__all__ = ["attention", "counters", "preload", "set_module_dir"]
+
+#: Kernel runs of the operators ("forward", "backward"), for tests and for
+#: users who want to see that attnc ran (eager calls; a replayed CUDA graph
+#: does not count).
+counters: collections.Counter = collections.Counter()
 
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
 
@@ -116,6 +122,15 @@ def _rows_contiguous(x: torch.Tensor) -> torch.Tensor:
     return x if aligned else x.contiguous()
 
 
+def supports(q: torch.Tensor) -> str | None:
+    """Why attnc has no kernel for q's head dim and dtype, or None."""
+    if q.shape[-1] not in HEAD_DIMS:
+        return f"head dim {q.shape[-1]} (attnc has {HEAD_DIMS})"
+    if q.dtype not in DTYPES:
+        return f"dtype {q.dtype} (attnc has bf16 and fp16)"
+    return None
+
+
 def _check(q, k, v):
     if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
         raise ValueError("attnc.torch.attention takes (B, H, S, D) tensors")
@@ -141,6 +156,7 @@ def attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     o = q.new_empty(B, H, Sq, v.shape[-1])
     lse = q.new_empty(B, H, Sq, dtype=torch.float32)
     _module(q, causal)["attn"](q, k, v, o=o, lse=lse, scale=scale)
+    counters["forward"] += 1
     return o, lse
 
 
@@ -169,6 +185,7 @@ def attention_bwd(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
                          dq_accum=dq_accum, scale=scale)
     dq = q.new_empty(q.shape)
     m["attn_backward_2"](dq_accum, dq=dq)
+    counters["backward"] += 1
     return dq, dk, dv
 
 
