@@ -765,14 +765,37 @@ LogicalResult BackwardKernelBuilder::emitStep(BackwardQueryLoop &l,
           if (succeeded(m))
             keep = arith::AndIOp::create(b, loc, keep, *m);
         }
-        Value x = math::FmaOp::create(b, loc, sT[n][i], scaleLog2,
-                                      arith::NegFOp::create(b, loc, lse2));
+        // exp(S - lse) as exp2, the scale folded into one fma; with a
+        // score modifier, exp2 of the modified score and dS times the
+        // modifier's derivative, both regions at the scaled score.
+        Value x, slope;
+        if (step.hasScoreModifier()) {
+          Value scaled = arith::MulFOp::create(b, loc, sT[n][i], scale);
+          SmallVector<Value> args = {scaled, *batch, *head, query, keyRow[h]};
+          FailureOr<Value> mod =
+              values.cloneRegion(step.getScore(), args, scope);
+          FailureOr<Value> der =
+              values.cloneRegion(step.getScoreGrad(), args, scope);
+          failedRegion |= failed(mod) || failed(der);
+          if (failed(mod) || failed(der)) {
+            p[i] = ds[i] = zero; // reported below, once every element ran
+            continue;
+          }
+          x = math::FmaOp::create(b, loc, *mod, log2e,
+                                  arith::NegFOp::create(b, loc, lse2));
+          slope = *der;
+        } else {
+          x = math::FmaOp::create(b, loc, sT[n][i], scaleLog2,
+                                  arith::NegFOp::create(b, loc, lse2));
+        }
         Value prob =
             arith::SelectOp::create(b, loc, keep, approxExp2(b, loc, x), zero);
         p[i] = prob;
+        Value pc = arith::MulFOp::create(b, loc, prob, scale);
+        if (slope)
+          pc = arith::MulFOp::create(b, loc, pc, slope);
         ds[i] = arith::MulFOp::create(
-            b, loc, arith::MulFOp::create(b, loc, prob, scale),
-            arith::SubFOp::create(b, loc, dpT[n][i], delta));
+            b, loc, pc, arith::SubFOp::create(b, loc, dpT[n][i], delta));
       }
     }
     Type T = form.elementType;
@@ -960,8 +983,12 @@ BackwardKernelBuilder::build(gpu::GPUModuleOp module) {
     mask = (mask == "none" || mask == kind) ? kind : "custom";
   }
   bool causal = mask == "causal" || mask == "causal_bottom_right";
+  bool modified = llvm::any_of(form.loops, [](BackwardQueryLoop &l) {
+    return l.step.hasScoreModifier();
+  });
   abi.attrs = {{"causal", causal ? "true" : "false"},
                {"mask", mask},
+               {"score_modifier", modified ? "true" : "false"},
                {"scale", scaleText},
                {"head_dim", std::to_string(d)},
                {"block_q", std::to_string(blockQ)},

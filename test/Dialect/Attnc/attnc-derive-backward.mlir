@@ -60,14 +60,47 @@ func.func @plain(%q: tensor<2x4x256x64xf16>, %k: tensor<2x4x256x64xf16>, %v: ten
 
 // -----
 
+// A softcap's derivative, derived: d(c tanh(x / c))/dx = (1 - tanh^2) (1/c) c,
+// the forward's region cloned next to it.
+// CHECK-LABEL: func.func @softcap_backward(
+// CHECK: attnc.attention_grad
+// CHECK-SAME: score {
+// CHECK: math.tanh
+// CHECK: } score_grad {
+// CHECK: ^bb0(%[[X:.*]]: f32, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
+// CHECK: %[[C:.*]] = arith.constant 3.000000e+01 : f32
+// CHECK: %[[Y:.*]] = arith.divf %[[X]], %[[C]] : f32
+// CHECK: %[[DY:.*]] = arith.divf %{{.*}}, %[[C]] : f32
+// CHECK: %[[T:.*]] = math.tanh %[[Y]] : f32
+// CHECK: %[[TT:.*]] = arith.mulf %[[T]], %[[T]] : f32
+// CHECK: %[[ONE_MINUS:.*]] = arith.subf %{{.*}}, %[[TT]] : f32
+// CHECK: %[[DT:.*]] = arith.mulf %[[ONE_MINUS]], %[[DY]] : f32
+// CHECK: %[[DS:.*]] = arith.mulf %[[DT]], %[[C]] : f32
+// CHECK: attnc.yield %[[DS]] : f32
 func.func @softcap(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
-  // expected-error @+1 {{has a score modifier; its gradient is not derived yet, so --attnc-derive-backward cannot build softcap_backward}}
   %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
       : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
       score {
       ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
-        %t = math.tanh %x : f32
-        attnc.yield %t : f32
+        %c = arith.constant 30.0 : f32
+        %y = arith.divf %x, %c : f32
+        %t = math.tanh %y : f32
+        %s = arith.mulf %t, %c : f32
+        attnc.yield %s : f32
+      }
+  return %o : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+func.func @floor_modifier(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      score {
+      ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+        // expected-error @+1 {{'math.floor' op in a score region has no derivative rule in --attnc-derive-backward}}
+        %f = math.floor %x : f32
+        attnc.yield %f : f32
       }
   return %o : tensor<?x?x?x64xbf16>
 }

@@ -1144,3 +1144,16 @@ func.func @par_acc_parent(%t: tensor<?x64xf32>, %d: tensor<?x64xf32>, %i: index)
   attnc.parallel_accumulate %t into %d[%i, %i] : tensor<?x64xf32> into tensor<?x64xf32>
   return
 }
+
+// -----
+
+func.func @grad_score_without_derivative(%q: tensor<?x8x?x64xbf16>, %do: tensor<?x8x?x64xbf16>, %lse: tensor<?x8x?xf32>, %dl: tensor<?x8x?x1xf32>) {
+  // expected-error @+1 {{regions 'score' and 'score_grad' must both be present or both absent: the backward of a score modifier needs its derivative}}
+  %dq, %dk, %dv = attnc.attention_grad %q, %q, %q, %do, %lse, %dl {scale = 1.0 : f64}
+      : tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>, tensor<?x8x?x1xf32> -> tensor<?x8x?x64xf32>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>
+      score {
+      ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+        attnc.yield %x : f32
+      }
+  return
+}

@@ -271,16 +271,27 @@ LogicalResult OnlineAttentionOp::verifyRegions() {
 // Attention backward
 //===----------------------------------------------------------------------===//
 
-/// The regions of the gradient ops are the forward's mask region; their
-/// score modifier has no derived gradient yet, so they have none.
-LogicalResult AttentionGradOp::verifyRegions() {
+/// The gradient ops' regions: the forward's mask and score regions, and
+/// the score's derivative with the score's signature, present with it.
+static LogicalResult verifyGradRegions(Operation *op, Region &mask,
+                                       Region &score, Region &scoreGrad) {
+  if (score.empty() != scoreGrad.empty())
+    return op->emitOpError("regions 'score' and 'score_grad' must both be "
+                           "present or both absent: the backward of a score "
+                           "modifier needs its derivative");
   Region noScore;
-  return verifyAttentionRegions(*this, getMask(), noScore);
+  if (failed(verifyAttentionRegions(op, mask, score)) ||
+      failed(verifyAttentionRegions(op, noScore, scoreGrad)))
+    return failure();
+  return success();
+}
+
+LogicalResult AttentionGradOp::verifyRegions() {
+  return verifyGradRegions(*this, getMask(), getScore(), getScoreGrad());
 }
 
 LogicalResult OnlineAttentionGradOp::verifyRegions() {
-  Region noScore;
-  return verifyAttentionRegions(*this, getMask(), noScore);
+  return verifyGradRegions(*this, getMask(), getScore(), getScoreGrad());
 }
 
 LogicalResult AttentionGradOp::verify() {

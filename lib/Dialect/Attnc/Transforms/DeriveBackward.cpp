@@ -18,9 +18,11 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #define DEBUG_TYPE "attnc-derive-backward"
 
@@ -43,6 +45,118 @@ bool isRecomputable(Operation *op) {
   return isa<arith::ArithDialect, index::IndexDialect, affine::AffineDialect>(
              op->getDialect()) ||
          isa<tensor::DimOp>(op);
+}
+
+/// Builds in `out` the derivative of score region `score` with respect to
+/// its first argument (the scaled score), by forward-mode differentiation:
+/// each op of the region is cloned and followed by the ops of its tangent.
+/// Values without a tangent (constants, index arithmetic, values from
+/// above) have derivative 0. `above` maps values defined above.
+LogicalResult differentiateScore(OpBuilder &b, Region &score, Region &out,
+                                 const IRMapping &above) {
+  Block &src = score.front();
+  OpBuilder::InsertionGuard guard(b);
+  SmallVector<Location> locs(src.getNumArguments(), score.getLoc());
+  Block *dst = b.createBlock(&out, {}, src.getArgumentTypes(), locs);
+  IRMapping primal = above;
+  primal.map(src.getArguments(), dst->getArguments());
+  Location loc = score.getLoc();
+  Type f32 = b.getF32Type();
+  auto cst = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  };
+  DenseMap<Value, Value> tangent;
+  tangent[src.getArgument(0)] = cst(1.0);
+  Value zero = cst(0.0);
+  for (Operation &op : src.without_terminator()) {
+    Operation *copy = b.clone(op, primal);
+    bool active = llvm::any_of(op.getOperands(),
+                               [&](Value v) { return tangent.count(v); });
+    if (!active)
+      continue;
+    if (copy->getNumResults() != 1 || copy->getResult(0).getType() != f32)
+      return op.emitOpError()
+             << "takes the score but does not yield one f32; "
+                "--attnc-derive-backward cannot differentiate it";
+    auto p = [&](unsigned i) { return primal.lookup(op.getOperand(i)); };
+    // The tangent of operand i, or null when it has none (a constant or a
+    // value from above): terms with it are left out, not multiplied by 0.
+    auto t = [&](unsigned i) { return tangent.lookup(op.getOperand(i)); };
+    auto orZero = [&](Value v) { return v ? v : zero; };
+    auto sum = [&](Value a, Value c) -> Value {
+      if (!a || !c)
+        return a ? a : c;
+      return arith::AddFOp::create(b, loc, a, c);
+    };
+    auto times = [&](Value a, Value c) -> Value {
+      return a && c ? arith::MulFOp::create(b, loc, a, c).getResult() : Value();
+    };
+    Value r = copy->getResult(0);
+    using namespace arith;
+    Value dr =
+        llvm::TypeSwitch<Operation *, Value>(&op)
+            .Case([&](AddFOp) { return sum(t(0), t(1)); })
+            .Case([&](SubFOp) {
+              Value neg =
+                  t(1) ? NegFOp::create(b, loc, t(1)).getResult() : Value();
+              return sum(t(0), neg);
+            })
+            .Case([&](NegFOp) { return NegFOp::create(b, loc, t(0)); })
+            .Case([&](MulFOp) {
+              return sum(times(t(0), p(1)), times(p(0), t(1)));
+            })
+            .Case([&](DivFOp) -> Value {
+              // (a / c)' = a' / c - a c' / c^2
+              Value first = t(0) ? DivFOp::create(b, loc, t(0), p(1)) : Value();
+              if (!t(1))
+                return first;
+              Value second =
+                  DivFOp::create(b, loc, MulFOp::create(b, loc, r, t(1)), p(1));
+              return sum(first, NegFOp::create(b, loc, second));
+            })
+            .Case([&](math::TanhOp) {
+              // tanh' = 1 - tanh^2, from the cloned tanh.
+              return MulFOp::create(
+                  b, loc,
+                  SubFOp::create(b, loc, cst(1.0),
+                                 MulFOp::create(b, loc, r, r)),
+                  t(0));
+            })
+            .Case([&](math::ExpOp) { return MulFOp::create(b, loc, r, t(0)); })
+            .Case(
+                [&](math::LogOp) { return DivFOp::create(b, loc, t(0), p(0)); })
+            .Case([&](math::AbsFOp) {
+              Value pos =
+                  CmpFOp::create(b, loc, CmpFPredicate::OGE, p(0), cst(0.0));
+              return arith::SelectOp::create(b, loc, pos, t(0),
+                                             NegFOp::create(b, loc, t(0)));
+            })
+            .Case<MaximumFOp, MaxNumFOp, MinimumFOp, MinNumFOp>(
+                [&](Operation *m) {
+                  bool isMax = isa<MaximumFOp, MaxNumFOp>(m);
+                  Value first = CmpFOp::create(
+                      b, loc, isMax ? CmpFPredicate::OGE : CmpFPredicate::OLE,
+                      p(0), p(1));
+                  return arith::SelectOp::create(b, loc, first, orZero(t(0)),
+                                                 orZero(t(1)))
+                      .getResult();
+                })
+            .Case([&](arith::SelectOp) {
+              return arith::SelectOp::create(b, loc, p(0), orZero(t(1)),
+                                             orZero(t(2)));
+            })
+            .Default([](Operation *) { return Value(); });
+    if (!dr)
+      return op.emitOpError() << "in a score region has no derivative rule "
+                                 "in --attnc-derive-backward (add, sub, mul, "
+                                 "div, neg, tanh, exp, log, abs, min, max, "
+                                 "select have one)";
+    tangent[op.getResult(0)] = dr;
+  }
+  auto yield = cast<YieldOp>(src.getTerminator());
+  Value result = tangent.lookup(yield.getValues()[0]);
+  YieldOp::create(b, loc, ValueRange{result ? result : zero});
+  return success();
 }
 
 struct BackwardBuilder {
@@ -83,11 +197,6 @@ struct BackwardBuilder {
 
   LogicalResult build(OpBuilder &b, StringRef name) {
     Location loc = attn.getLoc();
-    if (attn.hasScoreModifier())
-      return attn->emitOpError()
-             << "has a score modifier; its gradient is not derived yet, so "
-                "--attnc-derive-backward cannot build "
-             << name;
     Block &entry = fn.getBody().front();
     Value qkv[] = {attn.getQuery(), attn.getKey(), attn.getValue()};
     StringRef qkvNames[] = {"query", "key", "value"};
@@ -106,6 +215,7 @@ struct BackwardBuilder {
     if (Value rs = attn.getRuntimeScale())
       needed.insert(rs);
     getUsedValuesDefinedAbove(attn.getMask(), needed);
+    getUsedValuesDefinedAbove(attn.getScore(), needed);
     llvm::SetVector<Operation *> ops;
     llvm::SmallSetVector<BlockArgument, 4> args;
     for (Value v : needed)
@@ -175,6 +285,13 @@ struct BackwardBuilder {
         map.lookup(qkv[0]), map.lookup(qkv[1]), map.lookup(qkv[2]), dO, lse,
         delta, runtimeScale, attn.getScaleAttr(), /*config=*/nullptr);
     attn.getMask().cloneInto(&grad.getMask(), map);
+    if (attn.hasScoreModifier()) {
+      attn.getScore().cloneInto(&grad.getScore(), map);
+      if (failed(
+              differentiateScore(b, attn.getScore(), grad.getScoreGrad(), map)))
+        return failure();
+      b.setInsertionPointAfter(grad);
+    }
     Value dq = CastOp::create(b, loc, qType, grad.getQueryGrad());
     func::ReturnOp::create(
         b, loc, ValueRange{dq, grad.getKeyGrad(), grad.getValueGrad()});

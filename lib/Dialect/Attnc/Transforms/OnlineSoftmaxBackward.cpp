@@ -158,10 +158,13 @@ GradState BackwardFormBuilder::buildQueryLoop(OpFoldResult lb, OpFoldResult ub,
             dO, lse, delta, acc[0], acc[1], batch, head, q0,
             getValueOrCreateConstantIndexOp(nb, loc, kvStart),
             op.getRuntimeScale(), op.getScaleAttr());
-        if (masked) {
-          IRMapping none;
+        // The score modifier and its derivative apply to every tile, the
+        // mask only to those the causal split could not prove visible.
+        IRMapping none;
+        op.getScore().cloneInto(&step.getScore(), none);
+        op.getScoreGrad().cloneInto(&step.getScoreGrad(), none);
+        if (masked)
           op.getMask().cloneInto(&step.getMask(), none);
-        }
         Value c0 = arith::ConstantIndexOp::create(nb, loc, 0);
         Value dq = AccumulateOp::create(nb, loc, step.getQueryGrad(), acc[2],
                                         ValueRange{group, q0, c0});

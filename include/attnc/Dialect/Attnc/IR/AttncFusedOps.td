@@ -203,8 +203,14 @@ def Attnc_AttentionGradOp : Attnc_PureOp<"attention_grad", [
     the logsumexp. `query_grad` is f32 (the flash form accumulates it from
     every K/V tile); `key_grad` and `value_grad` have the types of `key`
     and `value`. P and dS are rounded to the operands' type before the
-    products that use them, as tensor cores do. A score modifier has no
-    derived gradient yet: the op has no `score` region.
+    products that use them, as tensor cores do.
+
+    With a score modifier, `score` is the forward's region (S above is
+    `score(c Q K^T)`, masked after) and `score_grad` yields its derivative
+    with respect to the scaled score, `d score(s) / d s` with the same block
+    arguments; dS is then multiplied by it before the scale.
+    `--attnc-derive-backward` builds `score_grad` by differentiating
+    `score`. Both are present or neither.
 
     Example (top-left causal, d = 128):
 
@@ -229,13 +235,15 @@ def Attnc_AttentionGradOp : Attnc_PureOp<"attention_grad", [
   let results = (outs Attnc_FloatTensor:$query_grad,
                       Attnc_FloatTensor:$key_grad,
                       Attnc_FloatTensor:$value_grad);
-  let regions = (region MaxSizedRegion<1>:$mask);
+  let regions = (region MaxSizedRegion<1>:$mask, MaxSizedRegion<1>:$score,
+                        MaxSizedRegion<1>:$score_grad);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $out_grad `,` $logsumexp `,` $delta
     (`runtime_scale` `(` $runtime_scale^ `)`)? attr-dict `:` type($query)
     `,` type($key) `,` type($value) `,` type($out_grad) `,` type($logsumexp)
     `,` type($delta) `->` type($query_grad) `,` type($key_grad) `,`
-    type($value_grad) (`mask` $mask^)?
+    type($value_grad) (`score` $score^)? (`score_grad` $score_grad^)?
+    (`mask` $mask^)?
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
@@ -244,6 +252,8 @@ def Attnc_AttentionGradOp : Attnc_PureOp<"attention_grad", [
     std::optional<::attnc::CausalMask> getCausalMask() {
       return ::attnc::matchCausalMask(getMask());
     }
+    /// True when the op has a score modifier (and its derivative).
+    bool hasScoreModifier() { return !getScore().empty(); }
   }];
 }
 
@@ -259,17 +269,19 @@ def Attnc_OnlineAttentionGradOp : Attnc_PureOp<"online_attention_grad", [
     batch `b`, query head `h`, and with `c = scale * runtime_scale`:
 
     ```
-    S             = c * Q K^T, -inf where the mask is false
+    S             = score(c * Q K^T), -inf where the mask is false
     P             = exp(S - logsumexp)        (0 where either is -inf)
     new_value_acc = value_acc + P^T dO
-    dS            = c * P * (dO V^T - delta)
+    dS            = c * P * (dO V^T - delta) * score_grad(c * Q K^T)
     new_key_acc   = key_acc + dS^T Q
     query_grad    = dS K
     ```
 
     `query_grad` is this tile's contribution to dQ; the flash form adds it
-    into the query rows it belongs to (`attnc.accumulate`). The mask region
-    has `attnc.attention`'s signature and sees absolute positions; a step
+    into the query rows it belongs to (`attnc.accumulate`). The mask, score
+    and score_grad regions are those of `attnc.attention_grad` and see
+    absolute positions (score and its derivative are the identity and 1
+    when absent); a step
     without one is a step the flash form proved fully visible. Accumulators
     are f32; P and dS are rounded to the operands' type before the products
     that use them.
@@ -294,7 +306,8 @@ def Attnc_OnlineAttentionGradOp : Attnc_PureOp<"online_attention_grad", [
   let results = (outs Attnc_FloatTensor:$new_key_acc,
                       Attnc_FloatTensor:$new_value_acc,
                       Attnc_FloatTensor:$query_grad);
-  let regions = (region MaxSizedRegion<1>:$mask);
+  let regions = (region MaxSizedRegion<1>:$mask, MaxSizedRegion<1>:$score,
+                        MaxSizedRegion<1>:$score_grad);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $out_grad `,` $logsumexp `,` $delta `,`
     $key_acc `,` $value_acc
@@ -302,7 +315,8 @@ def Attnc_OnlineAttentionGradOp : Attnc_PureOp<"online_attention_grad", [
     (`runtime_scale` `(` $runtime_scale^ `)`)? attr-dict `:` type($query)
     `,` type($key) `,` type($value) `,` type($out_grad) `,`
     type($logsumexp) `,` type($delta) `,` type($key_acc) `,`
-    type($value_acc) `->` type($query_grad) (`mask` $mask^)?
+    type($value_acc) `->` type($query_grad) (`score` $score^)?
+    (`score_grad` $score_grad^)? (`mask` $mask^)?
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
@@ -311,6 +325,8 @@ def Attnc_OnlineAttentionGradOp : Attnc_PureOp<"online_attention_grad", [
     std::optional<::attnc::CausalMask> getCausalMask() {
       return ::attnc::matchCausalMask(getMask());
     }
+    /// True when the op has a score modifier (and its derivative).
+    bool hasScoreModifier() { return !getScore().empty(); }
   }];
 }
 
