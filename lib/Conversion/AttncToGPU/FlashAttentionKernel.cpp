@@ -144,78 +144,27 @@ void FlashKernelBuilder::planParameters() {
     p.oobFill = "zero";
     push(std::move(p));
   }
-  if (form.runtimeScale) {
-    ABIParam p;
-    p.kind = ABIParam::Kind::Scalar;
-    p.name = "scale";
-    if (auto arg = dyn_cast<BlockArgument>(form.runtimeScale))
-      if (auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
-        if (auto n = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                     "attnc.name"))
-          p.name = n.str();
-    p.dtype = "f32";
-    push(std::move(p));
-  }
+  if (form.runtimeScale)
+    push(runtimeScaleParam(form.runtimeScale));
 }
 
 /// A grid extent as the host computes it: a constant, a size, or
 /// ceil(size / k).
 FailureOr<GridFactor> FlashKernelBuilder::gridFactor(OpFoldResult extent) {
-  if (std::optional<int64_t> c = getConstantIntValue(extent))
-    return GridFactor{*c, "", 1};
-  Value v = cast<Value>(extent);
-  auto symbolOfDim = [&](Value x) -> std::optional<std::string> {
-    auto dim = x.getDefiningOp<tensor::DimOp>();
-    std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
-    if (!dim || !index || *index > 2 ||
-        !llvm::is_contained({form.query, form.key, form.value},
-                            dim.getSource()))
+  return gridFactorOf(extent, [&](Value x) -> std::optional<std::string> {
+    auto dim = cast_or_null<tensor::DimOp>(
+        sizeDimOf(x, {form.query, form.key, form.value}));
+    if (!dim)
       return std::nullopt;
-    return symbolOf(dim.getSource(), *index);
-  };
-  if (auto sym = symbolOfDim(v))
-    return GridFactor{1, *sym, 1};
-  if (auto apply = v.getDefiningOp<affine::AffineApplyOp>();
-      apply && apply.getMapOperands().size() == 1) {
-    AffineExpr e = apply.getAffineMap().getResult(0);
-    auto bin = dyn_cast<AffineBinaryOpExpr>(e);
-    auto k = bin ? dyn_cast<AffineConstantExpr>(bin.getRHS()) : nullptr;
-    if (bin && k && bin.getKind() == AffineExprKind::CeilDiv &&
-        isa<AffineDimExpr, AffineSymbolExpr>(bin.getLHS()))
-      if (auto sym = symbolOfDim(apply.getMapOperands()[0]))
-        return GridFactor{1, *sym, k.getValue()};
-  }
-  return emitError(v.getLoc())
-         << "is a dimension of a flash form's forall whose extent the host "
-            "cannot compute: it must be a constant, a sequence/batch/head "
-            "extent of Q, K or V, or ceildiv of one";
+    return symbolOf(dim.getSource(), *dim.getConstantIndex());
+  });
 }
 
 LogicalResult FlashKernelBuilder::planGrid() {
-  for (int i = 0; i < 3; ++i)
-    abi.grid[i] = {GridFactor{1, "", 1}};
-  ArrayAttr mapping = *form.forall.getMapping();
-  SmallVector<OpFoldResult> ubs = form.forall.getMixedUpperBound();
-  SmallVector<OpFoldResult> lbs = form.forall.getMixedLowerBound();
-  SmallVector<OpFoldResult> steps = form.forall.getMixedStep();
-  unsigned used = 0;
-  for (auto [i, m] : llvm::enumerate(mapping)) {
-    auto block = dyn_cast<gpu::GPUBlockMappingAttr>(m);
-    unsigned dim = block ? block.getMappingId() : 3;
-    if (dim > 2 || (used & (1u << dim)))
-      return form.forall.emitOpError()
-             << "maps dimension " << i << " to " << m
-             << "; a flash form's dimensions map to distinct x, y, z blocks";
-    used |= 1u << dim;
-    if (!isConstantIntValue(lbs[i], 0) || !isConstantIntValue(steps[i], 1))
-      return form.forall.emitOpError("of a flash form must count from 0 in "
-                                     "steps of 1 (one block per iteration)");
-    FailureOr<GridFactor> f = gridFactor(ubs[i]);
-    if (failed(f))
-      return failure();
-    abi.grid[dim] = {*f};
-    gridDims.push_back(dim);
-  }
+  if (failed(planForallGrid(
+          form.forall, [&](OpFoldResult e) { return gridFactor(e); }, abi.grid,
+          gridDims)))
+    return failure();
   // A persistent kernel: one CTA per SM, which walks the forall's
   // iterations itself (emitPersistentBody).
   if (strategy->persistent()) {

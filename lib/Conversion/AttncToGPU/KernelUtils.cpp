@@ -5,11 +5,18 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Conversion/AttncToGPU/KernelUtils.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
+using namespace attnc;
 
 std::string attnc::mlirTypeToDType(Type t) {
   if (t.isBF16())
@@ -67,4 +74,81 @@ Value attnc::opaqueIndex(OpBuilder &b, Location loc, Value v) {
       /*tail_call_kind=*/nullptr, /*asm_dialect=*/nullptr,
       /*operand_attrs=*/nullptr);
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), mov.getRes());
+}
+
+FailureOr<GridFactor> attnc::gridFactorOf(
+    OpFoldResult extent,
+    function_ref<std::optional<std::string>(Value)> symbolOfDim) {
+  if (std::optional<int64_t> c = getConstantIntValue(extent))
+    return GridFactor::constant(*c);
+  Value v = cast<Value>(extent);
+  if (auto sym = symbolOfDim(v))
+    return GridFactor::symbol(*sym);
+  if (auto apply = v.getDefiningOp<affine::AffineApplyOp>();
+      apply && apply.getMapOperands().size() == 1) {
+    auto bin = dyn_cast<AffineBinaryOpExpr>(apply.getAffineMap().getResult(0));
+    auto k = bin ? dyn_cast<AffineConstantExpr>(bin.getRHS()) : nullptr;
+    if (bin && k && bin.getKind() == AffineExprKind::CeilDiv &&
+        isa<AffineDimExpr, AffineSymbolExpr>(bin.getLHS()))
+      if (auto sym = symbolOfDim(apply.getMapOperands()[0]))
+        return GridFactor::ceilDivOf(*sym, k.getValue());
+  }
+  return emitError(v.getLoc())
+         << "is a dimension of a flash form's forall whose extent the host "
+            "cannot compute: it must be a constant, a sequence/batch/head "
+            "extent of Q, K or V, or ceildiv of one";
+}
+
+LogicalResult
+attnc::planForallGrid(scf::ForallOp forall,
+                      function_ref<FailureOr<GridFactor>(OpFoldResult)> factor,
+                      std::vector<GridFactor> (&grid)[3],
+                      SmallVectorImpl<unsigned> &gridDims) {
+  for (int i = 0; i < 3; ++i)
+    grid[i] = {GridFactor::constant(1)};
+  ArrayAttr mapping = *forall.getMapping();
+  SmallVector<OpFoldResult> ubs = forall.getMixedUpperBound();
+  SmallVector<OpFoldResult> lbs = forall.getMixedLowerBound();
+  SmallVector<OpFoldResult> steps = forall.getMixedStep();
+  unsigned used = 0;
+  for (auto [i, m] : llvm::enumerate(mapping)) {
+    auto block = dyn_cast<gpu::GPUBlockMappingAttr>(m);
+    unsigned dim = block ? block.getMappingId() : 3;
+    if (dim > 2 || (used & (1u << dim)))
+      return forall.emitOpError()
+             << "maps dimension " << i << " to " << m
+             << "; a flash form's dimensions map to distinct x, y, z blocks";
+    used |= 1u << dim;
+    if (!isConstantIntValue(lbs[i], 0) || !isConstantIntValue(steps[i], 1))
+      return forall.emitOpError("of a flash form must count from 0 in "
+                                "steps of 1 (one block per iteration)");
+    FailureOr<GridFactor> f = factor(ubs[i]);
+    if (failed(f))
+      return failure();
+    grid[dim] = {*f};
+    gridDims.push_back(dim);
+  }
+  return success();
+}
+
+ABIParam attnc::runtimeScaleParam(Value runtimeScale) {
+  ABIParam p;
+  p.kind = ABIParam::Kind::Scalar;
+  p.name = "scale";
+  if (auto arg = dyn_cast<BlockArgument>(runtimeScale))
+    if (auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+      if (auto n =
+              fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "attnc.name"))
+        p.name = n.str();
+  p.dtype = "f32";
+  return p;
+}
+
+Operation *attnc::sizeDimOf(Value x, ArrayRef<Value> tensors) {
+  auto dim = x.getDefiningOp<tensor::DimOp>();
+  std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+  if (!dim || !index || *index > 2 ||
+      !llvm::is_contained(tensors, dim.getSource()))
+    return nullptr;
+  return dim;
 }

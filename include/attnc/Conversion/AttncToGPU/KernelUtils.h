@@ -7,8 +7,11 @@
 #ifndef ATTNC_CONVERSION_ATTNCTOGPU_KERNELUTILS_H
 #define ATTNC_CONVERSION_ATTNCTOGPU_KERNELUTILS_H
 
+#include "attnc/Conversion/KernelABI.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
+#include <optional>
 #include <string>
 
 namespace attnc {
@@ -33,6 +36,33 @@ mlir::Value wrapGlobalPointer(mlir::OpBuilder &b, mlir::Location loc,
 /// a loop. Used to shape live ranges where LLVM's choices cost registers in
 /// a kernel's hot loop.
 mlir::Value opaqueIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
+
+/// The scalar parameter of a kernel's run-time softmax scale: named by the
+/// function argument's `attnc.name`, else "scale".
+ABIParam runtimeScaleParam(mlir::Value runtimeScale);
+
+/// `x` as a `tensor.dim` of one of `tensors` at a constant index <= 2 (a
+/// batch, head or sequence extent, which a kernel has a size parameter
+/// for), else null.
+mlir::Operation *sizeDimOf(mlir::Value x, llvm::ArrayRef<mlir::Value> tensors);
+
+/// The host's rule for grid extent `extent` of a flash form's forall: a
+/// constant, a size symbol (`symbolOfDim` names the extents the host
+/// knows, null for others), or ceildiv of one. Emits a diagnostic and fails
+/// on anything else.
+mlir::FailureOr<GridFactor> gridFactorOf(
+    mlir::OpFoldResult extent,
+    llvm::function_ref<std::optional<std::string>(mlir::Value)> symbolOfDim);
+
+/// Puts each dimension of flash-form `forall` on the grid dimension its
+/// mapping names (`grid`, with 1 on unused ones) and records it in
+/// `gridDims`; the dimensions must map to distinct blocks and count from 0
+/// in steps of 1.
+mlir::LogicalResult planForallGrid(
+    mlir::scf::ForallOp forall,
+    llvm::function_ref<mlir::FailureOr<GridFactor>(mlir::OpFoldResult)> factor,
+    std::vector<GridFactor> (&grid)[3],
+    llvm::SmallVectorImpl<unsigned> &gridDims);
 
 } // namespace attnc
 

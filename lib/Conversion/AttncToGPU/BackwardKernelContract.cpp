@@ -1,0 +1,203 @@
+//===- BackwardKernelContract.cpp - the backward kernel's contract -------===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What the backward kernel promises its host: the configurations it
+// lowers, its parameters (tensors, the dQ workspace, sizes, strides, the
+// run-time scale), its grid from the forall's mapping, and the kernel's
+// values of the form's leaves (sizes and the run-time scale).
+//
+//===----------------------------------------------------------------------===//
+
+#include "BackwardKernelBuilder.h"
+#include "attnc/Conversion/AttncToGPU/KernelUtils.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+using namespace mlir;
+using namespace attnc;
+using namespace attnc::backward_kernel;
+
+//===----------------------------------------------------------------------===//
+// Contract
+//===----------------------------------------------------------------------===//
+
+LogicalResult BackwardKernelBuilder::verifyConfig() {
+  FlashConfigAttr c = form.config;
+  blockQ = c.getBlockQ();
+  blockKV = c.getBlockKV();
+  warps = c.getWarps();
+  stages = c.getStages();
+  d = form.headDim;
+  dv = cast<RankedTensorType>(form.value.getType()).getDimSize(3);
+  Location diag = form.forall.getLoc();
+  if (c.getStrategy() != TileStrategy::mma_sync || c.getFallback())
+    return emitError(diag) << "attention backward: only the mma_sync strategy "
+                              "has a backward kernel, got "
+                           << stringifyTileStrategy(c.getStrategy());
+  if (!form.elementType.isBF16() && !form.elementType.isF16())
+    return emitError(diag)
+           << "attention backward: element type must be bf16 or f16";
+  if ((d != 64 && d != 128) || dv != d)
+    return emitError(diag) << "attention backward: head dims must be equal "
+                              "and 64 or 128, got d = "
+                           << d << ", dv = " << dv;
+  if (blockKV != warps * mma::kM)
+    return emitError(diag) << "attention backward: block_kv (" << blockKV
+                           << ") must be 16 rows per warp (" << warps
+                           << " warps)";
+  int64_t threads = warps * mma::kWarpSize;
+  int64_t rowsPerPass = threads / (d * 2 / kCopyBytes);
+  int64_t slabsQ = blockQ / mma::kM;
+  if (blockQ % (2 * mma::kM) != 0 || blockQ % rowsPerPass != 0 ||
+      blockKV % rowsPerPass != 0 || 2 * blockQ > threads ||
+      warps % slabsQ != 0 || (d / mma::kN) % (2 * (warps / slabsQ)) != 0)
+    return emitError(diag)
+           << "attention backward: block_q (" << blockQ
+           << ") must be a multiple of 32 and of the rows one pass of "
+           << threads << " threads copies, at most half the threads, and "
+           << "split dQ's columns evenly among " << warps << " warps";
+  if (stages < 1 || stages > 2)
+    return emitError(diag) << "attention backward: stages must be 1 or 2, got "
+                           << stages;
+  return success();
+}
+
+std::string BackwardKernelBuilder::symbolOf(Value tensor, int64_t dim) const {
+  static constexpr const char *query[] = {"B", "H", "Sq"};
+  static constexpr const char *key[] = {"B", "Hkv", "Skv"};
+  bool isKV = tensor == form.key || tensor == form.value;
+  return isKV ? key[dim] : query[dim];
+}
+
+std::vector<ABIDim> BackwardKernelBuilder::shapeOf(Value tensor,
+                                                   int64_t rank) const {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  std::vector<ABIDim> shape;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i < 3 && type.isDynamicDim(i))
+      shape.push_back(symbolOf(tensor, i));
+    else
+      shape.push_back(type.getDimSize(i));
+  }
+  return shape;
+}
+
+/// q, k, v, do, lse, delta (inputs), dk, dv (outputs), dq_accum (the f32
+/// dQ, a zeroed workspace), the dynamic sizes, the strides and, when the
+/// program has one, the run-time scale.
+void BackwardKernelBuilder::planParameters() {
+  std::string dtype = mlirTypeToDType(form.elementType);
+  auto push = [&](ABIParam p) {
+    paramIndex[p.name] = abi.params.size();
+    abi.params.push_back(std::move(p));
+  };
+  auto tensor = [&](const char *n, std::string dt, std::vector<ABIDim> shape,
+                    const char *role, int64_t align) {
+    ABIParam p;
+    p.kind = ABIParam::Kind::Tensor;
+    p.name = n;
+    p.dtype = std::move(dt);
+    p.shape = std::move(shape);
+    p.role = role;
+    p.align = align;
+    p.rowAlign = align;
+    push(std::move(p));
+  };
+  // Q, K, V and dO move by 16-byte cp.async; dK and dV leave as element
+  // pairs; the logsumexp and delta one f32 at a time.
+  tensor("q", dtype, shapeOf(form.query, 4), "input", kCopyBytes);
+  tensor("k", dtype, shapeOf(form.key, 4), "input", kCopyBytes);
+  tensor("v", dtype, shapeOf(form.value, 4), "input", kCopyBytes);
+  tensor("do", dtype, shapeOf(form.outGrad, 4), "input", kCopyBytes);
+  tensor("lse", "f32", shapeOf(form.logsumexp, 3), "input", 4);
+  tensor("delta", "f32", shapeOf(form.delta, 4), "input", 4);
+  tensor("dk", dtype, shapeOf(form.key, 4), "output", 4);
+  tensor("dv", dtype, shapeOf(form.value, 4), "output", 4);
+  {
+    ABIParam p;
+    p.kind = ABIParam::Kind::Workspace;
+    p.name = "dq_accum";
+    for (int64_t i = 0; i < 3; ++i) {
+      ABIDim dim = shapeOf(form.query, 3)[i];
+      p.bytes.push_back(std::holds_alternative<int64_t>(dim)
+                            ? GridFactor::constant(std::get<int64_t>(dim))
+                            : GridFactor::symbol(std::get<std::string>(dim)));
+    }
+    p.bytes.push_back(GridFactor::constant(d * 4));
+    p.zeroInit = true;
+    push(std::move(p));
+  }
+  for (const char *sym : kSizeSymbols) {
+    bool used = false;
+    for (Value t : {form.query, form.key})
+      for (const ABIDim &dim : shapeOf(t, 3))
+        used |= std::holds_alternative<std::string>(dim) &&
+                std::get<std::string>(dim) == sym;
+    if (!used)
+      continue;
+    ABIParam p;
+    p.kind = ABIParam::Kind::Size;
+    p.name = sym;
+    p.dtype = "i64";
+    push(std::move(p));
+  }
+  for (const char *t : kStridedTensors)
+    for (int64_t dim = 0; dim < 3; ++dim) {
+      ABIParam p;
+      p.kind = ABIParam::Kind::Stride;
+      p.name = std::string(t) + ".stride" + std::to_string(dim);
+      p.dtype = "i64";
+      p.tensor = t;
+      p.dim = dim;
+      push(std::move(p));
+    }
+  if (form.runtimeScale)
+    push(runtimeScaleParam(form.runtimeScale));
+}
+
+FailureOr<GridFactor> BackwardKernelBuilder::gridFactor(OpFoldResult extent) {
+  return gridFactorOf(extent, [&](Value x) -> std::optional<std::string> {
+    auto dim = cast_or_null<tensor::DimOp>(
+        sizeDimOf(x, {form.query, form.key, form.value, form.outGrad,
+                      form.logsumexp, form.delta}));
+    if (!dim)
+      return std::nullopt;
+    return symbolOf(dim.getSource(), *dim.getConstantIndex());
+  });
+}
+
+LogicalResult BackwardKernelBuilder::planGrid() {
+  return planForallGrid(
+      form.forall, [&](OpFoldResult e) { return gridFactor(e); }, abi.grid,
+      gridDims);
+}
+
+Value BackwardKernelBuilder::extentOf(Value tensor, int64_t dim) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (!type.isDynamicDim(dim))
+    return idx(type.getDimSize(dim));
+  return paramIndexValue(symbolOf(tensor, dim));
+}
+
+FailureOr<Value> BackwardKernelBuilder::leafValue(Value v) {
+  if (form.runtimeScale && v == form.runtimeScale)
+    return param(abi.params.back().name);
+  auto dim = v.getDefiningOp<tensor::DimOp>();
+  if (!dim)
+    return Value();
+  std::optional<int64_t> index = dim.getConstantIndex();
+  if (!index || *index > 2 ||
+      !llvm::is_contained({form.query, form.key, form.value, form.outGrad,
+                           form.logsumexp, form.delta},
+                          dim.getSource()))
+    return dim.emitOpError("reads an extent the backward kernel has no "
+                           "parameter for; only batch, head and sequence "
+                           "extents of its tensors are");
+  return extentOf(dim.getSource(), *index);
+}
