@@ -51,6 +51,9 @@ def main():
     ref = model("sdpa", torch.float32)
     sdpa = model("sdpa", torch.bfloat16)
     mine = model("attnc", torch.bfloat16)
+    # A control: transformers' eager attention, another correct bf16 kernel,
+    # measures how far two correct implementations drift while training.
+    eager = model("eager", torch.bfloat16)
     torch.manual_seed(1)
     ids = torch.randint(0, 1000, (2, 256), device="cuda")
 
@@ -72,10 +75,13 @@ def main():
     ok &= good and ran
 
     # Training.
-    # One batch, memorised: the loss falls quickly, so gradients that were
-    # wrong would show as a diverging loss.
-    opts = [torch.optim.AdamW(m.parameters(), lr=1e-3) for m in (sdpa, mine)]
-    worst = 0.0
+    # One batch, memorised: the loss falls steadily (lr 1e-4: at 1e-3 the
+    # trajectories of two correct bf16 kernels drift apart by several
+    # percent within 10 steps, as the eager control shows), so gradients
+    # that were wrong would show as a diverging loss.
+    models = (sdpa, mine, eager)
+    opts = [torch.optim.AdamW(m.parameters(), lr=1e-4) for m in models]
+    worst = worst_eager = 0.0
     torch.manual_seed(100)
     batch = torch.randint(0, 1000, (2, 256), device="cuda")
     first = last = None
@@ -83,28 +89,32 @@ def main():
         losses = []
         at.counters.clear()
         attnc.hf.stats.clear()
-        for m, opt in zip((sdpa, mine), opts):
+        for m, opt in zip(models, opts):
             opt.zero_grad()
             loss = m(batch, labels=batch).loss
             loss.backward()
             opt.step()
             losses.append(loss.item())
         rel = abs(losses[1] - losses[0]) / abs(losses[0])
+        rel_eager = abs(losses[2] - losses[0]) / abs(losses[0])
         first = losses if first is None else first
         last = losses
         worst = max(worst, rel)
+        worst_eager = max(worst_eager, rel_eager)
         ran = (at.counters["forward"] == LAYERS and
                at.counters["backward"] == LAYERS and
                attnc.hf.stats["fallback"] == 0)
         good = rel <= 0.01 and ran
         ok &= good
         print(f"{'PASS' if good else 'FAIL'} step {step}: loss sdpa "
-              f"{losses[0]:.5f} attnc {losses[1]:.5f} ({rel:.2e}), attnc "
+              f"{losses[0]:.5f} attnc {losses[1]:.5f} ({rel:.2e}) eager "
+              f"{losses[2]:.5f} ({rel_eager:.2e}), attnc "
               f"forward/backward in {at.counters['forward']}/"
               f"{at.counters['backward']} of {LAYERS} layers, "
               f"{attnc.hf.stats['fallback']} fallbacks")
-    print(f"largest relative loss difference over 20 steps: {worst:.2e}")
-    learned = last[1] < 0.8 * first[1]
+    print(f"largest relative loss difference over 20 steps: attnc {worst:.2e}, "
+          f"eager attention (control) {worst_eager:.2e}")
+    learned = last[1] < 0.9 * first[1]
     print(f"{'PASS' if learned else 'FAIL'} the loss fell from {first[1]:.3f} "
           f"to {last[1]:.3f} (attnc; sdpa {first[0]:.3f} to {last[0]:.3f})")
     ok &= learned
