@@ -72,8 +72,23 @@ MASKS = {
         attnc.yield %keep : i1
       }
 """,
-    # A mask that is neither causal form: every query tile runs it.
+    # A sliding window of 100 keys (signed comparisons, as
+    # --attnc-fuse-attention writes them): the backward inverts the
+    # interval, so each K/V tile visits only the query tiles that see it.
     "window": """\
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %c = arith.constant 100 : index
+        %le = arith.cmpi sle, %j, %i : index
+        %jj = arith.addi %j, %c : index
+        %near = arith.cmpi sgt, %jj, %i : index
+        %keep = arith.andi %le, %near : i1
+        attnc.yield %keep : i1
+      }
+""",
+    # The same window with unsigned comparisons: not an interval the
+    # analysis reads, so every query tile runs the mask.
+    "window_unsigned": """\
       mask {
       ^bb0(%b: index, %h: index, %i: index, %j: index):
         %c = arith.constant 100 : index
@@ -88,8 +103,8 @@ MASKS = {
 MODULES = [(128, "bf16", "causal"), (128, "bf16", "full"),
            (128, "bf16", "bottom_right"), (64, "bf16", "causal"),
            (64, "f16", "full"), (128, "f16", "causal"),
-           (64, "bf16", "window"), (64, "bf16", "full"),
-           (128, "bf16", "softcap2_causal")]
+           (64, "bf16", "window_unsigned"), (64, "bf16", "full"),
+           (128, "bf16", "softcap2_causal"), (128, "bf16", "window")]
 
 
 def module_name(d, t, mask):
@@ -175,6 +190,7 @@ def run_case(m, B, H, Hkv, Sq, Skv, mask, dtype, d):
     visible = {"full": None, "causal": j <= i,
                "bottom_right": j <= i + (Skv - Sq),
                "window": (j <= i) & (j + 100 > i),
+               "window_unsigned": (j <= i) & (j + 100 > i),
                "softcap2_causal": j <= i}[mask]
     cap = 2.0 if mask.startswith("softcap2") else None
     ref = reference_grads(q, k, v, do, scale, visible, cap=cap)

@@ -67,3 +67,45 @@ func.func @plain(%q: tensor<2x4x256x128xf16>, %do: tensor<2x4x256x128xf16>, %lse
         -> tensor<2x4x256x128xf32>, tensor<2x4x256x128xf16>, tensor<2x4x256x128xf16>
   return %dq, %dk, %dv : tensor<2x4x256x128xf32>, tensor<2x4x256x128xf16>, tensor<2x4x256x128xf16>
 }
+
+// -----
+
+// A sliding window of 100 keys (lo(i) = i - 99, hi(i) = i): the K/V tile at
+// 128n is seen by query tiles [2n, 2n + 4) (queries 128n to 128n + 226),
+// of which [2n + 2, 2n + 1) see all of it (none: the window is narrower
+// than a tile): three loops, masked / unmasked / masked, the invisible
+// query tiles never visited.
+// CHECK-DAG: #[[WFIRST:.*]] = affine_map<(d0) -> (0, d0 * 2)>
+// CHECK-DAG: #[[WEND:.*]] = affine_map<(d0, d1) -> (d1, d0 * 2 + 4)>
+// CHECK-DAG: #[[WFULL:.*]] = affine_map<(d0, d1) -> ((d0 * 128 + 127) ceildiv 64, d1)>
+// CHECK-DAG: #[[WFULLEND:.*]] = affine_map<(d0, d1) -> (d1, d0 * 2 + 1)>
+// CHECK-LABEL: func.func @window
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %[[N:.*]]) in
+// CHECK: affine.max #[[WFIRST]](%[[N]])
+// CHECK: affine.max #[[WEND]](%[[N]], %{{.*}})
+// CHECK: affine.max #[[WFULL]](%[[N]], %{{.*}})
+// CHECK: affine.max #[[WFULLEND]](%[[N]], %{{.*}})
+// CHECK: scf.for
+// CHECK:   attnc.online_attention_grad {{.*}} mask {
+// CHECK: scf.for
+// CHECK:   attnc.online_attention_grad
+// CHECK-NOT: mask
+// CHECK: scf.for
+// CHECK:   attnc.online_attention_grad {{.*}} mask {
+func.func @window(%q: tensor<?x?x?x64xbf16>, %do: tensor<?x?x?x64xbf16>, %lse: tensor<?x?x?xf32>, %dl: tensor<?x?x?x1xf32>)
+    -> (tensor<?x?x?x64xf32>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>) {
+  %dq, %dk, %dv = attnc.attention_grad %q, %q, %q, %do, %lse, %dl {scale = 0.125 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>,
+        tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>, tensor<?x?x?x1xf32>
+        -> tensor<?x?x?x64xf32>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %c = arith.constant 100 : index
+        %le = arith.cmpi sle, %j, %i : index
+        %jj = arith.addi %j, %c : index
+        %near = arith.cmpi sgt, %jj, %i : index
+        %keep = arith.andi %le, %near : i1
+        attnc.yield %keep : i1
+      }
+  return %dq, %dk, %dv : tensor<?x?x?x64xf32>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>
+}

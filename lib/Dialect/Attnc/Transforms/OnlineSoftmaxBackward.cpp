@@ -13,8 +13,9 @@
 // `attnc.accumulate` and `attnc.parallel_accumulate` (atomics on the GPU),
 // dK and dV are written once per tile. A causal mask splits the query loop
 // like the forward's K/V loop: query tiles before the diagonal are skipped,
-// tiles crossing it run the mask, tiles past it run without. Any other
-// mask runs on every tile.
+// tiles crossing it run the mask, tiles past it run without. An interval
+// mask whose bounds are the query index shifted (sliding windows) is
+// inverted the same way; any other mask runs on every tile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,11 +51,19 @@ public:
                       FlashConfigAttr config)
       : b(b), op(op), loc(op.getLoc()), config(config),
         blockQ(config.getBlockQ()), blockKV(config.getBlockKV()),
-        causal(op.getCausalMask()) {}
+        causal(op.getCausalMask()) {
+    if (!causal)
+      interval = analyzeKeyInterval(op.getMask());
+  }
 
   scf::ForallOp build();
 
 private:
+  /// With an interval mask whose bounds are the query index plus a value
+  /// (windows, shifted causal), the query tiles {first, full, fullEnd,
+  /// end}: [first, end) see some key of the K/V tile, [full, fullEnd) all
+  /// of them. None for other intervals.
+  std::optional<std::array<OpFoldResult, 4>> getIntervalQueryTiles();
   /// Query tiles [first, diagonalEnd) cross the diagonal of the K/V tile
   /// and need the mask; [diagonalEnd, numQ) see all of it.
   std::pair<OpFoldResult, OpFoldResult> getCausalQueryTiles();
@@ -67,6 +76,7 @@ private:
   FlashConfigAttr config;
   int64_t blockQ, blockKV;
   std::optional<CausalMask> causal;
+  std::optional<KeyInterval> interval;
 
   OpFoldResult batchExt, heads, seqQ, headsKV, seqKV, numQTiles, numKVTiles,
       headGroup;
@@ -118,6 +128,67 @@ BackwardFormBuilder::getCausalQueryTiles() {
   OpFoldResult first = clamp((kv0 - delta).floorDiv(blockQ));
   OpFoldResult full = clamp((kv0 + blockKV - 1 - delta).ceilDiv(blockQ));
   return {first, full};
+}
+
+/// Key j is visible to query i iff lo(i) <= j <= hi(i). When each bound is
+/// i + c (c a function of the sizes), inverting it is exact: the K/V tile
+/// [kv0, kv0 + block_kv) is seen by queries i >= kv0 - cHi (hi reaches its
+/// first key) and i <= kv0 + block_kv - 1 - cLo (lo reaches its last key),
+/// and wholly by i >= kv0 + block_kv - 1 - cHi and i <= kv0 - cLo. A
+/// missing side bounds nothing.
+std::optional<std::array<OpFoldResult, 4>>
+BackwardFormBuilder::getIntervalQueryTiles() {
+  if (!interval)
+    return std::nullopt;
+  MLIRContext *ctx = b.getContext();
+  unsigned numSyms = interval->symbols.size();
+  AffineExpr d0 = getAffineDimExpr(0, ctx);
+  // The bound minus the query index, when that no longer depends on it.
+  auto offsetOf =
+      [&](const std::shared_ptr<KeyBound> &bound) -> std::optional<AffineExpr> {
+    if (!bound || bound->kind != KeyBound::Kind::Affine)
+      return std::nullopt;
+    AffineExpr c = simplifyAffineExpr(bound->expr - d0, 1, numSyms);
+    if (c.isFunctionOfDim(0))
+      return std::nullopt;
+    return c;
+  };
+  std::optional<AffineExpr> cLo = offsetOf(interval->lo);
+  std::optional<AffineExpr> cHi = offsetOf(interval->hi);
+  if ((interval->lo && !cLo) || (interval->hi && !cHi))
+    return std::nullopt;
+  SmallVector<OpFoldResult> operands = {kvStart};
+  for (Value sym : interval->symbols)
+    operands.push_back(
+        sym.getType().isIndex()
+            ? sym
+            : arith::IndexCastOp::create(b, loc, b.getIndexType(), sym)
+                  .getResult());
+  OpFoldResult zero = b.getIndexAttr(0);
+  AffineExpr x0, x1;
+  bindDims(ctx, x0, x1);
+  auto clamp = [&](OpFoldResult v, OpFoldResult lo, OpFoldResult hi) {
+    auto pair = AffineMap::get(2, 0, {x0, x1}, ctx);
+    v = affine::makeComposedFoldedAffineMax(b, loc, pair, {v, lo});
+    return affine::makeComposedFoldedAffineMin(b, loc, pair, {v, hi});
+  };
+  auto tile = [&](AffineExpr e) {
+    return affine::makeComposedFoldedAffineApply(
+        b, loc, AffineMap::get(1, numSyms, e, ctx), operands);
+  };
+  int64_t last = blockKV - 1;
+  OpFoldResult first =
+      cHi ? clamp(tile((d0 - *cHi).floorDiv(blockQ)), zero, numQTiles) : zero;
+  OpFoldResult end = cLo ? clamp(tile((d0 + last - *cLo).floorDiv(blockQ) + 1),
+                                 first, numQTiles)
+                         : numQTiles;
+  if (!interval->exact)
+    return std::array<OpFoldResult, 4>{first, first, first, end};
+  OpFoldResult full =
+      cHi ? clamp(tile((d0 + last - *cHi).ceilDiv(blockQ)), first, end) : first;
+  OpFoldResult fullEnd =
+      cLo ? clamp(tile((d0 - *cLo + 1).floorDiv(blockQ)), full, end) : end;
+  return std::array<OpFoldResult, 4>{first, full, fullEnd, end};
 }
 
 GradState BackwardFormBuilder::buildQueryLoop(OpFoldResult lb, OpFoldResult ub,
@@ -271,6 +342,11 @@ scf::ForallOp BackwardFormBuilder::build() {
       auto [begin, full] = getCausalQueryTiles();
       st = buildQueryLoop(begin, full, /*masked=*/true, group, st);
       st = buildQueryLoop(full, numQTiles, /*masked=*/false, group, st);
+    } else if (auto tiles = getIntervalQueryTiles()) {
+      auto [begin, full, fullEnd, end] = *tiles;
+      st = buildQueryLoop(begin, full, /*masked=*/true, group, st);
+      st = buildQueryLoop(full, fullEnd, /*masked=*/false, group, st);
+      st = buildQueryLoop(fullEnd, end, /*masked=*/true, group, st);
     } else {
       st = buildQueryLoop(first, numQTiles, !op.getMask().empty(), group, st);
     }
