@@ -80,7 +80,37 @@ struct ABIParam {
   /// and whether the host zeroes it before each launch.
   std::vector<GridFactor> bytes;
   bool zeroInit = false;
+
+  /// Size parameter `sym` (i64).
+  static ABIParam size(std::string sym) {
+    ABIParam p;
+    p.kind = Kind::Size;
+    p.name = std::move(sym);
+    p.dtype = "i64";
+    return p;
+  }
+  /// Stride parameter "<tensor>.stride<dim>" (i64, in elements).
+  static ABIParam stride(const std::string &tensor, int64_t dim) {
+    ABIParam p;
+    p.kind = Kind::Stride;
+    p.name = tensor + ".stride" + std::to_string(dim);
+    p.dtype = "i64";
+    p.tensor = tensor;
+    p.dim = dim;
+    return p;
+  }
 };
+
+/// True when one of `shapes` names size symbol `sym`.
+inline bool mentionsSymbol(llvm::ArrayRef<std::vector<ABIDim>> shapes,
+                           llvm::StringRef sym) {
+  for (const std::vector<ABIDim> &shape : shapes)
+    for (const ABIDim &dim : shape)
+      if (std::holds_alternative<std::string>(dim) &&
+          std::get<std::string>(dim) == sym)
+        return true;
+  return false;
+}
 
 /// A rule on size symbols the host checks before launching.
 struct ABIConstraint {

@@ -658,16 +658,8 @@ BackwardKernelBuilder::build(gpu::GPUModuleOp module) {
   char scaleText[32];
   snprintf(scaleText, sizeof(scaleText), "%.9g", form.scale);
   std::string mask = "none";
-  for (BackwardQueryLoop &l : form.loops) {
-    if (l.step.getMask().empty())
-      continue;
-    std::optional<CausalMask> c = l.step.getCausalMask();
-    std::string kind = !c ? "custom"
-                          : (c->alignment == CausalMask::Alignment::TopLeft
-                                 ? "causal"
-                                 : "causal_bottom_right");
-    mask = (mask == "none" || mask == kind) ? kind : "custom";
-  }
+  for (BackwardQueryLoop &l : form.loops)
+    mask = joinMaskKinds(mask, maskKindOf(l.step.getMask()));
   bool causal = mask == "causal" || mask == "causal_bottom_right";
   bool modified = llvm::any_of(form.loops, [](BackwardQueryLoop &l) {
     return l.step.hasScoreModifier();
@@ -687,20 +679,7 @@ BackwardKernelBuilder::build(gpu::GPUModuleOp module) {
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(module.getBody());
-  SmallVector<Type> argTypes;
-  for (const ABIParam &p : abi.params) {
-    if (p.kind == ABIParam::Kind::Tensor || p.kind == ABIParam::Kind::Workspace)
-      argTypes.push_back(LLVM::LLVMPointerType::get(b.getContext(), 1));
-    else if (p.dtype == "f32")
-      argTypes.push_back(b.getF32Type());
-    else
-      argTypes.push_back(b.getI64Type());
-  }
-  func = gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  int32_t threads = warps * mma::kWarpSize;
-  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
-  b.setInsertionPointToStart(&func.getBody().front());
+  func = createKernelFunc(b, loc, name, abi, warps * mma::kWarpSize);
 
   emitPrologue();
   for (const char *t : {"q", "k", "v", "do", "dk", "dv"})

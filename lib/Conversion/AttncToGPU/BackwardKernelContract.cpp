@@ -133,30 +133,12 @@ void BackwardKernelBuilder::planParameters() {
     p.zeroInit = true;
     push(std::move(p));
   }
-  for (const char *sym : kSizeSymbols) {
-    bool used = false;
-    for (Value t : {form.query, form.key})
-      for (const ABIDim &dim : shapeOf(t, 3))
-        used |= std::holds_alternative<std::string>(dim) &&
-                std::get<std::string>(dim) == sym;
-    if (!used)
-      continue;
-    ABIParam p;
-    p.kind = ABIParam::Kind::Size;
-    p.name = sym;
-    p.dtype = "i64";
-    push(std::move(p));
-  }
+  for (const char *sym : kSizeSymbols)
+    if (mentionsSymbol({shapeOf(form.query, 3), shapeOf(form.key, 3)}, sym))
+      push(ABIParam::size(sym));
   for (const char *t : kStridedTensors)
-    for (int64_t dim = 0; dim < 3; ++dim) {
-      ABIParam p;
-      p.kind = ABIParam::Kind::Stride;
-      p.name = std::string(t) + ".stride" + std::to_string(dim);
-      p.dtype = "i64";
-      p.tensor = t;
-      p.dim = dim;
-      push(std::move(p));
-    }
+    for (int64_t dim = 0; dim < 3; ++dim)
+      push(ABIParam::stride(t, dim));
   if (form.runtimeScale)
     push(runtimeScaleParam(form.runtimeScale));
 }

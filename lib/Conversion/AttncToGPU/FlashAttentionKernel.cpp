@@ -104,30 +104,12 @@ void FlashKernelBuilder::planParameters() {
   tensor("v", dtype, withDim(vShape, dv), "input", true);
   tensor("o", dtype, withDim(qShape, dv), "output", true);
   tensor("lse", "f32", qShape, "output", false);
-  for (const char *sym : kSizeSymbols) {
-    bool used = false;
-    for (const auto &shape : {qShape, kvShape, vShape})
-      for (const ABIDim &dim : shape)
-        used |= std::holds_alternative<std::string>(dim) &&
-                std::get<std::string>(dim) == sym;
-    if (!used)
-      continue;
-    ABIParam p;
-    p.kind = ABIParam::Kind::Size;
-    p.name = sym;
-    p.dtype = "i64";
-    push(std::move(p));
-  }
+  for (const char *sym : kSizeSymbols)
+    if (mentionsSymbol({qShape, kvShape, vShape}, sym))
+      push(ABIParam::size(sym));
   for (const char *t : kStridedTensors)
-    for (int64_t dim = 0; dim < kStridedDims; ++dim) {
-      ABIParam p;
-      p.kind = ABIParam::Kind::Stride;
-      p.name = std::string(t) + ".stride" + std::to_string(dim);
-      p.dtype = "i64";
-      p.tensor = t;
-      p.dim = dim;
-      push(std::move(p));
-    }
+    for (int64_t dim = 0; dim < kStridedDims; ++dim)
+      push(ABIParam::stride(t, dim));
   // TMA descriptors of the tensors the strategy moves through tensor maps:
   // a box of one matrix's rows and 64 elements (128 bytes, the swizzle's
   // span), the d / 64 boxes of a tile side by side.
@@ -583,16 +565,8 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   // What the steps mask, for users and tests: "none", "causal" (top-left),
   // "causal_bottom_right" or "custom".
   std::string mask = "none";
-  for (FlashKVLoop &l : form.loops) {
-    if (l.step.getMask().empty())
-      continue;
-    std::optional<CausalMask> c = l.step.getCausalMask();
-    std::string kind = !c ? "custom"
-                          : (c->alignment == CausalMask::Alignment::TopLeft
-                                 ? "causal"
-                                 : "causal_bottom_right");
-    mask = (mask == "none" || mask == kind) ? kind : "custom";
-  }
+  for (FlashKVLoop &l : form.loops)
+    mask = joinMaskKinds(mask, maskKindOf(l.step.getMask()));
   abi.attrs = {{"causal", causal ? "true" : "false"},
                {"mask", mask},
                {"scale", scale},
@@ -611,25 +585,7 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(module.getBody());
-  SmallVector<Type> argTypes;
-  for (const ABIParam &p : abi.params) {
-    if (p.kind == ABIParam::Kind::Tensor)
-      argTypes.push_back(LLVM::LLVMPointerType::get(b.getContext(), 1));
-    else if (p.kind == ABIParam::Kind::TensorMap)
-      // A generic pointer to the by-value CUtensorMap: the NVVM lowering
-      // makes it a grid-constant byval parameter
-      // (--attnc-grid-constant-tensormaps).
-      argTypes.push_back(LLVM::LLVMPointerType::get(b.getContext()));
-    else if (p.dtype == "f32")
-      argTypes.push_back(b.getF32Type());
-    else
-      argTypes.push_back(b.getI64Type());
-  }
-  func = gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  int32_t threads = strategy->threadsPerBlock();
-  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
-  b.setInsertionPointToStart(&func.getBody().front());
+  func = createKernelFunc(b, loc, name, abi, strategy->threadsPerBlock());
 
   strategy->emitPrologue(b);
   for (const char *t : {"q", "k", "v", "o"})

@@ -6,6 +6,7 @@
 
 #include "attnc/Conversion/AttncToGPU/KernelUtils.h"
 
+#include "attnc/Dialect/Attnc/IR/AttentionMask.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -151,4 +152,45 @@ Operation *attnc::sizeDimOf(Value x, ArrayRef<Value> tensors) {
       !llvm::is_contained(tensors, dim.getSource()))
     return nullptr;
   return dim;
+}
+
+gpu::GPUFuncOp attnc::createKernelFunc(OpBuilder &b, Location loc,
+                                       StringRef name, const KernelABI &abi,
+                                       int32_t threads) {
+  SmallVector<Type> argTypes;
+  for (const ABIParam &p : abi.params) {
+    if (p.kind == ABIParam::Kind::Tensor || p.kind == ABIParam::Kind::Workspace)
+      argTypes.push_back(LLVM::LLVMPointerType::get(b.getContext(), 1));
+    else if (p.kind == ABIParam::Kind::TensorMap)
+      // A generic pointer to the by-value CUtensorMap: the NVVM lowering
+      // makes it a grid-constant byval parameter
+      // (--attnc-grid-constant-tensormaps).
+      argTypes.push_back(LLVM::LLVMPointerType::get(b.getContext()));
+    else if (p.dtype == "f32")
+      argTypes.push_back(b.getF32Type());
+    else
+      argTypes.push_back(b.getI64Type());
+  }
+  auto func =
+      gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
+  b.setInsertionPointToStart(&func.getBody().front());
+  return func;
+}
+
+std::string attnc::maskKindOf(Region &mask) {
+  if (mask.empty())
+    return "none";
+  std::optional<CausalMask> c = matchCausalMask(mask);
+  if (!c)
+    return "custom";
+  return c->alignment == CausalMask::Alignment::TopLeft ? "causal"
+                                                        : "causal_bottom_right";
+}
+
+std::string attnc::joinMaskKinds(StringRef a, StringRef b) {
+  if (a == "none" || a == b)
+    return b.str();
+  return b == "none" ? a.str() : "custom";
 }

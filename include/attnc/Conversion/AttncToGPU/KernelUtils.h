@@ -8,6 +8,7 @@
 #define ATTNC_CONVERSION_ATTNCTOGPU_KERNELUTILS_H
 
 #include "attnc/Conversion/KernelABI.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
@@ -45,6 +46,20 @@ ABIParam runtimeScaleParam(mlir::Value runtimeScale);
 /// batch, head or sequence extent, which a kernel has a size parameter
 /// for), else null.
 mlir::Operation *sizeDimOf(mlir::Value x, llvm::ArrayRef<mlir::Value> tensors);
+
+/// A kernel `name` whose parameters are `abi`'s (pointers to global memory
+/// for tensors and workspaces, generic pointers for tensor maps, f32 and
+/// i64 scalars), `threads` per block, built at `b`'s insertion point; `b`
+/// is left at the start of its body.
+mlir::gpu::GPUFuncOp createKernelFunc(mlir::OpBuilder &b, mlir::Location loc,
+                                      llvm::StringRef name,
+                                      const KernelABI &abi, int32_t threads);
+
+/// What a mask region holds, for the contract's `mask` attribute: "none"
+/// (empty), "causal" (top-left), "causal_bottom_right" or "custom"; and the
+/// kind of a kernel whose steps have kinds `a` and `b`.
+std::string maskKindOf(mlir::Region &mask);
+std::string joinMaskKinds(llvm::StringRef a, llvm::StringRef b);
 
 /// The host's rule for grid extent `extent` of a flash form's forall: a
 /// constant, a size symbol (`symbolOfDim` names the extents the host

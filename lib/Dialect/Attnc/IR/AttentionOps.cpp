@@ -97,24 +97,15 @@ static LogicalResult verifyScale(Operation *op, APFloat scale) {
   return success();
 }
 
-LogicalResult AttentionOp::verify() {
-  RankedTensorType q = getQuery().getType(), k = getKey().getType(),
-                   v = getValue().getType(), o = getResult().getType();
-  StringRef names[] = {"query", "key", "value"};
-  RankedTensorType types[] = {q, k, v};
-  for (auto [name, t] : llvm::zip(names, types))
-    if (t.getRank() != 4)
-      return emitOpError() << "operand '" << name
-                           << "' must have rank 4 [batch, heads, seq, head_dim]"
-                              ", got rank "
-                           << t.getRank();
-  if (o.getRank() != 4)
-    return emitOpError("result must have rank 4 [batch, heads, seq, head_dim]");
-  if (k.getElementType() != q.getElementType() ||
-      v.getElementType() != q.getElementType() ||
-      o.getElementType() != q.getElementType())
-    return emitOpError("operands 'query', 'key', 'value' and the result must "
-                       "have the same element type");
+/// The rules Q [B, H, Sq, d], K [B, Hkv, Skv, d] and V [B, Hkv, Skv, dv]
+/// share in the forward and the backward: static head dims, K's equal to
+/// Q's, one batch, K and V alike, H a multiple of Hkv.
+static LogicalResult verifyAttentionHeads(Operation *op, RankedTensorType q,
+                                          RankedTensorType k,
+                                          RankedTensorType v) {
+  auto emitOpError = [&](const Twine &msg = {}) {
+    return op->emitOpError(msg);
+  };
   if (ShapedType::isDynamic(q.getDimSize(3)) ||
       ShapedType::isDynamic(v.getDimSize(3)))
     return emitOpError("head dimensions of 'query' and 'value' must be static");
@@ -137,6 +128,30 @@ LogicalResult AttentionOp::verify() {
     return emitOpError() << "query heads (" << h
                          << ") must be a multiple of key/value heads (" << hkv
                          << ")";
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  RankedTensorType q = getQuery().getType(), k = getKey().getType(),
+                   v = getValue().getType(), o = getResult().getType();
+  StringRef names[] = {"query", "key", "value"};
+  RankedTensorType types[] = {q, k, v};
+  for (auto [name, t] : llvm::zip(names, types))
+    if (t.getRank() != 4)
+      return emitOpError() << "operand '" << name
+                           << "' must have rank 4 [batch, heads, seq, head_dim]"
+                              ", got rank "
+                           << t.getRank();
+  if (o.getRank() != 4)
+    return emitOpError("result must have rank 4 [batch, heads, seq, head_dim]");
+  if (k.getElementType() != q.getElementType() ||
+      v.getElementType() != q.getElementType() ||
+      o.getElementType() != q.getElementType())
+    return emitOpError("operands 'query', 'key', 'value' and the result must "
+                       "have the same element type");
+  if (failed(verifyAttentionHeads(*this, q, k, v)))
+    return failure();
+  int64_t h = q.getDimSize(1);
   if (!compatible(o.getDimSize(0), q.getDimSize(0)) ||
       !compatible(o.getDimSize(1), h) ||
       !compatible(o.getDimSize(2), q.getDimSize(2)) ||
@@ -313,28 +328,9 @@ LogicalResult AttentionGradOp::verify() {
       dO.getElementType() != elem)
     return emitOpError("operands 'query', 'key', 'value' and 'out_grad' must "
                        "have the same element type");
-  if (ShapedType::isDynamic(q.getDimSize(3)) ||
-      ShapedType::isDynamic(v.getDimSize(3)))
-    return emitOpError("head dimensions of 'query' and 'value' must be static");
-  if (k.getDimSize(3) != q.getDimSize(3))
-    return emitOpError() << "head dimension of 'key' ("
-                         << dimStr(k.getDimSize(3))
-                         << ") must equal that of 'query' (" << q.getDimSize(3)
-                         << ")";
-  if (!compatible(k.getDimSize(0), q.getDimSize(0)) ||
-      !compatible(v.getDimSize(0), q.getDimSize(0)))
-    return emitOpError("batch dimension of 'key' and 'value' must equal "
-                       "that of 'query'");
-  if (!compatible(k.getDimSize(1), v.getDimSize(1)) ||
-      !compatible(k.getDimSize(2), v.getDimSize(2)))
-    return emitOpError("'key' and 'value' must have the same heads and "
-                       "sequence length");
-  int64_t h = q.getDimSize(1), hkv = k.getDimSize(1);
-  if (!ShapedType::isDynamic(h) && !ShapedType::isDynamic(hkv) &&
-      (hkv == 0 || h % hkv != 0))
-    return emitOpError() << "query heads (" << h
-                         << ") must be a multiple of key/value heads (" << hkv
-                         << ")";
+  if (failed(verifyAttentionHeads(*this, q, k, v)))
+    return failure();
+  int64_t h = q.getDimSize(1);
   auto sameRows = [&](RankedTensorType t) {
     return compatible(t.getDimSize(0), q.getDimSize(0)) &&
            compatible(t.getDimSize(1), h) &&
