@@ -129,29 +129,11 @@ BackwardKernelBuilder::tileOf(OffsetSizeAndStrideOpInterface slice,
 /// given), 16 bytes per copy, rows past `src.rowLimit` zero-filled.
 void BackwardKernelBuilder::copyTile(const GlobalTile &src, Value smem,
                                      Value stage, int64_t rows, int64_t cols) {
-  int64_t perCopy = kCopyBytes / 2;
-  int64_t copiesPerRow = cols / perCopy;
-  int64_t rowsPerPass = warps * mma::kWarpSize / copiesPerRow;
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value row0 = arith::DivUIOp::create(b, loc, tid, idx(copiesPerRow));
-  Value col = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, tid, idx(copiesPerRow)),
-      idx(perCopy));
   SmallVector<Value> tokens;
-  Type token = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  for (int64_t pass = 0; pass < rows / rowsPerPass; ++pass) {
-    Value row = arith::AddIOp::create(b, loc, row0, idx(pass * rowsPerPass));
-    auto [srcIdx, srcElems] =
-        mma::clampedRowChunk(b, loc, src, row, col, perCopy);
-    SmallVector<Value, 3> dst;
-    if (stage)
-      dst.push_back(stage);
-    dst.append({row, col});
-    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        b, loc, token, smem, dst, src.mem, ValueRange{srcIdx},
-        b.getIndexAttr(perCopy), srcElems, b.getUnitAttr()));
-  }
-  nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, token, tokens);
+  mma::copyRowsAsync(b, loc, src, smem, stage, rows, cols, kCopyBytes / 2,
+                     warps * mma::kWarpSize, tokens);
+  nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
 }
 
 /// One f32 per query row of the tile (the logsumexp or delta) by a 4-byte

@@ -137,6 +137,35 @@ std::pair<Value, Value> clampedRowChunk(OpBuilder &b, Location loc,
   return {srcIdx, srcElems};
 }
 
+void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
+                   Value smem, Value stage, int64_t rows, int64_t cols,
+                   int64_t elemsPerCopy, int64_t threads,
+                   SmallVectorImpl<Value> &tokens) {
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  int64_t copiesPerRow = cols / elemsPerCopy;
+  int64_t rowsPerPass = threads / copiesPerRow;
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value row0 = arith::DivUIOp::create(b, loc, tid, idx(copiesPerRow));
+  Value col = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, tid, idx(copiesPerRow)),
+      idx(elemsPerCopy));
+  Type token = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  for (int64_t pass = 0; pass < rows / rowsPerPass; ++pass) {
+    Value row = arith::AddIOp::create(b, loc, row0, idx(pass * rowsPerPass));
+    auto [srcIdx, srcElems] =
+        clampedRowChunk(b, loc, src, row, col, elemsPerCopy);
+    SmallVector<Value, 3> dstIdx;
+    if (stage)
+      dstIdx.push_back(stage);
+    dstIdx.append({row, col});
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, token, smem, dstIdx, src.mem, ValueRange{srcIdx},
+        b.getIndexAttr(elemsPerCopy), srcElems, b.getUnitAttr()));
+  }
+}
+
 void storeAccumulatorRows(OpBuilder &b, Location loc,
                           const AccumulatorTiles &layout, ArrayRef<Value> acc,
                           const GlobalTile &o, Type elemType,

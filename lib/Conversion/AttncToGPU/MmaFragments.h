@@ -109,6 +109,16 @@ std::pair<mlir::Value, mlir::Value>
 clampedRowChunk(mlir::OpBuilder &b, mlir::Location loc, const GlobalTile &src,
                 mlir::Value row, mlir::Value col, int64_t elems);
 
+/// cp.async of `rows` rows of `cols` elements from `src.rowStart` into
+/// `smem` (at [stage] when given), `elemsPerCopy` elements (16 bytes) per
+/// copy, `threads` threads in whole passes over the tile; rows at or past
+/// `src.rowLimit` are zero-filled (src-size 0) from a clamped, in-bounds
+/// address. Appends the copies' tokens to `tokens`.
+void copyRowsAsync(mlir::OpBuilder &b, mlir::Location loc,
+                   const GlobalTile &src, mlir::Value smem, mlir::Value stage,
+                   int64_t rows, int64_t cols, int64_t elemsPerCopy,
+                   int64_t threads, llvm::SmallVectorImpl<mlir::Value> &tokens);
+
 /// Stores accumulators of `layout` (f32) rounded to `elemType`: each thread
 /// its (cols 2t, 2t+1) pairs of rows g and g+8 as one 4-byte store, or as
 /// two element stores with `elementWise` (O aligned to its element only);

@@ -226,26 +226,8 @@ void MmaSyncStrategy::emitTileCopy(OpBuilder &b, const GlobalTile &src,
                                    Value smem, Value stage, int64_t rows) {
   if (elementAccess)
     return emitElementCopy(b, src, smem, stage, rows);
-  int64_t elemsPerCopy = elemsPerAccess();
-  int64_t copiesPerRow = s.headDim / elemsPerCopy;
-  int64_t rowsPerPass = threadsPerBlock() / copiesPerRow;
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value row0 = arith::DivUIOp::create(b, loc, tid, idx(b, copiesPerRow));
-  Value col = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, tid, idx(b, copiesPerRow)),
-      idx(b, elemsPerCopy));
-  for (int64_t pass = 0; pass < rows / rowsPerPass; ++pass) {
-    Value row = arith::AddIOp::create(b, loc, row0, idx(b, pass * rowsPerPass));
-    auto [srcIdx, srcElems] =
-        mma::clampedRowChunk(b, loc, src, row, col, elemsPerCopy);
-    SmallVector<Value, 3> dstIdx;
-    if (stage)
-      dstIdx.push_back(stage);
-    dstIdx.append({row, col});
-    pending.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        b, loc, tokenType(b), smem, dstIdx, src.mem, ValueRange{srcIdx},
-        b.getIndexAttr(elemsPerCopy), srcElems, b.getUnitAttr()));
-  }
+  mma::copyRowsAsync(b, loc, src, smem, stage, rows, s.headDim,
+                     elemsPerAccess(), threadsPerBlock(), pending);
 }
 
 /// Element accesses: each thread loads one element per pass over the tile

@@ -95,3 +95,16 @@ Value attnc::tiling::createEmpty(OpBuilder &b, Location loc,
       dynamicSizes.push_back(getValueOrCreateConstantIndexOp(b, loc, size));
   return tensor::EmptyOp::create(b, loc, type, dynamicSizes);
 }
+
+void attnc::tiling::insertTile(OpBuilder &b, Location loc, Value tile,
+                               Value dest, OpFoldResult batch,
+                               OpFoldResult head, OpFoldResult start,
+                               OpFoldResult rows) {
+  int64_t cols = cast<RankedTensorType>(dest.getType()).getDimSize(3);
+  OpFoldResult unit = b.getIndexAttr(1);
+  tensor::ParallelInsertSliceOp::create(
+      b, loc, tile, dest,
+      SmallVector<OpFoldResult>{batch, head, start, b.getIndexAttr(0)},
+      SmallVector<OpFoldResult>{unit, unit, rows, b.getIndexAttr(cols)},
+      SmallVector<OpFoldResult>(4, unit));
+}

@@ -37,6 +37,12 @@ RankedTensorType getTileType(OpFoldResult rows, int64_t cols, Type elementType);
 /// The `[rows, d]` tile of `source[batch, head]` from row `start`.
 Value extractTile(OpBuilder &b, Location loc, Value source, Value batch,
                   Value head, OpFoldResult start, OpFoldResult rows);
+/// `tensor.parallel_insert_slice` of the `[rows, d]` tile into
+/// `dest[batch, head]` from row `start`: extractTile's inverse, in a
+/// forall's terminator.
+void insertTile(OpBuilder &b, Location loc, Value tile, Value dest,
+                OpFoldResult batch, OpFoldResult head, OpFoldResult start,
+                OpFoldResult rows);
 /// `tensor.empty` of `type` with its dynamic extents from `sizes`.
 Value createEmpty(OpBuilder &b, Location loc, RankedTensorType type,
                   ArrayRef<OpFoldResult> sizes);

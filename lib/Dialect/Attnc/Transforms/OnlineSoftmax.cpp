@@ -456,13 +456,9 @@ scf::ForallOp FlashFormBuilder::build() {
   // Each (batch, head, query tile) owns a disjoint slice of O and of the
   // logsumexp, which is what makes the loop parallel.
   b.setInsertionPointToStart(forall.getTerminator().getBody());
-  OpFoldResult unit = b.getIndexAttr(1), origin = b.getIndexAttr(0);
+  OpFoldResult unit = b.getIndexAttr(1);
   ValueRange outs = forall.getRegionIterArgs();
-  tensor::ParallelInsertSliceOp::create(
-      b, loc, outTile, outs[0],
-      SmallVector<OpFoldResult>{batch, head, qStart, origin},
-      SmallVector<OpFoldResult>{unit, unit, qRows, headDimV},
-      SmallVector<OpFoldResult>(4, unit));
+  insertTile(b, loc, outTile, outs[0], batch, head, qStart, qRows);
   tensor::ParallelInsertSliceOp::create(
       b, loc, lseTile, outs[1], SmallVector<OpFoldResult>{batch, head, qStart},
       SmallVector<OpFoldResult>{unit, unit, qRows},

@@ -360,7 +360,6 @@ scf::ForallOp BackwardFormBuilder::build() {
       b, loc, getTileType(kvRows, headDimV, vType.getElementType()),
       groupLoop.getResult(1));
 
-  OpFoldResult unit = b.getIndexAttr(1), origin = b.getIndexAttr(0);
   ValueRange outs = forall.getRegionIterArgs();
   // The first query head of the group: the dQ contributions are [G, Sq, d].
   Value firstHead = headKV;
@@ -374,16 +373,8 @@ scf::ForallOp BackwardFormBuilder::build() {
   b.setInsertionPointToStart(forall.getTerminator().getBody());
   ParallelAccumulateOp::create(b, loc, groupLoop.getResult(2), outs[0],
                                ValueRange{batch, firstHead, c0, c0});
-  tensor::ParallelInsertSliceOp::create(
-      b, loc, dk, outs[1],
-      SmallVector<OpFoldResult>{batch, headKV, kvStart, origin},
-      SmallVector<OpFoldResult>{unit, unit, kvRows, d},
-      SmallVector<OpFoldResult>(4, unit));
-  tensor::ParallelInsertSliceOp::create(
-      b, loc, dvTile, outs[2],
-      SmallVector<OpFoldResult>{batch, headKV, kvStart, origin},
-      SmallVector<OpFoldResult>{unit, unit, kvRows, dv},
-      SmallVector<OpFoldResult>(4, unit));
+  insertTile(b, loc, dk, outs[1], batch, headKV, kvStart, kvRows);
+  insertTile(b, loc, dvTile, outs[2], batch, headKV, kvStart, kvRows);
   return forall;
 }
 
