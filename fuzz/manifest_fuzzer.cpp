@@ -10,10 +10,11 @@
 // message, never crash, abort, leak or trip a sanitizer. When the input
 // loads, everything the runtime does with a manifest on the CPU alone runs
 // on it too: every kernel, parameter, dimension, factor, tensormap,
-// workspace and constraint query, and a launch plan for a call built from
-// the manifest's own shapes (all symbols bound to one small value), so that
-// the indices the manifest controls (a stride's dim, a tensormap's tensor,
-// grid factors) are used the way a real call uses them. Kernels with a
+// workspace, constraint and size rule query, and a launch plan and the size
+// rules for a call built from the manifest's own shapes (all symbols bound
+// to one small value), so that the indices the manifest controls (a
+// stride's dim, a tensormap's tensor, grid factors) are used the way a real
+// call uses them. Kernels with a
 // tensormap are planned only when they have a fallback, with misaligned
 // tensors (encoding a map needs the CUDA driver; the fallback does not), and
 // num_sms is given in the plan options so that no plan needs a GPU.
@@ -56,6 +57,17 @@ void queryKernel(const attnc_kernel *k) {
     attnc_constraint c;
     if (attnc_kernel_constraint(k, i, &c) == ATTNC_OK)
       use(c.value), use(c.lhs), use(c.rhs);
+  }
+  for (size_t i = 0; i < attnc_kernel_num_size_rules(k); ++i) {
+    attnc_size_rule r;
+    if (attnc_kernel_size_rule_info(k, i, &r) != ATTNC_OK)
+      continue;
+    use(r.symbol), use(r.max), use(r.ctas_per_sm);
+    for (size_t f = 0; f < r.num_kv_tiles; ++f) {
+      attnc_factor factor;
+      if (attnc_kernel_size_rule_factor(k, i, f, &factor) == ATTNC_OK)
+        use(factor.value), use(factor.symbol);
+    }
   }
   for (size_t i = 0; i < attnc_kernel_num_params(k); ++i) {
     attnc_param_info info;
@@ -147,6 +159,17 @@ void planKernel(const attnc_kernel *k, int64_t symbol) {
   if (misaligned)
     for (size_t t : tensorParams)
       tensors[t].data += 2;
+  // Size rules read the same tensors, all of them or the first few.
+  for (size_t i = 0; i < attnc_kernel_num_size_rules(k); ++i) {
+    attnc_size_rule r;
+    int64_t value;
+    if (attnc_kernel_size_rule_info(k, i, &r) != ATTNC_OK)
+      continue;
+    for (size_t given : {tensors.size(), tensors.size() / 2})
+      if (attnc_kernel_size_rule(k, r.symbol, tensors.data(), given, 132,
+                                 &value) == ATTNC_OK)
+        use(value);
+  }
   attnc_plan_options options = {};
   options.num_sms = 132;
   attnc_plan *plan = nullptr;

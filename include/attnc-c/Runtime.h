@@ -106,7 +106,15 @@ typedef enum attnc_constraint_kind {
   ATTNC_CONSTRAINT_DIVISIBLE = 0, /* lhs % rhs == 0 and rhs > 0 */
   ATTNC_CONSTRAINT_EQUAL = 1,     /* lhs == rhs */
   ATTNC_CONSTRAINT_MIN = 2,       /* lhs >= value */
+  ATTNC_CONSTRAINT_MAX = 3,       /* lhs <= value */
 } attnc_constraint_kind;
+
+/* How a host chooses a size symbol that the caller picks (docs/abi.md). */
+typedef enum attnc_size_rule_kind {
+  /* The split count of split-KV attention (FlashAttention-2's
+   * num_splits_heuristic). */
+  ATTNC_SIZE_RULE_KV_SPLITS = 0,
+} attnc_size_rule_kind;
 
 typedef enum attnc_role {
   ATTNC_ROLE_NONE = 0, /* not a tensor */
@@ -165,10 +173,24 @@ typedef struct attnc_workspace_info {
  * owned by the module. */
 typedef struct attnc_constraint {
   attnc_constraint_kind kind;
-  const char *lhs; /* divisible, equal: lhs; min: the symbol */
-  const char *rhs; /* divisible, equal: rhs; min: NULL */
-  int64_t value;   /* min: the smallest allowed value; 0 otherwise */
+  const char *lhs; /* divisible, equal: lhs; min, max: the symbol */
+  const char *rhs; /* divisible, equal: rhs; min, max: NULL */
+  int64_t value;   /* min, max: the smallest / largest allowed value */
 } attnc_constraint;
+
+/* A size rule: how to choose SYMBOL, a size symbol that only tensors the
+ * caller allocates bind (the manifest's size_rules, docs/abi.md). Any value
+ * the constraints allow is correct; the rule gives a fast one. symbol is
+ * owned by the module. */
+typedef struct attnc_size_rule {
+  attnc_size_rule_kind kind;
+  const char *symbol;
+  int64_t max;         /* the largest value the rule gives (1 to 128) */
+  int64_t ctas_per_sm; /* blocks of the kernel one SM runs at once */
+  /* The K/V tiles of one row are the product of this many factors
+   * (attnc_kernel_size_rule_factor). */
+  size_t num_kv_tiles;
+} attnc_size_rule;
 
 /* The caller's view of one tensor argument. Strides are in elements. A
  * workspace argument is {data, ATTNC_DTYPE_I8, 1, {bytes}, {1} or NULL}. */
@@ -288,6 +310,32 @@ ATTNC_API size_t attnc_kernel_num_constraints(const attnc_kernel *kernel);
 ATTNC_API attnc_status attnc_kernel_constraint(const attnc_kernel *kernel,
                                                size_t index,
                                                attnc_constraint *out);
+/* The kernel's size rules, in manifest order, and factor FACTOR of the K/V
+ * tile count of rule INDEX. */
+ATTNC_API size_t attnc_kernel_num_size_rules(const attnc_kernel *kernel);
+ATTNC_API attnc_status attnc_kernel_size_rule_info(const attnc_kernel *kernel,
+                                                   size_t index,
+                                                   attnc_size_rule *out);
+ATTNC_API attnc_status attnc_kernel_size_rule_factor(const attnc_kernel *kernel,
+                                                     size_t index,
+                                                     size_t factor,
+                                                     attnc_factor *out);
+/* Evaluates the kernel's size rule for SYMBOL (e.g. "splits") into *OUT.
+ * TENSORS are the leading tensor and workspace arguments of a call, in
+ * manifest order as for attnc_plan_create; NUM_TENSORS may be fewer than a
+ * plan takes (q, k, v of a split-KV kernel: its outputs are what the
+ * result sizes). The symbols of the given tensors are bound and checked as
+ * a plan does (rank, dtype, static extents, one value per symbol), except
+ * SYMBOL itself, whose extent may be anything. Every symbol the rule reads
+ * (the grid's and the K/V tiles', but SYMBOL) must be bound, else
+ * ATTNC_ERROR_VALIDATION names the missing one. NUM_SMS is the device's SM
+ * count; 0 asks the driver as a plan does (ATTNC_ERROR_NO_DRIVER without
+ * one). ATTNC_ERROR_NOT_FOUND when the kernel has no rule for SYMBOL. */
+ATTNC_API attnc_status attnc_kernel_size_rule(const attnc_kernel *kernel,
+                                              const char *symbol,
+                                              const attnc_tensor *tensors,
+                                              size_t num_tensors,
+                                              int32_t num_sms, int64_t *out);
 
 /*--- Launch plans (CPU only but for tensormaps and num_sms) ----------------*/
 

@@ -27,6 +27,7 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace attnc;
@@ -60,29 +61,37 @@ struct SymbolicSize {
 };
 } // namespace
 
-static SymbolicSize sizeOf(TensorParamAttr t) {
+/// Symbols with a `max` constraint are bounded by a constant: they do not
+/// make a buffer grow.
+using Bounded = llvm::StringSet<>;
+
+static SymbolicSize sizeOf(TensorParamAttr t, const Bounded &bounded) {
   SymbolicSize s;
   for (Attribute d : t.getShape())
-    if (auto sym = dyn_cast<StringAttr>(d))
+    if (auto sym = dyn_cast<StringAttr>(d); sym && !bounded.contains(sym))
       s.add(sym.getValue());
   return s;
 }
 
-static SymbolicSize sizeOf(WorkspaceParamAttr w) {
+static SymbolicSize sizeOf(WorkspaceParamAttr w, const Bounded &bounded) {
   SymbolicSize s;
   for (GridFactorAttr f : w.getBytes())
-    if (!f.getSymbol().empty())
+    if (!f.getSymbol().empty() && !bounded.contains(f.getSymbol()))
       s.add(f.getSymbol());
   return s;
 }
 
 static LogicalResult checkSizes(FunctionOpInterface kernel,
                                 LaunchContractAttr contract) {
+  Bounded constant;
+  for (ConstraintAttr c : contract.getConstraints())
+    if (c.getKind() == ConstraintKind::max)
+      constant.insert(c.getLhs());
   SmallVector<SymbolicSize> inputs;
   for (Attribute a : contract.getParams())
     if (auto t = dyn_cast<TensorParamAttr>(a);
         t && t.getRole() == TensorRole::input)
-      inputs.push_back(sizeOf(t));
+      inputs.push_back(sizeOf(t, constant));
   // A kernel without inputs (a fill) has nothing to be compared with.
   if (inputs.empty())
     return success();
@@ -93,17 +102,20 @@ static LogicalResult checkSizes(FunctionOpInterface kernel,
   bool ok = true;
   for (Attribute a : contract.getParams()) {
     if (auto t = dyn_cast<TensorParamAttr>(a);
-        t && t.getRole() == TensorRole::output && !bounded(sizeOf(t))) {
+        t && t.getRole() == TensorRole::output &&
+        !bounded(sizeOf(t, constant))) {
       kernel.emitError() << "kernel @" << contract.getKernel() << " writes '"
-                         << t.getName() << "' of " << sizeOf(t).render()
+                         << t.getName() << "' of "
+                         << sizeOf(t, constant).render()
                          << " elements, which grows faster than every input "
                             "of the kernel: a score matrix in global memory";
       ok = false;
     }
-    if (auto w = dyn_cast<WorkspaceParamAttr>(a); w && !bounded(sizeOf(w))) {
+    if (auto w = dyn_cast<WorkspaceParamAttr>(a);
+        w && !bounded(sizeOf(w, constant))) {
       kernel.emitError() << "kernel @" << contract.getKernel()
                          << " takes workspace '" << w.getName() << "' of "
-                         << sizeOf(w).render()
+                         << sizeOf(w, constant).render()
                          << " bytes, which grows faster than every input of "
                             "the kernel: a score matrix in global memory";
       ok = false;

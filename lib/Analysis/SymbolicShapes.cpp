@@ -361,6 +361,12 @@ bool ShapeAnalysis::visitUpstreamOp(Operation *op) {
           indexValues[c] = Monomial::constant(i.getInt());
         return true;
       })
+      .Case<KVSplitCountOp>([&](KVSplitCountOp split) {
+        // At most max_splits (<= 128): a constant factor, so split-KV
+        // partials grow as the rows they hold.
+        indexValues[split] = Monomial::constant(split.getMaxSplits());
+        return true;
+      })
       .Case<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtUIOp,
             arith::ExtSIOp>([&](Operation *) {
         if (std::optional<Monomial> m = getIndexValue(op->getOperand(0)))

@@ -124,9 +124,19 @@ struct ContractBuilder {
     ConstraintKind kind =
         c.kind == ABIConstraint::Kind::Divisible ? ConstraintKind::divisible
         : c.kind == ABIConstraint::Kind::Equal   ? ConstraintKind::equal
-                                                 : ConstraintKind::min;
+        : c.kind == ABIConstraint::Kind::Min     ? ConstraintKind::min
+                                                 : ConstraintKind::max;
     return ConstraintAttr::getChecked(emitError, ctx, kind, StringRef(c.lhs),
                                       StringRef(c.rhs), c.value);
+  }
+
+  SizeRuleAttr sizeRule(const ABISizeRule &r) {
+    FailureOr<SmallVector<GridFactorAttr>> tiles = factors(r.kvTiles);
+    if (failed(tiles))
+      return {};
+    return SizeRuleAttr::getChecked(
+        emitError, ctx, SizeRuleKind::kv_splits, StringRef(r.symbol),
+        ArrayRef<GridFactorAttr>(*tiles), r.max, r.ctasPerSM);
   }
 
   /// "true"/"false", integers and floats keep their JSON type.
@@ -172,6 +182,13 @@ attnc::buildLaunchContract(MLIRContext *ctx, const KernelABI &abi,
       return {};
     constraints.push_back(a);
   }
+  SmallVector<SizeRuleAttr> sizeRules;
+  for (const ABISizeRule &r : abi.sizeRules) {
+    SizeRuleAttr a = cb.sizeRule(r);
+    if (!a)
+      return {};
+    sizeRules.push_back(a);
+  }
   SmallVector<NamedAttribute> attrs;
   for (const auto &[k, v] : abi.attrs)
     attrs.push_back(cb.b.getNamedAttr(k, cb.attrValue(v)));
@@ -180,8 +197,8 @@ attnc::buildLaunchContract(MLIRContext *ctx, const KernelABI &abi,
       ArrayRef<Attribute>(params), ArrayRef<GridFactorAttr>(grid[0]),
       ArrayRef<GridFactorAttr>(grid[1]), ArrayRef<GridFactorAttr>(grid[2]),
       ArrayRef<int64_t>(abi.block), abi.dynamicSharedMemoryBytes,
-      ArrayRef<ConstraintAttr>(constraints), cb.b.getDictionaryAttr(attrs),
-      StringRef(abi.fallback));
+      ArrayRef<ConstraintAttr>(constraints), ArrayRef<SizeRuleAttr>(sizeRules),
+      cb.b.getDictionaryAttr(attrs), StringRef(abi.fallback));
 }
 
 //===----------------------------------------------------------------------===//
@@ -256,11 +273,19 @@ static json::Value paramToJSON(Attribute a) {
 
 static json::Value constraintToJSON(ConstraintAttr c) {
   std::string kind = stringifyConstraintKind(c.getKind()).str();
-  if (c.getKind() == ConstraintKind::min)
+  if (c.getKind() == ConstraintKind::min || c.getKind() == ConstraintKind::max)
     return json::Object{
         {"kind", kind}, {"sym", c.getLhs().str()}, {"value", c.getValue()}};
   return json::Object{
       {"kind", kind}, {"lhs", c.getLhs().str()}, {"rhs", c.getRhs().str()}};
+}
+
+static json::Value sizeRuleToJSON(SizeRuleAttr r) {
+  return json::Object{{"kind", stringifySizeRuleKind(r.getKind()).str()},
+                      {"symbol", r.getSymbol().str()},
+                      {"kv_tiles", factorsToJSON(r.getKvTiles())},
+                      {"max", r.getMaxValue()},
+                      {"ctas_per_sm", r.getCtasPerSM()}};
 }
 
 static json::Value attrToJSON(Attribute a) {
@@ -295,6 +320,12 @@ json::Object attnc::launchContractToJSONObject(LaunchContractAttr c) {
                      {"params", std::move(params)},
                      {"constraints", std::move(constraints)},
                      {"attrs", std::move(attrs)}};
+  if (!c.getSizeRules().empty()) {
+    json::Array rules;
+    for (SizeRuleAttr r : c.getSizeRules())
+      rules.push_back(sizeRuleToJSON(r));
+    entry["size_rules"] = std::move(rules);
+  }
   if (!c.getFallback().empty())
     entry["fallback"] = c.getFallback().str();
   return entry;

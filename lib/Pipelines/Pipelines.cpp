@@ -83,7 +83,15 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
     tiles.strategy = options.strategy;
     tiles.stages = options.stages;
     tiles.fallback = options.fallback;
+    // Decoding: the query heads of a K/V group share one tile.
+    if (options.splitKV > 0)
+      pm.addPass(createAttncPackGQA());
     pm.addPass(createAttncOnlineSoftmax(tiles));
+    if (options.splitKV > 0) {
+      AttncSplitKVOptions split;
+      split.maxSplits = options.splitKV;
+      pm.addPass(createAttncSplitKV(split));
+    }
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -5,10 +5,11 @@
 //===----------------------------------------------------------------------===//
 //
 // The CPU-only queries of the C API over a parsed manifest (Manifest.cpp):
-// modules, kernels, parameters, grid and workspace-size factors, tensormaps
-// and constraints. A host needs them to build the arguments of a call (which
-// tensors, which workspaces of what size) without reading manifest.json
-// itself. Every returned string is owned by the module.
+// modules, kernels, parameters, grid and workspace-size factors, tensormaps,
+// constraints and size rules (SizeRule.cpp evaluates them). A host needs them
+// to build the arguments of a call (which tensors, which workspaces of what
+// size) without reading manifest.json itself. Every returned string is owned by
+// the module.
 //
 //===----------------------------------------------------------------------===//
 
@@ -252,8 +253,44 @@ attnc_status attnc_kernel_constraint(const attnc_kernel *k, size_t index,
   const Constraint &c = k->constraints[index];
   out->kind = c.kind;
   out->lhs = c.lhs.c_str();
-  out->rhs = c.kind == ATTNC_CONSTRAINT_MIN ? nullptr : c.rhs.c_str();
-  out->value = c.kind == ATTNC_CONSTRAINT_MIN ? c.value : 0;
+  bool bound = c.kind == ATTNC_CONSTRAINT_MIN || c.kind == ATTNC_CONSTRAINT_MAX;
+  out->rhs = bound ? nullptr : c.rhs.c_str();
+  out->value = bound ? c.value : 0;
+  return ok();
+}
+
+size_t attnc_kernel_num_size_rules(const attnc_kernel *k) {
+  return k ? k->sizeRules.size() : 0;
+}
+
+attnc_status attnc_kernel_size_rule_info(const attnc_kernel *k, size_t index,
+                                         attnc_size_rule *out) {
+  if (!k || !out || index >= k->sizeRules.size())
+    return fail(ATTNC_ERROR_INVALID_ARGUMENT,
+                "attnc_kernel_size_rule_info: NULL argument or index out of "
+                "range");
+  const SizeRule &r = k->sizeRules[index];
+  out->kind = r.kind;
+  out->symbol = r.symbol.c_str();
+  out->max = r.max;
+  out->ctas_per_sm = r.ctasPerSM;
+  out->num_kv_tiles = r.kvTiles.size();
+  return ok();
+}
+
+attnc_status attnc_kernel_size_rule_factor(const attnc_kernel *k, size_t index,
+                                           size_t factor, attnc_factor *out) {
+  if (!k || !out || index >= k->sizeRules.size())
+    return fail(ATTNC_ERROR_INVALID_ARGUMENT,
+                "attnc_kernel_size_rule_factor: NULL argument or index out "
+                "of range");
+  const SizeRule &r = k->sizeRules[index];
+  if (factor >= r.kvTiles.size())
+    return fail(ATTNC_ERROR_INVALID_ARGUMENT,
+                "attnc_kernel_size_rule_factor: the size rule of '" + r.symbol +
+                    "' has " + std::to_string(r.kvTiles.size()) +
+                    " kv_tiles factors, not " + std::to_string(factor + 1));
+  toPublic(r.kvTiles[factor], *out);
   return ok();
 }
 

@@ -11,11 +11,13 @@
 // stride and tensormap parameters that name a real tensor and a dimension
 // below its rank; TMA boxes and swizzles the hardware accepts; block, grid
 // and shared memory within CUDA's limits; a `fallback` that names another
-// kernel taking the same arguments. Errors name the JSON path
+// kernel taking the same arguments; size rules of known kinds whose symbols
+// tensors bind. Errors name the JSON path
 // ("kernels[0].params[2].dtype") and the rule. Unknown keys are ignored so
 // that a newer compiler can add fields without a version bump; unknown
-// parameter, factor and constraint kinds are errors, since skipping them
-// would launch with a wrong ABI or an unchecked rule. Hosts (Python through
+// parameter, factor, constraint and size rule kinds are errors, since
+// skipping them would launch with a wrong ABI or an unchecked rule (or leave
+// a host without the rule it asks for). Hosts (Python through
 // ctypes included) can pass any text, so it is treated as hostile: bounded
 // in size and nesting before parsing, every integer range-checked before it
 // is stored (ManifestReader.h). The per-parameter readers are in
@@ -263,8 +265,8 @@ bool ManifestReader::parseConstraint(const json::Value &v,
     return getSymbol(*o, path, "lhs", c.lhs) &&
            getSymbol(*o, path, "rhs", c.rhs);
   }
-  if (kind == "min") {
-    c.kind = ATTNC_CONSTRAINT_MIN;
+  if (kind == "min" || kind == "max") {
+    c.kind = kind == "min" ? ATTNC_CONSTRAINT_MIN : ATTNC_CONSTRAINT_MAX;
     const json::Value *value = require(*o, path, "value");
     return getSymbol(*o, path, "sym", c.lhs) && value &&
            getInt(*value, path + ".value", c.value,
@@ -272,8 +274,41 @@ bool ManifestReader::parseConstraint(const json::Value &v,
   }
   // A runtime that skipped a rule it does not know would launch calls the
   // kernel cannot handle.
-  return failAt(path + ".kind", "unknown constraint kind '" + kind +
-                                    "' (expected divisible, equal or min)");
+  return failAt(path + ".kind",
+                "unknown constraint kind '" + kind +
+                    "' (expected divisible, equal, min or max)");
+}
+
+bool ManifestReader::parseSizeRule(const json::Value &v,
+                                   const std::string &path, SizeRule &r) {
+  const json::Object *o = v.getAsObject();
+  if (!o)
+    return failAt(path, std::string("expected an object, got ") + describe(v));
+  std::string kind;
+  if (!getString(*o, path, "kind", kind, true))
+    return false;
+  if (kind != "kv_splits")
+    return failAt(path + ".kind",
+                  "unknown size rule kind '" + kind + "' (expected kv_splits)");
+  r.kind = ATTNC_SIZE_RULE_KV_SPLITS;
+  if (!getSymbol(*o, path, "symbol", r.symbol))
+    return false;
+  const json::Array *tiles = requireArray(*o, path, "kv_tiles");
+  if (!tiles)
+    return false;
+  if (tiles->empty())
+    return failAt(path + ".kv_tiles", "expected at least one factor");
+  for (size_t i = 0; i < tiles->size(); ++i) {
+    Factor f;
+    if (!parseFactor((*tiles)[i], path + ".kv_tiles[" + std::to_string(i) + "]",
+                     f))
+      return false;
+    r.kvTiles.push_back(f);
+  }
+  const json::Value *max = require(*o, path, "max");
+  const json::Value *perSM = max ? require(*o, path, "ctas_per_sm") : nullptr;
+  return perSM && getInt(*max, path + ".max", r.max, 1, kMaxKVSplits) &&
+         getInt(*perSM, path + ".ctas_per_sm", r.ctasPerSM, 1);
 }
 
 bool ManifestReader::parseKernel(const json::Value &v, const std::string &path,
@@ -337,6 +372,20 @@ bool ManifestReader::parseKernel(const json::Value &v, const std::string &path,
     }
   }
 
+  if (const json::Value *rules = o->get("size_rules")) {
+    const json::Array *rs = rules->getAsArray();
+    if (!rs)
+      return failAt(path + ".size_rules",
+                    std::string("expected an array, got ") + describe(*rules));
+    for (size_t i = 0; i < rs->size(); ++i) {
+      SizeRule r;
+      if (!parseSizeRule((*rs)[i],
+                         path + ".size_rules[" + std::to_string(i) + "]", r))
+        return false;
+      k.sizeRules.push_back(std::move(r));
+    }
+  }
+
   if (const json::Value *attrs = o->get("attrs")) {
     const json::Object *ao = attrs->getAsObject();
     if (!ao)
@@ -386,12 +435,34 @@ bool ManifestReader::checkSymbols(const std::string &path,
   for (size_t i = 0; i < k.constraints.size(); ++i) {
     const Constraint &c = k.constraints[i];
     std::string cpath = path + ".constraints[" + std::to_string(i) + "]";
-    bool min = c.kind == ATTNC_CONSTRAINT_MIN;
+    bool min = c.kind == ATTNC_CONSTRAINT_MIN || c.kind == ATTNC_CONSTRAINT_MAX;
     if (unbound(c.lhs))
       return failAt(cpath + (min ? ".sym" : ".lhs"),
                     message("constraint symbol", c.lhs));
     if (!min && unbound(c.rhs))
       return failAt(cpath + ".rhs", message("constraint symbol", c.rhs));
+  }
+  // A size rule reads the grid and its K/V tiles with its own symbol unset.
+  std::set<std::string> ruled;
+  for (size_t i = 0; i < k.sizeRules.size(); ++i) {
+    const SizeRule &r = k.sizeRules[i];
+    std::string rpath = path + ".size_rules[" + std::to_string(i) + "]";
+    if (unbound(r.symbol))
+      return failAt(rpath + ".symbol", message("size rule symbol", r.symbol));
+    if (!ruled.insert(r.symbol).second)
+      return failAt(rpath + ".symbol",
+                    "a second size rule for '" + r.symbol + "'");
+    for (size_t j = 0; j < r.kvTiles.size(); ++j) {
+      const Factor &f = r.kvTiles[j];
+      std::string fpath = rpath + ".kv_tiles[" + std::to_string(j) + "]";
+      if (f.kind != ATTNC_FACTOR_SYMBOL)
+        continue;
+      if (f.symbol == r.symbol)
+        return failAt(fpath, "the K/V tiles of the size rule of '" + r.symbol +
+                                 "' use its own symbol");
+      if (unbound(f.symbol))
+        return failAt(fpath, message("size rule symbol", f.symbol));
+    }
   }
   return true;
 }

@@ -6,12 +6,12 @@
 //
 // The reader behind attnc_module_load and attnc_manifest_parse, split by
 // concern: Manifest.cpp reads the module and its kernels (launch
-// configuration, grid, constraints) and checks the cross-references,
-// ManifestParams.cpp reads the parameters and factors. A host can hand the
-// runtime any text, so the reader treats it as hostile: every integer is
-// range-checked before it is stored, every index the manifest controls is
-// checked against what it indexes, and the nesting depth and the size of the
-// text are bounded before the (recursive) JSON parser sees them.
+// configuration, grid, constraints, size rules) and checks the
+// cross-references, ManifestParams.cpp reads the parameters and factors. A host
+// can hand the runtime any text, so the reader treats it as hostile: every
+// integer is range-checked before it is stored, every index the manifest
+// controls is checked against what it indexes, and the nesting depth and the
+// size of the text are bounded before the (recursive) JSON parser sees them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -117,6 +117,8 @@ public:
                  attnc_kernel &k);
   bool parseConstraint(const llvm::json::Value &v, const std::string &path,
                        Constraint &c);
+  bool parseSizeRule(const llvm::json::Value &v, const std::string &path,
+                     SizeRule &r);
   bool checkSymbols(const std::string &path, const attnc_kernel &k,
                     const std::set<std::string> &symbols);
   bool parseKernel(const llvm::json::Value &v, const std::string &path,

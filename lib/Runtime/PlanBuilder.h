@@ -8,7 +8,8 @@
 // the call's arguments against the manifest (tensors, workspaces, the TMA
 // rules of tensormapped tensors, overlaps, constraints), Plan.cpp computes
 // what the launch needs (grid, workspace sizes, packed parameters, encoded
-// tensormaps) and implements the plan half of the C API.
+// tensormaps) and implements the plan half of the C API; SizeRule.cpp
+// evaluates size rules from the symbols some of a call's tensors bind.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,10 @@ public:
   /// The SM count the build used: the one given, or the driver's once it
   /// was asked (0 when no factor needed it).
   int64_t usedNumSMs() const { return numSMs; }
+  /// The value of size rule R for the symbols that TENSORS bind, the first
+  /// NUMTENSORS tensor and workspace arguments (SizeRule.cpp).
+  attnc_status evaluateSizeRule(const SizeRule &r, const attnc_tensor *tensors,
+                                size_t numTensors, int64_t &value);
 
 private:
   const attnc_kernel &k;
@@ -53,6 +58,8 @@ private:
   // Validate.cpp.
   attnc_status checkCounts(size_t numTensors, size_t numScalars);
   attnc_status checkTensor(const Param &p, const attnc_tensor &t);
+  attnc_status bindShape(const Param &p, const attnc_tensor &t,
+                         const std::string &unbound);
   attnc_status checkWorkspaceShape(const Param &p, const attnc_tensor &t);
   attnc_status checkConstraints();
   attnc_status checkWorkspaces();

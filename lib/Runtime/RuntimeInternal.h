@@ -75,6 +75,26 @@ struct Constraint {
   int64_t value = 0;    // min only
 };
 
+/// How to choose a size symbol that the caller picks (the manifest's
+/// size_rules): kv_splits from the grid with `symbol` set to 1, the K/V
+/// tiles of a row (the product of `kvTiles`), `max` and `ctasPerSM`.
+struct SizeRule {
+  attnc_size_rule_kind kind = ATTNC_SIZE_RULE_KV_SPLITS;
+  std::string symbol;
+  std::vector<Factor> kvTiles;
+  int64_t max = 1;
+  int64_t ctasPerSM = 1;
+};
+
+/// The largest `max` of a kv_splits rule.
+constexpr int64_t kMaxKVSplits = 128;
+
+/// The kv_splits rule (FlashAttention-2's num_splits_heuristic, in exact
+/// integer arithmetic): the split count for CTAS blocks with one split,
+/// TILES K/V tiles per row and SLOTS = num_sms * ctas_per_sm blocks
+/// resident at once, at most MAX (docs/abi.md). Always in [1, MAX].
+int64_t kvSplits(uint64_t ctas, uint64_t tiles, uint64_t slots, int64_t max);
+
 /// CUDA's limits on gridDim.x, .y and .z: the manifest reader refuses grid
 /// constants beyond them, the plan computed extents.
 constexpr int64_t kMaxGridDim[3] = {2147483647, 65535, 65535};
@@ -110,6 +130,7 @@ struct attnc_kernel {
   std::vector<attnc::rt::Param> params;
   std::vector<attnc::rt::Factor> grid[3];
   std::vector<attnc::rt::Constraint> constraints;
+  std::vector<attnc::rt::SizeRule> sizeRules;
   int64_t block[3] = {1, 1, 1};
   int64_t sharedMemoryBytes = 0;
   std::map<std::string, std::string> attrs;

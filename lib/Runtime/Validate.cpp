@@ -60,7 +60,11 @@ attnc_status PlanBuilder::checkCounts(size_t numTensors, size_t numScalars) {
   return ATTNC_OK;
 }
 
-attnc_status PlanBuilder::checkTensor(const Param &p, const attnc_tensor &t) {
+/// Rank, dtype and extents of T against P, binding P's size symbols to T's
+/// sizes, but for UNBOUND (a size rule's own symbol, which the caller has
+/// not chosen yet: its extent may be anything).
+attnc_status PlanBuilder::bindShape(const Param &p, const attnc_tensor &t,
+                                    const std::string &unbound) {
   const std::string &n = p.name;
   if (t.rank != rankOf(p))
     return refuse(n + " has rank " + std::to_string(t.rank) +
@@ -69,26 +73,21 @@ attnc_status PlanBuilder::checkTensor(const Param &p, const attnc_tensor &t) {
   if (t.dtype != p.dtype)
     return refuse(n + " has dtype " + dtypeText(t.dtype) +
                   " but the kernel expects " + dtypeText(p.dtype));
-  if (t.rank > 0 && (!t.sizes || !t.strides))
-    return refuse(n + ": sizes and strides must not be NULL");
-
-  bool hasElements = true;
+  if (t.rank > 0 && !t.sizes)
+    return refuse(n + ": sizes must not be NULL");
   for (int32_t d = 0; d < t.rank; ++d) {
     std::string at = n + ".shape[" + std::to_string(d) + "]";
-    int64_t size = t.sizes[d], stride = t.strides[d];
+    int64_t size = t.sizes[d];
     if (size < 0)
       return refuse(at + " = " + std::to_string(size) + " is negative");
-    if (stride < 0)
-      return refuse(n + ".stride[" + std::to_string(d) +
-                    "] = " + std::to_string(stride) +
-                    " is negative (negative strides are not supported)");
-    hasElements &= size != 0;
     const Dim &want = p.shape[d];
     if (want.symbol.empty()) {
       if (size != want.extent)
         return refuse(at + " = " + std::to_string(size) +
                       " but the kernel was compiled for " +
                       std::to_string(want.extent));
+    } else if (want.symbol == unbound) {
+      continue;
     } else if (const auto *b = lookup(want.symbol)) {
       if (b->first != size)
         return refuse(at + " = " + std::to_string(size) + " but " +
@@ -98,6 +97,20 @@ attnc_status PlanBuilder::checkTensor(const Param &p, const attnc_tensor &t) {
       bound.push_back({want.symbol, {size, at}});
     }
   }
+  return ATTNC_OK;
+}
+
+attnc_status PlanBuilder::checkTensor(const Param &p, const attnc_tensor &t) {
+  if (attnc_status st = bindShape(p, t, std::string()))
+    return st;
+  const std::string &n = p.name;
+  if (t.rank > 0 && !t.strides)
+    return refuse(n + ": strides must not be NULL");
+  for (int32_t d = 0; d < t.rank; ++d)
+    if (t.strides[d] < 0)
+      return refuse(n + ".stride[" + std::to_string(d) +
+                    "] = " + std::to_string(t.strides[d]) +
+                    " is negative (negative strides are not supported)");
   // A one-element innermost dimension is read at index 0 only, so its stride
   // is irrelevant (torch reports odd strides for such views).
   if (p.contiguousLast && t.rank > 0 && t.sizes[t.rank - 1] > 1 &&
@@ -106,7 +119,7 @@ attnc_status PlanBuilder::checkTensor(const Param &p, const attnc_tensor &t) {
                   "] = " + std::to_string(t.strides[t.rank - 1]) +
                   " but the innermost dimension must be contiguous "
                   "(stride 1)");
-  if (!hasElements)
+  if (hasNoElements(t))
     return ATTNC_OK; // nothing is read or written: any pointer will do
   if (t.data == 0)
     return refuse(n + ": data pointer is NULL but the tensor is not empty");
@@ -266,6 +279,11 @@ attnc_status PlanBuilder::checkConstraints() {
     if (c.kind == ATTNC_CONSTRAINT_MIN) {
       if (lhs < c.value)
         return refuse(l + " must be at least " + std::to_string(c.value));
+      continue;
+    }
+    if (c.kind == ATTNC_CONSTRAINT_MAX) {
+      if (lhs > c.value)
+        return refuse(l + " must be at most " + std::to_string(c.value));
       continue;
     }
     int64_t rhs = lookup(c.rhs)->first;

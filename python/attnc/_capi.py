@@ -38,7 +38,9 @@ PARAM_KINDS = {0: "tensor", 1: "size", 2: "stride", 3: "scalar",
 ROLES = {0: None, 1: "input", 2: "output"}
 # attnc_factor_kind and attnc_constraint_kind values.
 FACTOR_CONSTANT, FACTOR_SYMBOL, FACTOR_NUM_SMS = 0, 1, 2
-CONSTRAINT_KINDS = {0: "divisible", 1: "equal", 2: "min"}
+CONSTRAINT_KINDS = {0: "divisible", 1: "equal", 2: "min", 3: "max"}
+# attnc_size_rule_kind values.
+SIZE_RULE_KINDS = {0: "kv_splits"}
 
 
 class AttncError(RuntimeError):
@@ -97,6 +99,16 @@ class ConstraintInfo(Structure):
         ("lhs", c_char_p),
         ("rhs", c_char_p),
         ("value", c_int64),
+    ]
+
+
+class SizeRuleInfo(Structure):
+    _fields_ = [
+        ("kind", c_int),
+        ("symbol", c_char_p),
+        ("max", c_int64),
+        ("ctas_per_sm", c_int64),
+        ("num_kv_tiles", c_size_t),
     ]
 
 
@@ -162,6 +174,13 @@ _SIGNATURES = {
                                                  POINTER(Factor)]),
     "attnc_kernel_num_constraints": (c_size_t, [_P]),
     "attnc_kernel_constraint": (_S, [_P, c_size_t, POINTER(ConstraintInfo)]),
+    "attnc_kernel_num_size_rules": (c_size_t, [_P]),
+    "attnc_kernel_size_rule_info": (_S, [_P, c_size_t,
+                                         POINTER(SizeRuleInfo)]),
+    "attnc_kernel_size_rule_factor": (_S, [_P, c_size_t, c_size_t,
+                                           POINTER(Factor)]),
+    "attnc_kernel_size_rule": (_S, [_P, c_char_p, POINTER(TensorDesc),
+                                    c_size_t, c_int32, POINTER(c_int64)]),
     "attnc_plan_create": (_S, [_P, POINTER(TensorDesc), c_size_t,
                                POINTER(ScalarDesc), c_size_t, POINTER(_P)]),
     "attnc_plan_create_with_options": (_S, [_P, POINTER(TensorDesc), c_size_t,

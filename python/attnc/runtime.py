@@ -52,7 +52,8 @@ class Param(NamedTuple):
 
 class Constraint(NamedTuple):
     """A rule on size symbols: divisible (lhs % rhs == 0, rhs > 0), equal
-    (lhs == rhs) or min (lhs >= value; rhs is None)."""
+    (lhs == rhs), min (lhs >= value) or max (lhs <= value; min and max have
+    rhs None)."""
     kind: str
     lhs: str
     rhs: str | None
@@ -162,6 +163,9 @@ class Kernel:
             for axis in range(3))
         self.constraints = [self._constraint(i) for i in range(
             lib().attnc_kernel_num_constraints(handle))]
+        # How to choose the size symbols the caller picks (size_rule()).
+        self.size_rules = [self._size_rule_info(i) for i in range(
+            lib().attnc_kernel_num_size_rules(handle))]
 
     @property
     def fallback(self) -> "Kernel | None":
@@ -195,6 +199,45 @@ class Kernel:
         check(lib().attnc_kernel_constraint(self._handle, i, byref(c)))
         return Constraint(_capi.CONSTRAINT_KINDS[c.kind], text(c.lhs),
                           text(c.rhs), c.value)
+
+    def _size_rule_info(self, i: int) -> dict:
+        r = _capi.SizeRuleInfo()
+        check(lib().attnc_kernel_size_rule_info(self._handle, i, byref(r)))
+        return {"kind": _capi.SIZE_RULE_KINDS.get(r.kind, str(r.kind)),
+                "symbol": text(r.symbol),
+                "kv_tiles": tuple(
+                    self._factor(lib().attnc_kernel_size_rule_factor, i, j)
+                    for j in range(r.num_kv_tiles)),
+                "max": r.max, "ctas_per_sm": r.ctas_per_sm}
+
+    def size_rule(self, symbol: str, *tensors,
+                  num_sms: int | None = None) -> int:
+        """The value the kernel's size rule gives SYMBOL (the split count
+        ``"splits"`` of a split-KV kernel) for a call whose leading tensor
+        arguments, in manifest order, are TENSORS (e.g. q, k, v): the size
+        to allocate the tensors whose shape has SYMBOL with. NUM_SMS is the
+        device's SM count; by default that of the torch tensors' device,
+        else the driver's for its current device. Any value the kernel's
+        constraints allow is correct; the rule chooses a fast one."""
+        params = [p for p in self.params
+                  if p.kind in ("tensor", "workspace")]
+        if len(tensors) > len(params):
+            raise TypeError(f"{self.name}.size_rule() takes at most "
+                            f"{len(params)} tensors "
+                            f"({', '.join(p.name for p in params)}), got "
+                            f"{len(tensors)}")
+        params = params[:len(tensors)]
+        descs, arrays = _descriptors(
+            self, params, {p.name: t for p, t in zip(params, tensors)})
+        if num_sms is None:
+            device = next((t.device for t in tensors if _is_torch(t)), None)
+            num_sms = 0 if device is None else _device_num_sms(device)
+        value = c_int64()
+        check(lib().attnc_kernel_size_rule(self._handle, symbol.encode(),
+                                           descs, len(params), num_sms,
+                                           byref(value)))
+        del arrays  # sizes/strides lived until the call returned
+        return value.value
 
     def _param(self, i: int) -> Param:
         info = _capi.ParamInfo()
@@ -374,6 +417,36 @@ def _keep_until_done(tensors: list, stream: int | None) -> None:
         t.record_stream(external)
 
 
+def _descriptors(kernel: Kernel, params: list, tensors: dict) -> tuple:
+    """One TensorDesc per parameter of PARAMS (tensors and workspaces, in
+    manifest order) from TENSORS by name, and the ctypes arrays they point
+    into, which must live until the C call returns."""
+    descs = (_capi.TensorDesc * max(len(params), 1))()
+    arrays = []
+    for i, p in enumerate(params):
+        if p.name not in tensors:
+            raise TypeError(f"{kernel.name}: missing {p.kind} {p.name!r}")
+        if p.kind == "workspace":
+            data, nbytes = describe_workspace(tensors[p.name], p.name)
+            sizes, strides = (c_int64 * 1)(nbytes), (c_int64 * 1)(1)
+            arrays += [sizes, strides]
+            descs[i] = _capi.TensorDesc(data, _capi.DTYPE_CODES["i8"], 1,
+                                        sizes, strides)
+            continue
+        t = describe(tensors[p.name], p.name)
+        if t.dtype is None:
+            raise AttncError(f"{kernel.name}: {p.name} has dtype "
+                             f"{t.dtype_text}, which attnc does not "
+                             f"support (the kernel expects {p.dtype})",
+                             "ATTNC_ERROR_VALIDATION")
+        sizes = (c_int64 * max(len(t.shape), 1))(*t.shape)
+        strides = (c_int64 * max(len(t.strides), 1))(*t.strides)
+        arrays += [sizes, strides]
+        descs[i] = _capi.TensorDesc(t.data, _capi.DTYPE_CODES[t.dtype],
+                                    len(t.shape), sizes, strides)
+    return descs, arrays
+
+
 def _scalar(p: Param, value: Any) -> _capi.ScalarDesc:
     s = _capi.ScalarDesc()
     if isinstance(value, float) or (not isinstance(value, int) and
@@ -402,31 +475,8 @@ class Plan:
         # One descriptor per tensor or workspace, in manifest order.
         params = [p for p in kernel.params
                   if p.kind in ("tensor", "workspace")]
-        descs = (_capi.TensorDesc * max(len(params), 1))()
-        self._arrays = []  # sizes/strides must live until the C call returns
         self.arguments = dict(tensors)  # keeps the tensors alive
-        for i, p in enumerate(params):
-            if p.name not in tensors:
-                raise TypeError(f"{kernel.name}: missing {p.kind} "
-                                f"{p.name!r}")
-            if p.kind == "workspace":
-                data, nbytes = describe_workspace(tensors[p.name], p.name)
-                sizes, strides = (c_int64 * 1)(nbytes), (c_int64 * 1)(1)
-                self._arrays += [sizes, strides]
-                descs[i] = _capi.TensorDesc(data, _capi.DTYPE_CODES["i8"], 1,
-                                            sizes, strides)
-                continue
-            t = describe(tensors[p.name], p.name)
-            if t.dtype is None:
-                raise AttncError(f"{kernel.name}: {p.name} has dtype "
-                                 f"{t.dtype_text}, which attnc does not "
-                                 f"support (the kernel expects {p.dtype})",
-                                 "ATTNC_ERROR_VALIDATION")
-            sizes = (c_int64 * max(len(t.shape), 1))(*t.shape)
-            strides = (c_int64 * max(len(t.strides), 1))(*t.strides)
-            self._arrays += [sizes, strides]
-            descs[i] = _capi.TensorDesc(t.data, _capi.DTYPE_CODES[t.dtype],
-                                        len(t.shape), sizes, strides)
+        descs, self._arrays = _descriptors(kernel, params, tensors)
         scalar_descs = (_capi.ScalarDesc * max(len(kernel.scalars), 1))(
             *[_scalar(p, scalars[p.name]) for p in kernel.scalars])
         self._device = next((tensors[p.name].device for p in params

@@ -1,5 +1,6 @@
 """CPU tests of the Python runtime API over libattnc_runtime.so: manifest
-loading, kernel metadata (tensormaps, workspaces, constraints, grid rules),
+loading, kernel metadata (tensormaps, workspaces, constraints, grid rules,
+size rules),
 validation refusals with the C library's messages, launch plans, scalars,
 workspaces, DLPack, and the GPU entry points' error paths."""
 
@@ -420,6 +421,77 @@ def fallback_args(**changes):
 # q with rows of 68 bf16 (136 bytes): TMA and row_align 16 refuse them.
 PADDED_Q = FakeTensor(0x100000, (2, 8, 300, 64), BF16,
                       (8 * 300 * 68, 300 * 68, 68, 1))
+
+
+def split_qkv(B, H, Hkv, Sq, Skv):
+    """q, k, v of a split-KV decode call."""
+    return (FakeTensor(0x100000, (B, H, Sq, 128), BF16),
+            FakeTensor(0x10000000, (B, Hkv, Skv, 128), BF16),
+            FakeTensor(0x20000000, (B, Hkv, Skv, 128), BF16))
+
+
+class SizeRuleTest(unittest.TestCase):
+    """The split count of a split-KV kernel, from its manifest's rule."""
+
+    def setUp(self):
+        m = attnc.load(INPUTS / "split")
+        self.partial, self.combine = m["attn_partial"], m["attn_combine"]
+        patcher = mock.patch.dict(os.environ,
+                                  {"ATTNC_LIBCUDA": "/nonexistent/libcuda.so"})
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def test_metadata(self):
+        self.assertEqual(self.partial.size_rules, [
+            {"kind": "kv_splits", "symbol": "splits",
+             "kv_tiles": ({"sym": "Skv", "ceil_div": 64},), "max": 128,
+             "ctas_per_sm": 2}])
+        self.assertEqual(self.combine.size_rules, [])
+
+    def test_values(self):
+        # docs/abi.md's rule on 132 SMs, 2 blocks each (SizeRuleTest.cpp
+        # works them out).
+        rule = self.partial.size_rule
+        self.assertEqual(rule("splits", *split_qkv(1, 32, 8, 1, 8192),
+                              num_sms=132), 7)
+        self.assertEqual(rule("splits", *split_qkv(4, 32, 8, 1, 8192),
+                              num_sms=132), 2)
+        self.assertEqual(rule("splits", *split_qkv(128, 32, 8, 1, 8192),
+                              num_sms=132), 1)
+        self.assertEqual(rule("splits", *split_qkv(1, 32, 8, 1, 64),
+                              num_sms=132), 1)
+        # Outputs may come along, whatever their split extent.
+        q, k, v = split_qkv(1, 32, 8, 1, 8192)
+        o = FakeTensor(0x30000000, (3, 1, 32, 1, 128), F32)
+        self.assertEqual(rule("splits", q, k, v, o, num_sms=132), 7)
+        # The value plans: partials of that many splits are accepted.
+        o = FakeTensor(0x30000000, (7, 1, 32, 1, 128), F32)
+        lse = FakeTensor(0x40000000, (7, 1, 32, 1), F32)
+        plan = self.partial.plan(q, k, v, o_partial=o, lse_partial=lse)
+        self.assertEqual(plan.symbol("splits"), 7)
+        self.assertEqual(plan.grid, (7, 32, 1))
+
+    def test_errors(self):
+        q, k, v = split_qkv(1, 32, 8, 1, 8192)
+        with self.assertRaises(attnc.AttncError) as e:
+            self.partial.size_rule("splits", q, num_sms=132)
+        self.assertEqual(e.exception.status, "ATTNC_ERROR_VALIDATION")
+        self.assertEqual(str(e.exception),
+                         "attn_partial: size rule of splits needs Skv, which "
+                         "no tensor given binds (pass k or v)")
+        with self.assertRaises(attnc.AttncError) as e:
+            self.partial.size_rule("Sq", q, k, v, num_sms=132)
+        self.assertEqual(e.exception.status, "ATTNC_ERROR_NOT_FOUND")
+        with self.assertRaises(attnc.AttncError) as e:
+            self.combine.size_rule("splits", num_sms=132)
+        self.assertEqual(str(e.exception), "attn_combine: no size rule for "
+                         "'splits' (the kernel has none)")
+        with self.assertRaises(TypeError):
+            self.partial.size_rule("splits", q, k, v, q, q, q, num_sms=132)
+        # Without torch or num_sms the driver is asked, and there is none.
+        with self.assertRaises(attnc.AttncError) as e:
+            self.partial.size_rule("splits", q, k, v)
+        self.assertEqual(e.exception.status, "ATTNC_ERROR_NO_DRIVER")
 
 
 class FallbackTest(unittest.TestCase):

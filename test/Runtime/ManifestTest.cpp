@@ -547,7 +547,7 @@ TEST(Manifest, EachVersion2RuleHasItsMessage) {
       {R"({"kind": "equal", "lhs": "K", "rhs": "K2"})",
        R"({"kind": "less", "lhs": "K", "rhs": "K2"})",
        "kernels[0].constraints[1].kind: unknown constraint kind 'less' "
-       "(expected divisible, equal or min)"},
+       "(expected divisible, equal, min or max)"},
       {R"({"kind": "equal", "lhs": "K", "rhs": "K2"})", R"("K == K2")",
        "kernels[0].constraints[1]: expected an object, got a string"},
       {R"("constraints": [)", R"("constraints": {"x": [)",

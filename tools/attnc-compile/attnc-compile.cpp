@@ -84,6 +84,11 @@ static cl::opt<bool> fallback(
     cl::desc("give attention kernels that load by TMA an mma_sync_unaligned "
              "fallback kernel for tensors TMA cannot address (default: on)"),
     cl::init(true));
+static cl::opt<int64_t> splitKV(
+    "split-kv",
+    cl::desc("split the K/V loops of forward attention into at most N "
+             "parallel parts and a combine kernel (decoding; 0: no split)"),
+    cl::init(0));
 static cl::opt<bool> backward(
     "backward",
     cl::desc("also compile the backward of each attention function "
@@ -193,6 +198,7 @@ int main(int argc, char **argv) {
     o.stages = stages;
     o.fallback = fallback;
     o.backward = backward;
+    o.splitKV = splitKV;
     o.cudaRoot = toolkit;
     o.fusionAccessesPerThread = fusionAccesses;
   };

@@ -114,9 +114,10 @@ inline bool mentionsSymbol(llvm::ArrayRef<std::vector<ABIDim>> shapes,
 
 /// A rule on size symbols the host checks before launching.
 struct ABIConstraint {
-  enum class Kind { Divisible, Equal, Min };
+  enum class Kind { Divisible, Equal, Min, Max };
   Kind kind;
-  /// Divisible, Equal: lhs % rhs == 0 / lhs == rhs. Min: lhs >= value.
+  /// Divisible, Equal: lhs % rhs == 0 / lhs == rhs. Min, Max: lhs >= value
+  /// / lhs <= value.
   std::string lhs, rhs;
   int64_t value = 0;
 
@@ -129,6 +130,21 @@ struct ABIConstraint {
   static ABIConstraint min(std::string sym, int64_t v) {
     return {Kind::Min, std::move(sym), "", v};
   }
+  static ABIConstraint max(std::string sym, int64_t v) {
+    return {Kind::Max, std::move(sym), "", v};
+  }
+};
+
+/// How a host chooses size symbol `symbol`, which the caller picks
+/// (#attnc.size_rule; the only kind is kv_splits, the split count of
+/// split-KV attention): from the grid with the symbol set to 1, the K/V
+/// tiles of a row (the product of `kvTiles`), `max` and the blocks one SM
+/// runs at once (docs/abi.md).
+struct ABISizeRule {
+  std::string symbol;
+  std::vector<GridFactor> kvTiles;
+  int64_t max = 128;
+  int64_t ctasPerSM = 1;
 };
 
 /// Everything a host needs to launch one kernel.
@@ -140,6 +156,7 @@ struct KernelABI {
   int64_t block[3] = {1, 1, 1};
   int64_t dynamicSharedMemoryBytes = 0;
   std::vector<ABIConstraint> constraints;
+  std::vector<ABISizeRule> sizeRules;
   /// What was compiled in (causal, scale, tile sizes, ...), as JSON scalars
   /// rendered to text: "true"/"false", integers and floats become typed
   /// attributes, anything else a string.
@@ -159,7 +176,7 @@ LaunchContractAttr buildLaunchContract(
 
 /// The contract's entry of the manifest (version 2) without the file
 /// names: name, kind, block, grid, dynamic_shared_memory_bytes, params,
-/// constraints, attrs.
+/// constraints, size_rules (when there are any), attrs.
 llvm::json::Object launchContractToJSONObject(LaunchContractAttr contract);
 
 /// launchContractToJSONObject as JSON text.

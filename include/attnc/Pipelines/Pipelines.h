@@ -61,6 +61,12 @@ struct AttncPipelineOptions
       llvm::cl::desc("add the backward of each attention function "
                      "(--attnc-derive-backward) and compile it too"),
       llvm::cl::init(false)};
+  PassOptions::Option<int64_t> splitKV{
+      *this, "split-kv",
+      llvm::cl::desc("split the K/V loops of forward attention into at most "
+                     "this many parallel parts merged by a combine kernel "
+                     "(--attnc-split-kv, for decoding; 0: no split)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> fuseAttention{
       *this, "fuse-attention",
       llvm::cl::desc("run the attention fusion and online-softmax rewrite "

@@ -14,6 +14,7 @@
 
 #include "attnc/Analysis/DimIndices.h"
 #include "attnc/Conversion/AttncToGPU/BackwardKernel.h"
+#include "attnc/Conversion/AttncToGPU/CombineKernel.h"
 #include "attnc/Conversion/AttncToGPU/FlashAttentionKernel.h"
 #include "attnc/Conversion/AttncToGPU/FusionKernel.h"
 #include "attnc/Conversion/Passes.h"
@@ -66,7 +67,8 @@ struct AttncConvertToGPUPass
         bool flashForm =
             isa<scf::ForallOp>(op) &&
             op.walk([](Operation *inner) {
-                return isa<OnlineAttentionOp, OnlineAttentionGradOp>(inner)
+                return isa<OnlineAttentionOp, OnlineAttentionGradOp,
+                           OnlineAttentionMergeOp>(inner)
                            ? WalkResult::interrupt()
                            : WalkResult::advance();
               }).wasInterrupted();
@@ -78,7 +80,9 @@ struct AttncConvertToGPUPass
           op.emitOpError("has no kernel of its own: run --attnc-online-softmax "
                          "to get its flash form first");
           failedAny = true;
-        } else if (isa<AttncDialect>(op.getDialect())) {
+        } else if (isa<AttncDialect>(op.getDialect()) &&
+                   !isa<KVSplitCountOp>(op)) {
+          // (The split count is host-side: the kernels read it as a size.)
           op.emitOpError("cannot be lowered to a GPU kernel: only fused "
                          "attention (--attnc-fuse-attention, "
                          "--attnc-online-softmax) and attnc.fusion "
@@ -201,6 +205,9 @@ struct AttncConvertToGPUPass
     if (auto fusion = dyn_cast<FusionOp>(op)) {
       kernel = buildFusionKernel(b, gpuModule, name, fusion, abi,
                                  fusionAccessesPerThread);
+    } else if (isCombineForm(cast<scf::ForallOp>(op))) {
+      kernel =
+          buildCombineKernel(b, gpuModule, name, cast<scf::ForallOp>(op), abi);
     } else if (isBackwardForm(cast<scf::ForallOp>(op))) {
       kernel = buildAttentionBackwardKernel(b, gpuModule, name,
                                             cast<scf::ForallOp>(op), abi);

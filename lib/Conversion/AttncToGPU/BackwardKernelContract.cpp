@@ -156,8 +156,14 @@ FailureOr<GridFactor> BackwardKernelBuilder::gridFactor(OpFoldResult extent) {
 
 LogicalResult BackwardKernelBuilder::planGrid() {
   return planForallGrid(
-      form.forall, [&](OpFoldResult e) { return gridFactor(e); }, abi.grid,
-      gridDims);
+      form.forall,
+      [&](OpFoldResult e) -> FailureOr<std::vector<GridFactor>> {
+        FailureOr<GridFactor> f = gridFactor(e);
+        if (failed(f))
+          return failure();
+        return std::vector<GridFactor>{*f};
+      },
+      abi.grid, gridDims);
 }
 
 Value BackwardKernelBuilder::extentOf(Value tensor, int64_t dim) {

@@ -48,7 +48,7 @@ using namespace attnc::flash_kernel;
 //===----------------------------------------------------------------------===//
 
 std::string FlashKernelBuilder::symbolOf(Value tensor, int64_t dim) const {
-  if (tensor == form.query)
+  if (tensor == form.query || tensor == form.packedSource)
     return kQuerySymbols[dim];
   return kKeySymbols[dim];
 }
@@ -72,7 +72,9 @@ void FlashKernelBuilder::planParameters() {
   std::string dtype = mlirTypeToDType(form.elementType);
   int64_t d = form.headDim;
   int64_t dv = cast<RankedTensorType>(form.value.getType()).getDimSize(3);
-  auto qShape = shapeOf(form.query, {0, 1, 2});
+  // A packed form's tensors are the unpacked [B, H, Sq, ...] ones.
+  auto qShape =
+      shapeOf(form.packedSource ? form.packedSource : form.query, {0, 1, 2});
   auto kvShape = shapeOf(form.key, {0, 1, 2});
   auto vShape = shapeOf(form.value, {0, 1, 2});
   auto push = [&](ABIParam p) {
@@ -102,19 +104,40 @@ void FlashKernelBuilder::planParameters() {
   tensor("q", dtype, withDim(qShape, d), "input", true);
   tensor("k", dtype, withDim(kvShape, d), "input", true);
   tensor("v", dtype, withDim(vShape, dv), "input", true);
-  tensor("o", dtype, withDim(qShape, dv), "output", true);
-  tensor("lse", "f32", qShape, "output", false);
+  if (!isPartial()) {
+    tensor("o", dtype, withDim(qShape, dv), "output", true);
+    tensor("lse", "f32", qShape, "output", false);
+  } else {
+    // f32 partials of each split: [splits, B, H, Sq(, dv)].
+    std::vector<ABIDim> rows = {std::string(kSplitSymbol)};
+    rows.insert(rows.end(), qShape.begin(), qShape.end());
+    tensor("o_partial", "f32", withDim(rows, dv), "output", true);
+    tensor("lse_partial", "f32", rows, "output", false);
+  }
   for (const char *sym : kSizeSymbols)
     if (mentionsSymbol({qShape, kvShape, vShape}, sym))
       push(ABIParam::size(sym));
-  for (const char *t : kStridedTensors)
+  if (isPartial())
+    push(ABIParam::size(kSplitSymbol));
+  for (const char *t : kStridedTensors) {
+    if (StringRef(t) == "o" && isPartial())
+      continue;
     for (int64_t dim = 0; dim < kStridedDims; ++dim)
       push(ABIParam::stride(t, dim));
+  }
+  if (isPartial()) {
+    for (int64_t dim = 0; dim < 4; ++dim)
+      push(ABIParam::stride("o_partial", dim));
+    for (int64_t dim = 0; dim < 3; ++dim)
+      push(ABIParam::stride("lse_partial", dim));
+  }
   // TMA descriptors of the tensors the strategy moves through tensor maps:
   // a box of one matrix's rows and 64 elements (128 bytes, the swizzle's
   // span), the d / 64 boxes of a tile side by side.
   for (const char *t : {"q", "k", "v", "o"}) {
     int64_t rows = strategy->tensorMapRows(t);
+    if (rows != 0 && StringRef(t) == "o" && isPartial())
+      continue; // refused in build()
     if (rows == 0)
       continue;
     ABIParam p;
@@ -130,16 +153,57 @@ void FlashKernelBuilder::planParameters() {
     push(runtimeScaleParam(form.runtimeScale));
 }
 
-/// A grid extent as the host computes it: a constant, a size, or
-/// ceil(size / k).
-FailureOr<GridFactor> FlashKernelBuilder::gridFactor(OpFoldResult extent) {
-  return gridFactorOf(extent, [&](Value x) -> std::optional<std::string> {
-    auto dim = cast_or_null<tensor::DimOp>(
-        sizeDimOf(x, {form.query, form.key, form.value}));
-    if (!dim)
-      return std::nullopt;
-    return symbolOf(dim.getSource(), *dim.getConstantIndex());
-  });
+/// A grid extent as the host computes it: a product of constants, sizes,
+/// ceil(size / k) and the split count.
+FailureOr<std::vector<GridFactor>>
+FlashKernelBuilder::gridFactor(OpFoldResult extent) {
+  if (auto v = dyn_cast<Value>(extent))
+    if (auto mul = v.getDefiningOp<arith::MulIOp>()) {
+      FailureOr<std::vector<GridFactor>> lhs = gridFactor(mul.getLhs());
+      FailureOr<std::vector<GridFactor>> rhs = gridFactor(mul.getRhs());
+      if (failed(lhs) || failed(rhs))
+        return failure();
+      lhs->insert(lhs->end(), rhs->begin(), rhs->end());
+      return lhs;
+    }
+  // A packed form's query tiles: ceildiv(G * Sq, k) = ceildiv(Sq, k / G)
+  // when G divides k (the packed view's rows are not a symbol).
+  if (auto v = dyn_cast<Value>(extent); v && form.packedSource)
+    if (auto apply = v.getDefiningOp<affine::AffineApplyOp>();
+        apply && apply.getMapOperands().size() == 1)
+      if (auto dim = apply.getMapOperands()[0].getDefiningOp<tensor::DimOp>();
+          dim && dim.getSource() == form.query && dim.getConstantIndex() == 2) {
+        auto bin =
+            dyn_cast<AffineBinaryOpExpr>(apply.getAffineMap().getResult(0));
+        auto k = bin ? dyn_cast<AffineConstantExpr>(bin.getRHS()) : nullptr;
+        auto q = cast<RankedTensorType>(form.packedSource.getType());
+        auto key = cast<RankedTensorType>(form.key.getType());
+        int64_t group = q.getDimSize(1) / key.getDimSize(1);
+        if (bin && k && bin.getKind() == AffineExprKind::CeilDiv &&
+            isa<AffineSymbolExpr, AffineDimExpr>(bin.getLHS()) &&
+            k.getValue() % group == 0 && q.isDynamicDim(2))
+          return std::vector<GridFactor>{
+              GridFactor::ceilDivOf("Sq", k.getValue() / group)};
+        return apply.emitOpError()
+               << "counts the query tiles of a packed GQA form; the host can "
+                  "compute them only when the group size ("
+               << group << ") divides block_q (ceildiv(Sq, block_q / G))";
+      }
+  FailureOr<GridFactor> f =
+      gridFactorOf(extent, [&](Value x) -> std::optional<std::string> {
+        if (x.getDefiningOp<KVSplitCountOp>())
+          return std::string(kSplitSymbol);
+        auto dim = cast_or_null<tensor::DimOp>(sizeDimOf(
+            x, {form.query, form.key, form.value, form.packedSource}));
+        // (The packed view's rows are G * Sq, not a symbol.)
+        if (!dim || (form.packedSource && dim.getSource() == form.query &&
+                     *dim.getConstantIndex() != 0))
+          return std::nullopt;
+        return symbolOf(dim.getSource(), *dim.getConstantIndex());
+      });
+  if (failed(f))
+    return failure();
+  return std::vector<GridFactor>{*f};
 }
 
 LogicalResult FlashKernelBuilder::planGrid() {
@@ -153,6 +217,50 @@ LogicalResult FlashKernelBuilder::planGrid() {
     abi.grid[0] = {GridFactor::numSMs()};
     abi.grid[1] = abi.grid[2] = {GridFactor::constant(1)};
   }
+  return success();
+}
+
+/// The attnc.kv_split_count a grid extent is a multiple of, or null.
+static KVSplitCountOp splitCountOf(OpFoldResult extent) {
+  auto v = dyn_cast<Value>(extent);
+  if (!v)
+    return {};
+  if (auto split = v.getDefiningOp<KVSplitCountOp>())
+    return split;
+  if (auto mul = v.getDefiningOp<arith::MulIOp>()) {
+    if (KVSplitCountOp split = splitCountOf(mul.getLhs()))
+      return split;
+    return splitCountOf(mul.getRhs());
+  }
+  return {};
+}
+
+/// The host evaluates the split count with the rule of the
+/// attnc.kv_split_count the forall's extents multiply by: its grid with one
+/// split is the op's block count, and a row's K/V tiles are
+/// ceil(Skv / block_kv).
+LogicalResult FlashKernelBuilder::planSplitRule() {
+  KVSplitCountOp split;
+  for (OpFoldResult ub : form.forall.getMixedUpperBound())
+    if ((split = splitCountOf(ub)))
+      break;
+  if (!split)
+    return form.forall.emitOpError()
+           << "is a split-KV partial form but no extent of it is a multiple "
+              "of an attnc.kv_split_count, whose rule the host would "
+              "evaluate";
+  ABISizeRule rule;
+  rule.symbol = kSplitSymbol;
+  int64_t blockKV = form.config.getBlockKV();
+  auto key = cast<RankedTensorType>(form.key.getType());
+  if (key.isDynamicDim(2))
+    rule.kvTiles = {GridFactor::ceilDivOf(symbolOf(form.key, 2), blockKV)};
+  else
+    rule.kvTiles = {GridFactor::constant(
+        std::max<int64_t>(1, llvm::divideCeil(key.getDimSize(2), blockKV)))};
+  rule.max = split.getMaxSplits();
+  rule.ctasPerSM = split.getCtasPerSm();
+  abi.sizeRules.push_back(std::move(rule));
   return success();
 }
 
@@ -484,6 +592,8 @@ LogicalResult FlashKernelBuilder::emitEpilogue(OnlineSoftmaxState &st) {
     r[3] = arith::AddIOp::create(b, loc, r[2], *rows);
     return r;
   };
+  if (isPartial())
+    return emitPartialEpilogue(st.acc, lse);
   FailureOr<std::array<Value, 4>> out = rowsOf(form.outInsert);
   FailureOr<std::array<Value, 4>> lseRows =
       form.lseInsert ? rowsOf(form.lseInsert) : out;
@@ -498,6 +608,10 @@ LogicalResult FlashKernelBuilder::emitEpilogue(OnlineSoftmaxState &st) {
   o.rowStride = paramIndexValue("o.stride2");
   o.rowStart = (*out)[2];
   o.rowLimit = (*out)[3];
+  if (form.packedSource) {
+    o.rowsPerHead = extentOf(form.packedSource, 2);
+    o.headStride = paramIndexValue("o.stride1");
+  }
   if (strategy->tensorMapRows("o") > 0) {
     o.map = param("o.map");
     o.batch = oMatrix->batch;
@@ -511,21 +625,88 @@ LogicalResult FlashKernelBuilder::emitEpilogue(OnlineSoftmaxState &st) {
   Value bh = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, lb, heads), lh);
   Value rowBase = arith::MulIOp::create(b, loc, bh, seqQ);
+  // (Packed rows of a group are consecutive rows of the contiguous
+  // logsumexp: group hkv's are rows hkv * G * Sq onwards.)
+  GlobalTile l;
+  l.mem = globalMem.lookup("lse");
+  l.base = rowBase;
+  l.rowStride = arith::ConstantIndexOp::create(b, loc, 1);
+  storeRowValues(lse, l, lq0, lEnd);
+  return success();
+}
+
+/// One f32 per row of the tile, rows [q0, end), at the row's offset in
+/// `to` (its rows one element each), by the row's leader thread.
+void FlashKernelBuilder::storeRowValues(ArrayRef<Value> values,
+                                        const GlobalTile &to, Value q0,
+                                        Value end) {
   const AccumulatorLayout &layout = strategy->outputLayout();
-  for (auto [slot, value] : llvm::enumerate(lse)) {
-    Value row =
-        arith::AddIOp::create(b, loc, lq0, layout.slotRow(b, loc, slot));
+  for (auto [slot, value] : llvm::enumerate(values)) {
+    Value row = arith::AddIOp::create(b, loc, q0, layout.slotRow(b, loc, slot));
     Value write = arith::AndIOp::create(
         b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, lEnd),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, end),
         layout.isRowLeader(b, loc));
     auto ifOp = scf::IfOp::create(b, loc, write, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    memref::StoreOp::create(
-        b, loc, value, globalMem.lookup("lse"),
-        ValueRange{arith::AddIOp::create(b, loc, rowBase, row)});
+    memref::StoreOp::create(b, loc, value, to.mem,
+                            ValueRange{globalRowOffset(b, loc, to, row)});
   }
+}
+
+/// A split's normalized output and logsumexp, in f32, at [s, b, h, q0] of
+/// the partials (strided, innermost stride 1).
+LogicalResult FlashKernelBuilder::emitPartialEpilogue(ArrayRef<Value> acc,
+                                                      ArrayRef<Value> lse) {
+  auto offsetOf = [&](tensor::ParallelInsertSliceOp ins, StringRef tensor,
+                      Value &q0, Value &end) -> FailureOr<Value> {
+    SmallVector<OpFoldResult> offsets = ins.getMixedOffsets();
+    Value base = arith::ConstantIndexOp::create(b, loc, 0);
+    for (int64_t d = 0; d < 3; ++d) {
+      FailureOr<Value> v = materialize(offsets[d], prologue);
+      if (failed(v))
+        return failure();
+      // A packed form's K/V head hkv writes query heads hkv * G onwards.
+      if (d == 2 && form.packedSource)
+        v = arith::MulIOp::create(b, loc, *v, groupSize()).getResult();
+      base = arith::AddIOp::create(
+          b, loc, base,
+          arith::MulIOp::create(
+              b, loc, *v,
+              paramIndexValue((tensor + ".stride" + Twine(d)).str())));
+    }
+    FailureOr<Value> start = materialize(offsets[3], prologue);
+    FailureOr<Value> rows = materialize(ins.getMixedSizes()[3], prologue);
+    if (failed(start) || failed(rows))
+      return failure();
+    q0 = *start;
+    end = arith::AddIOp::create(b, loc, *start, *rows);
+    return base;
+  };
+  Value q0, end, lq0, lend;
+  FailureOr<Value> oBase = offsetOf(form.outInsert, "o_partial", q0, end);
+  FailureOr<Value> lseBase = offsetOf(form.lseInsert, "lse_partial", lq0, lend);
+  if (failed(oBase) || failed(lseBase))
+    return failure();
+  GlobalTile o;
+  o.mem = globalMem.lookup("o_partial");
+  o.base = *oBase;
+  o.rowStride = paramIndexValue("o_partial.stride3");
+  o.rowStart = q0;
+  o.rowLimit = end;
+  o.elementType = b.getF32Type();
+  GlobalTile l;
+  l.mem = globalMem.lookup("lse_partial");
+  l.base = *lseBase;
+  l.rowStride = arith::ConstantIndexOp::create(b, loc, 1);
+  if (form.packedSource) {
+    o.rowsPerHead = l.rowsPerHead = extentOf(form.packedSource, 2);
+    o.headStride = paramIndexValue("o_partial.stride2");
+    l.headStride = paramIndexValue("lse_partial.stride2");
+  }
+  strategy->storeOutput(b, acc, o);
+  storeRowValues(lse, l, lq0, lend);
   return success();
 }
 
@@ -541,17 +722,32 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
            << form.headDim
            << "; the flash kernel needs them equal (pad V or split the heads)";
   auto o = cast<RankedTensorType>(form.forall.getResult(0).getType());
-  if (o.getElementType() != form.elementType)
+  Type outType = isPartial() ? b.getF32Type() : form.elementType;
+  if (o.getElementType() != outType)
     return form.forall.emitOpError("writes O in ")
            << o.getElementType() << " but its tiles are " << form.elementType
-           << "; the kernel writes O in the input type";
+           << "; the kernel writes O in the input type (f32 for the partials "
+              "of a split-KV form)";
   strategy = createTileStrategy(config.getStrategy(), shape, loc);
   if (failed(strategy->verify(form.forall.getLoc())))
     return failure();
+  if (form.packedSource &&
+      (strategy->tensorMapRows("q") > 0 || strategy->tensorMapRows("o") > 0))
+    return form.forall.emitOpError()
+           << "is a packed GQA flash form; its rows are addressed per query "
+              "head, which tensor maps cannot do: lower it with the mma_sync "
+              "strategies, not "
+           << stringifyTileStrategy(config.getStrategy());
+  if (isPartial() && (strategy->hasProducer() || strategy->persistent() ||
+                      strategy->tensorMapRows("o") > 0))
+    return form.forall.emitOpError()
+           << "is a split-KV partial form; its f32 partials are written by "
+              "the mma_sync strategies, not by "
+           << stringifyTileStrategy(config.getStrategy());
 
   abi = KernelABI();
   abi.name = name.str();
-  abi.kind = "attention";
+  abi.kind = isPartial() ? "attention_partial" : "attention";
   planParameters();
   if (failed(planGrid()))
     return failure();
@@ -577,20 +773,30 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   // Query head h reads K/V head h / (H / Hkv): H must be a multiple of Hkv.
   // Static heads are checked by the op's verifier; dynamic ones by the
   // runtime, from this generic rule.
-  auto qType = cast<RankedTensorType>(form.query.getType());
+  auto qType = cast<RankedTensorType>(
+      (form.packedSource ? form.packedSource : form.query).getType());
   auto kType = cast<RankedTensorType>(form.key.getType());
   // (Attention of one tensor with itself names its heads H only.)
   if (form.query != form.key && qType.isDynamicDim(1) && kType.isDynamicDim(1))
     abi.constraints.push_back(ABIConstraint::divisible("H", "Hkv"));
+  // attnc.kv_split_count's range: partials stay linear in their rows.
+  if (isPartial()) {
+    abi.constraints.push_back(ABIConstraint::min(kSplitSymbol, 1));
+    abi.constraints.push_back(ABIConstraint::max(kSplitSymbol, kMaxSplits));
+    if (failed(planSplitRule()))
+      return failure();
+  }
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(module.getBody());
   func = createKernelFunc(b, loc, name, abi, strategy->threadsPerBlock());
 
   strategy->emitPrologue(b);
-  for (const char *t : {"q", "k", "v", "o"})
+  for (const char *t : {"q", "k", "v"})
     globalMem[t] = wrapGlobalPointer(b, loc, param(t), form.elementType);
-  globalMem["lse"] = wrapGlobalPointer(b, loc, param("lse"), b.getF32Type());
+  globalMem[outName()] = wrapGlobalPointer(b, loc, param(outName()), outType);
+  globalMem[lseName()] =
+      wrapGlobalPointer(b, loc, param(lseName()), b.getF32Type());
   // The forall's induction variables are block indices (the order in which
   // CTAs run, longest first for causal masks, is the flash form's choice).
   if (!strategy->persistent())

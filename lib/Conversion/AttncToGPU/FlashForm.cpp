@@ -253,20 +253,25 @@ static LogicalResult readLoop(FlashForm &form, FlashKVLoop &l) {
 }
 
 /// An insert of one (batch, head) tile of rows: [b, h, q0(, 0)] with sizes
-/// [1, 1, rows(, d)] and unit strides.
+/// [1, 1, rows(, d)] and unit strides; in a split-KV partial form
+/// (`split`), [s, b, h, q0(, 0)] with sizes [1, 1, 1, rows(, d)].
 static LogicalResult checkInsert(tensor::ParallelInsertSliceOp ins,
-                                 StringRef what) {
+                                 StringRef what, bool split) {
   SmallVector<OpFoldResult> sizes = ins.getMixedSizes();
   auto dest = cast<RankedTensorType>(ins.getDest().getType());
-  bool ok = ins.hasUnitStride() && sizes.size() >= 3 &&
-            isConstantIntValue(sizes[0], 1) && isConstantIntValue(sizes[1], 1);
-  if (ok && dest.getRank() == 4)
-    ok = isConstantIntValue(ins.getMixedOffsets()[3], 0) &&
-         isConstantIntValue(sizes[3], dest.getDimSize(3));
+  int64_t lead = split ? 1 : 0;
+  bool ok = ins.hasUnitStride() && dest.getRank() >= 3 + lead &&
+            dest.getRank() <= 4 + lead;
+  for (int64_t i = 0; ok && i < 2 + lead; ++i)
+    ok = isConstantIntValue(sizes[i], 1);
+  if (ok && dest.getRank() == 4 + lead)
+    ok = isConstantIntValue(ins.getMixedOffsets()[3 + lead], 0) &&
+         isConstantIntValue(sizes[3 + lead], dest.getDimSize(3 + lead));
   if (!ok)
     return ins.emitOpError() << "writes the " << what
                              << " tile of a flash form; it must write one "
-                                "batch and one head, whole rows, unit strides";
+                             << (split ? "split, " : "")
+                             << "batch and one head, whole rows, unit strides";
   return success();
 }
 
@@ -415,9 +420,21 @@ FailureOr<FlashForm> attnc::analyzeFlashForm(scf::ForallOp forall) {
                               "one attnc.online_attention_finalize: O into "
                               "its first output, the logsumexp (if kept) "
                               "into its second");
-  if (failed(checkInsert(form.outInsert, "O")) ||
-      (form.lseInsert && failed(checkInsert(form.lseInsert, "logsumexp"))))
+  // A split-KV partial form writes f32 partials with a split index first.
+  bool split =
+      cast<RankedTensorType>(form.outInsert.getDest().getType()).getRank() == 5;
+  if (failed(checkInsert(form.outInsert, "O", split)) ||
+      (form.lseInsert &&
+       failed(checkInsert(form.lseInsert, "logsumexp", split))))
     return failure();
+  if (split) {
+    form.splitIndex = form.outInsert.getMixedOffsets()[0];
+    if (!form.lseInsert ||
+        form.lseInsert.getMixedOffsets()[0] != form.splitIndex)
+      return form.outInsert.emitOpError(
+          "writes a split-KV partial output; the form must write the "
+          "partial logsumexp too, at the same split index");
+  }
 
   // The recurrence, from the finalize back to its initial state.
   Value acc = form.finalize.getAcc(), max = form.finalize.getMax(),
@@ -449,6 +466,32 @@ FailureOr<FlashForm> attnc::analyzeFlashForm(scf::ForallOp forall) {
                            "block_q")))
     return failure();
   form.query = form.querySlice.getSource();
+  if (auto collapse = form.query.getDefiningOp<tensor::CollapseShapeOp>()) {
+    auto expand = collapse.getSrc().getDefiningOp<tensor::ExpandShapeOp>();
+    using Groups = SmallVector<ReassociationIndices>;
+    if (!expand || expand.getSrcType().getRank() != 4 ||
+        expand.getReassociationIndices() != Groups{{0}, {1, 2}, {3}, {4}} ||
+        collapse.getReassociationIndices() != Groups{{0}, {1}, {2, 3}, {4}})
+      return collapse.emitOpError(
+          "reshapes the Q of a flash form in a way the kernel cannot "
+          "address; it takes the packed GQA view of --attnc-pack-gqa "
+          "([B, H, Sq, d] expanded to [B, Hkv, G, Sq, d], collapsed to "
+          "[B, Hkv, G * Sq, d])");
+    form.packedSource = expand.getSrc();
+    // The kernel writes O and the logsumexp with the packing: whatever
+    // reads them must unpack them.
+    for (Value r : forall.getResults())
+      for (Operation *user : r.getUsers()) {
+        auto unpack = dyn_cast<tensor::ExpandShapeOp>(user);
+        if (!unpack || !llvm::all_of(unpack->getUsers(), [](Operation *u) {
+              return isa<tensor::CollapseShapeOp>(u);
+            }))
+          return user->emitOpError(
+              "reads a packed GQA flash form's output without unpacking it "
+              "(tensor.expand_shape then tensor.collapse_shape back to "
+              "[B, H, Sq, ...]); the kernel writes it unpacked");
+      }
+  }
   auto q = cast<RankedTensorType>(form.query.getType());
   form.headDim = q.getDimSize(3);
   form.elementType = q.getElementType();

@@ -48,6 +48,15 @@ struct FlashForm {
   /// O: the contract of every attention kernel includes the logsumexp, which
   /// a backward pass needs.
   mlir::tensor::ParallelInsertSliceOp lseInsert;
+  /// Split-KV partial forms (--attnc-split-kv): the split index the inserts
+  /// write at (their first offset); O and the logsumexp are then f32
+  /// partials [splits, B, H, Sq(, dv)]. Null otherwise.
+  mlir::OpFoldResult splitIndex;
+  /// Packed GQA forms (--attnc-pack-gqa): the [B, H, Sq, d] query that
+  /// `query` views as [B, Hkv, G * Sq, d]; O and the logsumexp are written
+  /// through the same packing (their results are read only through the
+  /// views that unpack them). Null otherwise.
+  mlir::Value packedSource;
   int64_t headDim;
   mlir::Type elementType;
   /// Shared by every step (the softmax domain must not change mid-row).

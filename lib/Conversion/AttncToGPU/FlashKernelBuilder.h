@@ -41,6 +41,10 @@ inline constexpr const char *kSizeSymbols[] = {"B", "H", "Hkv", "Sq", "Skv"};
 /// Tensors with stride parameters (dims 0..2 each), in launch order.
 inline constexpr const char *kStridedTensors[] = {"q", "k", "v", "o"};
 inline constexpr int64_t kStridedDims = 3;
+/// The size symbol of the split count of a split-KV partial form.
+inline constexpr const char *kSplitSymbol = "splits";
+/// attnc.kv_split_count's largest value.
+inline constexpr int64_t kMaxSplits = 128;
 
 class FlashKernelBuilder {
 public:
@@ -57,7 +61,15 @@ private:
   std::vector<ABIDim> shapeOf(Value tensor, ArrayRef<int64_t> dims) const;
   void planParameters();
   LogicalResult planGrid();
-  FailureOr<GridFactor> gridFactor(OpFoldResult extent);
+  /// The size rule of the split count of a partial form (the host's
+  /// evaluation of its attnc.kv_split_count).
+  LogicalResult planSplitRule();
+  FailureOr<std::vector<GridFactor>> gridFactor(OpFoldResult extent);
+  /// Split-KV partial forms write f32 partials with a split dimension in
+  /// front, under their own names.
+  bool isPartial() const { return static_cast<bool>(form.splitIndex); }
+  std::string outName() const { return isPartial() ? "o_partial" : "o"; }
+  std::string lseName() const { return isPartial() ? "lse_partial" : "lse"; }
 
   // Kernel values.
   Value param(StringRef n) { return func.getArgument(paramIndex.lookup(n)); }
@@ -67,6 +79,14 @@ private:
   /// Extent `dim` (0-2) of Q, K or V in the kernel: a constant when static,
   /// else its size parameter.
   Value extentOf(Value tensor, int64_t dim) {
+    // A packed form's Q view: [B, Hkv, G * Sq].
+    if (tensor == form.query && form.packedSource && dim > 0)
+      return dim == 1 ? extentOf(form.key, 1)
+                      : arith::MulIOp::create(b, loc, groupSize(),
+                                              extentOf(form.packedSource, 2))
+                            .getResult();
+    if (tensor == form.query && form.packedSource)
+      tensor = form.packedSource;
     auto type = cast<RankedTensorType>(tensor.getType());
     if (!type.isDynamicDim(dim))
       return arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
@@ -126,6 +146,16 @@ private:
   LogicalResult emitScoreStage(FlashKVLoop &l, IRMapping &scope, bool bounds,
                                SmallVectorImpl<Value> &s);
   LogicalResult emitEpilogue(OnlineSoftmaxState &st);
+  LogicalResult emitPartialEpilogue(ArrayRef<Value> acc, ArrayRef<Value> lse);
+  void storeRowValues(ArrayRef<Value> values, const GlobalTile &to, Value q0,
+                      Value end);
+  /// Packed GQA forms: the query heads of a K/V group, H / Hkv (static).
+  Value groupSize() {
+    auto q = cast<RankedTensorType>(form.packedSource.getType());
+    auto k = cast<RankedTensorType>(form.key.getType());
+    return arith::ConstantIndexOp::create(b, loc,
+                                          q.getDimSize(1) / k.getDimSize(1));
+  }
   /// For a strategy that overlaps P V with the next step: an empty pending
   /// P V against the V stage of `tile`, and the pending P V done.
   void resetPending(OnlineSoftmaxState &st, Value tile);

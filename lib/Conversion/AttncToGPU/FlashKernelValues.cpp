@@ -38,12 +38,14 @@ using namespace attnc::flash_kernel;
 FailureOr<Value> FlashKernelBuilder::leafValue(Value v) {
   if (v == form.runtimeScale)
     return param(abi.params.back().name);
+  if (v.getDefiningOp<KVSplitCountOp>() && isPartial())
+    return paramIndexValue(kSplitSymbol);
   auto dim = v.getDefiningOp<tensor::DimOp>();
   if (!dim)
     return Value();
   std::optional<int64_t> index = dim.getConstantIndex();
   if (!index ||
-      !llvm::is_contained({form.query, form.key, form.value},
+      !llvm::is_contained({form.query, form.key, form.value, form.packedSource},
                           dim.getSource()) ||
       *index > 2)
     return dim.emitOpError("reads an extent the kernel has no parameter "
@@ -76,6 +78,10 @@ FailureOr<GlobalTile> FlashKernelBuilder::tileOf(tensor::ExtractSliceOp slice,
   if (failed(m))
     return failure();
   g.base = m->base;
+  if (tensor == "q" && form.packedSource) {
+    g.rowsPerHead = extentOf(form.packedSource, 2);
+    g.headStride = paramIndexValue("q.stride1");
+  }
   if (strategy->tensorMapRows(tensor) > 0) {
     g.map = param(t + ".map");
     g.batch = m->batch;
@@ -92,6 +98,9 @@ FlashKernelBuilder::matrixOf(OffsetSizeAndStrideOpInterface slice,
   FailureOr<Value> head = materialize(offsets[1], scope);
   if (failed(batch) || failed(head))
     return failure();
+  // A packed form's K/V head hkv holds query heads hkv * G onwards.
+  if (form.packedSource && (tensor == "q" || tensor == "o"))
+    head = arith::MulIOp::create(b, loc, *head, groupSize()).getResult();
   std::string t = tensor.str();
   Value base = arith::AddIOp::create(
       b, loc,

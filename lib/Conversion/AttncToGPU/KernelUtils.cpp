@@ -89,10 +89,20 @@ FailureOr<GridFactor> attnc::gridFactorOf(
       apply && apply.getMapOperands().size() == 1) {
     auto bin = dyn_cast<AffineBinaryOpExpr>(apply.getAffineMap().getResult(0));
     auto k = bin ? dyn_cast<AffineConstantExpr>(bin.getRHS()) : nullptr;
-    if (bin && k && bin.getKind() == AffineExprKind::CeilDiv &&
-        isa<AffineDimExpr, AffineSymbolExpr>(bin.getLHS()))
+    // ceildiv(x, k), or ceildiv(x * c, k) = ceildiv(x, k / c) when c
+    // divides k (packed GQA rows: G * Sq in tiles of block_q).
+    int64_t c = 1;
+    AffineExpr lhs = bin ? bin.getLHS() : AffineExpr();
+    if (auto mul = dyn_cast_or_null<AffineBinaryOpExpr>(lhs);
+        mul && mul.getKind() == AffineExprKind::Mul)
+      if (auto cst = dyn_cast<AffineConstantExpr>(mul.getRHS())) {
+        c = cst.getValue();
+        lhs = mul.getLHS();
+      }
+    if (bin && k && bin.getKind() == AffineExprKind::CeilDiv && c > 0 &&
+        k.getValue() % c == 0 && isa<AffineDimExpr, AffineSymbolExpr>(lhs))
       if (auto sym = symbolOfDim(apply.getMapOperands()[0]))
-        return GridFactor::ceilDivOf(*sym, k.getValue());
+        return GridFactor::ceilDivOf(*sym, k.getValue() / c);
   }
   return emitError(v.getLoc())
          << "is a dimension of a flash form's forall whose extent the host "
@@ -100,11 +110,10 @@ FailureOr<GridFactor> attnc::gridFactorOf(
             "extent of Q, K or V, or ceildiv of one";
 }
 
-LogicalResult
-attnc::planForallGrid(scf::ForallOp forall,
-                      function_ref<FailureOr<GridFactor>(OpFoldResult)> factor,
-                      std::vector<GridFactor> (&grid)[3],
-                      SmallVectorImpl<unsigned> &gridDims) {
+LogicalResult attnc::planForallGrid(
+    scf::ForallOp forall,
+    function_ref<FailureOr<std::vector<GridFactor>>(OpFoldResult)> factors,
+    std::vector<GridFactor> (&grid)[3], SmallVectorImpl<unsigned> &gridDims) {
   for (int i = 0; i < 3; ++i)
     grid[i] = {GridFactor::constant(1)};
   ArrayAttr mapping = *forall.getMapping();
@@ -123,10 +132,10 @@ attnc::planForallGrid(scf::ForallOp forall,
     if (!isConstantIntValue(lbs[i], 0) || !isConstantIntValue(steps[i], 1))
       return forall.emitOpError("of a flash form must count from 0 in "
                                 "steps of 1 (one block per iteration)");
-    FailureOr<GridFactor> f = factor(ubs[i]);
+    FailureOr<std::vector<GridFactor>> f = factors(ubs[i]);
     if (failed(f))
       return failure();
-    grid[dim] = {*f};
+    grid[dim] = *f;
     gridDims.push_back(dim);
   }
   return success();

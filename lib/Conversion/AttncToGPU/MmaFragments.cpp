@@ -74,6 +74,8 @@ FragC mmaSync(OpBuilder &b, Location loc, Type elemType, const FragA &a,
 Value packPair(OpBuilder &b, Location loc, Type elemType, Value lo, Value hi) {
   Value wide = vector::FromElementsOp::create(
       b, loc, VectorType::get({2}, b.getF32Type()), ValueRange{lo, hi});
+  if (elemType.isF32())
+    return wide;
   return arith::TruncFOp::create(b, loc, VectorType::get({2}, elemType), wide);
 }
 
@@ -127,12 +129,8 @@ std::pair<Value, Value> clampedRowChunk(OpBuilder &b, Location loc,
   Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, gRow,
                                         src.rowLimit);
   Value srcRow = arith::SelectOp::create(b, loc, inRange, gRow, idx(0));
-  Value srcIdx = arith::AddIOp::create(
-      b, loc,
-      arith::AddIOp::create(
-          b, loc, src.base,
-          arith::MulIOp::create(b, loc, srcRow, src.rowStride)),
-      col);
+  Value srcIdx =
+      arith::AddIOp::create(b, loc, globalRowOffset(b, loc, src, srcRow), col);
   Value srcElems = arith::SelectOp::create(b, loc, inRange, idx(elems), idx(0));
   return {srcIdx, srcElems};
 }
@@ -186,16 +184,18 @@ void storeAccumulatorRows(OpBuilder &b, Location loc,
         /*withElseRegion=*/false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(inRange.thenBlock());
-    Value rowOff = arith::AddIOp::create(
-        b, loc, o.base, arith::MulIOp::create(b, loc, row, o.rowStride));
+    Value rowOff = globalRowOffset(b, loc, o, row);
     for (int64_t n = 0; n < nTiles; ++n) {
       int64_t base = (sl * nTiles + n) * 4 + 2 * half;
       Value off = arith::AddIOp::create(
           b, loc, rowOff, arith::AddIOp::create(b, loc, col0, idx(n * kN)));
       Value pair = packPair(b, loc, elemType, acc[base], acc[base + 1]);
       if (!elementWise) {
-        vector::StoreOp::create(b, loc, pair, o.mem, ValueRange{off},
-                                /*nontemporal=*/false, llvm::MaybeAlign(4));
+        // A pair at an even column of a row that starts aligned.
+        vector::StoreOp::create(
+            b, loc, pair, o.mem, ValueRange{off},
+            /*nontemporal=*/false,
+            llvm::MaybeAlign(2 * elemType.getIntOrFloatBitWidth() / 8));
         continue;
       }
       for (int64_t i = 0; i < 2; ++i)
@@ -207,3 +207,17 @@ void storeAccumulatorRows(OpBuilder &b, Location loc,
 }
 
 } // namespace attnc::mma
+
+Value attnc::globalRowOffset(OpBuilder &b, Location loc, const GlobalTile &tile,
+                             Value row) {
+  if (!tile.rowsPerHead)
+    return arith::AddIOp::create(
+        b, loc, tile.base, arith::MulIOp::create(b, loc, row, tile.rowStride));
+  Value head = arith::DivUIOp::create(b, loc, row, tile.rowsPerHead);
+  Value pos = arith::RemUIOp::create(b, loc, row, tile.rowsPerHead);
+  return arith::AddIOp::create(
+      b, loc, tile.base,
+      arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, head, tile.headStride),
+          arith::MulIOp::create(b, loc, pos, tile.rowStride)));
+}

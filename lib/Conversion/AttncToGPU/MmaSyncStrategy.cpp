@@ -431,7 +431,8 @@ void MmaSyncStrategy::accumulatePV(OpBuilder &b, Value stage,
 
 void MmaSyncStrategy::storeOutput(OpBuilder &b, ArrayRef<Value> acc,
                                   const GlobalTile &o) {
-  mma::storeAccumulatorRows(b, loc, output, acc, o, s.elementType,
+  mma::storeAccumulatorRows(b, loc, output, acc, o,
+                            o.elementType ? o.elementType : s.elementType,
                             elementAccess);
 }
 

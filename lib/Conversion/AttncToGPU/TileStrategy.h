@@ -49,7 +49,20 @@ struct GlobalTile {
   /// CUtensorMap parameter) and the batch and head coordinates (index) of
   /// the matrix, which the map addresses instead of `base`.
   mlir::Value map, batch, head;
+  /// The element type stores write, when it is not the strategy's (the f32
+  /// partials of split-KV); loads ignore it.
+  mlir::Type elementType;
+  /// Packed GQA rows (--attnc-pack-gqa): row r of the tile is row
+  /// r mod rowsPerHead of head r floordiv rowsPerHead, `headStride`
+  /// elements apart. Null for plain rows.
+  mlir::Value rowsPerHead, headStride;
 };
+
+/// The element offset of row `row` (absolute in the matrix) of `tile`:
+/// base + row * rowStride, or for packed rows base + (row / rowsPerHead) *
+/// headStride + (row mod rowsPerHead) * rowStride.
+mlir::Value globalRowOffset(mlir::OpBuilder &b, mlir::Location loc,
+                            const GlobalTile &tile, mlir::Value row);
 
 enum class RowReduction { Max, Add };
 

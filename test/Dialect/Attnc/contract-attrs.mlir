@@ -44,6 +44,27 @@ gpu.module @attn_module attributes {attnc.launch_contract = #attnc.launch_contra
   }
 }
 
+// A split-KV partial kernel: the size rule of the split count, which a host
+// evaluates to allocate the partials (docs/abi.md).
+// CHECK-LABEL: gpu.module @partial_module
+// CHECK-SAME: grid = {{\[\[}}ceil_div(Sq, 16), splits], [H], [B]], block = [32, 1, 1], shared_memory = 0,
+// CHECK-SAME: constraints = [min(splits, 1), max(splits, 128)],
+// CHECK-SAME: size_rules = [kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)], max = 128, per_sm = 2),
+// CHECK-SAME: kv_splits("s 2", kv_tiles = [Skv, 2, device(num_sms)], max = 1, per_sm = 1)]>
+gpu.module @partial_module attributes {attnc.launch_contract = #attnc.launch_contract<
+    kernel = @partial, kind = "attention_partial",
+    params = [tensor<"q", bf16, [B, H, Sq, 128], input, align = 16>,
+              tensor<"k", bf16, [B, H, Skv, 128], input, align = 16>,
+              tensor<"lse_partial", f32, [splits, B, H, Sq, "s 2"], output, align = 16>],
+    grid = [[ceil_div(Sq, 16), splits], [H], [B]], block = [32, 1, 1], shared_memory = 0,
+    size_rules = [kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)], max = 128, per_sm = 2),
+                  kv_splits("s 2", kv_tiles = [Skv, 2, device(num_sms)], max = 1, per_sm = 1)],
+    constraints = [min(splits, 1), max(splits, 128)]>} {
+  llvm.func @partial(%q: !llvm.ptr<1>, %k: !llvm.ptr<1>, %lse: !llvm.ptr<1>) attributes {nvvm.kernel} {
+    llvm.return
+  }
+}
+
 // Without constraints and attrs, neither is printed; symbols that are not
 // identifiers are quoted.
 // CHECK-LABEL: gpu.module @fill_module
@@ -62,10 +83,12 @@ gpu.module @fill_module attributes {attnc.launch_contract = #attnc.launch_contra
 // CHECK-SAME: f = #attnc.factor<ceil_div(S, 64)>
 // CHECK-SAME: g = #attnc.factor<device(num_sms)>
 // CHECK-SAME: p = #attnc.tensor_param<"q", bf16, [B, 64], input, align = 16>
+// CHECK-SAME: r = #attnc.size_rule<kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)], max = 128, per_sm = 2)>
 // CHECK-SAME: w = #attnc.workspace_param<"w", bytes = [64]>
 func.func @parts(%x: f32 {attnc.name = "x"}) -> (f32 {attnc.name = "y"}) attributes {
     c = #attnc.constraint<divisible(H, Hkv)>, f = #attnc.factor<ceil_div(S, 64)>,
     g = #attnc.factor<device(num_sms)>,
+    r = #attnc.size_rule<kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)], max = 128, per_sm = 2)>,
     p = #attnc.tensor_param<"q", bf16, [B, 64], input, align = 16>,
     w = #attnc.workspace_param<"w", bytes = [64]>} {
   return %x : f32

@@ -473,6 +473,46 @@ func.func @finalize_rows(%acc: tensor<16x128xf32>, %m: tensor<8xf32>) {
 
 // -----
 
+func.func @merge_rank(%acc: tensor<?xf32>, %m: tensor<?xf32>) {
+  // expected-error @+1 {{'acc' must be rank 2, 'max' and 'sum' rank 1}}
+  %a, %b, %c = attnc.online_attention_merge %acc, %m, %m, %acc, %m : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @merge_types(%acc: tensor<?x128xf32>, %m: tensor<?xf32>, %o: tensor<?x128xbf16>) {
+  // expected-error @+1 {{'acc', 'partial' and the row vectors 'max', 'sum' and 'partial_lse' must be f32, the row vectors of one type}}
+  %a, %b, %c = attnc.online_attention_merge %acc, %m, %m, %o, %m : tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?x128xbf16>, tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @merge_partial_shape(%acc: tensor<?x128xf32>, %m: tensor<?xf32>, %o: tensor<?x64xf32>) {
+  // expected-error @+1 {{'partial' must have the shape of 'acc' (the same rows and value columns)}}
+  %a, %b, %c = attnc.online_attention_merge %acc, %m, %m, %o, %m : tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?x64xf32>, tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @merge_rows(%acc: tensor<16x128xf32>, %m: tensor<8xf32>) {
+  // expected-error @+1 {{'max' must have one entry per row of 'acc'}}
+  %a, %b, %c = attnc.online_attention_merge %acc, %m, %m, %acc, %m : tensor<16x128xf32>, tensor<8xf32>, tensor<8xf32>, tensor<16x128xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @kv_split_count_max(%n: index) -> index {
+  // expected-error @+1 {{attribute 'max_splits' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1 whose maximum value is 128}}
+  %s = attnc.kv_split_count %n, %n {max_splits = 256, ctas_per_sm = 1}
+  return %s : index
+}
+
+// -----
+
 func.func @fusion_arg_count(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{body must have one argument per input (1), got 2}}
   %0 = attnc.fusion (%x) : (tensor<4xf32>) -> tensor<4xf32> {
@@ -691,8 +731,38 @@ func.func @constraint_symbol() attributes {c = #attnc.constraint<divisible(H, ""
 
 // -----
 
-// expected-error @+1 {{unknown constraint kind 'less' (known: divisible, equal, min)}}
+// expected-error @+1 {{unknown constraint kind 'less' (known: divisible, equal, min, max)}}
 func.func @constraint_kind() attributes {c = #attnc.constraint<less(H, 1)>} { return }
+
+// -----
+
+// expected-error @+1 {{size rule symbol must not be empty}}
+func.func @size_rule_symbol() attributes {r = #attnc.size_rule<kv_splits("", kv_tiles = [1], max = 1, per_sm = 1)>} { return }
+
+// -----
+
+// expected-error @+1 {{size rule of 'splits' has max = 129; it must be between 1 and 128}}
+func.func @size_rule_max() attributes {r = #attnc.size_rule<kv_splits(splits, kv_tiles = [1], max = 129, per_sm = 1)>} { return }
+
+// -----
+
+// expected-error @+1 {{size rule of 'splits' has per_sm = 0; it must be at least 1}}
+func.func @size_rule_per_sm() attributes {r = #attnc.size_rule<kv_splits(splits, kv_tiles = [1], max = 1, per_sm = 0)>} { return }
+
+// -----
+
+// expected-error @+1 {{size rule of 'splits' has no kv_tiles factor}}
+func.func @size_rule_tiles() attributes {r = #attnc.size_rule<kv_splits(splits, kv_tiles = [], max = 1, per_sm = 1)>} { return }
+
+// -----
+
+// expected-error @+1 {{size rule of 'splits' counts its K/V tiles with its own symbol}}
+func.func @size_rule_own_symbol() attributes {r = #attnc.size_rule<kv_splits(splits, kv_tiles = [ceil_div(splits, 2)], max = 1, per_sm = 1)>} { return }
+
+// -----
+
+// expected-error @+1 {{unknown size rule kind 'kv_split' (known: kv_splits)}}
+func.func @size_rule_kind() attributes {r = #attnc.size_rule<kv_split(splits, kv_tiles = [1], max = 1, per_sm = 1)>} { return }
 
 // -----
 
@@ -843,6 +913,21 @@ func.func @contract_grid_rank() attributes {c = #attnc.launch_contract<kernel = 
 
 // expected-error @+1 {{constraint symbol 'M' occurs in no tensor's shape}}
 func.func @contract_constraint_symbol() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0, constraints = [min(M, 1)]>} { return }
+
+// -----
+
+// expected-error @+1 {{size rule symbol 'splits' occurs in no tensor's shape}}
+func.func @contract_size_rule_symbol() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0, size_rules = [kv_splits(splits, kv_tiles = [N], max = 8, per_sm = 1)]>} { return }
+
+// -----
+
+// expected-error @+1 {{size rule of 'splits' uses symbol 'M' in kv_tiles, which occurs in no tensor's shape}}
+func.func @contract_size_rule_tiles() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [splits, N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0, size_rules = [kv_splits(splits, kv_tiles = [ceil_div(M, 64)], max = 8, per_sm = 1)]>} { return }
+
+// -----
+
+// expected-error @+1 {{size symbol 'splits' has two size rules}}
+func.func @contract_size_rule_twice() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [splits, N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0, size_rules = [kv_splits(splits, kv_tiles = [N], max = 8, per_sm = 1), kv_splits(splits, kv_tiles = [N], max = 4, per_sm = 1)]>} { return }
 
 // -----
 

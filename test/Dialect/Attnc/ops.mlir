@@ -324,3 +324,17 @@ func.func @parallel_accumulate(%t: tensor<?x?x64xf32>, %init: tensor<?x?x?x64xf3
   }
   return %r : tensor<?x?x?x64xf32>
 }
+
+// Split-KV: the split count the host evaluates, and the merge of one split's
+// partial into the running state of a row tile.
+// CHECK-LABEL: func.func @split_kv_ops
+// CHECK: %[[S:.+]] = attnc.kv_split_count %{{.+}}, %{{.+}} {ctas_per_sm = 2 : i64, max_splits = 64 : i64}
+// CHECK: attnc.online_attention_merge %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?x128xf32>, tensor<?xf32>
+func.func @split_kv_ops(%ctas: index, %tiles: index, %acc: tensor<?x128xf32>, %m: tensor<?xf32>,
+                        %l: tensor<?xf32>, %o: tensor<?x128xf32>, %lse: tensor<?xf32>)
+    -> (index, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>) {
+  %s = attnc.kv_split_count %ctas, %tiles {max_splits = 64, ctas_per_sm = 2}
+  %a, %mm, %ll = attnc.online_attention_merge %acc, %m, %l, %o, %lse
+      : tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?x128xf32>, tensor<?xf32>
+  return %s, %a, %mm, %ll : index, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
+}

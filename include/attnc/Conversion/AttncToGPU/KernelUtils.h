@@ -73,11 +73,13 @@ mlir::FailureOr<GridFactor> gridFactorOf(
 /// mapping names (`grid`, with 1 on unused ones) and records it in
 /// `gridDims`; the dimensions must map to distinct blocks and count from 0
 /// in steps of 1.
-mlir::LogicalResult planForallGrid(
-    mlir::scf::ForallOp forall,
-    llvm::function_ref<mlir::FailureOr<GridFactor>(mlir::OpFoldResult)> factor,
-    std::vector<GridFactor> (&grid)[3],
-    llvm::SmallVectorImpl<unsigned> &gridDims);
+mlir::LogicalResult
+planForallGrid(mlir::scf::ForallOp forall,
+               llvm::function_ref<
+                   mlir::FailureOr<std::vector<GridFactor>>(mlir::OpFoldResult)>
+                   factors,
+               std::vector<GridFactor> (&grid)[3],
+               llvm::SmallVectorImpl<unsigned> &gridDims);
 
 } // namespace attnc
 

@@ -210,6 +210,26 @@ LogicalResult OnlineAttentionFinalizeOp::verify() {
   return success();
 }
 
+LogicalResult OnlineAttentionMergeOp::verify() {
+  RankedTensorType acc = getAcc().getType(), m = getMax().getType(),
+                   l = getSum().getType(), o = getPartial().getType(),
+                   lse = getPartialLse().getType();
+  if (acc.getRank() != 2 || m.getRank() != 1 || l.getRank() != 1)
+    return emitOpError("'acc' must be rank 2, 'max' and 'sum' rank 1");
+  if (!acc.getElementType().isF32() || !o.getElementType().isF32() || m != l ||
+      lse != m || !m.getElementType().isF32())
+    return emitOpError("'acc', 'partial' and the row vectors 'max', 'sum' "
+                       "and 'partial_lse' must be f32, the row vectors of "
+                       "one type");
+  if (o.getRank() != 2 || !compatible(o.getDimSize(0), acc.getDimSize(0)) ||
+      !compatible(o.getDimSize(1), acc.getDimSize(1)))
+    return emitOpError("'partial' must have the shape of 'acc' (the same "
+                       "rows and value columns)");
+  if (!compatible(m.getDimSize(0), acc.getDimSize(0)))
+    return emitOpError("'max' must have one entry per row of 'acc'");
+  return success();
+}
+
 LogicalResult FusionOp::verifyRegions() {
   Block &body = getBody().front();
   if (body.getNumArguments() != getInputs().size())

@@ -5,11 +5,15 @@
 //===----------------------------------------------------------------------===//
 //
 // Syntax and verifiers of #attnc.launch_contract and its parts. Inside a
-// contract, parameters, factors and constraints are written without their
-// `#attnc.` prefix so that a 30-parameter kernel's contract stays readable
-// in lit tests; each also parses on its own with the prefix.
+// contract, parameters, factors, constraints and size rules are written
+// without their `#attnc.` prefix so that a 30-parameter kernel's contract
+// stays readable in lit tests; each also parses on its own with the prefix.
+// The rules on size symbols (constraints, size rules) are in
+// ContractRules.cpp.
 //
 //===----------------------------------------------------------------------===//
+
+#include "ContractAsm.h"
 
 #include "attnc/Dialect/Attnc/IR/AttncAttrs.h"
 #include "attnc/Dialect/Attnc/IR/AttncDialect.h"
@@ -22,6 +26,7 @@
 
 using namespace mlir;
 using namespace attnc;
+using namespace attnc::contract_asm;
 
 //===----------------------------------------------------------------------===//
 // Helpers
@@ -76,7 +81,7 @@ static bool isBareSymbol(StringRef s) {
   });
 }
 
-static void printSymbol(AsmPrinter &printer, StringRef s) {
+void attnc::contract_asm::printSymbol(AsmPrinter &printer, StringRef s) {
   if (isBareSymbol(s))
     printer << s;
   else
@@ -243,8 +248,9 @@ void GridFactorAttr::print(AsmPrinter &printer) const {
   printer << '>';
 }
 
-static ParseResult parseFactorList(AsmParser &parser,
-                                   SmallVectorImpl<GridFactorAttr> &factors) {
+ParseResult
+attnc::contract_asm::parseFactorList(AsmParser &parser,
+                                     SmallVectorImpl<GridFactorAttr> &factors) {
   return parser.parseCommaSeparatedList(
       AsmParser::Delimiter::Square, [&]() -> ParseResult {
         GridFactorAttr f = GridFactorAttr::parseBody(parser);
@@ -255,75 +261,12 @@ static ParseResult parseFactorList(AsmParser &parser,
       });
 }
 
-static void printFactorList(AsmPrinter &printer,
-                            ArrayRef<GridFactorAttr> factors) {
+void attnc::contract_asm::printFactorList(AsmPrinter &printer,
+                                          ArrayRef<GridFactorAttr> factors) {
   printer << '[';
   llvm::interleaveComma(factors, printer,
                         [&](GridFactorAttr f) { f.printBody(printer); });
   printer << ']';
-}
-
-//===----------------------------------------------------------------------===//
-// ConstraintAttr
-//===----------------------------------------------------------------------===//
-
-LogicalResult
-ConstraintAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                       ConstraintKind kind, StringRef lhs, StringRef rhs,
-                       int64_t) {
-  if (lhs.empty() || (kind != ConstraintKind::min && rhs.empty()))
-    return emitError() << "constraint symbols must not be empty";
-  return success();
-}
-
-void ConstraintAttr::printBody(AsmPrinter &printer) const {
-  printer << stringifyConstraintKind(getKind()) << '(';
-  printSymbol(printer, getLhs());
-  printer << ", ";
-  if (getKind() == ConstraintKind::min)
-    printer << getValue();
-  else
-    printSymbol(printer, getRhs());
-  printer << ')';
-}
-
-ConstraintAttr ConstraintAttr::parseBody(AsmParser &parser) {
-  SMLoc loc = parser.getCurrentLocation();
-  std::string word, lhs, rhs;
-  int64_t value = 0;
-  if (parser.parseKeywordOrString(&word))
-    return {};
-  std::optional<ConstraintKind> kind = symbolizeConstraintKind(word);
-  if (!kind) {
-    parser.emitError(loc) << "unknown constraint kind '" << word
-                          << "' (known: divisible, equal, min)";
-    return {};
-  }
-  if (parser.parseLParen() || parser.parseKeywordOrString(&lhs) ||
-      parser.parseComma())
-    return {};
-  if (*kind == ConstraintKind::min ? parser.parseInteger(value)
-                                   : parser.parseKeywordOrString(&rhs))
-    return {};
-  if (parser.parseRParen())
-    return {};
-  return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
-                    *kind, StringRef(lhs), StringRef(rhs), value);
-}
-
-Attribute ConstraintAttr::parse(AsmParser &parser, Type) {
-  if (parser.parseLess())
-    return {};
-  ConstraintAttr c = parseBody(parser);
-  if (!c || parser.parseGreater())
-    return {};
-  return c;
-}
-
-void ConstraintAttr::print(AsmPrinter &printer) const {
-  printer << '<';
-  printBody(printer);
-  printer << '>';
 }
 
 //===----------------------------------------------------------------------===//
@@ -536,8 +479,8 @@ LogicalResult LaunchContractAttr::verify(
     StringRef kind, ArrayRef<Attribute> params, ArrayRef<GridFactorAttr> gridX,
     ArrayRef<GridFactorAttr> gridY, ArrayRef<GridFactorAttr> gridZ,
     ArrayRef<int64_t> block, int64_t sharedMemory,
-    ArrayRef<ConstraintAttr> constraints, DictionaryAttr attrs,
-    StringRef fallback) {
+    ArrayRef<ConstraintAttr> constraints, ArrayRef<SizeRuleAttr> sizeRules,
+    DictionaryAttr attrs, StringRef fallback) {
   if (kernel.empty() || kind.empty())
     return emitError() << "launch contract needs a kernel and a kind";
   if (!isKernelName(kernel))
@@ -628,6 +571,21 @@ LogicalResult LaunchContractAttr::verify(
       if (!s.empty() && !bound.contains(s))
         return emitError() << "constraint symbol '" << s
                            << "' occurs in no tensor's shape";
+  llvm::StringSet<> ruled;
+  for (SizeRuleAttr r : sizeRules) {
+    if (!bound.contains(r.getSymbol()))
+      return emitError() << "size rule symbol '" << r.getSymbol()
+                         << "' occurs in no tensor's shape";
+    if (!ruled.insert(r.getSymbol()).second)
+      return emitError() << "size symbol '" << r.getSymbol()
+                         << "' has two size rules";
+    for (GridFactorAttr f : r.getKvTiles())
+      if (!f.getSymbol().empty() && !bound.contains(f.getSymbol()))
+        return emitError() << "size rule of '" << r.getSymbol()
+                           << "' uses symbol '" << f.getSymbol()
+                           << "' in kv_tiles, which occurs in no tensor's "
+                              "shape";
+  }
   if (block.size() != 3 || llvm::any_of(block, [](int64_t e) { return e < 1; }))
     return emitError() << "block must be three positive extents";
   // Each extent first, so that the product cannot overflow.
@@ -702,6 +660,7 @@ Attribute LaunchContractAttr::parse(AsmParser &parser, Type) {
   SmallVector<int64_t> block;
   int64_t sharedMemory = 0;
   SmallVector<ConstraintAttr> constraints;
+  SmallVector<SizeRuleAttr> sizeRules;
   DictionaryAttr attrs = DictionaryAttr::get(parser.getContext());
   StringAttr fallback;
   if (parser.parseLess() || parser.parseKeyword("kernel") ||
@@ -747,6 +706,19 @@ Attribute LaunchContractAttr::parse(AsmParser &parser, Type) {
         return {};
       continue;
     }
+    if (succeeded(parser.parseOptionalKeyword("size_rules"))) {
+      if (parser.parseEqual() ||
+          parser.parseCommaSeparatedList(
+              AsmParser::Delimiter::Square, [&]() -> ParseResult {
+                SizeRuleAttr r = SizeRuleAttr::parseBody(parser);
+                if (!r)
+                  return failure();
+                sizeRules.push_back(r);
+                return success();
+              }))
+        return {};
+      continue;
+    }
     if (succeeded(parser.parseOptionalKeyword("fallback"))) {
       if (parser.parseEqual() || parser.parseSymbolName(fallback))
         return {};
@@ -763,8 +735,8 @@ Attribute LaunchContractAttr::parse(AsmParser &parser, Type) {
       kernel.getValue(), StringRef(kind), ArrayRef<Attribute>(params),
       ArrayRef<GridFactorAttr>(grid[0]), ArrayRef<GridFactorAttr>(grid[1]),
       ArrayRef<GridFactorAttr>(grid[2]), ArrayRef<int64_t>(block), sharedMemory,
-      ArrayRef<ConstraintAttr>(constraints), attrs,
-      fallback ? fallback.getValue() : StringRef());
+      ArrayRef<ConstraintAttr>(constraints), ArrayRef<SizeRuleAttr>(sizeRules),
+      attrs, fallback ? fallback.getValue() : StringRef());
 }
 
 void LaunchContractAttr::print(AsmPrinter &printer) const {
@@ -786,6 +758,12 @@ void LaunchContractAttr::print(AsmPrinter &printer) const {
     printer << ", constraints = [";
     llvm::interleaveComma(getConstraints(), printer,
                           [&](ConstraintAttr c) { c.printBody(printer); });
+    printer << ']';
+  }
+  if (!getSizeRules().empty()) {
+    printer << ", size_rules = [";
+    llvm::interleaveComma(getSizeRules(), printer,
+                          [&](SizeRuleAttr r) { r.printBody(printer); });
     printer << ']';
   }
   if (getAttrs() && !getAttrs().empty()) {

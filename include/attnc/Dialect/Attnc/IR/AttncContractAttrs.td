@@ -54,13 +54,20 @@ def Attnc_DeviceValue : I32EnumAttr<"DeviceValue",
 def Attnc_ConstraintKind : I32EnumAttr<"ConstraintKind",
     "a rule on size symbols a host checks before launching", [
       I32EnumAttrCase<"divisible", 0>, I32EnumAttrCase<"equal", 1>,
-      I32EnumAttrCase<"min", 2>]> {
+      I32EnumAttrCase<"min", 2>, I32EnumAttrCase<"max", 3>]> {
+  let cppNamespace = "::attnc";
+  let genSpecializedAttr = 0;
+}
+
+def Attnc_SizeRuleKind : I32EnumAttr<"SizeRuleKind",
+    "how a host chooses a size symbol that the caller picks", [
+      I32EnumAttrCase<"kv_splits", 0>]> {
   let cppNamespace = "::attnc";
   let genSpecializedAttr = 0;
 }
 
 //===----------------------------------------------------------------------===//
-// Grid factors and constraints
+// Grid factors, constraints and size rules
 //===----------------------------------------------------------------------===//
 
 def Attnc_GridFactorAttr : Attnc_Attr<"GridFactor", "factor"> {
@@ -98,7 +105,9 @@ def Attnc_ConstraintAttr : Attnc_Attr<"Constraint", "constraint"> {
   let description = [{
     `divisible(lhs, rhs)`: lhs % rhs == 0 and rhs > 0 (grouped-query
     attention: H is a multiple of Hkv). `equal(lhs, rhs)`: lhs == rhs.
-    `min(sym, value)`: sym >= value.
+    `min(sym, value)`: sym >= value. `max(sym, value)`: sym <= value (the
+    split count of split-KV partials, which keeps them linear in their
+    rows).
 
     Example: `#attnc.constraint<divisible(H, Hkv)>`
   }];
@@ -112,6 +121,57 @@ def Attnc_ConstraintAttr : Attnc_Attr<"Constraint", "constraint"> {
     /// The bare form used inside a contract: `divisible(H, Hkv)`.
     void printBody(::mlir::AsmPrinter &printer) const;
     static ConstraintAttr parseBody(::mlir::AsmParser &parser);
+  }];
+}
+
+def Attnc_SizeRuleAttr : Attnc_Attr<"SizeRule", "size_rule"> {
+  let summary = "how a host chooses a size symbol that the caller picks";
+  let description = [{
+    Some size symbols are bound by tensors the caller allocates, at a size
+    the caller chooses: any value the constraints allow is correct, and the
+    rule names the one that runs fast. The host evaluates it from the other
+    symbols of a call (bound by the tensors it already has) and the device,
+    then allocates the tensors. A rule never constrains a call: a plan
+    accepts any value the constraints allow.
+
+    `kv_splits(sym, kv_tiles = [...], max = M, per_sm = P)` is the split
+    count of split-KV attention (FlashAttention-2's `num_splits_heuristic`,
+    the rule of `attnc.kv_split_count`). With `ctas` the product of the
+    kernel's grid extents with `sym` set to 1, `tiles` the product of the
+    `kv_tiles` factors (the K/V tiles of one row) and
+    `slots = num_sms * P`:
+
+    1. `ctas >= 0.8 * slots` (or `ctas = 0`): 1;
+    2. otherwise, with `maxS = max(1, min(M, slots, tiles))`, the eligible
+       `s` in `1 .. maxS` are 1 and those whose `ceil(tiles / s)` differs
+       from `ceil(tiles / (s - 1))`; the efficiency of `s` is `w / ceil(w)`
+       with `w = ctas * s / slots`, and the result is the smallest eligible
+       `s` whose efficiency is at least 0.85 times the best.
+
+    The result is between 1 and `M` (1 to 128). `P` is at least 1 and
+    `kv_tiles` has at least one factor, none of them `sym`.
+
+    Example:
+
+    ```mlir
+    #attnc.size_rule<kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)],
+                               max = 128, per_sm = 2)>
+    ```
+  }];
+  let parameters = (ins "::attnc::SizeRuleKind":$kind,
+                        StringRefParameter<"symbol">:$symbol,
+                        ArrayRefParameter<"::attnc::GridFactorAttr",
+                                          "K/V tiles of one row">:$kvTiles,
+                        "int64_t":$maxValue,
+                        "int64_t":$ctasPerSM);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The bare form used inside a contract:
+    /// `kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)], max = 128,
+    /// per_sm = 2)`.
+    void printBody(::mlir::AsmPrinter &printer) const;
+    static SizeRuleAttr parseBody(::mlir::AsmParser &parser);
   }];
 }
 
@@ -271,6 +331,8 @@ def Attnc_LaunchContractAttr
     - `block`: three positive extents.
     - `shared_memory`: dynamic shared memory in bytes.
     - `constraints` (optional): rules on size symbols checked before launch.
+    - `size_rules` (optional): how a host chooses the size symbols that the
+      caller picks (`#attnc.size_rule`, written bare), one rule per symbol.
     - `attrs` (optional): what was compiled in (causal, scale, tiles);
       booleans, integers, floats and strings, informational only.
     - `fallback` (optional): another kernel of the same program, built from
@@ -281,8 +343,8 @@ def Attnc_LaunchContractAttr
 
     The verifier checks that names are unique, that strides and tensor maps
     name a tensor parameter and a dimension it has, and that every size
-    parameter and every symbol of the grid, of a workspace and of a
-    constraint is bound by some tensor's shape.
+    parameter and every symbol of the grid, of a workspace, of a
+    constraint and of a size rule is bound by some tensor's shape.
 
     Example:
 
@@ -307,6 +369,8 @@ def Attnc_LaunchContractAttr
                         "int64_t":$sharedMemory,
                         ArrayRefParameter<"::attnc::ConstraintAttr">:
                             $constraints,
+                        ArrayRefParameter<"::attnc::SizeRuleAttr">:
+                            $sizeRules,
                         "::mlir::DictionaryAttr":$attrs,
                         StringRefParameter<"fallback kernel", "\"\"">:
                             $fallback);

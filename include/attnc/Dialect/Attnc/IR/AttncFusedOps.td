@@ -175,6 +175,86 @@ def Attnc_OnlineAttentionFinalizeOp
 }
 
 //===----------------------------------------------------------------------===//
+// Split-KV (decode)
+//===----------------------------------------------------------------------===//
+
+def Attnc_OnlineAttentionMergeOp
+    : Attnc_PureOp<"online_attention_merge", [
+        AllTypesMatch<["acc", "new_acc"]>, AllTypesMatch<["max", "new_max"]>,
+        AllTypesMatch<["sum", "new_sum"]>]> {
+  let summary = "merges a partial attention over other keys into the running state";
+  let description = [{
+    The combine step of split-KV attention. `partial` and `partial_lse` are
+    what `attnc.online_attention_finalize` gives for the same rows over
+    another, disjoint set of keys: the normalized output `O_s` (f32) and its
+    logsumexp `lse_s` (scaled units, -inf for a row that saw none of those
+    keys). To the online softmax such a partial is one more key, of score
+    `lse_s` and value `O_s`, so the merge is its update rule:
+
+    ```
+    m'   = max(m, lse_s)
+    acc' = acc * exp(m - m') + O_s * exp(lse_s - m')
+    l'   = l   * exp(m - m') +       exp(lse_s - m')
+    ```
+
+    with each factor 0 where its first exponent's operand is -inf (so that
+    -inf - -inf is never formed). Merging the partials of every split of a
+    row's keys, in any order, from (0, -inf, 0), then finalizing, gives the
+    attention over all of them.
+
+    Example:
+
+    ```mlir
+    %acc2, %m2, %l2 = attnc.online_attention_merge %acc, %m, %l, %o_s, %lse_s
+        : tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?x128xf32>, tensor<?xf32>
+    ```
+  }];
+  let arguments = (ins Attnc_FloatTensor:$acc, Attnc_FloatTensor:$max,
+                       Attnc_FloatTensor:$sum, Attnc_FloatTensor:$partial,
+                       Attnc_FloatTensor:$partial_lse);
+  let results = (outs Attnc_FloatTensor:$new_acc, Attnc_FloatTensor:$new_max,
+                      Attnc_FloatTensor:$new_sum);
+  let assemblyFormat = [{
+    $acc `,` $max `,` $sum `,` $partial `,` $partial_lse attr-dict `:`
+    type($acc) `,` type($max) `,` type($sum) `,` type($partial) `,`
+    type($partial_lse)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attnc_KVSplitCountOp : Attnc_PureOp<"kv_split_count"> {
+  let summary = "how many parts split-KV attention cuts each row's keys into";
+  let description = [{
+    The number of K/V splits for a kernel of `ctas` blocks (before
+    splitting) over `kv_tiles` K/V tiles per row, on the device the kernel
+    runs on: the host evaluates it at launch from the device's SM count,
+    so it never folds. With `slots = num_sms * ctas_per_sm`, the rule
+    (FlashAttention's `num_splits_heuristic`) is:
+
+    1. `ctas >= 0.8 * slots`: 1 (the grid already fills the device);
+    2. otherwise, over `s` in `1 .. min(max_splits, slots, kv_tiles)`
+       whose `ceil(kv_tiles / s)` differs from that of `s - 1`, the wave
+       efficiency is `w / ceil(w)` with `w = ctas * s / slots`; the result
+       is the smallest `s` within 85% of the best efficiency.
+
+    The result is between 1 and `max_splits` (at most 128), and at most
+    `kv_tiles` when that is positive. Any split count gives the same
+    attention; the rule only chooses a fast one.
+
+    Example:
+
+    ```mlir
+    %splits = attnc.kv_split_count %ctas, %tiles {max_splits = 128, ctas_per_sm = 2}
+    ```
+  }];
+  let arguments = (ins Index:$ctas, Index:$kv_tiles,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>, IntMaxValue<128>]>:$max_splits,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$ctas_per_sm);
+  let results = (outs Index:$splits);
+  let assemblyFormat = "$ctas `,` $kv_tiles attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
 // Attention backward
 //===----------------------------------------------------------------------===//
 

@@ -253,6 +253,90 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
   ];
 }
 
+def AttncPackGQA : Pass<"attnc-pack-gqa"> {
+  let summary = "Pack the query heads of each K/V group into the rows of one attention (GQA packing)";
+  let description = [{
+    For grouped-query attention with few query rows (decoding), rewrites
+    each `attnc.attention` whose K/V have fewer heads than Q into an
+    attention over a packed view of Q: `[B, H, Sq, d]` viewed as
+    `[B, Hkv, G * Sq, d]` (G = H / Hkv; `tensor.expand_shape` to
+    `[B, Hkv, G, Sq, d]` then `tensor.collapse_shape`), so that packed row
+    `r = g * Sq + i` is query head `hkv * G + g` at position `i`. The
+    attention then has as many heads as K/V: the G * Sq rows of a group
+    share one query tile and each K/V byte is read once per group instead of
+    once per query head. Its result is viewed back to `[B, H, Sq, dv]`. The
+    mask and score regions receive the packed coordinates `(b, hkv, r, j)`
+    and first rebuild `h = hkv * G + r floordiv Sq` and `i = r mod Sq`, so
+    every mask means what it meant (the rebuilt position is not monotone
+    in `r`, so interval masks are evaluated on every tile).
+
+    The head counts must be static (a model's configuration; the kernel's
+    grid is then a whole number of tiles per group); attentions with
+    dynamic or equal head counts, of a tensor with itself, or with more
+    than `max-rows` static query rows are left alone.
+  }];
+  let dependentDialects = ["::attnc::AttncDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"maxRows", "max-rows", "int64_t", /*default=*/"16",
+           "most static query rows an attention may have to be packed">,
+  ];
+}
+
+def AttncSplitKV : Pass<"attnc-split-kv"> {
+  let summary = "Split the K/V loops of flash forms into parallel parts and a combine (FlashDecoding)";
+  let description = [{
+    For decoding (a few query rows against a long K/V sequence) a flash form
+    has too few (batch, head, query tile) iterations to fill the GPU. This
+    pass cuts each row's K/V tiles into `splits` consecutive parts of
+    `per = ceildiv(ceildiv(Skv, block_kv), splits)` tiles and turns every
+    flash form (the `scf.forall` of `--attnc-online-softmax` with its
+    `attnc.flash_config`) into two:
+
+    1. The **partial form**, the same loop nest with a split index: the last
+       forall dimension runs over `tiles * splits` (`t = qt * splits + s`),
+       every K/V loop's bounds are clamped to `[s * per, (s + 1) * per)`
+       (the clamp of each bound, so that chained loops stay chained), and
+       the finalize writes the split's normalized output and logsumexp in
+       f32 into `o_partial [splits, B, H, Sq, dv]` and
+       `lse_partial [splits, B, H, Sq]` at `[s, b, h, q0]`. A split that
+       sees no key of a row gives it O = 0 and a logsumexp of -inf.
+    2. The **combine form**, an `scf.forall` over (batch, head, row tile of
+       `combine-rows` rows) whose body runs the online-softmax merge over the
+       splits (`attnc.online_attention_merge` in an `scf.for` from 0 to
+       `splits`, starting from acc = 0, max = -inf, sum = 0), finalizes and
+       writes O (and the logsumexp when the original form kept it).
+
+    `splits` is `attnc.kv_split_count` of the original grid's block count
+    and the K/V tile count, with `max-splits` and `ctas-per-sm` (by default
+    the partial blocks whose mma_sync tiles fit in the shared memory of one
+    SM of `chip`, at most 2048 threads): the host evaluates it for the
+    device it launches on. Partials are
+    `O(splits * B * H * Sq * dv)` with `splits <= 128`, so no buffer grows as
+    `Sq * Skv` (--attnc-verify-no-global-scores proves it). Backward flash
+    forms and forms already split are left alone.
+  }];
+  let dependentDialects = ["::attnc::AttncDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::gpu::GPUDialect"];
+  let options = [
+    Option<"maxSplits", "max-splits", "int64_t", /*default=*/"128",
+           "most parts a row's keys are cut into (1 to 128)">,
+    Option<"ctasPerSM", "ctas-per-sm", "int64_t", /*default=*/"0",
+           "blocks of the partial kernel one SM runs at once, for the split "
+           "rule's wave count (0: from the target's shared memory and the "
+           "mma_sync tile bytes of the form's config)">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "target whose description gives the shared memory for "
+           "ctas-per-sm=0">,
+    Option<"combineRows", "combine-rows", "int64_t", /*default=*/"16",
+           "query rows per block of the combine form">,
+  ];
+}
+
 def AttncVerifyNoGlobalScores : Pass<"attnc-verify-no-global-scores",
                                      "::mlir::ModuleOp"> {
   let summary = "Fail if a buffer in global memory grows as S_q * S_kv";

@@ -1,0 +1,180 @@
+//===- SizeRule.cpp - Evaluate the size rules of a kernel -----------------===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// attnc_kernel_size_rule: the value the manifest's rule gives a size symbol
+// that the caller picks (the split count of split-KV attention), for the
+// symbols the tensors the caller already has bind. The tensors are bound as
+// a plan binds them (PlanBuilder::bindShape), the rule's own symbol aside;
+// the rule reads the grid with that symbol set to 1 and its K/V tile count
+// (PlanBuilder::evaluate), then the device's SM count. CPU only when the
+// caller gives the SM count.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanBuilder.h"
+
+#include <algorithm>
+
+using namespace attnc::rt;
+
+int64_t attnc::rt::kvSplits(uint64_t ctas, uint64_t tiles, uint64_t slots,
+                            int64_t max) {
+  using u128 = unsigned __int128;
+  // The grid alone fills 80% of the device's slots (or it is empty).
+  if (ctas == 0 || slots == 0 || u128(ctas) * 5 >= u128(slots) * 4)
+    return 1;
+  uint64_t most = std::min<uint64_t>(
+      {static_cast<uint64_t>(std::max<int64_t>(max, 1)), slots, tiles});
+  most = std::max<uint64_t>(most, 1);
+  auto ceilDiv = [](u128 a, u128 b) { return (a + b - 1) / b; };
+  // eff(s) = w / ceil(w) with w = ctas * s / slots is ctas / slots times
+  // s / waves(s), waves(s) = ceil(w): the factor is common to all s, so
+  // comparing s / waves(s) compares efficiencies, exactly. Here
+  // ctas < 0.8 * slots and s <= 128, so waves(s) <= 103 and every product
+  // below is small.
+  struct Candidate {
+    uint64_t splits, waves;
+  };
+  std::vector<Candidate> eligible;
+  Candidate best = {0, 1};
+  for (uint64_t s = 1; s <= most; ++s) {
+    // More splits that leave the tiles per split unchanged only add
+    // blocks.
+    if (s > 1 && ceilDiv(tiles, s) == ceilDiv(tiles, s - 1))
+      continue;
+    Candidate c = {s, static_cast<uint64_t>(ceilDiv(u128(ctas) * s, slots))};
+    eligible.push_back(c);
+    if (best.splits == 0 || c.splits * best.waves > best.splits * c.waves)
+      best = c;
+  }
+  // The fewest splits within 85% of the best efficiency.
+  for (const Candidate &c : eligible)
+    if (100 * c.splits * best.waves >= 85 * best.splits * c.waves)
+      return static_cast<int64_t>(c.splits);
+  return 1;
+}
+
+attnc_status PlanBuilder::evaluateSizeRule(const SizeRule &r,
+                                           const attnc_tensor *tensors,
+                                           size_t numTensors, int64_t &value) {
+  std::string what = "size rule of " + r.symbol;
+  size_t most = 0;
+  std::string names;
+  for (const Param &p : k.params)
+    if (p.kind == ATTNC_PARAM_TENSOR || p.kind == ATTNC_PARAM_WORKSPACE) {
+      ++most;
+      names += (names.empty() ? "" : ", ") + p.name;
+    }
+  if (numTensors > most)
+    return refuse(what + ": expected at most " + std::to_string(most) +
+                  " tensors (" + names + "), got " +
+                  std::to_string(numTensors));
+  if (numTensors && !tensors)
+    return fail(ATTNC_ERROR_INVALID_ARGUMENT,
+                k.name + ": " + what + ": tensors array is NULL");
+  size_t next = 0;
+  for (const Param &p : k.params) {
+    if (next == numTensors)
+      break;
+    if (p.kind != ATTNC_PARAM_TENSOR && p.kind != ATTNC_PARAM_WORKSPACE)
+      continue;
+    const attnc_tensor &t = tensors[next++];
+    attnc_status st = p.kind == ATTNC_PARAM_TENSOR ? bindShape(p, t, r.symbol)
+                                                   : checkWorkspaceShape(p, t);
+    if (st)
+      return st;
+  }
+  // Refusals first, then what may need the driver.
+  const std::vector<Factor> *reads[] = {&k.grid[0], &k.grid[1], &k.grid[2],
+                                        &r.kvTiles};
+  for (const std::vector<Factor> *factors : reads)
+    for (const Factor &f : *factors) {
+      if (f.kind != ATTNC_FACTOR_SYMBOL || f.symbol == r.symbol ||
+          lookup(f.symbol))
+        continue;
+      std::string holders;
+      for (const Param &p : k.params)
+        for (const Dim &d : p.shape)
+          if (d.symbol == f.symbol) {
+            holders += (holders.empty() ? "" : " or ") + p.name;
+            break;
+          }
+      return refuse(what + " needs " + f.symbol +
+                    ", which no tensor given binds (pass " + holders + ")");
+    }
+  if (numSMs == 0) {
+    if (attnc_status st = deviceNumSMs(numSMs)) {
+      std::string why = attnc_last_error();
+      numSMs = 0;
+      return fail(st, k.name + ": the " + what +
+                          " needs the device's SM count but it cannot be "
+                          "queried: " +
+                          why + " (pass num_sms to evaluate it without a GPU)");
+    }
+  }
+  // The grid with one split.
+  bound.push_back({r.symbol, {1, what}});
+  uint64_t ctas = 1, tiles;
+  std::string rule;
+  bool overflow, saturated = false;
+  for (const std::vector<Factor> &axis : k.grid) {
+    uint64_t extent;
+    if (attnc_status st = evaluate(axis, what, extent, rule, overflow))
+      return st;
+    saturated |= overflow || __builtin_mul_overflow(ctas, extent, &ctas);
+  }
+  if (saturated)
+    ctas = UINT64_MAX;
+  if (attnc_status st = evaluate(r.kvTiles, what, tiles, rule, overflow))
+    return st;
+  if (overflow)
+    tiles = UINT64_MAX;
+  uint64_t slots = 0;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(numSMs),
+                             static_cast<uint64_t>(r.ctasPerSM), &slots))
+    slots = UINT64_MAX;
+  value = kvSplits(ctas, tiles, slots, r.max);
+  return ATTNC_OK;
+}
+
+extern "C" {
+
+attnc_status attnc_kernel_size_rule(const attnc_kernel *k, const char *symbol,
+                                    const attnc_tensor *tensors,
+                                    size_t numTensors, int32_t numSMs,
+                                    int64_t *out) {
+  if (!k || !symbol || !out)
+    return fail(ATTNC_ERROR_INVALID_ARGUMENT,
+                "attnc_kernel_size_rule: kernel, symbol and out must not be "
+                "NULL");
+  if (numSMs < 0)
+    return fail(ATTNC_ERROR_INVALID_ARGUMENT,
+                "attnc_kernel_size_rule: num_sms = " + std::to_string(numSMs) +
+                    " is negative");
+  const SizeRule *rule = nullptr;
+  std::string known;
+  for (const SizeRule &r : k->sizeRules) {
+    known += (known.empty() ? "" : ", ") + r.symbol;
+    if (r.symbol == symbol)
+      rule = &r;
+  }
+  if (!rule)
+    return fail(ATTNC_ERROR_NOT_FOUND,
+                k->name + ": no size rule for '" + symbol + "' (" +
+                    (known.empty() ? "the kernel has none"
+                                   : "the kernel has rules for " + known) +
+                    ")");
+  attnc_plan scratch;
+  PlanBuilder builder(*k, scratch, numSMs);
+  int64_t value = 0;
+  if (attnc_status st =
+          builder.evaluateSizeRule(*rule, tensors, numTensors, value))
+    return st;
+  *out = value;
+  return ok();
+}
+
+} // extern "C"

@@ -1,0 +1,37 @@
+// The partial kernel of a split-KV form states in its launch contract how a
+// host chooses the split count: the size rule of `splits`, the host's
+// evaluation of the form's attnc.kv_split_count (its max_splits and
+// ctas_per_sm, and the K/V tiles of a row: ceil(Skv / block_kv), a constant
+// when Skv is static). attnc-compile writes it as the kernel's manifest
+// entry's size_rules (docs/abi.md); the combine kernel has none.
+// RUN: attnc-opt %s --attnc-online-softmax="block-q=16 block-kv=64 strategy=mma_sync" \
+// RUN:   --attnc-split-kv="max-splits=64 ctas-per-sm=2" --canonicalize --cse \
+// RUN:   --attnc-convert-to-gpu | FileCheck %s
+// RUN: attnc-opt %s --attnc-online-softmax="block-q=16 block-kv=64 strategy=mma_sync" \
+// RUN:   --attnc-split-kv --canonicalize --cse --attnc-convert-to-gpu \
+// RUN:   | attnc-opt | FileCheck %s --check-prefix=DEFAULT
+
+// CHECK-LABEL: gpu.module @decode_0_module
+// CHECK-SAME: kind = "attention_partial"
+// CHECK-SAME: grid = {{\[\[}}ceil_div(Sq, 16), splits], [H], [B]]
+// CHECK-SAME: constraints = [divisible(H, Hkv), min(splits, 1), max(splits, 128)],
+// CHECK-SAME: size_rules = [kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)], max = 64, per_sm = 2)]
+// CHECK-LABEL: gpu.module @decode_1_module
+// CHECK-SAME: kind = "attention_combine"
+// CHECK-SAME: constraints = [min(splits, 1), max(splits, 128)], attrs = {
+// DEFAULT: size_rules = [kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)], max = 128, per_sm = {{[0-9]+}})]
+func.func @decode(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
+      : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
+
+// A static Skv of 1000: 16 tiles of 64 keys.
+// CHECK-LABEL: gpu.module @static_kv_0_module
+// CHECK-SAME: grid = {{\[\[}}splits], [32], [B]]
+// CHECK-SAME: size_rules = [kv_splits(splits, kv_tiles = [16], max = 64, per_sm = 2)]
+func.func @static_kv(%q: tensor<?x32x1x128xbf16>, %k: tensor<?x8x1000x128xbf16>, %v: tensor<?x8x1000x128xbf16>) -> tensor<?x32x1x128xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
+      : tensor<?x32x1x128xbf16>, tensor<?x8x1000x128xbf16>, tensor<?x8x1000x128xbf16> -> tensor<?x32x1x128xbf16>
+  return %o : tensor<?x32x1x128xbf16>
+}

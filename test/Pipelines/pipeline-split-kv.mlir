@@ -1,0 +1,42 @@
+// --attnc-pipeline with split-kv: GQA packing, the flash form, the split-KV
+// rewrite, and its two kernels through both no-S x S checks: the partial
+// kernel (f32 partials with a split dimension, the split count a size the
+// host chooses by the manifest's rule) and the combine kernel.
+// REQUIRES: ptxas
+// RUN: attnc-opt %s --attnc-pipeline="split-kv=128 block-q=16 block-kv=64 strategy=mma_sync fallback=false to-nvvm=false" | FileCheck %s --check-prefix=GPU
+// RUN: attnc-opt %s --attnc-pipeline="split-kv=128 block-q=16 block-kv=64 strategy=mma_sync fallback=false binary=isa" | FileCheck %s --check-prefix=PTX
+
+// The packed rows of a group (4 query heads x Sq) share a tile of 16: the
+// grid runs ceil(Sq / 4) tiles times the splits per (batch, K/V head).
+// GPU: gpu.module @attn_0_module
+// GPU-SAME: kind = "attention_partial"
+// GPU-SAME: tensor<"q", bf16, [B, 32, Sq, 128], input
+// GPU-SAME: tensor<"k", bf16, [B, 8, Skv, 128], input
+// GPU-SAME: tensor<"o_partial", f32, [splits, B, 32, Sq, 128], output
+// GPU-SAME: tensor<"lse_partial", f32, [splits, B, 32, Sq], output
+// GPU-SAME: size<"splits", i64>
+// GPU-SAME: grid = {{\[}}[ceil_div(Sq, 4), splits], [8], [B]]
+// GPU-SAME: constraints = [min(splits, 1), max(splits, 128)]
+// GPU-SAME: size_rules = [kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)], max = 128, per_sm = 3)]
+// GPU: gpu.module @attn_1_module
+// GPU-SAME: kind = "attention_combine"
+// GPU-SAME: tensor<"o_partial", f32, [splits, B, 32, Sq, 128], input
+// GPU-SAME: tensor<"lse_partial", f32, [splits, B, 32, Sq], input
+// GPU-SAME: tensor<"o", bf16, [B, 32, Sq, 128], output
+// GPU-SAME: grid = {{\[}}[ceil_div(Sq, 16)], [32], [B]], block = [128, 1, 1]
+
+// The partial kernel stores pairs of f32 partials (8-byte stores); the
+// combine's merge weights are exponentials (in its loop, laid out after
+// the store of one bf16 of O per thread).
+// PTX: gpu.binary @attn_0_module
+// PTX-SAME: cp.async.cg.shared.global
+// PTX-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// PTX-SAME: st.global.v2.b32
+// PTX: gpu.binary @attn_1_module
+// PTX-SAME: st.global.b16
+// PTX-SAME: ex2.approx
+func.func @attn(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: tensor<?x8x?x128xbf16>) -> tensor<?x32x?x128xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
+      : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x?x128xbf16>
+  return %o : tensor<?x32x?x128xbf16>
+}

@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""Split-KV (FlashDecoding) attention on the GPU against float64 (issue:
+decode).
+
+    python3 test/gpu/decode_test.py build --work .gpuwork   # here: attnc-compile --split-kv
+    python3 test/gpu/decode_test.py run --work .gpuwork     # on the GPU machine
+
+Each module is one attention function compiled with --split-kv: `attn_0`
+(the partial kernel: each split's normalized output and logsumexp in f32,
+[splits, B, H, Sq(, d)]) and `attn_1` (the combine: the online-softmax merge
+of the splits, O in the input type). Every split count gives the same
+attention, so each shape runs with several (1, a few, the most the K/V
+tiles allow, 128) and with the count the runtime's rule chooses; O is
+checked with the FlashAttention rule (error against float64 at most twice
+that of the naive computation in the input precision, plus half an ulp of
+the largest output) and the logsumexp within 1e-3 of float64's. Outputs and
+partials start as NaN so that an unwritten element fails; rows that see no
+key (bottom-right causal with Sq > Skv) must give O = 0 and a logsumexp of
+-inf.
+"""
+
+import argparse
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+FUNC = """\
+func.func @attn(%q: tensor<?x{h}x?x{d}x{t}>, %k: tensor<?x{hkv}x?x{d}x{t}>,
+                %v: tensor<?x{hkv}x?x{d}x{t}>) -> tensor<?x{h}x?x{d}x{t}> {{
+  %c2 = arith.constant 2 : index
+  %sq = tensor.dim %q, %c2 : tensor<?x{h}x?x{d}x{t}>
+  %skv = tensor.dim %k, %c2 : tensor<?x{hkv}x?x{d}x{t}>
+  %o = attnc.attention %q, %k, %v {{scale = {scale!r} : f64}}
+      : tensor<?x{h}x?x{d}x{t}>, tensor<?x{hkv}x?x{d}x{t}>, tensor<?x{hkv}x?x{d}x{t}> -> tensor<?x{h}x?x{d}x{t}>
+{mask}  return %o : tensor<?x{h}x?x{d}x{t}>
+}}
+"""
+MASKS = {
+    "full": "",
+    # A chunk of Sq new tokens against a cache of Skv - Sq: query i sees
+    # keys j <= i + Skv - Sq.
+    "br": """\
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %jj = arith.addi %j, %sq : index
+        %ii = arith.addi %i, %skv : index
+        %keep = arith.cmpi ule, %jj, %ii : index
+        attnc.yield %keep : i1
+      }
+""",
+}
+# (head dim, dtype, mask, H, Hkv, block_q, block_kv); "?" heads are
+# dynamic (no GQA packing: each query head reads its K/V head), static
+# ones with H > Hkv are packed (--attnc-pack-gqa).
+MODULES = [(128, "bf16", "full", 32, 8, 16, 64),
+           (128, "bf16", "br", 32, 8, 16, 64),
+           (64, "f16", "full", 16, 2, 16, 64),
+           (128, "f16", "br", 16, 1, 16, 64),
+           (128, "bf16", "full", 8, 8, 16, 64),
+           (128, "bf16", "br", "?", "?", 16, 64)]
+
+
+def module_name(d, t, mask, h, hkv):
+    heads = "dyn" if h == "?" else f"h{h}kv{hkv}"
+    return f"dec_d{d}_{t}_{mask}_{heads}"
+
+
+def build(work: Path, compiler: Path):
+    (work / "mlir").mkdir(parents=True, exist_ok=True)
+    for d, t, mask, h, hkv, bq, bkv in MODULES:
+        name = module_name(d, t, mask, h, hkv)
+        src = work / "mlir" / f"{name}.mlir"
+        src.write_text(FUNC.format(d=d, t=t, h=h, hkv=hkv,
+                                   scale=1.0 / math.sqrt(d),
+                                   mask=MASKS[mask]))
+        out = work / "modules" / name
+        t0 = time.time()
+        subprocess.run([str(compiler), str(src), "-o", str(out),
+                        "--split-kv=128", f"--block-q={bq}",
+                        f"--block-kv={bkv}", "--strategy=mma_sync",
+                        "--fallback=false"], check=True)
+        print(f"{name}: {time.time() - t0:.1f} s", flush=True)
+        for ptx in out.glob("*.ptx"):  # the cubins are what runs
+            ptx.unlink()
+
+
+def reference(q, k, v, scale, visible, low=None):
+    """O and the logsumexp by the textbook formulas in float64 (low=None)
+    or naively in `low`; GQA by repeating K/V heads."""
+    import torch
+    rep = q.shape[1] // k.shape[1]
+    dt = torch.float64 if low is None else low
+    q, k, v = (x.to(dt) for x in (q, k, v))
+    k = k.repeat_interleave(rep, dim=1)
+    v = v.repeat_interleave(rep, dim=1)
+    s = torch.matmul(q, k.transpose(-1, -2)) * scale
+    if visible is not None:
+        s = s.masked_fill(~visible, float("-inf"))
+    lse = torch.logsumexp(s.double(), dim=-1)
+    p = torch.nan_to_num(torch.softmax(s.float() if low else s, dim=-1),
+                         nan=0.0).to(dt)
+    return torch.matmul(p, v), lse
+
+
+def decode(m, q, k, v, splits, o=None):
+    """The two kernels of a split-KV module: partials, then the combine."""
+    import torch
+    B, H, Sq, d = q.shape
+    nan = lambda *s: torch.full(s, float("nan"), dtype=torch.float32,  # noqa: E731
+                                device=q.device)
+    op, lp = nan(splits, B, H, Sq, v.shape[-1]), nan(splits, B, H, Sq)
+    m["attn_0"](q, k, v, o_partial=op, lse_partial=lp)
+    if o is None:
+        o = torch.full((B, H, Sq, v.shape[-1]), float("nan"), dtype=q.dtype,
+                       device=q.device)
+    m["attn_1"](op, lp, o=o)
+    return o, op, lp
+
+
+def run_case(m, B, H, Hkv, Sq, Skv, mask, dtype, d, splits):
+    import torch
+    dev = "cuda"
+    torch.manual_seed(B * 1000003 + H * 1009 + Sq * 31 + Skv)
+    q = torch.randn(B, H, Sq, d, dtype=dtype, device=dev)
+    k = torch.randn(B, Hkv, Skv, d, dtype=dtype, device=dev)
+    v = torch.randn(B, Hkv, Skv, d, dtype=dtype, device=dev)
+    scale = 1.0 / math.sqrt(d)
+    o, _, lp = decode(m, q, k, v, splits)
+    torch.cuda.synchronize()
+    i = torch.arange(Sq, device=dev)[:, None]
+    j = torch.arange(Skv, device=dev)[None, :]
+    visible = {"full": None, "br": j <= i + (Skv - Sq)}[mask]
+    ref, lse_ref = reference(q, k, v, scale, visible)
+    low, _ = reference(q, k, v, scale, visible, low=dtype)
+    res = {}
+    if torch.isnan(o).any():
+        return False, {"o": "NaN"}
+    err = (o.double() - ref).abs().max().item()
+    err_low = (low.double() - ref).abs().max().item()
+    big = ref.abs().max().item()
+    mant = 7 if dtype == torch.bfloat16 else 10
+    half_ulp = math.ldexp(1.0, math.frexp(big)[1] - 1 - mant) / 2 if big \
+        else 0.0
+    ok = err <= 2 * err_low + half_ulp + 1e-5
+    res["o"] = f"{err:.2e}/{err_low:.2e}"
+    # The merged logsumexp of the splits equals the row's.
+    part_lse = torch.logsumexp(lp.double(), dim=0)
+    fin = torch.isfinite(lse_ref)
+    lse_err = (part_lse[fin] - lse_ref[fin]).abs().max().item() \
+        if fin.any() else 0.0
+    res["lse"] = f"{lse_err:.1e}"
+    ok &= lse_err <= 1e-3 and bool((part_lse[~fin] == -math.inf).all())
+    if visible is not None:
+        empty = ~visible.any(1)
+        if empty.any():
+            z = bool((o[:, :, empty] == 0).all())
+            res["empty_rows_zero"] = z
+            ok &= z
+    return ok, res
+
+
+SHAPES = [  # B, Sq, Skv (heads from the module; dynamic: 8 on 2)
+    (1, 1, 1), (2, 1, 1000), (1, 1, 8192), (3, 4, 513), (1, 16, 64),
+    (1, 5, 3), (2, 3, 65), (1, 1, 131072), (4, 2, 32768), (2, 7, 1),
+]
+
+
+def run(work: Path, small: bool, only: str = ""):
+    import torch
+    sys.path.insert(0, str(ROOT / "python"))
+    import attnc
+    failures = total = 0
+    for d, t, mask, h, hkv, bq, bkv in MODULES:
+        name = module_name(d, t, mask, h, hkv)
+        if only not in name:
+            continue
+        m = attnc.load(work / "modules" / name)
+        dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[t]
+        H, Hkv = (8, 2) if h == "?" else (h, hkv)
+        for B, Sq, Skv in SHAPES:
+            if small and B * H * Skv > 1 << 16:
+                continue
+            tiles = -(-Skv // bkv)
+            rule = m["attn_0"].size_rule(
+                "splits",
+                *(torch.empty(s, dtype=dtype, device="cuda")
+                  for s in ((B, H, Sq, d), (B, Hkv, Skv, d))))
+            counts = sorted({1, 3, min(tiles, 128), 128, rule})
+            for splits in counts:
+                total += 1
+                try:
+                    ok, res = run_case(m, B, H, Hkv, Sq, Skv, mask, dtype, d,
+                                       splits)
+                except Exception as e:  # noqa: BLE001
+                    ok, res = False, {"error": repr(e)[:300]}
+                failures += not ok
+                print(f"{'PASS' if ok else 'FAIL'} {name} B={B} H={H} "
+                      f"Hkv={Hkv} Sq={Sq} Skv={Skv} splits={splits} {res}",
+                      flush=True)
+    print(f"{total - failures}/{total} passed")
+    return 1 if failures else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["build", "run"])
+    ap.add_argument("--work", default=".gpuwork", type=Path)
+    ap.add_argument("--compiler", default=ROOT / "build/bin/attnc-compile",
+                    type=Path)
+    ap.add_argument("--small", action="store_true",
+                    help="small shapes only (for compute-sanitizer)")
+    ap.add_argument("--only", default="",
+                    help="modules whose name contains this")
+    a = ap.parse_args()
+    if a.mode == "build":
+        build(a.work, a.compiler)
+        return 0
+    return run(a.work, a.small, a.only)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
