@@ -81,11 +81,27 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
     tiles.blockQ = options.blockQ;
     tiles.blockKV = options.blockKV;
     tiles.strategy = options.strategy;
+    // Decoding: the target's decode tiles and mma_sync (its kernels write
+    // the f32 partials and address packed rows), unless given.
+    if (options.splitKV > 0) {
+      if (FailureOr<TargetDescription> desc = lookupTargetDescription(target);
+          succeeded(desc)) {
+        if (tiles.blockQ == 0)
+          tiles.blockQ = desc->decodeBlockQ;
+        if (tiles.blockKV == 0)
+          tiles.blockKV = desc->decodeBlockKV;
+      }
+      if (tiles.strategy.empty())
+        tiles.strategy = "mma_sync";
+    }
     tiles.stages = options.stages;
     tiles.fallback = options.fallback;
     // Decoding: the query heads of a K/V group share one tile.
-    if (options.splitKV > 0)
-      pm.addPass(createAttncPackGQA());
+    if (options.splitKV > 0) {
+      AttncPackGQAOptions pack;
+      pack.blockQ = tiles.blockQ;
+      pm.addPass(createAttncPackGQA(pack));
+    }
     pm.addPass(createAttncOnlineSoftmax(tiles));
     if (options.splitKV > 0) {
       AttncSplitKVOptions split;

@@ -137,6 +137,14 @@ struct TargetDescription {
   int64_t backwardWarps = 8;
   int64_t backwardStages = 2;
 
+  /// Split-KV decoding (--attnc-split-kv with --attnc-pack-gqa): a query
+  /// tile holds the packed rows of a K/V group (a few), so its tile is
+  /// small; K/V tiles of 64 rows keep two 78 KiB blocks of two warps per SM
+  /// streaming (measured on the H200, bench/results/decode.md: 32 x 64
+  /// above 16 x 64, 64 x 64 and 16 x 32).
+  int64_t decodeBlockQ = 32;
+  int64_t decodeBlockKV = 64;
+
   /// Ceilings the intensity report prices kernels with.
   RooflineModel roofline;
 

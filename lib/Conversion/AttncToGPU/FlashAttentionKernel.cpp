@@ -179,15 +179,22 @@ FlashKernelBuilder::gridFactor(OpFoldResult extent) {
         auto q = cast<RankedTensorType>(form.packedSource.getType());
         auto key = cast<RankedTensorType>(form.key.getType());
         int64_t group = q.getDimSize(1) / key.getDimSize(1);
-        if (bin && k && bin.getKind() == AffineExprKind::CeilDiv &&
-            isa<AffineSymbolExpr, AffineDimExpr>(bin.getLHS()) &&
-            k.getValue() % group == 0 && q.isDynamicDim(2))
+        bool ok = bin && k && bin.getKind() == AffineExprKind::CeilDiv &&
+                  isa<AffineSymbolExpr, AffineDimExpr>(bin.getLHS()) &&
+                  q.isDynamicDim(2);
+        if (ok && k.getValue() % group == 0)
           return std::vector<GridFactor>{
               GridFactor::ceilDivOf("Sq", k.getValue() / group)};
+        if (ok && group % k.getValue() == 0)
+          return std::vector<GridFactor>{
+              GridFactor::symbol("Sq"),
+              GridFactor::constant(group / k.getValue())};
         return apply.emitOpError()
                << "counts the query tiles of a packed GQA form; the host can "
                   "compute them only when the group size ("
-               << group << ") divides block_q (ceildiv(Sq, block_q / G))";
+               << group
+               << ") divides block_q or is a multiple of it (ceildiv(Sq, "
+                  "block_q / G) or Sq * G / block_q tiles)";
       }
   FailureOr<GridFactor> f =
       gridFactorOf(extent, [&](Value x) -> std::optional<std::string> {

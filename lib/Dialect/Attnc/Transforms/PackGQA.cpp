@@ -122,6 +122,9 @@ struct AttncPackGQAPass : attnc::impl::AttncPackGQABase<AttncPackGQAPass> {
         qType.getDimSize(1) == kType.getDimSize(1) ||
         op.getQuery() == op.getKey())
       return;
+    int64_t groupSize = qType.getDimSize(1) / kType.getDimSize(1);
+    if (blockQ > 0 && blockQ % groupSize != 0 && groupSize % blockQ != 0)
+      return;
     // Packed rows beyond what one decode tile holds gain nothing.
     if (!qType.isDynamicDim(2) && qType.getDimSize(2) > maxRows)
       return;
@@ -130,7 +133,6 @@ struct AttncPackGQAPass : attnc::impl::AttncPackGQABase<AttncPackGQAPass> {
     OpFoldResult heads = tiling::getExtent(b, loc, op.getQuery(), 1);
     OpFoldResult kvHeads = tiling::getExtent(b, loc, op.getKey(), 1);
     // Static (checked above): H and Hkv come from the types.
-    int64_t groupSize = qType.getDimSize(1) / kType.getDimSize(1);
     Value group = arith::ConstantIndexOp::create(b, loc, groupSize);
     OpFoldResult groupFold = b.getIndexAttr(groupSize);
     OpFoldResult rows = tiling::getExtent(b, loc, op.getQuery(), 2);

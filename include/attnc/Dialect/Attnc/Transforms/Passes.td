@@ -270,10 +270,11 @@ def AttncPackGQA : Pass<"attnc-pack-gqa"> {
     every mask means what it meant (the rebuilt position is not monotone
     in `r`, so interval masks are evaluated on every tile).
 
-    The head counts must be static (a model's configuration; the kernel's
-    grid is then a whole number of tiles per group); attentions with
-    dynamic or equal head counts, of a tensor with itself, or with more
-    than `max-rows` static query rows are left alone.
+    The head counts must be static (a model's configuration) and the group
+    size must divide `block-q` or be a multiple of it (the grid then counts
+    `ceildiv(Sq, block_q / G)` or `Sq * G / block_q` tiles); attentions
+    with dynamic or equal head counts, other group sizes, of a tensor with
+    itself, or with more than `max-rows` static query rows are left alone.
   }];
   let dependentDialects = ["::attnc::AttncDialect",
                            "::mlir::tensor::TensorDialect",
@@ -281,6 +282,11 @@ def AttncPackGQA : Pass<"attnc-pack-gqa"> {
   let options = [
     Option<"maxRows", "max-rows", "int64_t", /*default=*/"16",
            "most static query rows an attention may have to be packed">,
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
+           "the query tile the flash form will use: groups that neither "
+           "divide it nor are a multiple of it are left alone (their packed "
+           "tiles would not be a whole number of rows per head; 0: no "
+           "check)">,
   ];
 }
 
