@@ -15,7 +15,8 @@
 #      package + libattnc_runtime.so vs float64 references, runtime refusals,
 #      CUDA graph replay (see its docstring for the rules);
 #   2. python/tests/gpu (the runtime's own GPU smoke test) on two modules;
-#   3. test/gpu/backward_test.py (the attention backward against float64) and
+#   3. test/gpu/backward_test.py (the attention backward against float64),
+#      test/gpu/decode_test.py (split-KV decoding against float64) and
 #      test/gpu/torch_test.py (attnc.torch: eager, torch.compile, CUDA graphs,
 #      opcheck) and test/gpu/hf_test.py (a small Llama trained with attnc as
 #      transformers' attention backend, when transformers is installed);
@@ -63,6 +64,11 @@ if python3 test/gpu/backward_test.py run --work "$WORK" 2>&1 | tee "$LOG_DIR/bac
   summary+=("backward_test.py: ok ($(tail -1 "$LOG_DIR/backward.log"))")
 else
   status=1; summary+=("backward_test.py: FAILED ($(tail -1 "$LOG_DIR/backward.log"))")
+fi
+if python3 test/gpu/decode_test.py run --work "$WORK" 2>&1 | tee "$LOG_DIR/decode.log"; then
+  summary+=("decode_test.py: ok ($(tail -1 "$LOG_DIR/decode.log"))")
+else
+  status=1; summary+=("decode_test.py: FAILED ($(tail -1 "$LOG_DIR/decode.log"))")
 fi
 if python3 test/gpu/torch_test.py --modules "$WORK/torch" 2>&1 | tee "$LOG_DIR/torch.log"; then
   summary+=("torch_test.py: ok ($(tail -1 "$LOG_DIR/torch.log"))")
@@ -133,6 +139,21 @@ if [ "${SKIP_SANITIZER:-0}" != 1 ]; then
     errs=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1)
     echo "   backward $tool: $r $(tail -1 "$log") ${errs}"
     summary+=("compute-sanitizer $tool on the backward (small shapes): $r ${errs}")
+  done
+  # Split-KV decoding (partials, combine) on small shapes, every split count.
+  for tool in memcheck racecheck; do
+    log="$LOG_DIR/sanitizer_decode_$tool.log"
+    if PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout "${SANITIZER_TIMEOUT:-600}" \
+         "$CS" --tool "$tool" --error-exitcode 3 \
+         python3 test/gpu/decode_test.py run --work "$WORK" --small \
+           $([ "$tool" = racecheck ] && echo --quick) >"$log" 2>&1; then
+      r=ok
+    else
+      r="FAILED (rc $?)"; status=1
+    fi
+    errs=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1)
+    echo "   decode $tool: $r $(tail -1 "$log") ${errs}"
+    summary+=("compute-sanitizer $tool on split-KV decoding (small shapes): $r ${errs}")
   done
 fi
 

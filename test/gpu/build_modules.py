@@ -373,6 +373,9 @@ def main():
         for cmd in ([sys.executable, str(ROOT / "test/gpu/backward_test.py"),
                      "build", "--work", str(out), "--compiler",
                      args.compiler],
+                    [sys.executable, str(ROOT / "test/gpu/decode_test.py"),
+                     "build", "--work", str(out), "--compiler",
+                     args.compiler],
                     [sys.executable, "-m", "attnc.variants", "--out",
                      str(out / "torch")]):
             env = dict(os.environ, ATTNC_COMPILE=args.compiler,

@@ -53,26 +53,34 @@ MASKS = {
       }
 """,
 }
-# (head dim, dtype, mask, H, Hkv, block_q, block_kv); "?" heads are
-# dynamic (no GQA packing: each query head reads its K/V head), static
-# ones with H > Hkv are packed (--attnc-pack-gqa).
-MODULES = [(128, "bf16", "full", 32, 8, 16, 64),
-           (128, "bf16", "br", 32, 8, 16, 64),
-           (64, "f16", "full", 16, 2, 16, 64),
-           (128, "f16", "br", 16, 1, 16, 64),
-           (128, "bf16", "full", 8, 8, 16, 64),
-           (128, "bf16", "br", "?", "?", 16, 64)]
+# (head dim, dtype, mask, H, Hkv, extra attnc-compile flags); "?" heads are
+# dynamic (no GQA packing: each query head reads its K/V head), static ones
+# with H > Hkv are packed (--attnc-pack-gqa). Tiles default to the target's
+# decode tile (32 x 64); block_q 16 packs a group of 16 into one tile, 64
+# the other way; 3 and 4 stages keep that many K/V tiles in flight (the
+# bottom-right mask's two chained loops share the pipeline).
+MODULES = [(128, "bf16", "full", 32, 8, []),
+           (128, "bf16", "br", 32, 8, ["--block-q=16"]),
+           (64, "f16", "full", 16, 2, []),
+           (128, "f16", "br", 16, 1, []),
+           (128, "bf16", "full", 64, 1, []),
+           (128, "bf16", "full", 8, 8, []),
+           (128, "bf16", "br", "?", "?", []),
+           (128, "bf16", "br", 32, 8, ["--stages=3"]),
+           (128, "f16", "br", "?", "?", ["--stages=4", "--block-kv=32"])]
 
 
-def module_name(d, t, mask, h, hkv):
+def module_name(d, t, mask, h, hkv, extra=()):
     heads = "dyn" if h == "?" else f"h{h}kv{hkv}"
-    return f"dec_d{d}_{t}_{mask}_{heads}"
+    tag = "".join("_" + f.lstrip("-").replace("=", "").replace("-", "")
+                  for f in extra)
+    return f"dec_d{d}_{t}_{mask}_{heads}{tag}"
 
 
 def build(work: Path, compiler: Path):
     (work / "mlir").mkdir(parents=True, exist_ok=True)
-    for d, t, mask, h, hkv, bq, bkv in MODULES:
-        name = module_name(d, t, mask, h, hkv)
+    for d, t, mask, h, hkv, extra in MODULES:
+        name = module_name(d, t, mask, h, hkv, extra)
         src = work / "mlir" / f"{name}.mlir"
         src.write_text(FUNC.format(d=d, t=t, h=h, hkv=hkv,
                                    scale=1.0 / math.sqrt(d),
@@ -80,9 +88,8 @@ def build(work: Path, compiler: Path):
         out = work / "modules" / name
         t0 = time.time()
         subprocess.run([str(compiler), str(src), "-o", str(out),
-                        "--split-kv=128", f"--block-q={bq}",
-                        f"--block-kv={bkv}", "--strategy=mma_sync",
-                        "--fallback=false"], check=True)
+                        "--split-kv=128", "--fallback=false"] + extra,
+                       check=True)
         print(f"{name}: {time.time() - t0:.1f} s", flush=True)
         for ptx in out.glob("*.ptx"):  # the cubins are what runs
             ptx.unlink()
@@ -169,27 +176,31 @@ SHAPES = [  # B, Sq, Skv (heads from the module; dynamic: 8 on 2)
 ]
 
 
-def run(work: Path, small: bool, only: str = ""):
+def run(work: Path, small: bool, only: str = "", quick: bool = False):
     import torch
     sys.path.insert(0, str(ROOT / "python"))
     import attnc
     failures = total = 0
-    for d, t, mask, h, hkv, bq, bkv in MODULES:
-        name = module_name(d, t, mask, h, hkv)
+    for d, t, mask, h, hkv, extra in MODULES:
+        name = module_name(d, t, mask, h, hkv, extra)
         if only not in name:
             continue
         m = attnc.load(work / "modules" / name)
+        bkv = int(m["attn_0"].attr("block_kv"))
         dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[t]
         H, Hkv = (8, 2) if h == "?" else (h, hkv)
         for B, Sq, Skv in SHAPES:
             if small and B * H * Skv > 1 << 16:
+                continue
+            if quick and Skv > 1000:
                 continue
             tiles = -(-Skv // bkv)
             rule = m["attn_0"].size_rule(
                 "splits",
                 *(torch.empty(s, dtype=dtype, device="cuda")
                   for s in ((B, H, Sq, d), (B, Hkv, Skv, d))))
-            counts = sorted({1, 3, min(tiles, 128), 128, rule})
+            counts = sorted({1, rule} if quick else
+                            {1, 3, min(tiles, 128), 128, rule})
             for splits in counts:
                 total += 1
                 try:
@@ -215,11 +226,14 @@ def main():
                     help="small shapes only (for compute-sanitizer)")
     ap.add_argument("--only", default="",
                     help="modules whose name contains this")
+    ap.add_argument("--quick", action="store_true",
+                    help="Skv <= 1000 and split counts 1 and the rule's "
+                         "only (for racecheck, which is slow)")
     a = ap.parse_args()
     if a.mode == "build":
         build(a.work, a.compiler)
         return 0
-    return run(a.work, a.small, a.only)
+    return run(a.work, a.small, a.only, a.quick)
 
 
 if __name__ == "__main__":

@@ -344,6 +344,43 @@ LogicalResult FlashKernelBuilder::loadKVTiles(FlashKVLoop &l, Value tile,
   return success();
 }
 
+/// Starts loading tile `tile` of loop `l` if it is before `end`; with more
+/// than two stages an empty group otherwise, so that each step starts one
+/// group.
+LogicalResult FlashKernelBuilder::prefetchKVTiles(FlashKVLoop &l, Value tile,
+                                                  Value end) {
+  bool counted = loadsAhead() > 1;
+  auto prefetch = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tile, end),
+      /*withElseRegion=*/counted);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(prefetch.thenBlock());
+  if (failed(loadKVTiles(l, tile)))
+    return failure();
+  if (counted) {
+    b.setInsertionPointToStart(prefetch.elseBlock());
+    strategy->commitEmptyLoads(b);
+  }
+  return success();
+}
+
+/// The loads that start a pipeline of loop `l` at tile `first`: the tile
+/// itself and, with more than two stages, the next stages - 2 before `end`.
+LogicalResult FlashKernelBuilder::startKVPipeline(FlashKVLoop &l, Value first,
+                                                  Value end) {
+  if (failed(loadKVTiles(l, first)))
+    return failure();
+  for (int64_t t = 1; t < loadsAhead(); ++t)
+    if (failed(prefetchKVTiles(
+            l,
+            arith::AddIOp::create(b, loc, first,
+                                  arith::ConstantIndexOp::create(b, loc, t)),
+            end)))
+      return failure();
+  return success();
+}
+
 /// One kernel loop over K/V tiles [lb, ub) of IR loop `l`. Without a
 /// producer each step waits for its tile, barriers (the tile is visible to
 /// all warps, and all warps are done with the stage the prefetch
@@ -377,18 +414,14 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
     strategy->beginStep(b);
     stage = arith::RemUIOp::create(b, loc, n, numStages);
   } else {
-    strategy->waitLoads(b);
+    // Tile j is in the oldest of the stages - 1 groups in flight; the
+    // prefetch refills the stage tile j - 1 was computed in.
+    strategy->waitLoadsBut(b, loadsAhead() - 1);
     strategy->beginStep(b);
     stage = arith::RemUIOp::create(b, loc, j, numStages);
-    Value next = arith::AddIOp::create(b, loc, j, one);
-    auto prefetch = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
-                              chainEnd),
-        /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(prefetch.thenBlock());
-    if (failed(loadKVTiles(l, next)))
+    Value next = arith::AddIOp::create(
+        b, loc, j, arith::ConstantIndexOp::create(b, loc, loadsAhead()));
+    if (failed(prefetchKVTiles(l, next, chainEnd)))
       return failure();
   }
   if (!strategy->overlapsPV()) {
@@ -511,7 +544,8 @@ FlashKernelBuilder::emitConsumer(const LoopBounds &bounds, Value &slot,
   for (size_t i = 1; i < n; ++i)
     chained[i] = form.loops[i].loop.getLowerBound() ==
                  form.loops[i - 1].loop.getUpperBound();
-  strategy->waitLoads(b);
+  // The query tile and the first K/V tile (the two oldest groups).
+  strategy->waitLoadsBut(b, ring ? 0 : loadsAhead() - 1);
   strategy->prepareQuery(b);
 
   OnlineSoftmaxState st = scoreStage->initialState(b);
@@ -525,7 +559,10 @@ FlashKernelBuilder::emitConsumer(const LoopBounds &bounds, Value &slot,
       // A new pipeline: every warp must be done with the stages first.
       flushPending(st);
       gpu::BarrierOp::create(b, loc);
-      if (failed(loadKVTiles(l, lbs[i])))
+      size_t end = i;
+      while (end + 1 < n && chained[end + 1])
+        ++end;
+      if (failed(startKVPipeline(l, lbs[i], ubs[end])))
         return failure();
       if (strategy->overlapsPV()) {
         // Even an empty loop flushes the V of its first tile: loaded.

@@ -104,6 +104,14 @@ private:
     return values.cloneRegion(r, args, scope);
   }
   LogicalResult loadKVTiles(FlashKVLoop &l, Value tile, Value stage = {});
+  LogicalResult prefetchKVTiles(FlashKVLoop &l, Value tile, Value end);
+  /// K/V tiles a step of a kernel without a producer loads ahead: all
+  /// stages but the one it computes, or one when P V overlaps the next
+  /// step (its V stage stays in use a step longer).
+  int64_t loadsAhead() const {
+    return strategy->overlapsPV() ? 1 : form.config.getStages() - 1;
+  }
+  LogicalResult startKVPipeline(FlashKVLoop &l, Value first, Value end);
   FailureOr<GlobalTile> tileOf(tensor::ExtractSliceOp slice, StringRef tensor,
                                IRMapping &scope);
   /// The (batch, head) matrix a slice or insert names: its element offset

@@ -120,9 +120,15 @@ LogicalResult FlashKernelBuilder::emitBody() {
     FailureOr<TileValues> tile = prepareTile();
     if (failed(tile))
       return failure();
-    // Query tile and the first K/V tile in flight together.
+    // Query tile and the first K/V tiles in flight together.
     strategy->loadQuery(b, tile->q);
-    if (failed(loadKVTiles(form.loops[0], tile->bounds.lbs[0])))
+    size_t end = 0;
+    while (end + 1 < form.loops.size() &&
+           form.loops[end + 1].loop.getLowerBound() ==
+               form.loops[end].loop.getUpperBound())
+      ++end;
+    if (failed(startKVPipeline(form.loops[0], tile->bounds.lbs[0],
+                               tile->bounds.ubs[end])))
       return failure();
     Value noSlot;
     return emitConsumer(tile->bounds, noSlot);

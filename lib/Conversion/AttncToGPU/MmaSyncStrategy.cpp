@@ -44,6 +44,8 @@ namespace {
 constexpr int64_t kCopyBytes = 16;
 /// The widest K/V tile: 256 scores per row, as one wgmma n covers.
 constexpr int64_t kMaxBlockKV = 256;
+/// K/V tiles in flight: past four, shared memory runs out at useful tiles.
+constexpr int64_t kMaxStages = 4;
 
 /// Keeps address arithmetic inside the K/V loop: without it, LICM hoists
 /// each loop-invariant Q ldmatrix address (one per slab and k step, 64-bit
@@ -87,9 +89,15 @@ public:
     emitTileCopy(b, v, vSmem, stage, s.blockKV);
     commitGroup(b);
   }
-  void waitLoads(OpBuilder &b) override {
-    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  void waitLoads(OpBuilder &b) override { waitLoadsBut(b, 0); }
+  void waitLoadsBut(OpBuilder &b, int64_t newest) override {
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, newest);
     gpu::BarrierOp::create(b, loc);
+  }
+  void commitEmptyLoads(OpBuilder &b) override {
+    // (Element accesses have no groups: their loads are done when issued.)
+    if (!elementAccess)
+      NVVM::CpAsyncCommitGroupOp::create(b, loc);
   }
   void prepareQuery(OpBuilder &b) override;
   void beginStep(OpBuilder &b) override;
@@ -180,10 +188,11 @@ LogicalResult MmaSyncStrategy::verify(Location diagLoc) const {
            << "mma_sync strategy: block_kv (" << s.blockKV
            << ") must be at most " << kMaxBlockKV
            << ": each warp holds its rows' scores in registers";
-  if (s.stages != 2)
-    return emitError(diagLoc) << "mma_sync strategy: stages must be 2 (one "
-                                 "K/V tile computed while the next loads), "
-                                 "got "
+  if (s.stages < 2 || s.stages > kMaxStages)
+    return emitError(diagLoc) << "mma_sync strategy: stages must be 2 to "
+                              << kMaxStages
+                              << " (one K/V tile computed while the others "
+                                 "load), got "
                               << s.stages;
   return success();
 }

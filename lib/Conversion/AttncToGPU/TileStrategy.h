@@ -137,6 +137,16 @@ public:
   /// Waits for every load started so far and makes it visible to the CTA;
   /// also orders the previous step's reads of a stage before its reuse.
   virtual void waitLoads(mlir::OpBuilder &b) = 0;
+  /// Without a producer, with more than two stages: waits until at most the
+  /// `newest` most recently started groups of loads (each loadQuery or
+  /// loadKV, or commitEmptyLoads) may still be in flight, then as
+  /// waitLoads. The default waits for everything.
+  virtual void waitLoadsBut(mlir::OpBuilder &b, int64_t newest) {
+    waitLoads(b);
+  }
+  /// Closes a group of no loads, so that every step starts one group and
+  /// waitLoadsBut counts steps.
+  virtual void commitEmptyLoads(mlir::OpBuilder &b) {}
   /// Once the query tile is resident.
   virtual void prepareQuery(mlir::OpBuilder &b) = 0;
   /// At the start of each K/V step, inside its loop.
