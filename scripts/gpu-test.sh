@@ -125,35 +125,29 @@ if [ "${SKIP_SANITIZER:-0}" != 1 ]; then
     echo "   $tool: $r  ${errs}"
     summary+=("compute-sanitizer $tool (${#specs[@]} launches: attention d128/d64 causal (top-left, bottom-right)/full/GQA/Skv=0/runtime scale, fallbacks, window/sinks/chunk masks, softcap, chains, dropout): $r ${errs}")
   done
-  # The backward chain (forward, delta, the K/V-stationary kernel, dQ's
-  # conversion) on small shapes, torch allocating exact sizes.
-  for tool in memcheck racecheck; do
-    log="$LOG_DIR/sanitizer_backward_$tool.log"
+  # Python-driven chains on small shapes, torch allocating exact sizes:
+  # the backward (forward, delta, the K/V-stationary kernel, dQ's
+  # conversion) and split-KV decoding (partials, combine; racecheck, which
+  # is slow, on the --quick subset).
+  sanitize_script() { # NAME TOOL SCRIPT ARGS...
+    local name=$1 tool=$2; shift 2
+    local log="$LOG_DIR/sanitizer_${name}_$tool.log" r
     if PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout "${SANITIZER_TIMEOUT:-600}" \
-         "$CS" --tool "$tool" --error-exitcode 3 \
-         python3 test/gpu/backward_test.py run --work "$WORK" --small >"$log" 2>&1; then
+         "$CS" --tool "$tool" --error-exitcode 3 python3 "$@" >"$log" 2>&1; then
       r=ok
     else
       r="FAILED (rc $?)"; status=1
     fi
+    local errs
     errs=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1)
-    echo "   backward $tool: $r $(tail -1 "$log") ${errs}"
-    summary+=("compute-sanitizer $tool on the backward (small shapes): $r ${errs}")
-  done
-  # Split-KV decoding (partials, combine) on small shapes, every split count.
+    echo "   $name $tool: $r $(tail -1 "$log") ${errs}"
+    summary+=("compute-sanitizer $tool on $name (small shapes): $r ${errs}")
+  }
   for tool in memcheck racecheck; do
-    log="$LOG_DIR/sanitizer_decode_$tool.log"
-    if PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout "${SANITIZER_TIMEOUT:-600}" \
-         "$CS" --tool "$tool" --error-exitcode 3 \
-         python3 test/gpu/decode_test.py run --work "$WORK" --small \
-           $([ "$tool" = racecheck ] && echo --quick) >"$log" 2>&1; then
-      r=ok
-    else
-      r="FAILED (rc $?)"; status=1
-    fi
-    errs=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1)
-    echo "   decode $tool: $r $(tail -1 "$log") ${errs}"
-    summary+=("compute-sanitizer $tool on split-KV decoding (small shapes): $r ${errs}")
+    sanitize_script backward "$tool" test/gpu/backward_test.py run \
+      --work "$WORK" --small
+    sanitize_script decode "$tool" test/gpu/decode_test.py run \
+      --work "$WORK" --small $([ "$tool" = racecheck ] && echo --quick)
   done
 fi
 

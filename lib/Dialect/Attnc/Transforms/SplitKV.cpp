@@ -243,18 +243,16 @@ struct AttncSplitKVPass : attnc::impl::AttncSplitKVBase<AttncSplitKVPass> {
       SmallVector<OpFoldResult> shape = {splits};
       for (int64_t d = 0; d < 4; ++d)
         shape.push_back(unpackedShape[d]);
-      SmallVector<int64_t> staticShape;
-      for (OpFoldResult e : shape)
-        staticShape.push_back(
-            getConstantIntValue(e).value_or(ShapedType::kDynamic));
       SmallVector<ReassociationIndices> split = {{0}, {1}, {2}, {3, 4}};
       SmallVector<ReassociationIndices> merge = {{0}, {1}, {2, 3}, {4}};
       if (!rowsOnly) {
-        shape.push_back(unpackedShape[4]);
-        staticShape.push_back(type.getDimSize(4));
+        shape.push_back(b.getIndexAttr(type.getDimSize(4)));
         split.push_back({5});
         merge.push_back({5});
       }
+      SmallVector<Value> dynamic;
+      SmallVector<int64_t> staticShape;
+      dispatchIndexOpFoldResults(shape, dynamic, staticShape);
       auto expandedType = RankedTensorType::get(staticShape, f32);
       Value expanded = tensor::ExpandShapeOp::create(b, loc, expandedType, part,
                                                      split, shape);
