@@ -775,15 +775,16 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   strategy = createTileStrategy(config.getStrategy(), shape, loc);
   if (failed(strategy->verify(form.forall.getLoc())))
     return failure();
-  if (form.packedSource &&
-      (strategy->tensorMapRows("q") > 0 || strategy->tensorMapRows("o") > 0))
+  // Packed rows (per-head addresses) and f32 partials are what the
+  // mma_sync strategies' loads and stores know how to address and write.
+  bool mmaSync = config.getStrategy() == TileStrategy::mma_sync ||
+                 config.getStrategy() == TileStrategy::mma_sync_unaligned;
+  if (form.packedSource && !mmaSync)
     return form.forall.emitOpError()
            << "is a packed GQA flash form; its rows are addressed per query "
-              "head, which tensor maps cannot do: lower it with the mma_sync "
-              "strategies, not "
-           << stringifyTileStrategy(config.getStrategy());
-  if (isPartial() && (strategy->hasProducer() || strategy->persistent() ||
-                      strategy->tensorMapRows("o") > 0))
+              "head, which the mma_sync strategies do and "
+           << stringifyTileStrategy(config.getStrategy()) << " does not";
+  if (isPartial() && !mmaSync)
     return form.forall.emitOpError()
            << "is a split-KV partial form; its f32 partials are written by "
               "the mma_sync strategies, not by "

@@ -189,11 +189,11 @@ LogicalResult MmaSyncStrategy::verify(Location diagLoc) const {
            << ") must be at most " << kMaxBlockKV
            << ": each warp holds its rows' scores in registers";
   if (s.stages < 2 || s.stages > kMaxStages)
-    return emitError(diagLoc) << "mma_sync strategy: stages must be 2 to "
-                              << kMaxStages
-                              << " (one K/V tile computed while the others "
-                                 "load), got "
-                              << s.stages;
+    return emitError(diagLoc)
+           << "mma_sync strategy: stages must be 2 to " << kMaxStages
+           << " (one K/V tile computed while the others "
+              "load), got "
+           << s.stages;
   return success();
 }
 

@@ -261,11 +261,19 @@ struct AttncSplitKVPass : attnc::impl::AttncSplitKVBase<AttncSplitKVPass> {
     };
     Value oParts = view(partial.getResult(0), false);
     Value lseParts = view(partial.getResult(1), true);
-    Value heads =
-        arith::MulIOp::create(b, loc, indexValue(b, loc, unpackedShape[1]),
-                              indexValue(b, loc, unpackedShape[2]));
-    SmallVector<OpFoldResult> unpackedRows = {
-        splits, unpackedShape[0], getAsOpFoldResult(heads), unpackedShape[3]};
+    // H = Hkv * G, a constant when both are (the kernel's grid reads it).
+    OpFoldResult heads;
+    std::optional<int64_t> kvHeads = getConstantIntValue(unpackedShape[1]);
+    std::optional<int64_t> group = getConstantIntValue(unpackedShape[2]);
+    if (kvHeads && group)
+      heads = b.getIndexAttr(*kvHeads * *group);
+    else
+      heads =
+          arith::MulIOp::create(b, loc, indexValue(b, loc, unpackedShape[1]),
+                                indexValue(b, loc, unpackedShape[2]))
+              .getResult();
+    SmallVector<OpFoldResult> unpackedRows = {splits, unpackedShape[0], heads,
+                                              unpackedShape[3]};
     auto outType = f.unpack.collapse.getResultType();
     Value out0 = tiling::createEmpty(b, loc, outType,
                                      {unpackedRows[1], unpackedRows[2],

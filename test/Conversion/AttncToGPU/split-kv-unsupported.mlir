@@ -1,0 +1,20 @@
+// What the decode forms need from the tile strategy, refused with the
+// reason: f32 partials and packed GQA rows are written by the mma_sync
+// strategies only, whose pipelines hold 2 to 4 K/V tiles.
+// RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma fallback=false" --attnc-split-kv --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=PARTIAL
+// RUN: not attnc-opt %s --attnc-pack-gqa --attnc-online-softmax="strategy=wgmma fallback=false block-q=64" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=PACKED
+// RUN: not attnc-opt %s --attnc-online-softmax="strategy=mma_sync stages=5" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=STAGES
+// RUN: attnc-opt %s --attnc-pack-gqa --attnc-online-softmax="strategy=mma_sync stages=4 block-kv=32" --attnc-split-kv --attnc-convert-to-gpu | FileCheck %s --check-prefix=OK
+
+// PARTIAL: error: 'scf.forall' op is a split-KV partial form; its f32 partials are written by the mma_sync strategies, not by wgmma
+// PACKED: error: 'scf.forall' op is a packed GQA flash form; its rows are addressed per query head, which the mma_sync strategies do and wgmma does not
+// STAGES: error: mma_sync strategy: stages must be 2 to 4 (one K/V tile computed while the others load), got 5
+// Four stages: each step waits for all but the two newest groups.
+// OK: gpu.module @attn_0_module
+// OK: nvvm.cp.async.wait.group 2
+// OK: gpu.module @attn_1_module
+func.func @attn(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: tensor<?x8x?x128xbf16>) -> tensor<?x32x?x128xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
+      : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x?x128xbf16>
+  return %o : tensor<?x32x?x128xbf16>
+}
