@@ -485,9 +485,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // inputs is skipped, which keeps the CI pass's time (with it, the seed
   // corpus took 449 s instead of minutes under ASan). pipeline-backward.mlir
   // lowers a backward to PTX.
-  options.backward =
-      llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(data, size)) % 2 == 1;
-  if (options.backward && options.binary == attnc::KernelBinary::None)
+  uint64_t hash = llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(data, size));
+  options.backward = hash % 2 == 1;
+  // A quarter compile their forward attention for decoding instead: GQA
+  // packing, the split-KV partial and combine forms and their kernels
+  // (pipeline-split-kv.mlir lowers them to PTX).
+  if (hash % 4 == 2)
+    options.splitKV = 8;
+  if ((options.backward || options.splitKV > 0) &&
+      options.binary == attnc::KernelBinary::None)
     options.toNVVM = false;
   PassManager pm(&context);
   pm.addInstrumentation(std::make_unique<ConversionCounter>());
