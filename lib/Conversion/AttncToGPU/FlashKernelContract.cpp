@@ -1,0 +1,251 @@
+//===- FlashKernelContract.cpp - a flash kernel's launch contract ---------===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What a host needs to launch the kernel of a flash form: its parameters
+// (Q, K, V, O and the logsumexp, or a split-KV form's f32 partials; sizes,
+// strides, tensor maps, the run-time scale), its grid from the forall's
+// extents, and the split count's size rule.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Conversion/AttncToGPU/KernelUtils.h"
+
+#include "FlashKernelBuilder.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace attnc;
+using namespace attnc::flash_kernel;
+
+//===----------------------------------------------------------------------===//
+// Contract
+//===----------------------------------------------------------------------===//
+
+std::string FlashKernelBuilder::symbolOf(Value tensor, int64_t dim) const {
+  if (tensor == form.query || tensor == form.packedSource)
+    return kQuerySymbols[dim];
+  return kKeySymbols[dim];
+}
+
+std::vector<ABIDim> FlashKernelBuilder::shapeOf(Value tensor,
+                                                ArrayRef<int64_t> dims) const {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  std::vector<ABIDim> shape;
+  for (int64_t d : dims) {
+    if (type.isDynamicDim(d))
+      shape.push_back(symbolOf(tensor, d));
+    else
+      shape.push_back(type.getDimSize(d));
+  }
+  return shape;
+}
+
+/// q, k, v, o, lse, the dynamic sizes, the strides of q/k/v/o (dims 0-2)
+/// and, when the program has one, the runtime scale.
+void FlashKernelBuilder::planParameters() {
+  std::string dtype = mlirTypeToDType(form.elementType);
+  int64_t d = form.headDim;
+  int64_t dv = cast<RankedTensorType>(form.value.getType()).getDimSize(3);
+  // A packed form's tensors are the unpacked [B, H, Sq, ...] ones.
+  auto qShape =
+      shapeOf(form.packedSource ? form.packedSource : form.query, {0, 1, 2});
+  auto kvShape = shapeOf(form.key, {0, 1, 2});
+  auto vShape = shapeOf(form.value, {0, 1, 2});
+  auto push = [&](ABIParam p) {
+    paramIndex[p.name] = abi.params.size();
+    abi.params.push_back(std::move(p));
+  };
+  auto tensor = [&](const char *n, std::string dt, std::vector<ABIDim> shape,
+                    const char *role, bool rows) {
+    ABIParam p;
+    p.kind = ABIParam::Kind::Tensor;
+    p.name = n;
+    p.dtype = std::move(dt);
+    p.shape = std::move(shape);
+    p.role = role;
+    // Q, K, V and O rows move with the strategy's accesses; the logsumexp
+    // is written one f32 at a time and may have any stride.
+    p.align = rows ? strategy->rowAlignmentBytes()
+                   : std::max<int64_t>(strategy->rowAlignmentBytes(), 4);
+    if (rows)
+      p.rowAlign = strategy->rowAlignmentBytes();
+    push(std::move(p));
+  };
+  auto withDim = [](std::vector<ABIDim> s, int64_t last) {
+    s.push_back(last);
+    return s;
+  };
+  tensor("q", dtype, withDim(qShape, d), "input", true);
+  tensor("k", dtype, withDim(kvShape, d), "input", true);
+  tensor("v", dtype, withDim(vShape, dv), "input", true);
+  if (!isPartial()) {
+    tensor("o", dtype, withDim(qShape, dv), "output", true);
+    tensor("lse", "f32", qShape, "output", false);
+  } else {
+    // f32 partials of each split: [splits, B, H, Sq(, dv)].
+    std::vector<ABIDim> rows = {std::string(kSplitSymbol)};
+    rows.insert(rows.end(), qShape.begin(), qShape.end());
+    tensor("o_partial", "f32", withDim(rows, dv), "output", true);
+    tensor("lse_partial", "f32", rows, "output", false);
+  }
+  for (const char *sym : kSizeSymbols)
+    if (mentionsSymbol({qShape, kvShape, vShape}, sym))
+      push(ABIParam::size(sym));
+  if (isPartial())
+    push(ABIParam::size(kSplitSymbol));
+  for (const char *t : kStridedTensors) {
+    if (StringRef(t) == "o" && isPartial())
+      continue;
+    for (int64_t dim = 0; dim < kStridedDims; ++dim)
+      push(ABIParam::stride(t, dim));
+  }
+  if (isPartial()) {
+    for (int64_t dim = 0; dim < 4; ++dim)
+      push(ABIParam::stride("o_partial", dim));
+    for (int64_t dim = 0; dim < 3; ++dim)
+      push(ABIParam::stride("lse_partial", dim));
+  }
+  // TMA descriptors of the tensors the strategy moves through tensor maps:
+  // a box of one matrix's rows and 64 elements (128 bytes, the swizzle's
+  // span), the d / 64 boxes of a tile side by side.
+  for (const char *t : {"q", "k", "v", "o"}) {
+    int64_t rows = strategy->tensorMapRows(t);
+    if (rows != 0 && StringRef(t) == "o" && isPartial())
+      continue; // refused in build()
+    if (rows == 0)
+      continue;
+    ABIParam p;
+    p.kind = ABIParam::Kind::TensorMap;
+    p.name = std::string(t) + ".map";
+    p.tensor = t;
+    p.box = {1, 1, rows, kTensorMapBoxElems};
+    p.swizzle = kTensorMapSwizzleBytes;
+    p.oobFill = "zero";
+    push(std::move(p));
+  }
+  if (form.runtimeScale)
+    push(runtimeScaleParam(form.runtimeScale));
+}
+
+/// A grid extent as the host computes it: a product of constants, sizes,
+/// ceil(size / k) and the split count.
+FailureOr<std::vector<GridFactor>>
+FlashKernelBuilder::gridFactor(OpFoldResult extent) {
+  if (auto v = dyn_cast<Value>(extent))
+    if (auto mul = v.getDefiningOp<arith::MulIOp>()) {
+      FailureOr<std::vector<GridFactor>> lhs = gridFactor(mul.getLhs());
+      FailureOr<std::vector<GridFactor>> rhs = gridFactor(mul.getRhs());
+      if (failed(lhs) || failed(rhs))
+        return failure();
+      lhs->insert(lhs->end(), rhs->begin(), rhs->end());
+      return lhs;
+    }
+  // A packed form's query tiles: ceildiv(G * Sq, k) = ceildiv(Sq, k / G)
+  // when G divides k (the packed view's rows are not a symbol).
+  if (auto v = dyn_cast<Value>(extent); v && form.packedSource)
+    if (auto apply = v.getDefiningOp<affine::AffineApplyOp>();
+        apply && apply.getMapOperands().size() == 1)
+      if (auto dim = apply.getMapOperands()[0].getDefiningOp<tensor::DimOp>();
+          dim && dim.getSource() == form.query && dim.getConstantIndex() == 2) {
+        auto bin =
+            dyn_cast<AffineBinaryOpExpr>(apply.getAffineMap().getResult(0));
+        auto k = bin ? dyn_cast<AffineConstantExpr>(bin.getRHS()) : nullptr;
+        auto q = cast<RankedTensorType>(form.packedSource.getType());
+        auto key = cast<RankedTensorType>(form.key.getType());
+        int64_t group = q.getDimSize(1) / key.getDimSize(1);
+        bool ok = bin && k && bin.getKind() == AffineExprKind::CeilDiv &&
+                  isa<AffineSymbolExpr, AffineDimExpr>(bin.getLHS()) &&
+                  q.isDynamicDim(2);
+        if (ok && k.getValue() % group == 0)
+          return std::vector<GridFactor>{
+              GridFactor::ceilDivOf("Sq", k.getValue() / group)};
+        if (ok && group % k.getValue() == 0)
+          return std::vector<GridFactor>{
+              GridFactor::symbol("Sq"),
+              GridFactor::constant(group / k.getValue())};
+        return apply.emitOpError()
+               << "counts the query tiles of a packed GQA form; the host can "
+                  "compute them only when the group size ("
+               << group
+               << ") divides block_q or is a multiple of it (ceildiv(Sq, "
+                  "block_q / G) or Sq * G / block_q tiles)";
+      }
+  FailureOr<GridFactor> f =
+      gridFactorOf(extent, [&](Value x) -> std::optional<std::string> {
+        if (x.getDefiningOp<KVSplitCountOp>())
+          return std::string(kSplitSymbol);
+        auto dim = cast_or_null<tensor::DimOp>(sizeDimOf(
+            x, {form.query, form.key, form.value, form.packedSource}));
+        // (The packed view's rows are G * Sq, not a symbol.)
+        if (!dim || (form.packedSource && dim.getSource() == form.query &&
+                     *dim.getConstantIndex() != 0))
+          return std::nullopt;
+        return symbolOf(dim.getSource(), *dim.getConstantIndex());
+      });
+  if (failed(f))
+    return failure();
+  return std::vector<GridFactor>{*f};
+}
+
+LogicalResult FlashKernelBuilder::planGrid() {
+  if (failed(planForallGrid(
+          form.forall, [&](OpFoldResult e) { return gridFactor(e); }, abi.grid,
+          gridDims)))
+    return failure();
+  // A persistent kernel: one CTA per SM, which walks the forall's
+  // iterations itself (emitPersistentBody).
+  if (strategy->persistent()) {
+    abi.grid[0] = {GridFactor::numSMs()};
+    abi.grid[1] = abi.grid[2] = {GridFactor::constant(1)};
+  }
+  return success();
+}
+
+/// The attnc.kv_split_count a grid extent is a multiple of, or null.
+static KVSplitCountOp splitCountOf(OpFoldResult extent) {
+  auto v = dyn_cast<Value>(extent);
+  if (!v)
+    return {};
+  if (auto split = v.getDefiningOp<KVSplitCountOp>())
+    return split;
+  if (auto mul = v.getDefiningOp<arith::MulIOp>()) {
+    if (KVSplitCountOp split = splitCountOf(mul.getLhs()))
+      return split;
+    return splitCountOf(mul.getRhs());
+  }
+  return {};
+}
+
+/// The host evaluates the split count with the rule of the
+/// attnc.kv_split_count the forall's extents multiply by: its grid with one
+/// split is the op's block count, and a row's K/V tiles are
+/// ceil(Skv / block_kv).
+LogicalResult FlashKernelBuilder::planSplitRule() {
+  KVSplitCountOp split;
+  for (OpFoldResult ub : form.forall.getMixedUpperBound())
+    if ((split = splitCountOf(ub)))
+      break;
+  if (!split)
+    return form.forall.emitOpError()
+           << "is a split-KV partial form but no extent of it is a multiple "
+              "of an attnc.kv_split_count, whose rule the host would "
+              "evaluate";
+  ABISizeRule rule;
+  rule.symbol = kSplitSymbol;
+  int64_t blockKV = form.config.getBlockKV();
+  auto key = cast<RankedTensorType>(form.key.getType());
+  if (key.isDynamicDim(2))
+    rule.kvTiles = {GridFactor::ceilDivOf(symbolOf(form.key, 2), blockKV)};
+  else
+    rule.kvTiles = {GridFactor::constant(
+        std::max<int64_t>(1, llvm::divideCeil(key.getDimSize(2), blockKV)))};
+  rule.max = split.getMaxSplits();
+  rule.ctasPerSM = split.getCtasPerSm();
+  abi.sizeRules.push_back(std::move(rule));
+  return success();
+}
