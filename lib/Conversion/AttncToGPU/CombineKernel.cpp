@@ -56,18 +56,11 @@ struct CombineForm {
   int64_t dv;
 };
 
-bool isIndexComputation(Operation *op) {
-  return isa<affine::AffineApplyOp, affine::AffineMinOp, affine::AffineMaxOp,
-             tensor::DimOp>(op) ||
-         (isa<arith::ArithDialect>(op->getDialect()) &&
-          op->getNumRegions() == 0 && isMemoryEffectFree(op));
-}
-
 /// A slice [s, b, h, q0(, 0)] of sizes [1, 1, 1, rows(, d)] of a partial.
 LogicalResult checkPartialSlice(tensor::ExtractSliceOp s, Value split,
                                 int64_t rank, StringRef what) {
   SmallVector<OpFoldResult> sizes = s.getMixedSizes();
-  bool ok = s && s.getSourceType().getRank() == rank && s.hasUnitStride() &&
+  bool ok = s.getSourceType().getRank() == rank && s.hasUnitStride() &&
             s.getMixedOffsets()[0] == OpFoldResult(split);
   for (int64_t i = 0; ok && i < 3; ++i)
     ok = isConstantIntValue(sizes[i], 1);

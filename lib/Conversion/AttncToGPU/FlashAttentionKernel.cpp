@@ -424,10 +424,7 @@ LogicalResult FlashKernelBuilder::emitEpilogue(OnlineSoftmaxState &st) {
   o.rowStride = paramIndexValue("o.stride2");
   o.rowStart = (*out)[2];
   o.rowLimit = (*out)[3];
-  if (form.packedSource) {
-    o.rowsPerHead = extentOf(form.packedSource, 2);
-    o.headStride = paramIndexValue("o.stride1");
-  }
+  packRows(o, "o.stride1");
   if (strategy->tensorMapRows("o") > 0) {
     o.map = param("o.map");
     o.batch = oMatrix->batch;
@@ -516,11 +513,8 @@ LogicalResult FlashKernelBuilder::emitPartialEpilogue(ArrayRef<Value> acc,
   l.mem = globalMem.lookup("lse_partial");
   l.base = *lseBase;
   l.rowStride = arith::ConstantIndexOp::create(b, loc, 1);
-  if (form.packedSource) {
-    o.rowsPerHead = l.rowsPerHead = extentOf(form.packedSource, 2);
-    o.headStride = paramIndexValue("o_partial.stride2");
-    l.headStride = paramIndexValue("lse_partial.stride2");
-  }
+  packRows(o, "o_partial.stride2");
+  packRows(l, "lse_partial.stride2");
   strategy->storeOutput(b, acc, o);
   storeRowValues(lse, l, lq0, lend);
   return success();

@@ -164,8 +164,7 @@ static scf::ForOp producingLoop(Value acc, Value max, Value sum) {
   return loop;
 }
 
-/// Index computations the kernel rebuilds from its own coordinates.
-static bool isIndexComputation(Operation *op) {
+bool attnc::isIndexComputation(Operation *op) {
   return isa<affine::AffineApplyOp, affine::AffineMinOp, affine::AffineMaxOp,
              tensor::DimOp>(op) ||
          (isa<arith::ArithDialect>(op->getDialect()) &&

@@ -71,6 +71,10 @@ struct FlashForm {
 /// Fails with a diagnostic on a step it cannot place.
 mlir::LogicalResult rerollFlashForm(mlir::scf::ForallOp forall);
 
+/// Index computations a kernel rebuilds from its own coordinates (affine
+/// and tensor.dim ops, side-effect-free arith ops without regions).
+bool isIndexComputation(mlir::Operation *op);
+
 /// True when `v` is a tensor of `value` everywhere: a tensor.splat of a
 /// float constant, or the splat dense constant canonicalization folds it to.
 bool isSplatOf(mlir::Value v, double value);

@@ -157,6 +157,14 @@ private:
   LogicalResult emitPartialEpilogue(ArrayRef<Value> acc, ArrayRef<Value> lse);
   void storeRowValues(ArrayRef<Value> values, const GlobalTile &to, Value q0,
                       Value end);
+  /// Packed GQA forms: `tile`'s rows are Sq rows per query head, heads
+  /// `headStride` (a stride parameter) apart. Nothing otherwise.
+  void packRows(GlobalTile &tile, StringRef headStride) {
+    if (!form.packedSource)
+      return;
+    tile.rowsPerHead = extentOf(form.packedSource, 2);
+    tile.headStride = paramIndexValue(headStride);
+  }
   /// Packed GQA forms: the query heads of a K/V group, H / Hkv (static).
   Value groupSize() {
     auto q = cast<RankedTensorType>(form.packedSource.getType());

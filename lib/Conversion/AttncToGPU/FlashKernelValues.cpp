@@ -78,10 +78,8 @@ FailureOr<GlobalTile> FlashKernelBuilder::tileOf(tensor::ExtractSliceOp slice,
   if (failed(m))
     return failure();
   g.base = m->base;
-  if (tensor == "q" && form.packedSource) {
-    g.rowsPerHead = extentOf(form.packedSource, 2);
-    g.headStride = paramIndexValue("q.stride1");
-  }
+  if (tensor == "q")
+    packRows(g, "q.stride1");
   if (strategy->tensorMapRows(tensor) > 0) {
     g.map = param(t + ".map");
     g.batch = m->batch;

@@ -89,20 +89,10 @@ FailureOr<GridFactor> attnc::gridFactorOf(
       apply && apply.getMapOperands().size() == 1) {
     auto bin = dyn_cast<AffineBinaryOpExpr>(apply.getAffineMap().getResult(0));
     auto k = bin ? dyn_cast<AffineConstantExpr>(bin.getRHS()) : nullptr;
-    // ceildiv(x, k), or ceildiv(x * c, k) = ceildiv(x, k / c) when c
-    // divides k (packed GQA rows: G * Sq in tiles of block_q).
-    int64_t c = 1;
-    AffineExpr lhs = bin ? bin.getLHS() : AffineExpr();
-    if (auto mul = dyn_cast_or_null<AffineBinaryOpExpr>(lhs);
-        mul && mul.getKind() == AffineExprKind::Mul)
-      if (auto cst = dyn_cast<AffineConstantExpr>(mul.getRHS())) {
-        c = cst.getValue();
-        lhs = mul.getLHS();
-      }
-    if (bin && k && bin.getKind() == AffineExprKind::CeilDiv && c > 0 &&
-        k.getValue() % c == 0 && isa<AffineDimExpr, AffineSymbolExpr>(lhs))
+    if (bin && k && bin.getKind() == AffineExprKind::CeilDiv &&
+        isa<AffineDimExpr, AffineSymbolExpr>(bin.getLHS()))
       if (auto sym = symbolOfDim(apply.getMapOperands()[0]))
-        return GridFactor::ceilDivOf(*sym, k.getValue() / c);
+        return GridFactor::ceilDivOf(*sym, k.getValue());
   }
   return emitError(v.getLoc())
          << "is a dimension of a flash form's forall whose extent the host "

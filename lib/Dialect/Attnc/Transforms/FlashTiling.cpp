@@ -85,6 +85,23 @@ Value attnc::tiling::extractTile(OpBuilder &b, Location loc, Value source,
       offsets, sizes, strides);
 }
 
+Value attnc::tiling::reshape(OpBuilder &b, Location loc, Value t,
+                             ArrayRef<OpFoldResult> shape,
+                             ArrayRef<ReassociationIndices> split,
+                             ArrayRef<ReassociationIndices> merge,
+                             RankedTensorType type) {
+  SmallVector<Value> dynamic;
+  SmallVector<int64_t> staticShape;
+  dispatchIndexOpFoldResults(shape, dynamic, staticShape);
+  auto expandedType = RankedTensorType::get(
+      staticShape, cast<RankedTensorType>(t.getType()).getElementType());
+  Value expanded =
+      tensor::ExpandShapeOp::create(b, loc, expandedType, t, split, shape);
+  if (type)
+    return tensor::CollapseShapeOp::create(b, loc, type, expanded, merge);
+  return tensor::CollapseShapeOp::create(b, loc, expanded, merge);
+}
+
 /// `tensor.empty` of `type`, its dynamic extents taken from `sizes`.
 Value attnc::tiling::createEmpty(OpBuilder &b, Location loc,
                                  RankedTensorType type,

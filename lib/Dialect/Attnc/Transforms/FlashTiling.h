@@ -14,6 +14,7 @@
 #ifndef ATTNC_LIB_DIALECT_ATTNC_TRANSFORMS_FLASHTILING_H
 #define ATTNC_LIB_DIALECT_ATTNC_TRANSFORMS_FLASHTILING_H
 
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
@@ -43,6 +44,12 @@ Value extractTile(OpBuilder &b, Location loc, Value source, Value batch,
 void insertTile(OpBuilder &b, Location loc, Value tile, Value dest,
                 OpFoldResult batch, OpFoldResult head, OpFoldResult start,
                 OpFoldResult rows);
+/// `t` expanded to `shape` by tensor.expand_shape (`split`), then collapsed
+/// by tensor.collapse_shape (`merge`), to `type` if given: the views that
+/// pack and unpack GQA rows.
+Value reshape(OpBuilder &b, Location loc, Value t, ArrayRef<OpFoldResult> shape,
+              ArrayRef<ReassociationIndices> split,
+              ArrayRef<ReassociationIndices> merge, RankedTensorType type = {});
 /// `tensor.empty` of `type` with its dynamic extents from `sizes`.
 Value createEmpty(OpBuilder &b, Location loc, RankedTensorType type,
                   ArrayRef<OpFoldResult> sizes);

@@ -35,40 +35,22 @@ using namespace attnc;
 
 namespace {
 
-/// `t` reshaped to `shape` by tensor.expand_shape (`split`), then to the
-/// result of tensor.collapse_shape (`merge`), of type `type` if given.
-Value reshape(OpBuilder &b, Location loc, Value t, ArrayRef<OpFoldResult> shape,
-              ArrayRef<ReassociationIndices> split,
-              ArrayRef<ReassociationIndices> merge,
-              RankedTensorType type = {}) {
-  SmallVector<Value> dynamic;
-  SmallVector<int64_t> staticShape;
-  dispatchIndexOpFoldResults(shape, dynamic, staticShape);
-  auto expandedType = RankedTensorType::get(
-      staticShape, cast<RankedTensorType>(t.getType()).getElementType());
-  Value expanded =
-      tensor::ExpandShapeOp::create(b, loc, expandedType, t, split, shape);
-  if (type)
-    return tensor::CollapseShapeOp::create(b, loc, type, expanded, merge);
-  return tensor::CollapseShapeOp::create(b, loc, expanded, merge);
-}
-
 /// [B, H, S, x] -> [B, Hkv, G * S, x] through [B, Hkv, G, S, x].
 Value pack(OpBuilder &b, Location loc, Value t, OpFoldResult heads,
            OpFoldResult group) {
   auto type = cast<RankedTensorType>(t.getType());
-  return reshape(b, loc, t,
-                 {tiling::getExtent(b, loc, t, 0), heads, group,
-                  tiling::getExtent(b, loc, t, 2),
-                  b.getIndexAttr(type.getDimSize(3))},
-                 {{0}, {1, 2}, {3}, {4}}, {{0}, {1}, {2, 3}, {4}});
+  return tiling::reshape(b, loc, t,
+                         {tiling::getExtent(b, loc, t, 0), heads, group,
+                          tiling::getExtent(b, loc, t, 2),
+                          b.getIndexAttr(type.getDimSize(3))},
+                         {{0}, {1, 2}, {3}, {4}}, {{0}, {1}, {2, 3}, {4}});
 }
 
 /// The inverse of pack: [B, Hkv, G * S, x] -> [B, H, S, x] as `type`.
 Value unpack(OpBuilder &b, Location loc, Value t, RankedTensorType type,
              OpFoldResult batch, OpFoldResult kvHeads, OpFoldResult group,
              OpFoldResult rows) {
-  return reshape(
+  return tiling::reshape(
       b, loc, t,
       {batch, kvHeads, group, rows, b.getIndexAttr(type.getDimSize(3))},
       {{0}, {1}, {2, 3}, {4}}, {{0}, {1, 2}, {3}, {4}}, type);

@@ -250,14 +250,7 @@ struct AttncSplitKVPass : attnc::impl::AttncSplitKVBase<AttncSplitKVPass> {
         split.push_back({5});
         merge.push_back({5});
       }
-      SmallVector<Value> dynamic;
-      SmallVector<int64_t> staticShape;
-      dispatchIndexOpFoldResults(shape, dynamic, staticShape);
-      auto expandedType = RankedTensorType::get(staticShape, f32);
-      Value expanded = tensor::ExpandShapeOp::create(b, loc, expandedType, part,
-                                                     split, shape);
-      return tensor::CollapseShapeOp::create(b, loc, expanded, merge)
-          .getResult();
+      return tiling::reshape(b, loc, part, shape, split, merge);
     };
     Value oParts = view(partial.getResult(0), false);
     Value lseParts = view(partial.getResult(1), true);
