@@ -356,7 +356,8 @@ FlashKernelBuilder::emitConsumer(const LoopBounds &bounds, Value &slot,
       AffineExpr d0;
       bindDims(b.getContext(), d0);
       Variable full(AffineMap::get(1, 0, d0.floorDiv(form.config.getBlockKV())),
-                    ArrayRef<Variable>{Variable(form.key, 2)});
+                    ArrayRef<Variable>{form.seqKV ? Variable(form.seqKV)
+                                                  : Variable(form.key, 2)});
       Value split = fullTiles;
       if (!ValueBoundsConstraintSet::compare(Variable(l.loop.getLowerBound()),
                                              ValueBoundsConstraintSet::LE,
@@ -550,6 +551,14 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
            << "is a packed GQA flash form; its rows are addressed per query "
               "head, which the mma_sync strategies do and "
            << stringifyTileStrategy(config.getStrategy()) << " does not";
+  // Keys past a batch's length are zero-filled by the mma_sync loads, so
+  // that whatever the cache holds there never reaches P V; TMA fills only
+  // past Skv.
+  if (form.kvLengths && !mmaSync)
+    return form.forall.emitOpError()
+           << "reads per-sequence K/V lengths; the loads of the mma_sync "
+              "strategies stop at each sequence's length and those of "
+           << stringifyTileStrategy(config.getStrategy()) << " do not";
   if (isPartial() && !mmaSync)
     return form.forall.emitOpError()
            << "is a split-KV partial form; its f32 partials are written by "
@@ -616,6 +625,25 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
           iv, gpu::BlockIdOp::create(b, loc, static_cast<gpu::Dimension>(dim)));
   seqQ = extentOf(form.query, 2);
   seqKV = extentOf(form.key, 2);
+  if (form.kvLengths) {
+    // The batch's keys, min(kv_lengths[b], Skv): every bound, tail mask and
+    // zero fill below uses them in place of Skv.
+    globalMem["kv_lengths"] =
+        wrapGlobalPointer(b, loc, param("kv_lengths"), b.getI32Type());
+    FailureOr<Value> batch =
+        materialize(form.kvLengthRead.getIndices()[0], prologue);
+    if (failed(batch))
+      return failure();
+    Value at = arith::MulIOp::create(b, loc, *batch,
+                                     paramIndexValue("kv_lengths.stride0"));
+    prologue.map(form.kvLengthRead.getResult(),
+                 memref::LoadOp::create(b, loc, globalMem["kv_lengths"], at)
+                     .getResult());
+    FailureOr<Value> keys = materialize(form.seqKV, prologue);
+    if (failed(keys))
+      return failure();
+    seqKV = *keys;
+  }
 
   ScoreScaling scaling;
   scaling.constantScale = form.scale;

@@ -114,8 +114,10 @@ static LogicalResult checkTileRows(tensor::ExtractSliceOp slice, int64_t block,
 }
 
 /// `x = min(block, Skv - j * block)` (or `block`): the extent of a K/V tile
-/// of the kernel's K/V loops. Returns whether it may be partial.
-static FailureOr<bool> checkKVRows(FlashKVLoop &l, int64_t block) {
+/// of the kernel's K/V loops, with the batch's keys (`seqKV`, when the form
+/// reads K/V lengths) for Skv. Returns whether it may be partial.
+static FailureOr<bool> checkKVRows(FlashKVLoop &l, int64_t block,
+                                   Value seqKV) {
   OpFoldResult rows = l.key.getMixedSizes()[2];
   if (rows != l.value.getMixedSizes()[2])
     return l.value.emitOpError("takes V tiles of other rows than the K tiles "
@@ -128,9 +130,9 @@ static FailureOr<bool> checkKVRows(FlashKVLoop &l, int64_t block) {
   // Skv - kvStart, from the key tensor's extent.
   AffineExpr d0, d1;
   bindDims(ctx, d0, d1);
-  Variable remaining(
-      AffineMap::get(2, 0, d0 - d1, ctx),
-      ArrayRef<Variable>{Variable(l.key.getSource(), 2), Variable(kvStart)});
+  Variable keys = seqKV ? Variable(seqKV) : Variable(l.key.getSource(), 2);
+  Variable remaining(AffineMap::get(2, 0, d0 - d1, ctx),
+                     ArrayRef<Variable>{keys, Variable(kvStart)});
   if (auto c = getConstantIntValue(rows)) {
     // A static extent shorter than the block: the whole remaining sequence.
     if (*c < block && provablyEqual(Variable(rows), remaining))
@@ -151,7 +153,58 @@ static FailureOr<bool> checkKVRows(FlashKVLoop &l, int64_t block) {
   return l.key.emitOpError()
          << "takes K tiles of a size the kernel cannot lower: the rows of a "
             "K/V tile must be block_kv ("
-         << block << ") or min(block_kv, Skv - kv_start)";
+         << block << ") or min(block_kv, "
+         << (seqKV ? "min(kv_lengths[b], Skv)" : "Skv") << " - kv_start)";
+}
+
+/// Per-sequence K/V lengths: the one tensor.extract of the forall's body,
+/// of an i32 tensor [B] from above at the batch index, cast (unsigned) to
+/// an index and clamped at Skv by arith.minui. That minimum is the batch's
+/// key count the K/V loops and tails are checked against.
+static LogicalResult readKVLengths(FlashForm &form, Value key) {
+  scf::ForallOp forall = form.forall;
+  for (Operation &op : forall.getBody()->without_terminator()) {
+    auto read = dyn_cast<tensor::ExtractOp>(op);
+    if (!read)
+      continue;
+    auto type = cast<RankedTensorType>(read.getTensor().getType());
+    if (form.kvLengthRead ||
+        forall.getRegion().isAncestor(read.getTensor().getParentRegion()) ||
+        type.getRank() != 1 || !type.getElementType().isInteger(32) ||
+        read.getIndices()[0] != forall.getInductionVars()[0])
+      return read.emitOpError(
+          "cannot be lowered in a flash form: the kernel reads one tensor "
+          "element per block, the K/V length of its batch (an i32 tensor "
+          "[B] defined above the forall, at the batch index)");
+    form.kvLengthRead = read;
+    form.kvLengths = read.getTensor();
+  }
+  if (!form.kvLengthRead)
+    return success();
+  Operation *toIndex = form.kvLengthRead->hasOneUse()
+                           ? *form.kvLengthRead->getUsers().begin()
+                           : nullptr;
+  auto keys =
+      isa_and_nonnull<arith::IndexCastUIOp>(toIndex) && toIndex->hasOneUse()
+          ? dyn_cast<arith::MinUIOp>(*toIndex->getUsers().begin())
+          : arith::MinUIOp();
+  auto isSkv = [&](Value v) {
+    auto dim = v.getDefiningOp<tensor::DimOp>();
+    if (dim)
+      return dim.getConstantIndex() == 2 && dim.getSource() == key;
+    // A static Skv is a constant.
+    std::optional<int64_t> c = getConstantIntValue(v);
+    return c && *c == cast<RankedTensorType>(key.getType()).getDimSize(2);
+  };
+  if (!keys || !(keys.getLhs() == toIndex->getResult(0)
+                     ? isSkv(keys.getRhs())
+                     : isSkv(keys.getLhs())))
+    return form.kvLengthRead.emitOpError(
+        "reads the K/V length of a flash form's batch; the form must use it "
+        "as arith.minui(arith.index_castui(length), Skv), the keys the "
+        "batch attends to");
+  form.seqKV = keys.getResult();
+  return success();
 }
 
 /// The K/V loop whose results are `acc`, `max`, `sum`, or null when they
@@ -237,7 +290,7 @@ static LogicalResult readLoop(FlashForm &form, FlashKVLoop &l) {
              << "must start the K/V tile of iteration j at row j * block_kv "
                 "("
              << blockKV << "), as the step's kv_start says";
-  FailureOr<bool> partial = checkKVRows(l, blockKV);
+  FailureOr<bool> partial = checkKVRows(l, blockKV, form.seqKV);
   if (failed(partial))
     return failure();
   l.mayBePartial = *partial;
@@ -491,6 +544,10 @@ FailureOr<FlashForm> attnc::analyzeFlashForm(scf::ForallOp forall) {
               "[B, H, Sq, ...]); the kernel writes it unpacked");
       }
   }
+  // (K is the source of the first step's K tile; readLoop checks that.)
+  auto firstKey = first.getKey().getDefiningOp<tensor::ExtractSliceOp>();
+  if (firstKey && failed(readKVLengths(form, firstKey.getSource())))
+    return failure();
   auto q = cast<RankedTensorType>(form.query.getType());
   form.headDim = q.getDimSize(3);
   form.elementType = q.getElementType();
@@ -513,7 +570,7 @@ FailureOr<FlashForm> attnc::analyzeFlashForm(scf::ForallOp forall) {
       continue;
     if (isa<tensor::ExtractSliceOp, tensor::SplatOp, OnlineAttentionFinalizeOp>(
             op) ||
-        isIndexComputation(&op))
+        isIndexComputation(&op) || &op == form.kvLengthRead.getOperation())
       continue;
     return op.emitOpError("cannot be lowered in a flash form: the kernel "
                           "has no counterpart for it");

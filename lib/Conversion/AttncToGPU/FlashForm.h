@@ -57,6 +57,14 @@ struct FlashForm {
   /// through the same packing (their results are read only through the
   /// views that unpack them). Null otherwise.
   mlir::Value packedSource;
+  /// Per-sequence K/V lengths (attnc.attention's kv_lengths): the i32
+  /// tensor [B] defined above the forall, its one read at the forall's
+  /// batch index, and the keys the batch attends to, min(length, Skv),
+  /// which bounds every K/V loop and tail tile. Null without lengths (the
+  /// keys are then Skv).
+  mlir::Value kvLengths;
+  mlir::tensor::ExtractOp kvLengthRead;
+  mlir::Value seqKV;
   int64_t headDim;
   mlir::Type elementType;
   /// Shared by every step (the softmax domain must not change mid-row).

@@ -83,6 +83,11 @@ void FlashKernelBuilder::planParameters() {
   tensor("q", dtype, withDim(qShape, d), "input", true);
   tensor("k", dtype, withDim(kvShape, d), "input", true);
   tensor("v", dtype, withDim(vShape, dv), "input", true);
+  // One i32 per sequence, read once per block, any 4-byte aligned address.
+  if (form.kvLengths) {
+    tensor("kv_lengths", "i32", shapeOf(form.key, {0}), "input", false);
+    abi.params.back().align = 4;
+  }
   if (!isPartial()) {
     tensor("o", dtype, withDim(qShape, dv), "output", true);
     tensor("lse", "f32", qShape, "output", false);
@@ -104,6 +109,8 @@ void FlashKernelBuilder::planParameters() {
     for (int64_t dim = 0; dim < kStridedDims; ++dim)
       push(ABIParam::stride(t, dim));
   }
+  if (form.kvLengths)
+    push(ABIParam::stride("kv_lengths", 0));
   if (isPartial()) {
     for (int64_t dim = 0; dim < 4; ++dim)
       push(ABIParam::stride("o_partial", dim));

@@ -154,3 +154,12 @@ func.func @taken(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tenso
   return %o : tensor<?x?x?x64xbf16>
 }
 func.func private @taken_backward()
+
+// -----
+
+func.func @cache_lengths(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %used: tensor<?xi32>) -> tensor<?x?x?x64xbf16> {
+  // expected-error @+1 {{has kv_lengths; --attnc-derive-backward derives the backward of attention over whole K/V sequences only}}
+  %o = attnc.attention %q, %k, %v kv_lengths(%used : tensor<?xi32>) {scale = 0.125 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+}

@@ -290,6 +290,30 @@ func.func @attention_rank(%q: tensor<?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>) 
 
 // -----
 
+func.func @attention_kv_lengths_batch(%q: tensor<2x4x1x128xbf16>, %k: tensor<2x4x?x128xbf16>, %l: tensor<3xi32>) -> tensor<2x4x1x128xbf16> {
+  // expected-error @+1 {{operand 'kv_lengths' must be [batch], one K/V length per sequence of 'query'}}
+  %0 = attnc.attention %q, %k, %k kv_lengths(%l : tensor<3xi32>) {scale = 1.0 : f64} : tensor<2x4x1x128xbf16>, tensor<2x4x?x128xbf16>, tensor<2x4x?x128xbf16> -> tensor<2x4x1x128xbf16>
+  return %0 : tensor<2x4x1x128xbf16>
+}
+
+// -----
+
+func.func @attention_kv_lengths_rank(%q: tensor<?x4x1x128xbf16>, %k: tensor<?x4x?x128xbf16>, %l: tensor<?x?xi32>) -> tensor<?x4x1x128xbf16> {
+  // expected-error @+1 {{operand 'kv_lengths' must be [batch], one K/V length per sequence of 'query'}}
+  %0 = attnc.attention %q, %k, %k kv_lengths(%l : tensor<?x?xi32>) {scale = 1.0 : f64} : tensor<?x4x1x128xbf16>, tensor<?x4x?x128xbf16>, tensor<?x4x?x128xbf16> -> tensor<?x4x1x128xbf16>
+  return %0 : tensor<?x4x1x128xbf16>
+}
+
+// -----
+
+func.func @attention_kv_lengths_type(%q: tensor<?x4x1x128xbf16>, %k: tensor<?x4x?x128xbf16>, %l: tensor<?xi64>) -> tensor<?x4x1x128xbf16> {
+  // expected-error @+1 {{'attnc.attention' op operand #3 must be ranked tensor of 32-bit signless integer values, but got 'tensor<?xi64>'}}
+  %0 = attnc.attention %q, %k, %k kv_lengths(%l : tensor<?xi64>) {scale = 1.0 : f64} : tensor<?x4x1x128xbf16>, tensor<?x4x?x128xbf16>, tensor<?x4x?x128xbf16> -> tensor<?x4x1x128xbf16>
+  return %0 : tensor<?x4x1x128xbf16>
+}
+
+// -----
+
 func.func @attention_result_rank(%q: tensor<?x?x?x128xbf16>) -> tensor<?x?x128xbf16> {
   // expected-error @+1 {{result must have rank 4 [batch, heads, seq, head_dim]}}
   %0 = attnc.attention %q, %q, %q {scale = 1.0 : f64} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x128xbf16>

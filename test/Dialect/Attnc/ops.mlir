@@ -338,3 +338,13 @@ func.func @split_kv_ops(%ctas: index, %tiles: index, %acc: tensor<?x128xf32>, %m
       : tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?x128xf32>, tensor<?xf32>
   return %s, %a, %mm, %ll : index, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
 }
+
+// Per-sequence K/V lengths of a cache, with a run-time scale: both optional
+// operands round-trip.
+// CHECK-LABEL: func.func @attention_kv_lengths
+// CHECK: attnc.attention %{{.+}}, %{{.+}}, %{{.+}} runtime_scale(%{{.+}}) kv_lengths(%{{.+}} : tensor<?xi32>) {scale = 1.000000e+00 : f64}
+func.func @attention_kv_lengths(%q: tensor<?x32x1x128xbf16>, %k: tensor<?x8x?x128xbf16>, %used: tensor<?xi32>, %s: f32) -> tensor<?x32x1x128xbf16> {
+  %o = attnc.attention %q, %k, %k runtime_scale(%s) kv_lengths(%used : tensor<?xi32>) {scale = 1.0 : f64}
+      : tensor<?x32x1x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x1x128xbf16>
+  return %o : tensor<?x32x1x128xbf16>
+}

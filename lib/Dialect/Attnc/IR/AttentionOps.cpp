@@ -158,6 +158,12 @@ LogicalResult AttentionOp::verify() {
       o.getDimSize(3) != v.getDimSize(3))
     return emitOpError("result must be [batch, query heads, query seq, value "
                        "head_dim]");
+  if (Value lengths = getKvLengths()) {
+    auto t = cast<RankedTensorType>(lengths.getType());
+    if (t.getRank() != 1 || !compatible(t.getDimSize(0), q.getDimSize(0)))
+      return emitOpError("operand 'kv_lengths' must be [batch], one K/V "
+                         "length per sequence of 'query'");
+  }
   return verifyScale(getOperation(), getScale());
 }
 

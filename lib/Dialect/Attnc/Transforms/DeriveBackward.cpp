@@ -333,6 +333,15 @@ struct AttncDeriveBackwardPass
         failedAny = true;
         continue;
       }
+      // Training batches are padded or packed, not cut by a cache's used
+      // lengths: no backward kernel reads them.
+      if (attn.getKvLengths()) {
+        attn.emitOpError() << "has kv_lengths; --attnc-derive-backward "
+                              "derives the backward of attention over whole "
+                              "K/V sequences only";
+        failedAny = true;
+        continue;
+      }
       if (SymbolTable::lookupSymbolIn(module, name)) {
         fn.emitOpError() << "has a backward named '" << name
                          << "', which another symbol of the module has";

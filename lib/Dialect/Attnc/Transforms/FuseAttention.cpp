@@ -397,7 +397,8 @@ struct FuseAttentionPattern : OpRewritePattern<MatmulOp> {
         materialize(rewriter, root.getLoc(), *causal, chain.query, chain.key);
     auto attention = AttentionOp::create(
         rewriter, root.getLoc(), root.getType(), chain.query, chain.key,
-        chain.value, runtimeScale, rewriter.getF64FloatAttr(chain.scale),
+        chain.value, runtimeScale, /*kv_lengths=*/Value(),
+        rewriter.getF64FloatAttr(chain.scale),
         /*config=*/nullptr);
     if (chain.causal)
       buildCausalMask(rewriter, root.getLoc(), attention.getMask(), causalMask);

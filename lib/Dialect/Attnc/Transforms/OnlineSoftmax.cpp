@@ -141,6 +141,10 @@ private:
   AttentionExtents e;
   /// Loop-invariant values computed before the forall.
   OpFoldResult numQTiles, numKVTiles, headGroup;
+  /// The keys the current batch attends to, `min(kv_lengths[b], Skv)` (Skv
+  /// without kv_lengths), and their K/V tiles: every K/V loop and tail
+  /// tile is bounded by these.
+  OpFoldResult seqKV, kvTiles;
 
   /// What holds for the current (batch, head, query tile) of the forall.
   Value batch, head, headKV;
@@ -201,14 +205,13 @@ std::pair<OpFoldResult, OpFoldResult> FlashFormBuilder::getCausalTileCounts() {
     AffineExpr d0;
     bindDims(ctx, d0);
     auto map = AffineMap::get(1, 1, {nkv, d0}, ctx);
-    return affine::makeComposedFoldedAffineMin(b, loc, map,
-                                               {bound, numKVTiles});
+    return affine::makeComposedFoldedAffineMin(b, loc, map, {bound, kvTiles});
   };
   // Visited: tiles whose first key j * blockKV is visible to the tile's
   // last query row q0 + mq - 1: j < ceildiv(q0 + mq + delta, blockKV).
   OpFoldResult visited =
       minTiles(clampAtZero((q0 + mq + delta).ceilDiv(tiles.blockKV),
-                           {qStart, qRows, numKVTiles, shift}));
+                           {qStart, qRows, kvTiles, shift}));
   // Unmasked: tiles whose last key j * blockKV + blockKV - 1 is visible to
   // the first query row q0: j < (q0 + 1 + delta) floordiv blockKV. Never
   // more than `visited` (mq >= 1). A short last K/V tile that ends before
@@ -216,7 +219,7 @@ std::pair<OpFoldResult, OpFoldResult> FlashFormBuilder::getCausalTileCounts() {
   // bound affine.
   OpFoldResult unmasked =
       minTiles(clampAtZero((q0 + 1 + delta).floorDiv(tiles.blockKV),
-                           {qStart, qRows, numKVTiles, shift}));
+                           {qStart, qRows, kvTiles, shift}));
   return {unmasked, visited};
 }
 
@@ -261,9 +264,9 @@ std::array<OpFoldResult, 4> FlashFormBuilder::getIntervalTileBounds() {
   OpFoldResult loFirst = interval->lo ? evaluate(*interval->lo, qStart) : zero;
   OpFoldResult loLast = interval->lo ? evaluate(*interval->lo, lastRow) : zero;
   OpFoldResult hiFirst =
-      interval->hi ? evaluate(*interval->hi, qStart) : e.seqKV;
+      interval->hi ? evaluate(*interval->hi, qStart) : seqKV;
   OpFoldResult hiLast =
-      interval->hi ? evaluate(*interval->hi, lastRow) : e.seqKV;
+      interval->hi ? evaluate(*interval->hi, lastRow) : seqKV;
   // clamp(x) = min(max(x, lo), hi) over tile indices.
   auto clamp = [&](AffineExpr x, ArrayRef<OpFoldResult> operands,
                    OpFoldResult lo, OpFoldResult hi) {
@@ -277,8 +280,8 @@ std::array<OpFoldResult, 4> FlashFormBuilder::getIntervalTileBounds() {
         b, loc, AffineMap::get(2, 0, {d0, d1}, ctx), {v, hi});
   };
   // The tile holding key lo(q0); one past the tile holding key hi(q1).
-  OpFoldResult first = clamp(d0.floorDiv(bkv), {loFirst}, zero, numKVTiles);
-  OpFoldResult end = clamp(d0.floorDiv(bkv) + 1, {hiLast}, first, numKVTiles);
+  OpFoldResult first = clamp(d0.floorDiv(bkv), {loFirst}, zero, kvTiles);
+  OpFoldResult end = clamp(d0.floorDiv(bkv) + 1, {hiLast}, first, kvTiles);
   if (!interval->exact)
     return {first, first, first, end};
   // Tiles whose first key is at least lo(q1) and whose last key is at most
@@ -301,7 +304,7 @@ RecurrenceState FlashFormBuilder::buildKVLoop(OpFoldResult lb, OpFoldResult ub,
         OpFoldResult kvStart = affine::makeComposedFoldedAffineApply(
             nested, loc, d0 * tiles.blockKV, {j});
         OpFoldResult kvRows =
-            getTileExtent(nested, loc, kvStart, tiles.blockKV, e.seqKV);
+            getTileExtent(nested, loc, kvStart, tiles.blockKV, seqKV);
         Value key = extractTile(nested, loc, op.getKey(), batch, headKV,
                                 kvStart, kvRows);
         Value value = extractTile(nested, loc, op.getValue(), batch, headKV,
@@ -351,7 +354,7 @@ std::pair<Value, Value> FlashFormBuilder::buildQueryTileBody() {
     // No mask, or one without an interval form: every tile, each with the
     // mask.
     state =
-        buildKVLoop(first, numKVTiles, /*masked=*/!op.getMask().empty(), state);
+        buildKVLoop(first, kvTiles, /*masked=*/!op.getMask().empty(), state);
   } else {
     auto [unmasked, visited] = getCausalTileCounts();
     state = buildKVLoop(first, unmasked, /*masked=*/false, state);
@@ -436,6 +439,18 @@ scf::ForallOp FlashFormBuilder::build() {
   batch = ivs[0];
   head = ivs[1];
   headKV = getKVHead(head);
+  seqKV = e.seqKV;
+  kvTiles = numKVTiles;
+  if (Value lengths = op.getKvLengths()) {
+    // Read once per (batch, head, query tile). Unsigned: a length past the
+    // cache (or a negative one, read as huge) means the whole cache.
+    Value used = tensor::ExtractOp::create(b, loc, lengths, ValueRange{batch});
+    Value keys = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), used);
+    seqKV = arith::MinUIOp::create(
+                b, loc, keys, getValueOrCreateConstantIndexOp(b, loc, e.seqKV))
+                .getResult();
+    kvTiles = getNumTiles(b, loc, seqKV, tiles.blockKV);
+  }
   // The reversed tile index is an arith op, not an affine one: composed
   // into every map that uses the tile's start, the reversal turns them all
   // into signed expressions of ceildiv(Sq, block_q), which the kernel then
@@ -495,7 +510,8 @@ struct AttncOnlineSoftmaxPass
 
   /// The target's configuration for `headDim` (of an attention with a mask
   /// when `masked`), with the tiles the options set.
-  FailureOr<FlashConfigAttr> getConfig(int64_t headDim, bool masked = true) {
+  FailureOr<FlashConfigAttr> getConfig(int64_t headDim, bool masked = true,
+                                       bool needsMmaSync = false) {
     // Reported at the root's location without the "see current operation"
     // note: the culprit is the option, not the IR.
     Location loc = getOperation()->getLoc();
@@ -530,6 +546,11 @@ struct AttncOnlineSoftmaxPass
                               << " needs warpgroup MMAs, which " << chip
                               << " lacks (sm_90a only)";
     }
+    // Per-sequence K/V lengths are lowered by the mma_sync loads, which
+    // stop at each sequence's length (the TMA ones stop at Skv): without
+    // a strategy option the pass picks mma_sync for them.
+    if (needsMmaSync && !kind)
+      kind = TileStrategy::mma_sync;
     return target->attentionConfig(&getContext(), headDim, q, kv, kind, stages,
                                    masked);
   }
@@ -589,10 +610,12 @@ struct AttncOnlineSoftmaxPass
       int64_t headDim = op.getQuery().getType().getDimSize(3);
       FailureOr<FlashConfigAttr> config =
           op.getConfigAttr() ? FailureOr<FlashConfigAttr>(op.getConfigAttr())
-                             : getConfig(headDim, !op.getMask().empty());
+                             : getConfig(headDim, !op.getMask().empty(),
+                                         op.getKvLengths() != nullptr);
       if (succeeded(config) && !op.getConfigAttr() && blockQ == 0)
         config = narrowForWindow(op, *config, headDim);
-      if (succeeded(config) && !op.getConfigAttr() && fallback)
+      if (succeeded(config) && !op.getConfigAttr() && fallback &&
+          !op.getKvLengths())
         config = lookupTargetDescription(chip)->withFallback(
             *config, headDim,
             op.getQuery().getType().getElementType().getIntOrFloatBitWidth());

@@ -131,7 +131,8 @@ struct AttncPackGQAPass : attnc::impl::AttncPackGQABase<AttncPackGQAPass> {
     Value rowsValue = getValueOrCreateConstantIndexOp(b, loc, rows);
     auto packed = AttentionOp::create(
         b, loc, packedResult, packedQ, op.getKey(), op.getValue(),
-        op.getRuntimeScale(), op.getScaleAttr(), op.getConfigAttr());
+        op.getRuntimeScale(), op.getKvLengths(), op.getScaleAttr(),
+        op.getConfigAttr());
     remapRegion(b, loc, op.getMask(), packed.getMask(), 0, group, rowsValue);
     remapRegion(b, loc, op.getScore(), packed.getScore(), 1, group, rowsValue);
     Value result = unpack(b, loc, packed.getResult(), resultType,

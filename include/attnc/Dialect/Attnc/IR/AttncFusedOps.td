@@ -32,7 +32,8 @@ class Attnc_AttentionLikeOp<string mnemonic, list<Trait> traits = []>
   }];
 }
 
-def Attnc_AttentionOp : Attnc_AttentionLikeOp<"attention"> {
+def Attnc_AttentionOp : Attnc_AttentionLikeOp<"attention", [
+    AttrSizedOperandSegments]> {
   let summary = "fused scaled dot-product attention";
   let description = [{
     `result = softmax(mask(score(scale * query key^T))) value` per batch and
@@ -57,6 +58,14 @@ def Attnc_AttentionOp : Attnc_AttentionLikeOp<"attention"> {
       lengths, for instance). Causal attention is a mask like any other:
       top-left (`j <= i`, PyTorch's `is_causal`) or bottom-right
       (`j <= i + Skv - Sq`, the last query sees the last key).
+    - `kv_lengths` (optional, `tensor<B x i32>`) are the K/V lengths each
+      sequence uses (vLLM's `seqused_k`): batch `b` attends to keys
+      `j < min(kv_lengths[b], Skv)` only, as if its K/V sequence were that
+      long, and skips the rest of the cache (its tiles are never read).
+      They are data, read by the kernel: one compiled kernel (and one
+      captured CUDA graph) serves every length up to `Skv`. A sequence of
+      length 0 yields 0. The mask and score regions still see the padded
+      positions: a bottom-right causal mask aligns to `Skv`.
     - `config` (optional) fixes the kernel's tiles, warps and strategy
       instead of the target description's defaults.
 
@@ -71,14 +80,25 @@ def Attnc_AttentionOp : Attnc_AttentionLikeOp<"attention"> {
           attnc.yield %keep : i1
         }
     ```
+
+    Decoding against a cache whose sequences use part of it:
+
+    ```mlir
+    %o = attnc.attention %q, %k, %v kv_lengths(%used : tensor<?xi32>)
+        {scale = 0.08838834764831845 : f64}
+        : tensor<?x32x1x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x1x128xbf16>
+    ```
   }];
   let arguments = (ins Attnc_FloatTensor:$query, Attnc_FloatTensor:$key,
                        Attnc_FloatTensor:$value,
-                       Optional<F32>:$runtime_scale, F64Attr:$scale,
+                       Optional<F32>:$runtime_scale,
+                       Optional<RankedTensorOf<[I32]>>:$kv_lengths,
+                       F64Attr:$scale,
                        OptionalAttr<Attnc_FlashConfigAttr>:$config);
   let results = (outs Attnc_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`runtime_scale` `(` $runtime_scale^ `)`)?
+    (`kv_lengths` `(` $kv_lengths^ `:` type($kv_lengths) `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value) `->`
     type($result) (`score` $score^)? (`mask` $mask^)?
   }];
