@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""Attention over a K/V cache with per-sequence used lengths
+(`attnc.attention ... kv_lengths(%used)`) on the GPU against float64
+(issue: decode).
+
+    python3 test/gpu/kv_cache_test.py build --work .gpuwork   # here
+    python3 test/gpu/kv_cache_test.py run --work .gpuwork     # on the GPU
+
+Batch b attends to keys j < min(used[b], Skv). The cache past each
+sequence's length is filled with NaN: a kernel that reads one of those keys
+or values into P V (instead of skipping its tiles and zero-filling the
+tail) produces NaN and fails. Lengths are ragged within a batch and
+include empty sequences (O = 0, logsumexp -inf) and lengths past the cache
+(clamped). Split-KV modules run several split counts, as decode_test.py;
+one module is compiled without --split-kv (one kernel, prefill-like).
+
+The CUDA-graph case is the serving loop's: the decode step is captured
+once for a cache of 64k tokens (the split count fixed from it), then the
+lengths are updated in place to 1, 1000 and 64k and the graph replayed:
+each replay must match float64 for the lengths it was given.
+"""
+
+import argparse
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from decode_test import MASKS, reference  # noqa: E402
+
+FUNC = """\
+func.func @attn(%q: tensor<?x{h}x?x{d}x{t}>, %k: tensor<?x{hkv}x?x{d}x{t}>,
+                %v: tensor<?x{hkv}x?x{d}x{t}>, %used: tensor<?xi32>)
+    -> tensor<?x{h}x?x{d}x{t}> {{
+  %c2 = arith.constant 2 : index
+  %sq = tensor.dim %q, %c2 : tensor<?x{h}x?x{d}x{t}>
+  %skv = tensor.dim %k, %c2 : tensor<?x{hkv}x?x{d}x{t}>
+  %o = attnc.attention %q, %k, %v kv_lengths(%used : tensor<?xi32>)
+      {{scale = {scale!r} : f64}}
+      : tensor<?x{h}x?x{d}x{t}>, tensor<?x{hkv}x?x{d}x{t}>, tensor<?x{hkv}x?x{d}x{t}> -> tensor<?x{h}x?x{d}x{t}>
+{mask}  return %o : tensor<?x{h}x?x{d}x{t}>
+}}
+"""
+# (head dim, dtype, mask, H, Hkv, attnc-compile flags)
+MODULES = [(128, "bf16", "full", 32, 8, ["--split-kv=128"]),
+           (128, "f16", "br", 16, 4, ["--split-kv=128"]),
+           (64, "bf16", "full", "?", "?", ["--split-kv=128"]),
+           (128, "bf16", "full", 32, 8, []),
+           (64, "f16", "br", 8, 8, [])]
+
+
+def module_name(d, t, mask, h, hkv, extra):
+    heads = "dyn" if h == "?" else f"h{h}kv{hkv}"
+    split = "split" if any("split-kv" in f for f in extra) else "one"
+    return f"cache_d{d}_{t}_{mask}_{heads}_{split}"
+
+
+def build(work: Path, compiler: Path):
+    (work / "mlir").mkdir(parents=True, exist_ok=True)
+    for d, t, mask, h, hkv, extra in MODULES:
+        name = module_name(d, t, mask, h, hkv, extra)
+        src = work / "mlir" / f"{name}.mlir"
+        src.write_text(FUNC.format(d=d, t=t, h=h, hkv=hkv,
+                                   scale=1.0 / math.sqrt(d),
+                                   mask=MASKS[mask]))
+        out = work / "modules" / name
+        t0 = time.time()
+        subprocess.run([str(compiler), str(src), "-o", str(out),
+                        "--fallback=false"] + extra, check=True)
+        print(f"{name}: {time.time() - t0:.1f} s", flush=True)
+        for ptx in out.glob("*.ptx"):
+            ptx.unlink()
+
+
+def attend(m, q, k, v, used, splits, o=None):
+    """O (and the f32 partial logsumexps, or None) of one module's call."""
+    import torch
+    B, H, Sq, _ = q.shape
+    dv = v.shape[-1]
+    if o is None:
+        o = torch.full((B, H, Sq, dv), float("nan"), dtype=q.dtype,
+                       device=q.device)
+    if splits is None:  # one kernel
+        m["attn"](q, k, v, used, o=o)
+        return o, None
+    nan = lambda *s: torch.full(s, float("nan"), dtype=torch.float32,  # noqa: E731
+                                device=q.device)
+    op, lp = nan(splits, B, H, Sq, dv), nan(splits, B, H, Sq)
+    m["attn_0"](q, k, v, used, o_partial=op, lse_partial=lp)
+    m["attn_1"](op, lp, o=o)
+    return o, lp
+
+
+def poison(k, v, used):
+    """NaN in every cache row past its sequence's length."""
+    for b, n in enumerate(used.tolist()):
+        k[b, :, max(n, 0):] = float("nan")
+        v[b, :, max(n, 0):] = float("nan")
+
+
+def check(o, lp, q, k, v, used, mask, d):
+    """O against float64 (the FlashAttention rule, as decode_test.py) and
+    the merged partial logsumexp within 1e-3; rows that see no key: O = 0."""
+    import torch
+    dtype = q.dtype
+    B, H, Sq, _ = q.shape
+    Skv = k.shape[2]
+    dev = q.device
+    i = torch.arange(Sq, device=dev)[None, :, None]
+    j = torch.arange(Skv, device=dev)[None, None, :]
+    n = used.clamp(min=0).to(torch.int64)[:, None, None]
+    visible = j < n
+    if mask == "br":
+        visible = visible & (j <= i + (Skv - Sq))
+    visible = visible[:, None]  # [B, 1, Sq, Skv]
+    # The reference reads the cache with its poison zeroed: masked keys
+    # never count, visible ones are all finite.
+    kz, vz = torch.nan_to_num(k, nan=0.0), torch.nan_to_num(v, nan=0.0)
+    scale = 1.0 / math.sqrt(d)
+    ref, lse_ref = reference(q, kz, vz, scale, visible)
+    low, _ = reference(q, kz, vz, scale, visible, low=dtype)
+    if torch.isnan(o).any():
+        return False, {"o": "NaN"}
+    err = (o.double() - ref).abs().max().item()
+    err_low = (low.double() - ref).abs().max().item()
+    big = ref.abs().max().item()
+    mant = 7 if dtype == torch.bfloat16 else 10
+    half_ulp = math.ldexp(1.0, math.frexp(big)[1] - 1 - mant) / 2 if big \
+        else 0.0
+    ok = err <= 2 * err_low + half_ulp + 1e-5
+    res = {"o": f"{err:.2e}/{err_low:.2e}"}
+    empty = ~visible.expand(B, H, Sq, Skv).any(-1)
+    if empty.any():
+        z = bool((o[empty] == 0).all())
+        res["empty_rows_zero"] = z
+        ok &= z
+    if lp is not None:
+        part = torch.logsumexp(lp.double(), dim=0)
+        fin = torch.isfinite(lse_ref)
+        lse_err = (part[fin] - lse_ref[fin]).abs().max().item() \
+            if fin.any() else 0.0
+        res["lse"] = f"{lse_err:.1e}"
+        ok &= lse_err <= 1e-3 and bool((part[~fin] == -math.inf).all())
+    return ok, res
+
+
+SHAPES = [  # B, Sq, Skv, used lengths (one per sequence)
+    (1, 1, 1, [1]), (1, 1, 1, [0]), (4, 1, 1000, [0, 1, 503, 1000]),
+    (3, 4, 513, [64, 65, 600]), (2, 16, 64, [63, 16]),
+    (4, 1, 8192, [8192, 1, 4097, 0]), (2, 3, 65, [3, 2]),
+    (2, 1, 131072, [131072, 70001]), (3, 2, 32768, [32768, 1, 12345]),
+    (2, 7, 1, [1, 0]),
+]
+
+
+def graph_case(m, dtype, d, H, Hkv):
+    """Capture at Skv = 64k, replay at lengths 1, 1000 and 64k."""
+    import torch
+    sys.path.insert(0, str(ROOT / "python"))
+    import attnc
+    B, Sq, Skv = 2, 1, 65536
+    q = torch.randn(B, H, Sq, d, dtype=dtype, device="cuda")
+    k = torch.randn(B, Hkv, Skv, d, dtype=dtype, device="cuda")
+    v = torch.randn(B, Hkv, Skv, d, dtype=dtype, device="cuda")
+    used = torch.full((B,), Skv, dtype=torch.int32, device="cuda")
+    splits = m["attn_0"].size_rule("splits", q, k, v)
+    op = torch.empty(splits, B, H, Sq, d, device="cuda")
+    lp = torch.empty(splits, B, H, Sq, device="cuda")
+    o = torch.empty(B, H, Sq, d, dtype=dtype, device="cuda")
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        with attnc.Graph() as g:
+            m["attn_0"](q, k, v, used, o_partial=op, lse_partial=lp)
+            m["attn_1"](op, lp, o=o)
+    s.synchronize()
+    ok, res = True, {"splits": splits}
+    for lengths in ([1, 1], [1000, 1000], [Skv, Skv], [1, Skv], [1000, 0]):
+        used.copy_(torch.tensor(lengths, dtype=torch.int32))
+        o.fill_(float("nan"))
+        torch.cuda.synchronize()
+        with torch.cuda.stream(s):
+            g.replay()
+        s.synchronize()
+        good, r = check(o, None, q, k, v, used, "full", d)
+        ok &= good
+        res[str(lengths)] = r["o"]
+    return ok, res
+
+
+def run(work: Path, small: bool, only: str = "", quick: bool = False):
+    import torch
+    sys.path.insert(0, str(ROOT / "python"))
+    import attnc
+    failures = total = 0
+    for d, t, mask, h, hkv, extra in MODULES:
+        name = module_name(d, t, mask, h, hkv, extra)
+        if only not in name:
+            continue
+        m = attnc.load(work / "modules" / name)
+        split = "attn_0" in m.kernels
+        dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[t]
+        H, Hkv = (8, 2) if h == "?" else (h, hkv)
+        for B, Sq, Skv, lengths in SHAPES:
+            if small and B * H * Skv > 1 << 16:
+                continue
+            if quick and Skv > 1000:
+                continue
+            torch.manual_seed(B * 1000003 + Sq * 31 + Skv)
+            q = torch.randn(B, H, Sq, d, dtype=dtype, device="cuda")
+            k = torch.randn(B, Hkv, Skv, d, dtype=dtype, device="cuda")
+            v = torch.randn(B, Hkv, Skv, d, dtype=dtype, device="cuda")
+            # One past the cache: clamped to Skv.
+            used = torch.tensor([n if n < Skv else Skv + 5 for n in lengths],
+                                dtype=torch.int32, device="cuda")
+            poison(k, v, used)
+            counts = [None]
+            if split:
+                bkv = int(m["attn_0"].attr("block_kv"))
+                rule = m["attn_0"].size_rule("splits", q, k, v)
+                counts = sorted({1, rule} if quick else
+                                {1, 3, min(-(-Skv // bkv), 128), 128, rule})
+            for splits in counts:
+                total += 1
+                try:
+                    o, lp = attend(m, q, k, v, used, splits)
+                    torch.cuda.synchronize()
+                    ok, res = check(o, lp, q, k, v, used, mask, d)
+                except Exception as e:  # noqa: BLE001
+                    ok, res = False, {"error": repr(e)[:300]}
+                failures += not ok
+                print(f"{'PASS' if ok else 'FAIL'} {name} B={B} H={H} "
+                      f"Hkv={Hkv} Sq={Sq} Skv={Skv} used={lengths} "
+                      f"splits={splits} {res}", flush=True)
+        if not small and not quick and split and h != "?":
+            total += 1
+            try:
+                ok, res = graph_case(m, dtype, d, H, Hkv)
+            except Exception as e:  # noqa: BLE001
+                ok, res = False, {"error": repr(e)[:300]}
+            failures += not ok
+            print(f"{'PASS' if ok else 'FAIL'} {name} CUDA graph at 64k, "
+                  f"replays {res}", flush=True)
+    print(f"{total - failures}/{total} passed")
+    return 1 if failures else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["build", "run"])
+    ap.add_argument("--work", default=".gpuwork", type=Path)
+    ap.add_argument("--compiler", default=ROOT / "build/bin/attnc-compile",
+                    type=Path)
+    ap.add_argument("--small", action="store_true",
+                    help="small shapes only (for compute-sanitizer)")
+    ap.add_argument("--only", default="",
+                    help="modules whose name contains this")
+    ap.add_argument("--quick", action="store_true",
+                    help="Skv <= 1000, split counts 1 and the rule's")
+    a = ap.parse_args()
+    if a.mode == "build":
+        build(a.work, a.compiler)
+        return 0
+    return run(a.work, a.small, a.only, a.quick)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
