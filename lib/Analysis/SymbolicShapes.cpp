@@ -287,6 +287,18 @@ bool ShapeAnalysis::visitAttncOp(Operation *op) {
         }
         return true;
       })
+      .Case<PagedKVOp>([&](PagedKVOp paged) {
+        // [B, Hkv, max_blocks * page_size, d]: the cache grows with the
+        // pages a sequence may hold.
+        const SymbolicShape *pool = shapeOf(paged.getPool());
+        const SymbolicShape *table = shapeOf(paged.getBlockTable());
+        if (pool && table && pool->size() == 4 && table->size() == 2)
+          setShape(paged.getResult(),
+                   {(*table)[0], (*pool)[2],
+                    (*table)[1] * Monomial::constant(paged.getPageSize()),
+                    (*pool)[3]});
+        return true;
+      })
       .Case<AttentionOp>([&](AttentionOp att) {
         const SymbolicShape *q = shapeOf(att.getQuery());
         const SymbolicShape *v = shapeOf(att.getValue());

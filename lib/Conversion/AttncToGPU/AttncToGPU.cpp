@@ -81,8 +81,9 @@ struct AttncConvertToGPUPass
                          "to get its flash form first");
           failedAny = true;
         } else if (isa<AttncDialect>(op.getDialect()) &&
-                   !isa<KVSplitCountOp>(op)) {
-          // (The split count is host-side: the kernels read it as a size.)
+                   !isa<KVSplitCountOp>(op) && !isPagedViewOfKernels(op)) {
+          // (The split count is host-side: the kernels read it as a size;
+          // a paged cache is a view the flash kernels read through.)
           op.emitOpError("cannot be lowered to a GPU kernel: only fused "
                          "attention (--attnc-fuse-attention, "
                          "--attnc-online-softmax) and attnc.fusion "
@@ -145,6 +146,16 @@ struct AttncConvertToGPUPass
     }
     if (failedAny)
       signalPassFailure();
+  }
+
+  /// A paged K/V view read only by flash forms (whose kernels read the
+  /// pool through the table) and by the host's shape arithmetic: it has no
+  /// kernel of its own.
+  static bool isPagedViewOfKernels(Operation &op) {
+    return isa<PagedKVOp>(op) && llvm::all_of(op.getUsers(), [](Operation *u) {
+             return isa<tensor::DimOp>(u) ||
+                    u->getParentOfType<scf::ForallOp>() != nullptr;
+           });
   }
 
   /// Dynamic shared memory one block of the target chip may use, when the

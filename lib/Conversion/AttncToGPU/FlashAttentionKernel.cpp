@@ -559,6 +559,21 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
            << "reads per-sequence K/V lengths; the loads of the mma_sync "
               "strategies stop at each sequence's length and those of "
            << stringifyTileStrategy(config.getStrategy()) << " do not";
+  if (form.keyPages && !mmaSync)
+    return form.forall.emitOpError()
+           << "reads a paged K/V cache; the mma_sync strategies' loads look "
+              "up each row's page and those of "
+           << stringifyTileStrategy(config.getStrategy()) << " do not";
+  // Block sizes are powers of two: a page holds whole tiles or a tile
+  // whole pages, which the host's split rule counts.
+  if (form.keyPages &&
+      form.keyPages.getPageSize() % config.getBlockKV() != 0 &&
+      config.getBlockKV() % form.keyPages.getPageSize() != 0)
+    return form.forall.emitOpError()
+           << "reads a paged K/V cache of page_size "
+           << form.keyPages.getPageSize()
+           << "; block_kv = " << config.getBlockKV()
+           << " must divide it or be a multiple of it";
   if (isPartial() && !mmaSync)
     return form.forall.emitOpError()
            << "is a split-KV partial form; its f32 partials are written by "
@@ -599,6 +614,13 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   // (Attention of one tensor with itself names its heads H only.)
   if (form.query != form.key && qType.isDynamicDim(1) && kType.isDynamicDim(1))
     abi.constraints.push_back(ABIConstraint::divisible("H", "Hkv"));
+  // A paged cache has a page per table entry at least: the page lookup of
+  // a tile past a sequence still names one.
+  if (form.keyPages)
+    for (StringRef sym : {kTableSymbols[1], kPoolSymbols[0]})
+      if (llvm::any_of(abi.params,
+                       [&](const ABIParam &p) { return p.name == sym; }))
+        abi.constraints.push_back(ABIConstraint::min(sym.str(), 1));
   // attnc.kv_split_count's range: partials stay linear in their rows.
   if (isPartial()) {
     abi.constraints.push_back(ABIConstraint::min(kSplitSymbol, 1));
@@ -625,6 +647,9 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
           iv, gpu::BlockIdOp::create(b, loc, static_cast<gpu::Dimension>(dim)));
   seqQ = extentOf(form.query, 2);
   seqKV = extentOf(form.key, 2);
+  if (form.keyPages)
+    globalMem["block_table"] =
+        wrapGlobalPointer(b, loc, param("block_table"), b.getI32Type());
   if (form.kvLengths) {
     // The batch's keys, min(kv_lengths[b], Skv): every bound, tail mask and
     // zero fill below uses them in place of Skv.

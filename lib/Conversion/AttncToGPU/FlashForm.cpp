@@ -562,6 +562,18 @@ FailureOr<FlashForm> attnc::analyzeFlashForm(scf::ForallOp forall) {
     form.loops.push_back(l);
   }
 
+  form.keyPages = form.key.getDefiningOp<PagedKVOp>();
+  form.valuePages = form.value.getDefiningOp<PagedKVOp>();
+  if (form.keyPages || form.valuePages) {
+    PagedKVOp k = form.keyPages, v = form.valuePages;
+    if (!k || !v || k.getBlockTable() != v.getBlockTable() ||
+        k.getPageSize() != v.getPageSize())
+      return (k ? k : v).emitOpError(
+          "is one of the K/V tensors of a flash form; the kernel reads a "
+          "paged cache when K and V are both paged, through one block table "
+          "with one page size");
+  }
+
   // Everything else in the forall body must be something the kernel
   // rebuilds: nothing is silently dropped.
   for (Operation &op : forall.getBody()->without_terminator()) {

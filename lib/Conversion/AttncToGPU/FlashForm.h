@@ -63,6 +63,10 @@ struct FlashForm {
   /// which bounds every K/V loop and tail tile. Null without lengths (the
   /// keys are then Skv).
   mlir::Value kvLengths;
+  /// A paged cache (attnc.paged_kv views of K and V, one block table and
+  /// page size): the kernel reads the pools through the table. Null for
+  /// contiguous K/V.
+  PagedKVOp keyPages, valuePages;
   mlir::tensor::ExtractOp kvLengthRead;
   mlir::Value seqKV;
   int64_t headDim;

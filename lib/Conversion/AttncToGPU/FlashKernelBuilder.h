@@ -37,7 +37,11 @@ using namespace mlir;
 inline constexpr const char *kQuerySymbols[] = {"B", "H", "Sq"};
 inline constexpr const char *kKeySymbols[] = {"B", "Hkv", "Skv"};
 /// Size parameters in launch order (those that some shape leaves dynamic).
-inline constexpr const char *kSizeSymbols[] = {"B", "H", "Hkv", "Sq", "Skv"};
+inline constexpr const char *kSizeSymbols[] = {"B",  "H",  "Hkv", "Sq",
+                                               "Skv", "NB", "MB"};
+/// A paged cache's pool [NB, page_size, Hkv, d] and block table [B, MB].
+inline constexpr const char *kPoolSymbols[] = {"NB", "", "Hkv"};
+inline constexpr const char *kTableSymbols[] = {"B", "MB"};
 /// Tensors with stride parameters (dims 0..2 each), in launch order.
 inline constexpr const char *kStridedTensors[] = {"q", "k", "v", "o"};
 inline constexpr int64_t kStridedDims = 3;
@@ -79,6 +83,9 @@ private:
   /// Extent `dim` (0-2) of Q, K or V in the kernel: a constant when static,
   /// else its size parameter.
   Value extentOf(Value tensor, int64_t dim) {
+    // A paged cache's view: [B, Hkv, MB * page_size] of its table and pool.
+    if (form.keyPages && (tensor == form.key || tensor == form.value))
+      return pagedExtent(dim);
     // A packed form's Q view: [B, Hkv, G * Sq].
     if (tensor == form.query && form.packedSource && dim > 0)
       return dim == 1 ? extentOf(form.key, 1)
@@ -92,6 +99,17 @@ private:
       return arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
     return paramIndexValue(symbolOf(tensor, dim));
   }
+  /// Extent `dim` (0-2) of the view of a paged cache.
+  Value pagedExtent(int64_t dim);
+  /// Extent `dim` of `type`: a constant, or size parameter `symbol`.
+  Value extentOrParam(RankedTensorType type, int64_t dim, StringRef symbol) {
+    if (!type.isDynamicDim(dim))
+      return arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
+    return paramIndexValue(symbol);
+  }
+  /// Paged caches: the page lookup of `tile`, a K or V tile of `batch`
+  /// (see GlobalTile).
+  void pageRows(GlobalTile &tile, StringRef tensor, Value batch);
   FailureOr<Value> leafValue(Value v);
   FailureOr<Value> materialize(Value v, IRMapping &scope) {
     return values.materialize(v, scope);

@@ -56,6 +56,28 @@ void FlashKernelBuilder::planParameters() {
       shapeOf(form.packedSource ? form.packedSource : form.query, {0, 1, 2});
   auto kvShape = shapeOf(form.key, {0, 1, 2});
   auto vShape = shapeOf(form.value, {0, 1, 2});
+  // A paged cache's K and V are its pools [NB, page_size, Hkv], read
+  // through the block table [B, MB].
+  std::vector<ABIDim> tableShape;
+  if (form.keyPages) {
+    auto symbolic = [](RankedTensorType t, int64_t dim,
+                       const char *symbol) -> ABIDim {
+      if (t.isDynamicDim(dim))
+        return std::string(symbol);
+      return t.getDimSize(dim);
+    };
+    auto pool = [&](PagedKVOp p) {
+      auto t = cast<RankedTensorType>(p.getPool().getType());
+      return std::vector<ABIDim>{symbolic(t, 0, kPoolSymbols[0]),
+                                 ABIDim(static_cast<int64_t>(p.getPageSize())),
+                                 symbolic(t, 2, kPoolSymbols[2])};
+    };
+    kvShape = pool(form.keyPages);
+    vShape = pool(form.valuePages);
+    auto table = cast<RankedTensorType>(form.keyPages.getBlockTable().getType());
+    tableShape = {symbolic(table, 0, kTableSymbols[0]),
+                  symbolic(table, 1, kTableSymbols[1])};
+  }
   auto push = [&](ABIParam p) {
     paramIndex[p.name] = abi.params.size();
     abi.params.push_back(std::move(p));
@@ -85,7 +107,14 @@ void FlashKernelBuilder::planParameters() {
   tensor("v", dtype, withDim(vShape, dv), "input", true);
   // One i32 per sequence, read once per block, any 4-byte aligned address.
   if (form.kvLengths) {
-    tensor("kv_lengths", "i32", shapeOf(form.key, {0}), "input", false);
+    tensor("kv_lengths", "i32",
+           form.keyPages ? std::vector<ABIDim>{tableShape[0]}
+                         : shapeOf(form.key, {0}),
+           "input", false);
+    abi.params.back().align = 4;
+  }
+  if (form.keyPages) {
+    tensor("block_table", "i32", tableShape, "input", false);
     abi.params.back().align = 4;
   }
   if (!isPartial()) {
@@ -99,7 +128,7 @@ void FlashKernelBuilder::planParameters() {
     tensor("lse_partial", "f32", rows, "output", false);
   }
   for (const char *sym : kSizeSymbols)
-    if (mentionsSymbol({qShape, kvShape, vShape}, sym))
+    if (mentionsSymbol({qShape, kvShape, vShape, tableShape}, sym))
       push(ABIParam::size(sym));
   if (isPartial())
     push(ABIParam::size(kSplitSymbol));
@@ -111,6 +140,9 @@ void FlashKernelBuilder::planParameters() {
   }
   if (form.kvLengths)
     push(ABIParam::stride("kv_lengths", 0));
+  if (form.keyPages)
+    for (int64_t dim = 0; dim < 2; ++dim)
+      push(ABIParam::stride("block_table", dim));
   if (isPartial()) {
     for (int64_t dim = 0; dim < 4; ++dim)
       push(ABIParam::stride("o_partial", dim));
@@ -251,6 +283,16 @@ LogicalResult FlashKernelBuilder::planSplitRule() {
   else
     rule.kvTiles = {GridFactor::constant(
         std::max<int64_t>(1, llvm::divideCeil(key.getDimSize(2), blockKV)))};
+  // A paged cache's rows are MB pages: MB * (page / block_kv) tiles, or
+  // ceil(MB / (block_kv / page)) (both powers of two).
+  if (form.keyPages && key.isDynamicDim(2)) {
+    int64_t page = form.keyPages.getPageSize();
+    if (page >= blockKV)
+      rule.kvTiles = {GridFactor::symbol(kTableSymbols[1]),
+                      GridFactor::constant(page / blockKV)};
+    else
+      rule.kvTiles = {GridFactor::ceilDivOf(kTableSymbols[1], blockKV / page)};
+  }
   rule.max = split.getMaxSplits();
   rule.ctasPerSM = split.getCtasPerSm();
   abi.sizeRules.push_back(std::move(rule));

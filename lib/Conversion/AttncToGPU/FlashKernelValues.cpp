@@ -54,6 +54,45 @@ FailureOr<Value> FlashKernelBuilder::leafValue(Value v) {
   return extentOf(dim.getSource(), *index);
 }
 
+Value FlashKernelBuilder::pagedExtent(int64_t dim) {
+  auto table = cast<RankedTensorType>(form.keyPages.getBlockTable().getType());
+  auto pool = cast<RankedTensorType>(form.keyPages.getPool().getType());
+  if (dim == 0)
+    return extentOrParam(table, 0, kTableSymbols[0]);
+  if (dim == 1)
+    return extentOrParam(pool, 2, kPoolSymbols[2]);
+  return arith::MulIOp::create(
+      b, loc, extentOrParam(table, 1, kTableSymbols[1]),
+      arith::ConstantIndexOp::create(b, loc, form.keyPages.getPageSize()));
+}
+
+void FlashKernelBuilder::pageRows(GlobalTile &tile, StringRef tensor,
+                                  Value batch) {
+  if (!form.keyPages || (tensor != "k" && tensor != "v"))
+    return;
+  std::string t = tensor.str();
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  auto table = cast<RankedTensorType>(form.keyPages.getBlockTable().getType());
+  auto pool = cast<RankedTensorType>(form.keyPages.getPool().getType());
+  tile.pageSize = form.keyPages.getPageSize();
+  tile.rowStride = paramIndexValue(t + ".stride1");
+  tile.pageStride = paramIndexValue(t + ".stride0");
+  tile.pageTable = globalMem.lookup("block_table");
+  tile.tableRow = arith::MulIOp::create(
+      b, loc, batch, paramIndexValue("block_table.stride0"));
+  tile.tableStride = paramIndexValue("block_table.stride1");
+  tile.lastEntry = arith::SubIOp::create(
+      b, loc, extentOrParam(table, 1, kTableSymbols[1]), idx(1));
+  tile.lastPage = arith::SubIOp::create(
+      b, loc, extentOrParam(pool, 0, kPoolSymbols[0]), idx(1));
+  // A tile starts at a multiple of block_kv: when pages hold whole tiles,
+  // all its rows are in the page of its first.
+  if (tile.pageSize % form.config.getBlockKV() == 0)
+    tile.tilePage = pageOffset(b, loc, tile, tile.rowStart);
+}
+
 /// The (batch, head) matrix and first row a slice reads or an insert writes.
 FailureOr<GlobalTile> FlashKernelBuilder::tileOf(tensor::ExtractSliceOp slice,
                                                  StringRef tensor,
@@ -80,6 +119,7 @@ FailureOr<GlobalTile> FlashKernelBuilder::tileOf(tensor::ExtractSliceOp slice,
   g.base = m->base;
   if (tensor == "q")
     packRows(g, "q.stride1");
+  pageRows(g, tensor, m->batch);
   if (strategy->tensorMapRows(tensor) > 0) {
     g.map = param(t + ".map");
     g.batch = m->batch;
@@ -100,6 +140,12 @@ FlashKernelBuilder::matrixOf(OffsetSizeAndStrideOpInterface slice,
   if (form.packedSource && (tensor == "q" || tensor == "o"))
     head = arith::MulIOp::create(b, loc, *head, groupSize()).getResult();
   std::string t = tensor.str();
+  // A paged cache's pool is [page, row, head, d]: the head is an offset
+  // within each page, the batch picks pages through the table.
+  if (form.keyPages && (tensor == "k" || tensor == "v"))
+    return Matrix{
+        arith::MulIOp::create(b, loc, *head, paramIndexValue(t + ".stride2")),
+        *batch, *head};
   Value base = arith::AddIOp::create(
       b, loc,
       arith::MulIOp::create(b, loc, *batch, paramIndexValue(t + ".stride0")),

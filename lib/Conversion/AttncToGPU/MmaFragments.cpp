@@ -208,8 +208,37 @@ void storeAccumulatorRows(OpBuilder &b, Location loc,
 
 } // namespace attnc::mma
 
+/// The page offset (page * pageStride) of row `row` of a paged tile: its
+/// entry of the block table, clamped into the pool.
+Value attnc::pageOffset(OpBuilder &b, Location loc, const GlobalTile &tile,
+                        Value row) {
+  Value page = arith::MinUIOp::create(
+      b, loc,
+      arith::DivUIOp::create(
+          b, loc, row, arith::ConstantIndexOp::create(b, loc, tile.pageSize)),
+      tile.lastEntry);
+  Value at = arith::AddIOp::create(
+      b, loc, tile.tableRow,
+      arith::MulIOp::create(b, loc, page, tile.tableStride));
+  Value entry = memref::LoadOp::create(b, loc, tile.pageTable, at);
+  // Unsigned: a negative entry is huge and clamps to the last page too.
+  Value slot = arith::MinUIOp::create(
+      b, loc, arith::IndexCastUIOp::create(b, loc, b.getIndexType(), entry),
+      tile.lastPage);
+  return arith::MulIOp::create(b, loc, slot, tile.pageStride);
+}
+
 Value attnc::globalRowOffset(OpBuilder &b, Location loc, const GlobalTile &tile,
                              Value row) {
+  if (tile.pageTable) {
+    Value page =
+        tile.tilePage ? tile.tilePage : pageOffset(b, loc, tile, row);
+    Value inPage = arith::RemUIOp::create(
+        b, loc, row, arith::ConstantIndexOp::create(b, loc, tile.pageSize));
+    return arith::AddIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, tile.base, page),
+        arith::MulIOp::create(b, loc, inPage, tile.rowStride));
+  }
   if (!tile.rowsPerHead)
     return arith::AddIOp::create(
         b, loc, tile.base, arith::MulIOp::create(b, loc, row, tile.rowStride));

@@ -56,13 +56,29 @@ struct GlobalTile {
   /// r mod rowsPerHead of head r floordiv rowsPerHead, `headStride`
   /// elements apart. Null for plain rows.
   mlir::Value rowsPerHead, headStride;
+  /// Paged K/V (attnc.paged_kv): row r lies in page `table[tableRow + (r /
+  /// pageSize) * tableStride]` (clamped to `lastPage`), `pageStride`
+  /// elements per page, at row r mod pageSize of it; `base` is then the
+  /// head's offset within a page. Table positions are clamped to
+  /// `lastEntry` (the table's last column): a tile past the sequence reads
+  /// none of its rows but still names a page. `tilePage`, when set, is the
+  /// page offset (page * pageStride) of every row of the tile, looked up
+  /// once: a page holds whole tiles. Null for contiguous rows.
+  mlir::Value pageTable, tableRow, tableStride, lastEntry, pageStride,
+      lastPage, tilePage;
+  int64_t pageSize = 0;
 };
 
 /// The element offset of row `row` (absolute in the matrix) of `tile`:
-/// base + row * rowStride, or for packed rows base + (row / rowsPerHead) *
-/// headStride + (row mod rowsPerHead) * rowStride.
+/// base + row * rowStride, for packed rows base + (row / rowsPerHead) *
+/// headStride + (row mod rowsPerHead) * rowStride, for paged rows base +
+/// page(row) * pageStride + (row mod pageSize) * rowStride.
 mlir::Value globalRowOffset(mlir::OpBuilder &b, mlir::Location loc,
                             const GlobalTile &tile, mlir::Value row);
+/// The offset of the page holding row `row` of a paged `tile` (page *
+/// pageStride), from the block table.
+mlir::Value pageOffset(mlir::OpBuilder &b, mlir::Location loc,
+                       const GlobalTile &tile, mlir::Value row);
 
 enum class RowReduction { Max, Add };
 

@@ -1266,3 +1266,35 @@ func.func @grad_score_without_derivative(%q: tensor<?x8x?x64xbf16>, %do: tensor<
       }
   return
 }
+
+// -----
+
+func.func @paged_kv_page_size(%pool: tensor<?x48x8x128xbf16>, %t: tensor<?x?xi32>) -> tensor<?x8x?x128xbf16> {
+  // expected-error @+1 {{page_size must be a power of two from 16 to 256, got 48}}
+  %0 = attnc.paged_kv %pool, %t {page_size = 48} : tensor<?x48x8x128xbf16>, tensor<?x?xi32> -> tensor<?x8x?x128xbf16>
+  return %0 : tensor<?x8x?x128xbf16>
+}
+
+// -----
+
+func.func @paged_kv_pool(%pool: tensor<?x32x8x128xbf16>, %t: tensor<?x?xi32>) -> tensor<?x8x?x128xbf16> {
+  // expected-error @+1 {{operand 'pool' must be [num_blocks, page_size = 64, heads, head_dim]}}
+  %0 = attnc.paged_kv %pool, %t {page_size = 64} : tensor<?x32x8x128xbf16>, tensor<?x?xi32> -> tensor<?x8x?x128xbf16>
+  return %0 : tensor<?x8x?x128xbf16>
+}
+
+// -----
+
+func.func @paged_kv_table(%pool: tensor<?x64x8x128xbf16>, %t: tensor<?xi32>) -> tensor<?x8x?x128xbf16> {
+  // expected-error @+1 {{operand 'block_table' must be [batch, max_blocks]}}
+  %0 = attnc.paged_kv %pool, %t {page_size = 64} : tensor<?x64x8x128xbf16>, tensor<?xi32> -> tensor<?x8x?x128xbf16>
+  return %0 : tensor<?x8x?x128xbf16>
+}
+
+// -----
+
+func.func @paged_kv_result(%pool: tensor<?x64x8x128xbf16>, %t: tensor<?x4xi32>) -> tensor<?x8x?x128xbf16> {
+  // expected-error @+1 {{result must be [batch, heads, max_blocks * page_size, head_dim] of the pool's element type, the head dimension static}}
+  %0 = attnc.paged_kv %pool, %t {page_size = 64} : tensor<?x64x8x128xbf16>, tensor<?x4xi32> -> tensor<?x8x?x128xbf16>
+  return %0 : tensor<?x8x?x128xbf16>
+}

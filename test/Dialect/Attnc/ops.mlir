@@ -348,3 +348,15 @@ func.func @attention_kv_lengths(%q: tensor<?x32x1x128xbf16>, %k: tensor<?x8x?x12
       : tensor<?x32x1x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x1x128xbf16>
   return %o : tensor<?x32x1x128xbf16>
 }
+
+// A paged K/V cache (vLLM's layout) viewed as [B, Hkv, max_blocks * 64, d]:
+// static and dynamic max_blocks.
+// CHECK-LABEL: func.func @paged_kv
+// CHECK: attnc.paged_kv %{{.+}}, %{{.+}} {page_size = 64 : i64} : tensor<?x64x8x128xbf16>, tensor<?x?xi32> -> tensor<?x8x?x128xbf16>
+// CHECK: attnc.paged_kv %{{.+}}, %{{.+}} {page_size = 16 : i64} : tensor<100x16x8x128xbf16>, tensor<2x5xi32> -> tensor<2x8x80x128xbf16>
+func.func @paged_kv(%pool: tensor<?x64x8x128xbf16>, %t: tensor<?x?xi32>, %small: tensor<100x16x8x128xbf16>, %t2: tensor<2x5xi32>)
+    -> (tensor<?x8x?x128xbf16>, tensor<2x8x80x128xbf16>) {
+  %k = attnc.paged_kv %pool, %t {page_size = 64} : tensor<?x64x8x128xbf16>, tensor<?x?xi32> -> tensor<?x8x?x128xbf16>
+  %k2 = attnc.paged_kv %small, %t2 {page_size = 16} : tensor<100x16x8x128xbf16>, tensor<2x5xi32> -> tensor<2x8x80x128xbf16>
+  return %k, %k2 : tensor<?x8x?x128xbf16>, tensor<2x8x80x128xbf16>
+}

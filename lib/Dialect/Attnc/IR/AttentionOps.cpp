@@ -167,6 +167,35 @@ LogicalResult AttentionOp::verify() {
   return verifyScale(getOperation(), getScale());
 }
 
+LogicalResult PagedKVOp::verify() {
+  auto pool = cast<RankedTensorType>(getPool().getType());
+  auto table = cast<RankedTensorType>(getBlockTable().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  int64_t page = getPageSize();
+  if (page < 16 || page > 256 || !llvm::isPowerOf2_64(page))
+    return emitOpError() << "page_size must be a power of two from 16 to "
+                            "256, got "
+                         << page;
+  if (pool.getRank() != 4 || !compatible(pool.getDimSize(1), page))
+    return emitOpError() << "operand 'pool' must be [num_blocks, page_size = "
+                         << page << ", heads, head_dim]";
+  if (table.getRank() != 2)
+    return emitOpError("operand 'block_table' must be [batch, max_blocks]");
+  int64_t blocks = table.getDimSize(1);
+  int64_t rows =
+      ShapedType::isDynamic(blocks) ? ShapedType::kDynamic : blocks * page;
+  if (result.getRank() != 4 || result.getElementType() != pool.getElementType() ||
+      !compatible(result.getDimSize(0), table.getDimSize(0)) ||
+      !compatible(result.getDimSize(1), pool.getDimSize(2)) ||
+      result.getDimSize(2) != rows ||
+      result.getDimSize(3) != pool.getDimSize(3) ||
+      ShapedType::isDynamic(pool.getDimSize(3)))
+    return emitOpError("result must be [batch, heads, max_blocks * "
+                       "page_size, head_dim] of the pool's element type, "
+                       "the head dimension static");
+  return success();
+}
+
 LogicalResult OnlineAttentionOp::verify() {
   RankedTensorType q = getQuery().getType(), k = getKey().getType(),
                    v = getValue().getType(), acc = getAcc().getType(),

@@ -555,6 +555,14 @@ struct AttncOnlineSoftmaxPass
                                    masked);
   }
 
+  /// Per-sequence K/V lengths and paged caches are lowered by the mma_sync
+  /// loads (row by row, each row's page looked up, rows past a sequence
+  /// zero-filled); tensor maps address neither.
+  static bool needsRowLoads(AttentionOp op) {
+    return op.getKvLengths() || op.getKey().getDefiningOp<PagedKVOp>() ||
+           op.getValue().getDefiningOp<PagedKVOp>();
+  }
+
   /// A query tile of a sliding window (each query sees at most W + 1 keys,
   /// W a constant) visits W + block_q + block_kv keys for W visible ones,
   /// the fringe masked: for windows shorter than 8 default tiles, half the
@@ -611,11 +619,11 @@ struct AttncOnlineSoftmaxPass
       FailureOr<FlashConfigAttr> config =
           op.getConfigAttr() ? FailureOr<FlashConfigAttr>(op.getConfigAttr())
                              : getConfig(headDim, !op.getMask().empty(),
-                                         op.getKvLengths() != nullptr);
+                                         needsRowLoads(op));
       if (succeeded(config) && !op.getConfigAttr() && blockQ == 0)
         config = narrowForWindow(op, *config, headDim);
       if (succeeded(config) && !op.getConfigAttr() && fallback &&
-          !op.getKvLengths())
+          !needsRowLoads(op))
         config = lookupTargetDescription(chip)->withFallback(
             *config, headDim,
             op.getQuery().getType().getElementType().getIntOrFloatBitWidth());

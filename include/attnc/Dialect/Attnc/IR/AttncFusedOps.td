@@ -32,6 +32,46 @@ class Attnc_AttentionLikeOp<string mnemonic, list<Trait> traits = []>
   }];
 }
 
+def Attnc_PagedKVOp : Attnc_PureOp<"paged_kv"> {
+  let summary = "a paged K or V cache viewed as one [B, Hkv, Skv, d] tensor";
+  let description = [{
+    A K or V cache stored in pages, vLLM's layout: `pool : [num_blocks,
+    page_size, Hkv, d]` holds pages of `page_size` consecutive tokens of
+    every K/V head, and `block_table : [B, max_blocks]` (i32) lists the
+    pages of each sequence in order. The result is the cache each sequence
+    sees, `[B, Hkv, max_blocks * page_size, d]`:
+
+    ```
+    result[b, h, n, :] = pool[block_table[b, n / page_size], n mod page_size, h, :]
+    ```
+
+    It is a view, not a copy: attention reads the pool through the table,
+    one page lookup per K/V row (per tile when a page holds whole tiles).
+    `page_size` is a power of two from 16 to 256 (the pool's dimension 1,
+    checked here when static and by the runtime otherwise), so that the
+    host counts K/V tiles as whole pages or tiles. Entries of the table
+    past a sequence's used length (`kv_lengths`) are never read; an entry
+    out of `[0, num_blocks)` in the used part reads the last page instead
+    of outside the pool. Pages may be shared and in any order.
+
+    Example (K and V caches sharing one table):
+
+    ```mlir
+    %k = attnc.paged_kv %k_pool, %table {page_size = 64}
+        : tensor<?x64x8x128xbf16>, tensor<?x?xi32> -> tensor<?x8x?x128xbf16>
+    ```
+  }];
+  let arguments = (ins Attnc_FloatTensor:$pool,
+                       RankedTensorOf<[I32]>:$block_table,
+                       I64Attr:$page_size);
+  let results = (outs Attnc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $pool `,` $block_table attr-dict `:` type($pool) `,` type($block_table)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Attnc_AttentionOp : Attnc_AttentionLikeOp<"attention", [
     AttrSizedOperandSegments]> {
   let summary = "fused scaled dot-product attention";
