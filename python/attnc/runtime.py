@@ -211,22 +211,37 @@ class Kernel:
                 "max": r.max, "ctas_per_sm": r.ctas_per_sm}
 
     def size_rule(self, symbol: str, *tensors,
-                  num_sms: int | None = None) -> int:
+                  num_sms: int | None = None, **named) -> int:
         """The value the kernel's size rule gives SYMBOL (the split count
         ``"splits"`` of a split-KV kernel) for a call whose leading tensor
-        arguments, in manifest order, are TENSORS (e.g. q, k, v): the size
-        to allocate the tensors whose shape has SYMBOL with. NUM_SMS is the
-        device's SM count; by default that of the torch tensors' device,
-        else the driver's for its current device. Any value the kernel's
-        constraints allow is correct; the rule chooses a fast one."""
+        arguments, in manifest order, are TENSORS (e.g. q, k, v), or are
+        named (e.g. ``block_table=t``; the ones before the last named must
+        be given too): the size to allocate the tensors whose shape has
+        SYMBOL with. NUM_SMS is the device's SM count; by default that of
+        the torch tensors' device, else the driver's for its current device.
+        Any value the kernel's constraints allow is correct; the rule
+        chooses a fast one."""
         params = [p for p in self.params
                   if p.kind in ("tensor", "workspace")]
+        names = [p.name for p in params]
         if len(tensors) > len(params):
             raise TypeError(f"{self.name}.size_rule() takes at most "
                             f"{len(params)} tensors "
-                            f"({', '.join(p.name for p in params)}), got "
-                            f"{len(tensors)}")
-        params = params[:len(tensors)]
+                            f"({', '.join(names)}), got {len(tensors)}")
+        given = dict(zip(names, tensors))
+        for name, t in named.items():
+            if name not in names or name in given:
+                raise TypeError(f"{self.name}.size_rule() got an unexpected "
+                                f"or repeated tensor '{name}' (tensors: "
+                                f"{', '.join(names)})")
+            given[name] = t
+        count = max((names.index(n) + 1 for n in given), default=0)
+        missing = [n for n in names[:count] if n not in given]
+        if missing:
+            raise TypeError(f"{self.name}.size_rule() binds tensors in "
+                            f"manifest order; pass {', '.join(missing)} too")
+        params = params[:count]
+        tensors = [given[n] for n in names[:count]]
         descs, arrays = _descriptors(
             self, params, {p.name: t for p, t in zip(params, tensors)})
         if num_sms is None:

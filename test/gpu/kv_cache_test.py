@@ -12,12 +12,18 @@ or values into P V (instead of skipping its tiles and zero-filling the
 tail) produces NaN and fails. Lengths are ragged within a batch and
 include empty sequences (O = 0, logsumexp -inf) and lengths past the cache
 (clamped). Split-KV modules run several split counts, as decode_test.py;
-one module is compiled without --split-kv (one kernel, prefill-like).
+two modules are compiled without --split-kv (one kernel, prefill-like).
+
+Paged modules (`attnc.paged_kv`, pages of 16, 64 and 256 rows) read the same
+cache from pools whose pages are randomly permuted (pages no sequence owns
+hold NaN) through a block table whose entries past each sequence's length
+are -1: a wrong page, or a read of an entry past the length, shows.
 
 The CUDA-graph case is the serving loop's: the decode step is captured
 once for a cache of 64k tokens (the split count fixed from it), then the
 lengths are updated in place to 1, 1000 and 64k and the graph replayed:
-each replay must match float64 for the lengths it was given.
+each replay must match float64 for the lengths it was given (paged: with
+the pages moved and the table rewritten in place before each replay).
 """
 
 import argparse
@@ -44,28 +50,54 @@ func.func @attn(%q: tensor<?x{h}x?x{d}x{t}>, %k: tensor<?x{hkv}x?x{d}x{t}>,
 {mask}  return %o : tensor<?x{h}x?x{d}x{t}>
 }}
 """
-# (head dim, dtype, mask, H, Hkv, attnc-compile flags)
-MODULES = [(128, "bf16", "full", 32, 8, ["--split-kv=128"]),
-           (128, "f16", "br", 16, 4, ["--split-kv=128"]),
-           (64, "bf16", "full", "?", "?", ["--split-kv=128"]),
-           (128, "bf16", "full", 32, 8, []),
-           (64, "f16", "br", 8, 8, [])]
+# A paged cache (vLLM's layout): pools [NB, page, Hkv, d] and one block
+# table [B, MB]; the attention sees [B, Hkv, MB * page, d].
+FUNC_PAGED = """\
+func.func @attn(%q: tensor<?x{h}x?x{d}x{t}>, %kp: tensor<?x{page}x{hkv}x{d}x{t}>,
+                %vp: tensor<?x{page}x{hkv}x{d}x{t}>, %table: tensor<?x?xi32>,
+                %used: tensor<?xi32>) -> tensor<?x{h}x?x{d}x{t}> {{
+  %c2 = arith.constant 2 : index
+  %k = attnc.paged_kv %kp, %table {{page_size = {page}}}
+      : tensor<?x{page}x{hkv}x{d}x{t}>, tensor<?x?xi32> -> tensor<?x{hkv}x?x{d}x{t}>
+  %v = attnc.paged_kv %vp, %table {{page_size = {page}}}
+      : tensor<?x{page}x{hkv}x{d}x{t}>, tensor<?x?xi32> -> tensor<?x{hkv}x?x{d}x{t}>
+  %sq = tensor.dim %q, %c2 : tensor<?x{h}x?x{d}x{t}>
+  %skv = tensor.dim %k, %c2 : tensor<?x{hkv}x?x{d}x{t}>
+  %o = attnc.attention %q, %k, %v kv_lengths(%used : tensor<?xi32>)
+      {{scale = {scale!r} : f64}}
+      : tensor<?x{h}x?x{d}x{t}>, tensor<?x{hkv}x?x{d}x{t}>, tensor<?x{hkv}x?x{d}x{t}> -> tensor<?x{h}x?x{d}x{t}>
+{mask}  return %o : tensor<?x{h}x?x{d}x{t}>
+}}
+"""
+# (head dim, dtype, mask, H, Hkv, page size (0: contiguous), attnc-compile
+# flags). Pages of 16 are four per K/V tile (a lookup per row), of 64 and
+# 256 one or a quarter of a page per tile (a lookup per tile).
+MODULES = [(128, "bf16", "full", 32, 8, 0, ["--split-kv=128"]),
+           (128, "f16", "br", 16, 4, 0, ["--split-kv=128"]),
+           (64, "bf16", "full", "?", "?", 0, ["--split-kv=128"]),
+           (128, "bf16", "full", 32, 8, 0, []),
+           (64, "f16", "br", 8, 8, 0, []),
+           (128, "bf16", "full", 32, 8, 16, ["--split-kv=128"]),
+           (128, "bf16", "full", 32, 8, 64, ["--split-kv=128"]),
+           (128, "f16", "br", 16, 4, 256, ["--split-kv=128"]),
+           (64, "bf16", "br", 8, 2, 64, [])]
 
 
-def module_name(d, t, mask, h, hkv, extra):
+def module_name(d, t, mask, h, hkv, page, extra):
     heads = "dyn" if h == "?" else f"h{h}kv{hkv}"
     split = "split" if any("split-kv" in f for f in extra) else "one"
-    return f"cache_d{d}_{t}_{mask}_{heads}_{split}"
+    layout = f"_paged{page}" if page else ""
+    return f"cache_d{d}_{t}_{mask}_{heads}_{split}{layout}"
 
 
 def build(work: Path, compiler: Path):
     (work / "mlir").mkdir(parents=True, exist_ok=True)
-    for d, t, mask, h, hkv, extra in MODULES:
-        name = module_name(d, t, mask, h, hkv, extra)
+    for d, t, mask, h, hkv, page, extra in MODULES:
+        name = module_name(d, t, mask, h, hkv, page, extra)
         src = work / "mlir" / f"{name}.mlir"
-        src.write_text(FUNC.format(d=d, t=t, h=h, hkv=hkv,
-                                   scale=1.0 / math.sqrt(d),
-                                   mask=MASKS[mask]))
+        src.write_text((FUNC_PAGED if page else FUNC).format(
+            d=d, t=t, h=h, hkv=hkv, page=page, scale=1.0 / math.sqrt(d),
+            mask=MASKS[mask]))
         out = work / "modules" / name
         t0 = time.time()
         subprocess.run([str(compiler), str(src), "-o", str(out),
@@ -75,23 +107,65 @@ def build(work: Path, compiler: Path):
             ptx.unlink()
 
 
-def attend(m, q, k, v, used, splits, o=None):
-    """O (and the f32 partial logsumexps, or None) of one module's call."""
+def attend(m, q, kv, used, splits, o=None, partials=None):
+    """O (and the f32 partial logsumexps, or None) of one module's call;
+    `kv` is (k, v) or a paged (k pool, v pool, table)."""
     import torch
     B, H, Sq, _ = q.shape
-    dv = v.shape[-1]
+    dv = kv[1].shape[-1]
     if o is None:
         o = torch.full((B, H, Sq, dv), float("nan"), dtype=q.dtype,
                        device=q.device)
+    # Keywords: the manifest orders the kernel's tensors q, k, v,
+    # kv_lengths, block_table.
+    extra = {"kv_lengths": used}
+    if len(kv) == 3:
+        extra["block_table"] = kv[2]
     if splits is None:  # one kernel
-        m["attn"](q, k, v, used, o=o)
+        m["attn"](q, kv[0], kv[1], o=o, **extra)
         return o, None
     nan = lambda *s: torch.full(s, float("nan"), dtype=torch.float32,  # noqa: E731
                                 device=q.device)
-    op, lp = nan(splits, B, H, Sq, dv), nan(splits, B, H, Sq)
-    m["attn_0"](q, k, v, used, o_partial=op, lse_partial=lp)
+    op, lp = partials or (nan(splits, B, H, Sq, dv), nan(splits, B, H, Sq))
+    m["attn_0"](q, kv[0], kv[1], o_partial=op, lse_partial=lp, **extra)
     m["attn_1"](op, lp, o=o)
     return o, lp
+
+
+def rule(m, q, kv, used):
+    """The runtime's split count for this call (a paged cache's tile count
+    comes from its block table)."""
+    named = {"kv_lengths": used, "block_table": kv[2]} if len(kv) == 3 else {}
+    return m["attn_0"].size_rule("splits", q, kv[0], kv[1], **named)
+
+
+def paginate(k, v, used, page, gen, pools=None):
+    """The cache [B, Hkv, MB * page, d] as pools of pages in random order
+    (NaN in pages no sequence owns) and a block table; entries wholly past
+    a sequence's length are -1, which the kernel must never read. With
+    `pools` (k pool, v pool, table), refills those in place."""
+    import torch
+    B, Hkv, S, d = k.shape
+    mb = S // page
+    nb = B * mb + 3
+    perm = torch.randperm(nb, generator=gen)[:B * mb].to(k.device)
+    if pools is None:
+        pools = (torch.full((nb, page, Hkv, d), float("nan"), dtype=k.dtype,
+                            device=k.device),
+                 torch.full((nb, page, Hkv, v.shape[-1]), float("nan"),
+                            dtype=v.dtype, device=v.device),
+                 torch.empty(B, mb, dtype=torch.int32, device=k.device))
+    kp, vp, table = pools
+    kp.fill_(float("nan"))
+    vp.fill_(float("nan"))
+    for x, pool in ((k, kp), (v, vp)):
+        pool[perm] = x.view(B, Hkv, mb, page, x.shape[-1]).permute(
+            0, 2, 3, 1, 4).reshape(B * mb, page, Hkv, x.shape[-1])
+    t = perm.view(B, mb).to(torch.int32)
+    owned = torch.arange(mb, device=k.device)[None, :] * page < \
+        used.clamp(min=0).to(torch.int64)[:, None]
+    table.copy_(torch.where(owned, t, torch.full_like(t, -1)))
+    return pools
 
 
 def poison(k, v, used):
@@ -156,29 +230,33 @@ SHAPES = [  # B, Sq, Skv, used lengths (one per sequence)
 ]
 
 
-def graph_case(m, dtype, d, H, Hkv):
-    """Capture at Skv = 64k, replay at lengths 1, 1000 and 64k."""
+def graph_case(m, dtype, d, H, Hkv, page):
+    """Capture at Skv = 64k, replay at lengths 1, 1000 and 64k (a paged
+    cache: each replay with its pages moved, the table updated in place)."""
     import torch
     sys.path.insert(0, str(ROOT / "python"))
     import attnc
     B, Sq, Skv = 2, 1, 65536
+    gen = torch.Generator().manual_seed(7)
     q = torch.randn(B, H, Sq, d, dtype=dtype, device="cuda")
     k = torch.randn(B, Hkv, Skv, d, dtype=dtype, device="cuda")
     v = torch.randn(B, Hkv, Skv, d, dtype=dtype, device="cuda")
     used = torch.full((B,), Skv, dtype=torch.int32, device="cuda")
-    splits = m["attn_0"].size_rule("splits", q, k, v)
+    kv = paginate(k, v, used, page, gen) if page else (k, v)
+    splits = rule(m, q, kv, used)
     op = torch.empty(splits, B, H, Sq, d, device="cuda")
     lp = torch.empty(splits, B, H, Sq, device="cuda")
     o = torch.empty(B, H, Sq, d, dtype=dtype, device="cuda")
     s = torch.cuda.Stream()
     with torch.cuda.stream(s):
         with attnc.Graph() as g:
-            m["attn_0"](q, k, v, used, o_partial=op, lse_partial=lp)
-            m["attn_1"](op, lp, o=o)
+            attend(m, q, kv, used, splits, o=o, partials=(op, lp))
     s.synchronize()
     ok, res = True, {"splits": splits}
     for lengths in ([1, 1], [1000, 1000], [Skv, Skv], [1, Skv], [1000, 0]):
         used.copy_(torch.tensor(lengths, dtype=torch.int32))
+        if page:
+            paginate(k, v, used, page, gen, pools=kv)
         o.fill_(float("nan"))
         torch.cuda.synchronize()
         with torch.cuda.stream(s):
@@ -195,8 +273,8 @@ def run(work: Path, small: bool, only: str = "", quick: bool = False):
     sys.path.insert(0, str(ROOT / "python"))
     import attnc
     failures = total = 0
-    for d, t, mask, h, hkv, extra in MODULES:
-        name = module_name(d, t, mask, h, hkv, extra)
+    for d, t, mask, h, hkv, page, extra in MODULES:
+        name = module_name(d, t, mask, h, hkv, page, extra)
         if only not in name:
             continue
         m = attnc.load(work / "modules" / name)
@@ -209,6 +287,9 @@ def run(work: Path, small: bool, only: str = "", quick: bool = False):
             if quick and Skv > 1000:
                 continue
             torch.manual_seed(B * 1000003 + Sq * 31 + Skv)
+            gen = torch.Generator().manual_seed(Skv)
+            if page:  # the view holds whole pages
+                Skv = -(-Skv // page) * page
             q = torch.randn(B, H, Sq, d, dtype=dtype, device="cuda")
             k = torch.randn(B, Hkv, Skv, d, dtype=dtype, device="cuda")
             v = torch.randn(B, Hkv, Skv, d, dtype=dtype, device="cuda")
@@ -216,16 +297,17 @@ def run(work: Path, small: bool, only: str = "", quick: bool = False):
             used = torch.tensor([n if n < Skv else Skv + 5 for n in lengths],
                                 dtype=torch.int32, device="cuda")
             poison(k, v, used)
+            kv = paginate(k, v, used, page, gen) if page else (k, v)
             counts = [None]
             if split:
                 bkv = int(m["attn_0"].attr("block_kv"))
-                rule = m["attn_0"].size_rule("splits", q, k, v)
-                counts = sorted({1, rule} if quick else
-                                {1, 3, min(-(-Skv // bkv), 128), 128, rule})
+                chosen = rule(m, q, kv, used)
+                counts = sorted({1, chosen} if quick else
+                                {1, 3, min(-(-Skv // bkv), 128), 128, chosen})
             for splits in counts:
                 total += 1
                 try:
-                    o, lp = attend(m, q, k, v, used, splits)
+                    o, lp = attend(m, q, kv, used, splits)
                     torch.cuda.synchronize()
                     ok, res = check(o, lp, q, k, v, used, mask, d)
                 except Exception as e:  # noqa: BLE001
@@ -237,7 +319,7 @@ def run(work: Path, small: bool, only: str = "", quick: bool = False):
         if not small and not quick and split and h != "?":
             total += 1
             try:
-                ok, res = graph_case(m, dtype, d, H, Hkv)
+                ok, res = graph_case(m, dtype, d, H, Hkv, page)
             except Exception as e:  # noqa: BLE001
                 ok, res = False, {"error": repr(e)[:300]}
             failures += not ok
