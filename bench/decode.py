@@ -8,7 +8,9 @@ hd128 bf16, 32 query heads, 8 K/V heads, contiguous cache [B, 8, Skv, 128].
 Effective bandwidth = bytes of K and V / time (L2 flushed between calls by
 do_bench), the median of 3 interleaved repetitions of do_bench medians.
 attnc runs its two kernels (split-KV partials, combine) with the split count
-its runtime's rule chooses for the shape. Peers get enable_gqa=True; a
+its runtime's rule chooses for the shape; the same step over a cache with
+per-sequence lengths, contiguous and paged (pages of 64 and 16 rows in a
+random order), is timed against it. Peers get enable_gqa=True; a
 backend that refuses it gets K/V expanded to 32 heads (noted in the table;
 the bytes counted stay those of the 8-head cache).
 """
@@ -48,6 +50,41 @@ def attnc_decode(m, q, k, v, splits):
     return run, o
 
 
+def attnc_cache(m, q, kv, used, splits):
+    """The decode step of a cache module (kv_lengths; paged when `kv` holds
+    pools and a block table)."""
+    B, _, Sq, d = q.shape
+    op = torch.empty(splits, B, H, Sq, d, device="cuda", dtype=torch.float32)
+    lp = torch.empty(splits, B, H, Sq, device="cuda", dtype=torch.float32)
+    o = torch.empty_like(q)
+    extra = {"kv_lengths": used}
+    if len(kv) == 3:
+        extra["block_table"] = kv[2]
+    p0 = m["attn_0"].plan(q, kv[0], kv[1], o_partial=op, lse_partial=lp,
+                          **extra)
+    p1 = m["attn_1"].plan(op, lp, o=o)
+
+    def run():
+        p0.launch()
+        p1.launch()
+    return run, o
+
+
+def paged_view(k, v, page, gen):
+    """Pools [B * S / page, page, Hkv, d] holding the pages of K and V in a
+    random order, and the block table that finds them."""
+    B, hkv, S, d = k.shape
+    mb = S // page
+    perm = torch.randperm(B * mb, generator=gen).to("cuda")
+    pools = []
+    for x in (k, v):
+        pool = torch.empty(B * mb, page, hkv, d, device="cuda", dtype=x.dtype)
+        pool[perm] = x.view(B, hkv, mb, page, d).permute(0, 2, 3, 1, 4) \
+            .reshape(B * mb, page, hkv, d)
+        pools.append(pool)
+    return pools[0], pools[1], perm.view(B, mb).to(torch.int32)
+
+
 def peer(backend, q, k, v):
     try:
         with sdpa_kernel(backend):
@@ -75,10 +112,18 @@ def main():
     ap.add_argument("--lengths", default="1024,8192,32768,131072")
     ap.add_argument("--max-gb", type=float, default=16.0,
                     help="skip shapes whose K+V exceed this")
+    ap.add_argument("--cache-modules",
+                    default="cache_d128_bf16_full_h32kv8_split,"
+                            "cache_d128_bf16_full_h32kv8_split_paged64,"
+                            "cache_d128_bf16_full_h32kv8_split_paged16",
+                    help="kv_lengths modules (contiguous, paged) timed "
+                         "against the plain one; empty: none")
     a = ap.parse_args()
     info = env_info()
     bw = copy_bandwidth()
     m = attnc.load(a.work / "modules" / a.module)
+    caches = {n: attnc.load(a.work / "modules" / n)
+              for n in a.cache_modules.split(",") if n}
     rows = []
     for B in map(int, a.batches.split(",")):
         for S in map(int, a.lengths.split(",")):
@@ -101,6 +146,18 @@ def main():
             fns["attnc"]()
             ref = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
             err = (o.float() - ref.float()).abs().max().item()
+            # The same cache with kv_lengths = Skv, contiguous and paged
+            # (pages randomly placed in the pool); errors against SDPA too.
+            used = torch.full((B,), S, dtype=torch.int32, device="cuda")
+            kv = None
+            gen = torch.Generator().manual_seed(B + S)
+            for name, cm in caches.items():
+                page = int(name.split("paged")[1]) if "paged" in name else 0
+                kv = paged_view(k, v, page, gen) if page else (k, v)
+                tag = f"paged{page}" if page else "lengths"
+                fns[tag], oc = attnc_cache(cm, q, kv, used, splits)
+                fns[tag]()
+                err = max(err, (oc.float() - ref.float()).abs().max().item())
             times = {n: [] for n in fns}
             for _ in range(3):
                 for n, f in fns.items():
@@ -113,7 +170,7 @@ def main():
                 row[n + "_tbs"] = kv_bytes / (ms * 1e-3) / 1e12
             rows.append(row)
             print(row, flush=True)
-            del q, k, v, o, fns
+            del q, k, v, o, fns, kv
             torch.cuda.empty_cache()
     lines = [f"# Decode attention (split-KV) — {info['gpu']}, {info['date']}",
              "", f"commit {info['commit']}, torch {info['torch']}, cuDNN "
@@ -138,6 +195,22 @@ def main():
     notes = {n for r in rows for n in r["notes"].values() if n}
     if notes:
         lines += ["", "Notes: " + "; ".join(sorted(notes))]
+    tags = [t for t in ("lengths", "paged64", "paged16")
+            if rows and t + "_us" in rows[0]]
+    if tags:
+        lines += ["", "The same decode step over a cache with per-sequence "
+                  "lengths (kv_lengths = Skv): contiguous, and paged "
+                  "(attnc.paged_kv, pages of 64 and 16 rows in a random "
+                  "order in the pool; one block table); time relative to "
+                  "the plain kernel above (same split count, interleaved).",
+                  "", "| B | Skv | plain µs | "
+                  + " | ".join(f"{t} µs | ×plain" for t in tags) + " |",
+                  "|---|---|---|" + "---|---|" * len(tags)]
+        for r in rows:
+            lines.append(f"| {r['B']} | {r['Skv']} | {r['attnc_us']:.1f} | "
+                         + " | ".join(f"{r[t + '_us']:.1f} | "
+                                      f"{r[t + '_us'] / r['attnc_us']:.3f}"
+                                      for t in tags) + " |")
     text = "\n".join(lines) + "\n"
     print(text)
     if a.out:
