@@ -150,10 +150,29 @@ void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
       b, loc, arith::RemUIOp::create(b, loc, tid, idx(copiesPerRow)),
       idx(elemsPerCopy));
   Type token = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  // Paged rows of a tile spanning several pages (it starts on a page
+  // boundary then): when a pass's rows divide a page, each pass lies in one
+  // page, looked up once per page for all threads instead of once per row
+  // (measured on the H200, pages of 16 rows: 6-23% slower than contiguous
+  // with a lookup per row).
+  bool pagePerPass = src.pageTable && !src.tilePage &&
+                     src.pageSize % rowsPerPass == 0;
+  llvm::SmallDenseMap<int64_t, Value> pages;
   for (int64_t pass = 0; pass < rows / rowsPerPass; ++pass) {
     Value row = arith::AddIOp::create(b, loc, row0, idx(pass * rowsPerPass));
+    GlobalTile tile = src;
+    if (pagePerPass) {
+      int64_t page = pass * rowsPerPass / src.pageSize;
+      Value &offset = pages[page];
+      if (!offset)
+        offset = pageOffset(
+            b, loc, src,
+            arith::AddIOp::create(b, loc, src.rowStart,
+                                  idx(page * src.pageSize)));
+      tile.tilePage = offset;
+    }
     auto [srcIdx, srcElems] =
-        clampedRowChunk(b, loc, src, row, col, elemsPerCopy);
+        clampedRowChunk(b, loc, tile, row, col, elemsPerCopy);
     SmallVector<Value, 3> dstIdx;
     if (stage)
       dstIdx.push_back(stage);
