@@ -16,7 +16,9 @@
 #      CUDA graph replay (see its docstring for the rules);
 #   2. python/tests/gpu (the runtime's own GPU smoke test) on two modules;
 #   3. test/gpu/backward_test.py (the attention backward against float64),
-#      test/gpu/decode_test.py (split-KV decoding against float64) and
+#      test/gpu/decode_test.py (split-KV decoding against float64),
+#      test/gpu/kv_cache_test.py (per-sequence lengths, paged caches, CUDA
+#      graphs replayed over changing lengths and pages) and
 #      test/gpu/torch_test.py (attnc.torch: eager, torch.compile, CUDA graphs,
 #      opcheck) and test/gpu/hf_test.py (a small Llama trained with attnc as
 #      transformers' attention backend, when transformers is installed);
@@ -69,6 +71,11 @@ if python3 test/gpu/decode_test.py run --work "$WORK" 2>&1 | tee "$LOG_DIR/decod
   summary+=("decode_test.py: ok ($(tail -1 "$LOG_DIR/decode.log"))")
 else
   status=1; summary+=("decode_test.py: FAILED ($(tail -1 "$LOG_DIR/decode.log"))")
+fi
+if python3 test/gpu/kv_cache_test.py run --work "$WORK" 2>&1 | tee "$LOG_DIR/kv_cache.log"; then
+  summary+=("kv_cache_test.py: ok ($(tail -1 "$LOG_DIR/kv_cache.log"))")
+else
+  status=1; summary+=("kv_cache_test.py: FAILED ($(tail -1 "$LOG_DIR/kv_cache.log"))")
 fi
 if python3 test/gpu/torch_test.py --modules "$WORK/torch" 2>&1 | tee "$LOG_DIR/torch.log"; then
   summary+=("torch_test.py: ok ($(tail -1 "$LOG_DIR/torch.log"))")
@@ -147,6 +154,8 @@ if [ "${SKIP_SANITIZER:-0}" != 1 ]; then
     sanitize_script backward "$tool" test/gpu/backward_test.py run \
       --work "$WORK" --small
     sanitize_script decode "$tool" test/gpu/decode_test.py run \
+      --work "$WORK" --small $([ "$tool" = racecheck ] && echo --quick)
+    sanitize_script kv_cache "$tool" test/gpu/kv_cache_test.py run \
       --work "$WORK" --small $([ "$tool" = racecheck ] && echo --quick)
   done
 fi
