@@ -160,19 +160,38 @@ void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
   llvm::SmallDenseMap<int64_t, Value> pages;
   for (int64_t pass = 0; pass < rows / rowsPerPass; ++pass) {
     Value row = arith::AddIOp::create(b, loc, row0, idx(pass * rowsPerPass));
-    GlobalTile tile = src;
+    Value srcIdx, srcElems;
     if (pagePerPass) {
+      // This thread's chunk of page `page`'s row row0 (< rowsPerPass), then
+      // a constant number of rows further for each pass in the page: every
+      // such address is inside a page of the pool, so a row past the limit
+      // only needs its size zeroed.
       int64_t page = pass * rowsPerPass / src.pageSize;
-      Value &offset = pages[page];
-      if (!offset)
-        offset = pageOffset(
+      Value &first = pages[page];
+      if (!first) {
+        Value offset = pageOffset(
             b, loc, src,
             arith::AddIOp::create(b, loc, src.rowStart,
                                   idx(page * src.pageSize)));
-      tile.tilePage = offset;
+        first = arith::AddIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, src.base, offset),
+            arith::AddIOp::create(
+                b, loc, arith::MulIOp::create(b, loc, row0, src.rowStride),
+                col));
+      }
+      int64_t inPage = pass * rowsPerPass % src.pageSize;
+      srcIdx = arith::AddIOp::create(
+          b, loc, first,
+          arith::MulIOp::create(b, loc, idx(inPage), src.rowStride));
+      Value inRange = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ult,
+          arith::AddIOp::create(b, loc, src.rowStart, row), src.rowLimit);
+      srcElems = arith::SelectOp::create(b, loc, inRange, idx(elemsPerCopy),
+                                         idx(0));
+    } else {
+      std::tie(srcIdx, srcElems) =
+          clampedRowChunk(b, loc, src, row, col, elemsPerCopy);
     }
-    auto [srcIdx, srcElems] =
-        clampedRowChunk(b, loc, tile, row, col, elemsPerCopy);
     SmallVector<Value, 3> dstIdx;
     if (stage)
       dstIdx.push_back(stage);
