@@ -158,6 +158,24 @@ void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
   bool pagePerPass = src.pageTable && !src.tilePage &&
                      src.pageSize % rowsPerPass == 0;
   llvm::SmallDenseMap<int64_t, Value> pages;
+  // Rows at a fixed stride from the tile's first: contiguous rows, and the
+  // rows of a page holding the whole tile. `origin` is the offset of the
+  // tile's row 0, `safe` that of a row that exists (the matrix's or the
+  // page's first).
+  bool linearRows = !src.rowsPerHead && (!src.pageTable || src.tilePage);
+  Value origin, safe, first;
+  if (linearRows && !src.pageTable) {
+    safe = src.base;
+    origin = arith::AddIOp::create(
+        b, loc, src.base,
+        arith::MulIOp::create(b, loc, src.rowStart, src.rowStride));
+  } else if (linearRows) {
+    safe = arith::AddIOp::create(b, loc, src.base, src.tilePage);
+    Value inPage = arith::RemUIOp::create(b, loc, src.rowStart,
+                                          idx(src.pageSize));
+    origin = arith::AddIOp::create(
+        b, loc, safe, arith::MulIOp::create(b, loc, inPage, src.rowStride));
+  }
   for (int64_t pass = 0; pass < rows / rowsPerPass; ++pass) {
     Value row = arith::AddIOp::create(b, loc, row0, idx(pass * rowsPerPass));
     Value srcIdx, srcElems;
@@ -186,6 +204,28 @@ void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
       Value inRange = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::ult,
           arith::AddIOp::create(b, loc, src.rowStart, row), src.rowLimit);
+      srcElems = arith::SelectOp::create(b, loc, inRange, idx(elemsPerCopy),
+                                         idx(0));
+    } else if (linearRows) {
+      // Row r of the tile is `first` plus a constant r * rowStride (hoisted
+      // out of the K/V loop with the stride): an add, a compare and two
+      // selects per pass instead of recomputing the clamped row's offset.
+      // A row past the limit reads nothing from `safe`, a row that exists.
+      if (!first)
+        first = arith::AddIOp::create(
+            b, loc, origin,
+            arith::AddIOp::create(
+                b, loc, arith::MulIOp::create(b, loc, row0, src.rowStride),
+                col));
+      Value inRange = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ult,
+          arith::AddIOp::create(b, loc, src.rowStart, row), src.rowLimit);
+      Value at = arith::AddIOp::create(
+          b, loc, first,
+          arith::MulIOp::create(b, loc, idx(pass * rowsPerPass),
+                                src.rowStride));
+      srcIdx = arith::SelectOp::create(
+          b, loc, inRange, at, arith::AddIOp::create(b, loc, safe, col));
       srcElems = arith::SelectOp::create(b, loc, inRange, idx(elemsPerCopy),
                                          idx(0));
     } else {
