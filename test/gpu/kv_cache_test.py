@@ -80,14 +80,20 @@ MODULES = [(128, "bf16", "full", 32, 8, 0, ["--split-kv=128"]),
            (128, "bf16", "full", 32, 8, 16, ["--split-kv=128"]),
            (128, "bf16", "full", 32, 8, 64, ["--split-kv=128"]),
            (128, "f16", "br", 16, 4, 256, ["--split-kv=128"]),
-           (64, "bf16", "br", 8, 2, 64, [])]
+           (64, "bf16", "br", 8, 2, 64, []),
+           # GQA 8 and 16: two and one groups per packed tile of 16 rows.
+           (128, "bf16", "full", 64, 8, 16, ["--split-kv=128",
+                                             "--block-q=16"]),
+           (128, "f16", "br", 16, 1, 64, ["--split-kv=128", "--block-q=16"])]
 
 
 def module_name(d, t, mask, h, hkv, page, extra):
     heads = "dyn" if h == "?" else f"h{h}kv{hkv}"
     split = "split" if any("split-kv" in f for f in extra) else "one"
     layout = f"_paged{page}" if page else ""
-    return f"cache_d{d}_{t}_{mask}_{heads}_{split}{layout}"
+    tile = "".join("_" + f.lstrip("-").replace("=", "").replace("-", "")
+                   for f in extra if not f.startswith("--split-kv"))
+    return f"cache_d{d}_{t}_{mask}_{heads}_{split}{layout}{tile}"
 
 
 def build(work: Path, compiler: Path):
