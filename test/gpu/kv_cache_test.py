@@ -37,6 +37,21 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from decode_test import MASKS, reference  # noqa: E402
 
+# A chunk of Sq new tokens at the end of each sequence's used length:
+# query i sees keys j <= i + used[b] - Sq (bottom-right per sequence; the
+# mask reads the lengths, which the flash form reads once per block).
+MASKS = dict(MASKS, brlen="""\
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %n = tensor.extract %used[%b] : tensor<?xi32>
+        %len = arith.index_castui %n : i32 to index
+        %jj = arith.addi %j, %sq : index
+        %ii = arith.addi %i, %len : index
+        %keep = arith.cmpi ule, %jj, %ii : index
+        attnc.yield %keep : i1
+      }
+""")
+
 FUNC = """\
 func.func @attn(%q: tensor<?x{h}x?x{d}x{t}>, %k: tensor<?x{hkv}x?x{d}x{t}>,
                 %v: tensor<?x{hkv}x?x{d}x{t}>, %used: tensor<?xi32>)
@@ -84,7 +99,10 @@ MODULES = [(128, "bf16", "full", 32, 8, 0, ["--split-kv=128"]),
            # GQA 8 and 16: two and one groups per packed tile of 16 rows.
            (128, "bf16", "full", 64, 8, 16, ["--split-kv=128",
                                              "--block-q=16"]),
-           (128, "f16", "br", 16, 1, 64, ["--split-kv=128", "--block-q=16"])]
+           (128, "f16", "br", 16, 1, 64, ["--split-kv=128", "--block-q=16"]),
+           (128, "bf16", "brlen", 32, 8, 0, ["--split-kv=128"]),
+           (64, "f16", "brlen", 16, 4, 16, ["--split-kv=128"]),
+           (128, "bf16", "brlen", 8, 8, 0, [])]
 
 
 def module_name(d, t, mask, h, hkv, page, extra):
@@ -195,6 +213,8 @@ def check(o, lp, q, k, v, used, mask, d):
     visible = j < n
     if mask == "br":
         visible = visible & (j <= i + (Skv - Sq))
+    if mask == "brlen":  # the raw length, as the mask reads it
+        visible = visible & (j + Sq <= i + used.to(torch.int64)[:, None, None])
     visible = visible[:, None]  # [B, 1, Sq, Skv]
     # The reference reads the cache with its poison zeroed: masked keys
     # never count, visible ones are all finite.
@@ -236,7 +256,7 @@ SHAPES = [  # B, Sq, Skv, used lengths (one per sequence)
 ]
 
 
-def graph_case(m, dtype, d, H, Hkv, page):
+def graph_case(m, dtype, d, H, Hkv, page, mask):
     """Capture at Skv = 64k, replay at lengths 1, 1000 and 64k (a paged
     cache: each replay with its pages moved, the table updated in place)."""
     import torch
@@ -268,7 +288,7 @@ def graph_case(m, dtype, d, H, Hkv, page):
         with torch.cuda.stream(s):
             g.replay()
         s.synchronize()
-        good, r = check(o, None, q, k, v, used, "full", d)
+        good, r = check(o, None, q, k, v, used, mask, d)
         ok &= good
         res[str(lengths)] = r["o"]
     return ok, res
@@ -325,7 +345,7 @@ def run(work: Path, small: bool, only: str = "", quick: bool = False):
         if not small and not quick and split and h != "?":
             total += 1
             try:
-                ok, res = graph_case(m, dtype, d, H, Hkv, page)
+                ok, res = graph_case(m, dtype, d, H, Hkv, page, mask)
             except Exception as e:  # noqa: BLE001
                 ok, res = False, {"error": repr(e)[:300]}
             failures += not ok

@@ -181,13 +181,12 @@ static LogicalResult readKVLengths(FlashForm &form, Value key) {
   }
   if (!form.kvLengthRead)
     return success();
-  Operation *toIndex = form.kvLengthRead->hasOneUse()
-                           ? *form.kvLengthRead->getUsers().begin()
-                           : nullptr;
-  auto keys =
-      isa_and_nonnull<arith::IndexCastUIOp>(toIndex) && toIndex->hasOneUse()
-          ? dyn_cast<arith::MinUIOp>(*toIndex->getUsers().begin())
-          : arith::MinUIOp();
+  // (Mask and score regions may read the length too, from inside the
+  // steps: a bottom-right causal mask per sequence.)
+  Operation *toIndex = nullptr;
+  for (Operation *user : form.kvLengthRead->getUsers())
+    if (isa<arith::IndexCastUIOp>(user) && user->getBlock() == forall.getBody())
+      toIndex = user;
   auto isSkv = [&](Value v) {
     auto dim = v.getDefiningOp<tensor::DimOp>();
     if (dim)
@@ -196,13 +195,19 @@ static LogicalResult readKVLengths(FlashForm &form, Value key) {
     std::optional<int64_t> c = getConstantIntValue(v);
     return c && *c == cast<RankedTensorType>(key.getType()).getDimSize(2);
   };
-  if (!keys || !(keys.getLhs() == toIndex->getResult(0)
-                     ? isSkv(keys.getRhs())
-                     : isSkv(keys.getLhs())))
+  arith::MinUIOp keys;
+  if (toIndex)
+    for (Operation *user : toIndex->getUsers())
+      if (auto min = dyn_cast<arith::MinUIOp>(user);
+          min && (min.getLhs() == toIndex->getResult(0) ? isSkv(min.getRhs())
+                                                         : isSkv(min.getLhs())))
+        keys = min;
+  if (!keys)
     return form.kvLengthRead.emitOpError(
-        "reads the K/V length of a flash form's batch; the form must use it "
-        "as arith.minui(arith.index_castui(length), Skv), the keys the "
-        "batch attends to");
+        "reads a tensor element per block; the kernel reads only the K/V "
+        "lengths of attnc.attention's kv_lengths (which mask and score "
+        "regions may read too), used as arith.minui(arith.index_castui("
+        "length), Skv), the keys the batch attends to");
   form.seqKV = keys.getResult();
   return success();
 }

@@ -77,3 +77,36 @@ func.func @paged16(%q: tensor<?x32x?x128xbf16>, %kp: tensor<?x16x8x128xbf16>, %v
       : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x?x128xbf16>
   return %o : tensor<?x32x?x128xbf16>
 }
+
+// -----
+
+// A chunk of new tokens at the end of each sequence: the mask reads the
+// sequence's length (bottom-right per sequence). The read is hoisted out of
+// the steps to the one per block the K/V loops are bounded by.
+// FORM-LABEL: func.func @chunk
+// FORM: scf.forall (%[[B:.+]], %{{.+}}, %{{.+}}) in
+// FORM: %[[L:.+]] = tensor.extract %{{.+}}[%[[B]]] : tensor<?xi32>
+// FORM-NOT: tensor.extract %
+// FORM: attnc.online_attention {{.+}} mask {
+// FORM: arith.index_castui %[[L]] : i32 to index
+// FORM-NOT: tensor.extract %
+// FORM: attnc.online_attention_finalize
+// CHECK-LABEL: gpu.module @chunk_0_module
+// CHECK-SAME: tensor<"kv_lengths", i32, [B], input, align = 4>
+// ONE-LABEL: gpu.module @chunk_module
+func.func @chunk(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: tensor<?x8x?x128xbf16>, %used: tensor<?xi32>) -> tensor<?x32x?x128xbf16> {
+  %c2 = arith.constant 2 : index
+  %sq = tensor.dim %q, %c2 : tensor<?x32x?x128xbf16>
+  %o = attnc.attention %q, %k, %v kv_lengths(%used : tensor<?xi32>) {scale = 0.08838834764831845 : f64}
+      : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x?x128xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %n = tensor.extract %used[%b] : tensor<?xi32>
+        %len = arith.index_castui %n : i32 to index
+        %jj = arith.addi %j, %sq : index
+        %ii = arith.addi %i, %len : index
+        %keep = arith.cmpi ule, %jj, %ii : index
+        attnc.yield %keep : i1
+      }
+  return %o : tensor<?x32x?x128xbf16>
+}

@@ -156,6 +156,13 @@ private:
   Value queryTile;
   /// The step of every K/V loop.
   Value one;
+  /// Per-sequence values the mask and score regions read, by tensor (see
+  /// hoistBatchReads); the K/V lengths' read is one of them.
+  DenseMap<Value, Value> batchReads;
+  /// Reads `tensor[b]` of the regions of `step` (the region's batch
+  /// argument, a tensor defined above the op) once per forall iteration,
+  /// before `loop`: the value is the same for every score of the tile.
+  void hoistBatchReads(OnlineAttentionOp step, scf::ForOp loop);
 };
 } // namespace
 
@@ -291,6 +298,33 @@ std::array<OpFoldResult, 4> FlashFormBuilder::getIntervalTileBounds() {
   return {first, full, fullEnd, end};
 }
 
+void FlashFormBuilder::hoistBatchReads(OnlineAttentionOp step,
+                                       scf::ForOp loop) {
+  auto hoist = [&](Region &r, unsigned batchArg) {
+    if (r.empty())
+      return;
+    SmallVector<tensor::ExtractOp> reads;
+    r.walk([&](tensor::ExtractOp x) {
+      if (x.getIndices().size() == 1 &&
+          x.getIndices()[0] == r.getArgument(batchArg) &&
+          !r.isAncestor(x.getTensor().getParentRegion()))
+        reads.push_back(x);
+    });
+    for (tensor::ExtractOp x : reads) {
+      Value &v = batchReads[x.getTensor()];
+      if (!v) {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(loop);
+        v = tensor::ExtractOp::create(b, loc, x.getTensor(), ValueRange{batch});
+      }
+      x.getResult().replaceAllUsesWith(v);
+      x.erase();
+    }
+  };
+  hoist(step.getMask(), /*batchArg=*/0);
+  hoist(step.getScore(), /*batchArg=*/1);
+}
+
 RecurrenceState FlashFormBuilder::buildKVLoop(OpFoldResult lb, OpFoldResult ub,
                                               bool masked,
                                               RecurrenceState init) {
@@ -323,6 +357,7 @@ RecurrenceState FlashFormBuilder::buildKVLoop(OpFoldResult lb, OpFoldResult ub,
           op.getMask().cloneInto(&step.getMask(), none);
         scf::YieldOp::create(nested, loc, step.getResults());
       });
+  hoistBatchReads(*loop.getBody()->getOps<OnlineAttentionOp>().begin(), loop);
   return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
 }
 
@@ -445,6 +480,7 @@ scf::ForallOp FlashFormBuilder::build() {
     // Read once per (batch, head, query tile). Unsigned: a length past the
     // cache (or a negative one, read as huge) means the whole cache.
     Value used = tensor::ExtractOp::create(b, loc, lengths, ValueRange{batch});
+    batchReads[lengths] = used;
     Value keys = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), used);
     seqKV = arith::MinUIOp::create(
                 b, loc, keys, getValueOrCreateConstantIndexOp(b, loc, e.seqKV))
