@@ -299,6 +299,20 @@ bool ShapeAnalysis::visitAttncOp(Operation *op) {
                     (*pool)[3]});
         return true;
       })
+      .Case<RaggedViewOp>([&](RaggedViewOp view) {
+        // [B, H, T, d]: the rows of the batch are the packed rows.
+        const SymbolicShape *packed = shapeOf(view.getPacked());
+        const SymbolicShape *starts = shapeOf(view.getStarts());
+        if (packed && starts && packed->size() == 3 && starts->size() == 1)
+          setShape(view.getResult(),
+                   {(*starts)[0], (*packed)[1], (*packed)[0], (*packed)[2]});
+        return true;
+      })
+      .Case<RaggedPackOp>([&](RaggedPackOp pack) {
+        if (const SymbolicShape *b = shapeOf(pack.getBatch()); b && b->size() == 4)
+          setShape(pack.getResult(), {(*b)[2], (*b)[1], (*b)[3]});
+        return true;
+      })
       .Case<AttentionOp>([&](AttentionOp att) {
         const SymbolicShape *q = shapeOf(att.getQuery());
         const SymbolicShape *v = shapeOf(att.getValue());

@@ -1298,3 +1298,52 @@ func.func @paged_kv_result(%pool: tensor<?x64x8x128xbf16>, %t: tensor<?x4xi32>) 
   %0 = attnc.paged_kv %pool, %t {page_size = 64} : tensor<?x64x8x128xbf16>, tensor<?x4xi32> -> tensor<?x8x?x128xbf16>
   return %0 : tensor<?x8x?x128xbf16>
 }
+
+// -----
+
+func.func @ragged_view_packed(%p: tensor<?x32x?x128xbf16>, %s: tensor<?xi32>) -> tensor<?x32x?x128xbf16> {
+  // expected-error @+1 {{operand 'packed' must be [rows, heads, head_dim]}}
+  %0 = attnc.ragged_view %p, %s, %s : tensor<?x32x?x128xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x32x?x128xbf16>
+  return %0 : tensor<?x32x?x128xbf16>
+}
+
+// -----
+
+func.func @ragged_view_result(%p: tensor<?x32x128xbf16>, %s: tensor<?xi32>) -> tensor<?x16x?x128xbf16> {
+  // expected-error @+1 {{result must be [batch, heads, rows, head_dim] of the packed rows' element type, the head dimension static}}
+  %0 = attnc.ragged_view %p, %s, %s : tensor<?x32x128xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x?x128xbf16>
+  return %0 : tensor<?x16x?x128xbf16>
+}
+
+// -----
+
+func.func @ragged_view_bounds(%p: tensor<?x32x128xbf16>, %s: tensor<4xi32>, %e: tensor<5xi32>) -> tensor<?x32x?x128xbf16> {
+  // expected-error @+1 {{operands 'starts' and 'ends' must be [batch], one row range per sequence}}
+  %0 = attnc.ragged_view %p, %s, %e : tensor<?x32x128xbf16>, tensor<4xi32>, tensor<5xi32> -> tensor<?x32x?x128xbf16>
+  return %0 : tensor<?x32x?x128xbf16>
+}
+
+// -----
+
+func.func @ragged_pack_result(%b: tensor<?x32x?x128xbf16>, %s: tensor<?xi32>) -> tensor<?x32x64xbf16> {
+  // expected-error @+1 {{result must be [rows, heads, head_dim] of the batch's element type}}
+  %0 = attnc.ragged_pack %b, %s, %s : tensor<?x32x?x128xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x32x64xbf16>
+  return %0 : tensor<?x32x64xbf16>
+}
+
+// -----
+
+func.func @ragged_pack_batch(%b: tensor<?x?x128xbf16>, %s: tensor<?xi32>) -> tensor<?x32x128xbf16> {
+  // expected-error @+1 {{operand 'batch' must be [batch, heads, rows, head_dim]}}
+  %0 = attnc.ragged_pack %b, %s, %s : tensor<?x?x128xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x32x128xbf16>
+  return %0 : tensor<?x32x128xbf16>
+}
+
+// -----
+
+func.func @ragged_kv_lengths(%q: tensor<?x8x?x64xbf16>, %kp: tensor<?x8x64xbf16>, %s: tensor<?xi32>) -> tensor<?x8x?x64xbf16> {
+  %k = attnc.ragged_view %kp, %s, %s : tensor<?x8x64xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x8x?x64xbf16>
+  // expected-error @+1 {{operand 'kv_lengths' bounds the keys of a padded cache; a ragged K ('attnc.ragged_view') has its sequences' lengths already}}
+  %0 = attnc.attention %q, %k, %k kv_lengths(%s : tensor<?xi32>) {scale = 0.125 : f64} : tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16> -> tensor<?x8x?x64xbf16>
+  return %0 : tensor<?x8x?x64xbf16>
+}

@@ -360,3 +360,16 @@ func.func @paged_kv(%pool: tensor<?x64x8x128xbf16>, %t: tensor<?x?xi32>, %small:
   %k2 = attnc.paged_kv %small, %t2 {page_size = 16} : tensor<100x16x8x128xbf16>, tensor<2x5xi32> -> tensor<2x8x80x128xbf16>
   return %k, %k2 : tensor<?x8x?x128xbf16>, tensor<2x8x80x128xbf16>
 }
+
+// A packed (varlen) batch viewed as [B, H, T, d] and its attention packed
+// back: cu_seqlens[:-1] and cu_seqlens[1:] are the starts and ends.
+// CHECK-LABEL: func.func @ragged
+// CHECK: %[[Q:.+]] = attnc.ragged_view %{{.+}}, %{{.+}}, %{{.+}} : tensor<?x32x128xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x32x?x128xbf16>
+// CHECK: attnc.ragged_pack %{{.+}}, %{{.+}}, %{{.+}} : tensor<?x32x?x128xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x32x128xbf16>
+func.func @ragged(%q: tensor<?x32x128xbf16>, %starts: tensor<?xi32>, %ends: tensor<?xi32>) -> tensor<?x32x128xbf16> {
+  %qv = attnc.ragged_view %q, %starts, %ends : tensor<?x32x128xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x32x?x128xbf16>
+  %ov = attnc.attention %qv, %qv, %qv {scale = 0.08838834764831845 : f64}
+      : tensor<?x32x?x128xbf16>, tensor<?x32x?x128xbf16>, tensor<?x32x?x128xbf16> -> tensor<?x32x?x128xbf16>
+  %o = attnc.ragged_pack %ov, %starts, %ends : tensor<?x32x?x128xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x32x128xbf16>
+  return %o : tensor<?x32x128xbf16>
+}

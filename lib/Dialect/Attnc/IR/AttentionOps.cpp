@@ -158,6 +158,10 @@ LogicalResult AttentionOp::verify() {
       o.getDimSize(3) != v.getDimSize(3))
     return emitOpError("result must be [batch, query heads, query seq, value "
                        "head_dim]");
+  if (getKvLengths() && getKey().getDefiningOp<RaggedViewOp>())
+    return emitOpError("operand 'kv_lengths' bounds the keys of a padded "
+                       "cache; a ragged K ('attnc.ragged_view') has its "
+                       "sequences' lengths already");
   if (Value lengths = getKvLengths()) {
     auto t = cast<RankedTensorType>(lengths.getType());
     if (t.getRank() != 1 || !compatible(t.getDimSize(0), q.getDimSize(0)))
@@ -194,6 +198,54 @@ LogicalResult PagedKVOp::verify() {
                        "page_size, head_dim] of the pool's element type, "
                        "the head dimension static");
   return success();
+}
+
+/// `starts` and `ends` of a ragged batch: [B] each.
+static LogicalResult verifyRaggedBounds(Operation *op, Value starts,
+                                        Value ends, int64_t batch) {
+  auto s = cast<RankedTensorType>(starts.getType());
+  auto e = cast<RankedTensorType>(ends.getType());
+  if (s.getRank() != 1 || e.getRank() != 1 ||
+      !compatible(s.getDimSize(0), e.getDimSize(0)) ||
+      !compatible(s.getDimSize(0), batch))
+    return op->emitOpError("operands 'starts' and 'ends' must be [batch], "
+                           "one row range per sequence");
+  return success();
+}
+
+LogicalResult RaggedViewOp::verify() {
+  auto packed = cast<RankedTensorType>(getPacked().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (packed.getRank() != 3)
+    return emitOpError("operand 'packed' must be [rows, heads, head_dim]");
+  if (result.getRank() != 4 ||
+      result.getElementType() != packed.getElementType() ||
+      !compatible(result.getDimSize(1), packed.getDimSize(1)) ||
+      !compatible(result.getDimSize(2), packed.getDimSize(0)) ||
+      result.getDimSize(3) != packed.getDimSize(2) ||
+      ShapedType::isDynamic(packed.getDimSize(2)))
+    return emitOpError("result must be [batch, heads, rows, head_dim] of "
+                       "the packed rows' element type, the head dimension "
+                       "static");
+  return verifyRaggedBounds(*this, getStarts(), getEnds(),
+                            result.getDimSize(0));
+}
+
+LogicalResult RaggedPackOp::verify() {
+  auto batch = cast<RankedTensorType>(getBatch().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (batch.getRank() != 4)
+    return emitOpError("operand 'batch' must be [batch, heads, rows, "
+                       "head_dim]");
+  if (result.getRank() != 3 ||
+      result.getElementType() != batch.getElementType() ||
+      !compatible(result.getDimSize(0), batch.getDimSize(2)) ||
+      !compatible(result.getDimSize(1), batch.getDimSize(1)) ||
+      result.getDimSize(2) != batch.getDimSize(3))
+    return emitOpError("result must be [rows, heads, head_dim] of the "
+                       "batch's element type");
+  return verifyRaggedBounds(*this, getStarts(), getEnds(),
+                            batch.getDimSize(0));
 }
 
 LogicalResult OnlineAttentionOp::verify() {

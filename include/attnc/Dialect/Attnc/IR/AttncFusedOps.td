@@ -72,6 +72,73 @@ def Attnc_PagedKVOp : Attnc_PureOp<"paged_kv"> {
   let hasVerifier = 1;
 }
 
+def Attnc_RaggedViewOp : Attnc_PureOp<"ragged_view"> {
+  let summary = "sequences packed back to back viewed as one [B, H, T, d] batch";
+  let description = [{
+    A batch of sequences of different lengths packed back to back (a
+    "varlen" batch, FlashAttention's `cu_seqlens`): `packed : [T, H, d]`
+    holds sequence `b` in rows `[starts[b], ends[b])` (`starts`, `ends` :
+    `[B]` i32; from `cu_seqlens` they are `cu_seqlens[:-1]` and
+    `cu_seqlens[1:]`, views of one tensor). The result is the batch
+    `[B, H, T, d]` with
+
+    ```
+    result[b, h, n, :] = packed[starts[b] + n, h, :]   for n < ends[b] - starts[b]
+    ```
+
+    Rows `n >= ends[b] - starts[b]` (or all rows when `ends[b] <= starts[b]`)
+    are absent: as the K or V of `attnc.attention` they are not keys; as its
+    Q, their outputs are never read (`attnc.ragged_pack` packs the rows that
+    exist). The sequence dimension is `T`, which bounds every length. Like
+    `attnc.paged_kv` this is a view the attention kernels read through, one
+    per (batch, head) row block.
+
+    Example (self-attention over a packed batch):
+
+    ```mlir
+    %qv = attnc.ragged_view %q, %starts, %ends
+        : tensor<?x32x128xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x32x?x128xbf16>
+    ```
+  }];
+  let arguments = (ins Attnc_FloatTensor:$packed,
+                       RankedTensorOf<[I32]>:$starts,
+                       RankedTensorOf<[I32]>:$ends);
+  let results = (outs Attnc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $packed `,` $starts `,` $ends attr-dict `:` type($packed) `,`
+    type($starts) `,` type($ends) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attnc_RaggedPackOp : Attnc_PureOp<"ragged_pack"> {
+  let summary = "the rows of a ragged batch packed back to back";
+  let description = [{
+    The inverse of `attnc.ragged_view`: `result : [T, H, d]` holds row `n`
+    of sequence `b` of `batch : [B, H, T, d]` at row `starts[b] + n`, for
+    `n < ends[b] - starts[b]`. Rows no sequence covers are unspecified (the
+    kernel that writes the result does not touch them), as in
+    `tensor.empty`; sequences must not overlap. `T` is the result's row
+    count, the batch's sequence dimension.
+
+    Example (the output of attention over a ragged Q):
+
+    ```mlir
+    %o = attnc.ragged_pack %ov, %starts, %ends
+        : tensor<?x32x?x128xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x32x128xbf16>
+    ```
+  }];
+  let arguments = (ins Attnc_FloatTensor:$batch,
+                       RankedTensorOf<[I32]>:$starts,
+                       RankedTensorOf<[I32]>:$ends);
+  let results = (outs Attnc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $batch `,` $starts `,` $ends attr-dict `:` type($batch) `,`
+    type($starts) `,` type($ends) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Attnc_AttentionOp : Attnc_AttentionLikeOp<"attention", [
     AttrSizedOperandSegments]> {
   let summary = "fused scaled dot-product attention";
