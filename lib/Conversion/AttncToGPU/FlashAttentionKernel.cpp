@@ -108,6 +108,13 @@ LogicalResult FlashKernelBuilder::loadKVTiles(FlashKVLoop &l, Value tile,
   if (failed(k) || failed(v))
     return failure();
   k->rowLimit = v->rowLimit = seqKV;
+  // A ragged batch's rows are packed rows from the sequence's first.
+  if (form.ragged) {
+    FailureOr<Value> base = materialize(form.kvRowBase, scope);
+    if (failed(base))
+      return failure();
+    k->rowLimit = v->rowLimit = arith::AddIOp::create(b, loc, *base, seqKV);
+  }
   if (!stage)
     stage = arith::RemUIOp::create(
         b, loc, tile,
@@ -411,6 +418,31 @@ LogicalResult FlashKernelBuilder::emitEpilogue(OnlineSoftmaxState &st) {
   };
   if (isPartial())
     return emitPartialEpilogue(st.acc, lse);
+  if (form.ragged) {
+    // Packed rows row0.. of O [T, H, dv] (heads a stride1 apart) and of the
+    // contiguous logsumexp [T, H], up to the tile's rows.
+    SmallVector<OpFoldResult> offsets = form.outInsert.getMixedOffsets();
+    FailureOr<Value> row0 = materialize(offsets[0], prologue);
+    FailureOr<Value> head = materialize(offsets[1], prologue);
+    FailureOr<Value> rows =
+        materialize(form.outInsert.getMixedSizes()[0], prologue);
+    if (failed(row0) || failed(head) || failed(rows))
+      return failure();
+    Value end = arith::AddIOp::create(b, loc, *row0, *rows);
+    GlobalTile o;
+    o.mem = globalMem.lookup("o");
+    o.base = arith::MulIOp::create(b, loc, *head, paramIndexValue("o.stride1"));
+    o.rowStride = paramIndexValue("o.stride0");
+    o.rowStart = *row0;
+    o.rowLimit = end;
+    strategy->storeOutput(b, st.acc, o);
+    GlobalTile l;
+    l.mem = globalMem.lookup("lse");
+    l.base = *head;
+    l.rowStride = extentOf(form.query, 1);
+    storeRowValues(lse, l, *row0, end);
+    return success();
+  }
   FailureOr<std::array<Value, 4>> out = rowsOf(form.outInsert);
   FailureOr<std::array<Value, 4>> lseRows =
       form.lseInsert ? rowsOf(form.lseInsert) : out;
@@ -526,7 +558,8 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   TileShape shape{config.getBlockQ(), config.getBlockKV(), form.headDim,
                   config.getWarps(),  config.getStages(),  form.elementType,
                   chip.str()};
-  int64_t dv = cast<RankedTensorType>(form.value.getType()).getDimSize(3);
+  auto vType = cast<RankedTensorType>(form.value.getType());
+  int64_t dv = vType.getDimSize(vType.getRank() - 1);
   if (dv != form.headDim)
     return form.loops.front().step.emitOpError()
            << "has value head dim " << dv << " but query/key head dim "
@@ -558,6 +591,11 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
     return form.forall.emitOpError()
            << "reads per-sequence K/V lengths; the loads of the mma_sync "
               "strategies stop at each sequence's length and those of "
+           << stringifyTileStrategy(config.getStrategy()) << " do not";
+  if (form.ragged && !mmaSync)
+    return form.forall.emitOpError()
+           << "reads a ragged batch; the mma_sync strategies' loads address "
+              "each sequence's packed rows and those of "
            << stringifyTileStrategy(config.getStrategy()) << " do not";
   if (form.keyPages && !mmaSync)
     return form.forall.emitOpError()
@@ -650,20 +688,26 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   if (form.keyPages)
     globalMem["block_table"] =
         wrapGlobalPointer(b, loc, param("block_table"), b.getI32Type());
-  if (form.kvLengths) {
-    // The batch's keys, min(kv_lengths[b], Skv): every bound, tail mask and
-    // zero fill below uses them in place of Skv.
-    globalMem["kv_lengths"] =
-        wrapGlobalPointer(b, loc, param("kv_lengths"), b.getI32Type());
-    FailureOr<Value> batch =
-        materialize(form.kvLengthRead.getIndices()[0], prologue);
+  // One element per block of the per-sequence tensors (K/V lengths, a
+  // ragged batch's starts and ends), loaded once.
+  for (auto &[t, n] : form.blockTensors)
+    globalMem[n] = wrapGlobalPointer(b, loc, param(n), b.getI32Type());
+  for (tensor::ExtractOp read : form.blockReads) {
+    StringRef n;
+    for (auto &[t, name] : form.blockTensors)
+      if (t == read.getTensor())
+        n = name;
+    FailureOr<Value> batch = materialize(read.getIndices()[0], prologue);
     if (failed(batch))
       return failure();
     Value at = arith::MulIOp::create(b, loc, *batch,
-                                     paramIndexValue("kv_lengths.stride0"));
-    prologue.map(form.kvLengthRead.getResult(),
-                 memref::LoadOp::create(b, loc, globalMem["kv_lengths"], at)
-                     .getResult());
+                                     paramIndexValue((n + ".stride0").str()));
+    prologue.map(read.getResult(),
+                 memref::LoadOp::create(b, loc, globalMem[n], at).getResult());
+  }
+  if (form.seqKV) {
+    // The batch's keys (min(kv_lengths[b], Skv), a ragged sequence's rows):
+    // every bound, tail mask and zero fill below uses them in place of Skv.
     FailureOr<Value> keys = materialize(form.seqKV, prologue);
     if (failed(keys))
       return failure();

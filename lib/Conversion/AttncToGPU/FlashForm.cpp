@@ -14,6 +14,7 @@
 
 #include "FlashForm.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -60,11 +61,31 @@ static bool provablyEqual(const ValueBoundsConstraintSet::Variable &a,
   return succeeded(eq) && *eq;
 }
 
+/// The row dimension of a tile slice's source: 2 of [B, H, S, d], 0 of a
+/// ragged batch's packed [T, H, d].
+static unsigned rowDim(OffsetSizeAndStrideOpInterface slice) {
+  return cast<RankedTensorType>(slice->getOperand(0).getType()).getRank() == 3
+             ? 0
+             : 2;
+}
+
 /// A tile of `source[b, h, start:start+rows, 0:d]`, rank-reduced to
-/// [rows, d]: the slices the flash form takes of Q, K and V.
+/// [rows, d]: the slices the flash form takes of Q, K and V; or, of a
+/// ragged batch's packed rows, `source[start:start+rows, h, 0:d]`.
 static LogicalResult checkTileSlice(tensor::ExtractSliceOp slice,
                                     StringRef what) {
   auto src = cast<RankedTensorType>(slice.getSource().getType());
+  if (src.getRank() == 3 && slice.getType().getRank() == 2) {
+    SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+    if (slice.hasUnitStride() && isConstantIntValue(sizes[1], 1) &&
+        isConstantIntValue(slice.getMixedOffsets()[2], 0) &&
+        isConstantIntValue(sizes[2], src.getDimSize(2)))
+      return success();
+    return slice.emitOpError()
+           << "takes the " << what
+           << " tile of a ragged flash form; it must take rows of one head, "
+              "whole rows, unit strides";
+  }
   if (src.getRank() != 4 || slice.getType().getRank() != 2)
     return slice.emitOpError() << "takes the " << what
                                << " tile of a flash form; it must slice a "
@@ -93,10 +114,10 @@ static LogicalResult checkTileSlice(tensor::ExtractSliceOp slice,
 static LogicalResult checkTileRows(tensor::ExtractSliceOp slice, int64_t block,
                                    StringRef what, StringRef param,
                                    bool tail = false) {
-  OpFoldResult rows = slice.getMixedSizes()[2];
+  OpFoldResult rows = slice.getMixedSizes()[rowDim(slice)];
   std::optional<int64_t> ub = upperBound(rows);
-  int64_t seq =
-      cast<RankedTensorType>(slice.getSource().getType()).getDimSize(2);
+  int64_t seq = cast<RankedTensorType>(slice.getSource().getType())
+                    .getDimSize(rowDim(slice));
   std::optional<int64_t> c = getConstantIntValue(rows);
   if (ub == block || (c && ub == seq && *ub < block) ||
       (tail && ub && *ub > 0 && *ub < block &&
@@ -115,11 +136,12 @@ static LogicalResult checkTileRows(tensor::ExtractSliceOp slice, int64_t block,
 
 /// `x = min(block, Skv - j * block)` (or `block`): the extent of a K/V tile
 /// of the kernel's K/V loops, with the batch's keys (`seqKV`, when the form
-/// reads K/V lengths) for Skv. Returns whether it may be partial.
+/// reads K/V lengths, or of a ragged batch: then set from the first tile)
+/// for Skv. Returns whether it may be partial.
 static FailureOr<bool> checkKVRows(FlashKVLoop &l, int64_t block,
-                                   Value seqKV) {
-  OpFoldResult rows = l.key.getMixedSizes()[2];
-  if (rows != l.value.getMixedSizes()[2])
+                                   Value &seqKV) {
+  OpFoldResult rows = l.key.getMixedSizes()[rowDim(l.key)];
+  if (rows != l.value.getMixedSizes()[rowDim(l.value)])
     return l.value.emitOpError("takes V tiles of other rows than the K tiles "
                                "of the same step");
   if (isConstantIntValue(rows, block))
@@ -127,6 +149,14 @@ static FailureOr<bool> checkKVRows(FlashKVLoop &l, int64_t block,
   using Variable = ValueBoundsConstraintSet::Variable;
   MLIRContext *ctx = l.loop->getContext();
   Value kvStart = l.step.getKvStart();
+  // A ragged batch's keys are its sequence's rows, a value of the forall's
+  // body the tail tile's extent names: min(block_kv, keys - kv_start).
+  if (rowDim(l.key) == 0 && !seqKV) {
+    auto min = dyn_cast_or_null<affine::AffineMinOp>(
+        dyn_cast<Value>(rows) ? cast<Value>(rows).getDefiningOp() : nullptr);
+    if (min && min.getSymbolOperands().size() == 1)
+      seqKV = min.getSymbolOperands()[0];
+  }
   // Skv - kvStart, from the key tensor's extent.
   AffineExpr d0, d1;
   bindDims(ctx, d0, d1);
@@ -163,6 +193,9 @@ static FailureOr<bool> checkKVRows(FlashKVLoop &l, int64_t block,
 /// key count the K/V loops and tails are checked against.
 static LogicalResult readKVLengths(FlashForm &form, Value key) {
   scf::ForallOp forall = form.forall;
+  // (A ragged batch's reads are its sequences' rows: readRaggedRows.)
+  if (cast<RankedTensorType>(key.getType()).getRank() == 3)
+    return success();
   for (Operation &op : forall.getBody()->without_terminator()) {
     auto read = dyn_cast<tensor::ExtractOp>(op);
     if (!read)
@@ -209,6 +242,83 @@ static LogicalResult readKVLengths(FlashForm &form, Value key) {
         "regions may read too), used as arith.minui(arith.index_castui("
         "length), Skv), the keys the batch attends to");
   form.seqKV = keys.getResult();
+  form.blockTensors.push_back({form.kvLengths, "kv_lengths"});
+  form.blockReads.push_back(form.kvLengthRead);
+  return success();
+}
+
+/// A ragged batch: Q's tile starts at arith.addi(first row, q_start), and
+/// the tensors read per block are the sequences' starts and ends, named by
+/// what they bound: q_starts (Q's first row), q_ends (in Q's rows), and
+/// kv_starts, kv_ends when K/V's sequences are other tensors.
+static LogicalResult readRaggedRows(FlashForm &form, OnlineAttentionOp first) {
+  scf::ForallOp forall = form.forall;
+  form.ragged = true;
+  OpFoldResult row = form.querySlice.getMixedOffsets()[0];
+  auto add = dyn_cast_or_null<arith::AddIOp>(
+      dyn_cast<Value>(row) ? cast<Value>(row).getDefiningOp() : nullptr);
+  if (!add || add.getRhs() != first.getQStart())
+    return form.querySlice.emitOpError(
+        "must start the Q tile of a ragged batch at its sequence's first row "
+        "plus the tile's q_start: arith.addi(first row, q_start)");
+  form.qRowBase = add.getLhs();
+  if (!form.kvRowBase || !form.seqKV)
+    return first.emitOpError("reads K/V tiles of a ragged batch without a "
+                             "first row or keys per sequence");
+  // The tensor whose element per block `v` is computed from, if one.
+  auto tensorsOf = [&](Value v) {
+    SetVector<Operation *> slice;
+    BackwardSliceOptions options;
+    options.filter = [&](Operation *op) {
+      return forall.getBody()->findAncestorOpInBlock(*op) != nullptr;
+    };
+    (void)getBackwardSlice(v, &slice, options);
+    if (Operation *def = v.getDefiningOp())
+      slice.insert(def);
+    SetVector<Value> tensors;
+    for (Operation *op : slice)
+      if (auto read = dyn_cast<tensor::ExtractOp>(op))
+        tensors.insert(read.getTensor());
+    return tensors;
+  };
+  auto name = [&](Value t, StringRef n) {
+    for (auto &[tensor, existing] : form.blockTensors)
+      if (tensor == t)
+        return;
+    form.blockTensors.push_back({t, n.str()});
+  };
+  SetVector<Value> qStarts = tensorsOf(form.qRowBase);
+  SetVector<Value> kvStarts = tensorsOf(form.kvRowBase);
+  if (qStarts.size() != 1 || kvStarts.size() != 1)
+    return form.querySlice.emitOpError(
+        "starts the tiles of a ragged batch at rows that are not one "
+        "element per block of a starts tensor");
+  name(qStarts[0], "q_starts");
+  for (Value t : tensorsOf(form.querySlice.getMixedSizes()[0].dyn_cast<Value>()
+                               ? cast<Value>(form.querySlice.getMixedSizes()[0])
+                               : form.qRowBase))
+    name(t, "q_ends");
+  name(kvStarts[0], "kv_starts");
+  for (Value t : tensorsOf(form.seqKV))
+    name(t, "kv_ends");
+  for (Operation &op : forall.getBody()->without_terminator()) {
+    auto read = dyn_cast<tensor::ExtractOp>(op);
+    if (!read)
+      continue;
+    auto type = cast<RankedTensorType>(read.getTensor().getType());
+    bool named = llvm::any_of(form.blockTensors, [&](auto &entry) {
+      return entry.first == read.getTensor();
+    });
+    if (!named || type.getRank() != 1 ||
+        !type.getElementType().isInteger(32) ||
+        forall.getRegion().isAncestor(read.getTensor().getParentRegion()) ||
+        read.getIndices()[0] != forall.getInductionVars()[0])
+      return read.emitOpError(
+          "cannot be lowered in a ragged flash form: the kernel reads one "
+          "element per block of its sequences' starts and ends (i32 tensors "
+          "[B] defined above the forall, at the batch index)");
+    form.blockReads.push_back(read);
+  }
   return success();
 }
 
@@ -288,13 +398,31 @@ static LogicalResult readLoop(FlashForm &form, FlashKVLoop &l) {
   bindDims(loop->getContext(), d0);
   Variable expected(AffineMap::get(1, 0, d0 * blockKV),
                     ValueRange{loop.getInductionVar()});
-  for (tensor::ExtractSliceOp s : {l.key, l.value})
-    if (!provablyEqual(Variable(s.getMixedOffsets()[2]), expected) ||
+  for (tensor::ExtractSliceOp s : {l.key, l.value}) {
+    OpFoldResult row = s.getMixedOffsets()[rowDim(s)];
+    // A ragged batch's tile starts at its sequence's first row plus
+    // kv_start: arith.addi(base, kv_start), the base the same in every loop.
+    if (rowDim(s) == 0) {
+      auto add = dyn_cast_or_null<arith::AddIOp>(
+          dyn_cast<Value>(row) ? cast<Value>(row).getDefiningOp() : nullptr);
+      Value base = add && add.getRhs() == step.getKvStart() ? add.getLhs()
+                                                              : Value();
+      if (!base || loop.getRegion().isAncestor(base.getParentRegion()) ||
+          (form.kvRowBase && form.kvRowBase != base))
+        return s.emitOpError()
+               << "must start the K/V tile of iteration j of a ragged batch "
+                  "at its sequence's first row plus j * block_kv ("
+               << blockKV << "): arith.addi(first row, kv_start)";
+      form.kvRowBase = base;
+      row = step.getKvStart();
+    }
+    if (!provablyEqual(Variable(row), expected) ||
         !provablyEqual(Variable(step.getKvStart()), expected))
       return s.emitOpError()
              << "must start the K/V tile of iteration j at row j * block_kv "
                 "("
              << blockKV << "), as the step's kv_start says";
+  }
   FailureOr<bool> partial = checkKVRows(l, blockKV, form.seqKV);
   if (failed(partial))
     return failure();
@@ -316,6 +444,22 @@ static LogicalResult checkInsert(tensor::ParallelInsertSliceOp ins,
                                  StringRef what, bool split) {
   SmallVector<OpFoldResult> sizes = ins.getMixedSizes();
   auto dest = cast<RankedTensorType>(ins.getDest().getType());
+  // A ragged batch's packed O [T, H, dv] and logsumexp [T, H]: rows of one
+  // head.
+  bool packedO = what == "O" && dest.getRank() == 3;
+  bool packedLse = what != "O" && dest.getRank() == 2;
+  if (!split && (packedO || packedLse)) {
+    bool ok = ins.hasUnitStride() && isConstantIntValue(sizes[1], 1) &&
+              (packedLse ||
+               (isConstantIntValue(ins.getMixedOffsets()[2], 0) &&
+                isConstantIntValue(sizes[2], dest.getDimSize(2))));
+    if (!ok)
+      return ins.emitOpError()
+             << "writes the " << what
+             << " tile of a ragged flash form; it must write rows of one "
+                "head, whole rows, unit strides";
+    return success();
+  }
   int64_t lead = split ? 1 : 0;
   bool ok = ins.hasUnitStride() && dest.getRank() >= 3 + lead &&
             dest.getRank() <= 4 + lead;
@@ -554,7 +698,7 @@ FailureOr<FlashForm> attnc::analyzeFlashForm(scf::ForallOp forall) {
   if (firstKey && failed(readKVLengths(form, firstKey.getSource())))
     return failure();
   auto q = cast<RankedTensorType>(form.query.getType());
-  form.headDim = q.getDimSize(3);
+  form.headDim = q.getDimSize(q.getRank() - 1);
   form.elementType = q.getElementType();
   form.scale = first.getScale().convertToDouble();
   form.runtimeScale = first.getRuntimeScale();
@@ -579,6 +723,12 @@ FailureOr<FlashForm> attnc::analyzeFlashForm(scf::ForallOp forall) {
           "with one page size");
   }
 
+  if (form.key.getType() &&
+      cast<RankedTensorType>(form.key.getType()).getRank() == 3) {
+    if (failed(readRaggedRows(form, first)))
+      return failure();
+  }
+
   // Everything else in the forall body must be something the kernel
   // rebuilds: nothing is silently dropped.
   for (Operation &op : forall.getBody()->without_terminator()) {
@@ -587,7 +737,8 @@ FailureOr<FlashForm> attnc::analyzeFlashForm(scf::ForallOp forall) {
       continue;
     if (isa<tensor::ExtractSliceOp, tensor::SplatOp, OnlineAttentionFinalizeOp>(
             op) ||
-        isIndexComputation(&op) || &op == form.kvLengthRead.getOperation())
+        isIndexComputation(&op) ||
+        llvm::is_contained(form.blockReads, dyn_cast<tensor::ExtractOp>(op)))
       continue;
     return op.emitOpError("cannot be lowered in a flash form: the kernel "
                           "has no counterpart for it");

@@ -69,6 +69,17 @@ struct FlashForm {
   PagedKVOp keyPages, valuePages;
   mlir::tensor::ExtractOp kvLengthRead;
   mlir::Value seqKV;
+  /// A ragged batch (--attnc-online-softmax of attnc.ragged_view Q, K, V):
+  /// Q, K, V and O are the packed [T, H, d] rows and the logsumexp [T, H];
+  /// each tile starts at its sequence's first row (qRowBase, kvRowBase:
+  /// values of the forall body) plus its position.
+  bool ragged = false;
+  mlir::Value qRowBase, kvRowBase;
+  /// The i32 [B] tensors the kernel reads one element of per block (the
+  /// K/V lengths, a ragged batch's starts and ends), with their parameter
+  /// names, and the reads (tensor.extract at the batch index).
+  llvm::SmallVector<std::pair<mlir::Value, std::string>> blockTensors;
+  llvm::SmallVector<mlir::tensor::ExtractOp> blockReads;
   int64_t headDim;
   mlir::Type elementType;
   /// Shared by every step (the softmax domain must not change mid-row).

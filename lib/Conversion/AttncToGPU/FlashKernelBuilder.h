@@ -37,8 +37,11 @@ using namespace mlir;
 inline constexpr const char *kQuerySymbols[] = {"B", "H", "Sq"};
 inline constexpr const char *kKeySymbols[] = {"B", "Hkv", "Skv"};
 /// Size parameters in launch order (those that some shape leaves dynamic).
-inline constexpr const char *kSizeSymbols[] = {"B",  "H",  "Hkv", "Sq",
-                                               "Skv", "NB", "MB"};
+inline constexpr const char *kSizeSymbols[] = {"B",  "H",  "Hkv", "Sq", "Skv",
+                                               "NB", "MB", "T",   "Tk"};
+/// A ragged batch's packed Q [T, H, d] and K/V [Tk, Hkv, d].
+inline constexpr const char *kRaggedQuerySymbols[] = {"T", "H"};
+inline constexpr const char *kRaggedKeySymbols[] = {"Tk", "Hkv"};
 /// A paged cache's pool [NB, page_size, Hkv, d] and block table [B, MB].
 inline constexpr const char *kPoolSymbols[] = {"NB", "", "Hkv"};
 inline constexpr const char *kTableSymbols[] = {"B", "MB"};

@@ -27,6 +27,12 @@ using namespace attnc::flash_kernel;
 //===----------------------------------------------------------------------===//
 
 std::string FlashKernelBuilder::symbolOf(Value tensor, int64_t dim) const {
+  for (auto &[t, name] : form.blockTensors)
+    if (tensor == t)
+      return "B";
+  if (form.ragged)
+    return tensor == form.query ? kRaggedQuerySymbols[dim]
+                                : kRaggedKeySymbols[dim];
   if (tensor == form.query || tensor == form.packedSource)
     return kQuerySymbols[dim];
   return kKeySymbols[dim];
@@ -50,12 +56,16 @@ std::vector<ABIDim> FlashKernelBuilder::shapeOf(Value tensor,
 void FlashKernelBuilder::planParameters() {
   std::string dtype = mlirTypeToDType(form.elementType);
   int64_t d = form.headDim;
-  int64_t dv = cast<RankedTensorType>(form.value.getType()).getDimSize(3);
+  auto vType = cast<RankedTensorType>(form.value.getType());
+  int64_t dv = vType.getDimSize(vType.getRank() - 1);
   // A packed form's tensors are the unpacked [B, H, Sq, ...] ones.
+  // A ragged batch's tensors are its packed rows: [T, H] and [Tk, Hkv].
+  SmallVector<int64_t> rowDims = form.ragged ? SmallVector<int64_t>{0, 1}
+                                             : SmallVector<int64_t>{0, 1, 2};
   auto qShape =
-      shapeOf(form.packedSource ? form.packedSource : form.query, {0, 1, 2});
-  auto kvShape = shapeOf(form.key, {0, 1, 2});
-  auto vShape = shapeOf(form.value, {0, 1, 2});
+      shapeOf(form.packedSource ? form.packedSource : form.query, rowDims);
+  auto kvShape = shapeOf(form.key, rowDims);
+  auto vShape = shapeOf(form.value, rowDims);
   // A paged cache's K and V are its pools [NB, page_size, Hkv], read
   // through the block table [B, MB].
   std::vector<ABIDim> tableShape;
@@ -105,12 +115,10 @@ void FlashKernelBuilder::planParameters() {
   tensor("q", dtype, withDim(qShape, d), "input", true);
   tensor("k", dtype, withDim(kvShape, d), "input", true);
   tensor("v", dtype, withDim(vShape, dv), "input", true);
-  // One i32 per sequence, read once per block, any 4-byte aligned address.
-  if (form.kvLengths) {
-    tensor("kv_lengths", "i32",
-           form.keyPages ? std::vector<ABIDim>{tableShape[0]}
-                         : shapeOf(form.key, {0}),
-           "input", false);
+  // One i32 per sequence (lengths, a ragged batch's starts and ends), read
+  // once per block, any 4-byte aligned address.
+  for (auto &[t, n] : form.blockTensors) {
+    tensor(n.c_str(), "i32", shapeOf(t, {0}), "input", false);
     abi.params.back().align = 4;
   }
   if (form.keyPages) {
@@ -127,19 +135,23 @@ void FlashKernelBuilder::planParameters() {
     tensor("o_partial", "f32", withDim(rows, dv), "output", true);
     tensor("lse_partial", "f32", rows, "output", false);
   }
+  std::vector<ABIDim> blockShape;
+  for (auto &[t, n] : form.blockTensors)
+    blockShape = shapeOf(t, {0});
   for (const char *sym : kSizeSymbols)
-    if (mentionsSymbol({qShape, kvShape, vShape, tableShape}, sym))
+    if (mentionsSymbol({qShape, kvShape, vShape, tableShape, blockShape}, sym))
       push(ABIParam::size(sym));
   if (isPartial())
     push(ABIParam::size(kSplitSymbol));
   for (const char *t : kStridedTensors) {
     if (StringRef(t) == "o" && isPartial())
       continue;
-    for (int64_t dim = 0; dim < kStridedDims; ++dim)
+    // (A ragged batch's packed tensors have two: rows and heads.)
+    for (int64_t dim = 0; dim < (form.ragged ? 2 : kStridedDims); ++dim)
       push(ABIParam::stride(t, dim));
   }
-  if (form.kvLengths)
-    push(ABIParam::stride("kv_lengths", 0));
+  for (auto &[t, n] : form.blockTensors)
+    push(ABIParam::stride(n, 0));
   if (form.keyPages)
     for (int64_t dim = 0; dim < 2; ++dim)
       push(ABIParam::stride("block_table", dim));
@@ -218,8 +230,11 @@ FlashKernelBuilder::gridFactor(OpFoldResult extent) {
       gridFactorOf(extent, [&](Value x) -> std::optional<std::string> {
         if (x.getDefiningOp<KVSplitCountOp>())
           return std::string(kSplitSymbol);
-        auto dim = cast_or_null<tensor::DimOp>(sizeDimOf(
-            x, {form.query, form.key, form.value, form.packedSource}));
+        SmallVector<Value> sized = {form.query, form.key, form.value,
+                                    form.packedSource};
+        for (auto &[t, n] : form.blockTensors)
+          sized.push_back(t);
+        auto dim = cast_or_null<tensor::DimOp>(sizeDimOf(x, sized));
         // (The packed view's rows are G * Sq, not a symbol.)
         if (!dim || (form.packedSource && dim.getSource() == form.query &&
                      *dim.getConstantIndex() != 0))

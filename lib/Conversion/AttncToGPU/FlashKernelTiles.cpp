@@ -42,6 +42,15 @@ FailureOr<FlashKernelBuilder::TileValues> FlashKernelBuilder::prepareTile() {
   if (failed(q))
     return failure();
   q->rowLimit = seqQ;
+  // A ragged tile's rows are packed rows from its sequence's first: they
+  // exist up to the tile's own extent.
+  if (form.ragged) {
+    FailureOr<Value> rows =
+        materialize(form.querySlice.getMixedSizes()[0], prologue);
+    if (failed(rows))
+      return failure();
+    q->rowLimit = arith::AddIOp::create(b, loc, q->rowStart, *rows);
+  }
   invariantMatrices.clear();
   for (FlashKVLoop &l : form.loops) {
     for (auto [slice, t] : {std::pair(l.key, "k"), std::pair(l.value, "v")}) {

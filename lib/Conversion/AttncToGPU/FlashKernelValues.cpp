@@ -44,13 +44,19 @@ FailureOr<Value> FlashKernelBuilder::leafValue(Value v) {
   if (!dim)
     return Value();
   std::optional<int64_t> index = dim.getConstantIndex();
+  bool blockTensor = llvm::any_of(form.blockTensors, [&](auto &entry) {
+    return entry.first == dim.getSource();
+  });
   if (!index ||
-      !llvm::is_contained({form.query, form.key, form.value, form.packedSource},
-                          dim.getSource()) ||
-      *index > 2)
+      (!blockTensor &&
+       !llvm::is_contained(
+           {form.query, form.key, form.value, form.packedSource},
+           dim.getSource())) ||
+      *index > (blockTensor ? 0 : form.ragged ? 1 : 2))
     return dim.emitOpError("reads an extent the kernel has no parameter "
                            "for; only batch, head and sequence extents of "
-                           "Q, K and V are");
+                           "Q, K and V (and a ragged batch's sequence "
+                           "count) are");
   return extentOf(dim.getSource(), *index);
 }
 
@@ -100,9 +106,11 @@ FailureOr<GlobalTile> FlashKernelBuilder::tileOf(tensor::ExtractSliceOp slice,
   std::string t = tensor.str();
   GlobalTile g;
   g.mem = globalMem.lookup(tensor);
-  g.rowStride = paramIndexValue(t + ".stride2");
+  // A ragged batch's packed rows: row r of the tile is packed row
+  // offsets[0] + r, rows a stride0 apart.
+  g.rowStride = paramIndexValue(t + (form.ragged ? ".stride0" : ".stride2"));
   SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
-  FailureOr<Value> row = materialize(offsets[2], scope);
+  FailureOr<Value> row = materialize(offsets[form.ragged ? 0 : 2], scope);
   if (failed(row))
     return failure();
   g.rowStart = *row;
@@ -132,6 +140,17 @@ FailureOr<FlashKernelBuilder::Matrix>
 FlashKernelBuilder::matrixOf(OffsetSizeAndStrideOpInterface slice,
                              StringRef tensor, IRMapping &scope) {
   SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+  // A ragged batch's packed [T, H, d]: the head is the matrix, its rows the
+  // sequence's packed rows.
+  if (form.ragged) {
+    FailureOr<Value> head = materialize(offsets[1], scope);
+    if (failed(head))
+      return failure();
+    return Matrix{arith::MulIOp::create(b, loc, *head,
+                                        paramIndexValue(tensor.str() +
+                                                        ".stride1")),
+                  Value(), *head};
+  }
   FailureOr<Value> batch = materialize(offsets[0], scope);
   FailureOr<Value> head = materialize(offsets[1], scope);
   if (failed(batch) || failed(head))

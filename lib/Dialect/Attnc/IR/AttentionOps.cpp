@@ -158,7 +158,15 @@ LogicalResult AttentionOp::verify() {
       o.getDimSize(3) != v.getDimSize(3))
     return emitOpError("result must be [batch, query heads, query seq, value "
                        "head_dim]");
-  if (getKvLengths() && getKey().getDefiningOp<RaggedViewOp>())
+  auto kRagged = getKey().getDefiningOp<RaggedViewOp>();
+  auto vRagged = getValue().getDefiningOp<RaggedViewOp>();
+  if ((kRagged || vRagged) &&
+      (!kRagged || !vRagged || kRagged.getStarts() != vRagged.getStarts() ||
+       kRagged.getEnds() != vRagged.getEnds()))
+    return emitOpError("operands 'key' and 'value' must both be ragged "
+                       "views of the same sequences ('attnc.ragged_view' "
+                       "with the same starts and ends) or neither");
+  if (getKvLengths() && kRagged)
     return emitOpError("operand 'kv_lengths' bounds the keys of a padded "
                        "cache; a ragged K ('attnc.ragged_view') has its "
                        "sequences' lengths already");

@@ -65,6 +65,22 @@ struct AttentionExtents {
 };
 } // namespace
 
+/// A ragged batch's extents: B from the sequences' starts, H and T from the
+/// packed Q, Hkv and Tk from the packed K.
+static AttentionExtents getRaggedExtents(OpBuilder &b, AttentionOp op,
+                                         RaggedViewOp q, RaggedViewOp k,
+                                         RaggedViewOp v) {
+  Location loc = op.getLoc();
+  AttentionExtents e;
+  e.batch = getExtent(b, loc, q.getStarts(), 0, {q.getEnds().getType()});
+  e.heads = getExtent(b, loc, q.getPacked(), 1, {});
+  e.seqQ = getExtent(b, loc, q.getPacked(), 0, {});
+  e.headsKV = getExtent(b, loc, k.getPacked(), 1, {v.getPacked().getType()});
+  e.seqKV = getExtent(b, loc, k.getPacked(), 0, {v.getPacked().getType()});
+  e.headDimV = cast<RankedTensorType>(v.getPacked().getType()).getDimSize(2);
+  return e;
+}
+
 static AttentionExtents getAttentionExtents(OpBuilder &b, AttentionOp op) {
   Location loc = op.getLoc();
   Type k = op.getKey().getType(), v = op.getValue().getType(),
@@ -163,6 +179,28 @@ private:
   /// argument, a tensor defined above the op) once per forall iteration,
   /// before `loop`: the value is the same for every score of the tile.
   void hoistBatchReads(OnlineAttentionOp step, scf::ForOp loop);
+  /// `tensor[b]` of the current batch, as an index (read once).
+  Value readBatchIndex(Value tensor);
+
+public:
+  /// A ragged batch (attnc.ragged_view Q, K and V, the result packed by
+  /// attnc.ragged_pack): the loop nest reads and writes the packed rows
+  /// [T, H, d] directly, each sequence from its first row.
+  struct Ragged {
+    RaggedViewOp q, k, v;
+    RaggedPackOp pack;
+  };
+  std::optional<Ragged> ragged;
+
+private:
+  /// The current batch's first packed rows of Q and of K/V (ragged only).
+  Value qBase, kvBase;
+  /// The rows of the current batch's sequence in `view`, at most `bound`.
+  Value raggedRows(RaggedViewOp view, OpFoldResult bound);
+  /// The [rows, d] tile of packed `source` at row `base + start`, head
+  /// `head` (ragged only).
+  Value extractPackedTile(OpBuilder &b, Value source, Value base, Value head,
+                          OpFoldResult start, OpFoldResult rows);
 };
 } // namespace
 
@@ -325,6 +363,40 @@ void FlashFormBuilder::hoistBatchReads(OnlineAttentionOp step,
   hoist(step.getScore(), /*batchArg=*/1);
 }
 
+Value FlashFormBuilder::readBatchIndex(Value tensor) {
+  Value &v = batchReads[tensor];
+  if (!v)
+    v = tensor::ExtractOp::create(b, loc, tensor, ValueRange{batch});
+  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
+}
+
+Value FlashFormBuilder::raggedRows(RaggedViewOp view, OpFoldResult bound) {
+  Value start = readBatchIndex(view.getStarts());
+  Value end = readBatchIndex(view.getEnds());
+  // Unsigned: a range is cut at the packed rows, ends before starts (or a
+  // start past the rows) give an empty sequence.
+  Value last = arith::MinUIOp::create(
+      b, loc, end, getValueOrCreateConstantIndexOp(b, loc, bound));
+  return arith::SubIOp::create(
+      b, loc, arith::MaxUIOp::create(b, loc, last, start), start);
+}
+
+Value FlashFormBuilder::extractPackedTile(OpBuilder &nb, Value source,
+                                          Value base, Value head,
+                                          OpFoldResult start,
+                                          OpFoldResult rows) {
+  auto type = cast<RankedTensorType>(source.getType());
+  int64_t cols = type.getDimSize(2);
+  Value row = arith::AddIOp::create(
+      nb, loc, base, getValueOrCreateConstantIndexOp(nb, loc, start));
+  OpFoldResult unit = nb.getIndexAttr(1);
+  return tensor::ExtractSliceOp::create(
+      nb, loc, getTileType(rows, cols, type.getElementType()), source,
+      SmallVector<OpFoldResult>{row, head, nb.getIndexAttr(0)},
+      SmallVector<OpFoldResult>{rows, unit, nb.getIndexAttr(cols)},
+      SmallVector<OpFoldResult>(3, unit));
+}
+
 RecurrenceState FlashFormBuilder::buildKVLoop(OpFoldResult lb, OpFoldResult ub,
                                               bool masked,
                                               RecurrenceState init) {
@@ -339,10 +411,18 @@ RecurrenceState FlashFormBuilder::buildKVLoop(OpFoldResult lb, OpFoldResult ub,
             nested, loc, d0 * tiles.blockKV, {j});
         OpFoldResult kvRows =
             getTileExtent(nested, loc, kvStart, tiles.blockKV, seqKV);
-        Value key = extractTile(nested, loc, op.getKey(), batch, headKV,
-                                kvStart, kvRows);
-        Value value = extractTile(nested, loc, op.getValue(), batch, headKV,
-                                  kvStart, kvRows);
+        Value key, value;
+        if (ragged) {
+          key = extractPackedTile(nested, ragged->k.getPacked(), kvBase,
+                                  headKV, kvStart, kvRows);
+          value = extractPackedTile(nested, ragged->v.getPacked(), kvBase,
+                                    headKV, kvStart, kvRows);
+        } else {
+          key = extractTile(nested, loc, op.getKey(), batch, headKV, kvStart,
+                            kvRows);
+          value = extractTile(nested, loc, op.getValue(), batch, headKV,
+                              kvStart, kvRows);
+        }
         auto step = OnlineAttentionOp::create(
             nested, loc, queryTile, key, value, iterArgs[0], iterArgs[1],
             iterArgs[2], batch, head,
@@ -362,7 +442,10 @@ RecurrenceState FlashFormBuilder::buildKVLoop(OpFoldResult lb, OpFoldResult ub,
 }
 
 std::pair<Value, Value> FlashFormBuilder::buildQueryTileBody() {
-  queryTile = extractTile(b, loc, op.getQuery(), batch, head, qStart, qRows);
+  queryTile = ragged ? extractPackedTile(b, ragged->q.getPacked(), qBase,
+                                         head, qStart, qRows)
+                     : extractTile(b, loc, op.getQuery(), batch, head, qStart,
+                                   qRows);
 
   // The recurrence starts from acc = 0, max = -inf, sum = 0, as
   // attnc.online_attention's contract asks.
@@ -407,7 +490,8 @@ scf::ForallOp FlashFormBuilder::build() {
   MLIRContext *ctx = b.getContext();
   // Everything that does not depend on the query tile is computed once,
   // outside the parallel loop.
-  e = getAttentionExtents(b, op);
+  e = ragged ? getRaggedExtents(b, op, ragged->q, ragged->k, ragged->v)
+             : getAttentionExtents(b, op);
   numQTiles = getNumTiles(b, loc, e.seqQ, tiles.blockQ);
   numKVTiles = getNumTiles(b, loc, e.seqKV, tiles.blockKV);
   std::optional<int64_t> h = getConstantIntValue(e.heads),
@@ -424,9 +508,19 @@ scf::ForallOp FlashFormBuilder::build() {
   auto lseType =
       RankedTensorType::get(resultType.getShape().drop_back(), b.getF32Type());
   OpFoldResult headDimV = b.getIndexAttr(e.headDimV);
-  Value resultInit =
-      createEmpty(b, loc, resultType, {e.batch, e.heads, e.seqQ, headDimV});
-  Value lseInit = createEmpty(b, loc, lseType, {e.batch, e.heads, e.seqQ});
+  Value resultInit, lseInit;
+  if (ragged) {
+    // The packed O [T, H, dv] and logsumexp [T, H].
+    resultType = ragged->pack.getResult().getType();
+    lseType = RankedTensorType::get(resultType.getShape().drop_back(),
+                                    b.getF32Type());
+    resultInit = createEmpty(b, loc, resultType, {e.seqQ, e.heads, headDimV});
+    lseInit = createEmpty(b, loc, lseType, {e.seqQ, e.heads});
+  } else {
+    resultInit =
+        createEmpty(b, loc, resultType, {e.batch, e.heads, e.seqQ, headDimV});
+    lseInit = createEmpty(b, loc, lseType, {e.batch, e.heads, e.seqQ});
+  }
 
   // Without a causal mask every query tile does the same work. Query tiles
   // then go on grid x, the fastest-varying block index: consecutive CTAs
@@ -476,6 +570,13 @@ scf::ForallOp FlashFormBuilder::build() {
   headKV = getKVHead(head);
   seqKV = e.seqKV;
   kvTiles = numKVTiles;
+  if (ragged) {
+    // (Before the K/V tiles' bounds: the batch's first rows and keys.)
+    qBase = readBatchIndex(ragged->q.getStarts());
+    kvBase = readBatchIndex(ragged->k.getStarts());
+    seqKV = raggedRows(ragged->k, e.seqKV);
+    kvTiles = getNumTiles(b, loc, seqKV, tiles.blockKV);
+  }
   if (Value lengths = op.getKvLengths()) {
     // Read once per (batch, head, query tile). Unsigned: a length past the
     // cache (or a negative one, read as huge) means the whole cache.
@@ -502,13 +603,48 @@ scf::ForallOp FlashFormBuilder::build() {
   qStart =
       affine::makeComposedFoldedAffineApply(b, loc, d0 * tiles.blockQ, {qTile});
   qRows = getTileExtent(b, loc, qStart, tiles.blockQ, e.seqQ);
+  // A ragged Q: the tile's rows stop at its sequence's end; a tile past it
+  // has none and visits no K/V tile (the grid covers the longest sequence
+  // the packed rows allow).
+  if (ragged) {
+    Value rows = raggedRows(ragged->q, e.seqQ);
+    Value start = getValueOrCreateConstantIndexOp(b, loc, qStart);
+    qRows = getTileExtent(
+        b, loc, qStart, tiles.blockQ,
+        arith::MaxUIOp::create(b, loc, rows, start).getResult());
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, start, rows);
+    kvTiles = arith::SelectOp::create(
+                  b, loc, inside,
+                  getValueOrCreateConstantIndexOp(b, loc, kvTiles),
+                  arith::ConstantIndexOp::create(b, loc, 0))
+                  .getResult();
+  }
   auto [outTile, lseTile] = buildQueryTileBody();
+  // A ragged batch writes rows qBase + qStart.. of the packed O and
+  // logsumexp.
+  Value row;
+  if (ragged)
+    row = arith::AddIOp::create(
+        b, loc, qBase, getValueOrCreateConstantIndexOp(b, loc, qStart));
 
   // Each (batch, head, query tile) owns a disjoint slice of O and of the
   // logsumexp, which is what makes the loop parallel.
   b.setInsertionPointToStart(forall.getTerminator().getBody());
   OpFoldResult unit = b.getIndexAttr(1);
   ValueRange outs = forall.getRegionIterArgs();
+  if (ragged) {
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, outTile, outs[0],
+        SmallVector<OpFoldResult>{row, head, b.getIndexAttr(0)},
+        SmallVector<OpFoldResult>{qRows, unit, b.getIndexAttr(e.headDimV)},
+        SmallVector<OpFoldResult>(3, unit));
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, lseTile, outs[1], SmallVector<OpFoldResult>{row, head},
+        SmallVector<OpFoldResult>{qRows, unit},
+        SmallVector<OpFoldResult>(2, unit));
+    return forall;
+  }
   insertTile(b, loc, outTile, outs[0], batch, head, qStart, qRows);
   tensor::ParallelInsertSliceOp::create(
       b, loc, lseTile, outs[1], SmallVector<OpFoldResult>{batch, head, qStart},
@@ -522,7 +658,34 @@ LogicalResult attnc::convertToOnlineAttention(RewriterBase &rewriter,
                                               FlashConfigAttr config) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
-  scf::ForallOp forall = FlashFormBuilder(rewriter, op, config).build();
+  FlashFormBuilder builder(rewriter, op, config);
+  auto qView = op.getQuery().getDefiningOp<RaggedViewOp>();
+  auto kView = op.getKey().getDefiningOp<RaggedViewOp>();
+  if (qView || kView) {
+    // The loop nest addresses the packed rows; what it writes is the packed
+    // O, so the result must be read through one ragged_pack with Q's
+    // sequences.
+    auto pack = op->hasOneUse() ? dyn_cast<RaggedPackOp>(*op->user_begin())
+                                : RaggedPackOp();
+    if (!qView || !kView || !pack || pack.getStarts() != qView.getStarts() ||
+        pack.getEnds() != qView.getEnds())
+      return op.emitOpError(
+          "attends over a ragged batch; --attnc-online-softmax tiles one "
+          "whose Q, K and V are attnc.ragged_view and whose result is read "
+          "only by an attnc.ragged_pack of Q's sequences");
+    builder.ragged = FlashFormBuilder::Ragged{
+        qView, kView, op.getValue().getDefiningOp<RaggedViewOp>(), pack};
+    scf::ForallOp forall = builder.build();
+    rewriter.replaceOp(pack, forall.getResult(0));
+    rewriter.eraseOp(op);
+    // The views were only names for the packed rows the loop nest reads.
+    for (RaggedViewOp view : {builder.ragged->q, builder.ragged->k,
+                              builder.ragged->v})
+      if (view && view->use_empty())
+        rewriter.eraseOp(view);
+    return success();
+  }
+  scf::ForallOp forall = builder.build();
   LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] " << config << " for " << op
                           << "\n");
   // The logsumexp (result 1) stays on the forall for a later pass (a
@@ -591,12 +754,14 @@ struct AttncOnlineSoftmaxPass
                                    masked);
   }
 
-  /// Per-sequence K/V lengths and paged caches are lowered by the mma_sync
-  /// loads (row by row, each row's page looked up, rows past a sequence
-  /// zero-filled); tensor maps address neither.
+  /// Per-sequence K/V lengths, paged caches and ragged batches are lowered
+  /// by the mma_sync loads (row by row, each row's page or sequence looked
+  /// up, rows past a sequence zero-filled); tensor maps address none.
   static bool needsRowLoads(AttentionOp op) {
     return op.getKvLengths() || op.getKey().getDefiningOp<PagedKVOp>() ||
-           op.getValue().getDefiningOp<PagedKVOp>();
+           op.getValue().getDefiningOp<PagedKVOp>() ||
+           op.getQuery().getDefiningOp<RaggedViewOp>() ||
+           op.getKey().getDefiningOp<RaggedViewOp>();
   }
 
   /// A query tile of a sliding window (each query sees at most W + 1 keys,

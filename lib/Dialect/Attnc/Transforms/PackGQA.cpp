@@ -102,6 +102,10 @@ struct AttncPackGQAPass : attnc::impl::AttncPackGQABase<AttncPackGQAPass> {
     // Packing needs the group size at compile time (a model's head counts
     // are): the packed tiles are then a whole number of query rows' worth
     // of groups. Nothing to share without groups.
+    // (A ragged batch's rows are addressed per sequence, not packed.)
+    if (op.getQuery().getDefiningOp<RaggedViewOp>() ||
+        op.getKey().getDefiningOp<RaggedViewOp>())
+      return;
     if (qType.isDynamicDim(1) || kType.isDynamicDim(1) ||
         qType.getDimSize(1) == kType.getDimSize(1) ||
         op.getQuery() == op.getKey())
