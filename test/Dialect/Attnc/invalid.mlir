@@ -1347,3 +1347,12 @@ func.func @ragged_kv_lengths(%q: tensor<?x8x?x64xbf16>, %kp: tensor<?x8x64xbf16>
   %0 = attnc.attention %q, %k, %k kv_lengths(%s : tensor<?xi32>) {scale = 0.125 : f64} : tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16> -> tensor<?x8x?x64xbf16>
   return %0 : tensor<?x8x?x64xbf16>
 }
+
+// -----
+
+func.func @ragged_k_dense_v(%q: tensor<?x8x?x64xbf16>, %kp: tensor<?x8x64xbf16>, %v: tensor<?x8x?x64xbf16>, %s: tensor<?xi32>) -> tensor<?x8x?x64xbf16> {
+  %k = attnc.ragged_view %kp, %s, %s : tensor<?x8x64xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x8x?x64xbf16>
+  // expected-error @+1 {{operands 'key' and 'value' must both be ragged views of the same sequences ('attnc.ragged_view' with the same starts and ends) or neither}}
+  %0 = attnc.attention %q, %k, %v {scale = 0.125 : f64} : tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16> -> tensor<?x8x?x64xbf16>
+  return %0 : tensor<?x8x?x64xbf16>
+}

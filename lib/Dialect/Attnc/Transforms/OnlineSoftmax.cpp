@@ -175,6 +175,8 @@ private:
   /// Per-sequence values the mask and score regions read, by tensor (see
   /// hoistBatchReads); the K/V lengths' read is one of them.
   DenseMap<Value, Value> batchReads;
+  /// The same reads as indices (readBatchIndex).
+  DenseMap<Value, Value> batchIndices;
   /// Reads `tensor[b]` of the regions of `step` (the region's batch
   /// argument, a tensor defined above the op) once per forall iteration,
   /// before `loop`: the value is the same for every score of the tile.
@@ -367,7 +369,10 @@ Value FlashFormBuilder::readBatchIndex(Value tensor) {
   Value &v = batchReads[tensor];
   if (!v)
     v = tensor::ExtractOp::create(b, loc, tensor, ValueRange{batch});
-  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
+  Value &index = batchIndices[tensor];
+  if (!index)
+    index = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
+  return index;
 }
 
 Value FlashFormBuilder::raggedRows(RaggedViewOp view, OpFoldResult bound) {
