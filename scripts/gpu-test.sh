@@ -18,7 +18,8 @@
 #   3. test/gpu/backward_test.py (the attention backward against float64),
 #      test/gpu/decode_test.py (split-KV decoding against float64),
 #      test/gpu/kv_cache_test.py (per-sequence lengths, paged caches, CUDA
-#      graphs replayed over changing lengths and pages) and
+#      graphs replayed over changing lengths and pages),
+#      test/gpu/varlen_test.py (ragged batches against float64) and
 #      test/gpu/torch_test.py (attnc.torch: eager, torch.compile, CUDA graphs,
 #      opcheck) and test/gpu/hf_test.py (a small Llama trained with attnc as
 #      transformers' attention backend, when transformers is installed);
@@ -76,6 +77,11 @@ if python3 test/gpu/kv_cache_test.py run --work "$WORK" 2>&1 | tee "$LOG_DIR/kv_
   summary+=("kv_cache_test.py: ok ($(tail -1 "$LOG_DIR/kv_cache.log"))")
 else
   status=1; summary+=("kv_cache_test.py: FAILED ($(tail -1 "$LOG_DIR/kv_cache.log"))")
+fi
+if python3 test/gpu/varlen_test.py run --work "$WORK" 2>&1 | tee "$LOG_DIR/varlen.log"; then
+  summary+=("varlen_test.py: ok ($(tail -1 "$LOG_DIR/varlen.log"))")
+else
+  status=1; summary+=("varlen_test.py: FAILED ($(tail -1 "$LOG_DIR/varlen.log"))")
 fi
 if python3 test/gpu/torch_test.py --modules "$WORK/torch" 2>&1 | tee "$LOG_DIR/torch.log"; then
   summary+=("torch_test.py: ok ($(tail -1 "$LOG_DIR/torch.log"))")
@@ -157,6 +163,8 @@ if [ "${SKIP_SANITIZER:-0}" != 1 ]; then
       --work "$WORK" --small $([ "$tool" = racecheck ] && echo --quick)
     sanitize_script kv_cache "$tool" test/gpu/kv_cache_test.py run \
       --work "$WORK" --small $([ "$tool" = racecheck ] && echo --quick)
+    sanitize_script varlen "$tool" test/gpu/varlen_test.py run \
+      --work "$WORK" --small
   done
 fi
 

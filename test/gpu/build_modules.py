@@ -379,6 +379,9 @@ def main():
                     [sys.executable, str(ROOT / "test/gpu/kv_cache_test.py"),
                      "build", "--work", str(out), "--compiler",
                      args.compiler],
+                    [sys.executable, str(ROOT / "test/gpu/varlen_test.py"),
+                     "build", "--work", str(out), "--compiler",
+                     args.compiler],
                     [sys.executable, "-m", "attnc.variants", "--out",
                      str(out / "torch")]):
             env = dict(os.environ, ATTNC_COMPILE=args.compiler,
