@@ -309,7 +309,8 @@ bool ShapeAnalysis::visitAttncOp(Operation *op) {
         return true;
       })
       .Case<RaggedPackOp>([&](RaggedPackOp pack) {
-        if (const SymbolicShape *b = shapeOf(pack.getBatch()); b && b->size() == 4)
+        if (const SymbolicShape *b = shapeOf(pack.getBatch());
+            b && b->size() == 4)
           setShape(pack.getResult(), {(*b)[2], (*b)[1], (*b)[3]});
         return true;
       })

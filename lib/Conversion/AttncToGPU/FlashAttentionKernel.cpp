@@ -604,8 +604,7 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
            << stringifyTileStrategy(config.getStrategy()) << " do not";
   // Block sizes are powers of two: a page holds whole tiles or a tile
   // whole pages, which the host's split rule counts.
-  if (form.keyPages &&
-      form.keyPages.getPageSize() % config.getBlockKV() != 0 &&
+  if (form.keyPages && form.keyPages.getPageSize() % config.getBlockKV() != 0 &&
       config.getBlockKV() % form.keyPages.getPageSize() != 0)
     return form.forall.emitOpError()
            << "reads a paged K/V cache of page_size "

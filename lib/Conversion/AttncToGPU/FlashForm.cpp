@@ -233,7 +233,7 @@ static LogicalResult readKVLengths(FlashForm &form, Value key) {
     for (Operation *user : toIndex->getUsers())
       if (auto min = dyn_cast<arith::MinUIOp>(user);
           min && (min.getLhs() == toIndex->getResult(0) ? isSkv(min.getRhs())
-                                                         : isSkv(min.getLhs())))
+                                                        : isSkv(min.getLhs())))
         keys = min;
   if (!keys)
     return form.kvLengthRead.emitOpError(
@@ -309,8 +309,7 @@ static LogicalResult readRaggedRows(FlashForm &form, OnlineAttentionOp first) {
     bool named = llvm::any_of(form.blockTensors, [&](auto &entry) {
       return entry.first == read.getTensor();
     });
-    if (!named || type.getRank() != 1 ||
-        !type.getElementType().isInteger(32) ||
+    if (!named || type.getRank() != 1 || !type.getElementType().isInteger(32) ||
         forall.getRegion().isAncestor(read.getTensor().getParentRegion()) ||
         read.getIndices()[0] != forall.getInductionVars()[0])
       return read.emitOpError(
@@ -405,8 +404,8 @@ static LogicalResult readLoop(FlashForm &form, FlashKVLoop &l) {
     if (rowDim(s) == 0) {
       auto add = dyn_cast_or_null<arith::AddIOp>(
           dyn_cast<Value>(row) ? cast<Value>(row).getDefiningOp() : nullptr);
-      Value base = add && add.getRhs() == step.getKvStart() ? add.getLhs()
-                                                              : Value();
+      Value base =
+          add && add.getRhs() == step.getKvStart() ? add.getLhs() : Value();
       if (!base || loop.getRegion().isAncestor(base.getParentRegion()) ||
           (form.kvRowBase && form.kvRowBase != base))
         return s.emitOpError()
@@ -450,9 +449,8 @@ static LogicalResult checkInsert(tensor::ParallelInsertSliceOp ins,
   bool packedLse = what != "O" && dest.getRank() == 2;
   if (!split && (packedO || packedLse)) {
     bool ok = ins.hasUnitStride() && isConstantIntValue(sizes[1], 1) &&
-              (packedLse ||
-               (isConstantIntValue(ins.getMixedOffsets()[2], 0) &&
-                isConstantIntValue(sizes[2], dest.getDimSize(2))));
+              (packedLse || (isConstantIntValue(ins.getMixedOffsets()[2], 0) &&
+                             isConstantIntValue(sizes[2], dest.getDimSize(2))));
     if (!ok)
       return ins.emitOpError()
              << "writes the " << what

@@ -60,8 +60,8 @@ void FlashKernelBuilder::planParameters() {
   int64_t dv = vType.getDimSize(vType.getRank() - 1);
   // A packed form's tensors are the unpacked [B, H, Sq, ...] ones.
   // A ragged batch's tensors are its packed rows: [T, H] and [Tk, Hkv].
-  SmallVector<int64_t> rowDims = form.ragged ? SmallVector<int64_t>{0, 1}
-                                             : SmallVector<int64_t>{0, 1, 2};
+  SmallVector<int64_t> rowDims =
+      form.ragged ? SmallVector<int64_t>{0, 1} : SmallVector<int64_t>{0, 1, 2};
   auto qShape =
       shapeOf(form.packedSource ? form.packedSource : form.query, rowDims);
   auto kvShape = shapeOf(form.key, rowDims);
@@ -84,7 +84,8 @@ void FlashKernelBuilder::planParameters() {
     };
     kvShape = pool(form.keyPages);
     vShape = pool(form.valuePages);
-    auto table = cast<RankedTensorType>(form.keyPages.getBlockTable().getType());
+    auto table =
+        cast<RankedTensorType>(form.keyPages.getBlockTable().getType());
     tableShape = {symbolic(table, 0, kTableSymbols[0]),
                   symbolic(table, 1, kTableSymbols[1])};
   }

@@ -48,11 +48,12 @@ FailureOr<Value> FlashKernelBuilder::leafValue(Value v) {
     return entry.first == dim.getSource();
   });
   if (!index ||
-      (!blockTensor &&
-       !llvm::is_contained(
-           {form.query, form.key, form.value, form.packedSource},
-           dim.getSource())) ||
-      *index > (blockTensor ? 0 : form.ragged ? 1 : 2))
+      (!blockTensor && !llvm::is_contained({form.query, form.key, form.value,
+                                            form.packedSource},
+                                           dim.getSource())) ||
+      *index > (blockTensor   ? 0
+                : form.ragged ? 1
+                              : 2))
     return dim.emitOpError("reads an extent the kernel has no parameter "
                            "for; only batch, head and sequence extents of "
                            "Q, K and V (and a ragged batch's sequence "
@@ -86,8 +87,8 @@ void FlashKernelBuilder::pageRows(GlobalTile &tile, StringRef tensor,
   tile.rowStride = paramIndexValue(t + ".stride1");
   tile.pageStride = paramIndexValue(t + ".stride0");
   tile.pageTable = globalMem.lookup("block_table");
-  tile.tableRow = arith::MulIOp::create(
-      b, loc, batch, paramIndexValue("block_table.stride0"));
+  tile.tableRow = arith::MulIOp::create(b, loc, batch,
+                                        paramIndexValue("block_table.stride0"));
   tile.tableStride = paramIndexValue("block_table.stride1");
   tile.lastEntry = arith::SubIOp::create(
       b, loc, extentOrParam(table, 1, kTableSymbols[1]), idx(1));
@@ -146,10 +147,10 @@ FlashKernelBuilder::matrixOf(OffsetSizeAndStrideOpInterface slice,
     FailureOr<Value> head = materialize(offsets[1], scope);
     if (failed(head))
       return failure();
-    return Matrix{arith::MulIOp::create(b, loc, *head,
-                                        paramIndexValue(tensor.str() +
-                                                        ".stride1")),
-                  Value(), *head};
+    return Matrix{
+        arith::MulIOp::create(b, loc, *head,
+                              paramIndexValue(tensor.str() + ".stride1")),
+        Value(), *head};
   }
   FailureOr<Value> batch = materialize(offsets[0], scope);
   FailureOr<Value> head = materialize(offsets[1], scope);

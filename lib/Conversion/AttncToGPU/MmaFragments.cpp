@@ -155,8 +155,8 @@ void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
   // page, looked up once per page for all threads instead of once per row
   // (measured on the H200, pages of 16 rows: 6-23% slower than contiguous
   // with a lookup per row).
-  bool pagePerPass = src.pageTable && !src.tilePage &&
-                     src.pageSize % rowsPerPass == 0;
+  bool pagePerPass =
+      src.pageTable && !src.tilePage && src.pageSize % rowsPerPass == 0;
   llvm::SmallDenseMap<int64_t, Value> pages;
   // Rows at a fixed stride from the tile's first: contiguous rows, and the
   // rows of a page holding the whole tile. `origin` is the offset of the
@@ -171,8 +171,8 @@ void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
         arith::MulIOp::create(b, loc, src.rowStart, src.rowStride));
   } else if (linearRows) {
     safe = arith::AddIOp::create(b, loc, src.base, src.tilePage);
-    Value inPage = arith::RemUIOp::create(b, loc, src.rowStart,
-                                          idx(src.pageSize));
+    Value inPage =
+        arith::RemUIOp::create(b, loc, src.rowStart, idx(src.pageSize));
     origin = arith::AddIOp::create(
         b, loc, safe, arith::MulIOp::create(b, loc, inPage, src.rowStride));
   }
@@ -187,10 +187,10 @@ void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
       int64_t page = pass * rowsPerPass / src.pageSize;
       Value &first = pages[page];
       if (!first) {
-        Value offset = pageOffset(
-            b, loc, src,
-            arith::AddIOp::create(b, loc, src.rowStart,
-                                  idx(page * src.pageSize)));
+        Value offset =
+            pageOffset(b, loc, src,
+                       arith::AddIOp::create(b, loc, src.rowStart,
+                                             idx(page * src.pageSize)));
         first = arith::AddIOp::create(
             b, loc, arith::AddIOp::create(b, loc, src.base, offset),
             arith::AddIOp::create(
@@ -204,8 +204,8 @@ void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
       Value inRange = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::ult,
           arith::AddIOp::create(b, loc, src.rowStart, row), src.rowLimit);
-      srcElems = arith::SelectOp::create(b, loc, inRange, idx(elemsPerCopy),
-                                         idx(0));
+      srcElems =
+          arith::SelectOp::create(b, loc, inRange, idx(elemsPerCopy), idx(0));
     } else if (linearRows) {
       // Row r of the tile is `first` plus a constant r * rowStride (hoisted
       // out of the K/V loop with the stride): an add, a compare and two
@@ -226,8 +226,8 @@ void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
                                 src.rowStride));
       srcIdx = arith::SelectOp::create(
           b, loc, inRange, at, arith::AddIOp::create(b, loc, safe, col));
-      srcElems = arith::SelectOp::create(b, loc, inRange, idx(elemsPerCopy),
-                                         idx(0));
+      srcElems =
+          arith::SelectOp::create(b, loc, inRange, idx(elemsPerCopy), idx(0));
     } else {
       std::tie(srcIdx, srcElems) =
           clampedRowChunk(b, loc, src, row, col, elemsPerCopy);
@@ -309,8 +309,7 @@ Value attnc::pageOffset(OpBuilder &b, Location loc, const GlobalTile &tile,
 Value attnc::globalRowOffset(OpBuilder &b, Location loc, const GlobalTile &tile,
                              Value row) {
   if (tile.pageTable) {
-    Value page =
-        tile.tilePage ? tile.tilePage : pageOffset(b, loc, tile, row);
+    Value page = tile.tilePage ? tile.tilePage : pageOffset(b, loc, tile, row);
     Value inPage = arith::RemUIOp::create(
         b, loc, row, arith::ConstantIndexOp::create(b, loc, tile.pageSize));
     return arith::AddIOp::create(

@@ -64,8 +64,8 @@ struct GlobalTile {
   /// none of its rows but still names a page. `tilePage`, when set, is the
   /// page offset (page * pageStride) of every row of the tile, looked up
   /// once: a page holds whole tiles. Null for contiguous rows.
-  mlir::Value pageTable, tableRow, tableStride, lastEntry, pageStride,
-      lastPage, tilePage;
+  mlir::Value pageTable, tableRow, tableStride, lastEntry, pageStride, lastPage,
+      tilePage;
   int64_t pageSize = 0;
 };
 

@@ -196,7 +196,8 @@ LogicalResult PagedKVOp::verify() {
   int64_t blocks = table.getDimSize(1);
   int64_t rows =
       ShapedType::isDynamic(blocks) ? ShapedType::kDynamic : blocks * page;
-  if (result.getRank() != 4 || result.getElementType() != pool.getElementType() ||
+  if (result.getRank() != 4 ||
+      result.getElementType() != pool.getElementType() ||
       !compatible(result.getDimSize(0), table.getDimSize(0)) ||
       !compatible(result.getDimSize(1), pool.getDimSize(2)) ||
       result.getDimSize(2) != rows ||
@@ -209,8 +210,8 @@ LogicalResult PagedKVOp::verify() {
 }
 
 /// `starts` and `ends` of a ragged batch: [B] each.
-static LogicalResult verifyRaggedBounds(Operation *op, Value starts,
-                                        Value ends, int64_t batch) {
+static LogicalResult verifyRaggedBounds(Operation *op, Value starts, Value ends,
+                                        int64_t batch) {
   auto s = cast<RankedTensorType>(starts.getType());
   auto e = cast<RankedTensorType>(ends.getType());
   if (s.getRank() != 1 || e.getRank() != 1 ||
@@ -252,8 +253,7 @@ LogicalResult RaggedPackOp::verify() {
       result.getDimSize(2) != batch.getDimSize(3))
     return emitOpError("result must be [rows, heads, head_dim] of the "
                        "batch's element type");
-  return verifyRaggedBounds(*this, getStarts(), getEnds(),
-                            batch.getDimSize(0));
+  return verifyRaggedBounds(*this, getStarts(), getEnds(), batch.getDimSize(0));
 }
 
 LogicalResult OnlineAttentionOp::verify() {

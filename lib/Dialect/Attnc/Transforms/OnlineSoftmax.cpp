@@ -26,6 +26,7 @@
 #include "attnc/Dialect/Attnc/Transforms/Passes.h"
 #include "attnc/Dialect/Attnc/Transforms/Transforms.h"
 
+#include "FlashFormBuilder.h"
 #include "FlashTiling.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -49,37 +50,11 @@ namespace attnc {
 using namespace mlir;
 using namespace attnc;
 using namespace attnc::tiling;
+using namespace attnc::flash_form;
 
 //===----------------------------------------------------------------------===//
 // Extents
 //===----------------------------------------------------------------------===//
-
-namespace {
-/// The extents of one attention op, computed once before the parallel loop.
-/// Each is a constant where any operand (or the result) has it static and a
-/// `tensor.dim` otherwise, so that static shapes fold all the way down.
-struct AttentionExtents {
-  OpFoldResult batch, heads, seqQ, headsKV, seqKV;
-  /// Value head dimension (static, by the verifier).
-  int64_t headDimV;
-};
-} // namespace
-
-/// A ragged batch's extents: B from the sequences' starts, H and T from the
-/// packed Q, Hkv and Tk from the packed K.
-static AttentionExtents getRaggedExtents(OpBuilder &b, AttentionOp op,
-                                         RaggedViewOp q, RaggedViewOp k,
-                                         RaggedViewOp v) {
-  Location loc = op.getLoc();
-  AttentionExtents e;
-  e.batch = getExtent(b, loc, q.getStarts(), 0, {q.getEnds().getType()});
-  e.heads = getExtent(b, loc, q.getPacked(), 1, {});
-  e.seqQ = getExtent(b, loc, q.getPacked(), 0, {});
-  e.headsKV = getExtent(b, loc, k.getPacked(), 1, {v.getPacked().getType()});
-  e.seqKV = getExtent(b, loc, k.getPacked(), 0, {v.getPacked().getType()});
-  e.headDimV = cast<RankedTensorType>(v.getPacked().getType()).getDimSize(2);
-  return e;
-}
 
 static AttentionExtents getAttentionExtents(OpBuilder &b, AttentionOp op) {
   Location loc = op.getLoc();
@@ -98,113 +73,6 @@ static AttentionExtents getAttentionExtents(OpBuilder &b, AttentionOp op) {
 //===----------------------------------------------------------------------===//
 // Loop nest
 //===----------------------------------------------------------------------===//
-
-namespace {
-/// The recurrence state (acc, max, sum) carried across K/V tiles.
-struct RecurrenceState {
-  Value acc, max, sum;
-};
-
-/// Builds the flash form of one `attnc.attention` in front of it. The
-/// extents and tile sizes are members so that the pieces of the loop nest
-/// (one method each) read like the IR they emit.
-class FlashFormBuilder {
-public:
-  FlashFormBuilder(RewriterBase &rewriter, AttentionOp op,
-                   FlashConfigAttr config)
-      : b(rewriter), op(op), loc(op.getLoc()),
-        config(config), tiles{config.getBlockQ(), config.getBlockKV()},
-        causal(op.getCausalMask()) {
-    if (!causal)
-      interval = analyzeKeyInterval(op.getMask());
-  }
-
-  /// Emits the loop nest; returns the forall whose results are O and the
-  /// logsumexp.
-  scf::ForallOp build();
-
-private:
-  /// `h floordiv (H / Hkv)`: the K/V head query head `h` reads (GQA/MQA).
-  Value getKVHead(Value head);
-  /// The K/V tile counts of a causal query tile; see the definition.
-  std::pair<OpFoldResult, OpFoldResult> getCausalTileCounts();
-  /// The K/V tile bounds of a query tile under an interval mask; see the
-  /// definition.
-  std::array<OpFoldResult, 4> getIntervalTileBounds();
-  /// `bound` for query row `row` (the bound's d0).
-  OpFoldResult evaluate(const KeyBound &bound, OpFoldResult row);
-  /// `scf.for %j = lb to ub` over K/V tiles, each step one
-  /// `attnc.online_attention` (with the op's mask iff `masked`), carrying
-  /// `init`.
-  RecurrenceState buildKVLoop(OpFoldResult lb, OpFoldResult ub, bool masked,
-                              RecurrenceState init);
-  /// The body of the forall for one (batch, head, query tile) up to the
-  /// finalize; returns the O tile and the logsumexp tile.
-  std::pair<Value, Value> buildQueryTileBody();
-
-  RewriterBase &b;
-  AttentionOp op;
-  Location loc;
-  FlashConfigAttr config;
-  struct {
-    int64_t blockQ, blockKV;
-  } tiles;
-  /// The op's mask when it is causal: the K/V loop is then split.
-  std::optional<CausalMask> causal;
-  /// Otherwise, the mask's keys per query as an interval, when it has one:
-  /// the K/V loop is split in three.
-  std::optional<KeyInterval> interval;
-  AttentionExtents e;
-  /// Loop-invariant values computed before the forall.
-  OpFoldResult numQTiles, numKVTiles, headGroup;
-  /// The keys the current batch attends to, `min(kv_lengths[b], Skv)` (Skv
-  /// without kv_lengths), and their K/V tiles: every K/V loop and tail
-  /// tile is bounded by these.
-  OpFoldResult seqKV, kvTiles;
-
-  /// What holds for the current (batch, head, query tile) of the forall.
-  Value batch, head, headKV;
-  /// First query row of the tile: the absolute position the causal mask of
-  /// `attnc.online_attention` compares key positions against.
-  OpFoldResult qStart;
-  /// Rows in the query tile: `blockQ`, or fewer for the last tile.
-  OpFoldResult qRows;
-  Value queryTile;
-  /// The step of every K/V loop.
-  Value one;
-  /// Per-sequence values the mask and score regions read, by tensor (see
-  /// hoistBatchReads); the K/V lengths' read is one of them.
-  DenseMap<Value, Value> batchReads;
-  /// The same reads as indices (readBatchIndex).
-  DenseMap<Value, Value> batchIndices;
-  /// Reads `tensor[b]` of the regions of `step` (the region's batch
-  /// argument, a tensor defined above the op) once per forall iteration,
-  /// before `loop`: the value is the same for every score of the tile.
-  void hoistBatchReads(OnlineAttentionOp step, scf::ForOp loop);
-  /// `tensor[b]` of the current batch, as an index (read once).
-  Value readBatchIndex(Value tensor);
-
-public:
-  /// A ragged batch (attnc.ragged_view Q, K and V, the result packed by
-  /// attnc.ragged_pack): the loop nest reads and writes the packed rows
-  /// [T, H, d] directly, each sequence from its first row.
-  struct Ragged {
-    RaggedViewOp q, k, v;
-    RaggedPackOp pack;
-  };
-  std::optional<Ragged> ragged;
-
-private:
-  /// The current batch's first packed rows of Q and of K/V (ragged only).
-  Value qBase, kvBase;
-  /// The rows of the current batch's sequence in `view`, at most `bound`.
-  Value raggedRows(RaggedViewOp view, OpFoldResult bound);
-  /// The [rows, d] tile of packed `source` at row `base + start`, head
-  /// `head` (ragged only).
-  Value extractPackedTile(OpBuilder &b, Value source, Value base, Value head,
-                          OpFoldResult start, OpFoldResult rows);
-};
-} // namespace
 
 Value FlashFormBuilder::getKVHead(Value head) {
   std::optional<int64_t> group = getConstantIntValue(headGroup);
@@ -310,10 +178,8 @@ std::array<OpFoldResult, 4> FlashFormBuilder::getIntervalTileBounds() {
   // Key positions; unbounded sides are the sequence's ends.
   OpFoldResult loFirst = interval->lo ? evaluate(*interval->lo, qStart) : zero;
   OpFoldResult loLast = interval->lo ? evaluate(*interval->lo, lastRow) : zero;
-  OpFoldResult hiFirst =
-      interval->hi ? evaluate(*interval->hi, qStart) : seqKV;
-  OpFoldResult hiLast =
-      interval->hi ? evaluate(*interval->hi, lastRow) : seqKV;
+  OpFoldResult hiFirst = interval->hi ? evaluate(*interval->hi, qStart) : seqKV;
+  OpFoldResult hiLast = interval->hi ? evaluate(*interval->hi, lastRow) : seqKV;
   // clamp(x) = min(max(x, lo), hi) over tile indices.
   auto clamp = [&](AffineExpr x, ArrayRef<OpFoldResult> operands,
                    OpFoldResult lo, OpFoldResult hi) {
@@ -338,70 +204,6 @@ std::array<OpFoldResult, 4> FlashFormBuilder::getIntervalTileBounds() {
   return {first, full, fullEnd, end};
 }
 
-void FlashFormBuilder::hoistBatchReads(OnlineAttentionOp step,
-                                       scf::ForOp loop) {
-  auto hoist = [&](Region &r, unsigned batchArg) {
-    if (r.empty())
-      return;
-    SmallVector<tensor::ExtractOp> reads;
-    r.walk([&](tensor::ExtractOp x) {
-      if (x.getIndices().size() == 1 &&
-          x.getIndices()[0] == r.getArgument(batchArg) &&
-          !r.isAncestor(x.getTensor().getParentRegion()))
-        reads.push_back(x);
-    });
-    for (tensor::ExtractOp x : reads) {
-      Value &v = batchReads[x.getTensor()];
-      if (!v) {
-        OpBuilder::InsertionGuard g(b);
-        b.setInsertionPoint(loop);
-        v = tensor::ExtractOp::create(b, loc, x.getTensor(), ValueRange{batch});
-      }
-      x.getResult().replaceAllUsesWith(v);
-      x.erase();
-    }
-  };
-  hoist(step.getMask(), /*batchArg=*/0);
-  hoist(step.getScore(), /*batchArg=*/1);
-}
-
-Value FlashFormBuilder::readBatchIndex(Value tensor) {
-  Value &v = batchReads[tensor];
-  if (!v)
-    v = tensor::ExtractOp::create(b, loc, tensor, ValueRange{batch});
-  Value &index = batchIndices[tensor];
-  if (!index)
-    index = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
-  return index;
-}
-
-Value FlashFormBuilder::raggedRows(RaggedViewOp view, OpFoldResult bound) {
-  Value start = readBatchIndex(view.getStarts());
-  Value end = readBatchIndex(view.getEnds());
-  // Unsigned: a range is cut at the packed rows, ends before starts (or a
-  // start past the rows) give an empty sequence.
-  Value last = arith::MinUIOp::create(
-      b, loc, end, getValueOrCreateConstantIndexOp(b, loc, bound));
-  return arith::SubIOp::create(
-      b, loc, arith::MaxUIOp::create(b, loc, last, start), start);
-}
-
-Value FlashFormBuilder::extractPackedTile(OpBuilder &nb, Value source,
-                                          Value base, Value head,
-                                          OpFoldResult start,
-                                          OpFoldResult rows) {
-  auto type = cast<RankedTensorType>(source.getType());
-  int64_t cols = type.getDimSize(2);
-  Value row = arith::AddIOp::create(
-      nb, loc, base, getValueOrCreateConstantIndexOp(nb, loc, start));
-  OpFoldResult unit = nb.getIndexAttr(1);
-  return tensor::ExtractSliceOp::create(
-      nb, loc, getTileType(rows, cols, type.getElementType()), source,
-      SmallVector<OpFoldResult>{row, head, nb.getIndexAttr(0)},
-      SmallVector<OpFoldResult>{rows, unit, nb.getIndexAttr(cols)},
-      SmallVector<OpFoldResult>(3, unit));
-}
-
 RecurrenceState FlashFormBuilder::buildKVLoop(OpFoldResult lb, OpFoldResult ub,
                                               bool masked,
                                               RecurrenceState init) {
@@ -418,8 +220,8 @@ RecurrenceState FlashFormBuilder::buildKVLoop(OpFoldResult lb, OpFoldResult ub,
             getTileExtent(nested, loc, kvStart, tiles.blockKV, seqKV);
         Value key, value;
         if (ragged) {
-          key = extractPackedTile(nested, ragged->k.getPacked(), kvBase,
-                                  headKV, kvStart, kvRows);
+          key = extractPackedTile(nested, ragged->k.getPacked(), kvBase, headKV,
+                                  kvStart, kvRows);
           value = extractPackedTile(nested, ragged->v.getPacked(), kvBase,
                                     headKV, kvStart, kvRows);
         } else {
@@ -447,10 +249,10 @@ RecurrenceState FlashFormBuilder::buildKVLoop(OpFoldResult lb, OpFoldResult ub,
 }
 
 std::pair<Value, Value> FlashFormBuilder::buildQueryTileBody() {
-  queryTile = ragged ? extractPackedTile(b, ragged->q.getPacked(), qBase,
-                                         head, qStart, qRows)
-                     : extractTile(b, loc, op.getQuery(), batch, head, qStart,
-                                   qRows);
+  queryTile =
+      ragged ? extractPackedTile(b, ragged->q.getPacked(), qBase, head, qStart,
+                                 qRows)
+             : extractTile(b, loc, op.getQuery(), batch, head, qStart, qRows);
 
   // The recurrence starts from acc = 0, max = -inf, sum = 0, as
   // attnc.online_attention's contract asks.
@@ -614,16 +416,16 @@ scf::ForallOp FlashFormBuilder::build() {
   if (ragged) {
     Value rows = raggedRows(ragged->q, e.seqQ);
     Value start = getValueOrCreateConstantIndexOp(b, loc, qStart);
-    qRows = getTileExtent(
-        b, loc, qStart, tiles.blockQ,
-        arith::MaxUIOp::create(b, loc, rows, start).getResult());
+    qRows =
+        getTileExtent(b, loc, qStart, tiles.blockQ,
+                      arith::MaxUIOp::create(b, loc, rows, start).getResult());
     Value inside =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, start, rows);
-    kvTiles = arith::SelectOp::create(
-                  b, loc, inside,
-                  getValueOrCreateConstantIndexOp(b, loc, kvTiles),
-                  arith::ConstantIndexOp::create(b, loc, 0))
-                  .getResult();
+    kvTiles =
+        arith::SelectOp::create(
+            b, loc, inside, getValueOrCreateConstantIndexOp(b, loc, kvTiles),
+            arith::ConstantIndexOp::create(b, loc, 0))
+            .getResult();
   }
   auto [outTile, lseTile] = buildQueryTileBody();
   // A ragged batch writes rows qBase + qStart.. of the packed O and
@@ -684,8 +486,8 @@ LogicalResult attnc::convertToOnlineAttention(RewriterBase &rewriter,
     rewriter.replaceOp(pack, forall.getResult(0));
     rewriter.eraseOp(op);
     // The views were only names for the packed rows the loop nest reads.
-    for (RaggedViewOp view : {builder.ragged->q, builder.ragged->k,
-                              builder.ragged->v})
+    for (RaggedViewOp view :
+         {builder.ragged->q, builder.ragged->k, builder.ragged->v})
       if (view && view->use_empty())
         rewriter.eraseOp(view);
     return success();
@@ -823,9 +625,9 @@ struct AttncOnlineSoftmaxPass
       // A config on the op (the user's choice) wins over the target's.
       int64_t headDim = op.getQuery().getType().getDimSize(3);
       FailureOr<FlashConfigAttr> config =
-          op.getConfigAttr() ? FailureOr<FlashConfigAttr>(op.getConfigAttr())
-                             : getConfig(headDim, !op.getMask().empty(),
-                                         needsRowLoads(op));
+          op.getConfigAttr()
+              ? FailureOr<FlashConfigAttr>(op.getConfigAttr())
+              : getConfig(headDim, !op.getMask().empty(), needsRowLoads(op));
       if (succeeded(config) && !op.getConfigAttr() && blockQ == 0)
         config = narrowForWindow(op, *config, headDim);
       if (succeeded(config) && !op.getConfigAttr() && fallback &&

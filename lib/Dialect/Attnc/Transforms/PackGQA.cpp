@@ -133,10 +133,10 @@ struct AttncPackGQAPass : attnc::impl::AttncPackGQABase<AttncPackGQAPass> {
         resultType.getElementType());
     // (Before the op: its regions read it.)
     Value rowsValue = getValueOrCreateConstantIndexOp(b, loc, rows);
-    auto packed = AttentionOp::create(
-        b, loc, packedResult, packedQ, op.getKey(), op.getValue(),
-        op.getRuntimeScale(), op.getKvLengths(), op.getScaleAttr(),
-        op.getConfigAttr());
+    auto packed = AttentionOp::create(b, loc, packedResult, packedQ,
+                                      op.getKey(), op.getValue(),
+                                      op.getRuntimeScale(), op.getKvLengths(),
+                                      op.getScaleAttr(), op.getConfigAttr());
     remapRegion(b, loc, op.getMask(), packed.getMask(), 0, group, rowsValue);
     remapRegion(b, loc, op.getScore(), packed.getScore(), 1, group, rowsValue);
     Value result = unpack(b, loc, packed.getResult(), resultType,

@@ -1,0 +1,152 @@
+//===- FlashFormBuilder.h - the builder of a flash form -----------*- C++
+//-*-===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The builder --attnc-online-softmax uses for the loop nest of one
+// attnc.attention (OnlineSoftmax.cpp), and its parts for sequences read
+// per block: per-sequence lengths, the reads of mask and score regions and
+// ragged batches (FlashFormSequences.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_DIALECT_ATTNC_TRANSFORMS_FLASHFORMBUILDER_H
+#define ATTNC_LIB_DIALECT_ATTNC_TRANSFORMS_FLASHFORMBUILDER_H
+
+#include "attnc/Dialect/Attnc/IR/AttentionMask.h"
+#include "attnc/Dialect/Attnc/IR/AttncOps.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <optional>
+
+namespace attnc::flash_form {
+
+using namespace mlir;
+
+/// The extents of one attention op, computed once before the parallel loop.
+/// Each is a constant where any operand (or the result) has it static and a
+/// `tensor.dim` otherwise, so that static shapes fold all the way down.
+struct AttentionExtents {
+  OpFoldResult batch, heads, seqQ, headsKV, seqKV;
+  /// Value head dimension (static, by the verifier).
+  int64_t headDimV;
+};
+
+/// A ragged batch's extents: B from the sequences' starts, H and T from the
+/// packed Q, Hkv and Tk from the packed K.
+AttentionExtents getRaggedExtents(OpBuilder &b, AttentionOp op, RaggedViewOp q,
+                                  RaggedViewOp k, RaggedViewOp v);
+
+/// The recurrence state (acc, max, sum) carried across K/V tiles.
+struct RecurrenceState {
+  Value acc, max, sum;
+};
+
+/// Builds the flash form of one `attnc.attention` in front of it. The
+/// extents and tile sizes are members so that the pieces of the loop nest
+/// (one method each) read like the IR they emit.
+class FlashFormBuilder {
+public:
+  FlashFormBuilder(RewriterBase &rewriter, AttentionOp op,
+                   FlashConfigAttr config)
+      : b(rewriter), op(op), loc(op.getLoc()),
+        config(config), tiles{config.getBlockQ(), config.getBlockKV()},
+        causal(op.getCausalMask()) {
+    if (!causal)
+      interval = analyzeKeyInterval(op.getMask());
+  }
+
+  /// Emits the loop nest; returns the forall whose results are O and the
+  /// logsumexp.
+  scf::ForallOp build();
+
+private:
+  /// `h floordiv (H / Hkv)`: the K/V head query head `h` reads (GQA/MQA).
+  Value getKVHead(Value head);
+  /// The K/V tile counts of a causal query tile; see the definition.
+  std::pair<OpFoldResult, OpFoldResult> getCausalTileCounts();
+  /// The K/V tile bounds of a query tile under an interval mask; see the
+  /// definition.
+  std::array<OpFoldResult, 4> getIntervalTileBounds();
+  /// `bound` for query row `row` (the bound's d0).
+  OpFoldResult evaluate(const KeyBound &bound, OpFoldResult row);
+  /// `scf.for %j = lb to ub` over K/V tiles, each step one
+  /// `attnc.online_attention` (with the op's mask iff `masked`), carrying
+  /// `init`.
+  RecurrenceState buildKVLoop(OpFoldResult lb, OpFoldResult ub, bool masked,
+                              RecurrenceState init);
+  /// The body of the forall for one (batch, head, query tile) up to the
+  /// finalize; returns the O tile and the logsumexp tile.
+  std::pair<Value, Value> buildQueryTileBody();
+
+  RewriterBase &b;
+  AttentionOp op;
+  Location loc;
+  FlashConfigAttr config;
+  struct {
+    int64_t blockQ, blockKV;
+  } tiles;
+  /// The op's mask when it is causal: the K/V loop is then split.
+  std::optional<CausalMask> causal;
+  /// Otherwise, the mask's keys per query as an interval, when it has one:
+  /// the K/V loop is split in three.
+  std::optional<KeyInterval> interval;
+  AttentionExtents e;
+  /// Loop-invariant values computed before the forall.
+  OpFoldResult numQTiles, numKVTiles, headGroup;
+  /// The keys the current batch attends to, `min(kv_lengths[b], Skv)` (Skv
+  /// without kv_lengths), and their K/V tiles: every K/V loop and tail
+  /// tile is bounded by these.
+  OpFoldResult seqKV, kvTiles;
+
+  /// What holds for the current (batch, head, query tile) of the forall.
+  Value batch, head, headKV;
+  /// First query row of the tile: the absolute position the causal mask of
+  /// `attnc.online_attention` compares key positions against.
+  OpFoldResult qStart;
+  /// Rows in the query tile: `blockQ`, or fewer for the last tile.
+  OpFoldResult qRows;
+  Value queryTile;
+  /// The step of every K/V loop.
+  Value one;
+  /// Per-sequence values the mask and score regions read, by tensor (see
+  /// hoistBatchReads); the K/V lengths' read is one of them.
+  DenseMap<Value, Value> batchReads;
+  /// The same reads as indices (readBatchIndex).
+  DenseMap<Value, Value> batchIndices;
+  /// Reads `tensor[b]` of the regions of `step` (the region's batch
+  /// argument, a tensor defined above the op) once per forall iteration,
+  /// before `loop`: the value is the same for every score of the tile.
+  void hoistBatchReads(OnlineAttentionOp step, scf::ForOp loop);
+  /// `tensor[b]` of the current batch, as an index (read once).
+  Value readBatchIndex(Value tensor);
+
+public:
+  /// A ragged batch (attnc.ragged_view Q, K and V, the result packed by
+  /// attnc.ragged_pack): the loop nest reads and writes the packed rows
+  /// [T, H, d] directly, each sequence from its first row.
+  struct Ragged {
+    RaggedViewOp q, k, v;
+    RaggedPackOp pack;
+  };
+  std::optional<Ragged> ragged;
+
+private:
+  /// The current batch's first packed rows of Q and of K/V (ragged only).
+  Value qBase, kvBase;
+  /// The rows of the current batch's sequence in `view`, at most `bound`.
+  Value raggedRows(RaggedViewOp view, OpFoldResult bound);
+  /// The [rows, d] tile of packed `source` at row `base + start`, head
+  /// `head` (ragged only).
+  Value extractPackedTile(OpBuilder &b, Value source, Value base, Value head,
+                          OpFoldResult start, OpFoldResult rows);
+};
+
+} // namespace attnc::flash_form
+
+#endif // ATTNC_LIB_DIALECT_ATTNC_TRANSFORMS_FLASHFORMBUILDER_H
