@@ -21,12 +21,14 @@ captured in one CUDA graph, whose replays must equal direct launches
 bitwise, before and after the inputs change in place.
 """
 
-import argparse
 import math
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gpu_common  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -148,13 +150,7 @@ def run_case(m, B, H, Hkv, Sq, Skv, mask, dtype, d, splits):
     res = {}
     if torch.isnan(o).any():
         return False, {"o": "NaN"}
-    err = (o.double() - ref).abs().max().item()
-    err_low = (low.double() - ref).abs().max().item()
-    big = ref.abs().max().item()
-    mant = 7 if dtype == torch.bfloat16 else 10
-    half_ulp = math.ldexp(1.0, math.frexp(big)[1] - 1 - mant) / 2 if big \
-        else 0.0
-    ok = err <= 2 * err_low + half_ulp + 1e-5
+    ok, err, err_low = gpu_common.fa_rule(o, ref, low, dtype)
     res["o"] = f"{err:.2e}/{err_low:.2e}"
     # The merged logsumexp of the splits equals the row's.
     part_lse = torch.logsumexp(lp.double(), dim=0)
@@ -243,21 +239,15 @@ def run(work: Path, small: bool, only: str = "", quick: bool = False):
                             {1, 3, min(tiles, 128), 128, rule})
             for splits in counts:
                 total += 1
-                try:
-                    ok, res = run_case(m, B, H, Hkv, Sq, Skv, mask, dtype, d,
-                                       splits)
-                except Exception as e:  # noqa: BLE001
-                    ok, res = False, {"error": repr(e)[:300]}
+                ok, res = gpu_common.guarded(run_case, m, B, H, Hkv, Sq, Skv,
+                                             mask, dtype, d, splits)
                 failures += not ok
                 print(f"{'PASS' if ok else 'FAIL'} {name} B={B} H={H} "
                       f"Hkv={Hkv} Sq={Sq} Skv={Skv} splits={splits} {res}",
                       flush=True)
         if not small and h != "?":
             total += 1
-            try:
-                ok, res = graph_case(m, dtype, d, H, Hkv)
-            except Exception as e:  # noqa: BLE001
-                ok, res = False, {"error": repr(e)[:300]}
+            ok, res = gpu_common.guarded(graph_case, m, dtype, d, H, Hkv)
             failures += not ok
             print(f"{'PASS' if ok else 'FAIL'} {name} CUDA graph replay "
                   f"{res}", flush=True)
@@ -265,25 +255,6 @@ def run(work: Path, small: bool, only: str = "", quick: bool = False):
     return 1 if failures else 0
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["build", "run"])
-    ap.add_argument("--work", default=".gpuwork", type=Path)
-    ap.add_argument("--compiler", default=ROOT / "build/bin/attnc-compile",
-                    type=Path)
-    ap.add_argument("--small", action="store_true",
-                    help="small shapes only (for compute-sanitizer)")
-    ap.add_argument("--only", default="",
-                    help="modules whose name contains this")
-    ap.add_argument("--quick", action="store_true",
-                    help="Skv <= 1000 and split counts 1 and the rule's "
-                         "only (for racecheck, which is slow)")
-    a = ap.parse_args()
-    if a.mode == "build":
-        build(a.work, a.compiler)
-        return 0
-    return run(a.work, a.small, a.only, a.quick)
-
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(gpu_common.main(build, run, quick_help="Skv <= 1000 and split counts 1 and the rule's only (for racecheck, which is slow)"))

@@ -26,15 +26,16 @@ each replay must match float64 for the lengths it was given (paged: with
 the pages moved and the table rewritten in place before each replay).
 """
 
-import argparse
 import math
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gpu_common  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
 from decode_test import MASKS, reference  # noqa: E402
 
 # A chunk of Sq new tokens at the end of each sequence's used length:
@@ -224,13 +225,7 @@ def check(o, lp, q, k, v, used, mask, d):
     low, _ = reference(q, kz, vz, scale, visible, low=dtype)
     if torch.isnan(o).any():
         return False, {"o": "NaN"}
-    err = (o.double() - ref).abs().max().item()
-    err_low = (low.double() - ref).abs().max().item()
-    big = ref.abs().max().item()
-    mant = 7 if dtype == torch.bfloat16 else 10
-    half_ulp = math.ldexp(1.0, math.frexp(big)[1] - 1 - mant) / 2 if big \
-        else 0.0
-    ok = err <= 2 * err_low + half_ulp + 1e-5
+    ok, err, err_low = gpu_common.fa_rule(o, ref, low, dtype)
     res = {"o": f"{err:.2e}/{err_low:.2e}"}
     empty = ~visible.expand(B, H, Sq, Skv).any(-1)
     if empty.any():
@@ -332,22 +327,19 @@ def run(work: Path, small: bool, only: str = "", quick: bool = False):
                                 {1, 3, min(-(-Skv // bkv), 128), 128, chosen})
             for splits in counts:
                 total += 1
-                try:
+                def case():
                     o, lp = attend(m, q, kv, used, splits)
                     torch.cuda.synchronize()
-                    ok, res = check(o, lp, q, k, v, used, mask, d)
-                except Exception as e:  # noqa: BLE001
-                    ok, res = False, {"error": repr(e)[:300]}
+                    return check(o, lp, q, k, v, used, mask, d)
+                ok, res = gpu_common.guarded(case)
                 failures += not ok
                 print(f"{'PASS' if ok else 'FAIL'} {name} B={B} H={H} "
                       f"Hkv={Hkv} Sq={Sq} Skv={Skv} used={lengths} "
                       f"splits={splits} {res}", flush=True)
         if not small and not quick and split and h != "?":
             total += 1
-            try:
-                ok, res = graph_case(m, dtype, d, H, Hkv, page, mask)
-            except Exception as e:  # noqa: BLE001
-                ok, res = False, {"error": repr(e)[:300]}
+            ok, res = gpu_common.guarded(graph_case, m, dtype, d, H, Hkv,
+                                         page, mask)
             failures += not ok
             print(f"{'PASS' if ok else 'FAIL'} {name} CUDA graph at 64k, "
                   f"replays {res}", flush=True)
@@ -355,24 +347,6 @@ def run(work: Path, small: bool, only: str = "", quick: bool = False):
     return 1 if failures else 0
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["build", "run"])
-    ap.add_argument("--work", default=".gpuwork", type=Path)
-    ap.add_argument("--compiler", default=ROOT / "build/bin/attnc-compile",
-                    type=Path)
-    ap.add_argument("--small", action="store_true",
-                    help="small shapes only (for compute-sanitizer)")
-    ap.add_argument("--only", default="",
-                    help="modules whose name contains this")
-    ap.add_argument("--quick", action="store_true",
-                    help="Skv <= 1000, split counts 1 and the rule's")
-    a = ap.parse_args()
-    if a.mode == "build":
-        build(a.work, a.compiler)
-        return 0
-    return run(a.work, a.small, a.only, a.quick)
-
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(gpu_common.main(build, run, quick_help="Skv <= 1000, split counts 1 and the rule's"))

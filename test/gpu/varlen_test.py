@@ -16,12 +16,14 @@ neighbours; one layout leaves gaps between sequences whose rows hold NaN in
 Q, K and V (never read) and a sentinel in O (never written).
 """
 
-import argparse
 import math
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gpu_common  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -107,7 +109,6 @@ def run_case(m, lengths, gap, causal, dtype, d, H, Hkv):
     torch.cuda.synchronize()
     ok, worst, worst_low, lse_err = True, 0.0, 0.0, 0.0
     scale = 1.0 / math.sqrt(d)
-    mant = 7 if dtype == torch.bfloat16 else 10
     for s, e in zip(starts, ends):
         n = e - s
         if n == 0:
@@ -129,15 +130,11 @@ def run_case(m, lengths, gap, causal, dtype, d, H, Hkv):
             p = torch.softmax(sc.float() if dt != torch.float64 else sc,
                               dim=-1).to(dt)
             refs.append(torch.matmul(p, vs.to(dt)))
-        got = o[s:e].transpose(0, 1)[None].double()
+        got = o[s:e].transpose(0, 1)[None]
         if torch.isnan(got).any():
             return False, {"o": f"NaN in sequence at {s}"}
-        err = (got - refs[0]).abs().max().item()
-        err_low = (refs[1].double() - refs[0]).abs().max().item()
-        big = refs[0].abs().max().item()
-        half_ulp = math.ldexp(1.0, math.frexp(big)[1] - 1 - mant) / 2 \
-            if big else 0.0
-        ok &= err <= 2 * err_low + half_ulp + 1e-5
+        good, err, err_low = gpu_common.fa_rule(got, refs[0], refs[1], dtype)
+        ok &= good
         worst, worst_low = max(worst, err), max(worst_low, err_low)
         got_lse = lse[s:e].transpose(0, 1)[None].double()
         lse_err = max(lse_err, (got_lse - ref_lse).abs().max().item())
@@ -171,10 +168,8 @@ def run(work: Path, small: bool, only: str = ""):
             if small and sum(lengths) > 1200:
                 continue
             total += 1
-            try:
-                ok, res = run_case(m, lengths, gap, causal, dtype, d, h, hkv)
-            except Exception as e:  # noqa: BLE001
-                ok, res = False, {"error": repr(e)[:300]}
+            ok, res = gpu_common.guarded(run_case, m, lengths, gap, causal,
+                                         dtype, d, h, hkv)
             failures += not ok
             print(f"{'PASS' if ok else 'FAIL'} {name} lengths={lengths} "
                   f"gap={gap} {res}", flush=True)
@@ -182,21 +177,6 @@ def run(work: Path, small: bool, only: str = ""):
     return 1 if failures else 0
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["build", "run"])
-    ap.add_argument("--work", default=".gpuwork", type=Path)
-    ap.add_argument("--compiler", default=ROOT / "build/bin/attnc-compile",
-                    type=Path)
-    ap.add_argument("--small", action="store_true",
-                    help="small batches only (for compute-sanitizer)")
-    ap.add_argument("--only", default="")
-    a = ap.parse_args()
-    if a.mode == "build":
-        build(a.work, a.compiler)
-        return 0
-    return run(a.work, a.small, a.only)
-
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(gpu_common.main(build, run))
