@@ -126,6 +126,22 @@ void FlashKernelBuilder::mapWorkTile(Value t) {
 
 LogicalResult FlashKernelBuilder::emitBody() {
   if (!strategy->hasProducer()) {
+    // A ragged batch's grid covers as many query tiles as its longest
+    // possible sequence (all its packed rows): a block past its sequence's
+    // rows has nothing to load, compute or write, and leaves at once.
+    OpBuilder::InsertionGuard guard(b);
+    if (form.ragged) {
+      FailureOr<Value> rows =
+          materialize(form.querySlice.getMixedSizes()[0], prologue);
+      if (failed(rows))
+        return failure();
+      auto work = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, *rows,
+                                arith::ConstantIndexOp::create(b, loc, 0)),
+          /*withElseRegion=*/false);
+      b.setInsertionPointToStart(work.thenBlock());
+    }
     FailureOr<TileValues> tile = prepareTile();
     if (failed(tile))
       return failure();
