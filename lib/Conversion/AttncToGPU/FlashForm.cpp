@@ -294,10 +294,10 @@ static LogicalResult readRaggedRows(FlashForm &form, OnlineAttentionOp first) {
         "starts the tiles of a ragged batch at rows that are not one "
         "element per block of a starts tensor");
   name(qStarts[0], "q_starts");
-  for (Value t : tensorsOf(form.querySlice.getMixedSizes()[0].dyn_cast<Value>()
-                               ? cast<Value>(form.querySlice.getMixedSizes()[0])
-                               : form.qRowBase))
-    name(t, "q_ends");
+  // (The query tile's rows are computed from the sequence's end.)
+  if (auto rows = dyn_cast<Value>(form.querySlice.getMixedSizes()[0]))
+    for (Value t : tensorsOf(rows))
+      name(t, "q_ends");
   name(kvStarts[0], "kv_starts");
   for (Value t : tensorsOf(form.seqKV))
     name(t, "kv_ends");

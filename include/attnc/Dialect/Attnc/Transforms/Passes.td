@@ -155,6 +155,18 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
     of every loop. Index arithmetic is `affine`; static extents fold to
     constants.
 
+    Serving forms (docs/decode.md): with `kv_lengths`, the body reads the
+    batch's length once, `keys = min(kv_lengths[b], Skv)`, and bounds every
+    K/V loop and tail tile by it instead of Skv; a mask or score region's
+    reads of a per-sequence tensor at the batch (`tensor.extract %t[%b]`)
+    are hoisted out of the steps to that one read. A ragged batch (Q, K
+    and V `attnc.ragged_view`, the result read by one `attnc.ragged_pack`
+    of Q's sequences) becomes a form over the packed rows: tiles start at
+    `starts[b] + q0` and `kv_starts[b] + kv0`, are bounded by the
+    sequence's rows, and O `[T, H, dv]` and the logsumexp `[T, H]` are
+    written packed; the views and the pack go. Both pick the mma_sync
+    strategy when no option chooses one (its loads go row by row).
+
     The kernel configuration is written on the forall as
     `attnc.flash_config = #attnc.flash_config<...>`: the op's own `config`
     when it has one, else the target description of `chip` for the op's
