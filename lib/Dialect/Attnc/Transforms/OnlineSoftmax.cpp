@@ -37,6 +37,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Debug.h"
 
@@ -486,9 +487,13 @@ LogicalResult attnc::convertToOnlineAttention(RewriterBase &rewriter,
     rewriter.replaceOp(pack, forall.getResult(0));
     rewriter.eraseOp(op);
     // The views were only names for the packed rows the loop nest reads.
+    // (Q, K and V may be one view: each is erased once.)
+    llvm::SetVector<Operation *> views;
     for (RaggedViewOp view :
          {builder.ragged->q, builder.ragged->k, builder.ragged->v})
-      if (view && view->use_empty())
+      views.insert(view);
+    for (Operation *view : views)
+      if (view->use_empty())
         rewriter.eraseOp(view);
     return success();
   }
