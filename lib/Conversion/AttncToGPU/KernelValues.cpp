@@ -234,5 +234,10 @@ FailureOr<Value> KernelValues::cloneRegion(Region &r, ArrayRef<Value> args,
     }
     b.clone(op, m);
   }
-  return m.lookup(cast<YieldOp>(body.getTerminator()).getValues()[0]);
+  Value yielded = cast<YieldOp>(body.getTerminator()).getValues()[0];
+  if (Value v = m.lookupOrNull(yielded))
+    return v;
+  // A value from above: canonicalization hoists a region's constants (a
+  // mask folded to true or false) out of it.
+  return materialize(yielded, scope);
 }
