@@ -77,15 +77,9 @@ std::string BackwardKernelBuilder::symbolOf(Value tensor, int64_t dim) const {
 
 std::vector<ABIDim> BackwardKernelBuilder::shapeOf(Value tensor,
                                                    int64_t rank) const {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  std::vector<ABIDim> shape;
-  for (int64_t i = 0; i < rank; ++i) {
-    if (i < 3 && type.isDynamicDim(i))
-      shape.push_back(symbolOf(tensor, i));
-    else
-      shape.push_back(type.getDimSize(i));
-  }
-  return shape;
+  // (Head dimensions are static.)
+  return abiShapeOf(tensor, llvm::to_vector(llvm::seq<int64_t>(0, rank)),
+                    [&](int64_t d) { return symbolOf(tensor, d); });
 }
 
 /// q, k, v, do, lse, delta (inputs), dk, dv (outputs), dq_accum (the f32

@@ -40,15 +40,8 @@ std::string FlashKernelBuilder::symbolOf(Value tensor, int64_t dim) const {
 
 std::vector<ABIDim> FlashKernelBuilder::shapeOf(Value tensor,
                                                 ArrayRef<int64_t> dims) const {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  std::vector<ABIDim> shape;
-  for (int64_t d : dims) {
-    if (type.isDynamicDim(d))
-      shape.push_back(symbolOf(tensor, d));
-    else
-      shape.push_back(type.getDimSize(d));
-  }
-  return shape;
+  return abiShapeOf(tensor, dims,
+                    [&](int64_t d) { return symbolOf(tensor, d); });
 }
 
 /// q, k, v, o, lse, the dynamic sizes, the strides of q/k/v/o (dims 0-2)

@@ -153,6 +153,20 @@ Operation *attnc::sizeDimOf(Value x, ArrayRef<Value> tensors) {
   return dim;
 }
 
+std::vector<ABIDim>
+attnc::abiShapeOf(Value tensor, ArrayRef<int64_t> dims,
+                  function_ref<std::string(int64_t)> symbolOf) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  std::vector<ABIDim> shape;
+  for (int64_t d : dims) {
+    if (type.isDynamicDim(d))
+      shape.push_back(symbolOf(d));
+    else
+      shape.push_back(type.getDimSize(d));
+  }
+  return shape;
+}
+
 gpu::GPUFuncOp attnc::createKernelFunc(OpBuilder &b, Location loc,
                                        StringRef name, const KernelABI &abi,
                                        int32_t threads) {

@@ -47,6 +47,12 @@ ABIParam runtimeScaleParam(mlir::Value runtimeScale);
 /// for), else null.
 mlir::Operation *sizeDimOf(mlir::Value x, llvm::ArrayRef<mlir::Value> tensors);
 
+/// The contract's shape of dimensions `dims` of `tensor`: each static size,
+/// or the symbol `symbolOf(dim)` names for a dynamic one.
+std::vector<ABIDim>
+abiShapeOf(mlir::Value tensor, llvm::ArrayRef<int64_t> dims,
+           llvm::function_ref<std::string(int64_t)> symbolOf);
+
 /// A kernel `name` whose parameters are `abi`'s (pointers to global memory
 /// for tensors and workspaces, generic pointers for tensor maps, f32 and
 /// i64 scalars), `threads` per block, built at `b`'s insertion point; `b`
