@@ -421,24 +421,24 @@ LogicalResult FlashKernelBuilder::emitEpilogue(OnlineSoftmaxState &st) {
   if (form.ragged) {
     // Packed rows row0.. of O [T, H, dv] (heads a stride1 apart) and of the
     // contiguous logsumexp [T, H], up to the tile's rows.
-    SmallVector<OpFoldResult> offsets = form.outInsert.getMixedOffsets();
-    FailureOr<Value> row0 = materialize(offsets[0], prologue);
-    FailureOr<Value> head = materialize(offsets[1], prologue);
+    FailureOr<Matrix> head = matrixOf(form.outInsert, "o", prologue);
+    FailureOr<Value> row0 =
+        materialize(form.outInsert.getMixedOffsets()[0], prologue);
     FailureOr<Value> rows =
         materialize(form.outInsert.getMixedSizes()[0], prologue);
-    if (failed(row0) || failed(head) || failed(rows))
+    if (failed(head) || failed(row0) || failed(rows))
       return failure();
     Value end = arith::AddIOp::create(b, loc, *row0, *rows);
     GlobalTile o;
     o.mem = globalMem.lookup("o");
-    o.base = arith::MulIOp::create(b, loc, *head, paramIndexValue("o.stride1"));
+    o.base = head->base;
     o.rowStride = paramIndexValue("o.stride0");
     o.rowStart = *row0;
     o.rowLimit = end;
     strategy->storeOutput(b, st.acc, o);
     GlobalTile l;
     l.mem = globalMem.lookup("lse");
-    l.base = *head;
+    l.base = head->head;
     l.rowStride = extentOf(form.query, 1);
     storeRowValues(lse, l, *row0, end);
     return success();
@@ -682,8 +682,12 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
     for (auto [iv, dim] : llvm::zip(form.forall.getInductionVars(), gridDims))
       prologue.map(
           iv, gpu::BlockIdOp::create(b, loc, static_cast<gpu::Dimension>(dim)));
-  seqQ = extentOf(form.query, 2);
-  seqKV = extentOf(form.key, 2);
+  // (A ragged batch's rows are per sequence: its Q tiles end at their own
+  // extent, its keys are form.seqKV.)
+  if (!form.ragged) {
+    seqQ = extentOf(form.query, 2);
+    seqKV = extentOf(form.key, 2);
+  }
   if (form.keyPages)
     globalMem["block_table"] =
         wrapGlobalPointer(b, loc, param("block_table"), b.getI32Type());

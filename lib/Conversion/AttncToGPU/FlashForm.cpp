@@ -61,6 +61,21 @@ static bool provablyEqual(const ValueBoundsConstraintSet::Variable &a,
   return succeeded(eq) && *eq;
 }
 
+/// The op of type OpTy that defines `v`, or null (a constant, another op).
+template <typename OpTy> static OpTy definingOp(OpFoldResult v) {
+  auto value = dyn_cast<Value>(v);
+  return value ? value.getDefiningOp<OpTy>() : OpTy();
+}
+
+/// True when `read` is one element per block of a per-sequence tensor: an
+/// i32 tensor [B] defined above `forall`, at its batch index.
+static bool isBlockRead(scf::ForallOp forall, tensor::ExtractOp read) {
+  auto type = cast<RankedTensorType>(read.getTensor().getType());
+  return type.getRank() == 1 && type.getElementType().isInteger(32) &&
+         !forall.getRegion().isAncestor(read.getTensor().getParentRegion()) &&
+         read.getIndices()[0] == forall.getInductionVars()[0];
+}
+
 /// The row dimension of a tile slice's source: 2 of [B, H, S, d], 0 of a
 /// ragged batch's packed [T, H, d].
 static unsigned rowDim(OffsetSizeAndStrideOpInterface slice) {
@@ -152,8 +167,7 @@ static FailureOr<bool> checkKVRows(FlashKVLoop &l, int64_t block,
   // A ragged batch's keys are its sequence's rows, a value of the forall's
   // body the tail tile's extent names: min(block_kv, keys - kv_start).
   if (rowDim(l.key) == 0 && !seqKV) {
-    auto min = dyn_cast_or_null<affine::AffineMinOp>(
-        dyn_cast<Value>(rows) ? cast<Value>(rows).getDefiningOp() : nullptr);
+    auto min = definingOp<affine::AffineMinOp>(rows);
     if (min && min.getSymbolOperands().size() == 1)
       seqKV = min.getSymbolOperands()[0];
   }
@@ -196,28 +210,25 @@ static LogicalResult readKVLengths(FlashForm &form, Value key) {
   // (A ragged batch's reads are its sequences' rows: readRaggedRows.)
   if (cast<RankedTensorType>(key.getType()).getRank() == 3)
     return success();
+  tensor::ExtractOp lengthRead;
   for (Operation &op : forall.getBody()->without_terminator()) {
     auto read = dyn_cast<tensor::ExtractOp>(op);
     if (!read)
       continue;
-    auto type = cast<RankedTensorType>(read.getTensor().getType());
-    if (form.kvLengthRead ||
-        forall.getRegion().isAncestor(read.getTensor().getParentRegion()) ||
-        type.getRank() != 1 || !type.getElementType().isInteger(32) ||
-        read.getIndices()[0] != forall.getInductionVars()[0])
+    if (lengthRead || !isBlockRead(forall, read))
       return read.emitOpError(
           "cannot be lowered in a flash form: the kernel reads one tensor "
           "element per block, the K/V length of its batch (an i32 tensor "
           "[B] defined above the forall, at the batch index)");
-    form.kvLengthRead = read;
-    form.kvLengths = read.getTensor();
+    lengthRead = read;
   }
-  if (!form.kvLengthRead)
+  if (!lengthRead)
     return success();
+  form.kvLengths = lengthRead.getTensor();
   // (Mask and score regions may read the length too, from inside the
   // steps: a bottom-right causal mask per sequence.)
   Operation *toIndex = nullptr;
-  for (Operation *user : form.kvLengthRead->getUsers())
+  for (Operation *user : lengthRead->getUsers())
     if (isa<arith::IndexCastUIOp>(user) && user->getBlock() == forall.getBody())
       toIndex = user;
   auto isSkv = [&](Value v) {
@@ -236,14 +247,14 @@ static LogicalResult readKVLengths(FlashForm &form, Value key) {
                                                         : isSkv(min.getLhs())))
         keys = min;
   if (!keys)
-    return form.kvLengthRead.emitOpError(
+    return lengthRead.emitOpError(
         "reads a tensor element per block; the kernel reads only the K/V "
         "lengths of attnc.attention's kv_lengths (which mask and score "
         "regions may read too), used as arith.minui(arith.index_castui("
         "length), Skv), the keys the batch attends to");
   form.seqKV = keys.getResult();
   form.blockTensors.push_back({form.kvLengths, "kv_lengths"});
-  form.blockReads.push_back(form.kvLengthRead);
+  form.blockReads.push_back(lengthRead);
   return success();
 }
 
@@ -254,9 +265,7 @@ static LogicalResult readKVLengths(FlashForm &form, Value key) {
 static LogicalResult readRaggedRows(FlashForm &form, OnlineAttentionOp first) {
   scf::ForallOp forall = form.forall;
   form.ragged = true;
-  OpFoldResult row = form.querySlice.getMixedOffsets()[0];
-  auto add = dyn_cast_or_null<arith::AddIOp>(
-      dyn_cast<Value>(row) ? cast<Value>(row).getDefiningOp() : nullptr);
+  auto add = definingOp<arith::AddIOp>(form.querySlice.getMixedOffsets()[0]);
   if (!add || add.getRhs() != first.getQStart())
     return form.querySlice.emitOpError(
         "must start the Q tile of a ragged batch at its sequence's first row "
@@ -305,13 +314,10 @@ static LogicalResult readRaggedRows(FlashForm &form, OnlineAttentionOp first) {
     auto read = dyn_cast<tensor::ExtractOp>(op);
     if (!read)
       continue;
-    auto type = cast<RankedTensorType>(read.getTensor().getType());
     bool named = llvm::any_of(form.blockTensors, [&](auto &entry) {
       return entry.first == read.getTensor();
     });
-    if (!named || type.getRank() != 1 || !type.getElementType().isInteger(32) ||
-        forall.getRegion().isAncestor(read.getTensor().getParentRegion()) ||
-        read.getIndices()[0] != forall.getInductionVars()[0])
+    if (!named || !isBlockRead(forall, read))
       return read.emitOpError(
           "cannot be lowered in a ragged flash form: the kernel reads one "
           "element per block of its sequences' starts and ends (i32 tensors "
@@ -402,8 +408,7 @@ static LogicalResult readLoop(FlashForm &form, FlashKVLoop &l) {
     // A ragged batch's tile starts at its sequence's first row plus
     // kv_start: arith.addi(base, kv_start), the base the same in every loop.
     if (rowDim(s) == 0) {
-      auto add = dyn_cast_or_null<arith::AddIOp>(
-          dyn_cast<Value>(row) ? cast<Value>(row).getDefiningOp() : nullptr);
+      auto add = definingOp<arith::AddIOp>(row);
       Value base =
           add && add.getRhs() == step.getKvStart() ? add.getLhs() : Value();
       if (!base || loop.getRegion().isAncestor(base.getParentRegion()) ||

@@ -58,16 +58,15 @@ struct FlashForm {
   /// views that unpack them). Null otherwise.
   mlir::Value packedSource;
   /// Per-sequence K/V lengths (attnc.attention's kv_lengths): the i32
-  /// tensor [B] defined above the forall, its one read at the forall's
-  /// batch index, and the keys the batch attends to, min(length, Skv),
-  /// which bounds every K/V loop and tail tile. Null without lengths (the
-  /// keys are then Skv).
+  /// tensor [B] defined above the forall (read once per block: one of the
+  /// blockReads). `seqKV` below is the keys the batch attends to,
+  /// min(length, Skv), which bound every K/V loop and tail tile. Null
+  /// without lengths (the keys are then Skv).
   mlir::Value kvLengths;
   /// A paged cache (attnc.paged_kv views of K and V, one block table and
   /// page size): the kernel reads the pools through the table. Null for
   /// contiguous K/V.
   PagedKVOp keyPages, valuePages;
-  mlir::tensor::ExtractOp kvLengthRead;
   mlir::Value seqKV;
   /// A ragged batch (--attnc-online-softmax of attnc.ragged_view Q, K, V):
   /// Q, K, V and O are the packed [T, H, d] rows and the logsumexp [T, H];

@@ -123,7 +123,9 @@ private:
   /// argument, a tensor defined above the op) once per forall iteration,
   /// before `loop`: the value is the same for every score of the tile.
   void hoistBatchReads(OnlineAttentionOp step, scf::ForOp loop);
-  /// `tensor[b]` of the current batch, as an index (read once).
+  /// `tensor[b]` of the current batch (read once, where first asked for),
+  /// and as an index.
+  Value readBatch(Value tensor);
   Value readBatchIndex(Value tensor);
 
 public:

@@ -51,14 +51,10 @@ void FlashFormBuilder::hoistBatchReads(OnlineAttentionOp step,
           !r.isAncestor(x.getTensor().getParentRegion()))
         reads.push_back(x);
     });
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(loop);
     for (tensor::ExtractOp x : reads) {
-      Value &v = batchReads[x.getTensor()];
-      if (!v) {
-        OpBuilder::InsertionGuard g(b);
-        b.setInsertionPoint(loop);
-        v = tensor::ExtractOp::create(b, loc, x.getTensor(), ValueRange{batch});
-      }
-      x.getResult().replaceAllUsesWith(v);
+      x.getResult().replaceAllUsesWith(readBatch(x.getTensor()));
       x.erase();
     }
   };
@@ -66,13 +62,18 @@ void FlashFormBuilder::hoistBatchReads(OnlineAttentionOp step,
   hoist(step.getScore(), /*batchArg=*/1);
 }
 
-Value FlashFormBuilder::readBatchIndex(Value tensor) {
+Value FlashFormBuilder::readBatch(Value tensor) {
   Value &v = batchReads[tensor];
   if (!v)
     v = tensor::ExtractOp::create(b, loc, tensor, ValueRange{batch});
+  return v;
+}
+
+Value FlashFormBuilder::readBatchIndex(Value tensor) {
   Value &index = batchIndices[tensor];
   if (!index)
-    index = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
+    index = arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
+                                         readBatch(tensor));
   return index;
 }
 

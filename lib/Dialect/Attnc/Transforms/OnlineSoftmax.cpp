@@ -388,12 +388,10 @@ scf::ForallOp FlashFormBuilder::build() {
   if (Value lengths = op.getKvLengths()) {
     // Read once per (batch, head, query tile). Unsigned: a length past the
     // cache (or a negative one, read as huge) means the whole cache.
-    Value used = tensor::ExtractOp::create(b, loc, lengths, ValueRange{batch});
-    batchReads[lengths] = used;
-    Value keys = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), used);
-    seqKV = arith::MinUIOp::create(
-                b, loc, keys, getValueOrCreateConstantIndexOp(b, loc, e.seqKV))
-                .getResult();
+    seqKV =
+        arith::MinUIOp::create(b, loc, readBatchIndex(lengths),
+                               getValueOrCreateConstantIndexOp(b, loc, e.seqKV))
+            .getResult();
     kvTiles = getNumTiles(b, loc, seqKV, tiles.blockKV);
   }
   // The reversed tile index is an arith op, not an affine one: composed
