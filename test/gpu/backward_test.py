@@ -17,12 +17,14 @@ are exactly 0, no NaN, and dK, dV of keys no query sees
 exactly 0. Outputs start as NaN so that an unwritten element fails.
 """
 
-import argparse
 import math
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gpu_common  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -253,10 +255,8 @@ def run(work: Path, small: bool, only: str = ""):
     mods = {}
     for name, d, dtype, mask, (B, H, Hkv, Sq, Skv) in cases:
         m = mods.setdefault(name, attnc.load(work / "modules" / name))
-        try:
-            ok, res = run_case(m, B, H, Hkv, Sq, Skv, mask, dtype, d)
-        except Exception as e:  # noqa: BLE001
-            ok, res = False, {"error": repr(e)[:300]}
+        ok, res = gpu_common.guarded(run_case, m, B, H, Hkv, Sq, Skv, mask,
+                                     dtype, d)
         failures += not ok
         print(f"{'PASS' if ok else 'FAIL'} {name} B={B} H={H} Hkv={Hkv} "
               f"Sq={Sq} Skv={Skv} {res}", flush=True)
@@ -264,22 +264,6 @@ def run(work: Path, small: bool, only: str = ""):
     return 1 if failures else 0
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["build", "run"])
-    ap.add_argument("--work", default=".gpuwork", type=Path)
-    ap.add_argument("--compiler", default=ROOT / "build/bin/attnc-compile",
-                    type=Path)
-    ap.add_argument("--small", action="store_true",
-                    help="small shapes only (for compute-sanitizer)")
-    ap.add_argument("--only", default="",
-                    help="modules whose name contains this")
-    a = ap.parse_args()
-    if a.mode == "build":
-        build(a.work, a.compiler)
-        return 0
-    return run(a.work, a.small, a.only)
-
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(gpu_common.main(build, run))
