@@ -10,6 +10,9 @@ mask_mod (and the softcap its score_mod), with the block mask built once
 outside the timing, under torch.compile. TFLOP/s = 4 d B H (visible (i, j)
 pairs, counted exactly) / t; the median of 3 interleaved repetitions.
 
+ALiBi's module comes from test/gpu/alibi_test.py (build it into the same
+WORK).
+
 usage: bench/masks.py [--work .gpuwork] [--json OUT]
 """
 import argparse
@@ -32,7 +35,10 @@ from build_modules import MASK_VARIANTS  # noqa: E402
 VARIANTS = {"causal": "attn_d128_bf16_causal",
             "window1024": "attn_mask_window1024_d128",
             "prefix1000": "attn_mask_prefix1000_d128",
-            "softcap50_causal": "attn_softcap50_causal_d128"}
+            "softcap50_causal": "attn_softcap50_causal_d128",
+            # test/gpu/alibi_test.py's module: ALiBi's signed causal form,
+            # s + slope[h] * (j - i), slopes 2^(-8 (h + 1) / H) as a tensor.
+            "alibi_causal": "alibi_causal_default"}
 B, H, D = 4, 16, 128
 
 
@@ -61,7 +67,12 @@ def main():
             flops = 4 * D * B * H * pairs
             mod = attnc.load(Path(args.work) / "modules" / module)
             (kern,) = mod.entries
-            plan = kern.plan(q, k, v, o=o, lse=lse)
+            extra = {}
+            if label == "alibi_causal":
+                hs = torch.arange(H, device="cuda", dtype=torch.float32)
+                slopes = torch.pow(2.0, -8.0 * (hs + 1) / H)
+                extra["slopes"] = slopes.reshape(H, 1, 1)
+            plan = kern.plan(q, k, v, o=o, lse=lse, **extra)
 
             def mask_mod(b, h, qi, kj, f=mask_fn):
                 return f(qi, kj)
@@ -69,6 +80,9 @@ def main():
             if cap is not None:
                 def score_mod(s, b, h, qi, kj, c=cap):
                     return c * torch.tanh(s / c)
+            if extra:
+                def score_mod(s, b, h, qi, kj, sl=slopes):
+                    return s + sl[h] * (kj - qi)
             t0 = time.time()
             block = create_block_mask(mask_mod, None, None, S, S)
             ref = flex(q, k, v, score_mod=score_mod, block_mask=block)

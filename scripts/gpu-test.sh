@@ -19,7 +19,8 @@
 #      test/gpu/decode_test.py (split-KV decoding against float64),
 #      test/gpu/kv_cache_test.py (per-sequence lengths, paged caches, CUDA
 #      graphs replayed over changing lengths and pages),
-#      test/gpu/varlen_test.py (ragged batches against float64) and
+#      test/gpu/varlen_test.py (ragged batches against float64),
+#      test/gpu/alibi_test.py (score modifiers reading per-head tensors) and
 #      test/gpu/torch_test.py (attnc.torch: eager, torch.compile, CUDA graphs,
 #      opcheck) and test/gpu/hf_test.py (a small Llama trained with attnc as
 #      transformers' attention backend, when transformers is installed);
@@ -82,6 +83,11 @@ if python3 test/gpu/varlen_test.py run --work "$WORK" 2>&1 | tee "$LOG_DIR/varle
   summary+=("varlen_test.py: ok ($(tail -1 "$LOG_DIR/varlen.log"))")
 else
   status=1; summary+=("varlen_test.py: FAILED ($(tail -1 "$LOG_DIR/varlen.log"))")
+fi
+if python3 test/gpu/alibi_test.py run --work "$WORK" 2>&1 | tee "$LOG_DIR/alibi.log"; then
+  summary+=("alibi_test.py: ok ($(tail -1 "$LOG_DIR/alibi.log"))")
+else
+  status=1; summary+=("alibi_test.py: FAILED ($(tail -1 "$LOG_DIR/alibi.log"))")
 fi
 if python3 test/gpu/torch_test.py --modules "$WORK/torch" 2>&1 | tee "$LOG_DIR/torch.log"; then
   summary+=("torch_test.py: ok ($(tail -1 "$LOG_DIR/torch.log"))")
@@ -164,6 +170,8 @@ if [ "${SKIP_SANITIZER:-0}" != 1 ]; then
     sanitize_script kv_cache "$tool" test/gpu/kv_cache_test.py run \
       --work "$WORK" --small $([ "$tool" = racecheck ] && echo --quick)
     sanitize_script varlen "$tool" test/gpu/varlen_test.py run \
+      --work "$WORK" --small
+    sanitize_script alibi "$tool" test/gpu/alibi_test.py run \
       --work "$WORK" --small
   done
 fi

@@ -14,6 +14,8 @@
 #include "BackwardForm.h"
 #include "FlashForm.h"
 
+#include "attnc/Conversion/AttncToGPU/KernelUtils.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
@@ -81,6 +83,11 @@ LogicalResult BackwardFormReader::readStep(BackwardQueryLoop &l) {
         return fail(&op, "only slices and index arithmetic may sit next to "
                          "the step in a query loop");
   }
+  // (Once here: the kernel clones the regions per score.)
+  for (Region *r :
+       {&l.step.getMask(), &l.step.getScore(), &l.step.getScoreGrad()})
+    if (failed(checkPerScoreOps(*r, /*blockReads=*/false)))
+      return failure();
   auto slice = [&](Value v, Value &whole, StringRef name,
                    tensor::ExtractSliceOp &out) -> LogicalResult {
     out = v.getDefiningOp<tensor::ExtractSliceOp>();

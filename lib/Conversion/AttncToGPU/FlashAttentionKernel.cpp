@@ -611,6 +611,12 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
            << form.keyPages.getPageSize()
            << "; block_kv = " << config.getBlockKV()
            << " must divide it or be a multiple of it";
+  // (Mask and score regions' reads, hoisted to one per block.)
+  if (!form.blockReads.empty() &&
+      config.getStrategy() == TileStrategy::wgmma_ws_persistent)
+    return form.blockReads.front().emitOpError(
+        "reads a tensor once per block of a flash form; the persistent "
+        "strategy walks many tiles in one block (take wgmma_ws)");
   if (isPartial() && !mmaSync)
     return form.forall.emitOpError()
            << "is a split-KV partial form; its f32 partials are written by "
@@ -691,20 +697,24 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   if (form.keyPages)
     globalMem["block_table"] =
         wrapGlobalPointer(b, loc, param("block_table"), b.getI32Type());
-  // One element per block of the per-sequence tensors (K/V lengths, a
-  // ragged batch's starts and ends), loaded once.
-  for (auto &[t, n] : form.blockTensors)
-    globalMem[n] = wrapGlobalPointer(b, loc, param(n), b.getI32Type());
+  // One element per block of the tensors read per block (K/V lengths, a
+  // ragged batch's starts and ends, a region's per-head values), loaded
+  // once.
+  for (const BlockTensor &bt : form.blockTensors)
+    globalMem[bt.name] = wrapGlobalPointer(
+        b, loc, param(bt.name),
+        cast<RankedTensorType>(bt.tensor.getType()).getElementType());
   for (tensor::ExtractOp read : form.blockReads) {
-    StringRef n;
-    for (auto &[t, name] : form.blockTensors)
-      if (t == read.getTensor())
-        n = name;
-    FailureOr<Value> batch = materialize(read.getIndices()[0], prologue);
-    if (failed(batch))
-      return failure();
-    Value at = arith::MulIOp::create(b, loc, *batch,
-                                     paramIndexValue((n + ".stride0").str()));
+    StringRef n = form.blockTensorOf(read.getTensor())->name;
+    Value at = arith::ConstantIndexOp::create(b, loc, 0);
+    for (auto [dim, index] : llvm::enumerate(read.getIndices())) {
+      FailureOr<Value> i = materialize(index, prologue);
+      if (failed(i))
+        return failure();
+      Value stride = paramIndexValue((n + ".stride" + Twine(dim)).str());
+      at = arith::AddIOp::create(b, loc, at,
+                                 arith::MulIOp::create(b, loc, *i, stride));
+    }
     prologue.map(read.getResult(),
                  memref::LoadOp::create(b, loc, globalMem[n], at).getResult());
   }

@@ -61,21 +61,6 @@ static bool provablyEqual(const ValueBoundsConstraintSet::Variable &a,
   return succeeded(eq) && *eq;
 }
 
-/// The op of type OpTy that defines `v`, or null (a constant, another op).
-template <typename OpTy> static OpTy definingOp(OpFoldResult v) {
-  auto value = dyn_cast<Value>(v);
-  return value ? value.getDefiningOp<OpTy>() : OpTy();
-}
-
-/// True when `read` is one element per block of a per-sequence tensor: an
-/// i32 tensor [B] defined above `forall`, at its batch index.
-static bool isBlockRead(scf::ForallOp forall, tensor::ExtractOp read) {
-  auto type = cast<RankedTensorType>(read.getTensor().getType());
-  return type.getRank() == 1 && type.getElementType().isInteger(32) &&
-         !forall.getRegion().isAncestor(read.getTensor().getParentRegion()) &&
-         read.getIndices()[0] == forall.getInductionVars()[0];
-}
-
 /// The row dimension of a tile slice's source: 2 of [B, H, S, d], 0 of a
 /// ragged batch's packed [T, H, d].
 static unsigned rowDim(OffsetSizeAndStrideOpInterface slice) {
@@ -167,7 +152,7 @@ static FailureOr<bool> checkKVRows(FlashKVLoop &l, int64_t block,
   // A ragged batch's keys are its sequence's rows, a value of the forall's
   // body the tail tile's extent names: min(block_kv, keys - kv_start).
   if (rowDim(l.key) == 0 && !seqKV) {
-    auto min = definingOp<affine::AffineMinOp>(rows);
+    auto min = definingOpOf<affine::AffineMinOp>(rows);
     if (min && min.getSymbolOperands().size() == 1)
       seqKV = min.getSymbolOperands()[0];
   }
@@ -199,132 +184,6 @@ static FailureOr<bool> checkKVRows(FlashKVLoop &l, int64_t block,
             "K/V tile must be block_kv ("
          << block << ") or min(block_kv, "
          << (seqKV ? "min(kv_lengths[b], Skv)" : "Skv") << " - kv_start)";
-}
-
-/// Per-sequence K/V lengths: the one tensor.extract of the forall's body,
-/// of an i32 tensor [B] from above at the batch index, cast (unsigned) to
-/// an index and clamped at Skv by arith.minui. That minimum is the batch's
-/// key count the K/V loops and tails are checked against.
-static LogicalResult readKVLengths(FlashForm &form, Value key) {
-  scf::ForallOp forall = form.forall;
-  // (A ragged batch's reads are its sequences' rows: readRaggedRows.)
-  if (cast<RankedTensorType>(key.getType()).getRank() == 3)
-    return success();
-  tensor::ExtractOp lengthRead;
-  for (Operation &op : forall.getBody()->without_terminator()) {
-    auto read = dyn_cast<tensor::ExtractOp>(op);
-    if (!read)
-      continue;
-    if (lengthRead || !isBlockRead(forall, read))
-      return read.emitOpError(
-          "cannot be lowered in a flash form: the kernel reads one tensor "
-          "element per block, the K/V length of its batch (an i32 tensor "
-          "[B] defined above the forall, at the batch index)");
-    lengthRead = read;
-  }
-  if (!lengthRead)
-    return success();
-  form.kvLengths = lengthRead.getTensor();
-  // (Mask and score regions may read the length too, from inside the
-  // steps: a bottom-right causal mask per sequence.)
-  Operation *toIndex = nullptr;
-  for (Operation *user : lengthRead->getUsers())
-    if (isa<arith::IndexCastUIOp>(user) && user->getBlock() == forall.getBody())
-      toIndex = user;
-  auto isSkv = [&](Value v) {
-    auto dim = v.getDefiningOp<tensor::DimOp>();
-    if (dim)
-      return dim.getConstantIndex() == 2 && dim.getSource() == key;
-    // A static Skv is a constant.
-    std::optional<int64_t> c = getConstantIntValue(v);
-    return c && *c == cast<RankedTensorType>(key.getType()).getDimSize(2);
-  };
-  arith::MinUIOp keys;
-  if (toIndex)
-    for (Operation *user : toIndex->getUsers())
-      if (auto min = dyn_cast<arith::MinUIOp>(user);
-          min && (min.getLhs() == toIndex->getResult(0) ? isSkv(min.getRhs())
-                                                        : isSkv(min.getLhs())))
-        keys = min;
-  if (!keys)
-    return lengthRead.emitOpError(
-        "reads a tensor element per block; the kernel reads only the K/V "
-        "lengths of attnc.attention's kv_lengths (which mask and score "
-        "regions may read too), used as arith.minui(arith.index_castui("
-        "length), Skv), the keys the batch attends to");
-  form.seqKV = keys.getResult();
-  form.blockTensors.push_back({form.kvLengths, "kv_lengths"});
-  form.blockReads.push_back(lengthRead);
-  return success();
-}
-
-/// A ragged batch: Q's tile starts at arith.addi(first row, q_start), and
-/// the tensors read per block are the sequences' starts and ends, named by
-/// what they bound: q_starts (Q's first row), q_ends (in Q's rows), and
-/// kv_starts, kv_ends when K/V's sequences are other tensors.
-static LogicalResult readRaggedRows(FlashForm &form, OnlineAttentionOp first) {
-  scf::ForallOp forall = form.forall;
-  form.ragged = true;
-  auto add = definingOp<arith::AddIOp>(form.querySlice.getMixedOffsets()[0]);
-  if (!add || add.getRhs() != first.getQStart())
-    return form.querySlice.emitOpError(
-        "must start the Q tile of a ragged batch at its sequence's first row "
-        "plus the tile's q_start: arith.addi(first row, q_start)");
-  form.qRowBase = add.getLhs();
-  if (!form.kvRowBase || !form.seqKV)
-    return first.emitOpError("reads K/V tiles of a ragged batch without a "
-                             "first row or keys per sequence");
-  // The tensor whose element per block `v` is computed from, if one.
-  auto tensorsOf = [&](Value v) {
-    SetVector<Operation *> slice;
-    BackwardSliceOptions options;
-    options.filter = [&](Operation *op) {
-      return forall.getBody()->findAncestorOpInBlock(*op) != nullptr;
-    };
-    (void)getBackwardSlice(v, &slice, options);
-    if (Operation *def = v.getDefiningOp())
-      slice.insert(def);
-    SetVector<Value> tensors;
-    for (Operation *op : slice)
-      if (auto read = dyn_cast<tensor::ExtractOp>(op))
-        tensors.insert(read.getTensor());
-    return tensors;
-  };
-  auto name = [&](Value t, StringRef n) {
-    for (auto &[tensor, existing] : form.blockTensors)
-      if (tensor == t)
-        return;
-    form.blockTensors.push_back({t, n.str()});
-  };
-  SetVector<Value> qStarts = tensorsOf(form.qRowBase);
-  SetVector<Value> kvStarts = tensorsOf(form.kvRowBase);
-  if (qStarts.size() != 1 || kvStarts.size() != 1)
-    return form.querySlice.emitOpError(
-        "starts the tiles of a ragged batch at rows that are not one "
-        "element per block of a starts tensor");
-  name(qStarts[0], "q_starts");
-  // (The query tile's rows are computed from the sequence's end.)
-  if (auto rows = dyn_cast<Value>(form.querySlice.getMixedSizes()[0]))
-    for (Value t : tensorsOf(rows))
-      name(t, "q_ends");
-  name(kvStarts[0], "kv_starts");
-  for (Value t : tensorsOf(form.seqKV))
-    name(t, "kv_ends");
-  for (Operation &op : forall.getBody()->without_terminator()) {
-    auto read = dyn_cast<tensor::ExtractOp>(op);
-    if (!read)
-      continue;
-    bool named = llvm::any_of(form.blockTensors, [&](auto &entry) {
-      return entry.first == read.getTensor();
-    });
-    if (!named || !isBlockRead(forall, read))
-      return read.emitOpError(
-          "cannot be lowered in a ragged flash form: the kernel reads one "
-          "element per block of its sequences' starts and ends (i32 tensors "
-          "[B] defined above the forall, at the batch index)");
-    form.blockReads.push_back(read);
-  }
-  return success();
 }
 
 /// The K/V loop whose results are `acc`, `max`, `sum`, or null when they
@@ -408,7 +267,7 @@ static LogicalResult readLoop(FlashForm &form, FlashKVLoop &l) {
     // A ragged batch's tile starts at its sequence's first row plus
     // kv_start: arith.addi(base, kv_start), the base the same in every loop.
     if (rowDim(s) == 0) {
-      auto add = definingOp<arith::AddIOp>(row);
+      auto add = definingOpOf<arith::AddIOp>(row);
       Value base =
           add && add.getRhs() == step.getKvStart() ? add.getLhs() : Value();
       if (!base || loop.getRegion().isAncestor(base.getParentRegion()) ||
@@ -698,7 +557,8 @@ FailureOr<FlashForm> attnc::analyzeFlashForm(scf::ForallOp forall) {
   }
   // (K is the source of the first step's K tile; readLoop checks that.)
   auto firstKey = first.getKey().getDefiningOp<tensor::ExtractSliceOp>();
-  if (firstKey && failed(readKVLengths(form, firstKey.getSource())))
+  if (firstKey &&
+      failed(flash_reads::readKVLengths(form, firstKey.getSource())))
     return failure();
   auto q = cast<RankedTensorType>(form.query.getType());
   form.headDim = q.getDimSize(q.getRank() - 1);
@@ -728,9 +588,12 @@ FailureOr<FlashForm> attnc::analyzeFlashForm(scf::ForallOp forall) {
 
   if (form.key.getType() &&
       cast<RankedTensorType>(form.key.getType()).getRank() == 3) {
-    if (failed(readRaggedRows(form, first)))
+    if (failed(flash_reads::readRaggedRows(form, first)))
       return failure();
   }
+
+  if (failed(flash_reads::readRegionTensors(form)))
+    return failure();
 
   // Everything else in the forall body must be something the kernel
   // rebuilds: nothing is silently dropped.

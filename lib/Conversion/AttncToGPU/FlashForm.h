@@ -33,6 +33,18 @@ struct FlashKVLoop {
   bool mayBePartial = false;
 };
 
+/// A tensor defined above the flash form (a kernel parameter, i32 or f32)
+/// that the kernel reads one element of per block.
+struct BlockTensor {
+  mlir::Value tensor;
+  /// The kernel parameter's name.
+  std::string name;
+  /// Per dimension, what every read indexes it by: kBatchCoord, kHeadCoord
+  /// (the block's query head), or a constant (>= 0) within a static extent.
+  llvm::SmallVector<int64_t> coords;
+  static constexpr int64_t kBatchCoord = -1, kHeadCoord = -2;
+};
+
 struct FlashForm {
   mlir::scf::ForallOp forall;
   FlashConfigAttr config;
@@ -74,11 +86,14 @@ struct FlashForm {
   /// values of the forall body) plus its position.
   bool ragged = false;
   mlir::Value qRowBase, kvRowBase;
-  /// The i32 [B] tensors the kernel reads one element of per block (the
-  /// K/V lengths, a ragged batch's starts and ends), with their parameter
-  /// names, and the reads (tensor.extract at the batch index).
-  llvm::SmallVector<std::pair<mlir::Value, std::string>> blockTensors;
+  /// The tensors the kernel reads one element of per block (the K/V
+  /// lengths, a ragged batch's starts and ends, what mask and score regions
+  /// read per sequence or head: an ALiBi slope), and the reads
+  /// (tensor.extract at the block's coordinates).
+  llvm::SmallVector<BlockTensor> blockTensors;
   llvm::SmallVector<mlir::tensor::ExtractOp> blockReads;
+  /// The entry of `tensor` in blockTensors, or null.
+  const BlockTensor *blockTensorOf(mlir::Value tensor) const;
   int64_t headDim;
   mlir::Type elementType;
   /// Shared by every step (the softmax domain must not change mid-row).
@@ -100,6 +115,22 @@ bool isIndexComputation(mlir::Operation *op);
 /// True when `v` is a tensor of `value` everywhere: a tensor.splat of a
 /// float constant, or the splat dense constant canonicalization folds it to.
 bool isSplatOf(mlir::Value v, double value);
+
+/// The op of type OpTy that defines `v`, or null (a constant, another op).
+template <typename OpTy> OpTy definingOpOf(mlir::OpFoldResult v) {
+  auto value = llvm::dyn_cast<mlir::Value>(v);
+  return value ? value.getDefiningOp<OpTy>() : OpTy();
+}
+
+namespace flash_reads {
+/// The parts of analyzeFlashForm that read tensors one element per block
+/// (FlashFormReads.cpp): per-sequence K/V lengths (`key` is K's source), a
+/// ragged batch's starts and ends, and the tensors mask and score regions
+/// read (hoisted out of the steps by --attnc-online-softmax), last.
+mlir::LogicalResult readKVLengths(FlashForm &form, mlir::Value key);
+mlir::LogicalResult readRaggedRows(FlashForm &form, OnlineAttentionOp first);
+mlir::LogicalResult readRegionTensors(FlashForm &form);
+} // namespace flash_reads
 
 /// Reads `forall` as a flash form, or emits a diagnostic and fails.
 mlir::FailureOr<FlashForm> analyzeFlashForm(mlir::scf::ForallOp forall);

@@ -27,9 +27,8 @@ using namespace attnc::flash_kernel;
 //===----------------------------------------------------------------------===//
 
 std::string FlashKernelBuilder::symbolOf(Value tensor, int64_t dim) const {
-  for (auto &[t, name] : form.blockTensors)
-    if (tensor == t)
-      return "B";
+  if (const BlockTensor *bt = form.blockTensorOf(tensor))
+    return bt->coords[dim] == BlockTensor::kHeadCoord ? kQuerySymbols[1] : "B";
   if (form.ragged)
     return tensor == form.query ? kRaggedQuerySymbols[dim]
                                 : kRaggedKeySymbols[dim];
@@ -109,11 +108,30 @@ void FlashKernelBuilder::planParameters() {
   tensor("q", dtype, withDim(qShape, d), "input", true);
   tensor("k", dtype, withDim(kvShape, d), "input", true);
   tensor("v", dtype, withDim(vShape, dv), "input", true);
-  // One i32 per sequence (lengths, a ragged batch's starts and ends), read
-  // once per block, any 4-byte aligned address.
-  for (auto &[t, n] : form.blockTensors) {
-    tensor(n.c_str(), "i32", shapeOf(t, {0}), "input", false);
+  // The tensors read one element per block (lengths, a ragged batch's
+  // starts and ends, a region's per-head or per-sequence values), any
+  // 4-byte aligned address. A dimension the block's batch or head indexes
+  // runs over the query's batches or heads: the runtime checks it has them
+  // all.
+  std::vector<std::vector<ABIDim>> shapes = {qShape, kvShape, vShape,
+                                             tableShape};
+  for (const BlockTensor &bt : form.blockTensors) {
+    auto type = cast<RankedTensorType>(bt.tensor.getType());
+    std::vector<ABIDim> shape;
+    for (auto [dim, coord] : llvm::enumerate(bt.coords)) {
+      if (coord == BlockTensor::kHeadCoord)
+        shape.push_back(qShape[1]);
+      else if (coord != BlockTensor::kBatchCoord)
+        shape.push_back(type.getDimSize(dim));
+      else if (form.ragged) // (counted by the starts, not the rows)
+        shape.push_back(shapeOf(bt.tensor, {static_cast<int64_t>(dim)})[0]);
+      else
+        shape.push_back(qShape[0]);
+    }
+    tensor(bt.name.c_str(), mlirTypeToDType(type.getElementType()), shape,
+           "input", false);
     abi.params.back().align = 4;
+    shapes.push_back(std::move(shape));
   }
   if (form.keyPages) {
     tensor("block_table", "i32", tableShape, "input", false);
@@ -129,11 +147,8 @@ void FlashKernelBuilder::planParameters() {
     tensor("o_partial", "f32", withDim(rows, dv), "output", true);
     tensor("lse_partial", "f32", rows, "output", false);
   }
-  std::vector<ABIDim> blockShape;
-  for (auto &[t, n] : form.blockTensors)
-    blockShape = shapeOf(t, {0});
   for (const char *sym : kSizeSymbols)
-    if (mentionsSymbol({qShape, kvShape, vShape, tableShape, blockShape}, sym))
+    if (mentionsSymbol(shapes, sym))
       push(ABIParam::size(sym));
   if (isPartial())
     push(ABIParam::size(kSplitSymbol));
@@ -144,8 +159,9 @@ void FlashKernelBuilder::planParameters() {
     for (int64_t dim = 0; dim < (form.ragged ? 2 : kStridedDims); ++dim)
       push(ABIParam::stride(t, dim));
   }
-  for (auto &[t, n] : form.blockTensors)
-    push(ABIParam::stride(n, 0));
+  for (const BlockTensor &bt : form.blockTensors)
+    for (int64_t dim = 0; dim < static_cast<int64_t>(bt.coords.size()); ++dim)
+      push(ABIParam::stride(bt.name, dim));
   if (form.keyPages)
     for (int64_t dim = 0; dim < 2; ++dim)
       push(ABIParam::stride("block_table", dim));
@@ -226,8 +242,8 @@ FlashKernelBuilder::gridFactor(OpFoldResult extent) {
           return std::string(kSplitSymbol);
         SmallVector<Value> sized = {form.query, form.key, form.value,
                                     form.packedSource};
-        for (auto &[t, n] : form.blockTensors)
-          sized.push_back(t);
+        for (const BlockTensor &bt : form.blockTensors)
+          sized.push_back(bt.tensor);
         auto dim = cast_or_null<tensor::DimOp>(sizeDimOf(x, sized));
         // (The packed view's rows are G * Sq, not a symbol.)
         if (!dim || (form.packedSource && dim.getSource() == form.query &&

@@ -44,9 +44,7 @@ FailureOr<Value> FlashKernelBuilder::leafValue(Value v) {
   if (!dim)
     return Value();
   std::optional<int64_t> index = dim.getConstantIndex();
-  bool blockTensor = llvm::any_of(form.blockTensors, [&](auto &entry) {
-    return entry.first == dim.getSource();
-  });
+  bool blockTensor = form.blockTensorOf(dim.getSource());
   if (!index ||
       (!blockTensor && !llvm::is_contained({form.query, form.key, form.value,
                                             form.packedSource},

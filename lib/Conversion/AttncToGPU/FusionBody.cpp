@@ -236,16 +236,20 @@ LogicalResult FusionEmitter::emitOp(Operation *op) {
       .Case([&](RsqrtOp) { return unary(lu(math::RsqrtOp())); })
       .Case([&](CastOp c) {
         Type to = c.getResult().getType().getElementType();
-        if (to.isF32())
-          return unary([](Value x) { return x; });
-        // Round to the narrow type and back: later ops see the value the
-        // unfused graph would have stored.
-        return unary([&](Value x) -> Value {
+        bool fromIndex = c.getInput().getType().getElementType().isInteger(64);
+        // An i64 index converts to f32 (the value then rounds like a wide
+        // float); a narrow type is rounded to and back: later ops see the
+        // value the unfused graph would have stored.
+        return unary([&, to, fromIndex](Value x) -> Value {
           Type narrow = to, wide = b.getF32Type();
           if (auto vt = dyn_cast<VectorType>(x.getType())) {
             narrow = VectorType::get(vt.getShape(), to);
             wide = VectorType::get(vt.getShape(), wide);
           }
+          if (fromIndex)
+            x = arith::SIToFPOp::create(b, loc, wide, x);
+          if (to.isF32())
+            return x;
           Value rounded = arith::TruncFOp::create(b, loc, narrow, x);
           return arith::ExtFOp::create(b, loc, wide, rounded);
         });

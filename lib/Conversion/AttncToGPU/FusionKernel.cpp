@@ -33,11 +33,7 @@ static std::string inputName(unsigned i, Value v) {
   auto arg = dyn_cast<BlockArgument>(v);
   if (!arg)
     return "in" + std::to_string(i);
-  if (auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp()))
-    if (auto name =
-            fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kNameAttrName))
-      return name.str();
-  return "arg" + std::to_string(arg.getArgNumber());
+  return sourceArgumentName(arg);
 }
 
 /// The manifest name of fusion result `j`: the `attnc.name` of the host

@@ -7,10 +7,13 @@
 #include "attnc/Conversion/AttncToGPU/KernelUtils.h"
 
 #include "attnc/Dialect/Attnc/IR/AttentionMask.h"
+#include "attnc/Dialect/Attnc/IR/AttncAttrs.h"
+#include "attnc/Dialect/Attnc/IR/AttncOps.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -131,15 +134,42 @@ LogicalResult attnc::planForallGrid(
   return success();
 }
 
+LogicalResult attnc::checkPerScoreOps(Region &r, bool blockReads) {
+  for (Operation &op : r.getOps()) {
+    if (isa<arith::ArithDialect, math::MathDialect>(op.getDialect()) ||
+        isa<attnc::YieldOp>(op))
+      continue;
+    if (isa<tensor::ExtractOp>(op) && blockReads)
+      return op.emitOpError(
+          "reads a tensor per score (at an index other than the block's "
+          "batch, its query head or a constant); the kernel reads tensors "
+          "once per block");
+    if (isa<tensor::ExtractOp>(op))
+      return op.emitOpError("reads a tensor in a mask or score region; the "
+                            "backward kernel reads none");
+    return op.emitOpError("cannot be lowered in a mask or score region: the "
+                          "kernel evaluates only arith and math ops per "
+                          "score");
+  }
+  return success();
+}
+
+std::string attnc::sourceArgumentName(BlockArgument arg, StringRef fallback) {
+  if (auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+    if (auto n =
+            fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kNameAttrName))
+      return n.str();
+  if (!fallback.empty())
+    return fallback.str();
+  return "arg" + std::to_string(arg.getArgNumber());
+}
+
 ABIParam attnc::runtimeScaleParam(Value runtimeScale) {
   ABIParam p;
   p.kind = ABIParam::Kind::Scalar;
   p.name = "scale";
   if (auto arg = dyn_cast<BlockArgument>(runtimeScale))
-    if (auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp()))
-      if (auto n =
-              fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "attnc.name"))
-        p.name = n.str();
+    p.name = sourceArgumentName(arg, "scale");
   p.dtype = "f32";
   return p;
 }

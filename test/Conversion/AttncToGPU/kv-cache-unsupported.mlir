@@ -30,22 +30,3 @@ func.func @paged_k_only(%q: tensor<?x32x?x128xbf16>, %kp: tensor<?x64x8x128xbf16
       : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x?x128xbf16>
   return %o : tensor<?x32x?x128xbf16>
 }
-
-
-// -----
-
-// A mask may read the sequence's K/V length, not another tensor: the kernel
-// has a parameter for the lengths only.
-func.func @mask_reads_other(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: tensor<?x8x?x128xbf16>, %starts: tensor<?xi32>) -> tensor<?x32x?x128xbf16> {
-  // expected-error @+1 {{reads a tensor element per block; the kernel reads only the K/V lengths of attnc.attention's kv_lengths (which mask and score regions may read too), used as arith.minui(arith.index_castui(length), Skv), the keys the batch attends to}}
-  %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64, config = #attnc.flash_config<block_q = 32, block_kv = 64, warps = 2, stages = 2, strategy = mma_sync>}
-      : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x?x128xbf16>
-      mask {
-      ^bb0(%b: index, %h: index, %i: index, %j: index):
-        %n = tensor.extract %starts[%b] : tensor<?xi32>
-        %s = arith.index_castui %n : i32 to index
-        %keep = arith.cmpi uge, %j, %s : index
-        attnc.yield %keep : i1
-      }
-  return %o : tensor<?x32x?x128xbf16>
-}

@@ -163,3 +163,18 @@ func.func @cache_lengths(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %
       : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
   return %o : tensor<?x?x?x64xbf16>
 }
+
+// -----
+
+func.func @alibi_slopes(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %slopes: tensor<?xf32>) -> tensor<?x?x?x64xbf16> {
+  // expected-error @+1 {{reads a tensor in its mask or score region (a per-head ALiBi slope); --attnc-derive-backward derives the backward of regions of positions and scores only}}
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %m = tensor.extract %slopes[%h] : tensor<?xf32>
+        %r = arith.subf %s, %m : f32
+        attnc.yield %r : f32
+      }
+  return %o : tensor<?x?x?x64xbf16>
+}

@@ -549,14 +549,19 @@ func.func @small_fill_not_a_mask(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf
 
 // -----
 
-// The scale is a 0-d tensor argument, not a scalar: reading it would be a
-// load from device memory, which attnc.attention has no operand for (a
-// scalar argument made a tensor with tensor.from_elements is fused, see
-// @runtime_scale).
-// CHECK-LABEL: func.func @scale_not_constant
-// CHECK-NOT:     attnc.attention
-// CHECK:         attnc.mul
-func.func @scale_not_constant(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
+// The scale is a 0-d tensor argument, not a scalar: a factor the kernel
+// loads from device memory, once per block, so it is a score modifier that
+// reads the tensor (a scalar argument made a tensor with
+// tensor.from_elements is the op's run-time scale, see @runtime_scale).
+// CHECK-LABEL: func.func @scale_from_device_tensor
+// CHECK-SAME:    %[[T:[^:]+]]: tensor<f32>
+// CHECK:         attnc.attention {{.+}} {scale = 1.000000e+00 : f64}
+// CHECK:         score {
+// CHECK-NEXT:    ^bb0(%[[S:[^:]+]]: f32,
+// CHECK-NEXT:      %[[X:.+]] = tensor.extract %[[T]][] : tensor<f32>
+// CHECK-NEXT:      %[[R:.+]] = arith.mulf %[[S]], %[[X]] : f32
+// CHECK-NEXT:      attnc.yield %[[R]] : f32
+func.func @scale_from_device_tensor(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
                               %v: tensor<?x?x?x64xf32>, %c: tensor<f32>) -> tensor<?x?x?x64xf32> {
   %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x?xf32>
   %ss = attnc.mul %s, %c : tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>

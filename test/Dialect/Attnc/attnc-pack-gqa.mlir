@@ -83,3 +83,24 @@ func.func @left_alone(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>,
       : tensor<1x8x512x64xbf16>, tensor<1x2x512x64xbf16>, tensor<1x2x512x64xbf16> -> tensor<1x8x512x64xbf16>
   return %a, %b, %c : tensor<?x8x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<1x8x512x64xbf16>
 }
+
+// -----
+
+// Left alone: a score region reading a tensor at the query head (ALiBi
+// slopes). Packed, the head would change from row to row of a block; the
+// kernel reads such tensors once per block.
+// CHECK-LABEL: func.func @per_head_tensor
+// CHECK-NOT: tensor.expand_shape
+// CHECK: attnc.attention
+// CHECK: tensor.extract %{{.+}}[%{{.+}}] : tensor<8xf32>
+func.func @per_head_tensor(%q: tensor<2x8x2x64xf16>, %k: tensor<2x2x100x64xf16>, %v: tensor<2x2x100x64xf16>, %slopes: tensor<8xf32>) -> tensor<2x8x2x64xf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
+      : tensor<2x8x2x64xf16>, tensor<2x2x100x64xf16>, tensor<2x2x100x64xf16> -> tensor<2x8x2x64xf16>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %m = tensor.extract %slopes[%h] : tensor<8xf32>
+        %r = arith.subf %s, %m : f32
+        attnc.yield %r : f32
+      }
+  return %o : tensor<2x8x2x64xf16>
+}

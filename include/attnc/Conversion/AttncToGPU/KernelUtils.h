@@ -42,6 +42,20 @@ mlir::Value opaqueIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
 /// function argument's `attnc.name`, else "scale".
 ABIParam runtimeScaleParam(mlir::Value runtimeScale);
 
+/// Checks that mask or score region `r`, which a kernel evaluates per score
+/// by cloning its body, holds only arith and math ops; a tensor.extract
+/// left in it is refused as a read per score (kernels with `blockReads`
+/// read tensors once per block, hoisted out of the region), once, naming
+/// the op.
+mlir::LogicalResult checkPerScoreOps(mlir::Region &r, bool blockReads);
+
+/// The name the source program gives function argument `arg`: its
+/// `attnc.name`, else `fallback` (or "arg<N>" when `fallback` is empty).
+/// MLIR keeps no SSA names: the attribute is how the source's names reach
+/// the manifest.
+std::string sourceArgumentName(mlir::BlockArgument arg,
+                               llvm::StringRef fallback = "");
+
 /// `x` as a `tensor.dim` of one of `tensors` at a constant index <= 2 (a
 /// batch, head or sequence extent, which a kernel has a size parameter
 /// for), else null.

@@ -342,6 +342,20 @@ struct AttncDeriveBackwardPass
         failedAny = true;
         continue;
       }
+      // The backward kernel reads no tensors in its regions yet (the read
+      // of a per-head slope would move with the query head inside its K/V
+      // block).
+      bool readsTensors = false;
+      for (Region *r : {&attn.getMask(), &attn.getScore()})
+        r->walk([&](tensor::ExtractOp) { readsTensors = true; });
+      if (readsTensors) {
+        attn.emitOpError() << "reads a tensor in its mask or score region "
+                              "(a per-head ALiBi slope); "
+                              "--attnc-derive-backward derives the backward "
+                              "of regions of positions and scores only";
+        failedAny = true;
+        continue;
+      }
       if (SymbolTable::lookupSymbolIn(module, name)) {
         fn.emitOpError() << "has a backward named '" << name
                          << "', which another symbol of the module has";

@@ -114,17 +114,23 @@ private:
   Value queryTile;
   /// The step of every K/V loop.
   Value one;
-  /// Per-sequence values the mask and score regions read, by tensor (see
-  /// hoistBatchReads); the K/V lengths' read is one of them.
-  DenseMap<Value, Value> batchReads;
-  /// The same reads as indices (readBatchIndex).
+  /// Elements of tensors from above read once per forall iteration, by
+  /// tensor and coordinates (hoistBlockReads, readBlock): the coordinates
+  /// are kBatchCoord, kHeadCoord or constant indices.
+  static constexpr int64_t kBatchCoord = -1, kHeadCoord = -2;
+  SmallVector<std::tuple<Value, SmallVector<int64_t>, Value>> blockReads;
+  /// The same reads of per-sequence i32 tensors as indices (readBatchIndex).
   DenseMap<Value, Value> batchIndices;
-  /// Reads `tensor[b]` of the regions of `step` (the region's batch
-  /// argument, a tensor defined above the op) once per forall iteration,
-  /// before `loop`: the value is the same for every score of the tile.
-  void hoistBatchReads(OnlineAttentionOp step, scf::ForOp loop);
-  /// `tensor[b]` of the current batch (read once, where first asked for),
-  /// and as an index.
+  /// Moves the reads the regions of `step` make of a tensor defined above
+  /// the op, at the region's batch and head arguments and constants, to
+  /// one read per forall iteration before `loop`: the value is the same
+  /// for every score of the tile (an ALiBi slope per head, a length per
+  /// sequence).
+  void hoistBlockReads(OnlineAttentionOp step, scf::ForOp loop);
+  /// `tensor[coords]` for the current batch and head, read once, where
+  /// first asked for.
+  Value readBlock(Value tensor, ArrayRef<int64_t> coords);
+  /// `tensor[b]` of the current batch, and as an index.
   Value readBatch(Value tensor);
   Value readBatchIndex(Value tensor);
 

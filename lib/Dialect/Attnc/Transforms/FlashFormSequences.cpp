@@ -39,22 +39,31 @@ AttentionExtents attnc::flash_form::getRaggedExtents(OpBuilder &b,
   return e;
 }
 
-void FlashFormBuilder::hoistBatchReads(OnlineAttentionOp step,
+void FlashFormBuilder::hoistBlockReads(OnlineAttentionOp step,
                                        scf::ForOp loop) {
   auto hoist = [&](Region &r, unsigned batchArg) {
     if (r.empty())
       return;
+    Value batchIn = r.getArgument(batchArg),
+          headIn = r.getArgument(batchArg + 1);
+    // Reads of a tensor from above at the batch, the head and constants.
     SmallVector<tensor::ExtractOp> reads;
     r.walk([&](tensor::ExtractOp x) {
-      if (x.getIndices().size() == 1 &&
-          x.getIndices()[0] == r.getArgument(batchArg) &&
-          !r.isAncestor(x.getTensor().getParentRegion()))
+      if (!r.isAncestor(x.getTensor().getParentRegion()) &&
+          llvm::all_of(x.getIndices(), [&](Value i) {
+            return i == batchIn || i == headIn || getConstantIntValue(i);
+          }))
         reads.push_back(x);
     });
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPoint(loop);
     for (tensor::ExtractOp x : reads) {
-      x.getResult().replaceAllUsesWith(readBatch(x.getTensor()));
+      SmallVector<int64_t> coords;
+      for (Value i : x.getIndices())
+        coords.push_back(i == batchIn  ? kBatchCoord
+                         : i == headIn ? kHeadCoord
+                                       : *getConstantIntValue(i));
+      x.getResult().replaceAllUsesWith(readBlock(x.getTensor(), coords));
       x.erase();
     }
   };
@@ -62,11 +71,24 @@ void FlashFormBuilder::hoistBatchReads(OnlineAttentionOp step,
   hoist(step.getScore(), /*batchArg=*/1);
 }
 
-Value FlashFormBuilder::readBatch(Value tensor) {
-  Value &v = batchReads[tensor];
-  if (!v)
-    v = tensor::ExtractOp::create(b, loc, tensor, ValueRange{batch});
+Value FlashFormBuilder::readBlock(Value tensor, ArrayRef<int64_t> coords) {
+  for (auto &[t, c, v] : blockReads)
+    if (t == tensor && ArrayRef(c) == coords)
+      return v;
+  SmallVector<Value> indices;
+  for (int64_t c : coords)
+    indices.push_back(
+        c == kBatchCoord ? batch
+        : c == kHeadCoord
+            ? head
+            : arith::ConstantIndexOp::create(b, loc, c).getResult());
+  Value v = tensor::ExtractOp::create(b, loc, tensor, indices);
+  blockReads.push_back({tensor, SmallVector<int64_t>(coords), v});
   return v;
+}
+
+Value FlashFormBuilder::readBatch(Value tensor) {
+  return readBlock(tensor, {kBatchCoord});
 }
 
 Value FlashFormBuilder::readBatchIndex(Value tensor) {

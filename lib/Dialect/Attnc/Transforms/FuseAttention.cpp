@@ -205,6 +205,7 @@ static LogicalResult matchScoreSteps(Value &x, AttentionChain &chain) {
     if (std::optional<ScoreModStep> mod = matchScoreModStep(x, &input)) {
       steps.push_back({ScoreStep::Mod, {}, mod});
       chain.ops.insert(mod->op);
+      chain.ops.insert(mod->termOps.begin(), mod->termOps.end());
       x = input;
       continue;
     }
@@ -407,7 +408,7 @@ struct FuseAttentionPattern : OpRewritePattern<MatmulOp> {
                       chain.mask->keep, chain.mask->negate, chain.mask->scores);
     if (!chain.mods.empty())
       buildScoreRegion(rewriter, root.getLoc(), attention.getScore(),
-                       chain.mods);
+                       chain.mods, chain.scores.getType());
     rewriter.replaceOp(root, attention.getResult());
     eraseDeadChain(rewriter, chain.ops);
     return success();

@@ -245,7 +245,7 @@ RecurrenceState FlashFormBuilder::buildKVLoop(OpFoldResult lb, OpFoldResult ub,
           op.getMask().cloneInto(&step.getMask(), none);
         scf::YieldOp::create(nested, loc, step.getResults());
       });
-  hoistBatchReads(*loop.getBody()->getOps<OnlineAttentionOp>().begin(), loop);
+  hoistBlockReads(*loop.getBody()->getOps<OnlineAttentionOp>().begin(), loop);
   return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
 }
 
@@ -520,7 +520,8 @@ struct AttncOnlineSoftmaxPass
   /// The target's configuration for `headDim` (of an attention with a mask
   /// when `masked`), with the tiles the options set.
   FailureOr<FlashConfigAttr> getConfig(int64_t headDim, bool masked = true,
-                                       bool needsMmaSync = false) {
+                                       bool needsMmaSync = false,
+                                       bool readsPerBlock = false) {
     // Reported at the root's location without the "see current operation"
     // note: the culprit is the option, not the IR.
     Location loc = getOperation()->getLoc();
@@ -560,8 +561,25 @@ struct AttncOnlineSoftmaxPass
     // a strategy option the pass picks mma_sync for them.
     if (needsMmaSync && !kind)
       kind = TileStrategy::mma_sync;
-    return target->attentionConfig(&getContext(), headDim, q, kv, kind, stages,
-                                   masked);
+    FlashConfigAttr config = target->attentionConfig(&getContext(), headDim, q,
+                                                     kv, kind, stages, masked);
+    // The persistent grid walks many tiles in one block, and what a region
+    // reads once per block (a per-head slope) changes from tile to tile:
+    // without a strategy option such ops take the one-tile-per-block form.
+    if (readsPerBlock && !kind &&
+        config.getStrategy() == TileStrategy::wgmma_ws_persistent)
+      config = target->attentionConfig(&getContext(), headDim, q, kv,
+                                       TileStrategy::wgmma_ws, stages, masked);
+    return config;
+  }
+
+  /// True when a region of `op` reads a tensor (hoisted to one read per
+  /// block by the flash form).
+  static bool readsTensors(AttentionOp op) {
+    bool reads = false;
+    for (Region *r : {&op.getMask(), &op.getScore()})
+      r->walk([&](tensor::ExtractOp) { reads = true; });
+    return reads;
   }
 
   /// Per-sequence K/V lengths, paged caches and ragged batches are lowered
@@ -628,9 +646,9 @@ struct AttncOnlineSoftmaxPass
       // A config on the op (the user's choice) wins over the target's.
       int64_t headDim = op.getQuery().getType().getDimSize(3);
       FailureOr<FlashConfigAttr> config =
-          op.getConfigAttr()
-              ? FailureOr<FlashConfigAttr>(op.getConfigAttr())
-              : getConfig(headDim, !op.getMask().empty(), needsRowLoads(op));
+          op.getConfigAttr() ? FailureOr<FlashConfigAttr>(op.getConfigAttr())
+                             : getConfig(headDim, !op.getMask().empty(),
+                                         needsRowLoads(op), readsTensors(op));
       if (succeeded(config) && !op.getConfigAttr() && blockQ == 0)
         config = narrowForWindow(op, *config, headDim);
       if (succeeded(config) && !op.getConfigAttr() && fallback &&

@@ -86,6 +86,19 @@ void remapRegion(OpBuilder &b, Location loc, Region &from, Region &to,
     b.clone(op, map);
 }
 
+/// True when `region` reads a tensor from above at its head argument
+/// (number `headArg`).
+bool readsPerHead(Region &region, unsigned headArg) {
+  if (region.empty())
+    return false;
+  Value head = region.getArgument(headArg);
+  WalkResult r = region.walk([&](tensor::ExtractOp x) {
+    return llvm::is_contained(x.getIndices(), head) ? WalkResult::interrupt()
+                                                    : WalkResult::advance();
+  });
+  return r.wasInterrupted();
+}
+
 struct AttncPackGQAPass : attnc::impl::AttncPackGQABase<AttncPackGQAPass> {
   using Base::Base;
 
@@ -105,6 +118,11 @@ struct AttncPackGQAPass : attnc::impl::AttncPackGQABase<AttncPackGQAPass> {
     // (A ragged batch's rows are addressed per sequence, not packed.)
     if (op.getQuery().getDefiningOp<RaggedViewOp>() ||
         op.getKey().getDefiningOp<RaggedViewOp>())
+      return;
+    // A region's read at the query head (an ALiBi slope per head) stays
+    // one read per block only while the blocks are query heads; packed,
+    // the head changes from row to row.
+    if (readsPerHead(op.getMask(), 1) || readsPerHead(op.getScore(), 2))
       return;
     if (qType.isDynamicDim(1) || kType.isDynamicDim(1) ||
         qType.getDimSize(1) == kType.getDimSize(1) ||

@@ -23,6 +23,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -224,6 +225,103 @@ void attnc::buildMaskRegion(OpBuilder &b, Location loc, Region &mask,
   YieldOp::create(b, loc, v);
 }
 
+/// A function argument holding one value per batch and head of `scores`:
+/// its extents along the query and key dimensions are 1, the others 1 or
+/// the scores' (right-aligned broadcasting).
+static bool isPerBlockArgument(Value v, RankedTensorType scores) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!arg || !type ||
+      !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()) ||
+      type.getRank() > kScoresRank || scores.getRank() != kScoresRank)
+    return false;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    int64_t sd = kScoresRank - type.getRank() + d, n = type.getDimSize(d);
+    if (n == 1)
+      continue;
+    int64_t s = scores.getDimSize(sd);
+    if (sd >= 2 ||
+        (!ShapedType::isDynamic(n) && !ShapedType::isDynamic(s) && n != s))
+      return false;
+  }
+  return true;
+}
+
+bool attnc::isScoreTermExpr(Value v, RankedTensorType scores, MatchedOps &ops) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || !type.getElementType().isF32())
+    return false;
+  if (getSplatFloatConstant(v) || isPerBlockArgument(v, scores))
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (auto cast = dyn_cast<CastOp>(def)) {
+    if (!cast.getInput().getType().getElementType().isInteger(64) ||
+        !isScoreIndexExpr(cast.getInput(), scores, ops))
+      return false;
+    ops.insert(def);
+    return true;
+  }
+  if (!isa<AddOp, SubOp, MulOp, DivOp, MinOp, MaxOp, NegOp, AbsOp>(def))
+    return false;
+  for (Value operand : def->getOperands())
+    if (!isScoreTermExpr(operand, scores, ops))
+      return false;
+  ops.insert(def);
+  return true;
+}
+
+/// The per-element value of term `v` in the score region whose index
+/// arguments are `args` (b, h, i, j), memoized in `memo`.
+static Value emitTerm(OpBuilder &b, Location loc, Value v, ValueRange args,
+                      RankedTensorType scores, IRMapping &memo) {
+  if (Value known = memo.lookupOrNull(v))
+    return known;
+  auto get = [&](Value x) { return emitTerm(b, loc, x, args, scores, memo); };
+  Value result;
+  if (std::optional<double> c = getSplatFloatConstant(v)) {
+    result = arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(static_cast<float>(*c)));
+  } else if (isa<BlockArgument>(v)) {
+    // The element of this batch and head: broadcast extents read index 0.
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<Value> indices;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      indices.push_back(type.getDimSize(d) == 1
+                            ? arith::ConstantIndexOp::create(b, loc, 0)
+                            : args[kScoresRank - type.getRank() + d]);
+    result = tensor::ExtractOp::create(b, loc, v, indices);
+  } else {
+    Operation *def = v.getDefiningOp();
+    auto binary = [&](auto op, auto build) -> Value {
+      Value l = get(op.getLhs());
+      return decltype(build)::create(b, loc, l, get(op.getRhs()));
+    };
+    result =
+        llvm::TypeSwitch<Operation *, Value>(def)
+            .Case([&](CastOp op) -> Value {
+              Value i = emitIndex(b, loc, op.getInput(), args, scores, memo);
+              Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), i);
+              return arith::SIToFPOp::create(b, loc, b.getF32Type(), i64);
+            })
+            .Case([&](AddOp op) { return binary(op, arith::AddFOp()); })
+            .Case([&](SubOp op) { return binary(op, arith::SubFOp()); })
+            .Case([&](MulOp op) { return binary(op, arith::MulFOp()); })
+            .Case([&](DivOp op) { return binary(op, arith::DivFOp()); })
+            .Case([&](MinOp op) { return binary(op, arith::MinimumFOp()); })
+            .Case([&](MaxOp op) { return binary(op, arith::MaximumFOp()); })
+            .Case([&](NegOp op) -> Value {
+              return arith::NegFOp::create(b, loc, get(op.getInput()));
+            })
+            .Case([&](AbsOp op) -> Value {
+              return math::AbsFOp::create(b, loc, get(op.getInput()));
+            });
+  }
+  memo.map(v, result);
+  return result;
+}
+
 std::optional<ScoreModStep> attnc::matchScoreModStep(Value x, Value *input) {
   Operation *def = x.getDefiningOp();
   if (!def || !isa<FloatType>(getElementTypeOrSelf(x.getType())))
@@ -236,28 +334,41 @@ std::optional<ScoreModStep> attnc::matchScoreModStep(Value x, Value *input) {
     return std::nullopt;
   for (unsigned k = 0; k < 2; ++k) {
     Value score = def->getOperand(k), other = def->getOperand(1 - k);
+    if (score.getType() != x.getType())
+      continue;
     std::optional<double> c = getSplatFloatConstant(other);
-    if (c && score.getType() == x.getType()) {
+    if (c) {
       *input = score;
-      return ScoreModStep{def, k, c};
+      return ScoreModStep{def, k, c, {}, {}};
+    }
+    auto scores = cast<RankedTensorType>(x.getType());
+    MatchedOps termOps;
+    if (isScoreTermExpr(other, scores, termOps)) {
+      *input = score;
+      return ScoreModStep{def, k, std::nullopt, other, std::move(termOps)};
     }
   }
   return std::nullopt;
 }
 
 void attnc::buildScoreRegion(OpBuilder &b, Location loc, Region &score,
-                             ArrayRef<ScoreModStep> steps) {
+                             ArrayRef<ScoreModStep> steps,
+                             RankedTensorType scores) {
   OpBuilder::InsertionGuard guard(b);
   Type f32 = b.getF32Type(), index = b.getIndexType();
   SmallVector<Type> types = {f32, index, index, index, index};
   SmallVector<Location> locs(kScoreRegionArgs, loc);
   Block *body = b.createBlock(&score, {}, types, locs);
   Value s = body->getArgument(0);
+  IRMapping memo;
   for (const ScoreModStep &step : steps) {
     Value c;
     if (step.constant)
       c = arith::ConstantOp::create(
           b, loc, b.getF32FloatAttr(static_cast<float>(*step.constant)));
+    else if (step.term)
+      c = emitTerm(b, loc, step.term, body->getArguments().drop_front(), scores,
+                   memo);
     Value l = s, r = c;
     if (c && step.scoreOperand == 1)
       std::swap(l, r);

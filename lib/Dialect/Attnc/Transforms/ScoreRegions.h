@@ -53,24 +53,40 @@ void buildMaskRegion(mlir::OpBuilder &b, mlir::Location loc, mlir::Region &mask,
                      mlir::Value keep, bool negate,
                      mlir::RankedTensorType scores);
 
+/// True when `v` (an f32 tensor that broadcasts into the rank-4 `scores`)
+/// is a term of a score modifier, computed without the scores from: splat
+/// float constants; `attnc.cast` of an i64 isScoreIndexExpr value (a
+/// distance `i - j`); arguments of the function that are constant along
+/// the query and key dimensions (one value per batch and head: ALiBi
+/// slopes [H, 1, 1]); and attnc add, sub, mul, div, min, max, neg and abs
+/// of such terms. The ops visited are added to `ops`.
+bool isScoreTermExpr(mlir::Value v, mlir::RankedTensorType scores,
+                     MatchedOps &ops);
+
 /// One elementwise step of a score modifier: a unary float op, or a binary
-/// one with the other operand a splat float constant (`constant` set).
+/// one with the other operand a splat float constant (`constant` set) or
+/// another term isScoreTermExpr accepts (`term` set; its ops in
+/// `termOps`): an ALiBi bias `-slope[h] * |i - j|`.
 struct ScoreModStep {
   mlir::Operation *op;
   /// The operand index of the modified score (0 or 1) in a binary op.
   unsigned scoreOperand = 0;
   std::optional<double> constant;
+  mlir::Value term;
+  MatchedOps termOps;
 };
 
 /// `x` as a score-modifier step on `*input`: attnc.tanh, neg, exp, abs, or
-/// add/sub/mul/div/max/min of the scores and a splat float constant.
+/// add/sub/mul/div/max/min of the scores and a splat float constant or a
+/// score term.
 std::optional<ScoreModStep> matchScoreModStep(mlir::Value x,
                                               mlir::Value *input);
 
 /// Fills the empty `score` region with `steps` applied in order (innermost
-/// first) to the region's score argument.
+/// first) to the region's score argument; terms index like `scores`.
 void buildScoreRegion(mlir::OpBuilder &b, mlir::Location loc,
-                      mlir::Region &score, llvm::ArrayRef<ScoreModStep> steps);
+                      mlir::Region &score, llvm::ArrayRef<ScoreModStep> steps,
+                      mlir::RankedTensorType scores);
 
 } // namespace attnc
 

@@ -200,18 +200,22 @@ def Attnc_TanhOp : Attnc_UnaryOp<"tanh", "tanh(input[i])", "hyperbolic tangent">
 def Attnc_RsqrtOp : Attnc_UnaryOp<"rsqrt", "1 / sqrt(input[i])", "reciprocal square root">;
 
 def Attnc_CastOp : Attnc_PureOp<"cast"> {
-  let summary = "elementwise conversion between float types";
+  let summary = "elementwise conversion to a float type";
   let description = [{
     Converts each element to the result's element type, rounding to nearest
-    even when narrowing: `result[i] = (T)input[i]`. Shapes are equal.
+    even when narrowing: `result[i] = (T)input[i]`. The input is a float
+    tensor or an i64 index tensor (a distance `i - j` that a score modifier
+    such as ALiBi multiplies by a slope), converted as a signed integer.
+    Shapes are equal.
 
     Example:
 
     ```mlir
     %f = attnc.cast %x : tensor<?x128xbf16> to tensor<?x128xf32>
+    %d = attnc.cast %dist : tensor<1x1x?x?xi64> to tensor<1x1x?x?xf32>
     ```
   }];
-  let arguments = (ins Attnc_FloatTensor:$input);
+  let arguments = (ins Attnc_NumericTensor:$input);
   let results = (outs Attnc_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
   let hasVerifier = 1;

@@ -1,0 +1,260 @@
+//===- FlashFormReads.cpp - tensors a flash form reads per block ----------===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A flash form reads some tensors one element per block, where the element
+// is the same for every score of the block: the K/V length of its sequence,
+// a ragged batch's sequence bounds, and what the mask and score regions read
+// at the block's batch or query head (an ALiBi slope per head, a length per
+// sequence), which --attnc-online-softmax hoists out of the steps. Each is a
+// kernel parameter the kernel loads once; any other read is refused here
+// with the rule it breaks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FlashForm.h"
+
+#include "attnc/Conversion/AttncToGPU/KernelUtils.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace attnc;
+
+const BlockTensor *FlashForm::blockTensorOf(Value tensor) const {
+  for (const BlockTensor &t : blockTensors)
+    if (t.tensor == tensor)
+      return &t;
+  return nullptr;
+}
+
+/// True when `read` is one element per block of a per-sequence i32 tensor
+/// [B] defined above `forall`, at its batch index.
+static bool isBatchRead(scf::ForallOp forall, tensor::ExtractOp read) {
+  auto type = cast<RankedTensorType>(read.getTensor().getType());
+  return type.getRank() == 1 && type.getElementType().isInteger(32) &&
+         !forall.getRegion().isAncestor(read.getTensor().getParentRegion()) &&
+         read.getIndices()[0] == forall.getInductionVars()[0];
+}
+
+/// Per-sequence K/V lengths: the tensor.extract of the forall's body, of an
+/// i32 tensor [B] from above at the batch index, cast (unsigned) to an index
+/// and clamped at Skv by arith.minui. That minimum is the batch's key count
+/// the K/V loops and tails are checked against.
+LogicalResult flash_reads::readKVLengths(FlashForm &form, Value key) {
+  scf::ForallOp forall = form.forall;
+  // (A ragged batch's reads are its sequences' rows: readRaggedRows.)
+  if (cast<RankedTensorType>(key.getType()).getRank() == 3)
+    return success();
+  auto isSkv = [&](Value v) {
+    auto dim = v.getDefiningOp<tensor::DimOp>();
+    if (dim)
+      return dim.getConstantIndex() == 2 && dim.getSource() == key;
+    // A static Skv is a constant.
+    std::optional<int64_t> c = getConstantIntValue(v);
+    return c && *c == cast<RankedTensorType>(key.getType()).getDimSize(2);
+  };
+  // The keys `read` bounds: minui(index_castui(read), Skv) in the body.
+  auto keysOf = [&](tensor::ExtractOp read) -> arith::MinUIOp {
+    for (Operation *cast : read->getUsers()) {
+      if (!isa<arith::IndexCastUIOp>(cast) ||
+          cast->getBlock() != forall.getBody())
+        continue;
+      for (Operation *user : cast->getUsers())
+        if (auto min = dyn_cast<arith::MinUIOp>(user);
+            min && (min.getLhs() == cast->getResult(0) ? isSkv(min.getRhs())
+                                                       : isSkv(min.getLhs())))
+          return min;
+    }
+    return {};
+  };
+  tensor::ExtractOp lengthRead;
+  arith::MinUIOp keys;
+  // (Reads that bound no keys are the regions': readRegionTensors.)
+  for (auto read : forall.getBody()->getOps<tensor::ExtractOp>()) {
+    arith::MinUIOp min = isBatchRead(forall, read) ? keysOf(read) : nullptr;
+    if (!min)
+      continue;
+    if (lengthRead)
+      return read.emitOpError(
+          "bounds the keys of a flash form a second time; the kernel reads "
+          "one K/V length per sequence (attnc.attention's kv_lengths)");
+    lengthRead = read;
+    keys = min;
+  }
+  if (!lengthRead)
+    return success();
+  form.kvLengths = lengthRead.getTensor();
+  form.seqKV = keys.getResult();
+  form.blockTensors.push_back(
+      {form.kvLengths, "kv_lengths", {BlockTensor::kBatchCoord}});
+  form.blockReads.push_back(lengthRead);
+  return success();
+}
+/// A ragged batch: Q's tile starts at arith.addi(first row, q_start), and
+/// the tensors read per block are the sequences' starts and ends, named by
+/// what they bound: q_starts (Q's first row), q_ends (in Q's rows), and
+/// kv_starts, kv_ends when K/V's sequences are other tensors.
+LogicalResult flash_reads::readRaggedRows(FlashForm &form,
+                                          OnlineAttentionOp first) {
+  scf::ForallOp forall = form.forall;
+  form.ragged = true;
+  auto add = definingOpOf<arith::AddIOp>(form.querySlice.getMixedOffsets()[0]);
+  if (!add || add.getRhs() != first.getQStart())
+    return form.querySlice.emitOpError(
+        "must start the Q tile of a ragged batch at its sequence's first row "
+        "plus the tile's q_start: arith.addi(first row, q_start)");
+  form.qRowBase = add.getLhs();
+  if (!form.kvRowBase || !form.seqKV)
+    return first.emitOpError("reads K/V tiles of a ragged batch without a "
+                             "first row or keys per sequence");
+  // The tensor whose element per block `v` is computed from, if one.
+  auto tensorsOf = [&](Value v) {
+    SetVector<Operation *> slice;
+    BackwardSliceOptions options;
+    options.filter = [&](Operation *op) {
+      return forall.getBody()->findAncestorOpInBlock(*op) != nullptr;
+    };
+    (void)getBackwardSlice(v, &slice, options);
+    if (Operation *def = v.getDefiningOp())
+      slice.insert(def);
+    SetVector<Value> tensors;
+    for (Operation *op : slice)
+      if (auto read = dyn_cast<tensor::ExtractOp>(op))
+        tensors.insert(read.getTensor());
+    return tensors;
+  };
+  auto name = [&](Value t, StringRef n) {
+    if (!form.blockTensorOf(t))
+      form.blockTensors.push_back({t, n.str(), {BlockTensor::kBatchCoord}});
+  };
+  SetVector<Value> qStarts = tensorsOf(form.qRowBase);
+  SetVector<Value> kvStarts = tensorsOf(form.kvRowBase);
+  if (qStarts.size() != 1 || kvStarts.size() != 1)
+    return form.querySlice.emitOpError(
+        "starts the tiles of a ragged batch at rows that are not one "
+        "element per block of a starts tensor");
+  name(qStarts[0], "q_starts");
+  // (The query tile's rows are computed from the sequence's end.)
+  if (auto rows = dyn_cast<Value>(form.querySlice.getMixedSizes()[0]))
+    for (Value t : tensorsOf(rows))
+      name(t, "q_ends");
+  name(kvStarts[0], "kv_starts");
+  for (Value t : tensorsOf(form.seqKV))
+    name(t, "kv_ends");
+  // (Reads of other tensors are the regions': readRegionTensors.)
+  for (auto read : forall.getBody()->getOps<tensor::ExtractOp>()) {
+    if (!form.blockTensorOf(read.getTensor()))
+      continue;
+    if (!isBatchRead(forall, read))
+      return read.emitOpError(
+          "cannot be lowered in a ragged flash form: the kernel reads one "
+          "element per block of its sequences' starts and ends (i32 tensors "
+          "[B] defined above the forall, at the batch index)");
+    form.blockReads.push_back(read);
+  }
+  return success();
+}
+
+/// Names a kernel has for its other parameters: a function argument read
+/// per block must not take one.
+static bool isReservedName(StringRef name) {
+  return llvm::is_contained(
+      {"q",         "k",           "v",          "o",           "lse",
+       "o_partial", "lse_partial", "kv_lengths", "block_table", "q_starts",
+       "q_ends",    "kv_starts",   "kv_ends",    "B",           "H",
+       "Hkv",       "Sq",          "Skv",        "NB",          "MB",
+       "T",         "Tk",          "splits",     "scale"},
+      name);
+}
+
+LogicalResult flash_reads::readRegionTensors(FlashForm &form) {
+  scf::ForallOp forall = form.forall;
+  ValueRange ivs = forall.getInductionVars();
+  for (FlashKVLoop &l : form.loops)
+    for (Region *r : {&l.step.getMask(), &l.step.getScore()})
+      if (failed(checkPerScoreOps(*r, /*blockReads=*/true)))
+        return failure();
+  for (auto read : forall.getBody()->getOps<tensor::ExtractOp>()) {
+    if (llvm::is_contained(form.blockReads, read))
+      continue;
+    Value t = read.getTensor();
+    auto type = cast<RankedTensorType>(t.getType());
+    if (forall.getRegion().isAncestor(t.getParentRegion()))
+      return read.emitOpError(
+          "reads a tensor computed in the flash form; the kernel reads "
+          "elements of tensors defined above it");
+    Type elt = type.getElementType();
+    if (!elt.isF32() && !elt.isInteger(32))
+      return read.emitOpError()
+             << "reads an element of type " << elt
+             << " per block; the kernel reads i32 and f32 tensors";
+    SmallVector<int64_t> coords;
+    for (auto [d, index] : llvm::enumerate(read.getIndices())) {
+      std::optional<int64_t> c = getConstantIntValue(index);
+      if (index == ivs[0])
+        coords.push_back(BlockTensor::kBatchCoord);
+      else if (index == ivs[1] && !form.packedSource)
+        coords.push_back(BlockTensor::kHeadCoord);
+      else if (c && !type.isDynamicDim(d) && *c >= 0 && *c < type.getDimSize(d))
+        coords.push_back(*c);
+      else
+        return read.emitOpError()
+               << "cannot be lowered in a flash form: index " << d
+               << " must be the block's batch, its query head (not in a "
+                  "packed GQA form, whose blocks are K/V heads) or a "
+                  "constant within a static extent; the kernel reads one "
+                  "element per block";
+    }
+    if (const BlockTensor *known = form.blockTensorOf(t)) {
+      if (known->coords != coords)
+        return read.emitOpError(
+            "reads a tensor at other block coordinates than another read "
+            "of it; the kernel indexes each dimension of a tensor it reads "
+            "per block by one coordinate");
+      form.blockReads.push_back(read);
+      continue;
+    }
+    auto arg = dyn_cast<BlockArgument>(t);
+    if (!arg || !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+      return read.emitOpError(
+          "reads a tensor that is not an argument of the function; the "
+          "kernel reads the tensors mask and score regions use as its "
+          "parameters");
+    std::string name = sourceArgumentName(arg);
+    if (isReservedName(name) ||
+        llvm::any_of(form.blockTensors,
+                     [&](const BlockTensor &b) { return b.name == name; }))
+      return read.emitOpError()
+             << "reads function argument '" << name
+             << "', whose name is another parameter's of the kernel; give "
+                "it another with {attnc.name = \"...\"}";
+    // An extent the block's coordinate runs over must be the batch's or
+    // the heads'.
+    auto q = cast<RankedTensorType>(
+        (form.packedSource ? form.packedSource : form.query).getType());
+    for (auto [d, coord] : llvm::enumerate(coords)) {
+      int64_t qDim = coord == BlockTensor::kBatchCoord  ? 0
+                     : coord == BlockTensor::kHeadCoord ? 1
+                                                        : -1;
+      // (A ragged batch's sequences are counted by its starts.)
+      if (qDim < 0 || (form.ragged && qDim == 0) || type.isDynamicDim(d) ||
+          q.isDynamicDim(qDim) || type.getDimSize(d) == q.getDimSize(qDim))
+        continue;
+      return read.emitOpError()
+             << "reads dimension " << d << " (" << type.getDimSize(d)
+             << " elements) at the block's "
+             << (qDim == 0 ? "batch" : "query head") << ", which runs over "
+             << q.getDimSize(qDim);
+    }
+    form.blockTensors.push_back({t, name, coords});
+    form.blockReads.push_back(read);
+  }
+  return success();
+}

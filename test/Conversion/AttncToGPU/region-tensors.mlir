@@ -1,0 +1,122 @@
+// Mask and score regions that read tensors from above: one element per
+// block (an ALiBi slope per query head, a value per sequence, a scalar in
+// device memory). --attnc-online-softmax hoists each read out of the K/V
+// loops to one per (batch, head, query tile); the kernel has a tensor
+// parameter for it, named after the function argument, with the extents
+// the block's coordinates run over, and loads the element once.
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=64 block-kv=64" -mlir-print-local-scope | FileCheck %s --check-prefix=FORM
+// RUN: attnc-opt %s -split-input-file --attnc-pipeline="to-nvvm=false" | FileCheck %s
+
+// ALiBi with per-head slopes [H, 1, 1] under GQA (32 query heads, 8 K/V
+// heads): the read is at the query head, so the op is not packed.
+// FORM-LABEL: func.func @alibi
+// FORM: scf.forall (%[[B:.+]], %[[H:.+]], %{{.+}}) in
+// FORM: %[[SLOPE:.+]] = tensor.extract %arg3[%[[H]], %{{.+}}, %{{.+}}] : tensor<?x1x1xf32>
+// FORM: scf.for
+// FORM: attnc.online_attention
+// FORM: score {
+// FORM-NOT: tensor.extract
+// FORM: arith.mulf %[[SLOPE]]
+// FORM: attnc.yield
+// CHECK-LABEL: gpu.module @alibi_module
+// CHECK-SAME: tensor<"q", bf16, [B, 32, Sq, 128], input
+// CHECK-SAME: tensor<"slopes", f32, [32, 1, 1], input, align = 4>
+// CHECK-SAME: stride<"slopes.stride0", i64, tensor = "slopes", dim = 0>
+// CHECK-SAME: stride<"slopes.stride2", i64, tensor = "slopes", dim = 2>
+// CHECK: memref.load %{{.+}}[%{{.+}}] : memref<?xf32, 1>
+// CHECK-NOT: tensor.expand_shape
+func.func @alibi(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: tensor<?x8x?x128xbf16>, %slopes: tensor<?x1x1xf32> {attnc.name = "slopes"}) -> tensor<?x32x?x128xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
+      : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x?x128xbf16>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %c0 = arith.constant 0 : index
+        %m = tensor.extract %slopes[%h, %c0, %c0] : tensor<?x1x1xf32>
+        %d = arith.subi %j, %i : index
+        %d64 = arith.index_cast %d : index to i64
+        %df = arith.sitofp %d64 : i64 to f32
+        %bias = arith.mulf %m, %df : f32
+        %r = arith.addf %s, %bias : f32
+        attnc.yield %r : f32
+      }
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
+  return %o : tensor<?x32x?x128xbf16>
+}
+
+// -----
+
+// A mask reading a per-sequence tensor that is not the K/V lengths (keys
+// before a sequence's start are hidden): an i32 [B] parameter named by the
+// argument's position.
+// FORM-LABEL: func.func @per_sequence
+// FORM: scf.forall (%[[B:.+]], %{{.+}}, %{{.+}}) in
+// FORM: tensor.extract %arg3[%[[B]]] : tensor<?xi32>
+// CHECK-LABEL: gpu.module @per_sequence_module
+// CHECK-SAME: tensor<"arg3", i32, [B], input, align = 4>
+// CHECK-SAME: stride<"arg3.stride0", i64, tensor = "arg3", dim = 0>
+// CHECK: memref.load %{{.+}}[%{{.+}}] : memref<?xi32, 1>
+func.func @per_sequence(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: tensor<?x8x?x128xbf16>, %starts: tensor<?xi32>) -> tensor<?x32x?x128xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64, config = #attnc.flash_config<block_q = 32, block_kv = 64, warps = 2, stages = 2, strategy = mma_sync>}
+      : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x?x128xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %n = tensor.extract %starts[%b] : tensor<?xi32>
+        %s = arith.index_castui %n : i32 to index
+        %keep = arith.cmpi uge, %j, %s : index
+        attnc.yield %keep : i1
+      }
+  return %o : tensor<?x32x?x128xbf16>
+}
+
+// -----
+
+// A factor in device memory (a 0-d tensor) and a bias per batch and head,
+// under the Hopper strategy: the parameters sit beside its tensor maps.
+// CHECK-LABEL: gpu.module @scalar_and_bias_module
+// CHECK-SAME: tensor<"temp", f32, [], input, align = 4>
+// CHECK-SAME: tensor<"bias", f32, [B, H, 1, 1], input, align = 4>
+// CHECK-SAME: tensormap<"k.map"
+func.func @scalar_and_bias(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>, %t: tensor<f32> {attnc.name = "temp"}, %bias: tensor<?x?x1x1xf32> {attnc.name = "bias"}) -> tensor<?x?x?x128xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64, config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws>}
+      : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %c0 = arith.constant 0 : index
+        %x = tensor.extract %t[] : tensor<f32>
+        %y = tensor.extract %bias[%b, %h, %c0, %c0] : tensor<?x?x1x1xf32>
+        %sx = arith.mulf %s, %x : f32
+        %r = arith.addf %sx, %y : f32
+        attnc.yield %r : f32
+      }
+  return %o : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+// Without a mask, d = 64 takes the persistent strategy by default on
+// sm_90a; an op whose regions read tensors takes wgmma_ws (the persistent
+// grid walks many tiles per block).
+// CHECK-LABEL: gpu.module @unmasked_d64_module
+// CHECK-SAME: tensor<"slopes", f32, [1, H, 1, 1], input, align = 4>
+// CHECK-SAME: strategy = "wgmma_ws"
+func.func @unmasked_d64(%q: tensor<?x?x?x64xf16>, %k: tensor<?x?x?x64xf16>, %v: tensor<?x?x?x64xf16>, %slopes: tensor<1x?x1x1xf32> {attnc.name = "slopes"}) -> tensor<?x?x?x64xf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
+      : tensor<?x?x?x64xf16>, tensor<?x?x?x64xf16>, tensor<?x?x?x64xf16> -> tensor<?x?x?x64xf16>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %c0 = arith.constant 0 : index
+        %m = tensor.extract %slopes[%c0, %h, %c0, %c0] : tensor<1x?x1x1xf32>
+        %d = arith.subi %i, %j : index
+        %d64 = arith.index_cast %d : index to i64
+        %df = arith.sitofp %d64 : i64 to f32
+        %a = math.absf %df : f32
+        %bias = arith.mulf %m, %a : f32
+        %r = arith.subf %s, %bias : f32
+        attnc.yield %r : f32
+      }
+  return %o : tensor<?x?x?x64xf16>
+}
