@@ -120,7 +120,9 @@ void ScoreStage::modify(OpBuilder &b, SmallVectorImpl<Value> &s,
                         Modifier modifier) const {
   SmallVector<Value> rows = slotRows(b, loc, scores);
   for (int64_t e = 0; e < scores.numElements(); ++e) {
-    Value scaled = arith::MulFOp::create(b, loc, s[e], scale);
+    // (contract: the modifier's first add may take it into an FMA.)
+    Value scaled = arith::MulFOp::create(b, loc, s[e], scale,
+                                         arith::FastMathFlags::contract);
     s[e] =
         modifier(b, scaled, rows[scores.rowSlot(e)], scores.column(b, loc, e));
   }
