@@ -69,8 +69,12 @@ LogicalResult FlashKernelBuilder::emitScoreStage(FlashKVLoop &l,
     scoreStage->modify(
         b, s, [&](OpBuilder &, Value score, Value row, Value col) -> Value {
           auto [i, j] = absolute(b, row, col);
-          FailureOr<Value> v =
-              cloneRegion(step.getScore(), {score, *batch, *head, i, j}, scope);
+          // (Its last positive factor, when the score stage folds it.)
+          Value result;
+          if (foldsModifierFactor)
+            result = trailingPositiveFactor(step.getScore())->first;
+          FailureOr<Value> v = cloneRegion(
+              step.getScore(), {score, *batch, *head, i, j}, scope, result);
           failedRegion |= failed(v);
           return succeeded(v) ? *v : score;
         });
@@ -730,6 +734,17 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   ScoreScaling scaling;
   scaling.constantScale = form.scale;
   scaling.modified = form.modified;
+  // The same positive last factor in every step's modifier (the masked and
+  // the unmasked loops hold copies of one region) folds into the exponent.
+  std::optional<std::pair<Value, double>> factor;
+  if (form.modified)
+    factor = trailingPositiveFactor(form.loops.front().step.getScore());
+  foldsModifierFactor = factor && llvm::all_of(form.loops, [&](FlashKVLoop &l) {
+                          auto f = trailingPositiveFactor(l.step.getScore());
+                          return f && f->second == factor->second;
+                        });
+  if (foldsModifierFactor)
+    scaling.modifierFactor = factor->second;
   if (form.runtimeScale) {
     FailureOr<Value> rs = materialize(form.runtimeScale, prologue);
     if (failed(rs))

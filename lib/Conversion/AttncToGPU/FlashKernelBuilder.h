@@ -121,8 +121,8 @@ private:
     return values.materialize(v, scope);
   }
   FailureOr<Value> cloneRegion(Region &r, ArrayRef<Value> args,
-                               IRMapping &scope) {
-    return values.cloneRegion(r, args, scope);
+                               IRMapping &scope, Value result = {}) {
+    return values.cloneRegion(r, args, scope, result);
   }
   LogicalResult loadKVTiles(FlashKVLoop &l, Value tile, Value stage = {});
   LogicalResult prefetchKVTiles(FlashKVLoop &l, Value tile, Value end);
@@ -213,6 +213,9 @@ private:
   SmallVector<unsigned> gridDims;
   std::unique_ptr<AttentionTileStrategy> strategy;
   std::unique_ptr<ScoreStage> scoreStage;
+  /// Whether the score stage folds the modifier's last positive factor
+  /// (ScoreScaling::modifierFactor): the modifier then stops before it.
+  bool foldsModifierFactor = false;
   /// Values of the forall body, rebuilt in the kernel's prologue.
   IRMapping prologue;
   /// The matrices of the K/V slices whose (batch, head) does not depend on

@@ -201,7 +201,7 @@ FailureOr<Value> KernelValues::materialize(OpFoldResult v, IRMapping &scope) {
 /// The value a mask or score region yields for block arguments `args`,
 /// its body cloned in place.
 FailureOr<Value> KernelValues::cloneRegion(Region &r, ArrayRef<Value> args,
-                                           IRMapping &scope) {
+                                           IRMapping &scope, Value result) {
   Block &body = r.front();
   IRMapping m;
   m.map(body.getArguments(), args);
@@ -242,7 +242,8 @@ FailureOr<Value> KernelValues::cloneRegion(Region &r, ArrayRef<Value> args,
                         b.getContext(), fm.getFastMathFlagsAttr().getValue() |
                                             arith::FastMathFlags::contract));
   }
-  Value yielded = cast<YieldOp>(body.getTerminator()).getValues()[0];
+  Value yielded =
+      result ? result : cast<YieldOp>(body.getTerminator()).getValues()[0];
   if (Value v = m.lookupOrNull(yielded))
     return v;
   // A value from above: canonicalization hoists a region's constants (a

@@ -41,10 +41,12 @@ public:
   mlir::FailureOr<mlir::Value> materialize(mlir::OpFoldResult v,
                                            mlir::IRMapping &scope);
   /// The value region `r` (a mask or score region: arith and math only)
-  /// yields for block arguments `args`, its body cloned in place.
+  /// yields for block arguments `args`, its body cloned in place; with
+  /// `result` (a value of the region), that value instead.
   mlir::FailureOr<mlir::Value> cloneRegion(mlir::Region &r,
                                            llvm::ArrayRef<mlir::Value> args,
-                                           mlir::IRMapping &scope);
+                                           mlir::IRMapping &scope,
+                                           mlir::Value result = {});
 
 private:
   mlir::FailureOr<mlir::Value> expandAffine(mlir::Operation *def,

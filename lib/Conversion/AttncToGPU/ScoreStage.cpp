@@ -15,9 +15,12 @@
 
 #include "ScoreStage.h"
 
+#include "attnc/Dialect/Attnc/IR/AttncOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
 
 #include <limits>
 
@@ -77,12 +80,31 @@ ScoreStage::ScoreStage(OpBuilder &b, Location loc,
   };
   scale = times(1.0);
   if (scaling.modified) {
-    expScale = c(kLog2e);
-    lseScale = one;
+    expScale = c(kLog2e * scaling.modifierFactor);
+    lseScale = c(scaling.modifierFactor);
   } else {
     expScale = times(kLog2e);
     lseScale = scale;
   }
+}
+
+std::optional<std::pair<Value, double>>
+attnc::trailingPositiveFactor(Region &r) {
+  if (r.empty())
+    return std::nullopt;
+  auto mul = cast<YieldOp>(r.front().getTerminator())
+                 .getValues()[0]
+                 .getDefiningOp<arith::MulFOp>();
+  if (!mul || mul->getParentRegion() != &r)
+    return std::nullopt;
+  for (auto [x, k] : {std::pair(mul.getLhs(), mul.getRhs()),
+                      std::pair(mul.getRhs(), mul.getLhs())}) {
+    FloatAttr c;
+    if (matchPattern(k, m_Constant(&c)) && c.getValue().isFinite() &&
+        !c.getValue().isNegative() && !c.getValue().isZero())
+      return std::make_pair(x, c.getValue().convertToDouble());
+  }
+  return std::nullopt;
 }
 
 Value attnc::approxExp2(OpBuilder &b, Location loc, Value x) {

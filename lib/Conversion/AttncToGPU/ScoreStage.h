@@ -48,7 +48,18 @@ struct ScoreScaling {
   /// scores and the scale folds into the exponent's fma; with one the max
   /// is taken on modified scores.
   bool modified = false;
+  /// A positive constant the modifier multiplies its result by last (a
+  /// softcap's `cap * tanh(...)`): the max is taken before it, and it
+  /// folds into the exponent's and the logsumexp's factors (max(c x) =
+  /// c max(x) for c > 0), one multiply per score fewer.
+  double modifierFactor = 1.0;
 };
+
+/// The operand and factor of a score region that yields `x * c` (either
+/// order) for a finite constant c > 0 (ScoreScaling::modifierFactor), or
+/// nullopt.
+std::optional<std::pair<mlir::Value, double>>
+trailingPositiveFactor(mlir::Region &r);
 
 class ScoreStage {
 public:
