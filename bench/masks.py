@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "test/gpu"))
 import attnc  # noqa: E402
 from build_modules import MASK_VARIANTS  # noqa: E402
+from documents_test import doc_ids  # noqa: E402
 
 VARIANTS = {"causal": "attn_d128_bf16_causal",
             "window1024": "attn_mask_window1024_d128",
@@ -38,7 +39,10 @@ VARIANTS = {"causal": "attn_d128_bf16_causal",
             "softcap50_causal": "attn_softcap50_causal_d128",
             # test/gpu/alibi_test.py's module: ALiBi's signed causal form,
             # s + slope[h] * (j - i), slopes 2^(-8 (h + 1) / H) as a tensor.
-            "alibi_causal": "alibi_causal_default"}
+            "alibi_causal": "alibi_causal_default",
+            # test/gpu/documents_test.py's module: four documents of seeded
+            # lengths per sequence (ids per token), causal within each.
+            "documents4_causal": "documents_causal_default"}
 B, H, D = 4, 16, 128
 
 
@@ -69,7 +73,14 @@ def main():
                 _, _, _, mask_fn, cap = MASK_VARIANTS[module]
             else:
                 mask_fn, cap = (lambda a, b: b <= a), None
-            pairs = int(mask_fn(i, j).sum().item())
+            docs = None
+            if label.startswith("documents"):
+                docs = doc_ids(B, S, S * 13 + 4, 4).cuda()
+                vis = (docs[:, :, None] == docs[:, None, :]) & (j <= i)
+                # (Per sequence, averaged over the batch.)
+                pairs = vis.sum().item() / B
+            else:
+                pairs = int(mask_fn(i, j).sum().item())
             flops = 4 * D * B * H * pairs
             mod = attnc.load(Path(args.work) / "modules" / module)
             (kern,) = mod.entries
@@ -78,19 +89,26 @@ def main():
                 hs = torch.arange(H, device="cuda", dtype=torch.float32)
                 slopes = torch.pow(2.0, -8.0 * (hs + 1) / H)
                 extra["slopes"] = slopes.reshape(H, 1, 1)
+            if docs is not None:
+                extra["doc_q"] = docs.view(B, 1, S, 1)
+                extra["doc_kv"] = docs.view(B, 1, 1, S)
             plan = kern.plan(q, k, v, o=o, lse=lse, **extra)
 
             def mask_mod(b, h, qi, kj, f=mask_fn):
                 return f(qi, kj)
+            if docs is not None:
+                def mask_mod(b, h, qi, kj, dd=docs):
+                    return (dd[b, qi] == dd[b, kj]) & (kj <= qi)
             score_mod = None
             if cap is not None:
                 def score_mod(s, b, h, qi, kj, c=cap):
                     return c * torch.tanh(s / c)
-            if extra:
+            if label == "alibi_causal":
                 def score_mod(s, b, h, qi, kj, sl=slopes):
                     return s + sl[h] * (kj - qi)
             t0 = time.time()
-            block = create_block_mask(mask_mod, None, None, S, S)
+            block = create_block_mask(mask_mod, B if docs is not None else None,
+                                      None, S, S)
             ref = flex(q, k, v, score_mod=score_mod, block_mask=block)
             torch.cuda.synchronize()
             flex_first_s = time.time() - t0

@@ -86,7 +86,7 @@ LogicalResult BackwardFormReader::readStep(BackwardQueryLoop &l) {
   // (Once here: the kernel clones the regions per score.)
   for (Region *r :
        {&l.step.getMask(), &l.step.getScore(), &l.step.getScoreGrad()})
-    if (failed(checkPerScoreOps(*r, /*blockReads=*/false)))
+    if (failed(checkPerScoreOps(*r)))
       return failure();
   auto slice = [&](Value v, Value &whole, StringRef name,
                    tensor::ExtractSliceOp &out) -> LogicalResult {

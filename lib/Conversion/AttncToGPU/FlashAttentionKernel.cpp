@@ -722,6 +722,32 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
     prologue.map(read.getResult(),
                  memref::LoadOp::create(b, loc, globalMem[n], at).getResult());
   }
+  // Reads per score of a value per query or key position: the position
+  // clamped into its extent (a tile's padding rows and columns are
+  // evaluated and masked, never read out of bounds).
+  values.readElement = [this](tensor::ExtractOp read,
+                              ArrayRef<Value> indices) -> FailureOr<Value> {
+    const BlockTensor *bt = form.blockTensorOf(read.getTensor());
+    Value at = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    for (auto [dim, index] : llvm::enumerate(indices)) {
+      Value i = index;
+      int64_t coord = bt->coords[dim];
+      if (coord == BlockTensor::kRowCoord || coord == BlockTensor::kColCoord) {
+        Value extent = coord == BlockTensor::kRowCoord
+                           ? seqQ
+                           : extentOf(form.key, 2);
+        i = arith::MinUIOp::create(b, loc, i,
+                                   arith::SubIOp::create(b, loc, extent, one));
+      }
+      Value stride =
+          paramIndexValue((bt->name + ".stride" + Twine(dim)).str());
+      at = arith::AddIOp::create(b, loc, at,
+                                 arith::MulIOp::create(b, loc, i, stride));
+    }
+    return memref::LoadOp::create(b, loc, globalMem[bt->name], at)
+        .getResult();
+  };
   if (form.seqKV) {
     // The batch's keys (min(kv_lengths[b], Skv), a ragged sequence's rows):
     // every bound, tail mask and zero fill below uses them in place of Skv.

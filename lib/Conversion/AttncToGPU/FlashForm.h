@@ -40,9 +40,12 @@ struct BlockTensor {
   /// The kernel parameter's name.
   std::string name;
   /// Per dimension, what every read indexes it by: kBatchCoord, kHeadCoord
-  /// (the block's query head), or a constant (>= 0) within a static extent.
+  /// (the block's query head), kRowCoord / kColCoord (a score's query / key
+  /// position: a read per score), or a constant (>= 0) within a static
+  /// extent.
   llvm::SmallVector<int64_t> coords;
-  static constexpr int64_t kBatchCoord = -1, kHeadCoord = -2;
+  static constexpr int64_t kBatchCoord = -1, kHeadCoord = -2, kRowCoord = -3,
+                           kColCoord = -4;
 };
 
 struct FlashForm {
@@ -92,6 +95,9 @@ struct FlashForm {
   /// (tensor.extract at the block's coordinates).
   llvm::SmallVector<BlockTensor> blockTensors;
   llvm::SmallVector<mlir::tensor::ExtractOp> blockReads;
+  /// Reads left in the steps' mask and score regions, of a value per query
+  /// or key position (a document id): the kernel loads them per score.
+  llvm::SmallVector<mlir::tensor::ExtractOp> elementReads;
   /// The entry of `tensor` in blockTensors, or null.
   const BlockTensor *blockTensorOf(mlir::Value tensor) const;
   int64_t headDim;

@@ -174,53 +174,20 @@ static bool isReservedName(StringRef name) {
       name);
 }
 
-LogicalResult flash_reads::readRegionTensors(FlashForm &form) {
-  scf::ForallOp forall = form.forall;
-  ValueRange ivs = forall.getInductionVars();
-  for (FlashKVLoop &l : form.loops)
-    for (Region *r : {&l.step.getMask(), &l.step.getScore()})
-      if (failed(checkPerScoreOps(*r, /*blockReads=*/true)))
-        return failure();
-  for (auto read : forall.getBody()->getOps<tensor::ExtractOp>()) {
-    if (llvm::is_contained(form.blockReads, read))
-      continue;
-    Value t = read.getTensor();
-    auto type = cast<RankedTensorType>(t.getType());
-    if (forall.getRegion().isAncestor(t.getParentRegion()))
+/// Enters the tensor `read` reads at `coords` into the form's tensors (or
+/// checks it against its entry), with the rules a kernel parameter keeps.
+static LogicalResult registerTensor(FlashForm &form, tensor::ExtractOp read,
+                                    SmallVector<int64_t> coords,
+                                    bool perElement) {
+  Value t = read.getTensor();
+  auto type = cast<RankedTensorType>(t.getType());
+  if (const BlockTensor *known = form.blockTensorOf(t)) {
+    if (known->coords != coords)
       return read.emitOpError(
-          "reads a tensor computed in the flash form; the kernel reads "
-          "elements of tensors defined above it");
-    Type elt = type.getElementType();
-    if (!elt.isF32() && !elt.isInteger(32))
-      return read.emitOpError()
-             << "reads an element of type " << elt
-             << " per block; the kernel reads i32 and f32 tensors";
-    SmallVector<int64_t> coords;
-    for (auto [d, index] : llvm::enumerate(read.getIndices())) {
-      std::optional<int64_t> c = getConstantIntValue(index);
-      if (index == ivs[0])
-        coords.push_back(BlockTensor::kBatchCoord);
-      else if (index == ivs[1] && !form.packedSource)
-        coords.push_back(BlockTensor::kHeadCoord);
-      else if (c && !type.isDynamicDim(d) && *c >= 0 && *c < type.getDimSize(d))
-        coords.push_back(*c);
-      else
-        return read.emitOpError()
-               << "cannot be lowered in a flash form: index " << d
-               << " must be the block's batch, its query head (not in a "
-                  "packed GQA form, whose blocks are K/V heads) or a "
-                  "constant within a static extent; the kernel reads one "
-                  "element per block";
-    }
-    if (const BlockTensor *known = form.blockTensorOf(t)) {
-      if (known->coords != coords)
-        return read.emitOpError(
-            "reads a tensor at other block coordinates than another read "
-            "of it; the kernel indexes each dimension of a tensor it reads "
-            "per block by one coordinate");
-      form.blockReads.push_back(read);
-      continue;
-    }
+          "reads a tensor at other coordinates than another read of it; the "
+          "kernel indexes each dimension of a tensor it reads by one "
+          "coordinate");
+  } else {
     auto arg = dyn_cast<BlockArgument>(t);
     if (!arg || !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
       return read.emitOpError(
@@ -235,26 +202,144 @@ LogicalResult flash_reads::readRegionTensors(FlashForm &form) {
              << "reads function argument '" << name
              << "', whose name is another parameter's of the kernel; give "
                 "it another with {attnc.name = \"...\"}";
-    // An extent the block's coordinate runs over must be the batch's or
-    // the heads'.
+    // An extent a coordinate runs over must be the batch's, the heads' or
+    // the sequence's.
     auto q = cast<RankedTensorType>(
         (form.packedSource ? form.packedSource : form.query).getType());
+    auto k = cast<RankedTensorType>(form.key.getType());
     for (auto [d, coord] : llvm::enumerate(coords)) {
-      int64_t qDim = coord == BlockTensor::kBatchCoord  ? 0
-                     : coord == BlockTensor::kHeadCoord ? 1
-                                                        : -1;
+      RankedTensorType of = coord == BlockTensor::kColCoord ? k : q;
+      int64_t dim = coord == BlockTensor::kBatchCoord  ? 0
+                    : coord == BlockTensor::kHeadCoord ? 1
+                    : coord == BlockTensor::kRowCoord ||
+                            coord == BlockTensor::kColCoord
+                        ? 2
+                        : -1;
       // (A ragged batch's sequences are counted by its starts.)
-      if (qDim < 0 || (form.ragged && qDim == 0) || type.isDynamicDim(d) ||
-          q.isDynamicDim(qDim) || type.getDimSize(d) == q.getDimSize(qDim))
+      if (dim < 0 || (form.ragged && dim == 0) || type.isDynamicDim(d) ||
+          of.isDynamicDim(dim) || type.getDimSize(d) == of.getDimSize(dim))
         continue;
+      static const char *what[] = {"batch", "query head", "position"};
       return read.emitOpError()
              << "reads dimension " << d << " (" << type.getDimSize(d)
-             << " elements) at the block's "
-             << (qDim == 0 ? "batch" : "query head") << ", which runs over "
-             << q.getDimSize(qDim);
+             << " elements) at the " << what[dim] << ", which runs over "
+             << of.getDimSize(dim);
     }
     form.blockTensors.push_back({t, name, coords});
+  }
+  if (perElement)
+    form.elementReads.push_back(read);
+  else
     form.blockReads.push_back(read);
+  return success();
+}
+
+/// The coordinates a read indexes its tensor by: `coordOf` maps an index to
+/// a coordinate or nullopt; constants within a static extent are theirs.
+static FailureOr<SmallVector<int64_t>>
+readCoords(tensor::ExtractOp read,
+           function_ref<std::optional<int64_t>(Value)> coordOf,
+           StringRef rule) {
+  auto type = cast<RankedTensorType>(read.getTensor().getType());
+  SmallVector<int64_t> coords;
+  for (auto [d, index] : llvm::enumerate(read.getIndices())) {
+    std::optional<int64_t> c = getConstantIntValue(index);
+    if (std::optional<int64_t> coord = coordOf(index))
+      coords.push_back(*coord);
+    else if (c && !type.isDynamicDim(d) && *c >= 0 && *c < type.getDimSize(d))
+      coords.push_back(*c);
+    else
+      return read.emitOpError() << "cannot be lowered in a flash form: index "
+                                << d << " must be " << rule;
+  }
+  return coords;
+}
+
+LogicalResult flash_reads::readRegionTensors(FlashForm &form) {
+  scf::ForallOp forall = form.forall;
+  ValueRange ivs = forall.getInductionVars();
+  auto typeOk = [&](tensor::ExtractOp read, bool perElement) -> LogicalResult {
+    Type elt = cast<RankedTensorType>(read.getTensor().getType())
+                   .getElementType();
+    if (elt.isF32() || elt.isInteger(32) || elt.isInteger(64))
+      return success();
+    return read.emitOpError()
+           << "reads an element of type " << elt << " per "
+           << (perElement ? "score" : "block")
+           << "; the kernel reads i32, i64 and f32 tensors";
+  };
+  // Reads per score, left in the steps' regions: a value per query or per
+  // key position (a document id), at the region's arguments.
+  for (FlashKVLoop &l : form.loops)
+    for (auto [r, lead] : {std::pair(&l.step.getMask(), 0u),
+                           std::pair(&l.step.getScore(), 1u)}) {
+      if (r->empty())
+        continue;
+      SmallVector<tensor::ExtractOp> reads;
+      r->walk([&](tensor::ExtractOp x) { reads.push_back(x); });
+      for (tensor::ExtractOp read : reads) {
+        if (r->isAncestor(read.getTensor().getParentRegion()))
+          continue; // (checkPerScoreOps names it)
+        auto coordOf = [&](Value v) -> std::optional<int64_t> {
+          static const int64_t coords[] = {
+              BlockTensor::kBatchCoord, BlockTensor::kHeadCoord,
+              BlockTensor::kRowCoord, BlockTensor::kColCoord};
+          for (unsigned k = 0; k < 4; ++k)
+            if (v == r->getArgument(lead + k))
+              return coords[k];
+          return std::nullopt;
+        };
+        FailureOr<SmallVector<int64_t>> coords = readCoords(
+            read, coordOf,
+            "the score's batch, head, query or key position, or a constant "
+            "within a static extent; the kernel reads tensors per block or "
+            "per position");
+        if (failed(coords) || failed(typeOk(read, true)))
+          return failure();
+        bool row = llvm::is_contained(*coords, BlockTensor::kRowCoord);
+        bool col = llvm::is_contained(*coords, BlockTensor::kColCoord);
+        if (row && col)
+          return read.emitOpError(
+              "reads a tensor per (query, key) pair; the kernel reads "
+              "tensors per query or per key position, never a score-sized "
+              "one");
+        if (form.ragged || form.packedSource || (col && form.keyPages))
+          return read.emitOpError(
+              "reads a tensor per position of a ragged, packed GQA or paged "
+              "flash form, whose positions the kernel does not address "
+              "that way");
+        if (failed(registerTensor(form, read, *coords, /*perElement=*/true)))
+          return failure();
+      }
+      if (failed(checkPerScoreOps(*r, [&](Operation *op) {
+            return llvm::is_contained(form.elementReads,
+                                      dyn_cast<tensor::ExtractOp>(op));
+          })))
+        return failure();
+    }
+  // Reads per block, hoisted out of the steps by --attnc-online-softmax.
+  for (auto read : forall.getBody()->getOps<tensor::ExtractOp>()) {
+    if (llvm::is_contained(form.blockReads, read))
+      continue;
+    if (forall.getRegion().isAncestor(read.getTensor().getParentRegion()))
+      return read.emitOpError(
+          "reads a tensor computed in the flash form; the kernel reads "
+          "elements of tensors defined above it");
+    auto coordOf = [&](Value v) -> std::optional<int64_t> {
+      if (v == ivs[0])
+        return BlockTensor::kBatchCoord;
+      if (v == ivs[1] && !form.packedSource)
+        return BlockTensor::kHeadCoord;
+      return std::nullopt;
+    };
+    FailureOr<SmallVector<int64_t>> coords =
+        readCoords(read, coordOf,
+                   "the block's batch, its query head (not in a packed GQA "
+                   "form, whose blocks are K/V heads) or a constant within a "
+                   "static extent; the kernel reads one element per block");
+    if (failed(coords) || failed(typeOk(read, false)) ||
+        failed(registerTensor(form, read, *coords, /*perElement=*/false)))
+      return failure();
   }
   return success();
 }

@@ -27,8 +27,18 @@ using namespace attnc::flash_kernel;
 //===----------------------------------------------------------------------===//
 
 std::string FlashKernelBuilder::symbolOf(Value tensor, int64_t dim) const {
-  if (const BlockTensor *bt = form.blockTensorOf(tensor))
-    return bt->coords[dim] == BlockTensor::kHeadCoord ? kQuerySymbols[1] : "B";
+  if (const BlockTensor *bt = form.blockTensorOf(tensor)) {
+    switch (bt->coords[dim]) {
+    case BlockTensor::kHeadCoord:
+      return kQuerySymbols[1];
+    case BlockTensor::kRowCoord:
+      return kQuerySymbols[2];
+    case BlockTensor::kColCoord:
+      return kKeySymbols[2];
+    default:
+      return "B";
+    }
+  }
   if (form.ragged)
     return tensor == form.query ? kRaggedQuerySymbols[dim]
                                 : kRaggedKeySymbols[dim];
@@ -109,10 +119,11 @@ void FlashKernelBuilder::planParameters() {
   tensor("k", dtype, withDim(kvShape, d), "input", true);
   tensor("v", dtype, withDim(vShape, dv), "input", true);
   // The tensors read one element per block (lengths, a ragged batch's
-  // starts and ends, a region's per-head or per-sequence values), any
-  // 4-byte aligned address. A dimension the block's batch or head indexes
-  // runs over the query's batches or heads: the runtime checks it has them
-  // all.
+  // starts and ends, a region's per-head or per-sequence values) or per
+  // score (a value per query or key position), any 4-byte aligned address.
+  // A dimension a batch, head or position indexes runs over the query's
+  // batches, heads or positions (the keys' for key positions): the runtime
+  // checks it has them all.
   std::vector<std::vector<ABIDim>> shapes = {qShape, kvShape, vShape,
                                              tableShape};
   for (const BlockTensor &bt : form.blockTensors) {
@@ -121,6 +132,10 @@ void FlashKernelBuilder::planParameters() {
     for (auto [dim, coord] : llvm::enumerate(bt.coords)) {
       if (coord == BlockTensor::kHeadCoord)
         shape.push_back(qShape[1]);
+      else if (coord == BlockTensor::kRowCoord)
+        shape.push_back(qShape[2]);
+      else if (coord == BlockTensor::kColCoord)
+        shape.push_back(kvShape[2]);
       else if (coord != BlockTensor::kBatchCoord)
         shape.push_back(type.getDimSize(dim));
       else if (form.ragged) // (counted by the starts, not the rows)

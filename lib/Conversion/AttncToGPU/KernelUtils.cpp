@@ -134,16 +134,16 @@ LogicalResult attnc::planForallGrid(
   return success();
 }
 
-LogicalResult attnc::checkPerScoreOps(Region &r, bool blockReads) {
+LogicalResult attnc::checkPerScoreOps(Region &r,
+                                      function_ref<bool(Operation *)> lowered) {
   for (Operation &op : r.getOps()) {
     if (isa<arith::ArithDialect, math::MathDialect>(op.getDialect()) ||
-        isa<attnc::YieldOp>(op))
+        isa<attnc::YieldOp>(op) || (lowered && lowered(&op)))
       continue;
-    if (isa<tensor::ExtractOp>(op) && blockReads)
-      return op.emitOpError(
-          "reads a tensor per score (at an index other than the block's "
-          "batch, its query head or a constant); the kernel reads tensors "
-          "once per block");
+    if (isa<tensor::ExtractOp>(op) && lowered)
+      return op.emitOpError("reads a tensor defined in its region; the "
+                            "kernel reads tensors defined above the flash "
+                            "form");
     if (isa<tensor::ExtractOp>(op))
       return op.emitOpError("reads a tensor in a mask or score region; the "
                             "backward kernel reads none");

@@ -206,6 +206,22 @@ FailureOr<Value> KernelValues::cloneRegion(Region &r, ArrayRef<Value> args,
   IRMapping m;
   m.map(body.getArguments(), args);
   for (Operation &op : body.without_terminator()) {
+    if (auto read = dyn_cast<tensor::ExtractOp>(op);
+        read && readElement && !r.isAncestor(read.getTensor().getParentRegion())) {
+      SmallVector<Value> indices;
+      for (Value i : read.getIndices()) {
+        FailureOr<Value> v = m.contains(i) ? FailureOr<Value>(m.lookup(i))
+                                           : materialize(i, scope);
+        if (failed(v))
+          return failure();
+        indices.push_back(*v);
+      }
+      FailureOr<Value> loaded = readElement(read, indices);
+      if (failed(loaded))
+        return failure();
+      m.map(read.getResult(), *loaded);
+      continue;
+    }
     if (!isa<arith::ArithDialect, math::MathDialect>(op.getDialect()))
       return op.emitOpError("cannot be lowered in a mask or score region: "
                             "the kernel evaluates only arith and math ops "

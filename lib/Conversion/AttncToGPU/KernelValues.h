@@ -16,6 +16,7 @@
 #ifndef ATTNC_LIB_CONVERSION_ATTNCTOGPU_KERNELVALUES_H
 #define ATTNC_LIB_CONVERSION_ATTNCTOGPU_KERNELVALUES_H
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -47,6 +48,13 @@ public:
                                            llvm::ArrayRef<mlir::Value> args,
                                            mlir::IRMapping &scope,
                                            mlir::Value result = {});
+
+  /// How a region's tensor.extract of a tensor from above becomes a load,
+  /// given the read's indices in the kernel (a value per query or key
+  /// position); unset, regions hold no reads.
+  using ReadFn = std::function<mlir::FailureOr<mlir::Value>(
+      mlir::tensor::ExtractOp, llvm::ArrayRef<mlir::Value>)>;
+  ReadFn readElement;
 
 private:
   mlir::FailureOr<mlir::Value> expandAffine(mlir::Operation *def,

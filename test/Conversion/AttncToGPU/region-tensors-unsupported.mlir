@@ -2,14 +2,14 @@
 // per block, refused with the rule.
 // RUN: attnc-opt %s -split-input-file -verify-diagnostics --attnc-online-softmax="block-q=64 block-kv=64 strategy=mma_sync" --attnc-convert-to-gpu
 
-// A tensor per query position changes from row to row of a block.
-func.func @per_row(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>, %v: tensor<?x8x?x64xbf16>, %t: tensor<?xf32>) -> tensor<?x8x?x64xbf16> {
+// A tensor per (query, key) pair is a score-sized tensor.
+func.func @per_pair(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>, %v: tensor<?x8x?x64xbf16>, %t: tensor<?x?xf32>) -> tensor<?x8x?x64xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
       : tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16> -> tensor<?x8x?x64xbf16>
       score {
       ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
-        // expected-error @+1 {{reads a tensor per score (at an index other than the block's batch, its query head or a constant); the kernel reads tensors once per block}}
-        %x = tensor.extract %t[%i] : tensor<?xf32>
+        // expected-error @+1 {{reads a tensor per (query, key) pair; the kernel reads tensors per query or per key position, never a score-sized one}}
+        %x = tensor.extract %t[%i, %j] : tensor<?x?xf32>
         %r = arith.addf %s, %x : f32
         attnc.yield %r : f32
       }
@@ -19,7 +19,7 @@ func.func @per_row(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>, %v: ten
 // -----
 
 func.func @f64_slopes(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>, %v: tensor<?x8x?x64xbf16>, %t: tensor<8xf64>) -> tensor<?x8x?x64xbf16> {
-  // expected-error @+1 {{reads an element of type 'f64' per block; the kernel reads i32 and f32 tensors}}
+  // expected-error @+1 {{reads an element of type 'f64' per block; the kernel reads i32, i64 and f32 tensors}}
   %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
       : tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16> -> tensor<?x8x?x64xbf16>
       score {
@@ -51,7 +51,7 @@ func.func @name_taken(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>, %v: 
 
 // Static extents that disagree: the block's head runs over 8 heads.
 func.func @too_few_heads(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>, %v: tensor<?x8x?x64xbf16>, %t: tensor<4xf32>) -> tensor<?x8x?x64xbf16> {
-  // expected-error @+1 {{reads dimension 0 (4 elements) at the block's query head, which runs over 8}}
+  // expected-error @+1 {{reads dimension 0 (4 elements) at the query head, which runs over 8}}
   %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
       : tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16> -> tensor<?x8x?x64xbf16>
       score {
@@ -84,7 +84,7 @@ func.func @computed(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>, %v: te
 
 // One tensor read at the batch and at the head.
 func.func @two_coordinates(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>, %v: tensor<?x8x?x64xbf16>, %t: tensor<?xf32>) -> tensor<?x8x?x64xbf16> {
-  // expected-error @+1 {{reads a tensor at other block coordinates than another read of it}}
+  // expected-error @+1 {{reads a tensor at other coordinates than another read of it}}
   %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
       : tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16> -> tensor<?x8x?x64xbf16>
       score {

@@ -120,3 +120,30 @@ func.func @unmasked_d64(%q: tensor<?x?x?x64xf16>, %k: tensor<?x?x?x64xf16>, %v: 
       }
   return %o : tensor<?x?x?x64xf16>
 }
+
+// -----
+
+// Document masks: ids per query and per key position, read per score (the
+// position clamped into the extent: padding rows and columns of a tile are
+// evaluated too, then masked), parameters with the positions' extents.
+// CHECK-LABEL: gpu.module @documents_module
+// CHECK-SAME: tensor<"doc_q", i64, [B, 1, Sq, 1], input, align = 4>
+// CHECK-SAME: tensor<"doc_kv", i64, [B, 1, 1, Skv], input, align = 4>
+// CHECK-SAME: stride<"doc_kv.stride3", i64, tensor = "doc_kv", dim = 3>
+// CHECK: arith.minui
+// CHECK: memref.load %{{.+}}[%{{.+}}] : memref<?xi64, 1>
+func.func @documents(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %dq: tensor<?x1x?x1xi64> {attnc.name = "doc_q"}, %dk: tensor<?x1x1x?xi64> {attnc.name = "doc_kv"}) -> tensor<?x?x?x64xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %c0 = arith.constant 0 : index
+        %x = tensor.extract %dq[%b, %c0, %i, %c0] : tensor<?x1x?x1xi64>
+        %y = tensor.extract %dk[%b, %c0, %c0, %j] : tensor<?x1x1x?xi64>
+        %same = arith.cmpi eq, %x, %y : i64
+        %c = arith.cmpi sle, %j, %i : index
+        %keep = arith.andi %same, %c : i1
+        attnc.yield %keep : i1
+      }
+  return %o : tensor<?x?x?x64xbf16>
+}

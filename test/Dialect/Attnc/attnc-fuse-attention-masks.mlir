@@ -219,3 +219,56 @@ func.func @score_threshold(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>,
   %o = attnc.matmul %pb, %v : tensor<?x?x?x?xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
   return %o : tensor<?x?x?x64xbf16>
 }
+
+// -----
+
+// Document masks: a query sees the keys of its own document. The ids are
+// function arguments per token, [B, 1, Sq, 1] and [B, 1, 1, Skv] (i64,
+// right-aligned broadcasting); the mask region reads them at the row's
+// and the key's position.
+// CHECK-LABEL: func.func @documents
+// CHECK-SAME: %[[DQ:[^:]+]]: tensor<?x1x?x1xi64>, %[[DK:[^:]+]]: tensor<?x1x1x?xi64>
+// CHECK: mask {
+// CHECK: ^bb0(%[[B:.+]]: index, %{{.+}}: index, %[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK: %[[X:.+]] = tensor.extract %[[DQ]][%[[B]], %{{.+}}, %[[I]], %{{.+}}] : tensor<?x1x?x1xi64>
+// CHECK: %[[XI:.+]] = arith.index_cast %[[X]] : i64 to index
+// CHECK: %[[Y:.+]] = tensor.extract %[[DK]][%[[B]], %{{.+}}, %{{.+}}, %[[J]]] : tensor<?x1x1x?xi64>
+// CHECK: %[[YI:.+]] = arith.index_cast %[[Y]] : i64 to index
+// CHECK: %[[SAME:.+]] = arith.cmpi eq, %[[XI]], %[[YI]] : index
+// CHECK: %[[C:.+]] = arith.cmpi sle, %[[J]], %[[I]] : index
+// CHECK: arith.andi %[[SAME]], %[[C]] : i1
+func.func @documents(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %dq: tensor<?x1x?x1xi64>, %dk: tensor<?x1x1x?xi64>) -> tensor<?x?x?x64xbf16> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x?xf32>
+  %c = arith.constant dense<0.125> : tensor<f32>
+  %ss = attnc.mul %s, %c : tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %rows = attnc.iota %ss {dimension = 2} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %cols = attnc.iota %ss {dimension = 3} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %causal = attnc.cmp le, %cols, %rows : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %same = attnc.cmp eq, %dq, %dk : tensor<?x1x?x1xi64>, tensor<?x1x1x?xi64> -> tensor<?x1x?x?xi1>
+  %keep = attnc.and %same, %causal : tensor<?x1x?x?xi1>, tensor<?x?x?x?xi1> -> tensor<?x?x?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = attnc.select %keep, %ss, %ninf : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %m : tensor<?x?x?x?xf32>
+  %pb = attnc.cast %p : tensor<?x?x?x?xf32> to tensor<?x?x?x?xbf16>
+  %o = attnc.matmul %pb, %v : tensor<?x?x?x?xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// Left alone: a boolean mask per (query, key) pair, a score-sized tensor
+// the kernel would read per score (and the no-S x S check refuses).
+// CHECK-LABEL: func.func @pair_mask_left_alone
+// CHECK-NOT: attnc.attention
+// CHECK: attnc.softmax
+func.func @pair_mask_left_alone(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %ids: tensor<?x?xi64>) -> tensor<?x?x?x64xbf16> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x?xf32>
+  %z = arith.constant dense<0> : tensor<i64>
+  %keep = attnc.cmp eq, %ids, %z : tensor<?x?xi64>, tensor<i64> -> tensor<?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = attnc.select %keep, %s, %ninf : tensor<?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %m : tensor<?x?x?x?xf32>
+  %pb = attnc.cast %p : tensor<?x?x?x?xf32> to tensor<?x?x?x?xbf16>
+  %o = attnc.matmul %pb, %v : tensor<?x?x?x?xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+}

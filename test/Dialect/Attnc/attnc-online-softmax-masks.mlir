@@ -222,3 +222,31 @@ func.func @prefix_d128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %
   }
   return %0 : tensor<?x?x?x128xbf16>
 }
+
+// -----
+
+// A conjunct without an interval form (document ids compared) leaves the
+// other's interval as a bound: causal documents visit the causal tiles
+// only, each one masked (nothing is proven visible).
+// CHECK-LABEL: func.func @documents_causal
+// CHECK: scf.forall
+// CHECK: %[[N:.+]] = affine.min affine_map<(d0)[s0] -> (d0, s0 ceildiv 64)>
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[N]]
+// CHECK: attnc.online_attention
+// CHECK-SAME: mask {
+// CHECK-NOT: scf.for
+// CHECK: attnc.online_attention_finalize
+func.func @documents_causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %dq: tensor<?x?xi64>, %dk: tensor<?x?xi64>) -> tensor<?x?x?x64xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %x = tensor.extract %dq[%b, %i] : tensor<?x?xi64>
+        %y = tensor.extract %dk[%b, %j] : tensor<?x?xi64>
+        %same = arith.cmpi eq, %x, %y : i64
+        %c = arith.cmpi sle, %j, %i : index
+        %keep = arith.andi %same, %c : i1
+        attnc.yield %keep : i1
+      }
+  return %o : tensor<?x?x?x64xbf16>
+}

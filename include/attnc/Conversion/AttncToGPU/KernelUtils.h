@@ -43,11 +43,12 @@ mlir::Value opaqueIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
 ABIParam runtimeScaleParam(mlir::Value runtimeScale);
 
 /// Checks that mask or score region `r`, which a kernel evaluates per score
-/// by cloning its body, holds only arith and math ops; a tensor.extract
-/// left in it is refused as a read per score (kernels with `blockReads`
-/// read tensors once per block, hoisted out of the region), once, naming
-/// the op.
-mlir::LogicalResult checkPerScoreOps(mlir::Region &r, bool blockReads);
+/// by cloning its body, holds only arith and math ops and the reads
+/// `lowered` accepts (the tensor.extract ops a kernel loads per score);
+/// refuses anything else once, naming the op.
+mlir::LogicalResult
+checkPerScoreOps(mlir::Region &r,
+                 llvm::function_ref<bool(mlir::Operation *)> lowered = nullptr);
 
 /// The name the source program gives function argument `arg`: its
 /// `attnc.name`, else `fallback` (or "arg<N>" when `fallback` is empty).

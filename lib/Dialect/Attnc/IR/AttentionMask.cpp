@@ -103,8 +103,10 @@ void attnc::buildCausalMask(OpBuilder &b, Location loc, Region &mask,
 // comparison `e pred 0` with e = +-j + r (r free of j) bounds j by -+r; with
 // e = +-(j floordiv C) + r it bounds j floordiv C, i.e. whole chunks of C
 // keys. Anything else (a head- or batch-dependent mask, a comparison of i
-// alone, min/max of indices, an unsigned or != comparison, a negation) has
-// no interval form here, and the flash form then masks every tile.
+// alone, min/max of indices, an unsigned or != comparison, a negation, a
+// comparison of values read from tensors) has no interval form here, and
+// the flash form then masks every tile; in a conjunction, the other
+// conjunct's interval still bounds the keys (not exactly).
 
 namespace {
 struct IntervalAnalysis {
@@ -235,8 +237,16 @@ struct IntervalAnalysis {
   std::optional<KeyInterval> condition(Value v) {
     if (auto andOp = v.getDefiningOp<arith::AndIOp>()) {
       auto l = condition(andOp.getLhs()), r = condition(andOp.getRhs());
-      if (!l || !r)
+      if (!l && !r)
         return std::nullopt;
+      // A conjunct without an interval form (document ids compared) keeps
+      // the other's interval as a bound: nothing outside it is visible, and
+      // nothing inside is proven visible.
+      if (!l || !r) {
+        KeyInterval k = l ? *l : *r;
+        k.exact = false;
+        return k;
+      }
       KeyInterval k;
       k.exact = l->exact && r->exact;
       k.lo = !l->lo   ? r->lo

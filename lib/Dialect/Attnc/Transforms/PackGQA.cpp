@@ -86,15 +86,16 @@ void remapRegion(OpBuilder &b, Location loc, Region &from, Region &to,
     b.clone(op, map);
 }
 
-/// True when `region` reads a tensor from above at its head argument
-/// (number `headArg`).
+/// True when `region` reads a tensor from above at its head or position
+/// arguments (from number `headArg` on: h, i, j).
 bool readsPerHead(Region &region, unsigned headArg) {
   if (region.empty())
     return false;
-  Value head = region.getArgument(headArg);
   WalkResult r = region.walk([&](tensor::ExtractOp x) {
-    return llvm::is_contained(x.getIndices(), head) ? WalkResult::interrupt()
-                                                    : WalkResult::advance();
+    for (unsigned k = headArg; k < region.getNumArguments(); ++k)
+      if (llvm::is_contained(x.getIndices(), region.getArgument(k)))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
   });
   return r.wasInterrupted();
 }
@@ -121,7 +122,8 @@ struct AttncPackGQAPass : attnc::impl::AttncPackGQABase<AttncPackGQAPass> {
       return;
     // A region's read at the query head (an ALiBi slope per head) stays
     // one read per block only while the blocks are query heads; packed,
-    // the head changes from row to row.
+    // the head changes from row to row (and a read per query position
+    // would read at the packed row's position).
     if (readsPerHead(op.getMask(), 1) || readsPerHead(op.getScore(), 2))
       return;
     if (qType.isDynamicDim(1) || kType.isDynamicDim(1) ||

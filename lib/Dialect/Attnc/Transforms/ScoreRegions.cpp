@@ -66,6 +66,58 @@ static std::optional<int64_t> splatIndexConstant(Value v) {
   return attr.getSplatValue<APInt>().getSExtValue();
 }
 
+/// The score dimensions (0 b, 1 h, 2 i, 3 j) along which function argument
+/// `v` varies once broadcast against `scores` (right-aligned; its other
+/// extents are 1), or nullopt when `v` is not a function argument that
+/// broadcasts into the scores without stretching them.
+static std::optional<SmallVector<int64_t>>
+argumentScoreDims(Value v, RankedTensorType scores) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!arg || !type ||
+      !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()) ||
+      type.getRank() > kScoresRank || scores.getRank() != kScoresRank)
+    return std::nullopt;
+  SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    int64_t sd = kScoresRank - type.getRank() + d, n = type.getDimSize(d);
+    if (n == 1)
+      continue;
+    int64_t s = scores.getDimSize(sd);
+    if (!ShapedType::isDynamic(n) && !ShapedType::isDynamic(s) && n != s)
+      return std::nullopt;
+    dims.push_back(sd);
+  }
+  return dims;
+}
+
+/// A function argument holding one value per batch and head of `scores`
+/// (an ALiBi slope).
+static bool isPerBlockArgument(Value v, RankedTensorType scores) {
+  std::optional<SmallVector<int64_t>> dims = argumentScoreDims(v, scores);
+  return dims && llvm::all_of(*dims, [](int64_t d) { return d < 2; });
+}
+
+/// A function argument holding one value per query or per key position
+/// (and batch and head): a document id per token, never one per (i, j).
+static bool isPerPositionArgument(Value v, RankedTensorType scores) {
+  std::optional<SmallVector<int64_t>> dims = argumentScoreDims(v, scores);
+  return dims && !(llvm::is_contained(*dims, 2) && llvm::is_contained(*dims, 3));
+}
+
+/// The element of function argument `v` for the region arguments `args`
+/// (b, h, i, j): broadcast extents read index 0.
+static Value readArgument(OpBuilder &b, Location loc, Value v,
+                          ValueRange args) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<Value> indices;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    indices.push_back(type.getDimSize(d) == 1
+                          ? arith::ConstantIndexOp::create(b, loc, 0)
+                          : args[kScoresRank - type.getRank() + d]);
+  return tensor::ExtractOp::create(b, loc, v, indices);
+}
+
 bool attnc::isScoreIndexExpr(Value v, RankedTensorType scores,
                              MatchedOps &ops) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
@@ -73,6 +125,9 @@ bool attnc::isScoreIndexExpr(Value v, RankedTensorType scores,
                  type.getElementType().isInteger(64)))
     return false;
   if (splatIndexConstant(v))
+    return true;
+  // Per-token values (document ids) of the function's arguments.
+  if (type.getElementType().isInteger(64) && isPerPositionArgument(v, scores))
     return true;
   Operation *def = v.getDefiningOp();
   if (!def)
@@ -152,6 +207,9 @@ static Value emitIndex(OpBuilder &b, Location loc, Value v, ValueRange args,
   };
   if (std::optional<int64_t> c = splatIndexConstant(v)) {
     result = arith::ConstantIndexOp::create(b, loc, *c);
+  } else if (isa<BlockArgument>(v)) {
+    result = arith::IndexCastOp::create(b, loc, index,
+                                        readArgument(b, loc, v, args));
   } else if (Value scalar = runtimeIndexScalar(v)) {
     result = arith::IndexCastOp::create(b, loc, index, scalar);
   } else {
@@ -225,28 +283,6 @@ void attnc::buildMaskRegion(OpBuilder &b, Location loc, Region &mask,
   YieldOp::create(b, loc, v);
 }
 
-/// A function argument holding one value per batch and head of `scores`:
-/// its extents along the query and key dimensions are 1, the others 1 or
-/// the scores' (right-aligned broadcasting).
-static bool isPerBlockArgument(Value v, RankedTensorType scores) {
-  auto arg = dyn_cast<BlockArgument>(v);
-  auto type = dyn_cast<RankedTensorType>(v.getType());
-  if (!arg || !type ||
-      !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()) ||
-      type.getRank() > kScoresRank || scores.getRank() != kScoresRank)
-    return false;
-  for (int64_t d = 0; d < type.getRank(); ++d) {
-    int64_t sd = kScoresRank - type.getRank() + d, n = type.getDimSize(d);
-    if (n == 1)
-      continue;
-    int64_t s = scores.getDimSize(sd);
-    if (sd >= 2 ||
-        (!ShapedType::isDynamic(n) && !ShapedType::isDynamic(s) && n != s))
-      return false;
-  }
-  return true;
-}
-
 bool attnc::isScoreTermExpr(Value v, RankedTensorType scores, MatchedOps &ops) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type || !type.getElementType().isF32())
@@ -284,14 +320,8 @@ static Value emitTerm(OpBuilder &b, Location loc, Value v, ValueRange args,
     result = arith::ConstantOp::create(
         b, loc, b.getF32FloatAttr(static_cast<float>(*c)));
   } else if (isa<BlockArgument>(v)) {
-    // The element of this batch and head: broadcast extents read index 0.
-    auto type = cast<RankedTensorType>(v.getType());
-    SmallVector<Value> indices;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      indices.push_back(type.getDimSize(d) == 1
-                            ? arith::ConstantIndexOp::create(b, loc, 0)
-                            : args[kScoresRank - type.getRank() + d]);
-    result = tensor::ExtractOp::create(b, loc, v, indices);
+    // The element of this batch and head.
+    result = readArgument(b, loc, v, args);
   } else {
     Operation *def = v.getDefiningOp();
     auto binary = [&](auto op, auto build) -> Value {
