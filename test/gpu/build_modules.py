@@ -385,6 +385,9 @@ def main():
                     [sys.executable, str(ROOT / "test/gpu/alibi_test.py"),
                      "build", "--work", str(out), "--compiler",
                      args.compiler],
+                    [sys.executable, str(ROOT / "test/gpu/documents_test.py"),
+                     "build", "--work", str(out), "--compiler",
+                     args.compiler],
                     [sys.executable, "-m", "attnc.variants", "--out",
                      str(out / "torch")]):
             env = dict(os.environ, ATTNC_COMPILE=args.compiler,
