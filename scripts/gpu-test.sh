@@ -65,41 +65,20 @@ for m in attn_example chain; do
 done
 
 echo "== 3. attention backward and attnc.torch =="
-if python3 test/gpu/backward_test.py run --work "$WORK" 2>&1 | tee "$LOG_DIR/backward.log"; then
-  summary+=("backward_test.py: ok ($(tail -1 "$LOG_DIR/backward.log"))")
-else
-  status=1; summary+=("backward_test.py: FAILED ($(tail -1 "$LOG_DIR/backward.log"))")
-fi
-if python3 test/gpu/decode_test.py run --work "$WORK" 2>&1 | tee "$LOG_DIR/decode.log"; then
-  summary+=("decode_test.py: ok ($(tail -1 "$LOG_DIR/decode.log"))")
-else
-  status=1; summary+=("decode_test.py: FAILED ($(tail -1 "$LOG_DIR/decode.log"))")
-fi
-if python3 test/gpu/kv_cache_test.py run --work "$WORK" 2>&1 | tee "$LOG_DIR/kv_cache.log"; then
-  summary+=("kv_cache_test.py: ok ($(tail -1 "$LOG_DIR/kv_cache.log"))")
-else
-  status=1; summary+=("kv_cache_test.py: FAILED ($(tail -1 "$LOG_DIR/kv_cache.log"))")
-fi
-if python3 test/gpu/varlen_test.py run --work "$WORK" 2>&1 | tee "$LOG_DIR/varlen.log"; then
-  summary+=("varlen_test.py: ok ($(tail -1 "$LOG_DIR/varlen.log"))")
-else
-  status=1; summary+=("varlen_test.py: FAILED ($(tail -1 "$LOG_DIR/varlen.log"))")
-fi
-if python3 test/gpu/alibi_test.py run --work "$WORK" 2>&1 | tee "$LOG_DIR/alibi.log"; then
-  summary+=("alibi_test.py: ok ($(tail -1 "$LOG_DIR/alibi.log"))")
-else
-  status=1; summary+=("alibi_test.py: FAILED ($(tail -1 "$LOG_DIR/alibi.log"))")
-fi
-if python3 test/gpu/documents_test.py run --work "$WORK" 2>&1 | tee "$LOG_DIR/documents.log"; then
-  summary+=("documents_test.py: ok ($(tail -1 "$LOG_DIR/documents.log"))")
-else
-  status=1; summary+=("documents_test.py: FAILED ($(tail -1 "$LOG_DIR/documents.log"))")
-fi
-if python3 test/gpu/torch_test.py --modules "$WORK/torch" 2>&1 | tee "$LOG_DIR/torch.log"; then
-  summary+=("torch_test.py: ok ($(tail -1 "$LOG_DIR/torch.log"))")
-else
-  status=1; summary+=("torch_test.py: FAILED ($(tail -1 "$LOG_DIR/torch.log"))")
-fi
+# run_test NAME COMMAND...: the command's output in LOG_DIR/NAME.log, its
+# last line in the summary.
+run_test() {
+  local name=$1; shift
+  if "$@" 2>&1 | tee "$LOG_DIR/$name.log"; then
+    summary+=("$name: ok ($(tail -1 "$LOG_DIR/$name.log"))")
+  else
+    status=1; summary+=("$name: FAILED ($(tail -1 "$LOG_DIR/$name.log"))")
+  fi
+}
+for t in backward decode kv_cache varlen alibi documents; do
+  run_test "$t" python3 "test/gpu/${t}_test.py" run --work "$WORK"
+done
+run_test torch python3 test/gpu/torch_test.py --modules "$WORK/torch"
 if python3 -c "import transformers" 2>/dev/null; then
   if python3 test/gpu/hf_test.py --modules "$WORK/torch" 2>&1 | tee "$LOG_DIR/hf.log"; then
     summary+=("hf_test.py: ok")

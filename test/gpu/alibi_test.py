@@ -19,15 +19,12 @@ mma_sync. Slopes are passed contiguous and as a strided view.
 """
 
 import math
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gpu_common  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
 
 HEAD = """\
 func.func @attn(%q: {tq}, %k: {tk}, %v: {tk}, %t: {tt} {{attnc.name = "{tname}"}}) -> {tq} {{
@@ -57,13 +54,16 @@ SIGNED_CAUSAL = """\
 """
 # The symmetric form, bottom-right aligned, no mask:
 # s - slope[h] * |i + Skv - Sq - j|.
-SYMMETRIC_BR = """\
+# Skv - Sq from the extents, a run-time i64 scalar the masks shift by.
+SHIFT = """\
   %c2 = arith.constant 2 : index
   %sq = tensor.dim %q, %c2 : {tq}
   %skv = tensor.dim %k, %c2 : {tk}
   %delta = arith.subi %skv, %sq : index
   %di = arith.index_cast %delta : index to i64
   %off = tensor.from_elements %di : tensor<i64>
+"""
+SYMMETRIC_BR = SHIFT + """\
   %sh = attnc.add %rows, %off : {I}, tensor<i64> -> {I}
   %d = attnc.sub %sh, %cols : {I}, {I} -> {I}
   %df = attnc.cast %d : {I} to {S}
@@ -72,13 +72,7 @@ SYMMETRIC_BR = """\
   %m = attnc.sub %ss, %bias : {S}, {S} -> {S}
 """
 # A temperature per (batch, head) under a bottom-right causal mask.
-TEMPERATURE = """\
-  %c2 = arith.constant 2 : index
-  %sq = tensor.dim %q, %c2 : {tq}
-  %skv = tensor.dim %k, %c2 : {tk}
-  %delta = arith.subi %skv, %sq : index
-  %di = arith.index_cast %delta : index to i64
-  %off = tensor.from_elements %di : tensor<i64>
+TEMPERATURE = SHIFT + """\
   %st = attnc.mul %ss, %t : {S}, {tt} -> {S}
   %sh = attnc.add %rows, %off : {I}, tensor<i64> -> {I}
   %keep = attnc.cmp le, %cols, %sh : {I}, {I} -> {B1}
@@ -97,7 +91,6 @@ VARIANTS = {
     "temperature": (TEMPERATURE, 128, "bf16", None, None,
                     "tensor<?x?x1x1xf32>", "temp"),
 }
-STRATEGIES = {"default": [], "mma_sync": ["--strategy=mma_sync"]}
 
 
 def module_text(body, d, t, h, hkv, tt, tname):
@@ -124,46 +117,31 @@ def module_text(body, d, t, h, hkv, tt, tname):
 
 
 def build(work: Path, compiler: Path):
-    (work / "mlir").mkdir(parents=True, exist_ok=True)
-    for name, (body, d, t, h, hkv, tt, tname) in VARIANTS.items():
-        src = work / "mlir" / f"{name}.mlir"
-        src.write_text(module_text(body, d, t, h, hkv, tt, tname))
-        for strategy, flags in STRATEGIES.items():
-            out = work / "modules" / f"{name}_{strategy}"
-            t0 = time.time()
-            subprocess.run([str(compiler), str(src), "-o", str(out)] + flags,
-                           check=True)
-            print(f"{name}_{strategy}: {time.time() - t0:.1f} s", flush=True)
-            for ptx in out.glob("*.ptx"):
-                ptx.unlink()
+    gpu_common.build_strategies(
+        work, compiler,
+        {name: module_text(*spec) for name, spec in VARIANTS.items()})
 
 
 def reference(q, k, v, name, t, scale, dt):
-    """Attention of the variant in precision `dt` (scores in f32 at least),
-    with its logsumexp when `dt` is float64."""
+    """The variant's attention in precision `dt` (gpu_common.reference)."""
     import torch
-    H, Hkv = q.shape[1], k.shape[1]
-    qq, kk, vv = q.to(dt), k.to(dt), v.to(dt)
-    kk = kk.repeat_interleave(H // Hkv, dim=1)
-    vv = vv.repeat_interleave(H // Hkv, dim=1)
-    acc = dt if dt == torch.float64 else torch.float32
-    s = torch.matmul(qq, kk.transpose(-1, -2)).to(acc) * scale
+    H = q.shape[1]
     Sq, Skv = q.shape[2], k.shape[2]
-    dev = q.device
-    i = torch.arange(Sq, device=dev)[:, None]
-    j = torch.arange(Skv, device=dev)[None, :]
+    i = torch.arange(Sq, device=q.device)[:, None]
+    j = torch.arange(Skv, device=q.device)[None, :]
+    acc = dt if dt == torch.float64 else torch.float32
     tv = t.to(acc)
-    if name.startswith("alibi_causal") or name.startswith("alibi_gqa"):
-        s = s + tv.reshape(1, H, 1, 1) * (j - i).to(acc)
-        s = s.masked_fill(~(j <= i), float("-inf"))
-    elif name.startswith("alibi_symmetric_br"):
-        s = s - tv.reshape(1, H, 1, 1) * (i + Skv - Sq - j).abs().to(acc)
-    else:
-        s = s * tv
-        s = s.masked_fill(~(j <= i + Skv - Sq), float("-inf"))
-    lse = torch.logsumexp(s, dim=-1) if dt == torch.float64 else None
-    p = torch.softmax(s, dim=-1).nan_to_num(0.0).to(dt)
-    return torch.matmul(p, vv), lse
+    if name in ("alibi_causal", "alibi_gqa"):
+        return gpu_common.reference(
+            q, k, v, scale, dt, visible=j <= i,
+            modify=lambda s: s + tv.reshape(1, H, 1, 1) * (j - i).to(acc))
+    if name == "alibi_symmetric_br":
+        return gpu_common.reference(
+            q, k, v, scale, dt, modify=lambda s: s - tv.reshape(1, H, 1, 1)
+            * (i + Skv - Sq - j).abs().to(acc))
+    return gpu_common.reference(q, k, v, scale, dt,
+                                visible=j <= i + Skv - Sq,
+                                modify=lambda s: s * tv)
 
 
 def run_case(m, name, B, H, Hkv, Sq, Skv, dtype, d, layout, strided):
@@ -174,8 +152,7 @@ def run_case(m, name, B, H, Hkv, Sq, Skv, dtype, d, layout, strided):
     k = torch.randn(B, Hkv, Skv, d, dtype=dtype, device=dev)
     v = torch.randn(B, Hkv, Skv, d, dtype=dtype, device=dev)
     if layout == "odd":  # an offset TMA cannot address: the fallback runs
-        q, k, v = ((lambda x: torch.cat([x.new_zeros(1), x.flatten()])[1:]
-                    .view(x.shape))(x) for x in (q, k, v))
+        q, k, v = (gpu_common.misalign(x) for x in (q, k, v))
     if name == "temperature":
         # Temperatures in [0.5, 2], one per (batch, head).
         shape = (B, H, 1, 1)
@@ -204,15 +181,7 @@ def run_case(m, name, B, H, Hkv, Sq, Skv, dtype, d, layout, strided):
     scale = 1.0 / math.sqrt(d)
     ref, ref_lse = reference(q, k, v, name, t, scale, torch.float64)
     low, _ = reference(q, k, v, name, t, scale, dtype)
-    if torch.isnan(o).any():
-        return False, {"o": "NaN"}
-    ok, err, err_low = gpu_common.fa_rule(o, ref, low, dtype)
-    finite = torch.isfinite(ref_lse)
-    lse_err = (lse.double() - ref_lse)[finite].abs().max().item() \
-        if finite.any() else 0.0
-    empty_ok = bool((lse[~finite] == float("-inf")).all())
-    ok &= lse_err <= 1e-3 and empty_ok
-    return ok, {"o": f"{err:.2e}/{err_low:.2e}", "lse": f"{lse_err:.1e}"}
+    return gpu_common.check_output(o, lse, ref, low, ref_lse, dtype)
 
 
 # (B, H, Hkv, Sq, Skv); GQA modules take their own head counts.
@@ -223,37 +192,22 @@ CASES = [(1, 16, 16, 1, 1), (2, 16, 16, 128, 128), (1, 8, 8, 1000, 1000),
 
 def run(work: Path, small: bool, only: str = ""):
     import torch
-    sys.path.insert(0, str(ROOT / "python"))
-    import attnc
-    failures = total = 0
-    for name, (_, d, t, h, hkv, _, _) in VARIANTS.items():
+
+    def cases(name, strategy, m):
+        _, d, t, h, hkv, _, _ = VARIANTS[name]
         dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[t]
-        for strategy in STRATEGIES:
-            mod = f"{name}_{strategy}"
-            if only not in mod:
+        for (B, H, Hkv, Sq, Skv) in CASES:
+            if h is not None:
+                H, Hkv = h, hkv
+            if small and max(Sq, Skv) > 1000:
                 continue
-            m = attnc.load(work / "modules" / mod)
-            for (B, H, Hkv, Sq, Skv) in CASES:
-                if h is not None:
-                    H, Hkv = h, hkv
-                if small and max(Sq, Skv) > 1000:
-                    continue
-                layouts = ["bhsd", "odd"] if strategy == "default" else ["bhsd"]
-                for layout in layouts:
-                    for strided in (False, True):
-                        if strided and layout == "odd":
-                            continue
-                        total += 1
-                        ok, res = gpu_common.guarded(
-                            run_case, m, name, B, H, Hkv, Sq, Skv, dtype, d,
-                            layout, strided)
-                        failures += not ok
-                        print(f"{'PASS' if ok else 'FAIL'} {mod} B{B} "
-                              f"H{H}/{Hkv} Sq{Sq} Skv{Skv} {layout}"
-                              f"{' strided' if strided else ''} {res}",
-                              flush=True)
-    print(f"{total - failures}/{total} passed")
-    return 1 if failures else 0
+            for layout in gpu_common.layouts(strategy):
+                for strided in (False, True) if layout == "bhsd" else (False,):
+                    yield (f"B{B} H{H}/{Hkv} Sq{Sq} Skv{Skv} {layout}"
+                           f"{' strided' if strided else ''}", run_case,
+                           (m, name, B, H, Hkv, Sq, Skv, dtype, d, layout,
+                            strided))
+    return gpu_common.run_strategies(work, only, VARIANTS, cases)
 
 
 if __name__ == "__main__":

@@ -17,15 +17,12 @@ fallback the "odd" layout reaches) and for mma_sync.
 """
 
 import math
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gpu_common  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
 
 FUNC = """\
 func.func @attn(%q: {tq}, %k: {tq}, %v: {tq}, %dq: tensor<?x1x?x1xi64> {{attnc.name = "doc_q"}}, %dk: tensor<?x1x1x?xi64> {{attnc.name = "doc_kv"}}) -> {tq} {{
@@ -50,7 +47,6 @@ CAUSAL = """\
 # name: (head dim, dtype, causal)
 VARIANTS = {"documents_causal": (128, "bf16", True),
             "documents": (64, "f16", False)}
-STRATEGIES = {"default": [], "mma_sync": ["--strategy=mma_sync"]}
 
 
 def module_text(d, t, causal):
@@ -68,18 +64,9 @@ def module_text(d, t, causal):
 
 
 def build(work: Path, compiler: Path):
-    (work / "mlir").mkdir(parents=True, exist_ok=True)
-    for name, (d, t, causal) in VARIANTS.items():
-        src = work / "mlir" / f"{name}.mlir"
-        src.write_text(module_text(d, t, causal))
-        for strategy, flags in STRATEGIES.items():
-            out = work / "modules" / f"{name}_{strategy}"
-            t0 = time.time()
-            subprocess.run([str(compiler), str(src), "-o", str(out)] + flags,
-                           check=True)
-            print(f"{name}_{strategy}: {time.time() - t0:.1f} s", flush=True)
-            for ptx in out.glob("*.ptx"):
-                ptx.unlink()
+    gpu_common.build_strategies(
+        work, compiler,
+        {name: module_text(*spec) for name, spec in VARIANTS.items()})
 
 
 def doc_ids(B, S, seed, docs):
@@ -103,8 +90,7 @@ def run_case(m, causal, B, H, Sq, Skv, docs, dtype, d, layout):
     k = torch.randn(B, H, Skv, d, dtype=dtype, device=dev)
     v = torch.randn(B, H, Skv, d, dtype=dtype, device=dev)
     if layout == "odd":  # an offset TMA cannot address: the fallback runs
-        q, k, v = ((lambda x: torch.cat([x.new_zeros(1), x.flatten()])[1:]
-                    .view(x.shape))(x) for x in (q, k, v))
+        q, k, v = (gpu_common.misalign(x) for x in (q, k, v))
     dq = doc_ids(B, Sq, Sq * 13 + docs, docs).to(dev)
     # Keys split at other places when Skv != Sq (some query documents may
     # have no key), at the same ones otherwise.
@@ -120,27 +106,10 @@ def run_case(m, causal, B, H, Sq, Skv, docs, dtype, d, layout):
         j = torch.arange(Skv, device=dev)[None, :]
         vis = vis & (j <= i)
     scale = 1.0 / math.sqrt(d)
-    refs, ref_lse = [], None
-    for dt in (torch.float64, dtype):
-        acc = dt if dt == torch.float64 else torch.float32
-        s = torch.matmul(q.to(dt), k.to(dt).transpose(-1, -2)).to(acc) * scale
-        s = s.masked_fill(~vis, float("-inf"))
-        if dt == torch.float64:
-            ref_lse = torch.logsumexp(s, dim=-1)
-        p = torch.softmax(s, dim=-1).nan_to_num(0.0).to(dt)
-        refs.append(torch.matmul(p, v.to(dt)))
-    if torch.isnan(o).any():
-        return False, {"o": "NaN"}
-    ok, err, err_low = gpu_common.fa_rule(o, refs[0], refs[1], dtype)
-    finite = torch.isfinite(ref_lse)
-    lse_err = (lse.double() - ref_lse)[finite].abs().max().item() \
-        if finite.any() else 0.0
-    empty = ~finite
-    empty_ok = bool((lse[empty] == float("-inf")).all()) and \
-        bool((o.float()[empty] == 0).all())
-    ok &= lse_err <= 1e-3 and empty_ok
-    return ok, {"o": f"{err:.2e}/{err_low:.2e}", "lse": f"{lse_err:.1e}",
-                "empty_rows": int(empty.sum().item())}
+    ref, ref_lse = gpu_common.reference(q, k, v, scale, torch.float64,
+                                        visible=vis)
+    low, _ = gpu_common.reference(q, k, v, scale, dtype, visible=vis)
+    return gpu_common.check_output(o, lse, ref, low, ref_lse, dtype)
 
 
 # (B, H, Sq, Skv, documents)
@@ -151,30 +120,18 @@ CASES = [(1, 4, 1, 1, 1), (2, 4, 100, 100, 3), (1, 8, 1000, 1000, 4),
 
 def run(work: Path, small: bool, only: str = ""):
     import torch
-    sys.path.insert(0, str(ROOT / "python"))
-    import attnc
-    failures = total = 0
-    for name, (d, t, causal) in VARIANTS.items():
+
+    def cases(name, strategy, m):
+        d, t, causal = VARIANTS[name]
         dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[t]
-        for strategy in STRATEGIES:
-            mod = f"{name}_{strategy}"
-            if only not in mod:
+        for (B, H, Sq, Skv, docs) in CASES:
+            if small and max(Sq, Skv) > 1000:
                 continue
-            m = attnc.load(work / "modules" / mod)
-            for (B, H, Sq, Skv, docs) in CASES:
-                if small and max(Sq, Skv) > 1000:
-                    continue
-                layouts = ["bhsd", "odd"] if strategy == "default" else ["bhsd"]
-                for layout in layouts:
-                    total += 1
-                    ok, res = gpu_common.guarded(run_case, m, causal, B, H, Sq,
-                                                 Skv, docs, dtype, d, layout)
-                    failures += not ok
-                    print(f"{'PASS' if ok else 'FAIL'} {mod} B{B} H{H} "
-                          f"Sq{Sq} Skv{Skv} docs{docs} {layout} {res}",
-                          flush=True)
-    print(f"{total - failures}/{total} passed")
-    return 1 if failures else 0
+            for layout in gpu_common.layouts(strategy):
+                yield (f"B{B} H{H} Sq{Sq} Skv{Skv} docs{docs} {layout}",
+                       run_case, (m, causal, B, H, Sq, Skv, docs, dtype, d,
+                                  layout))
+    return gpu_common.run_strategies(work, only, VARIANTS, cases)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,107 @@ def fa_rule(got, ref, low, dtype):
     return err <= 2 * err_low + half_ulp + 1e-5, err, err_low
 
 
+def reference(q, k, v, scale, dt, modify=None, visible=None):
+    """Attention in precision `dt` (scores in f32 at least) with K/V heads
+    repeated for GQA: `modify(scores)` before the mask, `visible` (bool,
+    broadcasting to [B, H, Sq, Skv]) the mask. Returns (O, logsumexp), the
+    logsumexp only for float64; rows that see no key give O = 0."""
+    import torch
+    H, Hkv = q.shape[1], k.shape[1]
+    kk = k.to(dt).repeat_interleave(H // Hkv, dim=1)
+    vv = v.to(dt).repeat_interleave(H // Hkv, dim=1)
+    acc = dt if dt == torch.float64 else torch.float32
+    s = torch.matmul(q.to(dt), kk.transpose(-1, -2)).to(acc) * scale
+    if modify is not None:
+        s = modify(s)
+    if visible is not None:
+        s = s.masked_fill(~visible, float("-inf"))
+    lse = torch.logsumexp(s, dim=-1) if dt == torch.float64 else None
+    p = torch.softmax(s, dim=-1).nan_to_num(0.0).to(dt)
+    return torch.matmul(p, vv), lse
+
+
+def check_output(o, lse, ref, low, ref_lse, dtype):
+    """(ok, results): O by the FlashAttention rule, the logsumexp within
+    1e-3 where finite, and rows that see no key O = 0 and logsumexp -inf."""
+    import torch
+    if torch.isnan(o).any():
+        return False, {"o": "NaN"}
+    ok, err, err_low = fa_rule(o, ref, low, dtype)
+    finite = torch.isfinite(ref_lse)
+    lse_err = (lse.double() - ref_lse)[finite].abs().max().item() \
+        if finite.any() else 0.0
+    empty = ~finite
+    empty_ok = bool((lse[empty] == float("-inf")).all()) and \
+        bool((o.float()[empty] == 0).all())
+    ok &= lse_err <= 1e-3 and empty_ok
+    return ok, {"o": f"{err:.2e}/{err_low:.2e}", "lse": f"{lse_err:.1e}",
+                "empty_rows": int(empty.sum().item())}
+
+
+# The target's default strategy (wgmma_ws on sm_90a, with the fallback
+# that tensors TMA cannot address reach) and mma_sync.
+STRATEGIES = {"default": [], "mma_sync": ["--strategy=mma_sync"]}
+
+
+def build_strategies(work, compiler, sources):
+    """Compiles each {name: MLIR text} once per strategy of STRATEGIES into
+    WORK/modules/NAME_STRATEGY (PTX dropped: the cubins are what runs)."""
+    import subprocess
+    import time
+    (work / "mlir").mkdir(parents=True, exist_ok=True)
+    for name, text in sources.items():
+        src = work / "mlir" / f"{name}.mlir"
+        src.write_text(text)
+        for strategy, flags in STRATEGIES.items():
+            out = work / "modules" / f"{name}_{strategy}"
+            t0 = time.time()
+            subprocess.run([str(compiler), str(src), "-o", str(out)] + flags,
+                           check=True)
+            print(f"{name}_{strategy}: {time.time() - t0:.1f} s", flush=True)
+            for ptx in out.glob("*.ptx"):
+                ptx.unlink()
+
+
+def layouts(strategy):
+    """The layouts a strategy's module is run on: "odd" (tensors one
+    element off 16-byte alignment, misalign()) reaches the default's
+    fallback."""
+    return ["bhsd", "odd"] if strategy == "default" else ["bhsd"]
+
+
+def misalign(x):
+    """`x` copied to an address 2 bytes past an aligned one: TMA cannot
+    address it."""
+    import torch
+    return torch.cat([x.new_zeros(1), x.flatten()])[1:].view(x.shape)
+
+
+def run_strategies(work, only, names, cases):
+    """Loads each module NAME_STRATEGY (`names` x STRATEGIES) whose name
+    contains `only` and runs, guarded, every (label, case, args) that
+    `cases(name, strategy, module)` yields; prints a line per case and the
+    count. Returns the exit status."""
+    import sys
+    sys.path.insert(0, str(ROOT / "python"))
+    import attnc
+    failures = total = 0
+    for name in names:
+        for strategy in STRATEGIES:
+            mod = f"{name}_{strategy}"
+            if only not in mod:
+                continue
+            m = attnc.load(work / "modules" / mod)
+            for label, case, args in cases(name, strategy, m):
+                total += 1
+                ok, res = guarded(case, *args)
+                failures += not ok
+                print(f"{'PASS' if ok else 'FAIL'} {mod} {label} {res}",
+                      flush=True)
+    print(f"{total - failures}/{total} passed")
+    return 1 if failures else 0
+
+
 def guarded(case, *args):
     """(ok, results) of `case(*args)`, an exception a failure."""
     try:
