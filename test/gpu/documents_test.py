@@ -100,6 +100,8 @@ def run_case(m, causal, B, H, Sq, Skv, docs, dtype, d, layout):
     m["attn"](q, k, v, o=o, lse=lse, doc_q=dq.view(B, 1, Sq, 1),
               doc_kv=dk.view(B, 1, 1, Skv))
     torch.cuda.synchronize()
+    if gpu_common.launch_only():
+        return True, {"launched": True}
     vis = dq[:, None, :, None] == dk[:, None, None, :]
     if causal:
         i = torch.arange(Sq, device=dev)[:, None]
