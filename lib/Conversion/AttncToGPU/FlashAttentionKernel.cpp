@@ -709,44 +709,20 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
         b, loc, param(bt.name),
         cast<RankedTensorType>(bt.tensor.getType()).getElementType());
   for (tensor::ExtractOp read : form.blockReads) {
-    StringRef n = form.blockTensorOf(read.getTensor())->name;
-    Value at = arith::ConstantIndexOp::create(b, loc, 0);
-    for (auto [dim, index] : llvm::enumerate(read.getIndices())) {
+    SmallVector<Value> indices;
+    for (Value index : read.getIndices()) {
       FailureOr<Value> i = materialize(index, prologue);
       if (failed(i))
         return failure();
-      Value stride = paramIndexValue((n + ".stride" + Twine(dim)).str());
-      at = arith::AddIOp::create(b, loc, at,
-                                 arith::MulIOp::create(b, loc, *i, stride));
+      indices.push_back(*i);
     }
     prologue.map(read.getResult(),
-                 memref::LoadOp::create(b, loc, globalMem[n], at).getResult());
+                 loadElement(*form.blockTensorOf(read.getTensor()), indices));
   }
-  // Reads per score of a value per query or key position: the position
-  // clamped into its extent (a tile's padding rows and columns are
-  // evaluated and masked, never read out of bounds).
+  // Reads per score (a value per query or key position) load in place.
   values.readElement = [this](tensor::ExtractOp read,
                               ArrayRef<Value> indices) -> FailureOr<Value> {
-    const BlockTensor *bt = form.blockTensorOf(read.getTensor());
-    Value at = arith::ConstantIndexOp::create(b, loc, 0);
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    for (auto [dim, index] : llvm::enumerate(indices)) {
-      Value i = index;
-      int64_t coord = bt->coords[dim];
-      if (coord == BlockTensor::kRowCoord || coord == BlockTensor::kColCoord) {
-        Value extent = coord == BlockTensor::kRowCoord
-                           ? seqQ
-                           : extentOf(form.key, 2);
-        i = arith::MinUIOp::create(b, loc, i,
-                                   arith::SubIOp::create(b, loc, extent, one));
-      }
-      Value stride =
-          paramIndexValue((bt->name + ".stride" + Twine(dim)).str());
-      at = arith::AddIOp::create(b, loc, at,
-                                 arith::MulIOp::create(b, loc, i, stride));
-    }
-    return memref::LoadOp::create(b, loc, globalMem[bt->name], at)
-        .getResult();
+    return loadElement(*form.blockTensorOf(read.getTensor()), indices);
   };
   if (form.seqKV) {
     // The batch's keys (min(kv_lengths[b], Skv), a ragged sequence's rows):

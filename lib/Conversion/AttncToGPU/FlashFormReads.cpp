@@ -209,12 +209,12 @@ static LogicalResult registerTensor(FlashForm &form, tensor::ExtractOp read,
     auto k = cast<RankedTensorType>(form.key.getType());
     for (auto [d, coord] : llvm::enumerate(coords)) {
       RankedTensorType of = coord == BlockTensor::kColCoord ? k : q;
-      int64_t dim = coord == BlockTensor::kBatchCoord  ? 0
-                    : coord == BlockTensor::kHeadCoord ? 1
-                    : coord == BlockTensor::kRowCoord ||
-                            coord == BlockTensor::kColCoord
-                        ? 2
-                        : -1;
+      int64_t dim =
+          coord == BlockTensor::kBatchCoord  ? 0
+          : coord == BlockTensor::kHeadCoord ? 1
+          : coord == BlockTensor::kRowCoord || coord == BlockTensor::kColCoord
+              ? 2
+              : -1;
       // (A ragged batch's sequences are counted by its starts.)
       if (dim < 0 || (form.ragged && dim == 0) || type.isDynamicDim(d) ||
           of.isDynamicDim(dim) || type.getDimSize(d) == of.getDimSize(dim))
@@ -259,14 +259,13 @@ LogicalResult flash_reads::readRegionTensors(FlashForm &form) {
   scf::ForallOp forall = form.forall;
   ValueRange ivs = forall.getInductionVars();
   auto typeOk = [&](tensor::ExtractOp read, bool perElement) -> LogicalResult {
-    Type elt = cast<RankedTensorType>(read.getTensor().getType())
-                   .getElementType();
+    Type elt =
+        cast<RankedTensorType>(read.getTensor().getType()).getElementType();
     if (elt.isF32() || elt.isInteger(32) || elt.isInteger(64))
       return success();
-    return read.emitOpError()
-           << "reads an element of type " << elt << " per "
-           << (perElement ? "score" : "block")
-           << "; the kernel reads i32, i64 and f32 tensors";
+    return read.emitOpError() << "reads an element of type " << elt << " per "
+                              << (perElement ? "score" : "block")
+                              << "; the kernel reads i32, i64 and f32 tensors";
   };
   // Reads per score, left in the steps' regions: a value per query or per
   // key position (a document id), at the region's arguments.

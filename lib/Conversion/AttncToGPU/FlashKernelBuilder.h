@@ -104,6 +104,9 @@ private:
   }
   /// Extent `dim` (0-2) of the view of a paged cache.
   Value pagedExtent(int64_t dim);
+  /// The element of block tensor `bt` at kernel `indices` (its parameter's
+  /// strides), positions clamped into their extents.
+  Value loadElement(const BlockTensor &bt, ArrayRef<Value> indices);
   /// Extent `dim` of `type`: a constant, or size parameter `symbol`.
   Value extentOrParam(RankedTensorType type, int64_t dim, StringRef symbol) {
     if (!type.isDynamicDim(dim))

@@ -207,7 +207,8 @@ FailureOr<Value> KernelValues::cloneRegion(Region &r, ArrayRef<Value> args,
   m.map(body.getArguments(), args);
   for (Operation &op : body.without_terminator()) {
     if (auto read = dyn_cast<tensor::ExtractOp>(op);
-        read && readElement && !r.isAncestor(read.getTensor().getParentRegion())) {
+        read && readElement &&
+        !r.isAncestor(read.getTensor().getParentRegion())) {
       SmallVector<Value> indices;
       for (Value i : read.getIndices()) {
         FailureOr<Value> v = m.contains(i) ? FailureOr<Value>(m.lookup(i))

@@ -102,7 +102,8 @@ static bool isPerBlockArgument(Value v, RankedTensorType scores) {
 /// (and batch and head): a document id per token, never one per (i, j).
 static bool isPerPositionArgument(Value v, RankedTensorType scores) {
   std::optional<SmallVector<int64_t>> dims = argumentScoreDims(v, scores);
-  return dims && !(llvm::is_contained(*dims, 2) && llvm::is_contained(*dims, 3));
+  return dims &&
+         !(llvm::is_contained(*dims, 2) && llvm::is_contained(*dims, 3));
 }
 
 /// The element of function argument `v` for the region arguments `args`
