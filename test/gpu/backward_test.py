@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 FUNC = """\
 func.func @attn(%q: tensor<?x?x?x{d}x{t}>, %k: tensor<?x?x?x{d}x{t}>,
-                %v: tensor<?x?x?x{d}x{t}>) -> tensor<?x?x?x{d}x{t}> {{
+                %v: tensor<?x?x?x{d}x{t}>{args}) -> tensor<?x?x?x{d}x{t}> {{
   %c2 = arith.constant 2 : index
   %sq = tensor.dim %q, %c2 : tensor<?x?x?x{d}x{t}>
   %skv = tensor.dim %k, %c2 : tensor<?x?x?x{d}x{t}>
@@ -74,6 +74,25 @@ MASKS = {
         attnc.yield %keep : i1
       }
 """,
+    # ALiBi's signed causal form, the slopes a tensor the regions read per
+    # score in the backward: s + slope[h] * (j - i).
+    "alibi_causal": """\
+      score {
+      ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+        %m = tensor.extract %slopes[%h] : tensor<?xf32>
+        %dd = arith.subi %j, %i : index
+        %d64 = arith.index_cast %dd : index to i64
+        %df = arith.sitofp %d64 : i64 to f32
+        %bias = arith.mulf %m, %df : f32
+        %s = arith.addf %x, %bias : f32
+        attnc.yield %s : f32
+      }
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
+""",
     # A sliding window of 100 keys (signed comparisons, as
     # --attnc-fuse-attention writes them): the backward inverts the
     # interval, so each K/V tile visits only the query tiles that see it.
@@ -106,7 +125,11 @@ MODULES = [(128, "bf16", "causal"), (128, "bf16", "full"),
            (128, "bf16", "bottom_right"), (64, "bf16", "causal"),
            (64, "f16", "full"), (128, "f16", "causal"),
            (64, "bf16", "window_unsigned"), (64, "bf16", "full"),
-           (128, "bf16", "softcap2_causal"), (128, "bf16", "window")]
+           (128, "bf16", "softcap2_causal"), (128, "bf16", "window"),
+           (64, "bf16", "alibi_causal")]
+# The tensors a variant's regions read: extra function arguments.
+EXTRA_ARGS = {"alibi_causal":
+              ', %slopes: tensor<?xf32> {attnc.name = "slopes"}'}
 
 
 def module_name(d, t, mask):
@@ -119,7 +142,8 @@ def build(work: Path, compiler: Path):
         name = module_name(d, t, mask)
         src = work / "mlir" / f"{name}.mlir"
         src.write_text(FUNC.format(d=d, t=t, scale=1.0 / math.sqrt(d),
-                                   mask=MASKS[mask]))
+                                   mask=MASKS[mask],
+                                   args=EXTRA_ARGS.get(mask, "")))
         out = work / "modules" / name
         t0 = time.time()
         subprocess.run([str(compiler), str(src), "-o", str(out), "--backward",
@@ -129,10 +153,12 @@ def build(work: Path, compiler: Path):
             ptx.unlink()
 
 
-def reference_grads(q, k, v, do, scale, visible, low=None, cap=None):
+def reference_grads(q, k, v, do, scale, visible, low=None, cap=None,
+                    bias=None):
     """dQ, dK, dV of softmax attention by the textbook formulas, in float64
     (low=None) or naively in `low`. `visible` is the [Sq, Skv] boolean mask
-    or None; `cap` a softcap cap·tanh(s / cap) of the scaled scores. GQA:
+    or None; `cap` a softcap cap·tanh(s / cap) of the scaled scores; `bias`
+    a tensor added to the scaled scores (its derivative is 1). GQA:
     K/V heads repeated, their gradients summed back."""
     import torch
     H, Hkv = q.shape[1], k.shape[1]
@@ -142,6 +168,8 @@ def reference_grads(q, k, v, do, scale, visible, low=None, cap=None):
     kr = k.repeat_interleave(rep, dim=1)
     vr = v.repeat_interleave(rep, dim=1)
     s = torch.matmul(q, kr.transpose(-1, -2)) * scale
+    if bias is not None:
+        s = s + bias.to(s.dtype if low is None else torch.float32).to(dt)
     slope = None
     if cap is not None:
         t = torch.tanh(s / cap)
@@ -177,12 +205,20 @@ def run_case(m, B, H, Hkv, Sq, Skv, mask, dtype, d):
     scale = 1.0 / math.sqrt(d)
     nan = lambda *s, t=dtype: torch.full(s, float("nan"), dtype=t, device=dev)  # noqa: E731
     o, lse = nan(B, H, Sq, d), nan(B, H, Sq, t=torch.float32)
-    m["attn"](q, k, v, o=o, lse=lse)
+    extra, bias = {}, None
+    if mask == "alibi_causal":
+        hs = torch.arange(H, device=dev, dtype=torch.float32)
+        extra["slopes"] = 4.0 * torch.pow(2.0, -8.0 * (hs + 1) / H)
+        ii = torch.arange(Sq, device=dev)[:, None]
+        jj = torch.arange(Skv, device=dev)[None, :]
+        bias = extra["slopes"].double().view(1, H, 1, 1) * (jj - ii).double()
+    m["attn"](q, k, v, o=o, lse=lse, **extra)
     delta = nan(B, H, Sq, 1, t=torch.float32)
     m["attn_backward_0"](do, o, result0=delta)
     ws = nan(B, H, Sq, d, t=torch.float32)  # zeroed by the runtime
     dk, dv = nan(B, Hkv, Skv, d), nan(B, Hkv, Skv, d)
-    m["attn_backward_1"](q, k, v, do, lse, delta, dk=dk, dv=dv, dq_accum=ws)
+    m["attn_backward_1"](q, k, v, do, lse, delta, dk=dk, dv=dv, dq_accum=ws,
+                         **extra)
     dq = nan(B, H, Sq, d)
     m["attn_backward_2"](ws, dq=dq)
     torch.cuda.synchronize()
@@ -193,10 +229,11 @@ def run_case(m, B, H, Hkv, Sq, Skv, mask, dtype, d):
                "bottom_right": j <= i + (Skv - Sq),
                "window": (j <= i) & (j + 100 > i),
                "window_unsigned": (j <= i) & (j + 100 > i),
-               "softcap2_causal": j <= i}[mask]
+               "softcap2_causal": j <= i, "alibi_causal": j <= i}[mask]
     cap = 2.0 if mask.startswith("softcap2") else None
-    ref = reference_grads(q, k, v, do, scale, visible, cap=cap)
-    low = reference_grads(q, k, v, do, scale, visible, low=dtype, cap=cap)
+    ref = reference_grads(q, k, v, do, scale, visible, cap=cap, bias=bias)
+    low = reference_grads(q, k, v, do, scale, visible, low=dtype, cap=cap,
+                          bias=bias)
     result = {}
     ok = True
     for name, got, r, lo in zip(("dq", "dk", "dv"), (dq, dk, dv), ref, low):

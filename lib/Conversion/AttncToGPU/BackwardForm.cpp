@@ -83,11 +83,6 @@ LogicalResult BackwardFormReader::readStep(BackwardQueryLoop &l) {
         return fail(&op, "only slices and index arithmetic may sit next to "
                          "the step in a query loop");
   }
-  // (Once here: the kernel clones the regions per score.)
-  for (Region *r :
-       {&l.step.getMask(), &l.step.getScore(), &l.step.getScoreGrad()})
-    if (failed(checkPerScoreOps(*r)))
-      return failure();
   auto slice = [&](Value v, Value &whole, StringRef name,
                    tensor::ExtractSliceOp &out) -> LogicalResult {
     out = v.getDefiningOp<tensor::ExtractSliceOp>();
@@ -110,6 +105,16 @@ LogicalResult BackwardFormReader::readStep(BackwardQueryLoop &l) {
   if (l.step.getKey() != form.keySlice.getResult() ||
       l.step.getValue() != form.valueSlice.getResult())
     return fail(l.step, "every step reads the forall's K and V tiles");
+  // (Once here: the kernel clones the regions per score.) Reads of tensors
+  // stay in the regions: the backward kernel loads them per score.
+  for (auto [r, lead] : {std::pair(&l.step.getMask(), 0u),
+                         std::pair(&l.step.getScore(), 1u),
+                         std::pair(&l.step.getScoreGrad(), 1u)})
+    if (failed(flash_reads::readRegionElements(
+            *r, lead, cast<RankedTensorType>(form.query.getType()),
+            cast<RankedTensorType>(form.key.getType()), "",
+            form.regionTensors, form.elementReads)))
+      return failure();
   double scale = l.step.getScale().convertToDouble();
   if (&l == &form.loops.front()) {
     form.scale = scale;

@@ -17,6 +17,8 @@
 #ifndef ATTNC_LIB_CONVERSION_ATTNCTOGPU_BACKWARDFORM_H
 #define ATTNC_LIB_CONVERSION_ATTNCTOGPU_BACKWARDFORM_H
 
+#include "FlashForm.h"
+
 #include "attnc/Dialect/Attnc/IR/AttncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -51,6 +53,10 @@ struct BackwardForm {
   mlir::Type elementType;
   double scale;
   mlir::Value runtimeScale;
+  /// Tensors the steps' regions read per score (an ALiBi slope at the
+  /// head, a document id at a position), kernel parameters, and the reads.
+  llvm::SmallVector<BlockTensor> regionTensors;
+  llvm::SmallVector<mlir::tensor::ExtractOp> elementReads;
 };
 
 /// True when `forall` is a backward flash form (it holds an

@@ -668,6 +668,22 @@ BackwardKernelBuilder::build(gpu::GPUModuleOp module) {
     globalMem[t] = wrapGlobalPointer(b, loc, param(t), form.elementType);
   for (const char *t : {"lse", "delta", "dq_accum"})
     globalMem[t] = wrapGlobalPointer(b, loc, param(t), b.getF32Type());
+  // What the regions read per score loads in place (flash_reads).
+  for (const BlockTensor &bt : form.regionTensors)
+    globalMem[bt.name] = wrapGlobalPointer(
+        b, loc, param(bt.name),
+        cast<RankedTensorType>(bt.tensor.getType()).getElementType());
+  values.readElement = [this](tensor::ExtractOp read,
+                              ArrayRef<Value> indices) -> FailureOr<Value> {
+    const BlockTensor *bt = nullptr;
+    for (const BlockTensor &t : form.regionTensors)
+      if (t.tensor == read.getTensor())
+        bt = &t;
+    return flash_reads::loadElement(
+        b, loc, *bt, globalMem[bt->name], indices,
+        [&](const std::string &n) { return paramIndexValue(n); }, seqQ,
+        seqKV);
+  };
   for (auto [iv, dim] : llvm::zip(form.forall.getInductionVars(), gridDims))
     prologue.map(
         iv, gpu::BlockIdOp::create(b, loc, static_cast<gpu::Dimension>(dim)));

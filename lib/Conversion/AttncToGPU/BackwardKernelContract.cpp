@@ -111,6 +111,24 @@ void BackwardKernelBuilder::planParameters() {
   tensor("do", dtype, shapeOf(form.outGrad, 4), "input", kCopyBytes);
   tensor("lse", "f32", shapeOf(form.logsumexp, 3), "input", 4);
   tensor("delta", "f32", shapeOf(form.delta, 4), "input", 4);
+  // The tensors the regions read per score (a slope per head, ids per
+  // position): any 4-byte aligned address, any strides; a dimension a
+  // batch, head or position indexes runs over the query's or the keys'.
+  std::vector<ABIDim> qs = shapeOf(form.query, 3), ks = shapeOf(form.key, 3);
+  for (const BlockTensor &bt : form.regionTensors) {
+    auto type = cast<RankedTensorType>(bt.tensor.getType());
+    std::vector<ABIDim> shape;
+    for (auto [dim, coord] : llvm::enumerate(bt.coords))
+      shape.push_back(coord == BlockTensor::kBatchCoord  ? qs[0]
+                      : coord == BlockTensor::kHeadCoord ? qs[1]
+                      : coord == BlockTensor::kRowCoord  ? qs[2]
+                      : coord == BlockTensor::kColCoord
+                          ? ks[2]
+                          : ABIDim(type.getDimSize(dim)));
+    tensor(bt.name.c_str(), mlirTypeToDType(type.getElementType()), shape,
+           "input", 4);
+    abi.params.back().rowAlign = 0;
+  }
   tensor("dk", dtype, shapeOf(form.key, 4), "output", 4);
   tensor("dv", dtype, shapeOf(form.value, 4), "output", 4);
   {
@@ -133,6 +151,9 @@ void BackwardKernelBuilder::planParameters() {
   for (const char *t : kStridedTensors)
     for (int64_t dim = 0; dim < 3; ++dim)
       push(ABIParam::stride(t, dim));
+  for (const BlockTensor &bt : form.regionTensors)
+    for (int64_t dim = 0; dim < static_cast<int64_t>(bt.coords.size()); ++dim)
+      push(ABIParam::stride(bt.name, dim));
   if (form.runtimeScale)
     push(runtimeScaleParam(form.runtimeScale));
 }

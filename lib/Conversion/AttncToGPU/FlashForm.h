@@ -136,6 +136,26 @@ namespace flash_reads {
 mlir::LogicalResult readKVLengths(FlashForm &form, mlir::Value key);
 mlir::LogicalResult readRaggedRows(FlashForm &form, OnlineAttentionOp first);
 mlir::LogicalResult readRegionTensors(FlashForm &form);
+/// The reads region `r` (its b, h, i, j arguments from number `lead` on)
+/// makes of tensors from above, per score: each is checked and its tensor
+/// entered into `tensors` (extents from `q` and `k`), the read into `reads`;
+/// anything else in the region but arith and math is refused. A non-empty
+/// `unaddressable` names a form whose positions the kernel cannot index
+/// tensors by.
+mlir::LogicalResult readRegionElements(
+    mlir::Region &r, unsigned lead, mlir::RankedTensorType q,
+    mlir::RankedTensorType k, llvm::StringRef unaddressable,
+    llvm::SmallVectorImpl<BlockTensor> &tensors,
+    llvm::SmallVectorImpl<mlir::tensor::ExtractOp> &reads);
+/// The element of `bt` (its global memory `mem`) at kernel `indices`, by
+/// its parameter's strides (`param` of "NAME.strideD"); query and key
+/// positions clamped into `seqQ` and `seqKV`.
+mlir::Value loadElement(mlir::OpBuilder &b, mlir::Location loc,
+                        const BlockTensor &bt, mlir::Value mem,
+                        llvm::ArrayRef<mlir::Value> indices,
+                        llvm::function_ref<mlir::Value(const std::string &)>
+                            param,
+                        mlir::Value seqQ, mlir::Value seqKV);
 } // namespace flash_reads
 
 /// Reads `forall` as a flash form, or emits a diagnostic and fails.

@@ -20,6 +20,7 @@
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/SetVector.h"
@@ -174,63 +175,70 @@ static bool isReservedName(StringRef name) {
       name);
 }
 
-/// Enters the tensor `read` reads at `coords` into the form's tensors (or
-/// checks it against its entry), with the rules a kernel parameter keeps.
-static LogicalResult registerTensor(FlashForm &form, tensor::ExtractOp read,
-                                    SmallVector<int64_t> coords,
-                                    bool perElement) {
+/// Enters the tensor `read` reads at `coords` into `tensors` (or checks it
+/// against its entry), with the rules a kernel parameter keeps: the
+/// extents its coordinates run over are those of `q` (batch, heads,
+/// queries) and `k` (keys); a ragged batch counts its sequences elsewhere.
+static LogicalResult registerTensor(SmallVectorImpl<BlockTensor> &tensors,
+                                    RankedTensorType q, RankedTensorType k,
+                                    bool ragged, tensor::ExtractOp read,
+                                    SmallVector<int64_t> coords) {
   Value t = read.getTensor();
   auto type = cast<RankedTensorType>(t.getType());
-  if (const BlockTensor *known = form.blockTensorOf(t)) {
-    if (known->coords != coords)
+  for (const BlockTensor &known : tensors)
+    if (known.tensor == t) {
+      if (known.coords == coords)
+        return success();
       return read.emitOpError(
           "reads a tensor at other coordinates than another read of it; the "
           "kernel indexes each dimension of a tensor it reads by one "
           "coordinate");
-  } else {
-    auto arg = dyn_cast<BlockArgument>(t);
-    if (!arg || !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
-      return read.emitOpError(
-          "reads a tensor that is not an argument of the function; the "
-          "kernel reads the tensors mask and score regions use as its "
-          "parameters");
-    std::string name = sourceArgumentName(arg);
-    if (isReservedName(name) ||
-        llvm::any_of(form.blockTensors,
-                     [&](const BlockTensor &b) { return b.name == name; }))
-      return read.emitOpError()
-             << "reads function argument '" << name
-             << "', whose name is another parameter's of the kernel; give "
-                "it another with {attnc.name = \"...\"}";
-    // An extent a coordinate runs over must be the batch's, the heads' or
-    // the sequence's.
-    auto q = cast<RankedTensorType>(
-        (form.packedSource ? form.packedSource : form.query).getType());
-    auto k = cast<RankedTensorType>(form.key.getType());
-    for (auto [d, coord] : llvm::enumerate(coords)) {
-      RankedTensorType of = coord == BlockTensor::kColCoord ? k : q;
-      int64_t dim =
-          coord == BlockTensor::kBatchCoord  ? 0
-          : coord == BlockTensor::kHeadCoord ? 1
-          : coord == BlockTensor::kRowCoord || coord == BlockTensor::kColCoord
-              ? 2
-              : -1;
-      // (A ragged batch's sequences are counted by its starts.)
-      if (dim < 0 || (form.ragged && dim == 0) || type.isDynamicDim(d) ||
-          of.isDynamicDim(dim) || type.getDimSize(d) == of.getDimSize(dim))
-        continue;
-      static const char *what[] = {"batch", "query head", "position"};
-      return read.emitOpError()
-             << "reads dimension " << d << " (" << type.getDimSize(d)
-             << " elements) at the " << what[dim] << ", which runs over "
-             << of.getDimSize(dim);
     }
-    form.blockTensors.push_back({t, name, coords});
+  auto arg = dyn_cast<BlockArgument>(t);
+  if (!arg || !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+    return read.emitOpError(
+        "reads a tensor that is not an argument of the function; the kernel "
+        "reads the tensors mask and score regions use as its parameters");
+  std::string name = sourceArgumentName(arg);
+  if (isReservedName(name) ||
+      llvm::any_of(tensors,
+                   [&](const BlockTensor &b) { return b.name == name; }))
+    return read.emitOpError()
+           << "reads function argument '" << name
+           << "', whose name is another parameter's of the kernel; give it "
+              "another with {attnc.name = \"...\"}";
+  for (auto [d, coord] : llvm::enumerate(coords)) {
+    RankedTensorType of = coord == BlockTensor::kColCoord ? k : q;
+    int64_t dim = coord == BlockTensor::kBatchCoord  ? 0
+                  : coord == BlockTensor::kHeadCoord ? 1
+                  : coord == BlockTensor::kRowCoord ||
+                          coord == BlockTensor::kColCoord
+                      ? 2
+                      : -1;
+    if (dim < 0 || (ragged && dim == 0) || type.isDynamicDim(d) ||
+        of.isDynamicDim(dim) || type.getDimSize(d) == of.getDimSize(dim))
+      continue;
+    static const char *what[] = {"batch", "query head", "position"};
+    return read.emitOpError()
+           << "reads dimension " << d << " (" << type.getDimSize(d)
+           << " elements) at the " << what[dim] << ", which runs over "
+           << of.getDimSize(dim);
   }
-  if (perElement)
-    form.elementReads.push_back(read);
-  else
-    form.blockReads.push_back(read);
+  tensors.push_back({t, name, coords});
+  return success();
+}
+
+/// The flash form's registerTensor.
+static LogicalResult registerTensor(FlashForm &form, tensor::ExtractOp read,
+                                    SmallVector<int64_t> coords,
+                                    bool perElement) {
+  auto q = cast<RankedTensorType>(
+      (form.packedSource ? form.packedSource : form.query).getType());
+  if (failed(registerTensor(form.blockTensors, q,
+                            cast<RankedTensorType>(form.key.getType()),
+                            form.ragged, read, std::move(coords))))
+    return failure();
+  (perElement ? form.elementReads : form.blockReads).push_back(read);
   return success();
 }
 
@@ -255,67 +263,83 @@ readCoords(tensor::ExtractOp read,
   return coords;
 }
 
+/// i32, i64 and f32 elements: what the kernel loads.
+static LogicalResult checkElementType(tensor::ExtractOp read, bool perElement) {
+  Type elt =
+      cast<RankedTensorType>(read.getTensor().getType()).getElementType();
+  if (elt.isF32() || elt.isInteger(32) || elt.isInteger(64))
+    return success();
+  return read.emitOpError()
+         << "reads an element of type " << elt << " per "
+         << (perElement ? "score" : "block")
+         << "; the kernel reads i32, i64 and f32 tensors";
+}
+
+LogicalResult flash_reads::readRegionElements(
+    Region &r, unsigned lead, RankedTensorType q, RankedTensorType k,
+    StringRef unaddressable, SmallVectorImpl<BlockTensor> &tensors,
+    SmallVectorImpl<tensor::ExtractOp> &reads) {
+  if (r.empty())
+    return success();
+  SmallVector<tensor::ExtractOp> found;
+  r.walk([&](tensor::ExtractOp x) { found.push_back(x); });
+  for (tensor::ExtractOp read : found) {
+    if (r.isAncestor(read.getTensor().getParentRegion()))
+      continue; // (checkPerScoreOps names it)
+    auto coordOf = [&](Value v) -> std::optional<int64_t> {
+      static const int64_t coords[] = {
+          BlockTensor::kBatchCoord, BlockTensor::kHeadCoord,
+          BlockTensor::kRowCoord, BlockTensor::kColCoord};
+      for (unsigned a = 0; a < 4; ++a)
+        if (v == r.getArgument(lead + a))
+          return coords[a];
+      return std::nullopt;
+    };
+    FailureOr<SmallVector<int64_t>> coords = readCoords(
+        read, coordOf,
+        "the score's batch, head, query or key position, or a constant "
+        "within a static extent; the kernel reads tensors per block or per "
+        "position");
+    if (failed(coords) || failed(checkElementType(read, true)))
+      return failure();
+    bool row = llvm::is_contained(*coords, BlockTensor::kRowCoord);
+    bool col = llvm::is_contained(*coords, BlockTensor::kColCoord);
+    if (row && col)
+      return read.emitOpError(
+          "reads a tensor per (query, key) pair; the kernel reads tensors "
+          "per query or per key position, never a score-sized one");
+    if ((row || col) && !unaddressable.empty())
+      return read.emitOpError()
+             << "reads a tensor per position of " << unaddressable
+             << ", whose positions the kernel does not address that way";
+    if (failed(registerTensor(tensors, q, k, /*ragged=*/false, read,
+                              *coords)))
+      return failure();
+    reads.push_back(read);
+  }
+  return checkPerScoreOps(r, [&](Operation *op) {
+    return llvm::is_contained(reads, dyn_cast<tensor::ExtractOp>(op));
+  });
+}
+
 LogicalResult flash_reads::readRegionTensors(FlashForm &form) {
   scf::ForallOp forall = form.forall;
   ValueRange ivs = forall.getInductionVars();
-  auto typeOk = [&](tensor::ExtractOp read, bool perElement) -> LogicalResult {
-    Type elt =
-        cast<RankedTensorType>(read.getTensor().getType()).getElementType();
-    if (elt.isF32() || elt.isInteger(32) || elt.isInteger(64))
-      return success();
-    return read.emitOpError() << "reads an element of type " << elt << " per "
-                              << (perElement ? "score" : "block")
-                              << "; the kernel reads i32, i64 and f32 tensors";
-  };
   // Reads per score, left in the steps' regions: a value per query or per
   // key position (a document id), at the region's arguments.
+  auto q = cast<RankedTensorType>(
+      (form.packedSource ? form.packedSource : form.query).getType());
+  auto k = cast<RankedTensorType>(form.key.getType());
+  StringRef unaddressable =
+      form.ragged || form.packedSource || form.keyPages
+          ? "a ragged, packed GQA or paged flash form"
+          : "";
   for (FlashKVLoop &l : form.loops)
     for (auto [r, lead] : {std::pair(&l.step.getMask(), 0u),
-                           std::pair(&l.step.getScore(), 1u)}) {
-      if (r->empty())
-        continue;
-      SmallVector<tensor::ExtractOp> reads;
-      r->walk([&](tensor::ExtractOp x) { reads.push_back(x); });
-      for (tensor::ExtractOp read : reads) {
-        if (r->isAncestor(read.getTensor().getParentRegion()))
-          continue; // (checkPerScoreOps names it)
-        auto coordOf = [&](Value v) -> std::optional<int64_t> {
-          static const int64_t coords[] = {
-              BlockTensor::kBatchCoord, BlockTensor::kHeadCoord,
-              BlockTensor::kRowCoord, BlockTensor::kColCoord};
-          for (unsigned k = 0; k < 4; ++k)
-            if (v == r->getArgument(lead + k))
-              return coords[k];
-          return std::nullopt;
-        };
-        FailureOr<SmallVector<int64_t>> coords = readCoords(
-            read, coordOf,
-            "the score's batch, head, query or key position, or a constant "
-            "within a static extent; the kernel reads tensors per block or "
-            "per position");
-        if (failed(coords) || failed(typeOk(read, true)))
-          return failure();
-        bool row = llvm::is_contained(*coords, BlockTensor::kRowCoord);
-        bool col = llvm::is_contained(*coords, BlockTensor::kColCoord);
-        if (row && col)
-          return read.emitOpError(
-              "reads a tensor per (query, key) pair; the kernel reads "
-              "tensors per query or per key position, never a score-sized "
-              "one");
-        if (form.ragged || form.packedSource || (col && form.keyPages))
-          return read.emitOpError(
-              "reads a tensor per position of a ragged, packed GQA or paged "
-              "flash form, whose positions the kernel does not address "
-              "that way");
-        if (failed(registerTensor(form, read, *coords, /*perElement=*/true)))
-          return failure();
-      }
-      if (failed(checkPerScoreOps(*r, [&](Operation *op) {
-            return llvm::is_contained(form.elementReads,
-                                      dyn_cast<tensor::ExtractOp>(op));
-          })))
+                           std::pair(&l.step.getScore(), 1u)})
+      if (failed(readRegionElements(*r, lead, q, k, unaddressable,
+                                    form.blockTensors, form.elementReads)))
         return failure();
-    }
   // Reads per block, hoisted out of the steps by --attnc-online-softmax.
   for (auto read : forall.getBody()->getOps<tensor::ExtractOp>()) {
     if (llvm::is_contained(form.blockReads, read))
@@ -336,9 +360,33 @@ LogicalResult flash_reads::readRegionTensors(FlashForm &form) {
                    "the block's batch, its query head (not in a packed GQA "
                    "form, whose blocks are K/V heads) or a constant within a "
                    "static extent; the kernel reads one element per block");
-    if (failed(coords) || failed(typeOk(read, false)) ||
+    if (failed(coords) || failed(checkElementType(read, false)) ||
         failed(registerTensor(form, read, *coords, /*perElement=*/false)))
       return failure();
   }
   return success();
+}
+
+Value flash_reads::loadElement(OpBuilder &b, Location loc,
+                               const BlockTensor &bt, Value mem,
+                               ArrayRef<Value> indices,
+                               function_ref<Value(const std::string &)> param,
+                               Value seqQ, Value seqKV) {
+  Value at = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  for (auto [dim, index] : llvm::enumerate(indices)) {
+    Value i = index;
+    // A position is clamped into its extent: a tile's padding rows and
+    // columns are evaluated too (then masked), never read out of bounds.
+    int64_t coord = bt.coords[dim];
+    if (coord == BlockTensor::kRowCoord || coord == BlockTensor::kColCoord) {
+      Value extent = coord == BlockTensor::kRowCoord ? seqQ : seqKV;
+      i = arith::MinUIOp::create(b, loc, i,
+                                 arith::SubIOp::create(b, loc, extent, one));
+    }
+    Value stride = param((bt.name + ".stride" + Twine(dim)).str());
+    at = arith::AddIOp::create(b, loc, at,
+                               arith::MulIOp::create(b, loc, i, stride));
+  }
+  return memref::LoadOp::create(b, loc, mem, at).getResult();
 }

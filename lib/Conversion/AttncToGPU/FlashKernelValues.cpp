@@ -20,7 +20,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
 
 #include <functional>
@@ -174,22 +173,8 @@ FlashKernelBuilder::matrixOf(OffsetSizeAndStrideOpInterface slice,
 
 Value FlashKernelBuilder::loadElement(const BlockTensor &bt,
                                       ArrayRef<Value> indices) {
-  Value at = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  for (auto [dim, index] : llvm::enumerate(indices)) {
-    Value i = index;
-    // A position is clamped into its extent: a tile's padding rows and
-    // columns are evaluated too (then masked), never read out of bounds.
-    int64_t coord = bt.coords[dim];
-    if (coord == BlockTensor::kRowCoord || coord == BlockTensor::kColCoord) {
-      Value extent =
-          coord == BlockTensor::kRowCoord ? seqQ : extentOf(form.key, 2);
-      i = arith::MinUIOp::create(b, loc, i,
-                                 arith::SubIOp::create(b, loc, extent, one));
-    }
-    Value stride = paramIndexValue((bt.name + ".stride" + Twine(dim)).str());
-    at = arith::AddIOp::create(b, loc, at,
-                               arith::MulIOp::create(b, loc, i, stride));
-  }
-  return memref::LoadOp::create(b, loc, globalMem[bt.name], at).getResult();
+  return flash_reads::loadElement(
+      b, loc, bt, globalMem[bt.name], indices,
+      [&](const std::string &n) { return paramIndexValue(n); }, seqQ,
+      extentOf(form.key, 2));
 }

@@ -6,6 +6,8 @@
 // the block's coordinates run over, and loads the element once.
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=64 block-kv=64" -mlir-print-local-scope | FileCheck %s --check-prefix=FORM
 // RUN: attnc-opt %s -split-input-file --attnc-pipeline="to-nvvm=false" | FileCheck %s
+// The derived backward reads them per score (kernel _backward_1).
+// RUN: attnc-opt %s -split-input-file --attnc-pipeline="backward=true to-nvvm=false" | FileCheck %s --check-prefix=BWD
 
 // ALiBi with per-head slopes [H, 1, 1] under GQA (32 query heads, 8 K/V
 // heads): the read is at the query head, so the op is not packed.
@@ -25,6 +27,10 @@
 // CHECK-SAME: stride<"slopes.stride2", i64, tensor = "slopes", dim = 2>
 // CHECK: memref.load %{{.+}}[%{{.+}}] : memref<?xf32, 1>
 // CHECK-NOT: tensor.expand_shape
+// BWD-LABEL: gpu.module @alibi_backward_1_module
+// BWD-SAME: tensor<"slopes", f32, [32, 1, 1], input, align = 4>
+// BWD-SAME: stride<"slopes.stride0", i64, tensor = "slopes", dim = 0>
+// BWD: memref.load %{{.+}}[%{{.+}}] : memref<?xf32, 1>
 func.func @alibi(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: tensor<?x8x?x128xbf16>, %slopes: tensor<?x1x1xf32> {attnc.name = "slopes"}) -> tensor<?x32x?x128xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
       : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x?x128xbf16>
@@ -132,6 +138,11 @@ func.func @unmasked_d64(%q: tensor<?x?x?x64xf16>, %k: tensor<?x?x?x64xf16>, %v: 
 // CHECK-SAME: stride<"doc_kv.stride3", i64, tensor = "doc_kv", dim = 3>
 // CHECK: arith.minui
 // CHECK: memref.load %{{.+}}[%{{.+}}] : memref<?xi64, 1>
+// BWD-LABEL: gpu.module @documents_backward_1_module
+// BWD-SAME: tensor<"doc_q", i64, [B, 1, Sq, 1], input, align = 4>
+// BWD-SAME: tensor<"doc_kv", i64, [B, 1, 1, Skv], input, align = 4>
+// BWD: arith.minui
+// BWD: memref.load %{{.+}}[%{{.+}}] : memref<?xi64, 1>
 func.func @documents(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %dq: tensor<?x1x?x1xi64> {attnc.name = "doc_q"}, %dk: tensor<?x1x1x?xi64> {attnc.name = "doc_kv"}) -> tensor<?x?x?x64xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
       : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>

@@ -166,8 +166,18 @@ func.func @cache_lengths(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %
 
 // -----
 
+// A score region reading a tensor (ALiBi's slope per head): the backward
+// takes the tensor too, under the forward's parameter name (its position
+// there), and its regions read it; the slope's read is no tangent, the
+// score's derivative is 1.
+// CHECK-LABEL: func.func @alibi_slopes_backward(
+// CHECK-SAME: %[[SL:[^:]+]]: tensor<?xf32> {attnc.name = "arg3"}
+// CHECK: attnc.attention_grad
+// CHECK: score {
+// CHECK: tensor.extract %[[SL]]
+// CHECK: score_grad {
+// CHECK: tensor.extract %[[SL]]
 func.func @alibi_slopes(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %slopes: tensor<?xf32>) -> tensor<?x?x?x64xbf16> {
-  // expected-error @+1 {{reads a tensor in its mask or score region (a per-head ALiBi slope); --attnc-derive-backward derives the backward of regions of positions and scores only}}
   %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
       : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
       score {

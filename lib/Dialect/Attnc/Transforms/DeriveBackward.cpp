@@ -247,10 +247,15 @@ struct BackwardBuilder {
     StringRef argNames[] = {"q", "k", "v", "o", "lse", "do"};
     for (auto [i, n] : llvm::enumerate(argNames))
       bwd.setArgAttr(i, "attnc.name", b.getStringAttr(n));
-    for (auto [i, a] : llvm::enumerate(extraArgs))
-      if (auto n =
-              fn.getArgAttrOfType<StringAttr>(a.getArgNumber(), "attnc.name"))
+    // (A tensor the regions read keeps the forward's parameter name, its
+    // position there when it has no attnc.name.)
+    for (auto [i, a] : llvm::enumerate(extraArgs)) {
+      auto n = fn.getArgAttrOfType<StringAttr>(a.getArgNumber(), "attnc.name");
+      if (!n && isa<RankedTensorType>(a.getType()))
+        n = b.getStringAttr("arg" + std::to_string(a.getArgNumber()));
+      if (n)
         bwd.setArgAttr(6 + i, "attnc.name", n);
+    }
     StringRef resultNames[] = {"dq", "dk", "dv"};
     for (auto [i, n] : llvm::enumerate(resultNames))
       bwd.setResultAttr(i, "attnc.name", b.getStringAttr(n));
@@ -339,20 +344,6 @@ struct AttncDeriveBackwardPass
         attn.emitOpError() << "has kv_lengths; --attnc-derive-backward "
                               "derives the backward of attention over whole "
                               "K/V sequences only";
-        failedAny = true;
-        continue;
-      }
-      // The backward kernel reads no tensors in its regions yet (the read
-      // of a per-head slope would move with the query head inside its K/V
-      // block).
-      bool readsTensors = false;
-      for (Region *r : {&attn.getMask(), &attn.getScore()})
-        r->walk([&](tensor::ExtractOp) { readsTensors = true; });
-      if (readsTensors) {
-        attn.emitOpError() << "reads a tensor in its mask or score region "
-                              "(a per-head ALiBi slope); "
-                              "--attnc-derive-backward derives the backward "
-                              "of regions of positions and scores only";
         failedAny = true;
         continue;
       }
