@@ -107,13 +107,13 @@ LogicalResult BackwardFormReader::readStep(BackwardQueryLoop &l) {
     return fail(l.step, "every step reads the forall's K and V tiles");
   // (Once here: the kernel clones the regions per score.) Reads of tensors
   // stay in the regions: the backward kernel loads them per score.
-  for (auto [r, lead] : {std::pair(&l.step.getMask(), 0u),
-                         std::pair(&l.step.getScore(), 1u),
-                         std::pair(&l.step.getScoreGrad(), 1u)})
+  for (auto [r, lead] :
+       {std::pair(&l.step.getMask(), 0u), std::pair(&l.step.getScore(), 1u),
+        std::pair(&l.step.getScoreGrad(), 1u)})
     if (failed(flash_reads::readRegionElements(
             *r, lead, cast<RankedTensorType>(form.query.getType()),
-            cast<RankedTensorType>(form.key.getType()), "",
-            form.regionTensors, form.elementReads)))
+            cast<RankedTensorType>(form.key.getType()), "", form.regionTensors,
+            form.elementReads)))
       return failure();
   double scale = l.step.getScale().convertToDouble();
   if (&l == &form.loops.front()) {

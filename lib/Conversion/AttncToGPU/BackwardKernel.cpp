@@ -681,8 +681,7 @@ BackwardKernelBuilder::build(gpu::GPUModuleOp module) {
         bt = &t;
     return flash_reads::loadElement(
         b, loc, *bt, globalMem[bt->name], indices,
-        [&](const std::string &n) { return paramIndexValue(n); }, seqQ,
-        seqKV);
+        [&](const std::string &n) { return paramIndexValue(n); }, seqQ, seqKV);
   };
   for (auto [iv, dim] : llvm::zip(form.forall.getInductionVars(), gridDims))
     prologue.map(

@@ -142,20 +142,19 @@ mlir::LogicalResult readRegionTensors(FlashForm &form);
 /// anything else in the region but arith and math is refused. A non-empty
 /// `unaddressable` names a form whose positions the kernel cannot index
 /// tensors by.
-mlir::LogicalResult readRegionElements(
-    mlir::Region &r, unsigned lead, mlir::RankedTensorType q,
-    mlir::RankedTensorType k, llvm::StringRef unaddressable,
-    llvm::SmallVectorImpl<BlockTensor> &tensors,
-    llvm::SmallVectorImpl<mlir::tensor::ExtractOp> &reads);
+mlir::LogicalResult
+readRegionElements(mlir::Region &r, unsigned lead, mlir::RankedTensorType q,
+                   mlir::RankedTensorType k, llvm::StringRef unaddressable,
+                   llvm::SmallVectorImpl<BlockTensor> &tensors,
+                   llvm::SmallVectorImpl<mlir::tensor::ExtractOp> &reads);
 /// The element of `bt` (its global memory `mem`) at kernel `indices`, by
 /// its parameter's strides (`param` of "NAME.strideD"); query and key
 /// positions clamped into `seqQ` and `seqKV`.
-mlir::Value loadElement(mlir::OpBuilder &b, mlir::Location loc,
-                        const BlockTensor &bt, mlir::Value mem,
-                        llvm::ArrayRef<mlir::Value> indices,
-                        llvm::function_ref<mlir::Value(const std::string &)>
-                            param,
-                        mlir::Value seqQ, mlir::Value seqKV);
+mlir::Value
+loadElement(mlir::OpBuilder &b, mlir::Location loc, const BlockTensor &bt,
+            mlir::Value mem, llvm::ArrayRef<mlir::Value> indices,
+            llvm::function_ref<mlir::Value(const std::string &)> param,
+            mlir::Value seqQ, mlir::Value seqKV);
 } // namespace flash_reads
 
 /// Reads `forall` as a flash form, or emits a diagnostic and fails.

@@ -200,21 +200,21 @@ static LogicalResult registerTensor(SmallVectorImpl<BlockTensor> &tensors,
         "reads a tensor that is not an argument of the function; the kernel "
         "reads the tensors mask and score regions use as its parameters");
   std::string name = sourceArgumentName(arg);
-  if (isReservedName(name) ||
-      llvm::any_of(tensors,
-                   [&](const BlockTensor &b) { return b.name == name; }))
+  if (isReservedName(name) || llvm::any_of(tensors, [&](const BlockTensor &b) {
+        return b.name == name;
+      }))
     return read.emitOpError()
            << "reads function argument '" << name
            << "', whose name is another parameter's of the kernel; give it "
               "another with {attnc.name = \"...\"}";
   for (auto [d, coord] : llvm::enumerate(coords)) {
     RankedTensorType of = coord == BlockTensor::kColCoord ? k : q;
-    int64_t dim = coord == BlockTensor::kBatchCoord  ? 0
-                  : coord == BlockTensor::kHeadCoord ? 1
-                  : coord == BlockTensor::kRowCoord ||
-                          coord == BlockTensor::kColCoord
-                      ? 2
-                      : -1;
+    int64_t dim =
+        coord == BlockTensor::kBatchCoord  ? 0
+        : coord == BlockTensor::kHeadCoord ? 1
+        : coord == BlockTensor::kRowCoord || coord == BlockTensor::kColCoord
+            ? 2
+            : -1;
     if (dim < 0 || (ragged && dim == 0) || type.isDynamicDim(d) ||
         of.isDynamicDim(dim) || type.getDimSize(d) == of.getDimSize(dim))
       continue;
@@ -269,16 +269,16 @@ static LogicalResult checkElementType(tensor::ExtractOp read, bool perElement) {
       cast<RankedTensorType>(read.getTensor().getType()).getElementType();
   if (elt.isF32() || elt.isInteger(32) || elt.isInteger(64))
     return success();
-  return read.emitOpError()
-         << "reads an element of type " << elt << " per "
-         << (perElement ? "score" : "block")
-         << "; the kernel reads i32, i64 and f32 tensors";
+  return read.emitOpError() << "reads an element of type " << elt << " per "
+                            << (perElement ? "score" : "block")
+                            << "; the kernel reads i32, i64 and f32 tensors";
 }
 
-LogicalResult flash_reads::readRegionElements(
-    Region &r, unsigned lead, RankedTensorType q, RankedTensorType k,
-    StringRef unaddressable, SmallVectorImpl<BlockTensor> &tensors,
-    SmallVectorImpl<tensor::ExtractOp> &reads) {
+LogicalResult
+flash_reads::readRegionElements(Region &r, unsigned lead, RankedTensorType q,
+                                RankedTensorType k, StringRef unaddressable,
+                                SmallVectorImpl<BlockTensor> &tensors,
+                                SmallVectorImpl<tensor::ExtractOp> &reads) {
   if (r.empty())
     return success();
   SmallVector<tensor::ExtractOp> found;
@@ -312,8 +312,7 @@ LogicalResult flash_reads::readRegionElements(
       return read.emitOpError()
              << "reads a tensor per position of " << unaddressable
              << ", whose positions the kernel does not address that way";
-    if (failed(registerTensor(tensors, q, k, /*ragged=*/false, read,
-                              *coords)))
+    if (failed(registerTensor(tensors, q, k, /*ragged=*/false, read, *coords)))
       return failure();
     reads.push_back(read);
   }
@@ -330,13 +329,12 @@ LogicalResult flash_reads::readRegionTensors(FlashForm &form) {
   auto q = cast<RankedTensorType>(
       (form.packedSource ? form.packedSource : form.query).getType());
   auto k = cast<RankedTensorType>(form.key.getType());
-  StringRef unaddressable =
-      form.ragged || form.packedSource || form.keyPages
-          ? "a ragged, packed GQA or paged flash form"
-          : "";
+  StringRef unaddressable = form.ragged || form.packedSource || form.keyPages
+                                ? "a ragged, packed GQA or paged flash form"
+                                : "";
   for (FlashKVLoop &l : form.loops)
-    for (auto [r, lead] : {std::pair(&l.step.getMask(), 0u),
-                           std::pair(&l.step.getScore(), 1u)})
+    for (auto [r, lead] :
+         {std::pair(&l.step.getMask(), 0u), std::pair(&l.step.getScore(), 1u)})
       if (failed(readRegionElements(*r, lead, q, k, unaddressable,
                                     form.blockTensors, form.elementReads)))
         return failure();
