@@ -178,20 +178,29 @@ void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
   }
   for (int64_t pass = 0; pass < rows / rowsPerPass; ++pass) {
     Value row = arith::AddIOp::create(b, loc, row0, idx(pass * rowsPerPass));
-    Value srcIdx, srcElems;
+    Value srcIdx, srcElems, inRange;
+    if (pagePerPass || linearRows) {
+      // A row past the limit reads nothing (its size zeroed) from an address
+      // that exists.
+      inRange = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ult,
+          arith::AddIOp::create(b, loc, src.rowStart, row), src.rowLimit);
+      srcElems =
+          arith::SelectOp::create(b, loc, inRange, idx(elemsPerCopy), idx(0));
+    }
     if (pagePerPass) {
       // This thread's chunk of page `page`'s row row0 (< rowsPerPass), then
       // a constant number of rows further for each pass in the page: every
       // such address is inside a page of the pool, so a row past the limit
       // only needs its size zeroed.
       int64_t page = pass * rowsPerPass / src.pageSize;
-      Value &first = pages[page];
-      if (!first) {
+      Value &pageFirst = pages[page];
+      if (!pageFirst) {
         Value offset =
             pageOffset(b, loc, src,
                        arith::AddIOp::create(b, loc, src.rowStart,
                                              idx(page * src.pageSize)));
-        first = arith::AddIOp::create(
+        pageFirst = arith::AddIOp::create(
             b, loc, arith::AddIOp::create(b, loc, src.base, offset),
             arith::AddIOp::create(
                 b, loc, arith::MulIOp::create(b, loc, row0, src.rowStride),
@@ -199,13 +208,8 @@ void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
       }
       int64_t inPage = pass * rowsPerPass % src.pageSize;
       srcIdx = arith::AddIOp::create(
-          b, loc, first,
+          b, loc, pageFirst,
           arith::MulIOp::create(b, loc, idx(inPage), src.rowStride));
-      Value inRange = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ult,
-          arith::AddIOp::create(b, loc, src.rowStart, row), src.rowLimit);
-      srcElems =
-          arith::SelectOp::create(b, loc, inRange, idx(elemsPerCopy), idx(0));
     } else if (linearRows) {
       // Row r of the tile is `first` plus a constant r * rowStride (hoisted
       // out of the K/V loop with the stride): an add, a compare and two
@@ -217,17 +221,12 @@ void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
             arith::AddIOp::create(
                 b, loc, arith::MulIOp::create(b, loc, row0, src.rowStride),
                 col));
-      Value inRange = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ult,
-          arith::AddIOp::create(b, loc, src.rowStart, row), src.rowLimit);
       Value at = arith::AddIOp::create(
           b, loc, first,
           arith::MulIOp::create(b, loc, idx(pass * rowsPerPass),
                                 src.rowStride));
       srcIdx = arith::SelectOp::create(
           b, loc, inRange, at, arith::AddIOp::create(b, loc, safe, col));
-      srcElems =
-          arith::SelectOp::create(b, loc, inRange, idx(elemsPerCopy), idx(0));
     } else {
       std::tie(srcIdx, srcElems) =
           clampedRowChunk(b, loc, src, row, col, elemsPerCopy);
