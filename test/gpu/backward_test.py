@@ -39,15 +39,17 @@ func.func @attn(%q: tensor<?x?x?x{d}x{t}>, %k: tensor<?x?x?x{d}x{t}>,
 {mask}  return %o : tensor<?x?x?x{d}x{t}>
 }}
 """
-MASKS = {
-    "full": "",
-    "causal": """\
+# The top-left causal mask region, alone or after a score modifier.
+CAUSAL = """\
       mask {
       ^bb0(%b: index, %h: index, %i: index, %j: index):
         %keep = arith.cmpi ule, %j, %i : index
         attnc.yield %keep : i1
       }
-""",
+"""
+MASKS = {
+    "full": "",
+    "causal": CAUSAL,
     "bottom_right": """\
       mask {
       ^bb0(%b: index, %h: index, %i: index, %j: index):
@@ -68,12 +70,7 @@ MASKS = {
         %s = arith.mulf %t, %c : f32
         attnc.yield %s : f32
       }
-      mask {
-      ^bb0(%b: index, %h: index, %i: index, %j: index):
-        %keep = arith.cmpi ule, %j, %i : index
-        attnc.yield %keep : i1
-      }
-""",
+""" + CAUSAL,
     # ALiBi's signed causal form, the slopes a tensor the regions read per
     # score in the backward: s + slope[h] * (j - i).
     "alibi_causal": """\
@@ -87,12 +84,7 @@ MASKS = {
         %s = arith.addf %x, %bias : f32
         attnc.yield %s : f32
       }
-      mask {
-      ^bb0(%b: index, %h: index, %i: index, %j: index):
-        %keep = arith.cmpi ule, %j, %i : index
-        attnc.yield %keep : i1
-      }
-""",
+""" + CAUSAL,
     # A sliding window of 100 keys (signed comparisons, as
     # --attnc-fuse-attention writes them): the backward inverts the
     # interval, so each K/V tile visits only the query tiles that see it.

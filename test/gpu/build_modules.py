@@ -370,26 +370,14 @@ def main():
     if not args.only or "bwd" in args.only:
         # The backward's modules (test/gpu/backward_test.py) and the
         # variants attnc.torch runs (test/gpu/torch_test.py).
-        for cmd in ([sys.executable, str(ROOT / "test/gpu/backward_test.py"),
-                     "build", "--work", str(out), "--compiler",
-                     args.compiler],
-                    [sys.executable, str(ROOT / "test/gpu/decode_test.py"),
-                     "build", "--work", str(out), "--compiler",
-                     args.compiler],
-                    [sys.executable, str(ROOT / "test/gpu/kv_cache_test.py"),
-                     "build", "--work", str(out), "--compiler",
-                     args.compiler],
-                    [sys.executable, str(ROOT / "test/gpu/varlen_test.py"),
-                     "build", "--work", str(out), "--compiler",
-                     args.compiler],
-                    [sys.executable, str(ROOT / "test/gpu/alibi_test.py"),
-                     "build", "--work", str(out), "--compiler",
-                     args.compiler],
-                    [sys.executable, str(ROOT / "test/gpu/documents_test.py"),
-                     "build", "--work", str(out), "--compiler",
-                     args.compiler],
-                    [sys.executable, "-m", "attnc.variants", "--out",
-                     str(out / "torch")]):
+        scripts = ("backward", "decode", "kv_cache", "varlen", "alibi",
+                   "documents")
+        commands = [[sys.executable, str(ROOT / f"test/gpu/{t}_test.py"),
+                     "build", "--work", str(out), "--compiler", args.compiler]
+                    for t in scripts]
+        commands.append([sys.executable, "-m", "attnc.variants", "--out",
+                         str(out / "torch")])
+        for cmd in commands:
             env = dict(os.environ, ATTNC_COMPILE=args.compiler,
                        PYTHONPATH=str(ROOT / "python"))
             if subprocess.run(cmd, env=env, capture_output=True,

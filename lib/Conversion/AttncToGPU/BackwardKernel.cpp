@@ -675,10 +675,8 @@ BackwardKernelBuilder::build(gpu::GPUModuleOp module) {
         cast<RankedTensorType>(bt.tensor.getType()).getElementType());
   values.readElement = [this](tensor::ExtractOp read,
                               ArrayRef<Value> indices) -> FailureOr<Value> {
-    const BlockTensor *bt = nullptr;
-    for (const BlockTensor &t : form.regionTensors)
-      if (t.tensor == read.getTensor())
-        bt = &t;
+    const BlockTensor *bt =
+        findBlockTensor(form.regionTensors, read.getTensor());
     return flash_reads::loadElement(
         b, loc, *bt, globalMem[bt->name], indices,
         [&](const std::string &n) { return paramIndexValue(n); }, seqQ, seqKV);

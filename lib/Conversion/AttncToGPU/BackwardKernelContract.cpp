@@ -118,13 +118,12 @@ void BackwardKernelBuilder::planParameters() {
   for (const BlockTensor &bt : form.regionTensors) {
     auto type = cast<RankedTensorType>(bt.tensor.getType());
     std::vector<ABIDim> shape;
-    for (auto [dim, coord] : llvm::enumerate(bt.coords))
-      shape.push_back(coord == BlockTensor::kBatchCoord  ? qs[0]
-                      : coord == BlockTensor::kHeadCoord ? qs[1]
-                      : coord == BlockTensor::kRowCoord  ? qs[2]
-                      : coord == BlockTensor::kColCoord
-                          ? ks[2]
-                          : ABIDim(type.getDimSize(dim)));
+    for (auto [dim, coord] : llvm::enumerate(bt.coords)) {
+      std::optional<BlockTensor::Extent> e = BlockTensor::extentOf(coord);
+      shape.push_back(!e          ? ABIDim(type.getDimSize(dim))
+                      : e->ofKeys ? ks[e->dim]
+                                  : qs[e->dim]);
+    }
     tensor(bt.name.c_str(), mlirTypeToDType(type.getElementType()), shape,
            "input", 4);
     abi.params.back().rowAlign = 0;

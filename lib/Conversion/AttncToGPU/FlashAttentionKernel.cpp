@@ -65,14 +65,15 @@ LogicalResult FlashKernelBuilder::emitScoreStage(FlashKVLoop &l,
     return std::make_pair(arith::AddIOp::create(b, loc, *q0, row).getResult(),
                           arith::AddIOp::create(b, loc, *k0, col).getResult());
   };
+  // The modifier stops before its last positive factor when the score
+  // stage folds it.
+  Value result;
+  if (step.hasScoreModifier() && foldsModifierFactor)
+    result = trailingPositiveFactor(step.getScore())->first;
   if (step.hasScoreModifier())
     scoreStage->modify(
         b, s, [&](OpBuilder &, Value score, Value row, Value col) -> Value {
           auto [i, j] = absolute(b, row, col);
-          // (Its last positive factor, when the score stage folds it.)
-          Value result;
-          if (foldsModifierFactor)
-            result = trailingPositiveFactor(step.getScore())->first;
           FailureOr<Value> v = cloneRegion(
               step.getScore(), {score, *batch, *head, i, j}, scope, result);
           failedRegion |= failed(v);

@@ -33,8 +33,8 @@ struct FlashKVLoop {
   bool mayBePartial = false;
 };
 
-/// A tensor defined above the flash form (a kernel parameter, i32 or f32)
-/// that the kernel reads one element of per block.
+/// A tensor defined above the flash form (a kernel parameter: i32, i64 or
+/// f32) that the kernel reads one element of per block or per score.
 struct BlockTensor {
   mlir::Value tensor;
   /// The kernel parameter's name.
@@ -46,7 +46,33 @@ struct BlockTensor {
   llvm::SmallVector<int64_t> coords;
   static constexpr int64_t kBatchCoord = -1, kHeadCoord = -2, kRowCoord = -3,
                            kColCoord = -4;
+
+  /// The extent coordinate `coord` runs over: dimension `dim` of the keys
+  /// (`ofKeys`: their positions) or of the queries ([B, H, Sq]); nullopt
+  /// for a constant.
+  struct Extent {
+    bool ofKeys;
+    int64_t dim;
+  };
+  static std::optional<Extent> extentOf(int64_t coord) {
+    switch (coord) {
+    case kBatchCoord:
+      return Extent{false, 0};
+    case kHeadCoord:
+      return Extent{false, 1};
+    case kRowCoord:
+      return Extent{false, 2};
+    case kColCoord:
+      return Extent{true, 2};
+    default:
+      return std::nullopt;
+    }
+  }
 };
+
+/// The entry of `tensor` in `tensors`, or null.
+const BlockTensor *findBlockTensor(llvm::ArrayRef<BlockTensor> tensors,
+                                   mlir::Value tensor);
 
 struct FlashForm {
   mlir::scf::ForallOp forall;

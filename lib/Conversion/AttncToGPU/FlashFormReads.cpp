@@ -28,11 +28,16 @@
 using namespace mlir;
 using namespace attnc;
 
-const BlockTensor *FlashForm::blockTensorOf(Value tensor) const {
-  for (const BlockTensor &t : blockTensors)
+const BlockTensor *attnc::findBlockTensor(ArrayRef<BlockTensor> tensors,
+                                          Value tensor) {
+  for (const BlockTensor &t : tensors)
     if (t.tensor == tensor)
       return &t;
   return nullptr;
+}
+
+const BlockTensor *FlashForm::blockTensorOf(Value tensor) const {
+  return findBlockTensor(blockTensors, tensor);
 }
 
 /// True when `read` is one element per block of a per-sequence i32 tensor
@@ -185,15 +190,14 @@ static LogicalResult registerTensor(SmallVectorImpl<BlockTensor> &tensors,
                                     SmallVector<int64_t> coords) {
   Value t = read.getTensor();
   auto type = cast<RankedTensorType>(t.getType());
-  for (const BlockTensor &known : tensors)
-    if (known.tensor == t) {
-      if (known.coords == coords)
-        return success();
-      return read.emitOpError(
-          "reads a tensor at other coordinates than another read of it; the "
-          "kernel indexes each dimension of a tensor it reads by one "
-          "coordinate");
-    }
+  if (const BlockTensor *known = findBlockTensor(tensors, t)) {
+    if (known->coords == coords)
+      return success();
+    return read.emitOpError(
+        "reads a tensor at other coordinates than another read of it; the "
+        "kernel indexes each dimension of a tensor it reads by one "
+        "coordinate");
+  }
   auto arg = dyn_cast<BlockArgument>(t);
   if (!arg || !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
     return read.emitOpError(
@@ -208,15 +212,13 @@ static LogicalResult registerTensor(SmallVectorImpl<BlockTensor> &tensors,
            << "', whose name is another parameter's of the kernel; give it "
               "another with {attnc.name = \"...\"}";
   for (auto [d, coord] : llvm::enumerate(coords)) {
-    RankedTensorType of = coord == BlockTensor::kColCoord ? k : q;
-    int64_t dim =
-        coord == BlockTensor::kBatchCoord  ? 0
-        : coord == BlockTensor::kHeadCoord ? 1
-        : coord == BlockTensor::kRowCoord || coord == BlockTensor::kColCoord
-            ? 2
-            : -1;
-    if (dim < 0 || (ragged && dim == 0) || type.isDynamicDim(d) ||
-        of.isDynamicDim(dim) || type.getDimSize(d) == of.getDimSize(dim))
+    std::optional<BlockTensor::Extent> e = BlockTensor::extentOf(coord);
+    if (!e)
+      continue;
+    RankedTensorType of = e->ofKeys ? k : q;
+    int64_t dim = e->dim;
+    if ((ragged && dim == 0) || type.isDynamicDim(d) || of.isDynamicDim(dim) ||
+        type.getDimSize(d) == of.getDimSize(dim))
       continue;
     static const char *what[] = {"batch", "query head", "position"};
     return read.emitOpError()
@@ -225,20 +227,6 @@ static LogicalResult registerTensor(SmallVectorImpl<BlockTensor> &tensors,
            << of.getDimSize(dim);
   }
   tensors.push_back({t, name, coords});
-  return success();
-}
-
-/// The flash form's registerTensor.
-static LogicalResult registerTensor(FlashForm &form, tensor::ExtractOp read,
-                                    SmallVector<int64_t> coords,
-                                    bool perElement) {
-  auto q = cast<RankedTensorType>(
-      (form.packedSource ? form.packedSource : form.query).getType());
-  if (failed(registerTensor(form.blockTensors, q,
-                            cast<RankedTensorType>(form.key.getType()),
-                            form.ragged, read, std::move(coords))))
-    return failure();
-  (perElement ? form.elementReads : form.blockReads).push_back(read);
   return success();
 }
 
@@ -359,8 +347,10 @@ LogicalResult flash_reads::readRegionTensors(FlashForm &form) {
                    "form, whose blocks are K/V heads) or a constant within a "
                    "static extent; the kernel reads one element per block");
     if (failed(coords) || failed(checkElementType(read, false)) ||
-        failed(registerTensor(form, read, *coords, /*perElement=*/false)))
+        failed(registerTensor(form.blockTensors, q, k, form.ragged, read,
+                              *coords)))
       return failure();
+    form.blockReads.push_back(read);
   }
   return success();
 }
@@ -371,7 +361,6 @@ Value flash_reads::loadElement(OpBuilder &b, Location loc,
                                function_ref<Value(const std::string &)> param,
                                Value seqQ, Value seqKV) {
   Value at = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
   for (auto [dim, index] : llvm::enumerate(indices)) {
     Value i = index;
     // A position is clamped into its extent: a tile's padding rows and
@@ -379,6 +368,7 @@ Value flash_reads::loadElement(OpBuilder &b, Location loc,
     int64_t coord = bt.coords[dim];
     if (coord == BlockTensor::kRowCoord || coord == BlockTensor::kColCoord) {
       Value extent = coord == BlockTensor::kRowCoord ? seqQ : seqKV;
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
       i = arith::MinUIOp::create(b, loc, i,
                                  arith::SubIOp::create(b, loc, extent, one));
     }

@@ -28,16 +28,11 @@ using namespace attnc::flash_kernel;
 
 std::string FlashKernelBuilder::symbolOf(Value tensor, int64_t dim) const {
   if (const BlockTensor *bt = form.blockTensorOf(tensor)) {
-    switch (bt->coords[dim]) {
-    case BlockTensor::kHeadCoord:
-      return kQuerySymbols[1];
-    case BlockTensor::kRowCoord:
-      return kQuerySymbols[2];
-    case BlockTensor::kColCoord:
-      return kKeySymbols[2];
-    default:
+    std::optional<BlockTensor::Extent> e =
+        BlockTensor::extentOf(bt->coords[dim]);
+    if (!e)
       return "B";
-    }
+    return e->ofKeys ? kKeySymbols[e->dim] : kQuerySymbols[e->dim];
   }
   if (form.ragged)
     return tensor == form.query ? kRaggedQuerySymbols[dim]
@@ -130,18 +125,15 @@ void FlashKernelBuilder::planParameters() {
     auto type = cast<RankedTensorType>(bt.tensor.getType());
     std::vector<ABIDim> shape;
     for (auto [dim, coord] : llvm::enumerate(bt.coords)) {
-      if (coord == BlockTensor::kHeadCoord)
-        shape.push_back(qShape[1]);
-      else if (coord == BlockTensor::kRowCoord)
-        shape.push_back(qShape[2]);
-      else if (coord == BlockTensor::kColCoord)
-        shape.push_back(kvShape[2]);
-      else if (coord != BlockTensor::kBatchCoord)
+      std::optional<BlockTensor::Extent> e = BlockTensor::extentOf(coord);
+      if (!e)
         shape.push_back(type.getDimSize(dim));
-      else if (form.ragged) // (counted by the starts, not the rows)
+      else if (e->ofKeys)
+        shape.push_back(kvShape[e->dim]);
+      else if (form.ragged && e->dim == 0) // (counted by the starts)
         shape.push_back(shapeOf(bt.tensor, {static_cast<int64_t>(dim)})[0]);
       else
-        shape.push_back(qShape[0]);
+        shape.push_back(qShape[e->dim]);
     }
     tensor(bt.name.c_str(), mlirTypeToDType(type.getElementType()), shape,
            "input", false);

@@ -138,15 +138,12 @@ LogicalResult attnc::checkPerScoreOps(Region &r,
                                       function_ref<bool(Operation *)> lowered) {
   for (Operation &op : r.getOps()) {
     if (isa<arith::ArithDialect, math::MathDialect>(op.getDialect()) ||
-        isa<attnc::YieldOp>(op) || (lowered && lowered(&op)))
+        isa<attnc::YieldOp>(op) || lowered(&op))
       continue;
-    if (isa<tensor::ExtractOp>(op) && lowered)
+    if (isa<tensor::ExtractOp>(op))
       return op.emitOpError("reads a tensor defined in its region; the "
                             "kernel reads tensors defined above the flash "
                             "form");
-    if (isa<tensor::ExtractOp>(op))
-      return op.emitOpError("reads a tensor in a mask or score region; the "
-                            "backward kernel reads none");
     return op.emitOpError("cannot be lowered in a mask or score region: the "
                           "kernel evaluates only arith and math ops per "
                           "score");

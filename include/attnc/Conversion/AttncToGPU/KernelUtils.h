@@ -48,7 +48,7 @@ ABIParam runtimeScaleParam(mlir::Value runtimeScale);
 /// refuses anything else once, naming the op.
 mlir::LogicalResult
 checkPerScoreOps(mlir::Region &r,
-                 llvm::function_ref<bool(mlir::Operation *)> lowered = nullptr);
+                 llvm::function_ref<bool(mlir::Operation *)> lowered);
 
 /// The name the source program gives function argument `arg`: its
 /// `attnc.name`, else `fallback` (or "arg<N>" when `fallback` is empty).

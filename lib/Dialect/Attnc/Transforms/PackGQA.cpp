@@ -88,7 +88,7 @@ void remapRegion(OpBuilder &b, Location loc, Region &from, Region &to,
 
 /// True when `region` reads a tensor from above at its head or position
 /// arguments (from number `headArg` on: h, i, j).
-bool readsPerHead(Region &region, unsigned headArg) {
+bool readsAtHeadOrPosition(Region &region, unsigned headArg) {
   if (region.empty())
     return false;
   WalkResult r = region.walk([&](tensor::ExtractOp x) {
@@ -124,7 +124,8 @@ struct AttncPackGQAPass : attnc::impl::AttncPackGQABase<AttncPackGQAPass> {
     // one read per block only while the blocks are query heads; packed,
     // the head changes from row to row (and a read per query position
     // would read at the packed row's position).
-    if (readsPerHead(op.getMask(), 1) || readsPerHead(op.getScore(), 2))
+    if (readsAtHeadOrPosition(op.getMask(), 1) ||
+        readsAtHeadOrPosition(op.getScore(), 2))
       return;
     if (qType.isDynamicDim(1) || kType.isDynamicDim(1) ||
         qType.getDimSize(1) == kType.getDimSize(1) ||
