@@ -13,7 +13,7 @@ pairs, counted exactly) / t; the median of 3 interleaved repetitions.
 ALiBi's module comes from test/gpu/alibi_test.py (build it into the same
 WORK).
 
-usage: bench/masks.py [--work .gpuwork] [--json OUT]
+usage: bench/masks.py [--work .gpuwork] [--json OUT] [--only a,b]
 """
 import argparse
 import json
@@ -50,7 +50,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", default=str(ROOT / ".gpuwork"))
     ap.add_argument("--json", default="")
+    ap.add_argument("--only", default="",
+                    help="comma-separated variants (plain causal is always "
+                         "measured: the ratios are against it)")
     args = ap.parse_args()
+    only = set(args.only.split(",")) if args.only else set(VARIANTS)
     from torch.nn.attention.flex_attention import (create_block_mask,
                                                    flex_attention)
     # Every variant's score_mod and block mask is a new specialization:
@@ -69,6 +73,8 @@ def main():
         i = torch.arange(S, device="cuda")[:, None]
         j = torch.arange(S, device="cuda")[None, :]
         for label, module in VARIANTS.items():
+            if label not in only and label != "causal":
+                continue
             if module in MASK_VARIANTS:
                 _, _, _, mask_fn, cap = MASK_VARIANTS[module]
             else:

@@ -8,8 +8,10 @@ masks and score modifiers).
 A query sees the keys of its own document: `doc_q[b, i] == doc_kv[b, j]`
 with the ids function arguments per token ([B, 1, Sq, 1] and
 [B, 1, 1, Skv], i64), alone or with a causal mask. The kernel reads the ids
-per score; with the causal mask the K/V loop stops at the diagonal (the
-causal conjunct bounds the keys). Documents have seeded lengths that are
+per score in the tiles it masks; the tiles each query tile visits, and
+those it needs no mask for, come from the ids (attnc.id_tile_bounds: the
+query tile's least and greatest id, one pass over the keys), with the
+causal mask intersected with the diagonal's. Documents have seeded lengths that are
 not tile multiples; queries and keys may be split differently (Sq != Skv),
 so that a query's document can have no key: its row is empty (O = 0,
 logsumexp -inf). Built for the target's default strategy (with the
@@ -69,9 +71,18 @@ def build(work: Path, compiler: Path):
         {name: module_text(*spec) for name, spec in VARIANTS.items()})
 
 
-def doc_ids(B, S, seed, docs):
-    """[B, S] ids of `docs` documents of seeded lengths per batch."""
+def doc_ids(B, S, seed, docs, pattern="seeded"):
+    """[B, S] ids per batch: `docs` documents of seeded lengths (sorted ids,
+    as packed sequences have), runs of 37 tokens cycling through `docs` ids
+    (one id in many places: the tile bounds then cover their hull, every
+    tile masked), or documents of 256 tokens (runs that end on tile
+    boundaries)."""
     import torch
+    if pattern == "cyclic":
+        pos = torch.arange(S)
+        return torch.stack([(pos // 37 + b) % docs for b in range(B)])
+    if pattern == "aligned":
+        return (torch.arange(S) // 256).expand(B, S).clone()
     g = torch.Generator().manual_seed(seed)
     ids = torch.empty(B, S, dtype=torch.int64)
     for b in range(B):
@@ -82,7 +93,7 @@ def doc_ids(B, S, seed, docs):
     return ids
 
 
-def run_case(m, causal, B, H, Sq, Skv, docs, dtype, d, layout):
+def run_case(m, causal, B, H, Sq, Skv, docs, pattern, dtype, d, layout):
     import torch
     dev = "cuda"
     torch.manual_seed(B * 7919 + Sq * 31 + Skv + docs)
@@ -91,10 +102,11 @@ def run_case(m, causal, B, H, Sq, Skv, docs, dtype, d, layout):
     v = torch.randn(B, H, Skv, d, dtype=dtype, device=dev)
     if layout == "odd":  # an offset TMA cannot address: the fallback runs
         q, k, v = (gpu_common.misalign(x) for x in (q, k, v))
-    dq = doc_ids(B, Sq, Sq * 13 + docs, docs).to(dev)
+    dq = doc_ids(B, Sq, Sq * 13 + docs, docs, pattern).to(dev)
     # Keys split at other places when Skv != Sq (some query documents may
     # have no key), at the same ones otherwise.
-    dk = dq if Skv == Sq else doc_ids(B, Skv, Skv * 17 + docs, docs).to(dev)
+    dk = dq if Skv == Sq else doc_ids(B, Skv, Skv * 17 + docs, docs,
+                                      pattern).to(dev)
     o = torch.full((B, H, Sq, d), 7.0, dtype=dtype, device=dev)
     lse = torch.empty(B, H, Sq, dtype=torch.float32, device=dev)
     m["attn"](q, k, v, o=o, lse=lse, doc_q=dq.view(B, 1, Sq, 1),
@@ -114,10 +126,13 @@ def run_case(m, causal, B, H, Sq, Skv, docs, dtype, d, layout):
     return gpu_common.check_output(o, lse, ref, low, ref_lse, dtype)
 
 
-# (B, H, Sq, Skv, documents)
-CASES = [(1, 4, 1, 1, 1), (2, 4, 100, 100, 3), (1, 8, 1000, 1000, 4),
-         (2, 4, 257, 513, 5), (1, 4, 513, 257, 2), (1, 8, 4097, 4097, 4),
-         (2, 2, 3000, 3000, 30)]
+# (B, H, Sq, Skv, documents, pattern)
+CASES = [(1, 4, 1, 1, 1, "seeded"), (2, 4, 100, 100, 3, "seeded"),
+         (1, 8, 1000, 1000, 4, "seeded"), (2, 4, 257, 513, 5, "seeded"),
+         (1, 4, 513, 257, 2, "seeded"), (1, 8, 4097, 4097, 4, "seeded"),
+         (2, 2, 3000, 3000, 30, "seeded"), (2, 4, 700, 700, 3, "cyclic"),
+         (1, 4, 300, 517, 2, "cyclic"), (1, 4, 1024, 1024, 0, "aligned"),
+         (1, 4, 1100, 1100, 0, "aligned"), (1, 2, 2048, 1500, 0, "aligned")]
 
 
 def run(work: Path, small: bool, only: str = ""):
@@ -126,13 +141,14 @@ def run(work: Path, small: bool, only: str = ""):
     def cases(name, strategy, m):
         d, t, causal = VARIANTS[name]
         dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[t]
-        for (B, H, Sq, Skv, docs) in CASES:
-            if small and max(Sq, Skv) > 1000:
+        for (B, H, Sq, Skv, docs, pattern) in CASES:
+            if small and max(Sq, Skv) > 1100:
                 continue
             for layout in gpu_common.layouts(strategy):
-                yield (f"B{B} H{H} Sq{Sq} Skv{Skv} docs{docs} {layout}",
-                       run_case, (m, causal, B, H, Sq, Skv, docs, dtype, d,
-                                  layout))
+                yield (f"B{B} H{H} Sq{Sq} Skv{Skv} docs{docs} {pattern} "
+                       f"{layout}",
+                       run_case, (m, causal, B, H, Sq, Skv, docs, pattern,
+                                  dtype, d, layout))
     return gpu_common.run_strategies(work, only, VARIANTS, cases)
 
 

@@ -622,6 +622,13 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
     return form.blockReads.front().emitOpError(
         "reads a tensor once per block of a flash form; the persistent "
         "strategy walks many tiles in one block (take wgmma_ws)");
+  // Tile bounds from ids take the whole block before its loops; a
+  // persistent block's roles walk their tiles apart.
+  if (!form.idBounds.empty() &&
+      config.getStrategy() == TileStrategy::wgmma_ws_persistent)
+    return form.idBounds.front().emitOpError(
+        "bounds a flash form's tiles with the whole block; the persistent "
+        "strategy's roles walk many tiles apart (take wgmma_ws)");
   if (isPartial() && !mmaSync)
     return form.forall.emitOpError()
            << "is a split-KV partial form; its f32 partials are written by "
@@ -635,7 +642,9 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   if (failed(planGrid()))
     return failure();
   abi.block[0] = strategy->threadsPerBlock();
-  abi.dynamicSharedMemoryBytes = strategy->sharedMemoryBytes();
+  abi.dynamicSharedMemoryBytes =
+      form.idBounds.empty() ? strategy->sharedMemoryBytes()
+                            : idBoundsScratchOffset() + idBoundsScratchBytes();
   char scale[32];
   snprintf(scale, sizeof(scale), "%.9g", form.scale);
   bool causal = llvm::any_of(form.loops, [](FlashKVLoop &l) {

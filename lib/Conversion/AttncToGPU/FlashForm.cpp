@@ -604,7 +604,8 @@ FailureOr<FlashForm> attnc::analyzeFlashForm(scf::ForallOp forall) {
     if (isa<tensor::ExtractSliceOp, tensor::SplatOp, OnlineAttentionFinalizeOp>(
             op) ||
         isIndexComputation(&op) ||
-        llvm::is_contained(form.blockReads, dyn_cast<tensor::ExtractOp>(op)))
+        llvm::is_contained(form.blockReads, dyn_cast<tensor::ExtractOp>(op)) ||
+        llvm::is_contained(form.idBounds, dyn_cast<IdTileBoundsOp>(op)))
       continue;
     return op.emitOpError("cannot be lowered in a flash form: the kernel "
                           "has no counterpart for it");

@@ -124,6 +124,9 @@ struct FlashForm {
   /// Reads left in the steps' mask and score regions, of a value per query
   /// or key position (a document id): the kernel loads them per score.
   llvm::SmallVector<mlir::tensor::ExtractOp> elementReads;
+  /// Tile bounds from ids per position (document masks), computed by the
+  /// whole block before its K/V loops.
+  llvm::SmallVector<IdTileBoundsOp> idBounds;
   /// The entry of `tensor` in blockTensors, or null.
   const BlockTensor *blockTensorOf(mlir::Value tensor) const;
   int64_t headDim;

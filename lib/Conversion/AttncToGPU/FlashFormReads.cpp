@@ -186,28 +186,27 @@ static bool isReservedName(StringRef name) {
 /// queries) and `k` (keys); a ragged batch counts its sequences elsewhere.
 static LogicalResult registerTensor(SmallVectorImpl<BlockTensor> &tensors,
                                     RankedTensorType q, RankedTensorType k,
-                                    bool ragged, tensor::ExtractOp read,
+                                    bool ragged, Operation *read, Value t,
                                     SmallVector<int64_t> coords) {
-  Value t = read.getTensor();
   auto type = cast<RankedTensorType>(t.getType());
   if (const BlockTensor *known = findBlockTensor(tensors, t)) {
     if (known->coords == coords)
       return success();
-    return read.emitOpError(
+    return read->emitOpError(
         "reads a tensor at other coordinates than another read of it; the "
         "kernel indexes each dimension of a tensor it reads by one "
         "coordinate");
   }
   auto arg = dyn_cast<BlockArgument>(t);
   if (!arg || !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
-    return read.emitOpError(
+    return read->emitOpError(
         "reads a tensor that is not an argument of the function; the kernel "
         "reads the tensors mask and score regions use as its parameters");
   std::string name = sourceArgumentName(arg);
   if (isReservedName(name) || llvm::any_of(tensors, [&](const BlockTensor &b) {
         return b.name == name;
       }))
-    return read.emitOpError()
+    return read->emitOpError()
            << "reads function argument '" << name
            << "', whose name is another parameter's of the kernel; give it "
               "another with {attnc.name = \"...\"}";
@@ -221,7 +220,7 @@ static LogicalResult registerTensor(SmallVectorImpl<BlockTensor> &tensors,
         type.getDimSize(d) == of.getDimSize(dim))
       continue;
     static const char *what[] = {"batch", "query head", "position"};
-    return read.emitOpError()
+    return read->emitOpError()
            << "reads dimension " << d << " (" << type.getDimSize(d)
            << " elements) at the " << what[dim] << ", which runs over "
            << of.getDimSize(dim);
@@ -300,7 +299,8 @@ flash_reads::readRegionElements(Region &r, unsigned lead, RankedTensorType q,
       return read.emitOpError()
              << "reads a tensor per position of " << unaddressable
              << ", whose positions the kernel does not address that way";
-    if (failed(registerTensor(tensors, q, k, /*ragged=*/false, read, *coords)))
+    if (failed(registerTensor(tensors, q, k, /*ragged=*/false, read,
+                              read.getTensor(), *coords)))
       return failure();
     reads.push_back(read);
   }
@@ -311,7 +311,7 @@ flash_reads::readRegionElements(Region &r, unsigned lead, RankedTensorType q,
 
 LogicalResult flash_reads::readRegionTensors(FlashForm &form) {
   scf::ForallOp forall = form.forall;
-  ValueRange ivs = forall.getInductionVars();
+  SmallVector<Value> ivs = forall.getInductionVars();
   // Reads per score, left in the steps' regions: a value per query or per
   // key position (a document id), at the region's arguments.
   auto q = cast<RankedTensorType>(
@@ -348,9 +348,56 @@ LogicalResult flash_reads::readRegionTensors(FlashForm &form) {
                    "static extent; the kernel reads one element per block");
     if (failed(coords) || failed(checkElementType(read, false)) ||
         failed(registerTensor(form.blockTensors, q, k, form.ragged, read,
-                              *coords)))
+                              read.getTensor(), *coords)))
       return failure();
     form.blockReads.push_back(read);
+  }
+  // Ids per position that bound the K/V tiles (attnc.id_tile_bounds): the
+  // kernel reads them like the regions' per-score reads.
+  for (auto ids : forall.getBody()->getOps<IdTileBoundsOp>()) {
+    if (!unaddressable.empty())
+      return ids.emitOpError()
+             << "bounds the tiles of " << unaddressable
+             << " by ids per position, which the kernel does not address "
+                "that way";
+    struct Side {
+      Value tensor;
+      ValueRange indices;
+      uint64_t dim;
+      int64_t position;
+    } sides[] = {{ids.getQueryIds(), ids.getQueryIndices(), ids.getQueryDim(),
+                  BlockTensor::kRowCoord},
+                 {ids.getKeyIds(), ids.getKeyIndices(), ids.getKeyDim(),
+                  BlockTensor::kColCoord}};
+    for (Side &side : sides) {
+      if (forall.getRegion().isAncestor(side.tensor.getParentRegion()))
+        return ids.emitOpError(
+            "reads ids computed in the flash form; the kernel reads elements "
+            "of tensors defined above it");
+      auto type = cast<RankedTensorType>(side.tensor.getType());
+      SmallVector<int64_t> coords;
+      for (Value index : side.indices) {
+        unsigned d = coords.size() + (coords.size() >= side.dim ? 1 : 0);
+        std::optional<int64_t> c = getConstantIntValue(index);
+        if (index == ivs[0])
+          coords.push_back(BlockTensor::kBatchCoord);
+        else if (index == ivs[1])
+          coords.push_back(BlockTensor::kHeadCoord);
+        else if (c && !type.isDynamicDim(d) && *c >= 0 &&
+                 *c < type.getDimSize(d))
+          coords.push_back(*c);
+        else
+          return ids.emitOpError()
+                 << "cannot be lowered in a flash form: its ids' indices must "
+                    "be the block's batch, its query head or constants "
+                    "within a static extent";
+      }
+      coords.insert(coords.begin() + side.dim, side.position);
+      if (failed(registerTensor(form.blockTensors, q, k, form.ragged, ids,
+                                side.tensor, coords)))
+        return failure();
+    }
+    form.idBounds.push_back(ids);
   }
   return success();
 }

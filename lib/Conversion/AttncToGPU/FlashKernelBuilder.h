@@ -9,7 +9,8 @@
 // implementation files: FlashAttentionKernel.cpp (contract, loops, score
 // stage, epilogue), FlashKernelTiles.cpp (the work tiles and the threads'
 // roles) and FlashKernelValues.cpp (index values of the form rebuilt in the
-// kernel, region bodies, tile addresses).
+// kernel, region bodies, tile addresses) and FlashKernelIdBounds.cpp (tile
+// bounds from ids per position).
 //
 //===----------------------------------------------------------------------===//
 
@@ -158,6 +159,12 @@ private:
     LoopBounds bounds;
   };
   FailureOr<TileValues> prepareTile();
+  /// The form's attnc.id_tile_bounds, computed by every thread of the block
+  /// (FlashKernelIdBounds.cpp); their results go into `prologue`.
+  LogicalResult emitIdBounds();
+  /// The shared memory the block reduces them through, past the strategy's.
+  int64_t idBoundsScratchOffset() const;
+  int64_t idBoundsScratchBytes() const;
   LogicalResult emitBody();
   LogicalResult emitPersistentBody();
   scf::IfOp enterProducer();

@@ -38,6 +38,10 @@ static bool isIndependentOf(Value v, Value iv) {
 /// forall's induction variables as `prologue` maps them), and the matrices
 /// of the K/V slices whose (batch, head) does not depend on their loop.
 FailureOr<FlashKernelBuilder::TileValues> FlashKernelBuilder::prepareTile() {
+  // (Once per block, by all its threads: no persistent kernel gets here
+  // with id bounds.)
+  if (!form.idBounds.empty() && failed(emitIdBounds()))
+    return failure();
   FailureOr<GlobalTile> q = tileOf(form.querySlice, "q", prologue);
   if (failed(q))
     return failure();

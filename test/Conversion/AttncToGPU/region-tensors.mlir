@@ -131,11 +131,22 @@ func.func @unmasked_d64(%q: tensor<?x?x?x64xf16>, %k: tensor<?x?x?x64xf16>, %v: 
 
 // Document masks: ids per query and per key position, read per score (the
 // position clamped into the extent: padding rows and columns of a tile are
-// evaluated too, then masked), parameters with the positions' extents.
+// evaluated too, then masked), parameters with the positions' extents. The
+// tiles come from attnc.id_tile_bounds, which the block computes before
+// its loops: one strided pass over the keys (five partials per thread),
+// reduced per warp by redux.sync and across the 16 warps through 80 words
+// of shared memory past the strategy's 91184 bytes, behind a CTA barrier.
 // CHECK-LABEL: gpu.module @documents_module
 // CHECK-SAME: tensor<"doc_q", i64, [B, 1, Sq, 1], input, align = 4>
 // CHECK-SAME: tensor<"doc_kv", i64, [B, 1, 1, Skv], input, align = 4>
 // CHECK-SAME: stride<"doc_kv.stride3", i64, tensor = "doc_kv", dim = 3>
+// CHECK-SAME: block = [512, 1, 1], shared_memory = 91504
+// CHECK: memref.view %{{.+}}[%c91184][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<80xi32, #gpu.address_space<workgroup>>
+// CHECK: scf.for {{.+}} -> (i32, i32, i32, i32, i32)
+// CHECK: nvvm.redux.sync  min
+// CHECK: nvvm.redux.sync  max
+// CHECK: nvvm.redux.sync  add
+// CHECK: gpu.barrier
 // CHECK: arith.minui
 // CHECK: memref.load %{{.+}}[%{{.+}}] : memref<?xi64, 1>
 // BWD-LABEL: gpu.module @documents_backward_1_module

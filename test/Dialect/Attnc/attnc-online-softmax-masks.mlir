@@ -225,16 +225,35 @@ func.func @prefix_d128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %
 
 // -----
 
-// A conjunct without an interval form (document ids compared) leaves the
-// other's interval as a bound: causal documents visit the causal tiles
-// only, each one masked (nothing is proven visible).
+// Document ids compared (an id match) with a causal conjunct: the
+// diagonal's tile bounds (first tile 0, end at the last row's diagonal,
+// unmasked up to the first row's) go to attnc.id_tile_bounds as the tiles
+// to look at, and its run-time bounds intersect them: masked from the
+// first tile holding a key of the tile's documents, unmasked where both
+// prove every key visible, masked to the last.
 // CHECK-LABEL: func.func @documents_causal
-// CHECK: scf.forall
-// CHECK: %[[N:.+]] = affine.min affine_map<(d0)[s0] -> (d0, s0 ceildiv 64)>
-// CHECK: scf.for %{{.+}} = %{{.+}} to %[[N]]
-// CHECK: attnc.online_attention
+// CHECK: scf.forall (%[[B:.+]], %{{.+}}, %[[T:.+]]) in
+// CHECK:   %[[Q0:.+]] = affine.apply affine_map<(d0) -> (d0 * 128)>(%[[T]])
+// CHECK:   %[[M:.+]] = affine.min affine_map<(d0)[s0] -> (128, d0 * -128 + s0)>(%[[T]])
+// CHECK:   %[[END:.+]] = affine.min affine_map<(d0)[s0] -> (d0, s0 ceildiv 64)>
+// CHECK:   %[[FULL:.+]] = affine.min affine_map<(d0)[s0] -> (s0, d0)>(%[[END]])
+// CHECK:   %[[FULLEND:.+]] = affine.min affine_map<(d0, d1) -> (d0, d1)>(%{{.+}}, %[[END]])
+// CHECK:   %[[V0:.+]], %[[F0:.+]], %[[F1:.+]], %[[V1:.+]] = attnc.id_tile_bounds %arg3[%[[B]]] at 1 rows %[[Q0]] + %[[M]], %arg4[%[[B]]] at 1 keys %{{.+}} tiles %{{.+}} to %[[END]] block_kv 64 : tensor<?x?xi64>, tensor<?x?xi64>
+// CHECK:   %[[A:.+]] = affine.max affine_map<(d0, d1) -> (d0, d1)>(%[[FULL]], %[[F0]])
+// CHECK:   %[[B2:.+]] = affine.min affine_map<(d0, d1) -> (d0, d1)>(%[[A]], %[[V1]])
+// CHECK:   %[[U0:.+]] = affine.max affine_map<(d0, d1) -> (d0, d1)>(%[[B2]], %[[V0]])
+// CHECK:   %[[C:.+]] = affine.min affine_map<(d0, d1) -> (d0, d1)>(%[[FULLEND]], %[[F1]])
+// CHECK:   %[[D:.+]] = affine.min affine_map<(d0, d1) -> (d0, d1)>(%[[C]], %[[V1]])
+// CHECK:   %[[U1:.+]] = affine.max affine_map<(d0, d1) -> (d0, d1)>(%[[D]], %[[U0]])
+// CHECK:   scf.for %{{.+}} = %[[V0]] to %[[U0]]
+// CHECK:     attnc.online_attention
 // CHECK-SAME: mask {
-// CHECK-NOT: scf.for
+// CHECK:   scf.for %{{.+}} = %[[U0]] to %[[U1]]
+// CHECK-NOT: mask {
+// CHECK:     attnc.online_attention
+// CHECK:   scf.for %{{.+}} = %[[U1]] to %[[V1]]
+// CHECK:     attnc.online_attention
+// CHECK-SAME: mask {
 // CHECK: attnc.online_attention_finalize
 func.func @documents_causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %dq: tensor<?x?xi64>, %dk: tensor<?x?xi64>) -> tensor<?x?x?x64xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
@@ -246,6 +265,54 @@ func.func @documents_causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>
         %same = arith.cmpi eq, %x, %y : i64
         %c = arith.cmpi sle, %j, %i : index
         %keep = arith.andi %same, %c : i1
+        attnc.yield %keep : i1
+      }
+  return %o : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// Documents alone: every tile is looked at (no other bound), the ids bound
+// them. The backward's loops run over query tiles, which the ids do not
+// bound (see attnc-online-softmax-backward.mlir).
+// CHECK-LABEL: func.func @documents
+// CHECK: %[[V0:.+]], %[[F0:.+]], %[[F1:.+]], %[[V1:.+]] = attnc.id_tile_bounds %arg3[%{{.+}}, %{{.+}}] at 2 rows %{{.+}} + %{{.+}}, %arg4[%{{.+}}, %{{.+}}] at 2 keys
+// CHECK-SAME: tiles %{{.+}} to %{{.+}} block_kv 64 : tensor<?x?x?xi32>, tensor<?x?x?xi32>
+// CHECK: scf.for %{{.+}} = %[[V0]] to
+// CHECK: scf.for
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[V1]]
+func.func @documents(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %dq: tensor<?x?x?xi32>, %dk: tensor<?x?x?xi32>) -> tensor<?x?x?x64xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %y = tensor.extract %dk[%b, %h, %j] : tensor<?x?x?xi32>
+        %x = tensor.extract %dq[%b, %h, %i] : tensor<?x?x?xi32>
+        %same = arith.cmpi eq, %y, %x : i32
+        attnc.yield %same : i1
+      }
+  return %o : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// Ids compared in a union are no bound: one masked loop over every tile.
+// CHECK-LABEL: func.func @documents_or_prefix
+// CHECK-NOT: attnc.id_tile_bounds
+// CHECK: scf.for %
+// CHECK-NOT: scf.for %
+// CHECK: attnc.online_attention_finalize
+func.func @documents_or_prefix(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %dq: tensor<?x?xi64>, %dk: tensor<?x?xi64>) -> tensor<?x?x?x64xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %x = tensor.extract %dq[%b, %i] : tensor<?x?xi64>
+        %y = tensor.extract %dk[%b, %j] : tensor<?x?xi64>
+        %same = arith.cmpi eq, %x, %y : i64
+        %n = arith.constant 16 : index
+        %p = arith.cmpi slt, %j, %n : index
+        %keep = arith.ori %same, %p : i1
         attnc.yield %keep : i1
       }
   return %o : tensor<?x?x?x64xbf16>

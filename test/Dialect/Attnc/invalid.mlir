@@ -537,6 +537,38 @@ func.func @kv_split_count_max(%n: index) -> index {
 
 // -----
 
+func.func @id_tile_bounds_types(%dq: tensor<?x?xi64>, %dk: tensor<?x?xi32>, %i: index) -> index {
+  // expected-error @+1 {{operands 'query_ids' and 'key_ids' must hold ids of one type, got 'i64' and 'i32'}}
+  %f, %u, %ue, %e = attnc.id_tile_bounds %dq[%i] at 1 rows %i + %i, %dk[%i] at 1 keys %i tiles %i to %i block_kv 64 : tensor<?x?xi64>, tensor<?x?xi32>
+  return %f : index
+}
+
+// -----
+
+func.func @id_tile_bounds_dim(%dq: tensor<?x?xi64>, %i: index) -> index {
+  // expected-error @+1 {{'key_dim' (2) must name a dimension of 'key_ids' (rank 2)}}
+  %f, %u, %ue, %e = attnc.id_tile_bounds %dq[%i] at 1 rows %i + %i, %dq[%i] at 2 keys %i tiles %i to %i block_kv 64 : tensor<?x?xi64>, tensor<?x?xi64>
+  return %f : index
+}
+
+// -----
+
+func.func @id_tile_bounds_indices(%dq: tensor<?x?xi64>, %i: index) -> index {
+  // expected-error @+1 {{'query_indices' must index every dimension of 'query_ids' but 'query_dim': expected 1, got 2}}
+  %f, %u, %ue, %e = attnc.id_tile_bounds %dq[%i, %i] at 1 rows %i + %i, %dq[%i] at 1 keys %i tiles %i to %i block_kv 64 : tensor<?x?xi64>, tensor<?x?xi64>
+  return %f : index
+}
+
+// -----
+
+func.func @id_tile_bounds_block(%dq: tensor<?x?xi64>, %i: index) -> index {
+  // expected-error @+1 {{attribute 'block_kv' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1}}
+  %f, %u, %ue, %e = attnc.id_tile_bounds %dq[%i] at 1 rows %i + %i, %dq[%i] at 1 keys %i tiles %i to %i block_kv 0 : tensor<?x?xi64>, tensor<?x?xi64>
+  return %f : index
+}
+
+// -----
+
 func.func @fusion_arg_count(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{body must have one argument per input (1), got 2}}
   %0 = attnc.fusion (%x) : (tensor<4xf32>) -> tensor<4xf32> {

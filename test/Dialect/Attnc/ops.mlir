@@ -339,6 +339,17 @@ func.func @split_kv_ops(%ctas: index, %tiles: index, %acc: tensor<?x128xf32>, %m
   return %s, %a, %mm, %ll : index, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>
 }
 
+// The K/V tiles a query tile of a document mask visits, from the ids.
+// CHECK-LABEL: func.func @id_tile_bounds
+// CHECK: attnc.id_tile_bounds %{{.+}}[%{{.+}}] at 1 rows %{{.+}} + %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] at 2 keys %{{.+}} tiles %{{.+}} to %{{.+}} block_kv 128 : tensor<?x?xi64>, tensor<?x?x?xi64>
+func.func @id_tile_bounds(%dq: tensor<?x?xi64>, %dk: tensor<?x?x?xi64>, %b: index, %h: index,
+                          %q0: index, %m: index, %n: index, %t0: index, %t1: index)
+    -> (index, index, index, index) {
+  %f, %u, %ue, %e = attnc.id_tile_bounds %dq[%b] at 1 rows %q0 + %m, %dk[%b, %h] at 2 keys %n
+      tiles %t0 to %t1 block_kv 128 : tensor<?x?xi64>, tensor<?x?x?xi64>
+  return %f, %u, %ue, %e : index, index, index, index
+}
+
 // Per-sequence K/V lengths of a cache, with a run-time scale: both optional
 // operands round-trip.
 // CHECK-LABEL: func.func @attention_kv_lengths

@@ -14,6 +14,7 @@
 #include "attnc/Dialect/Attnc/IR/AttncOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineExpr.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -104,9 +105,11 @@ void attnc::buildCausalMask(OpBuilder &b, Location loc, Region &mask,
 // e = +-(j floordiv C) + r it bounds j floordiv C, i.e. whole chunks of C
 // keys. Anything else (a head- or batch-dependent mask, a comparison of i
 // alone, min/max of indices, an unsigned or != comparison, a negation, a
-// comparison of values read from tensors) has no interval form here, and
-// the flash form then masks every tile; in a conjunction, the other
-// conjunct's interval still bounds the keys (not exactly).
+// comparison of other values read from tensors) has no interval form here,
+// and the flash form then masks every tile; in a conjunction, the other
+// conjunct's interval still bounds the keys (not exactly). Ids compared for
+// equality, one read at the query position and one at the key position
+// (document masks), are kept as an id match, bounded at run time.
 
 namespace {
 struct IntervalAnalysis {
@@ -234,6 +237,61 @@ struct IntervalAnalysis {
     return coeff == 1 || coeff == -1;
   }
 
+  /// The position dimension of `read` when it reads a tensor from above
+  /// at the region argument `position` in one dimension and at the batch
+  /// or head argument or constants in the others; nullopt otherwise.
+  std::optional<unsigned> idRead(Value v, unsigned position) {
+    // (Sign-preserving casts keep ids equal or not: the graph's spelling
+    // compares them as indices.)
+    while (isa_and_nonnull<arith::IndexCastOp, arith::ExtSIOp>(
+        v.getDefiningOp()))
+      v = v.getDefiningOp()->getOperand(0);
+    auto read = v.getDefiningOp<tensor::ExtractOp>();
+    if (!read || region.isAncestor(read.getTensor().getParentRegion()))
+      return std::nullopt;
+    Block &body = region.front();
+    std::optional<unsigned> dim;
+    for (auto [d, index] : llvm::enumerate(read.getIndices())) {
+      if (index == body.getArgument(position)) {
+        if (dim)
+          return std::nullopt;
+        dim = d;
+      } else if (index != body.getArgument(0) &&
+                 index != body.getArgument(1) &&
+                 !index.getDefiningOp<arith::ConstantIndexOp>()) {
+        return std::nullopt;
+      }
+    }
+    return dim;
+  }
+
+  /// The tensor.extract `v` is cast from (idRead's).
+  static Operation *readOf(Value v) {
+    while (isa_and_nonnull<arith::IndexCastOp, arith::ExtSIOp>(
+        v.getDefiningOp()))
+      v = v.getDefiningOp()->getOperand(0);
+    return v.getDefiningOp();
+  }
+
+  /// `q[.., i, ..] == k[.., j, ..]` (either order) as an id match.
+  std::optional<KeyInterval> idMatch(arith::CmpIOp cmp) {
+    if (cmp.getPredicate() != arith::CmpIPredicate::eq)
+      return std::nullopt;
+    for (auto [q, k] : {std::pair(cmp.getLhs(), cmp.getRhs()),
+                        std::pair(cmp.getRhs(), cmp.getLhs())}) {
+      std::optional<unsigned> qDim = idRead(q, 2), kDim = idRead(k, 3);
+      if (!qDim || !kDim)
+        continue;
+      Operation *qRead = readOf(q), *kRead = readOf(k);
+      if (qRead->getResult(0).getType() != kRead->getResult(0).getType())
+        continue;
+      KeyInterval m;
+      m.matches.push_back({qRead, kRead, *qDim, *kDim});
+      return m;
+    }
+    return std::nullopt;
+  }
+
   std::optional<KeyInterval> condition(Value v) {
     if (auto andOp = v.getDefiningOp<arith::AndIOp>()) {
       auto l = condition(andOp.getLhs()), r = condition(andOp.getRhs());
@@ -249,6 +307,8 @@ struct IntervalAnalysis {
       }
       KeyInterval k;
       k.exact = l->exact && r->exact;
+      k.matches = l->matches;
+      k.matches.append(r->matches);
       k.lo = !l->lo   ? r->lo
              : !r->lo ? l->lo
                       : combine(KeyBound::Kind::Max, l->lo, r->lo);
@@ -259,7 +319,9 @@ struct IntervalAnalysis {
     }
     if (auto orOp = v.getDefiningOp<arith::OrIOp>()) {
       auto l = condition(orOp.getLhs()), r = condition(orOp.getRhs());
-      if (!l || !r)
+      // (Keys whose ids match are not an interval: a union with them has
+      // no bound here.)
+      if (!l || !r || !l->matches.empty() || !r->matches.empty())
         return std::nullopt;
       KeyInterval k;
       // Two intervals open on the same side (both from key 0, or both to
@@ -278,7 +340,7 @@ struct IntervalAnalysis {
       return std::nullopt;
     AffineExpr l = index(cmp.getLhs()), r = index(cmp.getRhs());
     if (!l || !r)
-      return std::nullopt;
+      return idMatch(cmp);
     int64_t coeff, chunk;
     AffineExpr rest;
     if (!splitKey(l - r, coeff, chunk, rest))
@@ -394,7 +456,8 @@ std::optional<KeyInterval> attnc::analyzeKeyInterval(Region &mask) {
     return std::nullopt;
   IntervalAnalysis analysis(mask);
   std::optional<KeyInterval> k = analysis.condition(yield.getValues()[0]);
-  if (!k || (!k->lo && !k->hi) || !nonDecreasing(k->lo) ||
+  if (!k || (!k->lo && !k->hi && k->matches.empty()) ||
+      !nonDecreasing(k->lo) ||
       !nonDecreasing(k->hi))
     return std::nullopt;
   k->symbols = analysis.symbols;

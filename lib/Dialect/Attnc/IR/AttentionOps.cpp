@@ -325,6 +325,36 @@ LogicalResult OnlineAttentionMergeOp::verify() {
   return success();
 }
 
+LogicalResult IdTileBoundsOp::verify() {
+  auto q = cast<RankedTensorType>(getQueryIds().getType());
+  auto k = cast<RankedTensorType>(getKeyIds().getType());
+  if (q.getElementType() != k.getElementType())
+    return emitOpError() << "operands 'query_ids' and 'key_ids' must hold ids "
+                            "of one type, got "
+                         << q.getElementType() << " and " << k.getElementType();
+  struct Side {
+    StringRef ids, indices, dim;
+    RankedTensorType type;
+    size_t numIndices;
+    int64_t at;
+  } sides[] = {{"query_ids", "query_indices", "query_dim", q,
+                getQueryIndices().size(), getQueryDim()},
+               {"key_ids", "key_indices", "key_dim", k, getKeyIndices().size(),
+                getKeyDim()}};
+  for (const Side &s : sides) {
+    if (s.at >= s.type.getRank())
+      return emitOpError() << "'" << s.dim << "' (" << s.at
+                           << ") must name a dimension of '" << s.ids
+                           << "' (rank " << s.type.getRank() << ")";
+    if (static_cast<int64_t>(s.numIndices) + 1 != s.type.getRank())
+      return emitOpError() << "'" << s.indices << "' must index every "
+                           << "dimension of '" << s.ids << "' but '" << s.dim
+                           << "': expected " << s.type.getRank() - 1
+                           << ", got " << s.numIndices;
+  }
+  return success();
+}
+
 LogicalResult FusionOp::verifyRegions() {
   Block &body = getBody().front();
   if (body.getNumArguments() != getInputs().size())

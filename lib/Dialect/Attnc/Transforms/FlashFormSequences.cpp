@@ -14,6 +14,7 @@
 #include "FlashFormBuilder.h"
 #include "FlashTiling.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -69,6 +70,56 @@ void FlashFormBuilder::hoistBlockReads(OnlineAttentionOp step,
   };
   hoist(step.getMask(), /*batchArg=*/0);
   hoist(step.getScore(), /*batchArg=*/1);
+}
+
+std::array<OpFoldResult, 4>
+FlashFormBuilder::boundByIds(std::array<OpFoldResult, 4> bounds) {
+  auto [first, full, fullEnd, end] = bounds;
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0, d1;
+  bindDims(ctx, d0, d1);
+  auto pair = AffineMap::get(2, 0, {d0, d1}, ctx);
+  auto max = [&](OpFoldResult x, OpFoldResult y) {
+    return affine::makeComposedFoldedAffineMax(b, loc, pair, {x, y});
+  };
+  auto min = [&](OpFoldResult x, OpFoldResult y) {
+    return affine::makeComposedFoldedAffineMin(b, loc, pair, {x, y});
+  };
+  auto value = [&](OpFoldResult v) {
+    return getValueOrCreateConstantIndexOp(b, loc, v);
+  };
+  Region &mask = op.getMask();
+  // The read's indices but its position's, at the current batch and head.
+  auto outer = [&](tensor::ExtractOp read, unsigned position) {
+    SmallVector<Value> indices;
+    for (auto [d, i] : llvm::enumerate(read.getIndices())) {
+      if (d == position)
+        continue;
+      indices.push_back(i == mask.getArgument(0)   ? batch
+                        : i == mask.getArgument(1) ? head
+                                                   : value(b.getIndexAttr(
+                                                         *getConstantIntValue(
+                                                             i))));
+    }
+    return indices;
+  };
+  for (const IdMatch &m : interval->matches) {
+    auto q = cast<tensor::ExtractOp>(m.queryRead);
+    auto k = cast<tensor::ExtractOp>(m.keyRead);
+    Type index = b.getIndexType();
+    auto ids = IdTileBoundsOp::create(
+        b, loc, index, index, index, index, q.getTensor(),
+        outer(q, m.queryDim), value(qStart), value(qRows), k.getTensor(),
+        outer(k, m.keyDim), value(seqKV), value(first), value(end),
+        m.queryDim, m.keyDim, tiles.blockKV);
+    first = ids.getVisitFirst();
+    end = ids.getVisitEnd();
+    full = min(max(full, ids.getFullFirst()), end);
+    full = max(full, first);
+    fullEnd = min(min(fullEnd, ids.getFullEnd()), end);
+    fullEnd = max(fullEnd, full);
+  }
+  return {first, full, fullEnd, end};
 }
 
 Value FlashFormBuilder::readBlock(Value tensor, ArrayRef<int64_t> coords) {

@@ -269,13 +269,18 @@ std::pair<Value, Value> FlashFormBuilder::buildQueryTileBody() {
   one = arith::ConstantIndexOp::create(b, loc, 1);
   OpFoldResult first = b.getIndexAttr(0);
   if (interval) {
-    auto [begin, full, fullEnd, end] = getIntervalTileBounds();
-    if (interval->exact) {
+    std::array<OpFoldResult, 4> bounds = getIntervalTileBounds();
+    // (A ragged batch's positions are its sequence's: ids read per position
+    // do not bound its tiles, and no tile is proven visible.)
+    bool exact = interval->exact && (interval->matches.empty() || !ragged);
+    if (!interval->matches.empty() && !ragged)
+      bounds = boundByIds(bounds);
+    auto [begin, full, fullEnd, end] = bounds;
+    if (exact) {
       state = buildKVLoop(begin, full, /*masked=*/true, state);
       state = buildKVLoop(full, fullEnd, /*masked=*/false, state);
     }
-    state = buildKVLoop(interval->exact ? fullEnd : begin, end,
-                        /*masked=*/true, state);
+    state = buildKVLoop(exact ? fullEnd : begin, end, /*masked=*/true, state);
   } else if (!causal) {
     // No mask, or one without an interval form: every tile, each with the
     // mask.
@@ -372,7 +377,7 @@ scf::ForallOp FlashFormBuilder::build() {
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(forall.getTerminator());
-  ValueRange ivs = forall.getInductionVars();
+  SmallVector<Value> ivs = forall.getInductionVars();
   batch = ivs[0];
   head = ivs[1];
   headKV = getKVHead(head);

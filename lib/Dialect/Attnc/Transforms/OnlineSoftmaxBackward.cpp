@@ -54,6 +54,15 @@ public:
         causal(op.getCausalMask()) {
     if (!causal)
       interval = analyzeKeyInterval(op.getMask());
+    // Id matches bound a query tile's keys (the forward's loop); here the
+    // loop runs over query tiles, which they do not bound: the interval
+    // alone bounds them, with every tile masked.
+    if (interval && !interval->matches.empty()) {
+      if (!interval->lo && !interval->hi)
+        interval.reset();
+      else
+        interval->exact = false;
+    }
   }
 
   scf::ForallOp build();
@@ -293,7 +302,7 @@ scf::ForallOp BackwardFormBuilder::build() {
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(forall.getTerminator());
-  ValueRange ivs = forall.getInductionVars();
+  SmallVector<Value> ivs = forall.getInductionVars();
   batch = ivs[0];
   headKV = ivs[1];
   AffineExpr d0;

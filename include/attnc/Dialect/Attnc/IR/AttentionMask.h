@@ -54,15 +54,27 @@ struct KeyBound {
   std::shared_ptr<KeyBound> lhs, rhs;
 };
 
+/// A conjunct `qIds[.., i, ..] == kIds[.., j, ..]` of a mask region: ids
+/// per query and per key position read from tensors defined above it (a
+/// document mask). The reads' other indices are the region's batch or head
+/// argument or constants; `queryDim` / `keyDim` is where i / j indexes.
+struct IdMatch {
+  mlir::Operation *queryRead, *keyRead;
+  unsigned queryDim, keyDim;
+};
+
 /// The keys a mask region lets query i see, as an interval
 /// `lo(i) <= j <= hi(i)` (a missing side is unbounded), where lo and hi never
-/// decrease as i grows: a query tile's first and last rows then bound what
-/// the whole tile sees. `exact` is false for the hull of a union that may
-/// have a gap (some key inside may still be masked): then no tile is proven
-/// fully visible.
+/// decrease as i grows, intersected with the id matches `matches`: a query
+/// tile's first and last rows then bound what the whole tile sees, and the
+/// ids of its rows what the matches let it see (attnc.id_tile_bounds, at
+/// run time). `exact` is false for the hull of a union that may have a gap,
+/// or a conjunction with a conjunct of no such form (some key inside may
+/// still be masked): then no tile is proven fully visible.
 struct KeyInterval {
   std::shared_ptr<KeyBound> lo, hi;
   bool exact = true;
+  llvm::SmallVector<IdMatch> matches;
   /// Values defined above the region that the bounds' symbols stand for:
   /// index values, or integers the region casts to index.
   llvm::SmallVector<mlir::Value> symbols;
@@ -71,7 +83,8 @@ struct KeyInterval {
 /// The interval form of `mask`, or nullopt when the region is empty or is
 /// not a conjunction / disjunction of signed comparisons that are linear in
 /// the key index j (coefficient +-1, or j floordiv a positive constant) with
-/// the rest affine in i and values from above.
+/// the rest affine in i and values from above, and of id matches (in
+/// conjunctions only).
 std::optional<KeyInterval> analyzeKeyInterval(mlir::Region &mask);
 
 /// Number and types of the block arguments of the two regions.

@@ -381,6 +381,69 @@ def Attnc_KVSplitCountOp : Attnc_PureOp<"kv_split_count"> {
   let assemblyFormat = "$ctas `,` $kv_tiles attr-dict";
 }
 
+def Attnc_IdTileBoundsOp : Attnc_PureOp<"id_tile_bounds", [
+    AttrSizedOperandSegments]> {
+  let summary = "the K/V tiles a query tile visits under an id-equality mask";
+  let description = [{
+    Tile bounds of a mask `query_ids[.., i, ..] == key_ids[.., j, ..]` (a
+    document mask of packed sequences: a query sees the keys of its own
+    document) for one query tile, computed at run time from the ids. The
+    flash form intersects them with the bounds of the mask's other
+    conjuncts (a causal diagonal).
+
+    The query tile is rows `[row, row + rows)` (`rows >= 1`): their ids are
+    `query_ids` at `query_indices` with the row inserted at dimension
+    `query_dim`; qmin and qmax are the least and the greatest. The keys
+    looked at are `[first * block_kv, min(end * block_kv, keys))`, their
+    ids `key_ids` at `key_indices` with the key inserted at `key_dim`.
+    Of those keys, V holds the ones whose id is in [qmin, qmax] and E the
+    ones whose id equals qmin when qmin = qmax. The results are K/V tile
+    indices:
+
+    - `visit_first`, `visit_end`: the tiles of the least and (one past) the
+      greatest key of V; both `first` when V is empty. A tile outside
+      them holds no key whose id equals any row's: it is never visited.
+    - `full_first`, `full_end`: when E is one run of consecutive keys, the
+      tiles inside it (a run that ends at the last key looked at takes
+      that last, possibly short, tile); otherwise none (both
+      `visit_first`). Every key of such a tile matches every row: the
+      tile needs no mask.
+
+    `visit_first <= full_first <= full_end <= visit_end`, all in
+    `[first, max(first, end)]`. The kernel computes them with the whole
+    block before its K/V loops: the ids of the query tile, then one pass
+    over the keys looked at, reduced across the block. Sorted ids (packed
+    documents) give exact bounds; any other ids give correct ones, with
+    masked tiles where the run is broken.
+
+    Example:
+
+    ```mlir
+    %first, %full, %full_end, %end = attnc.id_tile_bounds
+        %doc_q[%b] at 1 rows %q0 + %m, %doc_kv[%b] at 1 keys %skv
+        tiles %t0 to %t1 block_kv 128 : tensor<?x?xi64>, tensor<?x?xi64>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I32, I64]>:$query_ids,
+                       Variadic<Index>:$query_indices, Index:$row,
+                       Index:$rows,
+                       RankedTensorOf<[I32, I64]>:$key_ids,
+                       Variadic<Index>:$key_indices, Index:$keys,
+                       Index:$first, Index:$end,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>]>:$query_dim,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>]>:$key_dim,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$block_kv);
+  let results = (outs Index:$visit_first, Index:$full_first, Index:$full_end,
+                      Index:$visit_end);
+  let assemblyFormat = [{
+    $query_ids `[` $query_indices `]` `at` $query_dim `rows` $row `+` $rows
+    `,` $key_ids `[` $key_indices `]` `at` $key_dim `keys` $keys `tiles`
+    $first `to` $end `block_kv` $block_kv attr-dict `:` type($query_ids) `,`
+    type($key_ids)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Attention backward
 //===----------------------------------------------------------------------===//

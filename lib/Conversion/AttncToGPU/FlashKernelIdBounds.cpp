@@ -1,0 +1,303 @@
+//===- FlashKernelIdBounds.cpp - tile bounds from ids, in the kernel ------===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// attnc.id_tile_bounds in the kernel. Every thread of the block takes part,
+// before the threads split into roles (a producer then walks the same
+// tiles as the consumers): each warp reduces the query tile's ids to their
+// least and greatest (the tile is at most a few hundred rows, so every warp
+// reads them all rather than waiting on the others), then the block makes
+// one pass over the keys, each thread a strided share of them, unrolled so
+// that its loads are in flight together; the per-thread partials are
+// reduced in the warp by redux.sync and across warps through a few words
+// of shared memory past the strategy's, behind one CTA barrier.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FlashKernelBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace attnc;
+using namespace attnc::flash_kernel;
+
+namespace {
+/// A thread's partials of the key pass: the least and the greatest key
+/// whose id is in the query tile's [min, max], the least and the greatest
+/// key whose id is the tile's one id, and the count of those.
+enum Partial { kVisitMin, kVisitMax, kRunMin, kRunMax, kRunCount, kPartials };
+constexpr int64_t kWarpSize = 32;
+/// Keys a thread loads per iteration of the pass, in flight together.
+constexpr int64_t kUnroll = 4;
+} // namespace
+
+int64_t FlashKernelBuilder::idBoundsScratchOffset() const {
+  return llvm::alignTo(strategy->sharedMemoryBytes(), 16);
+}
+
+int64_t FlashKernelBuilder::idBoundsScratchBytes() const {
+  if (form.idBounds.empty())
+    return 0;
+  int64_t warps = strategy->threadsPerBlock() / kWarpSize;
+  return static_cast<int64_t>(form.idBounds.size()) * warps * kPartials * 4;
+}
+
+/// `v` reduced over the warp (all lanes get it) by signed min or max.
+static Value warpReduce(OpBuilder &b, Location loc, Value v, bool max) {
+  Type i32 = b.getI32Type();
+  Value all = arith::ConstantIntOp::create(b, loc, i32, -1);
+  if (v.getType().isInteger(32))
+    return NVVM::ReduxOp::create(
+        b, loc, i32, v, max ? NVVM::ReduxKind::MAX : NVVM::ReduxKind::MIN, all);
+  // 64-bit ids: a butterfly of the two halves' shuffles.
+  Type i64 = b.getI64Type();
+  for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2) {
+    Value lo = arith::TruncIOp::create(b, loc, i32, v);
+    Value hi = arith::TruncIOp::create(
+        b, loc, i32,
+        arith::ShRUIOp::create(b, loc, v,
+                               arith::ConstantIntOp::create(b, loc, i64, 32)));
+    auto shuffle = [&](Value x) {
+      return arith::ExtUIOp::create(
+          b, loc, i64,
+          gpu::ShuffleOp::create(b, loc, x, offset, kWarpSize,
+                                 gpu::ShuffleMode::XOR)
+              .getShuffleResult());
+    };
+    Value other = arith::OrIOp::create(
+        b, loc, shuffle(lo),
+        arith::ShLIOp::create(b, loc, shuffle(hi),
+                              arith::ConstantIntOp::create(b, loc, i64, 32)));
+    v = max ? arith::MaxSIOp::create(b, loc, v, other).getResult()
+            : arith::MinSIOp::create(b, loc, v, other).getResult();
+  }
+  return v;
+}
+
+LogicalResult FlashKernelBuilder::emitIdBounds() {
+  Type i32 = b.getI32Type();
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  auto c32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i32, v).getResult();
+  };
+  auto toI32 = [&](Value v) {
+    return arith::IndexCastOp::create(b, loc, i32, v).getResult();
+  };
+  auto toIndex = [&](Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v).getResult();
+  };
+  auto select = [&](Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y).getResult();
+  };
+  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, p, x, y).getResult();
+  };
+  using P = arith::CmpIPredicate;
+  int64_t threads = strategy->threadsPerBlock();
+  int64_t warps = threads / kWarpSize;
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value lane = arith::RemUIOp::create(b, loc, tid, idx(kWarpSize));
+  Value warp = arith::DivUIOp::create(b, loc, tid, idx(kWarpSize));
+  auto ws =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto raw = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface{}, ws));
+  Value scratch = memref::ViewOp::create(
+      b, loc,
+      MemRefType::get({idBoundsScratchBytes() / 4}, i32,
+                      MemRefLayoutAttrInterface{}, ws),
+      raw, idx(idBoundsScratchOffset()), ValueRange{});
+
+  for (auto [n, op] : llvm::enumerate(form.idBounds)) {
+    auto get = [&](Value v) { return materialize(v, prologue); };
+    FailureOr<Value> row = get(op.getRow()), rows = get(op.getRows()),
+                     keys = get(op.getKeys()), first = get(op.getFirst()),
+                     end = get(op.getEnd());
+    if (failed(row) || failed(rows) || failed(keys) || failed(first) ||
+        failed(end))
+      return failure();
+    // The kernel indices of an id read: `indices` with `position` at `dim`.
+    auto indicesOf = [&](ValueRange indices, int64_t dim, Value position)
+        -> FailureOr<SmallVector<Value>> {
+      SmallVector<Value> out;
+      for (Value i : indices) {
+        FailureOr<Value> v = get(i);
+        if (failed(v))
+          return failure();
+        out.push_back(*v);
+      }
+      out.insert(out.begin() + dim, position);
+      return out;
+    };
+    const BlockTensor &qIds = *form.blockTensorOf(op.getQueryIds());
+    const BlockTensor &kIds = *form.blockTensorOf(op.getKeyIds());
+    auto idType = cast<IntegerType>(
+        cast<RankedTensorType>(op.getQueryIds().getType()).getElementType());
+    unsigned bits = idType.getWidth();
+    auto idConst = [&](int64_t v) {
+      return arith::ConstantIntOp::create(b, loc, idType, v).getResult();
+    };
+
+    // The query tile's ids, every warp reading them all.
+    Value qmin = idConst(bits == 32 ? std::numeric_limits<int32_t>::max()
+                                    : std::numeric_limits<int64_t>::max());
+    Value qmax = idConst(bits == 32 ? std::numeric_limits<int32_t>::min()
+                                    : std::numeric_limits<int64_t>::min());
+    Value lastRow = arith::SubIOp::create(b, loc, *rows, idx(1));
+    for (int64_t r0 = 0; r0 < form.config.getBlockQ(); r0 += kWarpSize) {
+      Value r = arith::AddIOp::create(b, loc, lane, idx(r0));
+      Value valid = cmp(P::ult, r, *rows);
+      Value at = arith::AddIOp::create(b, loc, *row,
+                                       arith::MinUIOp::create(b, loc, r,
+                                                              lastRow));
+      FailureOr<SmallVector<Value>> indices =
+          indicesOf(op.getQueryIndices(), op.getQueryDim(), at);
+      if (failed(indices))
+        return failure();
+      Value id = loadElement(qIds, *indices);
+      qmin = select(valid, arith::MinSIOp::create(b, loc, qmin, id), qmin);
+      qmax = select(valid, arith::MaxSIOp::create(b, loc, qmax, id), qmax);
+    }
+    qmin = warpReduce(b, loc, qmin, /*max=*/false);
+    qmax = warpReduce(b, loc, qmax, /*max=*/true);
+    Value single = cmp(P::eq, qmin, qmax);
+
+    // One pass over keys [first * block_kv, min(end * block_kv, keys)).
+    int64_t bkv = op.getBlockKv();
+    Value k0 = arith::MulIOp::create(b, loc, *first, idx(bkv));
+    Value k1 = arith::MinUIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, *end, idx(bkv)), *keys);
+    Value lastKey = arith::SubIOp::create(b, loc, k1, idx(1));
+    int64_t none = std::numeric_limits<int32_t>::max();
+    SmallVector<Value> init = {c32(none), c32(-1), c32(none), c32(-1), c32(0)};
+    auto pass = scf::ForOp::create(
+        b, loc, arith::AddIOp::create(b, loc, k0, tid), k1,
+        idx(threads * kUnroll), init);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(pass.getBody());
+      SmallVector<Value> p(pass.getRegionIterArgs());
+      for (int64_t u = 0; u < kUnroll; ++u) {
+        Value j = arith::AddIOp::create(b, loc, pass.getInductionVar(),
+                                        idx(u * threads));
+        Value valid = cmp(P::ult, j, k1);
+        FailureOr<SmallVector<Value>> indices =
+            indicesOf(op.getKeyIndices(), op.getKeyDim(),
+                      arith::MinUIOp::create(b, loc, j, lastKey));
+        if (failed(indices))
+          return failure();
+        Value id = loadElement(kIds, *indices);
+        Value visit = arith::AndIOp::create(
+            b, loc, valid,
+            arith::AndIOp::create(b, loc, cmp(P::sge, id, qmin),
+                                  cmp(P::sle, id, qmax)));
+        Value run = arith::AndIOp::create(
+            b, loc, arith::AndIOp::create(b, loc, valid, single),
+            cmp(P::eq, id, qmin));
+        Value key = toI32(j);
+        p[kVisitMin] = select(
+            visit, arith::MinSIOp::create(b, loc, p[kVisitMin], key),
+            p[kVisitMin]);
+        p[kVisitMax] = select(
+            visit, arith::MaxSIOp::create(b, loc, p[kVisitMax], key),
+            p[kVisitMax]);
+        p[kRunMin] = select(
+            run, arith::MinSIOp::create(b, loc, p[kRunMin], key), p[kRunMin]);
+        p[kRunMax] = select(
+            run, arith::MaxSIOp::create(b, loc, p[kRunMax], key), p[kRunMax]);
+        p[kRunCount] = arith::AddIOp::create(
+            b, loc, p[kRunCount], arith::ExtUIOp::create(b, loc, i32, run));
+      }
+      scf::YieldOp::create(b, loc, p);
+    }
+    // Reduced in each warp, then across warps through shared memory.
+    SmallVector<Value> partial(pass.getResults());
+    const NVVM::ReduxKind kinds[] = {NVVM::ReduxKind::MIN, NVVM::ReduxKind::MAX,
+                                     NVVM::ReduxKind::MIN, NVVM::ReduxKind::MAX,
+                                     NVVM::ReduxKind::ADD};
+    for (int c = 0; c < kPartials; ++c)
+      partial[c] =
+          NVVM::ReduxOp::create(b, loc, i32, partial[c], kinds[c], c32(-1));
+    int64_t base = static_cast<int64_t>(n) * warps * kPartials;
+    auto slot = [&](Value w, int c) {
+      return arith::AddIOp::create(
+          b, loc, idx(base + c),
+          arith::MulIOp::create(b, loc, w, idx(kPartials)));
+    };
+    {
+      auto leader = scf::IfOp::create(b, loc, cmp(P::eq, lane, idx(0)),
+                                      /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(leader.thenBlock());
+      for (int c = 0; c < kPartials; ++c)
+        memref::StoreOp::create(b, loc, partial[c], scratch,
+                                ValueRange{slot(warp, c)});
+    }
+    gpu::BarrierOp::create(b, loc);
+    SmallVector<Value> total = init;
+    for (int64_t w = 0; w < warps; ++w)
+      for (int c = 0; c < kPartials; ++c) {
+        Value v = memref::LoadOp::create(b, loc, scratch,
+                                         ValueRange{slot(idx(w), c)});
+        total[c] =
+            c == kRunCount ? arith::AddIOp::create(b, loc, total[c], v)
+            : c == kVisitMin || c == kRunMin
+                ? arith::MinSIOp::create(b, loc, total[c], v).getResult()
+                : arith::MaxSIOp::create(b, loc, total[c], v).getResult();
+      }
+
+    // The tiles: visited from the least to the greatest key of V; unmasked
+    // inside E when E is one run of keys.
+    Value block = c32(bkv);
+    auto ceilDiv = [&](Value x) {
+      return arith::DivSIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, x, c32(bkv - 1)), block);
+    };
+    auto clamp = [&](Value x, Value lo, Value hi) {
+      return arith::MinSIOp::create(
+          b, loc, arith::MaxSIOp::create(b, loc, x, lo), hi);
+    };
+    Value first32 = toI32(*first);
+    Value empty = cmp(P::slt, total[kVisitMax], c32(0));
+    Value visitFirst =
+        select(empty, first32,
+               arith::DivSIOp::create(b, loc, total[kVisitMin], block));
+    Value visitEnd = select(
+        empty, first32,
+        arith::AddIOp::create(
+            b, loc, arith::DivSIOp::create(b, loc, total[kVisitMax], block),
+            c32(1)));
+    Value runEnd = arith::AddIOp::create(b, loc, total[kRunMax], c32(1));
+    Value isRun = arith::AndIOp::create(
+        b, loc, cmp(P::sgt, total[kRunCount], c32(0)),
+        cmp(P::eq, total[kRunCount],
+            arith::SubIOp::create(b, loc, runEnd, total[kRunMin])));
+    // A run to the last key looked at takes that key's tile, short or not.
+    Value lastTile =
+        select(cmp(P::eq, runEnd, toI32(k1)), ceilDiv(runEnd),
+               arith::DivSIOp::create(b, loc, runEnd, block));
+    Value fullFirst = select(
+        isRun, clamp(ceilDiv(total[kRunMin]), visitFirst, visitEnd),
+        visitFirst);
+    Value fullEnd =
+        select(isRun, clamp(lastTile, fullFirst, visitEnd), fullFirst);
+    Value results[] = {visitFirst, fullFirst, fullEnd, visitEnd};
+    for (auto [r, v] : llvm::zip(op.getResults(), results))
+      prologue.map(r, toIndex(v));
+  }
+  return success();
+}
