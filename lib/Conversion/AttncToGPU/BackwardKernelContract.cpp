@@ -112,7 +112,7 @@ void BackwardKernelBuilder::planParameters() {
   tensor("lse", "f32", shapeOf(form.logsumexp, 3), "input", 4);
   tensor("delta", "f32", shapeOf(form.delta, 4), "input", 4);
   // The tensors the regions read per score (a slope per head, ids per
-  // position): any 4-byte aligned address, any strides; a dimension a
+  // position): an address aligned to their element, any strides; a dimension a
   // batch, head or position indexes runs over the query's or the keys'.
   std::vector<ABIDim> qs = shapeOf(form.query, 3), ks = shapeOf(form.key, 3);
   for (const BlockTensor &bt : form.regionTensors) {
@@ -125,7 +125,7 @@ void BackwardKernelBuilder::planParameters() {
                                   : qs[e->dim]);
     }
     tensor(bt.name.c_str(), mlirTypeToDType(type.getElementType()), shape,
-           "input", 4);
+           "input", bt.elementBytes());
     abi.params.back().rowAlign = 0;
   }
   tensor("dk", dtype, shapeOf(form.key, 4), "output", 4);

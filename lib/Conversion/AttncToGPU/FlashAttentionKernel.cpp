@@ -38,6 +38,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
+#include "llvm/ADT/ScopeExit.h"
 
 using namespace mlir;
 using namespace attnc;
@@ -61,9 +62,18 @@ LogicalResult FlashKernelBuilder::emitScoreStage(FlashKVLoop &l,
   if (failed(batch) || failed(head) || failed(q0) || failed(k0))
     return failure();
   bool failedRegion = false;
+  // Positions, and what the regions read at them (elementReads), once per
+  // row and per column of the step.
+  DenseMap<Value, Value> rows, cols;
+  elementCache.clear();
+  auto clearCache = llvm::make_scope_exit([&] { elementCache.clear(); });
   auto absolute = [&](OpBuilder &b, Value row, Value col) {
-    return std::make_pair(arith::AddIOp::create(b, loc, *q0, row).getResult(),
-                          arith::AddIOp::create(b, loc, *k0, col).getResult());
+    Value &i = rows[row], &j = cols[col];
+    if (!i)
+      i = arith::AddIOp::create(b, loc, *q0, row);
+    if (!j)
+      j = arith::AddIOp::create(b, loc, *k0, col);
+    return std::make_pair(i, j);
   };
   // The modifier stops before its last positive factor when the score
   // stage folds it.
@@ -732,7 +742,13 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   // Reads per score (a value per query or key position) load in place.
   values.readElement = [this](tensor::ExtractOp read,
                               ArrayRef<Value> indices) -> FailureOr<Value> {
-    return loadElement(*form.blockTensorOf(read.getTensor()), indices);
+    SmallVector<const void *> key = {read.getTensor().getAsOpaquePointer()};
+    for (Value i : indices)
+      key.push_back(i.getAsOpaquePointer());
+    Value &v = elementCache[key];
+    if (!v)
+      v = loadElement(*form.blockTensorOf(read.getTensor()), indices);
+    return v;
   };
   if (form.seqKV) {
     // The batch's keys (min(kv_lengths[b], Skv), a ragged sequence's rows):

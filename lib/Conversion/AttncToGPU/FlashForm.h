@@ -54,6 +54,13 @@ struct BlockTensor {
     bool ofKeys;
     int64_t dim;
   };
+  /// The bytes of one element, which the kernel's loads assume its address
+  /// is aligned to (i64 ids in one load, not two).
+  int64_t elementBytes() const {
+    return llvm::cast<mlir::RankedTensorType>(tensor.getType())
+               .getElementTypeBitWidth() /
+           8;
+  }
   static std::optional<Extent> extentOf(int64_t coord) {
     switch (coord) {
     case kBatchCoord:

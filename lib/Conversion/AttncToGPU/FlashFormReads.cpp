@@ -423,5 +423,7 @@ Value flash_reads::loadElement(OpBuilder &b, Location loc,
     at = arith::AddIOp::create(b, loc, at,
                                arith::MulIOp::create(b, loc, i, stride));
   }
-  return memref::LoadOp::create(b, loc, mem, at).getResult();
+  return memref::LoadOp::create(b, loc, mem, at, /*nontemporal=*/false,
+                                llvm::Align(bt.elementBytes()))
+      .getResult();
 }

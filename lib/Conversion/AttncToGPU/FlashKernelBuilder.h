@@ -29,6 +29,8 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <map>
+
 namespace attnc::flash_kernel {
 
 using namespace mlir;
@@ -158,7 +160,8 @@ private:
     GlobalTile q;
     LoopBounds bounds;
   };
-  FailureOr<TileValues> prepareTile();
+  /// With `loadQuery`, starts loading the query tile before the id bounds.
+  FailureOr<TileValues> prepareTile(bool loadQuery = false);
   /// The form's attnc.id_tile_bounds, computed by every thread of the block
   /// (FlashKernelIdBounds.cpp); their results go into `prologue`.
   LogicalResult emitIdBounds();
@@ -235,6 +238,9 @@ private:
   llvm::StringMap<Value> globalMem;
   /// Sequence extents (rows that exist) of Q and of K/V.
   Value seqQ, seqKV;
+  /// The loads of one step's per-score reads, by tensor and kernel
+  /// indices: a row's or a column's value is loaded once per step.
+  std::map<SmallVector<const void *>, Value> elementCache;
   /// Persistent kernels: the forall's extents, in the kernel.
   SmallVector<Value> tileExtents;
 };

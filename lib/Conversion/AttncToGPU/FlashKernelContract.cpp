@@ -115,7 +115,8 @@ void FlashKernelBuilder::planParameters() {
   tensor("v", dtype, withDim(vShape, dv), "input", true);
   // The tensors read one element per block (lengths, a ragged batch's
   // starts and ends, a region's per-head or per-sequence values) or per
-  // score (a value per query or key position), any 4-byte aligned address.
+  // score (a value per query or key position), at an address aligned to
+  // their element.
   // A dimension a batch, head or position indexes runs over the query's
   // batches, heads or positions (the keys' for key positions): the runtime
   // checks it has them all.
@@ -137,7 +138,7 @@ void FlashKernelBuilder::planParameters() {
     }
     tensor(bt.name.c_str(), mlirTypeToDType(type.getElementType()), shape,
            "input", false);
-    abi.params.back().align = 4;
+    abi.params.back().align = bt.elementBytes();
     shapes.push_back(std::move(shape));
   }
   if (form.keyPages) {

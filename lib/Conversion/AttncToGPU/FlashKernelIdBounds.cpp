@@ -38,7 +38,7 @@ namespace {
 enum Partial { kVisitMin, kVisitMax, kRunMin, kRunMax, kRunCount, kPartials };
 constexpr int64_t kWarpSize = 32;
 /// Keys a thread loads per iteration of the pass, in flight together.
-constexpr int64_t kUnroll = 4;
+constexpr int64_t kUnroll = 8;
 } // namespace
 
 int64_t FlashKernelBuilder::idBoundsScratchOffset() const {
@@ -116,11 +116,11 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface{}, ws));
-  Value scratch = memref::ViewOp::create(
-      b, loc,
-      MemRefType::get({idBoundsScratchBytes() / 4}, i32,
-                      MemRefLayoutAttrInterface{}, ws),
-      raw, idx(idBoundsScratchOffset()), ValueRange{});
+  Value scratch =
+      memref::ViewOp::create(b, loc,
+                             MemRefType::get({idBoundsScratchBytes() / 4}, i32,
+                                             MemRefLayoutAttrInterface{}, ws),
+                             raw, idx(idBoundsScratchOffset()), ValueRange{});
 
   for (auto [n, op] : llvm::enumerate(form.idBounds)) {
     auto get = [&](Value v) { return materialize(v, prologue); };
@@ -130,16 +130,19 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
     if (failed(row) || failed(rows) || failed(keys) || failed(first) ||
         failed(end))
       return failure();
-    // The kernel indices of an id read: `indices` with `position` at `dim`.
-    auto indicesOf = [&](ValueRange indices, int64_t dim, Value position)
-        -> FailureOr<SmallVector<Value>> {
-      SmallVector<Value> out;
-      for (Value i : indices) {
+    // The kernel indices of an id read: the op's with `position` at `dim`
+    // (materialized here, not in the predicated loads that use them).
+    SmallVector<Value> queryIndices, keyIndices;
+    for (auto [from, to] : {std::pair(op.getQueryIndices(), &queryIndices),
+                            std::pair(op.getKeyIndices(), &keyIndices)})
+      for (Value i : from) {
         FailureOr<Value> v = get(i);
         if (failed(v))
           return failure();
-        out.push_back(*v);
+        to->push_back(*v);
       }
+    auto indicesOf = [&](ArrayRef<Value> indices, int64_t dim, Value position) {
+      SmallVector<Value> out(indices);
       out.insert(out.begin() + dim, position);
       return out;
     };
@@ -152,6 +155,32 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
       return arith::ConstantIntOp::create(b, loc, idType, v).getResult();
     };
 
+    // Keys [first * block_kv, min(end * block_kv, keys)): thread t looks at
+    // keys k0 + t + n * threads. The first kUnroll of its loads do not wait
+    // for the query's ids: they are issued with them.
+    int64_t bkv = op.getBlockKv();
+    Value k0 = arith::MulIOp::create(b, loc, *first, idx(bkv));
+    Value k1 = arith::MinUIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, *end, idx(bkv)), *keys);
+    Value start = arith::AddIOp::create(b, loc, k0, tid);
+    // (Predicated: no address past the keys is formed.)
+    auto loadKey = [&](Value j) -> std::pair<Value, Value> {
+      Value valid = cmp(P::ult, j, k1);
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{idType}, valid,
+                                    /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      scf::YieldOp::create(
+          b, loc, loadElement(kIds, indicesOf(keyIndices, op.getKeyDim(), j)));
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(b, loc, idConst(0));
+      return std::make_pair(valid, ifOp.getResult(0));
+    };
+    SmallVector<std::pair<Value, Value>> firstIds;
+    for (int64_t u = 0; u < kUnroll; ++u)
+      firstIds.push_back(
+          loadKey(arith::AddIOp::create(b, loc, start, idx(u * threads))));
+
     // The query tile's ids, every warp reading them all.
     Value qmin = idConst(bits == 32 ? std::numeric_limits<int32_t>::max()
                                     : std::numeric_limits<int64_t>::max());
@@ -161,14 +190,10 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
     for (int64_t r0 = 0; r0 < form.config.getBlockQ(); r0 += kWarpSize) {
       Value r = arith::AddIOp::create(b, loc, lane, idx(r0));
       Value valid = cmp(P::ult, r, *rows);
-      Value at = arith::AddIOp::create(b, loc, *row,
-                                       arith::MinUIOp::create(b, loc, r,
-                                                              lastRow));
-      FailureOr<SmallVector<Value>> indices =
-          indicesOf(op.getQueryIndices(), op.getQueryDim(), at);
-      if (failed(indices))
-        return failure();
-      Value id = loadElement(qIds, *indices);
+      Value at = arith::AddIOp::create(
+          b, loc, *row, arith::MinUIOp::create(b, loc, r, lastRow));
+      Value id =
+          loadElement(qIds, indicesOf(queryIndices, op.getQueryDim(), at));
       qmin = select(valid, arith::MinSIOp::create(b, loc, qmin, id), qmin);
       qmax = select(valid, arith::MaxSIOp::create(b, loc, qmax, id), qmax);
     }
@@ -176,52 +201,55 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
     qmax = warpReduce(b, loc, qmax, /*max=*/true);
     Value single = cmp(P::eq, qmin, qmax);
 
-    // One pass over keys [first * block_kv, min(end * block_kv, keys)).
-    int64_t bkv = op.getBlockKv();
-    Value k0 = arith::MulIOp::create(b, loc, *first, idx(bkv));
-    Value k1 = arith::MinUIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, *end, idx(bkv)), *keys);
-    Value lastKey = arith::SubIOp::create(b, loc, k1, idx(1));
+    // Key j with id `id` (when `valid`) into the partials `p`.
+    auto account = [&](SmallVectorImpl<Value> &p, Value j, Value valid,
+                       Value id) {
+      Value visit = arith::AndIOp::create(
+          b, loc, valid,
+          arith::AndIOp::create(b, loc, cmp(P::sge, id, qmin),
+                                cmp(P::sle, id, qmax)));
+      Value run = arith::AndIOp::create(
+          b, loc, arith::AndIOp::create(b, loc, valid, single),
+          cmp(P::eq, id, qmin));
+      Value key = toI32(j);
+      p[kVisitMin] =
+          select(visit, arith::MinSIOp::create(b, loc, p[kVisitMin], key),
+                 p[kVisitMin]);
+      p[kVisitMax] =
+          select(visit, arith::MaxSIOp::create(b, loc, p[kVisitMax], key),
+                 p[kVisitMax]);
+      p[kRunMin] = select(run, arith::MinSIOp::create(b, loc, p[kRunMin], key),
+                          p[kRunMin]);
+      p[kRunMax] = select(run, arith::MaxSIOp::create(b, loc, p[kRunMax], key),
+                          p[kRunMax]);
+      p[kRunCount] = arith::AddIOp::create(
+          b, loc, p[kRunCount], arith::ExtUIOp::create(b, loc, i32, run));
+    };
     int64_t none = std::numeric_limits<int32_t>::max();
     SmallVector<Value> init = {c32(none), c32(-1), c32(none), c32(-1), c32(0)};
+    SmallVector<Value> firstPartials = init;
+    for (auto [u, id] : llvm::enumerate(firstIds))
+      account(firstPartials,
+              arith::AddIOp::create(b, loc, start, idx(u * threads)), id.first,
+              id.second);
+    // The rest of the keys, kUnroll loads in flight per thread.
+    int64_t stride = threads * kUnroll;
     auto pass = scf::ForOp::create(
-        b, loc, arith::AddIOp::create(b, loc, k0, tid), k1,
-        idx(threads * kUnroll), init);
+        b, loc, arith::AddIOp::create(b, loc, start, idx(stride)), k1,
+        idx(stride), firstPartials);
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(pass.getBody());
       SmallVector<Value> p(pass.getRegionIterArgs());
-      for (int64_t u = 0; u < kUnroll; ++u) {
-        Value j = arith::AddIOp::create(b, loc, pass.getInductionVar(),
-                                        idx(u * threads));
-        Value valid = cmp(P::ult, j, k1);
-        FailureOr<SmallVector<Value>> indices =
-            indicesOf(op.getKeyIndices(), op.getKeyDim(),
-                      arith::MinUIOp::create(b, loc, j, lastKey));
-        if (failed(indices))
-          return failure();
-        Value id = loadElement(kIds, *indices);
-        Value visit = arith::AndIOp::create(
-            b, loc, valid,
-            arith::AndIOp::create(b, loc, cmp(P::sge, id, qmin),
-                                  cmp(P::sle, id, qmax)));
-        Value run = arith::AndIOp::create(
-            b, loc, arith::AndIOp::create(b, loc, valid, single),
-            cmp(P::eq, id, qmin));
-        Value key = toI32(j);
-        p[kVisitMin] = select(
-            visit, arith::MinSIOp::create(b, loc, p[kVisitMin], key),
-            p[kVisitMin]);
-        p[kVisitMax] = select(
-            visit, arith::MaxSIOp::create(b, loc, p[kVisitMax], key),
-            p[kVisitMax]);
-        p[kRunMin] = select(
-            run, arith::MinSIOp::create(b, loc, p[kRunMin], key), p[kRunMin]);
-        p[kRunMax] = select(
-            run, arith::MaxSIOp::create(b, loc, p[kRunMax], key), p[kRunMax]);
-        p[kRunCount] = arith::AddIOp::create(
-            b, loc, p[kRunCount], arith::ExtUIOp::create(b, loc, i32, run));
-      }
+      SmallVector<std::pair<Value, Value>> ids;
+      for (int64_t u = 0; u < kUnroll; ++u)
+        ids.push_back(loadKey(arith::AddIOp::create(
+            b, loc, pass.getInductionVar(), idx(u * threads))));
+      for (auto [u, id] : llvm::enumerate(ids))
+        account(p,
+                arith::AddIOp::create(b, loc, pass.getInductionVar(),
+                                      idx(u * threads)),
+                id.first, id.second);
       scf::YieldOp::create(b, loc, p);
     }
     // Reduced in each warp, then across warps through shared memory.
@@ -268,8 +296,8 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
           b, loc, arith::AddIOp::create(b, loc, x, c32(bkv - 1)), block);
     };
     auto clamp = [&](Value x, Value lo, Value hi) {
-      return arith::MinSIOp::create(
-          b, loc, arith::MaxSIOp::create(b, loc, x, lo), hi);
+      return arith::MinSIOp::create(b, loc,
+                                    arith::MaxSIOp::create(b, loc, x, lo), hi);
     };
     Value first32 = toI32(*first);
     Value empty = cmp(P::slt, total[kVisitMax], c32(0));
@@ -287,12 +315,11 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
         cmp(P::eq, total[kRunCount],
             arith::SubIOp::create(b, loc, runEnd, total[kRunMin])));
     // A run to the last key looked at takes that key's tile, short or not.
-    Value lastTile =
-        select(cmp(P::eq, runEnd, toI32(k1)), ceilDiv(runEnd),
-               arith::DivSIOp::create(b, loc, runEnd, block));
-    Value fullFirst = select(
-        isRun, clamp(ceilDiv(total[kRunMin]), visitFirst, visitEnd),
-        visitFirst);
+    Value lastTile = select(cmp(P::eq, runEnd, toI32(k1)), ceilDiv(runEnd),
+                            arith::DivSIOp::create(b, loc, runEnd, block));
+    Value fullFirst =
+        select(isRun, clamp(ceilDiv(total[kRunMin]), visitFirst, visitEnd),
+               visitFirst);
     Value fullEnd =
         select(isRun, clamp(lastTile, fullFirst, visitEnd), fullFirst);
     Value results[] = {visitFirst, fullFirst, fullEnd, visitEnd};

@@ -37,11 +37,8 @@ static bool isIndependentOf(Value v, Value iv) {
 /// The query tile and the K/V loop bounds of the current work tile (the
 /// forall's induction variables as `prologue` maps them), and the matrices
 /// of the K/V slices whose (batch, head) does not depend on their loop.
-FailureOr<FlashKernelBuilder::TileValues> FlashKernelBuilder::prepareTile() {
-  // (Once per block, by all its threads: no persistent kernel gets here
-  // with id bounds.)
-  if (!form.idBounds.empty() && failed(emitIdBounds()))
-    return failure();
+FailureOr<FlashKernelBuilder::TileValues>
+FlashKernelBuilder::prepareTile(bool loadQuery) {
   FailureOr<GlobalTile> q = tileOf(form.querySlice, "q", prologue);
   if (failed(q))
     return failure();
@@ -55,6 +52,13 @@ FailureOr<FlashKernelBuilder::TileValues> FlashKernelBuilder::prepareTile() {
       return failure();
     q->rowLimit = arith::AddIOp::create(b, loc, q->rowStart, *rows);
   }
+  // The query tile is on its way while the block computes the id bounds
+  // (once per block, by all its threads: no persistent kernel gets here
+  // with id bounds).
+  if (loadQuery)
+    strategy->loadQuery(b, *q);
+  if (!form.idBounds.empty() && failed(emitIdBounds()))
+    return failure();
   invariantMatrices.clear();
   for (FlashKVLoop &l : form.loops) {
     for (auto [slice, t] : {std::pair(l.key, "k"), std::pair(l.value, "v")}) {
@@ -146,11 +150,14 @@ LogicalResult FlashKernelBuilder::emitBody() {
           /*withElseRegion=*/false);
       b.setInsertionPointToStart(work.thenBlock());
     }
-    FailureOr<TileValues> tile = prepareTile();
+    // Query tile and the first K/V tiles in flight together (the query's
+    // before the id bounds, when there are some).
+    bool queryFirst = !form.idBounds.empty();
+    FailureOr<TileValues> tile = prepareTile(queryFirst);
     if (failed(tile))
       return failure();
-    // Query tile and the first K/V tiles in flight together.
-    strategy->loadQuery(b, tile->q);
+    if (!queryFirst)
+      strategy->loadQuery(b, tile->q);
     size_t end = 0;
     while (end + 1 < form.loops.size() &&
            form.loops[end + 1].loop.getLowerBound() ==
@@ -166,8 +173,10 @@ LogicalResult FlashKernelBuilder::emitBody() {
     return emitPersistentBody();
 
   // Warp-specialised: the producer walks the same tiles as the consumers,
-  // one ring slot each, in the same order.
-  FailureOr<TileValues> tile = prepareTile();
+  // one ring slot each, in the same order. With id bounds, the query tile
+  // is on its way before the block computes them.
+  bool queryFirst = !form.idBounds.empty();
+  FailureOr<TileValues> tile = prepareTile(queryFirst);
   if (failed(tile))
     return failure();
   OpBuilder::InsertionGuard guard(b);
@@ -176,7 +185,8 @@ LogicalResult FlashKernelBuilder::emitBody() {
                                arith::ConstantIndexOp::create(b, loc, 0))))
     return failure();
   enterConsumers(roles);
-  strategy->loadQuery(b, tile->q);
+  if (!queryFirst)
+    strategy->loadQuery(b, tile->q);
   Value slot = arith::ConstantIndexOp::create(b, loc, 0);
   return emitConsumer(tile->bounds, slot);
 }

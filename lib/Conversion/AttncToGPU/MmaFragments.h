@@ -89,6 +89,9 @@ public:
                       int64_t slot) const override;
   mlir::Value column(mlir::OpBuilder &b, mlir::Location loc,
                      int64_t e) const override;
+  int64_t columnKey(int64_t e) const override {
+    return ((e / 4) % nTiles) * 2 + e % 2;
+  }
   mlir::Value reduceRow(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                         RowReduction kind) const override;
   mlir::Value isRowLeader(mlir::OpBuilder &b,

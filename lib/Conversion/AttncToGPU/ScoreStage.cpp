@@ -135,26 +135,39 @@ static SmallVector<Value> slotRows(OpBuilder &b, Location loc,
   return rows;
 }
 
+/// The column of element `e`, one value per column of the layout.
+static Value columnOf(OpBuilder &b, Location loc,
+                      const AccumulatorLayout &layout, int64_t e,
+                      DenseMap<int64_t, Value> &columns) {
+  Value &c = columns[layout.columnKey(e)];
+  if (!c)
+    c = layout.column(b, loc, e);
+  return c;
+}
+
 // modify and mask walk the elements in the layout's order (the order the
 // MMA produced them), not slot by slot: measured, that order keeps the
 // masked loop's register pressure at the unmasked loop's.
 void ScoreStage::modify(OpBuilder &b, SmallVectorImpl<Value> &s,
                         Modifier modifier) const {
   SmallVector<Value> rows = slotRows(b, loc, scores);
+  DenseMap<int64_t, Value> columns;
   for (int64_t e = 0; e < scores.numElements(); ++e) {
     // (contract: the modifier's first add may take it into an FMA.)
     Value scaled = arith::MulFOp::create(b, loc, s[e], scale,
                                          arith::FastMathFlags::contract);
-    s[e] =
-        modifier(b, scaled, rows[scores.rowSlot(e)], scores.column(b, loc, e));
+    s[e] = modifier(b, scaled, rows[scores.rowSlot(e)],
+                    columnOf(b, loc, scores, e, columns));
   }
 }
 
 void ScoreStage::mask(OpBuilder &b, SmallVectorImpl<Value> &s,
                       Predicate visible) const {
   SmallVector<Value> rows = slotRows(b, loc, scores);
+  DenseMap<int64_t, Value> columns;
   for (int64_t e = 0; e < scores.numElements(); ++e) {
-    Value keep = visible(b, rows[scores.rowSlot(e)], scores.column(b, loc, e));
+    Value keep = visible(b, rows[scores.rowSlot(e)],
+                         columnOf(b, loc, scores, e, columns));
     s[e] = arith::SelectOp::create(b, loc, keep, s[e], negInf);
   }
 }

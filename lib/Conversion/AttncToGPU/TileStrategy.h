@@ -97,6 +97,10 @@ public:
                               int64_t slot) const = 0;
   virtual mlir::Value column(mlir::OpBuilder &b, mlir::Location loc,
                              int64_t element) const = 0;
+  /// Elements with equal keys are in one column (their column values are
+  /// built once per step, so that what a region reads per key position is
+  /// loaded once per column).
+  virtual int64_t columnKey(int64_t element) const { return element; }
   /// Combines a per-thread partial of a row slot over the threads that
   /// share the row; every one of them gets the result.
   virtual mlir::Value reduceRow(mlir::OpBuilder &b, mlir::Location loc,

@@ -21,7 +21,7 @@
 // CHECK-LABEL: gpu.module @lengths_0_module
 // CHECK-SAME: tensor<"kv_lengths", i32, [B], input, align = 4>
 // CHECK-SAME: stride<"kv_lengths.stride0", i64, tensor = "kv_lengths", dim = 0>
-// CHECK: memref.load %{{.+}}[%{{.+}}] : memref<?xi32, 1>
+// CHECK: memref.load %{{.+}}[%{{.+}}] {alignment = 4 : i64} : memref<?xi32, 1>
 // CHECK-LABEL: gpu.module @lengths_1_module
 // ONE-LABEL: gpu.module @lengths_module
 // ONE-SAME: kind = "attention"

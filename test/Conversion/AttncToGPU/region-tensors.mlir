@@ -25,12 +25,12 @@
 // CHECK-SAME: tensor<"slopes", f32, [32, 1, 1], input, align = 4>
 // CHECK-SAME: stride<"slopes.stride0", i64, tensor = "slopes", dim = 0>
 // CHECK-SAME: stride<"slopes.stride2", i64, tensor = "slopes", dim = 2>
-// CHECK: memref.load %{{.+}}[%{{.+}}] : memref<?xf32, 1>
+// CHECK: memref.load %{{.+}}[%{{.+}}] {alignment = 4 : i64} : memref<?xf32, 1>
 // CHECK-NOT: tensor.expand_shape
 // BWD-LABEL: gpu.module @alibi_backward_1_module
 // BWD-SAME: tensor<"slopes", f32, [32, 1, 1], input, align = 4>
 // BWD-SAME: stride<"slopes.stride0", i64, tensor = "slopes", dim = 0>
-// BWD: memref.load %{{.+}}[%{{.+}}] : memref<?xf32, 1>
+// BWD: memref.load %{{.+}}[%{{.+}}] {alignment = 4 : i64} : memref<?xf32, 1>
 func.func @alibi(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: tensor<?x8x?x128xbf16>, %slopes: tensor<?x1x1xf32> {attnc.name = "slopes"}) -> tensor<?x32x?x128xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
       : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x?x128xbf16>
@@ -64,7 +64,7 @@ func.func @alibi(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: te
 // CHECK-LABEL: gpu.module @per_sequence_module
 // CHECK-SAME: tensor<"arg3", i32, [B], input, align = 4>
 // CHECK-SAME: stride<"arg3.stride0", i64, tensor = "arg3", dim = 0>
-// CHECK: memref.load %{{.+}}[%{{.+}}] : memref<?xi32, 1>
+// CHECK: memref.load %{{.+}}[%{{.+}}] {alignment = 4 : i64} : memref<?xi32, 1>
 func.func @per_sequence(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: tensor<?x8x?x128xbf16>, %starts: tensor<?xi32>) -> tensor<?x32x?x128xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64, config = #attnc.flash_config<block_q = 32, block_kv = 64, warps = 2, stages = 2, strategy = mma_sync>}
       : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x?x128xbf16>
@@ -137,8 +137,8 @@ func.func @unmasked_d64(%q: tensor<?x?x?x64xf16>, %k: tensor<?x?x?x64xf16>, %v: 
 // reduced per warp by redux.sync and across the 16 warps through 80 words
 // of shared memory past the strategy's 91184 bytes, behind a CTA barrier.
 // CHECK-LABEL: gpu.module @documents_module
-// CHECK-SAME: tensor<"doc_q", i64, [B, 1, Sq, 1], input, align = 4>
-// CHECK-SAME: tensor<"doc_kv", i64, [B, 1, 1, Skv], input, align = 4>
+// CHECK-SAME: tensor<"doc_q", i64, [B, 1, Sq, 1], input, align = 8>
+// CHECK-SAME: tensor<"doc_kv", i64, [B, 1, 1, Skv], input, align = 8>
 // CHECK-SAME: stride<"doc_kv.stride3", i64, tensor = "doc_kv", dim = 3>
 // CHECK-SAME: block = [512, 1, 1], shared_memory = 91504
 // CHECK: memref.view %{{.+}}[%c91184][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<80xi32, #gpu.address_space<workgroup>>
@@ -148,12 +148,12 @@ func.func @unmasked_d64(%q: tensor<?x?x?x64xf16>, %k: tensor<?x?x?x64xf16>, %v: 
 // CHECK: nvvm.redux.sync  add
 // CHECK: gpu.barrier
 // CHECK: arith.minui
-// CHECK: memref.load %{{.+}}[%{{.+}}] : memref<?xi64, 1>
+// CHECK: memref.load %{{.+}}[%{{.+}}] {alignment = 8 : i64} : memref<?xi64, 1>
 // BWD-LABEL: gpu.module @documents_backward_1_module
-// BWD-SAME: tensor<"doc_q", i64, [B, 1, Sq, 1], input, align = 4>
-// BWD-SAME: tensor<"doc_kv", i64, [B, 1, 1, Skv], input, align = 4>
+// BWD-SAME: tensor<"doc_q", i64, [B, 1, Sq, 1], input, align = 8>
+// BWD-SAME: tensor<"doc_kv", i64, [B, 1, 1, Skv], input, align = 8>
 // BWD: arith.minui
-// BWD: memref.load %{{.+}}[%{{.+}}] : memref<?xi64, 1>
+// BWD: memref.load %{{.+}}[%{{.+}}] {alignment = 8 : i64} : memref<?xi64, 1>
 func.func @documents(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %dq: tensor<?x1x?x1xi64> {attnc.name = "doc_q"}, %dk: tensor<?x1x1x?xi64> {attnc.name = "doc_kv"}) -> tensor<?x?x?x64xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
       : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>

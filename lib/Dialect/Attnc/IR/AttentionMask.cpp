@@ -243,8 +243,8 @@ struct IntervalAnalysis {
   std::optional<unsigned> idRead(Value v, unsigned position) {
     // (Sign-preserving casts keep ids equal or not: the graph's spelling
     // compares them as indices.)
-    while (isa_and_nonnull<arith::IndexCastOp, arith::ExtSIOp>(
-        v.getDefiningOp()))
+    while (
+        isa_and_nonnull<arith::IndexCastOp, arith::ExtSIOp>(v.getDefiningOp()))
       v = v.getDefiningOp()->getOperand(0);
     auto read = v.getDefiningOp<tensor::ExtractOp>();
     if (!read || region.isAncestor(read.getTensor().getParentRegion()))
@@ -256,8 +256,7 @@ struct IntervalAnalysis {
         if (dim)
           return std::nullopt;
         dim = d;
-      } else if (index != body.getArgument(0) &&
-                 index != body.getArgument(1) &&
+      } else if (index != body.getArgument(0) && index != body.getArgument(1) &&
                  !index.getDefiningOp<arith::ConstantIndexOp>()) {
         return std::nullopt;
       }
@@ -267,8 +266,8 @@ struct IntervalAnalysis {
 
   /// The tensor.extract `v` is cast from (idRead's).
   static Operation *readOf(Value v) {
-    while (isa_and_nonnull<arith::IndexCastOp, arith::ExtSIOp>(
-        v.getDefiningOp()))
+    while (
+        isa_and_nonnull<arith::IndexCastOp, arith::ExtSIOp>(v.getDefiningOp()))
       v = v.getDefiningOp()->getOperand(0);
     return v.getDefiningOp();
   }
@@ -456,8 +455,7 @@ std::optional<KeyInterval> attnc::analyzeKeyInterval(Region &mask) {
     return std::nullopt;
   IntervalAnalysis analysis(mask);
   std::optional<KeyInterval> k = analysis.condition(yield.getValues()[0]);
-  if (!k || (!k->lo && !k->hi && k->matches.empty()) ||
-      !nonDecreasing(k->lo) ||
+  if (!k || (!k->lo && !k->hi && k->matches.empty()) || !nonDecreasing(k->lo) ||
       !nonDecreasing(k->hi))
     return std::nullopt;
   k->symbols = analysis.symbols;

@@ -349,8 +349,8 @@ LogicalResult IdTileBoundsOp::verify() {
     if (static_cast<int64_t>(s.numIndices) + 1 != s.type.getRank())
       return emitOpError() << "'" << s.indices << "' must index every "
                            << "dimension of '" << s.ids << "' but '" << s.dim
-                           << "': expected " << s.type.getRank() - 1
-                           << ", got " << s.numIndices;
+                           << "': expected " << s.type.getRank() - 1 << ", got "
+                           << s.numIndices;
   }
   return success();
 }

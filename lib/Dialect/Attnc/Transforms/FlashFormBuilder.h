@@ -76,8 +76,7 @@ private:
   /// `bounds` ({first, full, fullEnd, end}, as getIntervalTileBounds
   /// returns them) intersected with the tiles the interval's id matches let
   /// the query tile see, one attnc.id_tile_bounds each.
-  std::array<OpFoldResult, 4>
-  boundByIds(std::array<OpFoldResult, 4> bounds);
+  std::array<OpFoldResult, 4> boundByIds(std::array<OpFoldResult, 4> bounds);
   /// `bound` for query row `row` (the bound's d0).
   OpFoldResult evaluate(const KeyBound &bound, OpFoldResult row);
   /// `scf.for %j = lb to ub` over K/V tiles, each step one

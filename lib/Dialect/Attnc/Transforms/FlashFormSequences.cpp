@@ -95,11 +95,10 @@ FlashFormBuilder::boundByIds(std::array<OpFoldResult, 4> bounds) {
     for (auto [d, i] : llvm::enumerate(read.getIndices())) {
       if (d == position)
         continue;
-      indices.push_back(i == mask.getArgument(0)   ? batch
-                        : i == mask.getArgument(1) ? head
-                                                   : value(b.getIndexAttr(
-                                                         *getConstantIntValue(
-                                                             i))));
+      indices.push_back(i == mask.getArgument(0) ? batch
+                        : i == mask.getArgument(1)
+                            ? head
+                            : value(b.getIndexAttr(*getConstantIntValue(i))));
     }
     return indices;
   };
@@ -108,10 +107,10 @@ FlashFormBuilder::boundByIds(std::array<OpFoldResult, 4> bounds) {
     auto k = cast<tensor::ExtractOp>(m.keyRead);
     Type index = b.getIndexType();
     auto ids = IdTileBoundsOp::create(
-        b, loc, index, index, index, index, q.getTensor(),
-        outer(q, m.queryDim), value(qStart), value(qRows), k.getTensor(),
-        outer(k, m.keyDim), value(seqKV), value(first), value(end),
-        m.queryDim, m.keyDim, tiles.blockKV);
+        b, loc, index, index, index, index, q.getTensor(), outer(q, m.queryDim),
+        value(qStart), value(qRows), k.getTensor(), outer(k, m.keyDim),
+        value(seqKV), value(first), value(end), m.queryDim, m.keyDim,
+        tiles.blockKV);
     first = ids.getVisitFirst();
     end = ids.getVisitEnd();
     full = min(max(full, ids.getFullFirst()), end);
