@@ -46,12 +46,43 @@ CAUSAL = """\
   %causal = attnc.cmp le, %cols, %rows : {I}, {I} -> {B1}
   %keep = attnc.and %same, %causal : tensor<?x1x?x?xi1>, {B1} -> {B1}
 """
+# The op written directly, as a framework lowering attention would: one
+# i32 tensor of ids per (batch, head, token) [B, H, S], read at the query
+# and at the key position (so Sq = Skv, which the contract asks), the
+# document mask and a window of 512 keys (keys [i - 511, i]): the window's
+# tile bounds go to attnc.id_tile_bounds, which reduces i32 ids in the
+# warp by redux.sync.
+RAW = """\
+func.func @attn(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %ids: tensor<?x?x?xi32> {attnc.name = "ids"}) -> tensor<?x?x?x64xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %x = tensor.extract %ids[%b, %h, %i] : tensor<?x?x?xi32>
+        %y = tensor.extract %ids[%b, %h, %j] : tensor<?x?x?xi32>
+        %same = arith.cmpi eq, %x, %y : i32
+        %w = arith.constant 512 : index
+        %d = arith.subi %i, %j : index
+        %near = arith.cmpi slt, %d, %w : index
+        %c = arith.cmpi sle, %j, %i : index
+        %win = arith.andi %c, %near : i1
+        %keep = arith.andi %same, %win : i1
+        attnc.yield %keep : i1
+      }
+  return %o : tensor<?x?x?x64xbf16>
+}
+"""
+WINDOW = 512
+
 # name: (head dim, dtype, causal)
 VARIANTS = {"documents_causal": (128, "bf16", True),
-            "documents": (64, "f16", False)}
+            "documents": (64, "f16", False),
+            "documents_i32_window": (64, "bf16", "window")}
 
 
 def module_text(d, t, causal):
+    if causal == "window":
+        return RAW
     types = {"tq": f"tensor<?x?x?x{d}x{t}>", "S": "tensor<?x?x?x?xf32>",
              "I": "tensor<?x?x?x?xi64>", "B1": "tensor<?x?x?x?xi1>",
              "P": f"tensor<?x?x?x?x{t}>"}
@@ -102,23 +133,32 @@ def run_case(m, causal, B, H, Sq, Skv, docs, pattern, dtype, d, layout):
     v = torch.randn(B, H, Skv, d, dtype=dtype, device=dev)
     if layout == "odd":  # an offset TMA cannot address: the fallback runs
         q, k, v = (gpu_common.misalign(x) for x in (q, k, v))
-    dq = doc_ids(B, Sq, Sq * 13 + docs, docs, pattern).to(dev)
-    # Keys split at other places when Skv != Sq (some query documents may
-    # have no key), at the same ones otherwise.
-    dk = dq if Skv == Sq else doc_ids(B, Skv, Skv * 17 + docs, docs,
-                                      pattern).to(dev)
     o = torch.full((B, H, Sq, d), 7.0, dtype=dtype, device=dev)
     lse = torch.empty(B, H, Sq, dtype=torch.float32, device=dev)
-    m["attn"](q, k, v, o=o, lse=lse, doc_q=dq.view(B, 1, Sq, 1),
-              doc_kv=dk.view(B, 1, 1, Skv))
+    i = torch.arange(Sq, device=dev)[:, None]
+    j = torch.arange(Skv, device=dev)[None, :]
+    if causal == "window":
+        # [B, H, S] i32 ids, other documents per head.
+        ids = torch.stack([doc_ids(B, Sq, Sq * 13 + docs + h, docs, pattern)
+                           for h in range(H)], dim=1)
+        ids = ids.to(torch.int32).to(dev)
+        m["attn"](q, k, v, o=o, lse=lse, ids=ids)
+        vis = ((ids[:, :, :, None] == ids[:, :, None, :]) & (j <= i) &
+               (i - j < WINDOW))
+    else:
+        dq = doc_ids(B, Sq, Sq * 13 + docs, docs, pattern).to(dev)
+        # Keys split at other places when Skv != Sq (some query documents
+        # may have no key), at the same ones otherwise.
+        dk = dq if Skv == Sq else doc_ids(B, Skv, Skv * 17 + docs, docs,
+                                          pattern).to(dev)
+        m["attn"](q, k, v, o=o, lse=lse, doc_q=dq.view(B, 1, Sq, 1),
+                  doc_kv=dk.view(B, 1, 1, Skv))
+        vis = dq[:, None, :, None] == dk[:, None, None, :]
+        if causal:
+            vis = vis & (j <= i)
     torch.cuda.synchronize()
     if gpu_common.launch_only():
         return True, {"launched": True}
-    vis = dq[:, None, :, None] == dk[:, None, None, :]
-    if causal:
-        i = torch.arange(Sq, device=dev)[:, None]
-        j = torch.arange(Skv, device=dev)[None, :]
-        vis = vis & (j <= i)
     scale = 1.0 / math.sqrt(d)
     ref, ref_lse = gpu_common.reference(q, k, v, scale, torch.float64,
                                         visible=vis)
@@ -135,14 +175,34 @@ CASES = [(1, 4, 1, 1, 1, "seeded"), (2, 4, 100, 100, 3, "seeded"),
          (1, 4, 1100, 1100, 0, "aligned"), (1, 2, 2048, 1500, 0, "aligned")]
 
 
+def refuses_unequal_lengths(m, dtype, d):
+    """One ids tensor at both positions: the runtime refuses Sq != Skv
+    before launching (the contract's equal(Sq, Skv))."""
+    import torch
+    q = torch.randn(1, 2, 128, d, dtype=dtype, device="cuda")
+    k = torch.randn(1, 2, 256, d, dtype=dtype, device="cuda")
+    ids = torch.zeros(1, 2, 128, dtype=torch.int32, device="cuda")
+    o = torch.empty_like(q)
+    lse = torch.empty(1, 2, 128, dtype=torch.float32, device="cuda")
+    try:
+        m["attn"](q, k, k, o=o, lse=lse, ids=ids)
+    except Exception as e:  # noqa: BLE001
+        return "Sq" in str(e) and "Skv" in str(e), {"refused": str(e)[:120]}
+    return False, {"refused": False}
+
+
 def run(work: Path, small: bool, only: str = ""):
     import torch
 
     def cases(name, strategy, m):
         d, t, causal = VARIANTS[name]
         dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[t]
+        if causal == "window":
+            yield ("refuses Sq != Skv", refuses_unequal_lengths, (m, dtype, d))
         for (B, H, Sq, Skv, docs, pattern) in CASES:
             if small and max(Sq, Skv) > 1100:
+                continue
+            if causal == "window" and Sq != Skv:
                 continue
             for layout in gpu_common.layouts(strategy):
                 yield (f"B{B} H{H} Sq{Sq} Skv{Skv} docs{docs} {pattern} "

@@ -658,6 +658,10 @@ BackwardKernelBuilder::build(gpu::GPUModuleOp module) {
   auto kType = cast<RankedTensorType>(form.key.getType());
   if (form.query != form.key && qType.isDynamicDim(1) && kType.isDynamicDim(1))
     abi.constraints.push_back(ABIConstraint::divisible("H", "Hkv"));
+  for (ABIConstraint &c : flash_reads::positionConstraints(
+           form.regionTensors, shapeOf(form.query, 3)[2],
+           shapeOf(form.key, 3)[2]))
+    abi.constraints.push_back(std::move(c));
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(module.getBody());

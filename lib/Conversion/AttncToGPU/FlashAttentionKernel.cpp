@@ -681,6 +681,11 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   // (Attention of one tensor with itself names its heads H only.)
   if (form.query != form.key && qType.isDynamicDim(1) && kType.isDynamicDim(1))
     abi.constraints.push_back(ABIConstraint::divisible("H", "Hkv"));
+  // One ids tensor read at both positions needs as many queries as keys.
+  for (ABIConstraint &c : flash_reads::positionConstraints(
+           form.blockTensors, shapeOf(form.query, {2})[0],
+           shapeOf(form.key, {2})[0]))
+    abi.constraints.push_back(std::move(c));
   // A paged cache has a page per table entry at least: the page lookup of
   // a tile past a sequence still names one.
   if (form.keyPages)

@@ -16,6 +16,7 @@
 #ifndef ATTNC_LIB_CONVERSION_ATTNCTOGPU_FLASHFORM_H
 #define ATTNC_LIB_CONVERSION_ATTNCTOGPU_FLASHFORM_H
 
+#include "attnc/Conversion/KernelABI.h"
 #include "attnc/Dialect/Attnc/IR/AttncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -41,11 +42,20 @@ struct BlockTensor {
   std::string name;
   /// Per dimension, what every read indexes it by: kBatchCoord, kHeadCoord
   /// (the block's query head), kRowCoord / kColCoord (a score's query / key
-  /// position: a read per score), or a constant (>= 0) within a static
-  /// extent.
+  /// position: a read per score), kPositionCoord (the query position in
+  /// some reads, the key position in others: one ids tensor of a
+  /// self-attention, whose Sq and Skv must then be equal), or a constant
+  /// (>= 0) within a static extent.
   llvm::SmallVector<int64_t> coords;
   static constexpr int64_t kBatchCoord = -1, kHeadCoord = -2, kRowCoord = -3,
-                           kColCoord = -4;
+                           kColCoord = -4, kPositionCoord = -5;
+  static bool isPosition(int64_t coord) {
+    return coord == kRowCoord || coord == kColCoord || coord == kPositionCoord;
+  }
+  /// True when a dimension indexed by both positions needs Sq = Skv.
+  bool readsBothPositions() const {
+    return llvm::is_contained(coords, kPositionCoord);
+  }
 
   /// The extent coordinate `coord` runs over: dimension `dim` of the keys
   /// (`ofKeys`: their positions) or of the queries ([B, H, Sq]); nullopt
@@ -68,6 +78,7 @@ struct BlockTensor {
     case kHeadCoord:
       return Extent{false, 1};
     case kRowCoord:
+    case kPositionCoord:
       return Extent{false, 2};
     case kColCoord:
       return Extent{true, 2};
@@ -191,6 +202,11 @@ loadElement(mlir::OpBuilder &b, mlir::Location loc, const BlockTensor &bt,
             mlir::Value mem, llvm::ArrayRef<mlir::Value> indices,
             llvm::function_ref<mlir::Value(const std::string &)> param,
             mlir::Value seqQ, mlir::Value seqKV);
+/// The rules on Sq and Skv (`q`, `k`: their extents, a symbol or a constant)
+/// that a tensor read at both positions needs: equal.
+std::vector<ABIConstraint>
+positionConstraints(llvm::ArrayRef<BlockTensor> tensors, const ABIDim &q,
+                    const ABIDim &k);
 } // namespace flash_reads
 
 /// Reads `forall` as a flash form, or emits a diagnostic and fails.

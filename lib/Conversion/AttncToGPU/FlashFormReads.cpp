@@ -189,13 +189,29 @@ static LogicalResult registerTensor(SmallVectorImpl<BlockTensor> &tensors,
                                     bool ragged, Operation *read, Value t,
                                     SmallVector<int64_t> coords) {
   auto type = cast<RankedTensorType>(t.getType());
-  if (const BlockTensor *known = findBlockTensor(tensors, t)) {
-    if (known->coords == coords)
-      return success();
-    return read->emitOpError(
-        "reads a tensor at other coordinates than another read of it; the "
-        "kernel indexes each dimension of a tensor it reads by one "
-        "coordinate");
+  if (auto *known = const_cast<BlockTensor *>(findBlockTensor(tensors, t))) {
+    // One tensor read at the query position and at the key position in
+    // one dimension (a self-attention's ids): that dimension runs over
+    // both, Sq = Skv.
+    bool merges = known->coords.size() == coords.size();
+    for (auto [a, c] : llvm::zip(known->coords, coords))
+      merges &=
+          a == c || (BlockTensor::isPosition(a) && BlockTensor::isPosition(c));
+    if (!merges)
+      return read->emitOpError(
+          "reads a tensor at other coordinates than another read of it; the "
+          "kernel indexes each dimension of a tensor it reads by one "
+          "coordinate (the query and the key position count as one)");
+    for (auto [a, c] : llvm::zip(known->coords, coords))
+      if (a != c)
+        a = BlockTensor::kPositionCoord;
+    if (known->readsBothPositions() && !q.isDynamicDim(2) &&
+        !k.isDynamicDim(2) && q.getDimSize(2) != k.getDimSize(2))
+      return read->emitOpError()
+             << "reads one tensor at the query and at the key position, "
+                "which needs as many queries as keys; Sq = "
+             << q.getDimSize(2) << ", Skv = " << k.getDimSize(2);
+    return success();
   }
   auto arg = dyn_cast<BlockArgument>(t);
   if (!arg || !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
@@ -413,8 +429,9 @@ Value flash_reads::loadElement(OpBuilder &b, Location loc,
     // A position is clamped into its extent: a tile's padding rows and
     // columns are evaluated too (then masked), never read out of bounds.
     int64_t coord = bt.coords[dim];
-    if (coord == BlockTensor::kRowCoord || coord == BlockTensor::kColCoord) {
-      Value extent = coord == BlockTensor::kRowCoord ? seqQ : seqKV;
+    // (Both positions: Sq = Skv, which the runtime checks.)
+    if (BlockTensor::isPosition(coord)) {
+      Value extent = coord == BlockTensor::kColCoord ? seqKV : seqQ;
       Value one = arith::ConstantIndexOp::create(b, loc, 1);
       i = arith::MinUIOp::create(b, loc, i,
                                  arith::SubIOp::create(b, loc, extent, one));
@@ -426,4 +443,20 @@ Value flash_reads::loadElement(OpBuilder &b, Location loc,
   return memref::LoadOp::create(b, loc, mem, at, /*nontemporal=*/false,
                                 llvm::Align(bt.elementBytes()))
       .getResult();
+}
+
+std::vector<ABIConstraint>
+flash_reads::positionConstraints(ArrayRef<BlockTensor> tensors, const ABIDim &q,
+                                 const ABIDim &k) {
+  if (q == k || llvm::none_of(tensors, [](const BlockTensor &t) {
+        return t.readsBothPositions();
+      }))
+    return {};
+  auto *qs = std::get_if<std::string>(&q), *ks = std::get_if<std::string>(&k);
+  if (qs && ks)
+    return {ABIConstraint::equal(*qs, *ks)};
+  // (Both static and different: registerTensor refused them.)
+  const std::string &sym = qs ? *qs : *ks;
+  int64_t c = std::get<int64_t>(qs ? k : q);
+  return {ABIConstraint::min(sym, c), ABIConstraint::max(sym, c)};
 }

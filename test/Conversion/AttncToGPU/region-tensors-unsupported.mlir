@@ -131,3 +131,20 @@ func.func @persistent_documents(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xb
       }
   return %o : tensor<?x8x?x64xbf16>
 }
+
+// -----
+
+// One ids tensor at both positions needs as many queries as keys.
+func.func @documents_self_lengths(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x256x64xbf16>, %v: tensor<1x8x256x64xbf16>, %ids: tensor<1x?xi32>) -> tensor<1x8x128x64xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
+      : tensor<1x8x128x64xbf16>, tensor<1x8x256x64xbf16>, tensor<1x8x256x64xbf16> -> tensor<1x8x128x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %x = tensor.extract %ids[%b, %i] : tensor<1x?xi32>
+        // expected-error @+1 {{reads one tensor at the query and at the key position, which needs as many queries as keys; Sq = 128, Skv = 256}}
+        %y = tensor.extract %ids[%b, %j] : tensor<1x?xi32>
+        %same = arith.cmpi eq, %x, %y : i32
+        attnc.yield %same : i1
+      }
+  return %o : tensor<1x8x128x64xbf16>
+}

@@ -169,3 +169,28 @@ func.func @documents(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: t
       }
   return %o : tensor<?x?x?x64xbf16>
 }
+
+// -----
+
+// One ids tensor of a self-attention read at the query and at the key
+// position: its position dimension runs over both, so the contract asks
+// Sq = Skv; the tile bounds read it on both sides.
+// CHECK-LABEL: gpu.module @documents_self_module
+// CHECK-SAME: tensor<"ids", i32, [B, H, Sq], input, align = 4>
+// CHECK-SAME: constraints = [divisible(H, Hkv), equal(Sq, Skv)]
+// CHECK: nvvm.redux.sync  min
+// CHECK: nvvm.redux.sync  max
+// CHECK-LABEL: gpu.module @documents_self_fallback_module
+// CHECK-SAME: constraints = [divisible(H, Hkv), equal(Sq, Skv)]
+func.func @documents_self(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %ids: tensor<?x?x?xi32> {attnc.name = "ids"}) -> tensor<?x?x?x64xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %x = tensor.extract %ids[%b, %h, %i] : tensor<?x?x?xi32>
+        %y = tensor.extract %ids[%b, %h, %j] : tensor<?x?x?xi32>
+        %same = arith.cmpi eq, %x, %y : i32
+        attnc.yield %same : i1
+      }
+  return %o : tensor<?x?x?x64xbf16>
+}
