@@ -66,7 +66,7 @@ LogicalResult FlashKernelBuilder::emitScoreStage(FlashKVLoop &l,
   // row and per column of the step.
   DenseMap<Value, Value> rows, cols;
   elementCache.clear();
-  auto clearCache = llvm::make_scope_exit([&] { elementCache.clear(); });
+  llvm::scope_exit clearCache([&] { elementCache.clear(); });
   auto absolute = [&](OpBuilder &b, Value row, Value col) {
     Value &i = rows[row], &j = cols[col];
     if (!i)

@@ -338,9 +338,9 @@ LogicalResult IdTileBoundsOp::verify() {
     size_t numIndices;
     int64_t at;
   } sides[] = {{"query_ids", "query_indices", "query_dim", q,
-                getQueryIndices().size(), getQueryDim()},
+                getQueryIndices().size(), static_cast<int64_t>(getQueryDim())},
                {"key_ids", "key_indices", "key_dim", k, getKeyIndices().size(),
-                getKeyDim()}};
+                static_cast<int64_t>(getKeyDim())}};
   for (const Side &s : sides) {
     if (s.at >= s.type.getRank())
       return emitOpError() << "'" << s.dim << "' (" << s.at
