@@ -122,7 +122,9 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
                                              MemRefLayoutAttrInterface{}, ws),
                              raw, idx(idBoundsScratchOffset()), ValueRange{});
 
-  for (auto [n, op] : llvm::enumerate(form.idBounds)) {
+  for (auto [n, bounds] : llvm::enumerate(form.idBounds)) {
+    // (A named copy: lambdas below capture it.)
+    IdTileBoundsOp op = bounds;
     auto get = [&](Value v) { return materialize(v, prologue); };
     FailureOr<Value> row = get(op.getRow()), rows = get(op.getRows()),
                      keys = get(op.getKeys()), first = get(op.getFirst()),
