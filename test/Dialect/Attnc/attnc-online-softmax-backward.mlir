@@ -109,3 +109,35 @@ func.func @window(%q: tensor<?x?x?x64xbf16>, %do: tensor<?x?x?x64xbf16>, %lse: t
       }
   return %dq, %dk, %dv : tensor<?x?x?x64xf32>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>
 }
+
+// -----
+
+// A window whose size is read from device memory bounds the forward's K/V
+// tiles (attnc-online-softmax-masks.mlir); here the loop runs over query
+// tiles, which it is not written to bound: every query tile of the group
+// is visited, masked.
+// CHECK-LABEL: func.func @window_runtime
+// CHECK: scf.forall
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK:   attnc.online_attention_grad {{.*}} mask {
+// CHECK-NOT: scf.for %
+// CHECK: scf.forall.in_parallel
+func.func @window_runtime(%q: tensor<?x?x?x64xbf16>, %do: tensor<?x?x?x64xbf16>, %lse: tensor<?x?x?xf32>, %dl: tensor<?x?x?x1xf32>, %w: tensor<i64>)
+    -> (tensor<?x?x?x64xf32>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>) {
+  %dq, %dk, %dv = attnc.attention_grad %q, %q, %q, %do, %lse, %dl {scale = 0.125 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>,
+        tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>, tensor<?x?x?x1xf32>
+        -> tensor<?x?x?x64xf32>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %wv = tensor.extract %w[] : tensor<i64>
+        %c = arith.index_cast %wv : i64 to index
+        %le = arith.cmpi sle, %j, %i : index
+        %jj = arith.addi %j, %c : index
+        %near = arith.cmpi sgt, %jj, %i : index
+        %keep = arith.andi %le, %near : i1
+        attnc.yield %keep : i1
+      }
+  return %dq, %dk, %dv : tensor<?x?x?x64xf32>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>
+}

@@ -317,3 +317,36 @@ func.func @documents_or_prefix(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf
       }
   return %o : tensor<?x?x?x64xbf16>
 }
+
+// -----
+
+// A window whose size comes at run time (a 0-d tensor in device memory):
+// the read is a symbol of the bounds, read once per (batch, head, query
+// tile) before them; the K/V loop splits in three as for a constant size
+// (lo(i) = i - w + 1).
+// CHECK-LABEL: func.func @window_runtime
+// CHECK: scf.forall
+// CHECK:   %[[W:.+]] = tensor.extract %arg3[] : tensor<i64>
+// CHECK:   %[[WI:.+]] = arith.index_cast %[[W]] : i64 to index
+// CHECK:   affine.apply affine_map<(d0)[s0] -> (d0 * 128 - s0 + 1)>(%{{.+}})[%[[WI]]]
+// CHECK:   scf.for %
+// CHECK:     attnc.online_attention {{.*}} mask {
+// CHECK-NOT:   tensor.extract
+// CHECK:   scf.for %
+// CHECK-NOT: mask {
+// CHECK:     attnc.online_attention
+// CHECK:   scf.for %
+// CHECK:     attnc.online_attention {{.*}} mask {
+func.func @window_runtime(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %w: tensor<i64>) -> tensor<?x?x?x64xbf16> {
+  %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %wv = tensor.extract %w[] : tensor<i64>
+    %wi = arith.index_cast %wv : i64 to index
+    %d = arith.subi %i, %j : index
+    %near = arith.cmpi slt, %d, %wi : index
+    %causal = arith.cmpi sle, %j, %i : index
+    %keep = arith.andi %causal, %near : i1
+    attnc.yield %keep : i1
+  }
+  return %0 : tensor<?x?x?x64xbf16>
+}

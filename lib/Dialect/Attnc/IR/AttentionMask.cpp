@@ -128,6 +128,20 @@ struct IntervalAnalysis {
     return getAffineSymbolExpr(symbols.size() - 1, ctx);
   }
 
+  /// True when `v` is a tensor.extract in the region of a tensor from
+  /// above at the region's batch and head arguments and constants: one
+  /// value per block.
+  bool isBlockRead(Value v) {
+    auto read = v.getDefiningOp<tensor::ExtractOp>();
+    if (!read || region.isAncestor(read.getTensor().getParentRegion()))
+      return false;
+    Block &body = region.front();
+    return llvm::all_of(read.getIndices(), [&](Value i) {
+      return i == body.getArgument(0) || i == body.getArgument(1) ||
+             i.getDefiningOp<arith::ConstantIndexOp>();
+    });
+  }
+
   /// The affine form of index value `v`, or null.
   AffineExpr index(Value v) {
     if (AffineExpr known = exprs.lookup(v))
@@ -144,8 +158,11 @@ struct IntervalAnalysis {
       e = getAffineConstantExpr(c.value(), ctx);
     } else if (auto cast = v.getDefiningOp<arith::IndexCastOp>()) {
       // An outer integer scalar cast in the region: the symbol is the outer
-      // value (whoever evaluates the bound casts it outside).
-      if (!region.isAncestor(cast.getIn().getParentRegion()))
+      // value (whoever evaluates the bound casts it outside). So is an
+      // element read per block (a run-time window size in device memory):
+      // whoever evaluates the bound reads it once per block.
+      if (!region.isAncestor(cast.getIn().getParentRegion()) ||
+          isBlockRead(cast.getIn()))
         e = symbolFor(cast.getIn());
     } else if (auto add = v.getDefiningOp<arith::AddIOp>()) {
       AffineExpr l = index(add.getLhs()), r = index(add.getRhs());

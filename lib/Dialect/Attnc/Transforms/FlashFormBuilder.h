@@ -134,6 +134,9 @@ private:
   /// `tensor[coords]` for the current batch and head, read once, where
   /// first asked for.
   Value readBlock(Value tensor, ArrayRef<int64_t> coords);
+  /// readBlock of what `read` (in the mask region, at its batch and head
+  /// arguments and constants) reads.
+  Value readRegionBlock(tensor::ExtractOp read);
   /// `tensor[b]` of the current batch, and as an index.
   Value readBatch(Value tensor);
   Value readBatchIndex(Value tensor);

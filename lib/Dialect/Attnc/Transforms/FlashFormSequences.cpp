@@ -121,6 +121,16 @@ FlashFormBuilder::boundByIds(std::array<OpFoldResult, 4> bounds) {
   return {first, full, fullEnd, end};
 }
 
+Value FlashFormBuilder::readRegionBlock(tensor::ExtractOp read) {
+  Region &mask = op.getMask();
+  SmallVector<int64_t> coords;
+  for (Value i : read.getIndices())
+    coords.push_back(i == mask.getArgument(0)   ? kBatchCoord
+                     : i == mask.getArgument(1) ? kHeadCoord
+                                                : *getConstantIntValue(i));
+  return readBlock(read.getTensor(), coords);
+}
+
 Value FlashFormBuilder::readBlock(Value tensor, ArrayRef<int64_t> coords) {
   for (auto &[t, c, v] : blockReads)
     if (t == tensor && ArrayRef(c) == coords)

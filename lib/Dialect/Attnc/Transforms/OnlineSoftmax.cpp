@@ -144,12 +144,16 @@ OpFoldResult FlashFormBuilder::evaluate(const KeyBound &bound,
   MLIRContext *ctx = b.getContext();
   if (bound.kind == KeyBound::Kind::Affine) {
     SmallVector<OpFoldResult> operands = {row};
-    for (Value s : interval->symbols)
+    for (Value s : interval->symbols) {
+      // (A per-block read of the region: its one read per block.)
+      if (KeyInterval::isRegionRead(s, op.getMask()))
+        s = readRegionBlock(cast<tensor::ExtractOp>(s.getDefiningOp()));
       operands.push_back(
           s.getType().isIndex()
               ? s
               : arith::IndexCastOp::create(b, loc, b.getIndexType(), s)
                     .getResult());
+    }
     auto map = AffineMap::get(1, interval->symbols.size(), bound.expr, ctx);
     return affine::makeComposedFoldedAffineApply(b, loc, map, operands);
   }

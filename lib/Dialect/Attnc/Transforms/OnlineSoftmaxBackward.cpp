@@ -63,6 +63,12 @@ public:
       else
         interval->exact = false;
     }
+    // Bounds that read a tensor per block (a run-time window) are the
+    // forward's: here every query tile is visited, masked.
+    if (interval && llvm::any_of(interval->symbols, [&](Value s) {
+          return KeyInterval::isRegionRead(s, op.getMask());
+        }))
+      interval.reset();
   }
 
   scf::ForallOp build();

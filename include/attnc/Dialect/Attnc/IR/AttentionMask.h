@@ -75,9 +75,16 @@ struct KeyInterval {
   std::shared_ptr<KeyBound> lo, hi;
   bool exact = true;
   llvm::SmallVector<IdMatch> matches;
-  /// Values defined above the region that the bounds' symbols stand for:
-  /// index values, or integers the region casts to index.
+  /// Values the bounds' symbols stand for: index values defined above the
+  /// region, integers the region casts to index, and elements the region
+  /// reads once per block (a `tensor.extract` in the region of a tensor
+  /// from above at its batch and head arguments and constants; whoever
+  /// evaluates the bounds reads them, see isRegionRead).
   llvm::SmallVector<mlir::Value> symbols;
+  /// True when `symbol` is one of the region's per-block reads.
+  static bool isRegionRead(mlir::Value symbol, mlir::Region &mask) {
+    return mask.isAncestor(symbol.getParentRegion());
+  }
 };
 
 /// The interval form of `mask`, or nullopt when the region is empty or is
