@@ -77,10 +77,7 @@ void BackwardKernelBuilder::emitPrologue() {
   dsRowElems = blockQ + pad;
   auto ws =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  auto raw = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface{}, ws));
+  Value raw = dynamicSharedBytes(b, loc);
   int64_t offset = 0;
   auto view = [&](ArrayRef<int64_t> shape, Type elem) {
     auto type = MemRefType::get(shape, elem, MemRefLayoutAttrInterface{}, ws);

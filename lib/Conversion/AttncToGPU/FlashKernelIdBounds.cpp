@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FlashKernelBuilder.h"
+#include "attnc/Conversion/AttncToGPU/KernelUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -112,10 +113,7 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
   Value warp = arith::DivUIOp::create(b, loc, tid, idx(kWarpSize));
   auto ws =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  auto raw = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface{}, ws));
+  Value raw = dynamicSharedBytes(b, loc);
   Value scratch =
       memref::ViewOp::create(b, loc,
                              MemRefType::get({idBoundsScratchBytes() / 4}, i32,

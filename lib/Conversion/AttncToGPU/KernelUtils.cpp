@@ -45,6 +45,15 @@ bool attnc::isSupportedDType(Type t) {
 /// size: the extent is set to the largest signed value so no check trips.
 static constexpr int64_t kUnboundedExtent = INT64_MAX;
 
+Value attnc::dynamicSharedBytes(OpBuilder &b, Location loc) {
+  auto ws =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  return gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface{}, ws));
+}
+
 Value attnc::wrapGlobalPointer(OpBuilder &b, Location loc, Value ptr,
                                Type elemType) {
   MLIRContext *ctx = b.getContext();

@@ -211,10 +211,7 @@ void MmaSyncStrategy::emitPrologue(OpBuilder &b) {
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   Type T = s.elementType;
   int64_t eb = T.getIntOrFloatBitWidth() / 8;
-  auto raw = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface{}, ws));
+  Value raw = dynamicSharedBytes(b, loc);
   auto qType =
       MemRefType::get({s.blockQ, rowElems}, T, MemRefLayoutAttrInterface{}, ws);
   auto kvType = MemRefType::get({s.stages, s.blockKV, rowElems}, T,

@@ -37,6 +37,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "WgmmaStrategy.h"
+#include "attnc/Conversion/AttncToGPU/KernelUtils.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -113,10 +114,7 @@ void WgmmaStrategy::emitPrologue(OpBuilder &b) {
 
   auto ws =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  auto raw = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface{}, ws));
+  Value raw = dynamicSharedBytes(b, loc);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
   // (1024 - base % 1024) % 1024, as (-base) & 1023.
   Value pad = arith::AndIOp::create(

@@ -31,6 +31,10 @@ bool isSupportedDType(mlir::Type type);
 mlir::Value wrapGlobalPointer(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::Value ptr, mlir::Type elemType);
 
+/// The kernel's dynamic shared memory as bytes, memref<?xi8, workgroup>:
+/// what the strategies and the block-wide reductions take views of.
+mlir::Value dynamicSharedBytes(mlir::OpBuilder &b, mlir::Location loc);
+
 /// `v` (an index) through an opaque, side-effecting register move: LLVM
 /// can neither merge the result with other computations of the same value
 /// nor recompute it from its operands, nor hoist what is built on it out of
