@@ -189,7 +189,9 @@ static LogicalResult registerTensor(SmallVectorImpl<BlockTensor> &tensors,
                                     bool ragged, Operation *read, Value t,
                                     SmallVector<int64_t> coords) {
   auto type = cast<RankedTensorType>(t.getType());
-  if (auto *known = const_cast<BlockTensor *>(findBlockTensor(tensors, t))) {
+  auto known = llvm::find_if(
+      tensors, [&](const BlockTensor &bt) { return bt.tensor == t; });
+  if (known != tensors.end()) {
     // One tensor read at the query position and at the key position in
     // one dimension (a self-attention's ids): that dimension runs over
     // both, Sq = Skv.
@@ -245,24 +247,32 @@ static LogicalResult registerTensor(SmallVectorImpl<BlockTensor> &tensors,
   return success();
 }
 
-/// The coordinates a read indexes its tensor by: `coordOf` maps an index to
-/// a coordinate or nullopt; constants within a static extent are theirs.
+/// The coordinates `user` indexes `tensor` by, its `indices` for every
+/// dimension but `position` (when set: the dimension a position of the
+/// score indexes, `positionCoord`): `coordOf` maps an index to a
+/// coordinate or nullopt; constants within a static extent are theirs.
 static FailureOr<SmallVector<int64_t>>
-readCoords(tensor::ExtractOp read,
-           function_ref<std::optional<int64_t>(Value)> coordOf,
-           StringRef rule) {
-  auto type = cast<RankedTensorType>(read.getTensor().getType());
+readCoords(Operation *user, Value tensor, ValueRange indices,
+           function_ref<std::optional<int64_t>(Value)> coordOf, StringRef rule,
+           std::optional<unsigned> position = std::nullopt,
+           int64_t positionCoord = 0) {
+  auto type = cast<RankedTensorType>(tensor.getType());
   SmallVector<int64_t> coords;
-  for (auto [d, index] : llvm::enumerate(read.getIndices())) {
+  for (Value index : indices) {
+    if (position && coords.size() == *position)
+      coords.push_back(positionCoord);
+    unsigned d = coords.size();
     std::optional<int64_t> c = getConstantIntValue(index);
     if (std::optional<int64_t> coord = coordOf(index))
       coords.push_back(*coord);
     else if (c && !type.isDynamicDim(d) && *c >= 0 && *c < type.getDimSize(d))
       coords.push_back(*c);
     else
-      return read.emitOpError() << "cannot be lowered in a flash form: index "
-                                << d << " must be " << rule;
+      return user->emitOpError() << "cannot be lowered in a flash form: index "
+                                 << d << " must be " << rule;
   }
+  if (position && coords.size() == *position)
+    coords.push_back(positionCoord);
   return coords;
 }
 
@@ -299,7 +309,7 @@ flash_reads::readRegionElements(Region &r, unsigned lead, RankedTensorType q,
       return std::nullopt;
     };
     FailureOr<SmallVector<int64_t>> coords = readCoords(
-        read, coordOf,
+        read, read.getTensor(), read.getIndices(), coordOf,
         "the score's batch, head, query or key position, or a constant "
         "within a static extent; the kernel reads tensors per block or per "
         "position");
@@ -342,7 +352,19 @@ LogicalResult flash_reads::readRegionTensors(FlashForm &form) {
       if (failed(readRegionElements(*r, lead, q, k, unaddressable,
                                     form.blockTensors, form.elementReads)))
         return failure();
-  // Reads per block, hoisted out of the steps by --attnc-online-softmax.
+  // Reads per block, hoisted out of the steps by --attnc-online-softmax,
+  // and the ids attnc.id_tile_bounds reads besides its positions.
+  auto blockCoordOf = [&](Value v) -> std::optional<int64_t> {
+    if (v == ivs[0])
+      return BlockTensor::kBatchCoord;
+    if (v == ivs[1] && !form.packedSource)
+      return BlockTensor::kHeadCoord;
+    return std::nullopt;
+  };
+  StringRef blockRule =
+      "the block's batch, its query head (not in a packed GQA form, whose "
+      "blocks are K/V heads) or a constant within a static extent; the "
+      "kernel reads one element per block";
   for (auto read : forall.getBody()->getOps<tensor::ExtractOp>()) {
     if (llvm::is_contained(form.blockReads, read))
       continue;
@@ -350,18 +372,8 @@ LogicalResult flash_reads::readRegionTensors(FlashForm &form) {
       return read.emitOpError(
           "reads a tensor computed in the flash form; the kernel reads "
           "elements of tensors defined above it");
-    auto coordOf = [&](Value v) -> std::optional<int64_t> {
-      if (v == ivs[0])
-        return BlockTensor::kBatchCoord;
-      if (v == ivs[1] && !form.packedSource)
-        return BlockTensor::kHeadCoord;
-      return std::nullopt;
-    };
-    FailureOr<SmallVector<int64_t>> coords =
-        readCoords(read, coordOf,
-                   "the block's batch, its query head (not in a packed GQA "
-                   "form, whose blocks are K/V heads) or a constant within a "
-                   "static extent; the kernel reads one element per block");
+    FailureOr<SmallVector<int64_t>> coords = readCoords(
+        read, read.getTensor(), read.getIndices(), blockCoordOf, blockRule);
     if (failed(coords) || failed(checkElementType(read, false)) ||
         failed(registerTensor(form.blockTensors, q, k, form.ragged, read,
                               read.getTensor(), *coords)))
@@ -390,27 +402,13 @@ LogicalResult flash_reads::readRegionTensors(FlashForm &form) {
         return ids.emitOpError(
             "reads ids computed in the flash form; the kernel reads elements "
             "of tensors defined above it");
-      auto type = cast<RankedTensorType>(side.tensor.getType());
-      SmallVector<int64_t> coords;
-      for (Value index : side.indices) {
-        unsigned d = coords.size() + (coords.size() >= side.dim ? 1 : 0);
-        std::optional<int64_t> c = getConstantIntValue(index);
-        if (index == ivs[0])
-          coords.push_back(BlockTensor::kBatchCoord);
-        else if (index == ivs[1])
-          coords.push_back(BlockTensor::kHeadCoord);
-        else if (c && !type.isDynamicDim(d) && *c >= 0 &&
-                 *c < type.getDimSize(d))
-          coords.push_back(*c);
-        else
-          return ids.emitOpError()
-                 << "cannot be lowered in a flash form: its ids' indices must "
-                    "be the block's batch, its query head or constants "
-                    "within a static extent";
-      }
-      coords.insert(coords.begin() + side.dim, side.position);
+      FailureOr<SmallVector<int64_t>> coords =
+          readCoords(ids, side.tensor, side.indices, blockCoordOf, blockRule,
+                     side.dim, side.position);
+      if (failed(coords))
+        return failure();
       if (failed(registerTensor(form.blockTensors, q, k, form.ragged, ids,
-                                side.tensor, coords)))
+                                side.tensor, *coords)))
         return failure();
     }
     form.idBounds.push_back(ids);

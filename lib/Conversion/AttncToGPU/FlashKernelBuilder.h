@@ -7,10 +7,10 @@
 //
 // The class that lowers one flash form to a kernel, shared by its
 // implementation files: FlashAttentionKernel.cpp (contract, loops, score
-// stage, epilogue), FlashKernelTiles.cpp (the work tiles and the threads'
-// roles) and FlashKernelValues.cpp (index values of the form rebuilt in the
-// kernel, region bodies, tile addresses) and FlashKernelIdBounds.cpp (tile
-// bounds from ids per position).
+// stage), FlashKernelEpilogue.cpp (O and the logsumexp), FlashKernelTiles.cpp
+// (the work tiles and the threads' roles) and FlashKernelValues.cpp (index
+// values of the form rebuilt in the kernel, region bodies, tile addresses) and
+// FlashKernelIdBounds.cpp (tile bounds from ids per position).
 //
 //===----------------------------------------------------------------------===//
 
@@ -159,9 +159,11 @@ private:
   struct TileValues {
     GlobalTile q;
     LoopBounds bounds;
+    /// Whether prepareTile started loading the query tile (before the id
+    /// bounds, when the form has some).
+    bool queryLoaded = false;
   };
-  /// With `loadQuery`, starts loading the query tile before the id bounds.
-  FailureOr<TileValues> prepareTile(bool loadQuery = false);
+  FailureOr<TileValues> prepareTile();
   /// The form's attnc.id_tile_bounds, computed by every thread of the block
   /// (FlashKernelIdBounds.cpp); their results go into `prologue`.
   LogicalResult emitIdBounds();

@@ -37,6 +37,10 @@ namespace {
 /// whose id is in the query tile's [min, max], the least and the greatest
 /// key whose id is the tile's one id, and the count of those.
 enum Partial { kVisitMin, kVisitMax, kRunMin, kRunMax, kRunCount, kPartials };
+/// How each partial combines with another (and with a key position).
+constexpr NVVM::ReduxKind kCombine[kPartials] = {
+    NVVM::ReduxKind::MIN, NVVM::ReduxKind::MAX, NVVM::ReduxKind::MIN,
+    NVVM::ReduxKind::MAX, NVVM::ReduxKind::ADD};
 constexpr int64_t kWarpSize = 32;
 /// Keys a thread loads per iteration of the pass, in flight together.
 constexpr int64_t kUnroll = 8;
@@ -83,6 +87,16 @@ static Value warpReduce(OpBuilder &b, Location loc, Value v, bool max) {
             : arith::MinSIOp::create(b, loc, v, other).getResult();
   }
   return v;
+}
+
+/// `x` and `y` (i32) combined as `kind` (min, max or add) says.
+static Value combine(OpBuilder &b, Location loc, NVVM::ReduxKind kind, Value x,
+                     Value y) {
+  if (kind == NVVM::ReduxKind::MIN)
+    return arith::MinSIOp::create(b, loc, x, y);
+  if (kind == NVVM::ReduxKind::MAX)
+    return arith::MaxSIOp::create(b, loc, x, y);
+  return arith::AddIOp::create(b, loc, x, y);
 }
 
 LogicalResult FlashKernelBuilder::emitIdBounds() {
@@ -163,23 +177,31 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
     Value k1 = arith::MinUIOp::create(
         b, loc, arith::MulIOp::create(b, loc, *end, idx(bkv)), *keys);
     Value start = arith::AddIOp::create(b, loc, k0, tid);
-    // (Predicated: no address past the keys is formed.)
-    auto loadKey = [&](Value j) -> std::pair<Value, Value> {
-      Value valid = cmp(P::ult, j, k1);
-      auto ifOp = scf::IfOp::create(b, loc, TypeRange{idType}, valid,
-                                    /*withElseRegion=*/true);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      scf::YieldOp::create(
-          b, loc, loadElement(kIds, indicesOf(keyIndices, op.getKeyDim(), j)));
-      b.setInsertionPointToStart(ifOp.elseBlock());
-      scf::YieldOp::create(b, loc, idConst(0));
-      return std::make_pair(valid, ifOp.getResult(0));
+    // Key `base + u * threads` for u < kUnroll: its position, whether it
+    // exists and its id, loaded predicated (no address past the keys is
+    // formed), all loads in flight together.
+    struct Key {
+      Value j, valid, id;
     };
-    SmallVector<std::pair<Value, Value>> firstIds;
-    for (int64_t u = 0; u < kUnroll; ++u)
-      firstIds.push_back(
-          loadKey(arith::AddIOp::create(b, loc, start, idx(u * threads))));
+    auto loadKeys = [&](Value base) {
+      SmallVector<Key> batch;
+      for (int64_t u = 0; u < kUnroll; ++u) {
+        Value j = arith::AddIOp::create(b, loc, base, idx(u * threads));
+        Value valid = cmp(P::ult, j, k1);
+        auto ifOp = scf::IfOp::create(b, loc, TypeRange{idType}, valid,
+                                      /*withElseRegion=*/true);
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        scf::YieldOp::create(
+            b, loc,
+            loadElement(kIds, indicesOf(keyIndices, op.getKeyDim(), j)));
+        b.setInsertionPointToStart(ifOp.elseBlock());
+        scf::YieldOp::create(b, loc, idConst(0));
+        batch.push_back({j, valid, ifOp.getResult(0)});
+      }
+      return batch;
+    };
+    SmallVector<Key> firstKeys = loadKeys(start);
 
     // The query tile's ids, every warp reading them all.
     Value qmin = idConst(bits == 32 ? std::numeric_limits<int32_t>::max()
@@ -201,37 +223,30 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
     qmax = warpReduce(b, loc, qmax, /*max=*/true);
     Value single = cmp(P::eq, qmin, qmax);
 
-    // Key j with id `id` (when `valid`) into the partials `p`.
-    auto account = [&](SmallVectorImpl<Value> &p, Value j, Value valid,
-                       Value id) {
-      Value visit = arith::AndIOp::create(
-          b, loc, valid,
-          arith::AndIOp::create(b, loc, cmp(P::sge, id, qmin),
-                                cmp(P::sle, id, qmax)));
-      Value run = arith::AndIOp::create(
-          b, loc, arith::AndIOp::create(b, loc, valid, single),
-          cmp(P::eq, id, qmin));
-      Value key = toI32(j);
-      p[kVisitMin] =
-          select(visit, arith::MinSIOp::create(b, loc, p[kVisitMin], key),
-                 p[kVisitMin]);
-      p[kVisitMax] =
-          select(visit, arith::MaxSIOp::create(b, loc, p[kVisitMax], key),
-                 p[kVisitMax]);
-      p[kRunMin] = select(run, arith::MinSIOp::create(b, loc, p[kRunMin], key),
-                          p[kRunMin]);
-      p[kRunMax] = select(run, arith::MaxSIOp::create(b, loc, p[kRunMax], key),
-                          p[kRunMax]);
-      p[kRunCount] = arith::AddIOp::create(
-          b, loc, p[kRunCount], arith::ExtUIOp::create(b, loc, i32, run));
+    // Keys into the partials `p`: a key whose id is in [qmin, qmax] into
+    // the visited ones, one whose id is the tile's one id into the run.
+    auto account = [&](SmallVectorImpl<Value> &p, ArrayRef<Key> keys) {
+      for (const Key &k : keys) {
+        Value visit = arith::AndIOp::create(
+            b, loc, k.valid,
+            arith::AndIOp::create(b, loc, cmp(P::sge, k.id, qmin),
+                                  cmp(P::sle, k.id, qmax)));
+        Value run = arith::AndIOp::create(
+            b, loc, arith::AndIOp::create(b, loc, k.valid, single),
+            cmp(P::eq, k.id, qmin));
+        Value key = toI32(k.j);
+        for (int c : {kVisitMin, kVisitMax, kRunMin, kRunMax}) {
+          Value in = c == kVisitMin || c == kVisitMax ? visit : run;
+          p[c] = select(in, combine(b, loc, kCombine[c], p[c], key), p[c]);
+        }
+        p[kRunCount] = arith::AddIOp::create(
+            b, loc, p[kRunCount], arith::ExtUIOp::create(b, loc, i32, run));
+      }
     };
     int64_t none = std::numeric_limits<int32_t>::max();
     SmallVector<Value> init = {c32(none), c32(-1), c32(none), c32(-1), c32(0)};
     SmallVector<Value> firstPartials = init;
-    for (auto [u, id] : llvm::enumerate(firstIds))
-      account(firstPartials,
-              arith::AddIOp::create(b, loc, start, idx(u * threads)), id.first,
-              id.second);
+    account(firstPartials, firstKeys);
     // The rest of the keys, kUnroll loads in flight per thread.
     int64_t stride = threads * kUnroll;
     auto pass = scf::ForOp::create(
@@ -241,25 +256,14 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(pass.getBody());
       SmallVector<Value> p(pass.getRegionIterArgs());
-      SmallVector<std::pair<Value, Value>> ids;
-      for (int64_t u = 0; u < kUnroll; ++u)
-        ids.push_back(loadKey(arith::AddIOp::create(
-            b, loc, pass.getInductionVar(), idx(u * threads))));
-      for (auto [u, id] : llvm::enumerate(ids))
-        account(p,
-                arith::AddIOp::create(b, loc, pass.getInductionVar(),
-                                      idx(u * threads)),
-                id.first, id.second);
+      account(p, loadKeys(pass.getInductionVar()));
       scf::YieldOp::create(b, loc, p);
     }
     // Reduced in each warp, then across warps through shared memory.
     SmallVector<Value> partial(pass.getResults());
-    const NVVM::ReduxKind kinds[] = {NVVM::ReduxKind::MIN, NVVM::ReduxKind::MAX,
-                                     NVVM::ReduxKind::MIN, NVVM::ReduxKind::MAX,
-                                     NVVM::ReduxKind::ADD};
     for (int c = 0; c < kPartials; ++c)
       partial[c] =
-          NVVM::ReduxOp::create(b, loc, i32, partial[c], kinds[c], c32(-1));
+          NVVM::ReduxOp::create(b, loc, i32, partial[c], kCombine[c], c32(-1));
     int64_t base = static_cast<int64_t>(n) * warps * kPartials;
     auto slot = [&](Value w, int c) {
       return arith::AddIOp::create(
@@ -281,11 +285,7 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
       for (int c = 0; c < kPartials; ++c) {
         Value v = memref::LoadOp::create(b, loc, scratch,
                                          ValueRange{slot(idx(w), c)});
-        total[c] =
-            c == kRunCount ? arith::AddIOp::create(b, loc, total[c], v)
-            : c == kVisitMin || c == kRunMin
-                ? arith::MinSIOp::create(b, loc, total[c], v).getResult()
-                : arith::MaxSIOp::create(b, loc, total[c], v).getResult();
+        total[c] = combine(b, loc, kCombine[c], total[c], v);
       }
 
     // The tiles: visited from the least to the greatest key of V; unmasked

@@ -37,8 +37,7 @@ static bool isIndependentOf(Value v, Value iv) {
 /// The query tile and the K/V loop bounds of the current work tile (the
 /// forall's induction variables as `prologue` maps them), and the matrices
 /// of the K/V slices whose (batch, head) does not depend on their loop.
-FailureOr<FlashKernelBuilder::TileValues>
-FlashKernelBuilder::prepareTile(bool loadQuery) {
+FailureOr<FlashKernelBuilder::TileValues> FlashKernelBuilder::prepareTile() {
   FailureOr<GlobalTile> q = tileOf(form.querySlice, "q", prologue);
   if (failed(q))
     return failure();
@@ -52,13 +51,15 @@ FlashKernelBuilder::prepareTile(bool loadQuery) {
       return failure();
     q->rowLimit = arith::AddIOp::create(b, loc, q->rowStart, *rows);
   }
-  // The query tile is on its way while the block computes the id bounds
-  // (once per block, by all its threads: no persistent kernel gets here
-  // with id bounds).
-  if (loadQuery)
+  // With id bounds, the query tile is on its way while the block computes
+  // them (once per block, by all its threads: no persistent kernel gets
+  // here with id bounds).
+  bool queryLoaded = !form.idBounds.empty();
+  if (queryLoaded) {
     strategy->loadQuery(b, *q);
-  if (!form.idBounds.empty() && failed(emitIdBounds()))
-    return failure();
+    if (failed(emitIdBounds()))
+      return failure();
+  }
   invariantMatrices.clear();
   for (FlashKVLoop &l : form.loops) {
     for (auto [slice, t] : {std::pair(l.key, "k"), std::pair(l.value, "v")}) {
@@ -76,7 +77,7 @@ FlashKernelBuilder::prepareTile(bool loadQuery) {
       invariantMatrices[slice] = *m;
     }
   }
-  TileValues tile{*q, {}};
+  TileValues tile{*q, {}, queryLoaded};
   for (FlashKVLoop &l : form.loops) {
     FailureOr<Value> lb = materialize(l.loop.getLowerBound(), prologue);
     FailureOr<Value> ub = materialize(l.loop.getUpperBound(), prologue);
@@ -150,13 +151,11 @@ LogicalResult FlashKernelBuilder::emitBody() {
           /*withElseRegion=*/false);
       b.setInsertionPointToStart(work.thenBlock());
     }
-    // Query tile and the first K/V tiles in flight together (the query's
-    // before the id bounds, when there are some).
-    bool queryFirst = !form.idBounds.empty();
-    FailureOr<TileValues> tile = prepareTile(queryFirst);
+    // Query tile and the first K/V tiles in flight together.
+    FailureOr<TileValues> tile = prepareTile();
     if (failed(tile))
       return failure();
-    if (!queryFirst)
+    if (!tile->queryLoaded)
       strategy->loadQuery(b, tile->q);
     size_t end = 0;
     while (end + 1 < form.loops.size() &&
@@ -173,10 +172,8 @@ LogicalResult FlashKernelBuilder::emitBody() {
     return emitPersistentBody();
 
   // Warp-specialised: the producer walks the same tiles as the consumers,
-  // one ring slot each, in the same order. With id bounds, the query tile
-  // is on its way before the block computes them.
-  bool queryFirst = !form.idBounds.empty();
-  FailureOr<TileValues> tile = prepareTile(queryFirst);
+  // one ring slot each, in the same order.
+  FailureOr<TileValues> tile = prepareTile();
   if (failed(tile))
     return failure();
   OpBuilder::InsertionGuard guard(b);
@@ -185,7 +182,7 @@ LogicalResult FlashKernelBuilder::emitBody() {
                                arith::ConstantIndexOp::create(b, loc, 0))))
     return failure();
   enterConsumers(roles);
-  if (!queryFirst)
+  if (!tile->queryLoaded)
     strategy->loadQuery(b, tile->q);
   Value slot = arith::ConstantIndexOp::create(b, loc, 0);
   return emitConsumer(tile->bounds, slot);

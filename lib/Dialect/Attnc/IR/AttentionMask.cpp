@@ -128,18 +128,28 @@ struct IntervalAnalysis {
     return getAffineSymbolExpr(symbols.size() - 1, ctx);
   }
 
-  /// True when `v` is a tensor.extract in the region of a tensor from
-  /// above at the region's batch and head arguments and constants: one
-  /// value per block.
-  bool isBlockRead(Value v) {
+  /// `v`'s tensor.extract when it reads a tensor defined above the region.
+  tensor::ExtractOp outerRead(Value v) {
     auto read = v.getDefiningOp<tensor::ExtractOp>();
     if (!read || region.isAncestor(read.getTensor().getParentRegion()))
-      return false;
+      return {};
+    return read;
+  }
+
+  /// True when index `i` is the same for every score of a block: the
+  /// region's batch or head argument, or a constant.
+  bool isBlockIndex(Value i) {
     Block &body = region.front();
-    return llvm::all_of(read.getIndices(), [&](Value i) {
-      return i == body.getArgument(0) || i == body.getArgument(1) ||
-             i.getDefiningOp<arith::ConstantIndexOp>();
-    });
+    return i == body.getArgument(0) || i == body.getArgument(1) ||
+           i.getDefiningOp<arith::ConstantIndexOp>();
+  }
+
+  /// True when `v` reads a tensor from above at block indices only: one
+  /// value per block.
+  bool isBlockRead(Value v) {
+    tensor::ExtractOp read = outerRead(v);
+    return read && llvm::all_of(read.getIndices(),
+                                [&](Value i) { return isBlockIndex(i); });
   }
 
   /// The affine form of index value `v`, or null.
@@ -254,39 +264,32 @@ struct IntervalAnalysis {
     return coeff == 1 || coeff == -1;
   }
 
-  /// The position dimension of `read` when it reads a tensor from above
-  /// at the region argument `position` in one dimension and at the batch
-  /// or head argument or constants in the others; nullopt otherwise.
-  std::optional<unsigned> idRead(Value v, unsigned position) {
-    // (Sign-preserving casts keep ids equal or not: the graph's spelling
-    // compares them as indices.)
+  /// The read `v` is (through sign-preserving casts, which keep ids equal
+  /// or not: the graph's spelling compares them as indices) and its
+  /// position dimension, when it reads a tensor from above at the region
+  /// argument `position` in one dimension and at block indices in the
+  /// others.
+  std::optional<std::pair<tensor::ExtractOp, unsigned>>
+  idRead(Value v, unsigned position) {
     while (
         isa_and_nonnull<arith::IndexCastOp, arith::ExtSIOp>(v.getDefiningOp()))
       v = v.getDefiningOp()->getOperand(0);
-    auto read = v.getDefiningOp<tensor::ExtractOp>();
-    if (!read || region.isAncestor(read.getTensor().getParentRegion()))
+    tensor::ExtractOp read = outerRead(v);
+    if (!read)
       return std::nullopt;
-    Block &body = region.front();
     std::optional<unsigned> dim;
     for (auto [d, index] : llvm::enumerate(read.getIndices())) {
-      if (index == body.getArgument(position)) {
+      if (index == region.front().getArgument(position)) {
         if (dim)
           return std::nullopt;
         dim = d;
-      } else if (index != body.getArgument(0) && index != body.getArgument(1) &&
-                 !index.getDefiningOp<arith::ConstantIndexOp>()) {
+      } else if (!isBlockIndex(index)) {
         return std::nullopt;
       }
     }
-    return dim;
-  }
-
-  /// The tensor.extract `v` is cast from (idRead's).
-  static Operation *readOf(Value v) {
-    while (
-        isa_and_nonnull<arith::IndexCastOp, arith::ExtSIOp>(v.getDefiningOp()))
-      v = v.getDefiningOp()->getOperand(0);
-    return v.getDefiningOp();
+    if (!dim)
+      return std::nullopt;
+    return std::make_pair(read, *dim);
   }
 
   /// `q[.., i, ..] == k[.., j, ..]` (either order) as an id match.
@@ -295,14 +298,12 @@ struct IntervalAnalysis {
       return std::nullopt;
     for (auto [q, k] : {std::pair(cmp.getLhs(), cmp.getRhs()),
                         std::pair(cmp.getRhs(), cmp.getLhs())}) {
-      std::optional<unsigned> qDim = idRead(q, 2), kDim = idRead(k, 3);
-      if (!qDim || !kDim)
-        continue;
-      Operation *qRead = readOf(q), *kRead = readOf(k);
-      if (qRead->getResult(0).getType() != kRead->getResult(0).getType())
+      auto qRead = idRead(q, 2), kRead = idRead(k, 3);
+      if (!qRead || !kRead || qRead->first.getType() != kRead->first.getType())
         continue;
       KeyInterval m;
-      m.matches.push_back({qRead, kRead, *qDim, *kDim});
+      m.matches.push_back(
+          {qRead->first, kRead->first, qRead->second, kRead->second});
       return m;
     }
     return std::nullopt;

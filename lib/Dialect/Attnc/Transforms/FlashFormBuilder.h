@@ -121,7 +121,16 @@ private:
   /// Elements of tensors from above read once per forall iteration, by
   /// tensor and coordinates (hoistBlockReads, readBlock): the coordinates
   /// are kBatchCoord, kHeadCoord or constant indices.
-  static constexpr int64_t kBatchCoord = -1, kHeadCoord = -2;
+  static constexpr int64_t kBatchCoord = -1, kHeadCoord = -2,
+                           kPositionCoord = -3;
+  /// The coordinates of a region read's `indices`: kBatchCoord, kHeadCoord
+  /// for the region's `batchIn`, `headIn`, constants, kPositionCoord for
+  /// anything else (a position, which the caller skips).
+  static SmallVector<int64_t> blockCoords(ValueRange indices, Value batchIn,
+                                          Value headIn);
+  /// A coordinate's index value in the forall: the current batch or head,
+  /// or the constant.
+  Value coordValue(int64_t coord);
   SmallVector<std::tuple<Value, SmallVector<int64_t>, Value>> blockReads;
   /// The same reads of per-sequence i32 tensors as indices (readBatchIndex).
   DenseMap<Value, Value> batchIndices;

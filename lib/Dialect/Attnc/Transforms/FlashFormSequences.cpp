@@ -59,12 +59,8 @@ void FlashFormBuilder::hoistBlockReads(OnlineAttentionOp step,
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPoint(loop);
     for (tensor::ExtractOp x : reads) {
-      SmallVector<int64_t> coords;
-      for (Value i : x.getIndices())
-        coords.push_back(i == batchIn  ? kBatchCoord
-                         : i == headIn ? kHeadCoord
-                                       : *getConstantIntValue(i));
-      x.getResult().replaceAllUsesWith(readBlock(x.getTensor(), coords));
+      x.getResult().replaceAllUsesWith(readBlock(
+          x.getTensor(), blockCoords(x.getIndices(), batchIn, headIn)));
       x.erase();
     }
   };
@@ -92,14 +88,10 @@ FlashFormBuilder::boundByIds(std::array<OpFoldResult, 4> bounds) {
   // The read's indices but its position's, at the current batch and head.
   auto outer = [&](tensor::ExtractOp read, unsigned position) {
     SmallVector<Value> indices;
-    for (auto [d, i] : llvm::enumerate(read.getIndices())) {
-      if (d == position)
-        continue;
-      indices.push_back(i == mask.getArgument(0) ? batch
-                        : i == mask.getArgument(1)
-                            ? head
-                            : value(b.getIndexAttr(*getConstantIntValue(i))));
-    }
+    for (auto [d, c] : llvm::enumerate(blockCoords(
+             read.getIndices(), mask.getArgument(0), mask.getArgument(1))))
+      if (d != position)
+        indices.push_back(coordValue(c));
     return indices;
   };
   for (const IdMatch &m : interval->matches) {
@@ -123,12 +115,30 @@ FlashFormBuilder::boundByIds(std::array<OpFoldResult, 4> bounds) {
 
 Value FlashFormBuilder::readRegionBlock(tensor::ExtractOp read) {
   Region &mask = op.getMask();
+  return readBlock(
+      read.getTensor(),
+      blockCoords(read.getIndices(), mask.getArgument(0), mask.getArgument(1)));
+}
+
+SmallVector<int64_t>
+FlashFormBuilder::blockCoords(ValueRange indices, Value batchIn, Value headIn) {
   SmallVector<int64_t> coords;
-  for (Value i : read.getIndices())
-    coords.push_back(i == mask.getArgument(0)   ? kBatchCoord
-                     : i == mask.getArgument(1) ? kHeadCoord
-                                                : *getConstantIntValue(i));
-  return readBlock(read.getTensor(), coords);
+  for (Value i : indices) {
+    std::optional<int64_t> c = getConstantIntValue(i);
+    coords.push_back(i == batchIn  ? kBatchCoord
+                     : i == headIn ? kHeadCoord
+                     : c           ? *c
+                                   : kPositionCoord);
+  }
+  return coords;
+}
+
+Value FlashFormBuilder::coordValue(int64_t coord) {
+  if (coord == kBatchCoord)
+    return batch;
+  if (coord == kHeadCoord)
+    return head;
+  return arith::ConstantIndexOp::create(b, loc, coord);
 }
 
 Value FlashFormBuilder::readBlock(Value tensor, ArrayRef<int64_t> coords) {
@@ -137,11 +147,7 @@ Value FlashFormBuilder::readBlock(Value tensor, ArrayRef<int64_t> coords) {
       return v;
   SmallVector<Value> indices;
   for (int64_t c : coords)
-    indices.push_back(
-        c == kBatchCoord ? batch
-        : c == kHeadCoord
-            ? head
-            : arith::ConstantIndexOp::create(b, loc, c).getResult());
+    indices.push_back(coordValue(c));
   Value v = tensor::ExtractOp::create(b, loc, tensor, indices);
   blockReads.push_back({tensor, SmallVector<int64_t>(coords), v});
   return v;
