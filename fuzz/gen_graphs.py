@@ -139,14 +139,17 @@ def attention(rng, name):
     return attention_text(name, qs, ks, dt, mask, runtime_scale, softcap)
 
 
-def attention_text(name, qs, ks, dt, mask, runtime_scale=False, softcap=None):
+def attention_text(name, qs, ks, dt, mask, runtime_scale=False, softcap=None,
+                   dropout=None):
     """Attention spelled as users write it: QK^T, a constant 1/sqrt(d) or a
     run-time scale, a softcap `c * tanh(s / c)`, a mask ("none", "causal"
     top-left, "bottom_right", which needs static sequence lengths and is
     top-left otherwise, or "window:N", "prefix:N", "chunk:N", "sinks:N",
     "band:N", "brwindow:N" (a bottom-right window, shifted by Skv - Sq from
     tensor.dim) written with index arithmetic), softmax, P.V. QS and KS are
-    the Q and K/V shapes [B, H, S, d], "?" for dynamic."""
+    the Q and K/V shapes [B, H, S, d], "?" for dynamic. DROPOUT (a
+    probability) drops the probabilities before P.V with attnc.dropout of
+    the i64 arguments `seed` and `offset`."""
     d = qs[3]
     static = "?" not in qs + ks
     ss = [qs[0], qs[1], qs[2], ks[2]]
@@ -231,13 +234,21 @@ def attention_text(name, qs, ks, dt, mask, runtime_scale=False, softcap=None):
     lines.append(f"%p = attnc.softmax {cur} : {st}")
     pt = ttype(ss, dt)
     lines.append(f"%pb = attnc.cast %p : {st} to {pt}")
-    lines.append(f"%o = attnc.matmul %pb, %v : {pt}, {kt} -> {ot}")
+    probs = "%pb"
+    if dropout is not None:
+        args += ["%seed: i64 {attnc.name = \"seed\"}",
+                 "%offset: i64 {attnc.name = \"offset\"}"]
+        lines.append(f"%pd = attnc.dropout %pb, %seed, %offset "
+                     f"{{probability = {float(dropout)!r} : f64}} : {pt}")
+        probs = "%pd"
+    lines.append(f"%o = attnc.matmul {probs}, %v : {pt}, {kt} -> {ot}")
     lines.append(f"return %o : {ot}")
     effective = mask
     if mask == "bottom_right" and not static:
         effective = "causal"
     # What was generated, for the differential test's reference.
-    header = f"// attnc-gen: mask={effective} softcap={softcap}\n"
+    header = f"// attnc-gen: mask={effective} softcap={softcap}"
+    header += f" dropout={dropout}\n" if dropout is not None else "\n"
     return (header + f"func.func @{name}({', '.join(args)})\n    -> ({ot} "
             f"{{attnc.name = \"o\"}}) {{\n  " + "\n  ".join(lines) + "\n}\n")
 

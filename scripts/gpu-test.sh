@@ -22,7 +22,9 @@
 #      test/gpu/varlen_test.py (ragged batches against float64),
 #      test/gpu/alibi_test.py (score modifiers reading per-head tensors),
 #      test/gpu/documents_test.py (document masks: ids read per position),
-#      test/gpu/window_test.py (a window whose size comes at run time) and
+#      test/gpu/window_test.py (a window whose size comes at run time),
+#      test/gpu/dropout_test.py (dropout of the probabilities, its Philox
+#      mask against the reference's) and
 #      test/gpu/torch_test.py (attnc.torch: eager, torch.compile, CUDA graphs,
 #      opcheck) and test/gpu/hf_test.py (a small Llama trained with attnc as
 #      transformers' attention backend, when transformers is installed);
@@ -76,7 +78,7 @@ run_test() {
     status=1; summary+=("$name: FAILED ($(tail -1 "$LOG_DIR/$name.log"))")
   fi
 }
-for t in backward decode kv_cache varlen alibi documents window; do
+for t in backward decode kv_cache varlen alibi documents window dropout; do
   run_test "$t" python3 "test/gpu/${t}_test.py" run --work "$WORK"
 done
 run_test torch python3 test/gpu/torch_test.py --modules "$WORK/torch"
@@ -170,6 +172,9 @@ if [ "${SKIP_SANITIZER:-0}" != 1 ]; then
       --work "$WORK" --small
     ATTNC_TEST_LAUNCH_ONLY=$only CS_FILTER="--kernel-name kns=attn" \
       sanitize_script window "$tool" test/gpu/window_test.py run \
+      --work "$WORK" --small
+    ATTNC_TEST_LAUNCH_ONLY=$only CS_FILTER="--kernel-name kns=attn" \
+      sanitize_script dropout "$tool" test/gpu/dropout_test.py run \
       --work "$WORK" --small
   done
 fi

@@ -93,16 +93,20 @@ def dropout_uniform(numel: int, seed: int, offset: int, device=None,
 
 def dropout_keep_mask(shape, p: float, seed: int, offset: int, device=None,
                       chunk: int = 1 << 25):
-    """The kernel's keep mask (bool tensor of SHAPE)."""
+    """The kernel's keep mask (bool tensor of SHAPE): rows of the last
+    dimension padded to a multiple of 8 draws (attnc.dropout's counters)."""
     import torch
-    numel = math.prod(shape)
+    n = shape[-1]
+    padded = (n + 7) // 8 * 8
+    rows = math.prod(shape[:-1])
+    numel = rows * padded
     threshold = float(p)  # b / 2**16 >= p  <=>  b >= ceil(p * 2**16)
     out = torch.empty(numel, dtype=torch.bool, device=device)
     for start in range(0, numel, chunk):
-        n = min(chunk, numel - start)
-        out[start:start + n] = dropout_uniform(n, seed, offset, device,
+        m = min(chunk, numel - start)
+        out[start:start + m] = dropout_uniform(m, seed, offset, device,
                                                start) >= threshold
-    return out.reshape(shape)
+    return out.reshape(rows, padded)[:, :n].reshape(shape)
 
 
 def bias_dropout(x, bias, p: float, seed: int, offset: int, keep=None):

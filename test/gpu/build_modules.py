@@ -371,7 +371,7 @@ def main():
         # The backward's modules (test/gpu/backward_test.py) and the
         # variants attnc.torch runs (test/gpu/torch_test.py).
         scripts = ("backward", "decode", "kv_cache", "varlen", "alibi",
-                   "documents", "window")
+                   "documents", "window", "dropout")
         commands = [[sys.executable, str(ROOT / f"test/gpu/{t}_test.py"),
                      "build", "--work", str(out), "--compiler", args.compiler]
                     for t in scripts]

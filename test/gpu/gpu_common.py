@@ -22,11 +22,14 @@ def fa_rule(got, ref, low, dtype):
     return err <= 2 * err_low + half_ulp + 1e-5, err, err_low
 
 
-def reference(q, k, v, scale, dt, modify=None, visible=None):
+def reference(q, k, v, scale, dt, modify=None, visible=None, keep=None,
+              dropout=0.0):
     """Attention in precision `dt` (scores in f32 at least) with K/V heads
     repeated for GQA: `modify(scores)` before the mask, `visible` (bool,
-    broadcasting to [B, H, Sq, Skv]) the mask. Returns (O, logsumexp), the
-    logsumexp only for float64; rows that see no key give O = 0."""
+    broadcasting to [B, H, Sq, Skv]) the mask, `keep` (bool [B, H, Sq, Skv])
+    the probabilities dropout keeps (scaled by 1 / (1 - dropout)). Returns
+    (O, logsumexp), the logsumexp (of the undropped softmax) only for
+    float64; rows that see no key give O = 0."""
     import torch
     H, Hkv = q.shape[1], k.shape[1]
     kk = k.to(dt).repeat_interleave(H // Hkv, dim=1)
@@ -38,8 +41,10 @@ def reference(q, k, v, scale, dt, modify=None, visible=None):
     if visible is not None:
         s = s.masked_fill(~visible, float("-inf"))
     lse = torch.logsumexp(s, dim=-1) if dt == torch.float64 else None
-    p = torch.softmax(s, dim=-1).nan_to_num(0.0).to(dt)
-    return torch.matmul(p, vv), lse
+    p = torch.softmax(s, dim=-1).nan_to_num(0.0)
+    if keep is not None:
+        p = p * keep / (1.0 - dropout)
+    return torch.matmul(p.to(dt), vv), lse
 
 
 def check_output(o, lse, ref, low, ref_lse, dtype):

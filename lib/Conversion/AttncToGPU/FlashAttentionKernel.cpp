@@ -111,6 +111,39 @@ LogicalResult FlashKernelBuilder::emitScoreStage(FlashKVLoop &l,
   return failure(failedRegion);
 }
 
+/// Dropout's Philox counter (i64) of the step's first 8 keys in the row
+/// of each score row slot: offset + (row + r) * row_words + kv_start / 8
+/// (attnc.online_attention's dropout; kv_start is a multiple of block_kv,
+/// itself one of 8).
+FailureOr<SmallVector<Value>>
+FlashKernelBuilder::dropoutCounters(FlashKVLoop &l, IRMapping &scope) {
+  SmallVector<Value> counters;
+  if (form.dropout == 0.0)
+    return counters;
+  FailureOr<Value> offset = materialize(form.dropoutOffset, scope);
+  FailureOr<Value> row = materialize(form.dropoutRow, scope);
+  FailureOr<Value> words = materialize(form.dropoutRowWords, scope);
+  FailureOr<Value> k0 = materialize(l.step.getKvStart(), scope);
+  if (failed(offset) || failed(row) || failed(words) || failed(k0))
+    return failure();
+  Type i64 = b.getI64Type();
+  auto wide = [&](Value v) {
+    return arith::IndexCastOp::create(b, loc, i64, v).getResult();
+  };
+  Value group = wide(arith::DivUIOp::create(
+      b, loc, *k0, arith::ConstantIndexOp::create(b, loc, 8)));
+  Value first = arith::AddIOp::create(b, loc, *offset, group);
+  const AccumulatorLayout &layout = strategy->scoreLayout();
+  for (int64_t r = 0; r < layout.numRowSlots(); ++r) {
+    Value rowOf =
+        arith::AddIOp::create(b, loc, *row, layout.slotRow(b, loc, r));
+    counters.push_back(arith::AddIOp::create(
+        b, loc, first,
+        arith::MulIOp::create(b, loc, wide(rowOf), wide(*words))));
+  }
+  return counters;
+}
+
 /// Starts loading the K and V tiles of iteration `tile` of loop `l` (its
 /// slices with `tile` for the induction variable) into pipeline stage
 /// `stage`, by default `tile mod stages`.
@@ -220,9 +253,10 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
   }
   if (!strategy->overlapsPV()) {
     SmallVector<Value> s = strategy->computeScores(b, stage);
-    if (failed(emitScoreStage(l, scope, bounds, s)))
+    FailureOr<SmallVector<Value>> counters = dropoutCounters(l, scope);
+    if (failed(counters) || failed(emitScoreStage(l, scope, bounds, s)))
       return failure();
-    scoreStage->update(b, s, st, *strategy);
+    scoreStage->update(b, s, st, *strategy, /*alphas=*/nullptr, *counters);
     strategy->accumulatePV(b, stage, st.acc);
   } else {
     // S of this step first, then the previous step's P V, so that waiting
@@ -238,10 +272,11 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
         st.acc);
     strategy->endMMAs(b);
     SmallVector<Value> s = strategy->waitScores(b, scores, /*inFlight=*/1);
-    if (failed(emitScoreStage(l, scope, bounds, s)))
+    FailureOr<SmallVector<Value>> counters = dropoutCounters(l, scope);
+    if (failed(counters) || failed(emitScoreStage(l, scope, bounds, s)))
       return failure();
     SmallVector<Value> alphas;
-    scoreStage->update(b, s, st, *strategy, &alphas);
+    scoreStage->update(b, s, st, *strategy, &alphas, *counters);
     st.acc = strategy->waitPV(b, pv);
     scoreStage->rescale(b, st.acc, alphas);
     if (ring) {
@@ -625,6 +660,13 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
     if (failed(rs))
       return failure();
     scaling.runtimeScale = *rs;
+  }
+  if (form.dropout > 0.0) {
+    FailureOr<Value> seed = materialize(form.dropoutSeed, prologue);
+    if (failed(seed))
+      return failure();
+    scaling.dropout = form.dropout;
+    scaling.dropoutSeed = *seed;
   }
   scoreStage = std::make_unique<ScoreStage>(b, loc, strategy->scoreLayout(),
                                             strategy->outputLayout(), scaling);

@@ -297,6 +297,17 @@ static LogicalResult readLoop(FlashForm &form, FlashKVLoop &l) {
     return step.emitOpError("differs from the other steps of its flash form "
                             "in scale, runtime scale or the presence of a "
                             "score modifier; one row's softmax needs one");
+  // One dropout mask for the whole probability tensor.
+  double p = step.getDropoutProbability()
+                 ? step.getDropoutProbability()->convertToDouble()
+                 : 0.0;
+  if (p != form.dropout || step.getDropoutSeed() != form.dropoutSeed ||
+      step.getDropoutOffset() != form.dropoutOffset ||
+      step.getDropoutRow() != form.dropoutRow ||
+      step.getDropoutRowWords() != form.dropoutRowWords)
+    return step.emitOpError("differs from the other steps of its flash form "
+                            "in its dropout (probability, seed, offset or "
+                            "rows); the kernel draws one mask");
   return success();
 }
 
@@ -566,6 +577,13 @@ FailureOr<FlashForm> attnc::analyzeFlashForm(scf::ForallOp forall) {
   form.scale = first.getScale().convertToDouble();
   form.runtimeScale = first.getRuntimeScale();
   form.modified = first.hasScoreModifier();
+  if (first.hasDropout()) {
+    form.dropout = first.getDropoutProbability()->convertToDouble();
+    form.dropoutSeed = first.getDropoutSeed();
+    form.dropoutOffset = first.getDropoutOffset();
+    form.dropoutRow = first.getDropoutRow();
+    form.dropoutRowWords = first.getDropoutRowWords();
+  }
   for (scf::ForOp loop : loops) {
     FlashKVLoop l;
     l.loop = loop;
@@ -594,6 +612,14 @@ FailureOr<FlashForm> attnc::analyzeFlashForm(scf::ForallOp forall) {
 
   if (failed(flash_reads::readRegionTensors(form)))
     return failure();
+  // Dropout's rows are consecutive query rows of one head: a packed tile's
+  // or a ragged batch's are not.
+  if (form.dropout > 0.0 && (form.packedSource || form.ragged))
+    return first.emitOpError()
+           << "drops probabilities in a "
+           << (form.ragged ? "ragged batch" : "packed GQA flash form")
+           << "; the kernel numbers dropout's rows by one head's "
+              "consecutive query rows";
 
   // Everything else in the forall body must be something the kernel
   // rebuilds: nothing is silently dropped.

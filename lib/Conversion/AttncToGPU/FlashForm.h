@@ -153,6 +153,11 @@ struct FlashForm {
   double scale;
   mlir::Value runtimeScale;
   bool modified;
+  /// Dropout of the probabilities (every step's, one mask): its
+  /// probability (0: none), seed and offset (i64 function arguments or
+  /// constants) and the steps' `rows` operands.
+  double dropout = 0.0;
+  mlir::Value dropoutSeed, dropoutOffset, dropoutRow, dropoutRowWords;
 };
 
 /// Puts steps of the recurrence that canonicalization took out of their K/V

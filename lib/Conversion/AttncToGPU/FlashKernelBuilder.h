@@ -187,6 +187,8 @@ private:
                                            Value chainEnd, bool bounds,
                                            const OnlineSoftmaxState &init,
                                            Value &slot);
+  FailureOr<SmallVector<Value>> dropoutCounters(FlashKVLoop &l,
+                                                IRMapping &scope);
   LogicalResult emitScoreStage(FlashKVLoop &l, IRMapping &scope, bool bounds,
                                SmallVectorImpl<Value> &s);
   LogicalResult emitEpilogue(OnlineSoftmaxState &st);

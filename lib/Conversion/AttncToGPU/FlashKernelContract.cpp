@@ -199,6 +199,15 @@ void FlashKernelBuilder::planParameters() {
   }
   if (form.runtimeScale)
     push(runtimeScaleParam(form.runtimeScale));
+  // Dropout's seed and offset, when the program takes them as arguments
+  // (a constant one is built into the kernel).
+  if (form.dropout > 0.0) {
+    if (isa<BlockArgument>(form.dropoutSeed))
+      push(scalarArgumentParam(form.dropoutSeed, "dropout_seed"));
+    if (isa<BlockArgument>(form.dropoutOffset) &&
+        form.dropoutOffset != form.dropoutSeed)
+      push(scalarArgumentParam(form.dropoutOffset, "dropout_offset"));
+  }
 }
 
 /// A grid extent as the host computes it: a product of constants, sizes,

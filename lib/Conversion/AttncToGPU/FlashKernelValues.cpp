@@ -37,7 +37,13 @@ using namespace attnc::flash_kernel;
 /// parameters (or constants). Anything else is not a leaf (null).
 FailureOr<Value> FlashKernelBuilder::leafValue(Value v) {
   if (v == form.runtimeScale)
-    return param(abi.params.back().name);
+    return param(runtimeScaleParam(v).name);
+  if (form.dropout > 0.0 && isa<BlockArgument>(v) &&
+      (v == form.dropoutSeed || v == form.dropoutOffset))
+    return param(scalarArgumentParam(v, v == form.dropoutSeed
+                                            ? "dropout_seed"
+                                            : "dropout_offset")
+                     .name);
   if (v.getDefiningOp<KVSplitCountOp>() && isPartial())
     return paramIndexValue(kSplitSymbol);
   auto dim = v.getDefiningOp<tensor::DimOp>();

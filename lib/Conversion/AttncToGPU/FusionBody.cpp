@@ -107,40 +107,6 @@ Value FusionEmitter::rowReduce(const Val &v, bool isMax) {
   return arith::MulFOp::create(b, loc, v.scalar, f32(double(n)));
 }
 
-SmallVector<Value> FusionEmitter::philox(Value c0, Value c1, Value k0,
-                                         Value k1) {
-  Value c2 = i32(0), c3 = i32(0);
-  for (int round = 0; round < kPhiloxRounds; ++round) {
-    if (round > 0) {
-      k0 = arith::AddIOp::create(b, loc, k0, i32(kPhiloxW0));
-      k1 = arith::AddIOp::create(b, loc, k1, i32(kPhiloxW1));
-    }
-    auto p0 = arith::MulUIExtendedOp::create(b, loc, i32(kPhiloxM0), c0);
-    auto p1 = arith::MulUIExtendedOp::create(b, loc, i32(kPhiloxM1), c2);
-    Value n0 = arith::XOrIOp::create(
-        b, loc, arith::XOrIOp::create(b, loc, p1.getHigh(), c1), k0);
-    Value n2 = arith::XOrIOp::create(
-        b, loc, arith::XOrIOp::create(b, loc, p0.getHigh(), c3), k1);
-    c0 = n0;
-    c1 = p1.getLow();
-    c2 = n2;
-    c3 = p0.getLow();
-  }
-  return {c0, c1, c2, c3};
-}
-
-/// Splits a 64-bit value into its low and high 32-bit words.
-static std::pair<Value, Value> split64(OpBuilder &b, Location loc, Value v) {
-  Type i32 = b.getI32Type();
-  Value lo = arith::TruncIOp::create(b, loc, i32, v);
-  Value hi = arith::TruncIOp::create(
-      b, loc, i32,
-      arith::ShRUIOp::create(
-          b, loc, v,
-          arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32))));
-  return {lo, hi};
-}
-
 static arith::CmpFPredicate toCmpF(CmpPredicate p) {
   switch (p) {
   case CmpPredicate::eq:
@@ -310,7 +276,7 @@ LogicalResult FusionEmitter::emitOp(Operation *op) {
         double p = d.getProbability().convertToDouble();
         Value keepScale = f32(1.0 / (1.0 - p)), zero = f32(0.0);
         Value threshold = i32(static_cast<uint32_t>(std::ceil(p * 65536.0)));
-        auto [k0, k1] = split64(b, loc, get(d.getSeed()).scalar);
+        auto [k0, k1] = splitI64(b, loc, get(d.getSeed()).scalar);
         Value offset = get(d.getOffset()).scalar;
         Type i64 = b.getI64Type();
         Value rowLinear = arith::MulIOp::create(
@@ -329,9 +295,9 @@ LogicalResult FusionEmitter::emitOp(Operation *op) {
               b, loc, lin,
               arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(3)));
           auto [c0, c1] =
-              split64(b, loc, arith::AddIOp::create(b, loc, offset, q));
+              splitI64(b, loc, arith::AddIOp::create(b, loc, offset, q));
           SmallVector<Value> lanes;
-          for (Value w : philox(c0, c1, k0, k1)) {
+          for (Value w : philox4x32(b, loc, c0, c1, k0, k1)) {
             lanes.push_back(arith::AndIOp::create(b, loc, w, i32(0xFFFF)));
             lanes.push_back(arith::ShRUIOp::create(b, loc, w, i32(16)));
           }

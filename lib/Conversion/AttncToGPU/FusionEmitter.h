@@ -7,7 +7,7 @@
 //
 // Private to lib/Conversion/AttncToGPU: the emitter shared by
 // FusionKernel.cpp (planning, parameters, loads and stores) and
-// FusionBody.cpp (the body's ops, reductions and Philox).
+// FusionBody.cpp (the body's ops, reductions and dropout).
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,11 +41,6 @@ constexpr int64_t kMaxThreads = 1024;
 /// 16-byte accesses one thread makes per row (it keeps them in registers):
 /// rows of up to kMaxThreads * kMaxChunks * kVec = 262144 elements.
 constexpr int64_t kMaxChunks = 32;
-/// Philox-4x32-10 constants (Salmon et al., "Parallel random numbers: as
-/// easy as 1, 2, 3", SC'11), as in cuRAND and PyTorch.
-constexpr uint32_t kPhiloxM0 = 0xD2511F53, kPhiloxM1 = 0xCD9E8D57;
-constexpr uint32_t kPhiloxW0 = 0x9E3779B9, kPhiloxW1 = 0xBB67AE85;
-constexpr int kPhiloxRounds = 10;
 
 enum class Kind { Full, Col, Row, Scalar };
 
@@ -94,7 +89,6 @@ private:
   SmallVector<Value> perElementChunks(const Val &v);
   Value rowReduce(const Val &v, bool isMax);
   Value blockReduce(Value partial, bool isMax);
-  SmallVector<Value> philox(Value c0, Value c1, Value k0, Value k1);
   Value rowOffset(unsigned param);
   Value load(unsigned tensorParam, Kind kind, Type elem);
   Kind classify(RankedTensorType t, std::string &why);

@@ -170,14 +170,60 @@ std::string attnc::sourceArgumentName(BlockArgument arg, StringRef fallback) {
   return "arg" + std::to_string(arg.getArgNumber());
 }
 
-ABIParam attnc::runtimeScaleParam(Value runtimeScale) {
+ABIParam attnc::scalarArgumentParam(Value v, StringRef fallback) {
   ABIParam p;
   p.kind = ABIParam::Kind::Scalar;
-  p.name = "scale";
-  if (auto arg = dyn_cast<BlockArgument>(runtimeScale))
-    p.name = sourceArgumentName(arg, "scale");
-  p.dtype = "f32";
+  p.name = fallback.str();
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    p.name = sourceArgumentName(arg, fallback);
+  p.dtype = mlirTypeToDType(v.getType());
   return p;
+}
+
+ABIParam attnc::runtimeScaleParam(Value runtimeScale) {
+  return scalarArgumentParam(runtimeScale, "scale");
+}
+
+SmallVector<Value, 4> attnc::philox4x32(OpBuilder &b, Location loc, Value c0,
+                                        Value c1, Value k0, Value k1) {
+  // Salmon et al., "Parallel random numbers: as easy as 1, 2, 3" (SC'11),
+  // the constants of cuRAND and PyTorch.
+  constexpr uint32_t kM0 = 0xD2511F53, kM1 = 0xCD9E8D57;
+  constexpr uint32_t kW0 = 0x9E3779B9, kW1 = 0xBB67AE85;
+  constexpr int kRounds = 10;
+  auto i32 = [&](uint32_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v))
+        .getResult();
+  };
+  Value c2 = i32(0), c3 = i32(0);
+  for (int round = 0; round < kRounds; ++round) {
+    if (round > 0) {
+      k0 = arith::AddIOp::create(b, loc, k0, i32(kW0));
+      k1 = arith::AddIOp::create(b, loc, k1, i32(kW1));
+    }
+    auto p0 = arith::MulUIExtendedOp::create(b, loc, i32(kM0), c0);
+    auto p1 = arith::MulUIExtendedOp::create(b, loc, i32(kM1), c2);
+    Value n0 = arith::XOrIOp::create(
+        b, loc, arith::XOrIOp::create(b, loc, p1.getHigh(), c1), k0);
+    Value n2 = arith::XOrIOp::create(
+        b, loc, arith::XOrIOp::create(b, loc, p0.getHigh(), c3), k1);
+    c0 = n0;
+    c1 = p1.getLow();
+    c2 = n2;
+    c3 = p0.getLow();
+  }
+  return {c0, c1, c2, c3};
+}
+
+std::pair<Value, Value> attnc::splitI64(OpBuilder &b, Location loc, Value v) {
+  Type i32 = b.getI32Type();
+  Value lo = arith::TruncIOp::create(b, loc, i32, v);
+  Value hi = arith::TruncIOp::create(
+      b, loc, i32,
+      arith::ShRUIOp::create(
+          b, loc, v,
+          arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32))));
+  return {lo, hi};
 }
 
 Operation *attnc::sizeDimOf(Value x, ArrayRef<Value> tensors) {

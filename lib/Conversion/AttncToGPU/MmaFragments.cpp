@@ -119,6 +119,62 @@ Value AccumulatorTiles::isRowLeader(OpBuilder &b, Location loc) const {
                                arith::ConstantIndexOp::create(b, loc, 0));
 }
 
+SmallVector<Value> AccumulatorTiles::rowDraws(OpBuilder &b, Location loc,
+                                              int64_t slot,
+                                              GroupWords words) const {
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  auto bit = [&](int64_t m) {
+    return arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(b, loc, w.quadCol, idx(m)), idx(0));
+  };
+  // a[t ^ r] for this thread's t, by the bits of t (r flips them).
+  Value t0 = bit(1), t1 = bit(2);
+  auto pick = [&](ArrayRef<Value> a, int64_t r) {
+    auto sel = [&](Value c, bool flip, Value one, Value zero) {
+      return flip ? arith::SelectOp::create(b, loc, c, zero, one).getResult()
+                  : arith::SelectOp::create(b, loc, c, one, zero).getResult();
+    };
+    Value lo = sel(t0, r & 1, a[1], a[0]), hi = sel(t0, r & 1, a[3], a[2]);
+    return sel(t1, r & 2, hi, lo);
+  };
+  // mine[n]: word t of group n, the one holding this thread's two draws.
+  SmallVector<Value> mine(nTiles);
+  if (nTiles % kQuadSize != 0) {
+    for (int64_t n = 0; n < nTiles; ++n)
+      mine[n] = pick(words(b, idx(n)), 0);
+  } else {
+    for (int64_t n0 = 0; n0 < nTiles; n0 += kQuadSize) {
+      SmallVector<Value, 4> own =
+          words(b, arith::AddIOp::create(b, loc, w.quadCol, idx(n0)));
+      // Round r: lane t sends its word t ^ r to lane t ^ r and receives
+      // word t of group n0 + (t ^ r).
+      SmallVector<Value, 4> got;
+      for (int32_t r = 0; r < kQuadSize; ++r) {
+        Value send = pick(own, r);
+        got.push_back(r == 0
+                          ? send
+                          : gpu::ShuffleOp::create(b, loc, send, r, kWarpSize,
+                                                   gpu::ShuffleMode::XOR)
+                                .getShuffleResult());
+      }
+      for (int64_t u = 0; u < kQuadSize; ++u)
+        mine[n0 + u] = pick(got, u);
+    }
+  }
+  Value mask = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0xFFFF));
+  Value sixteen = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16));
+  SmallVector<Value> draws;
+  // The slot's elements, in order: per n8 tile, columns 2t and 2t + 1.
+  for (int64_t n = 0; n < nTiles; ++n) {
+    draws.push_back(arith::AndIOp::create(b, loc, mine[n], mask));
+    draws.push_back(arith::ShRUIOp::create(b, loc, mine[n], sixteen));
+  }
+  return draws;
+}
+
 std::pair<Value, Value> clampedRowChunk(OpBuilder &b, Location loc,
                                         const GlobalTile &src, Value row,
                                         Value col, int64_t elems) {

@@ -96,6 +96,13 @@ public:
                         RowReduction kind) const override;
   mlir::Value isRowLeader(mlir::OpBuilder &b,
                           mlir::Location loc) const override;
+  /// The quad shares the Philox calls: thread t computes the words of the
+  /// groups (n8 tiles) n = t mod 4 and the quad transposes them, thread t
+  /// keeping word t of each (its columns 8n + 2t, 8n + 2t + 1): a quarter
+  /// of the calls of one per thread and group.
+  llvm::SmallVector<mlir::Value> rowDraws(mlir::OpBuilder &b,
+                                          mlir::Location loc, int64_t slot,
+                                          GroupWords words) const override;
   int64_t getNumTiles() const { return nTiles; }
   const WarpCoords &coords() const { return w; }
 

@@ -15,6 +15,7 @@
 
 #include "ScoreStage.h"
 
+#include "attnc/Conversion/AttncToGPU/KernelUtils.h"
 #include "attnc/Dialect/Attnc/IR/AttncOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -22,6 +23,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Matchers.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -85,6 +87,16 @@ ScoreStage::ScoreStage(OpBuilder &b, Location loc,
   } else {
     expScale = times(kLog2e);
     lseScale = scale;
+  }
+  keptScale = one;
+  if (scaling.dropout > 0.0) {
+    std::tie(dropKey0, dropKey1) = splitI64(b, loc, scaling.dropoutSeed);
+    // u = draw / 2^16 >= p  <=>  draw >= ceil(p * 2^16).
+    dropThreshold =
+        arith::ConstantOp::create(b, loc,
+                                  b.getI32IntegerAttr(static_cast<int32_t>(
+                                      std::ceil(scaling.dropout * 65536.0))));
+    keptScale = c(1.0 / (1.0 - scaling.dropout));
   }
 }
 
@@ -174,10 +186,21 @@ void ScoreStage::mask(OpBuilder &b, SmallVectorImpl<Value> &s,
 
 void ScoreStage::update(OpBuilder &b, ArrayRef<Value> s, OnlineSoftmaxState &st,
                         AttentionTileStrategy &strategy,
-                        SmallVectorImpl<Value> *alphas) const {
+                        SmallVectorImpl<Value> *alphas,
+                        ArrayRef<Value> dropoutCounters) const {
   if (alphas)
     alphas->clear();
   for (auto [r, elements] : llvm::enumerate(scoreSlots)) {
+    // Dropout's draws of the slot's elements (in `elements` order).
+    SmallVector<Value> draws;
+    if (!dropoutCounters.empty())
+      draws = scores.rowDraws(b, loc, r, [&](OpBuilder &b, Value group) {
+        Value counter = arith::AddIOp::create(
+            b, loc, dropoutCounters[r],
+            arith::IndexCastOp::create(b, loc, b.getI64Type(), group));
+        auto [c0, c1] = splitI64(b, loc, counter);
+        return philox4x32(b, loc, c0, c1, dropKey0, dropKey1);
+      });
     Value mx = st.rowMax[r];
     for (int64_t e : elements)
       mx = arith::MaxNumFOp::create(b, loc, mx, s[e]);
@@ -209,6 +232,12 @@ void ScoreStage::update(OpBuilder &b, ArrayRef<Value> s, OnlineSoftmaxState &st,
         p.push_back(exp2Scaled(s[e]));
       for (Value v : p)
         sum = arith::AddFOp::create(b, loc, sum, v);
+      // The sum is the undropped softmax's; P V sees the kept ones.
+      for (size_t n = 0; n < p.size() && !draws.empty(); ++n) {
+        Value keep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                           draws[k + n], dropThreshold);
+        p[n] = arith::SelectOp::create(b, loc, keep, p[n], zero);
+      }
       strategy.takeProbabilities(b, ids, p);
     }
     if (alphas)
@@ -235,8 +264,8 @@ SmallVector<Value> ScoreStage::finalize(OpBuilder &b,
     Value l = scores.reduceRow(b, loc, st.rowSum[r], RowReduction::Add);
     Value isEmpty =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
-    Value inv = arith::SelectOp::create(b, loc, isEmpty, zero,
-                                        arith::DivFOp::create(b, loc, one, l));
+    Value inv = arith::SelectOp::create(
+        b, loc, isEmpty, zero, arith::DivFOp::create(b, loc, keptScale, l));
     for (int64_t e : elements)
       st.acc[e] = arith::MulFOp::create(b, loc, st.acc[e], inv);
     Value lnL = math::LogOp::create(b, loc, l);

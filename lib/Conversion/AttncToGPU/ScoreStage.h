@@ -53,6 +53,11 @@ struct ScoreScaling {
   /// folds into the exponent's and the logsumexp's factors (max(c x) =
   /// c max(x) for c > 0), one multiply per score fewer.
   double modifierFactor = 1.0;
+  /// Dropout of the probabilities before P V (0: none) and its seed (i64,
+  /// the Philox key). The row sums keep the undropped probabilities; the
+  /// 1 / (1 - p) joins the final normalization.
+  double dropout = 0.0;
+  mlir::Value dropoutSeed;
 };
 
 /// The operand and factor of a score region that yields `x * c` (either
@@ -88,9 +93,13 @@ public:
   /// and gets P = 0, never NaN.
   /// With `alphas`, acc is left alone and the rescale factor of each row
   /// slot returned there instead, for `rescale` once acc is ready.
+  /// With dropout, `dropoutCounters` holds per row slot the Philox counter
+  /// (i64) of the step's first 8 keys in that row: the strategy gets 0 for
+  /// the dropped probabilities.
   void update(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> s,
               OnlineSoftmaxState &st, AttentionTileStrategy &strategy,
-              llvm::SmallVectorImpl<mlir::Value> *alphas = nullptr) const;
+              llvm::SmallVectorImpl<mlir::Value> *alphas = nullptr,
+              llvm::ArrayRef<mlir::Value> dropoutCounters = {}) const;
   /// acc *= alphas[row slot].
   void rescale(mlir::OpBuilder &b, llvm::SmallVectorImpl<mlir::Value> &acc,
                llvm::ArrayRef<mlir::Value> alphas) const;
@@ -111,6 +120,10 @@ private:
   /// max in the logsumexp.
   mlir::Value scale, expScale, lseScale;
   mlir::Value zero, one, negInf;
+  /// Dropout: the Philox key words (i32), the smallest kept 16-bit draw
+  /// (i32) and the numerator of the final normalization (1 / (1 - p), or
+  /// 1).
+  mlir::Value dropKey0, dropKey1, dropThreshold, keptScale;
 };
 
 } // namespace attnc

@@ -110,6 +110,19 @@ public:
   /// results such as the logsumexp).
   virtual mlir::Value isRowLeader(mlir::OpBuilder &b,
                                   mlir::Location loc) const = 0;
+
+  /// Returns the four Philox words of the 8-column group starting at tile
+  /// column 8 * `group` (an index value) of one row.
+  using GroupWords = llvm::function_ref<llvm::SmallVector<mlir::Value, 4>(
+      mlir::OpBuilder &, mlir::Value group)>;
+  /// Dropout's 16-bit draws (i32) of the elements of row slot `slot`, in
+  /// ascending element order: column 8c + k takes half k mod 2 (low first)
+  /// of word k / 2 of `words(c)` for the slot's row. The layout decides
+  /// which thread computes which group's words and how they are shared.
+  virtual llvm::SmallVector<mlir::Value> rowDraws(mlir::OpBuilder &b,
+                                                  mlir::Location loc,
+                                                  int64_t slot,
+                                                  GroupWords words) const = 0;
 };
 
 /// What a tile strategy is built for.

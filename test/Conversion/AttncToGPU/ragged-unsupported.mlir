@@ -32,3 +32,14 @@ func.func @wgmma(%q: tensor<?x8x64xbf16>, %s: tensor<?xi32>, %e: tensor<?xi32>) 
   %o = attnc.ragged_pack %ov, %s, %e : tensor<?x8x?x64xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x8x64xbf16>
   return %o : tensor<?x8x64xbf16>
 }
+
+// -----
+
+func.func @dropout(%q: tensor<?x8x64xbf16>, %s: tensor<?xi32>, %e: tensor<?xi32>, %seed: i64) -> tensor<?x8x64xbf16> {
+  %qv = attnc.ragged_view %q, %s, %e : tensor<?x8x64xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x8x?x64xbf16>
+  // expected-error @+1 {{drops probabilities in a ragged batch; --attnc-online-softmax numbers dropout's counters by the rows of a padded batch only}}
+  %ov = attnc.attention %qv, %qv, %qv dropout(%seed, %seed) {dropout_probability = 0.1 : f64, scale = 0.125 : f64}
+      : tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16> -> tensor<?x8x?x64xbf16>
+  %o = attnc.ragged_pack %ov, %s, %e : tensor<?x8x?x64xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x8x64xbf16>
+  return %o : tensor<?x8x64xbf16>
+}

@@ -127,6 +127,15 @@ func.func @loaded_scale(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v
 
 // -----
 
+func.func @dropout(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %seed: i64) -> tensor<?x?x?x64xbf16> {
+  // expected-error @+1 {{drops probabilities; --attnc-derive-backward does not derive the gradient through dropout yet}}
+  %o = attnc.attention %q, %k, %v dropout(%seed, %seed) {dropout_probability = 0.1 : f64, scale = 0.125 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
 // expected-error @+1 {{has 2 attention ops; --attnc-derive-backward derives the backward of a function with one}}
 func.func @two(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}

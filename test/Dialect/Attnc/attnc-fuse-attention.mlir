@@ -802,3 +802,65 @@ func.func @offset_from_scores(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>
   %o = attnc.matmul %p, %v : tensor<?x?x?x?xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?x64xf32>
   return %o : tensor<?x?x?x64xf32>
 }
+
+// -----
+
+// Dropout of the probabilities before P V, after their cast to bf16 (or
+// before it, below): its seed, offset and probability go to the op; the
+// softmax's max and sum stay the undropped probabilities'.
+// CHECK-LABEL: func.func @dropout_after_cast
+// CHECK-SAME:    %[[SEED:[^:]+]]: i64 {attnc.name = "seed"}, %[[OFF:[^:]+]]: i64
+// CHECK-NEXT:    %[[O:.+]] = attnc.attention %{{.+}}, %{{.+}}, %{{.+}} dropout(%[[SEED]], %[[OFF]]) {dropout_probability = 1.000000e-01 : f64, scale = 1.250000e-01 : f64}
+// CHECK-SAME:      mask {
+// CHECK-NOT:     attnc.dropout
+// CHECK:         return %[[O]]
+func.func @dropout_after_cast(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>,
+                              %v: tensor<?x?x?x128xbf16>, %seed: i64 {attnc.name = "seed"},
+                              %offset: i64) -> tensor<?x?x?x128xbf16> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x?xf32>
+  %c = arith.constant dense<0.125> : tensor<f32>
+  %ss = attnc.mul %s, %c : tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %rows = attnc.iota %ss {dimension = 2 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %cols = attnc.iota %ss {dimension = 3 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %keep = attnc.cmp ge, %rows, %cols : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = attnc.select %keep, %ss, %ninf : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %m : tensor<?x?x?x?xf32>
+  %pb = attnc.cast %p : tensor<?x?x?x?xf32> to tensor<?x?x?x?xbf16>
+  %pd = attnc.dropout %pb, %seed, %offset {probability = 0.1 : f64} : tensor<?x?x?x?xbf16>
+  %o = attnc.matmul %pd, %v : tensor<?x?x?x?xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dropout_before_cast
+// CHECK:         attnc.attention {{.+}} dropout(%{{.+}}, %{{.+}}) {dropout_probability = 5.000000e-01 : f64, scale = 1.000000e+00 : f64}
+// CHECK-NOT:     attnc.dropout
+func.func @dropout_before_cast(%q: tensor<2x4x64x64xbf16>, %k: tensor<2x4x32x64xbf16>,
+                               %v: tensor<2x4x32x64xbf16>, %seed: i64) -> tensor<2x4x64x64xbf16> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<2x4x64x64xbf16>, tensor<2x4x32x64xbf16> -> tensor<2x4x64x32xf32>
+  %p = attnc.softmax %s : tensor<2x4x64x32xf32>
+  %c0 = arith.constant 0 : i64
+  %pd = attnc.dropout %p, %seed, %c0 {probability = 0.5 : f64} : tensor<2x4x64x32xf32>
+  %pb = attnc.cast %pd : tensor<2x4x64x32xf32> to tensor<2x4x64x32xbf16>
+  %o = attnc.matmul %pb, %v : tensor<2x4x64x32xbf16>, tensor<2x4x32x64xbf16> -> tensor<2x4x64x64xbf16>
+  return %o : tensor<2x4x64x64xbf16>
+}
+
+// -----
+
+// The dropped probabilities are also returned: the chain stays as written.
+// CHECK-LABEL: func.func @dropout_returned
+// CHECK-NOT:     attnc.attention
+// CHECK:         attnc.dropout
+func.func @dropout_returned(%q: tensor<2x4x64x64xbf16>, %k: tensor<2x4x32x64xbf16>,
+                            %v: tensor<2x4x32x64xbf16>, %seed: i64)
+    -> (tensor<2x4x64x64xbf16>, tensor<2x4x64x32xbf16>) {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<2x4x64x64xbf16>, tensor<2x4x32x64xbf16> -> tensor<2x4x64x32xf32>
+  %p = attnc.softmax %s : tensor<2x4x64x32xf32>
+  %pb = attnc.cast %p : tensor<2x4x64x32xf32> to tensor<2x4x64x32xbf16>
+  %pd = attnc.dropout %pb, %seed, %seed {probability = 0.5 : f64} : tensor<2x4x64x32xbf16>
+  %o = attnc.matmul %pd, %v : tensor<2x4x64x32xbf16>, tensor<2x4x32x64xbf16> -> tensor<2x4x64x64xbf16>
+  return %o, %pd : tensor<2x4x64x64xbf16>, tensor<2x4x64x32xbf16>
+}

@@ -343,3 +343,34 @@ func.func @window_softcap(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, 
       }
   return %o : tensor<?x?x?x64xbf16>
 }
+
+// -----
+
+// Dropout: every step of the flash form carries the op's seed, offset and
+// probability, and the rows its mask numbers: the tile's first query is
+// probability row (b * H + h) * Sq + q0 of ceil(Skv / 8) counters each.
+// CHECK-LABEL: func.func @dropout
+// CHECK-SAME: %[[SEED:[^:]+]]: i64, %[[OFF:[^:]+]]: i64)
+// CHECK-DAG: %[[H:.+]] = tensor.dim %{{.+}}, %c1
+// CHECK-DAG: %[[SQ:.+]] = tensor.dim %{{.+}}, %c2
+// CHECK-DAG: %[[SKV:.+]] = tensor.dim %[[K:.+]], %c2
+// CHECK: scf.forall (%[[BI:.+]], %[[HI:.+]], %{{.+}}) in
+// CHECK: %[[ROW:.+]] = affine.apply affine_map<(d0, d1, d2)[s0, s1] -> (d2 * 64 + (d1 + d0 * s0) * s1)>(%[[BI]], %[[HI]], %{{.+}})[%[[H]], %[[SQ]]]
+// CHECK: %[[WORDS:.+]] = affine.apply affine_map<()[s0] -> (s0 ceildiv 8)>()[%[[SKV]]]
+// CHECK: scf.for
+// CHECK: attnc.online_attention {{.+}} dropout(%[[SEED]], %[[OFF]]) rows(%[[ROW]], %[[WORDS]]) {dropout_probability = 2.500000e-01 : f64, scale = 1.250000e-01 : f64}
+// CHECK: scf.for
+// CHECK: attnc.online_attention {{.+}} dropout(%[[SEED]], %[[OFF]]) rows(%[[ROW]], %[[WORDS]]) {dropout_probability = 2.500000e-01 : f64, scale = 1.250000e-01 : f64}
+// CHECK-SAME: mask
+// CHECK: attnc.online_attention_finalize
+func.func @dropout(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>,
+                   %seed: i64, %offset: i64) -> tensor<?x?x?x64xbf16> {
+  %o = attnc.attention %q, %k, %v dropout(%seed, %offset) {dropout_probability = 0.25 : f64, scale = 0.125 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
+  return %o : tensor<?x?x?x64xbf16>
+}

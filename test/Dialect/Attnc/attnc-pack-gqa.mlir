@@ -104,3 +104,18 @@ func.func @per_head_tensor(%q: tensor<2x8x2x64xf16>, %k: tensor<2x2x100x64xf16>,
       }
   return %o : tensor<2x8x2x64xf16>
 }
+
+// -----
+
+// Dropout numbers its Philox counters by one head's consecutive query rows;
+// packed, a tile's rows are not: the op stays unpacked.
+// CHECK-LABEL: func.func @dropout_left_alone
+// CHECK-NOT: tensor.expand_shape
+// CHECK: attnc.attention %{{.+}}, %{{.+}}, %{{.+}} dropout(
+// CHECK-NOT: tensor.collapse_shape
+func.func @dropout_left_alone(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: tensor<?x8x?x128xbf16>,
+                              %seed: i64) -> tensor<?x32x?x128xbf16> {
+  %o = attnc.attention %q, %k, %v dropout(%seed, %seed) {dropout_probability = 0.1 : f64, scale = 0.08838834764831845 : f64}
+      : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x?x128xbf16>
+  return %o : tensor<?x32x?x128xbf16>
+}

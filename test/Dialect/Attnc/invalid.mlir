@@ -314,6 +314,53 @@ func.func @attention_kv_lengths_type(%q: tensor<?x4x1x128xbf16>, %k: tensor<?x4x
 
 // -----
 
+func.func @attention_dropout_no_probability(%q: tensor<?x4x?x128xbf16>, %seed: i64, %offset: i64) -> tensor<?x4x?x128xbf16> {
+  // expected-error @+1 {{has dropout operands but no 'dropout_probability'}}
+  %0 = attnc.attention %q, %q, %q dropout(%seed, %offset) {scale = 1.0 : f64} : tensor<?x4x?x128xbf16>, tensor<?x4x?x128xbf16>, tensor<?x4x?x128xbf16> -> tensor<?x4x?x128xbf16>
+  return %0 : tensor<?x4x?x128xbf16>
+}
+
+// -----
+
+func.func @attention_dropout_no_operands(%q: tensor<?x4x?x128xbf16>) -> tensor<?x4x?x128xbf16> {
+  // expected-error @+1 {{has 'dropout_probability' but no dropout operands}}
+  %0 = attnc.attention %q, %q, %q {dropout_probability = 0.1 : f64, scale = 1.0 : f64} : tensor<?x4x?x128xbf16>, tensor<?x4x?x128xbf16>, tensor<?x4x?x128xbf16> -> tensor<?x4x?x128xbf16>
+  return %0 : tensor<?x4x?x128xbf16>
+}
+
+// -----
+
+// p = 0 is no dropout (the fusion leaves the op out); p = 1 drops all.
+func.func @attention_dropout_probability(%q: tensor<?x4x?x128xbf16>, %seed: i64, %offset: i64) -> tensor<?x4x?x128xbf16> {
+  // expected-error @+1 {{attribute 'dropout_probability' must be in (0, 1), got 1}}
+  %0 = attnc.attention %q, %q, %q dropout(%seed, %offset) {dropout_probability = 1.0 : f64, scale = 1.0 : f64} : tensor<?x4x?x128xbf16>, tensor<?x4x?x128xbf16>, tensor<?x4x?x128xbf16> -> tensor<?x4x?x128xbf16>
+  return %0 : tensor<?x4x?x128xbf16>
+}
+
+// -----
+
+// The custom form takes dropout's operands together; the generic one can
+// leave the offset out.
+func.func @attention_dropout_offset(%q: tensor<?x4x?x128xbf16>, %seed: i64) -> tensor<?x4x?x128xbf16> {
+  // expected-error @+1 {{has dropout operands without 'offset'; dropout takes all of them (seed, offset)}}
+  %0 = "attnc.attention"(%q, %q, %q, %seed) <{dropout_probability = 0.1 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0>, scale = 1.0 : f64}> ({
+  }, {
+  }) : (tensor<?x4x?x128xbf16>, tensor<?x4x?x128xbf16>, tensor<?x4x?x128xbf16>, i64) -> tensor<?x4x?x128xbf16>
+  return %0 : tensor<?x4x?x128xbf16>
+}
+
+// -----
+
+func.func @online_dropout_rows(%q: tensor<?x128xbf16>, %acc: tensor<?x128xf32>, %m: tensor<?xf32>, %i: index, %seed: i64) -> tensor<?x128xf32> {
+  // expected-error @+1 {{has dropout operands without 'row_words'; dropout takes all of them (seed, offset, row, row_words)}}
+  %a:3 = "attnc.online_attention"(%q, %q, %q, %acc, %m, %m, %i, %i, %i, %i, %seed, %seed, %i) <{dropout_probability = 0.1 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 0>, scale = 1.0 : f64}> ({
+  }, {
+  }) : (tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>, index, index, index, index, i64, i64, index) -> (tensor<?x128xf32>, tensor<?xf32>, tensor<?xf32>)
+  return %a#0 : tensor<?x128xf32>
+}
+
+// -----
+
 func.func @attention_result_rank(%q: tensor<?x?x?x128xbf16>) -> tensor<?x?x128xbf16> {
   // expected-error @+1 {{result must have rank 4 [batch, heads, seq, head_dim]}}
   %0 = attnc.attention %q, %q, %q {scale = 1.0 : f64} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x128xbf16>

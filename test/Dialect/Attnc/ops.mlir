@@ -240,6 +240,21 @@ func.func @online(%q: tensor<?x128xbf16>, %k: tensor<?x128xbf16>, %v: tensor<?x1
   return %o, %lse : tensor<?x128xbf16>, tensor<?xf32>
 }
 
+// Attention with dropout of its probabilities, and a step of its flash
+// form: the Philox counters of the tile's rows start at row %r, %w per row.
+// CHECK-LABEL: func.func @dropout
+// CHECK: attnc.attention %{{.+}}, %{{.+}}, %{{.+}} dropout(%[[SEED:.+]], %[[OFF:.+]]) {dropout_probability = 1.000000e-01 : f64, scale = 1.000000e+00 : f64}
+// CHECK: attnc.online_attention {{.*}} at [%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] dropout(%[[SEED]], %[[OFF]]) rows(%{{.+}}, %{{.+}}) {dropout_probability = 1.000000e-01 : f64, scale = 1.000000e+00 : f64}
+func.func @dropout(%q4: tensor<?x4x?x64xbf16>, %q: tensor<?x64xbf16>, %acc: tensor<?x64xf32>, %m: tensor<?xf32>,
+                   %i: index, %r: index, %w: index, %seed: i64, %offset: i64)
+    -> (tensor<?x4x?x64xbf16>, tensor<?x64xf32>) {
+  %o = attnc.attention %q4, %q4, %q4 dropout(%seed, %offset) {dropout_probability = 0.1 : f64, scale = 1.0 : f64}
+      : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16> -> tensor<?x4x?x64xbf16>
+  %a:3 = attnc.online_attention %q, %q, %q, %acc, %m, %m at [%i, %i, %i, %i] dropout(%seed, %offset) rows(%r, %w) {dropout_probability = 0.1 : f64, scale = 1.0 : f64}
+      : tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xf32>, tensor<?xf32>, tensor<?xf32>
+  return %o, %a#0 : tensor<?x4x?x64xbf16>, tensor<?x64xf32>
+}
+
 // An unmasked step (a tile the causal split proved visible) with a score
 // modifier and no run-time scale.
 // CHECK-LABEL: func.func @online_unmasked

@@ -45,6 +45,20 @@ mlir::Value opaqueIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
 /// The scalar parameter of a kernel's run-time softmax scale: named by the
 /// function argument's `attnc.name`, else "scale".
 ABIParam runtimeScaleParam(mlir::Value runtimeScale);
+/// The scalar parameter of function argument `v` (f32 or i64) that a
+/// kernel reads: named by its `attnc.name`, else `fallback`.
+ABIParam scalarArgumentParam(mlir::Value v, llvm::StringRef fallback);
+
+/// Philox-4x32-10 (Salmon et al., SC'11) of the 64-bit counter (c0 low,
+/// c1 high word; the upper counter words 0) under the 64-bit key (k0, k1):
+/// the four 32-bit words of attnc.dropout's draws. i32 values.
+llvm::SmallVector<mlir::Value, 4> philox4x32(mlir::OpBuilder &b,
+                                             mlir::Location loc, mlir::Value c0,
+                                             mlir::Value c1, mlir::Value k0,
+                                             mlir::Value k1);
+/// The low and high 32-bit words of an i64 value.
+std::pair<mlir::Value, mlir::Value> splitI64(mlir::OpBuilder &b,
+                                             mlir::Location loc, mlir::Value v);
 
 /// Checks that mask or score region `r`, which a kernel evaluates per score
 /// by cloning its body, holds only arith and math ops and the reads

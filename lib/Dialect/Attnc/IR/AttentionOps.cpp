@@ -131,6 +131,30 @@ static LogicalResult verifyAttentionHeads(Operation *op, RankedTensorType q,
   return success();
 }
 
+/// Dropout's operands come together with its probability, in (0, 1): p = 0
+/// is no dropout (the fusion drops the op), p = 1 keeps nothing.
+static LogicalResult verifyDropout(Operation *op, ValueRange operands,
+                                   ArrayRef<StringRef> names,
+                                   std::optional<APFloat> probability) {
+  bool any = llvm::any_of(operands, [](Value v) { return bool(v); });
+  for (auto [v, name] : llvm::zip(operands, names))
+    if (any && !v)
+      return op->emitOpError() << "has dropout operands without '" << name
+                               << "'; dropout takes all of them ("
+                               << llvm::join(names, ", ") << ")";
+  if (any != probability.has_value())
+    return op->emitOpError(
+        any ? "has dropout operands but no 'dropout_probability'"
+            : "has 'dropout_probability' but no dropout operands");
+  if (probability) {
+    double p = probability->convertToDouble();
+    if (!(p > 0.0 && p < 1.0))
+      return op->emitOpError()
+             << "attribute 'dropout_probability' must be in (0, 1), got " << p;
+  }
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   RankedTensorType q = getQuery().getType(), k = getKey().getType(),
                    v = getValue().getType(), o = getResult().getType();
@@ -176,6 +200,9 @@ LogicalResult AttentionOp::verify() {
       return emitOpError("operand 'kv_lengths' must be [batch], one K/V "
                          "length per sequence of 'query'");
   }
+  if (failed(verifyDropout(*this, {getDropoutSeed(), getDropoutOffset()},
+                           {"seed", "offset"}, getDropoutProbability())))
+    return failure();
   return verifyScale(getOperation(), getScale());
 }
 
@@ -286,6 +313,12 @@ LogicalResult OnlineAttentionOp::verify() {
       v.getElementType() != q.getElementType())
     return emitOpError("'query', 'key' and 'value' must have the same element "
                        "type");
+  if (failed(verifyDropout(*this,
+                           {getDropoutSeed(), getDropoutOffset(),
+                            getDropoutRow(), getDropoutRowWords()},
+                           {"seed", "offset", "row", "row_words"},
+                           getDropoutProbability())))
+    return failure();
   return verifyScale(getOperation(), getScale());
 }
 

@@ -347,6 +347,15 @@ struct AttncDeriveBackwardPass
         failedAny = true;
         continue;
       }
+      // dP through dropout is keep * dO V^T / (1 - p) with the forward's
+      // mask regenerated; the backward kernel has no dropout stage yet.
+      if (attn.hasDropout()) {
+        attn.emitOpError() << "drops probabilities; --attnc-derive-backward "
+                              "does not derive the gradient through dropout "
+                              "yet";
+        failedAny = true;
+        continue;
+      }
       if (SymbolTable::lookupSymbolIn(module, name)) {
         fn.emitOpError() << "has a backward named '" << name
                          << "', which another symbol of the module has";

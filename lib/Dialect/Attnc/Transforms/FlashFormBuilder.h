@@ -116,6 +116,10 @@ private:
   /// Rows in the query tile: `blockQ`, or fewer for the last tile.
   OpFoldResult qRows;
   Value queryTile;
+  /// With dropout: the probability row of the tile's first query,
+  /// (b * H + h) * Sq + q_start, and the Philox counters per row,
+  /// ceil(Skv / 8) (attnc.online_attention's `rows`).
+  Value dropoutRow, dropoutRowWords;
   /// The step of every K/V loop.
   Value one;
   /// Elements of tensors from above read once per forall iteration, by

@@ -5,13 +5,12 @@
 //===----------------------------------------------------------------------===//
 //
 // Recognises attention written as a graph, matmul(Q, K^T) -> scale ->
-// (causal mask) -> softmax -> (cast) -> matmul(P, V), and replaces it by one
-// attnc.attention: splat constant scales fold into its `scale` attribute,
-// run-time scalars into its `runtime_scale` operand, and a causal iota mask
-// (top-left, or bottom-right: the row iota shifted by Skv - Sq) becomes its
-// mask region. The pattern is rooted at the second
-// matmul and walks up the use-def chain with the matchers of
-// AttentionMatchers.h; it fires only
+// (causal mask) -> softmax -> (cast, dropout) -> matmul(P, V), and replaces
+// it by one attnc.attention: splat constant scales fold into its `scale`
+// attribute, run-time scalars into its `runtime_scale` operand, and a causal
+// iota mask (top-left, or bottom-right: the row iota shifted by Skv - Sq)
+// becomes its mask region. The pattern is rooted at the second matmul and walks
+// up the use-def chain with the matchers of AttentionMatchers.h; it fires only
 // when every op that touches the S x S scores is part of the chain, so that
 // the fused op really removes the score matrix. The pass is a greedy driver
 // over populateFuseAttentionPatterns.
@@ -60,6 +59,8 @@ struct AttentionChain {
   std::optional<GeneralMask> mask;
   /// The score modifier, innermost step first.
   SmallVector<ScoreModStep> mods;
+  /// attnc.dropout of the probabilities, before P V.
+  DropoutOp dropout;
   /// The Q K^T matmul: all of its transitive users up to the root must be in
   /// `ops`.
   MatmulOp scores;
@@ -347,11 +348,20 @@ struct FuseAttentionPattern : OpRewritePattern<MatmulOp> {
     AttentionChain chain;
     chain.value = root.getRhs();
 
-    // P, possibly cast (f32 probabilities rounded to V's type).
+    // P, possibly cast (f32 probabilities rounded to V's type) and dropped
+    // out, before or after the cast.
     Value p = root.getLhs();
-    while (auto cast = p.getDefiningOp<CastOp>()) {
-      chain.ops.insert(cast);
-      p = cast.getInput();
+    auto stripCasts = [&] {
+      while (auto cast = p.getDefiningOp<CastOp>()) {
+        chain.ops.insert(cast);
+        p = cast.getInput();
+      }
+    };
+    stripCasts();
+    if ((chain.dropout = p.getDefiningOp<DropoutOp>())) {
+      chain.ops.insert(chain.dropout);
+      p = chain.dropout.getInput();
+      stripCasts();
     }
     std::optional<Value> x = matchSoftmax(p, chain.ops);
     if (!x)
@@ -396,10 +406,14 @@ struct FuseAttentionPattern : OpRewritePattern<MatmulOp> {
     // Built in front of the op: the mask region reads them from above.
     CausalMask causalMask =
         materialize(rewriter, root.getLoc(), *causal, chain.query, chain.key);
+    DropoutOp dropout = chain.dropout;
     auto attention = AttentionOp::create(
         rewriter, root.getLoc(), root.getType(), chain.query, chain.key,
         chain.value, runtimeScale, /*kv_lengths=*/Value(),
+        dropout ? dropout.getSeed() : Value(),
+        dropout ? dropout.getOffset() : Value(),
         rewriter.getF64FloatAttr(chain.scale),
+        dropout ? dropout.getProbabilityAttr() : FloatAttr(),
         /*config=*/nullptr);
     if (chain.causal)
       buildCausalMask(rewriter, root.getLoc(), attention.getMask(), causalMask);

@@ -240,7 +240,9 @@ RecurrenceState FlashFormBuilder::buildKVLoop(OpFoldResult lb, OpFoldResult ub,
             iterArgs[2], batch, head,
             getValueOrCreateConstantIndexOp(nested, loc, qStart),
             getValueOrCreateConstantIndexOp(nested, loc, kvStart),
-            op.getRuntimeScale(), op.getScaleAttr());
+            op.getRuntimeScale(), op.getDropoutSeed(), op.getDropoutOffset(),
+            dropoutRow, dropoutRowWords, op.getScaleAttr(),
+            op.getDropoutProbabilityAttr());
         // The score modifier applies to every tile; the mask only to the
         // tiles the causal split could not prove fully visible.
         IRMapping none;
@@ -258,6 +260,23 @@ std::pair<Value, Value> FlashFormBuilder::buildQueryTileBody() {
       ragged ? extractPackedTile(b, ragged->q.getPacked(), qBase, head, qStart,
                                  qRows)
              : extractTile(b, loc, op.getQuery(), batch, head, qStart, qRows);
+
+  if (op.hasDropout()) {
+    AffineExpr b0, h0, q0, heads, seqQ, seqKV;
+    bindDims(b.getContext(), b0, h0, q0);
+    bindSymbols(b.getContext(), heads, seqQ, seqKV);
+    auto map = [&](AffineExpr e) { return AffineMap::get(3, 3, e); };
+    SmallVector<OpFoldResult> operands = {batch,   head,   qStart,
+                                          e.heads, e.seqQ, e.seqKV};
+    dropoutRow = getValueOrCreateConstantIndexOp(
+        b, loc,
+        affine::makeComposedFoldedAffineApply(
+            b, loc, map((b0 * heads + h0) * seqQ + q0), operands));
+    dropoutRowWords = getValueOrCreateConstantIndexOp(
+        b, loc,
+        affine::makeComposedFoldedAffineApply(b, loc, map(seqKV.ceilDiv(8)),
+                                              operands));
+  }
 
   // The recurrence starts from acc = 0, max = -inf, sum = 0, as
   // attnc.online_attention's contract asks.
@@ -476,6 +495,10 @@ LogicalResult attnc::convertToOnlineAttention(RewriterBase &rewriter,
   FlashFormBuilder builder(rewriter, op, config);
   auto qView = op.getQuery().getDefiningOp<RaggedViewOp>();
   auto kView = op.getKey().getDefiningOp<RaggedViewOp>();
+  if ((qView || kView) && op.hasDropout())
+    return op.emitOpError(
+        "drops probabilities in a ragged batch; --attnc-online-softmax "
+        "numbers dropout's counters by the rows of a padded batch only");
   if (qView || kView) {
     // The loop nest addresses the packed rows; what it writes is the packed
     // O, so the result must be read through one ragged_pack with Q's

@@ -120,6 +120,10 @@ struct AttncPackGQAPass : attnc::impl::AttncPackGQABase<AttncPackGQAPass> {
     if (op.getQuery().getDefiningOp<RaggedViewOp>() ||
         op.getKey().getDefiningOp<RaggedViewOp>())
       return;
+    // Dropout's counters number the probabilities' rows per query head: a
+    // packed tile's rows are not consecutive ones.
+    if (op.hasDropout())
+      return;
     // A region's read at the query head (an ALiBi slope per head) stays
     // one read per block only while the blocks are query heads; packed,
     // the head changes from row to row (and a read per query position
@@ -154,10 +158,12 @@ struct AttncPackGQAPass : attnc::impl::AttncPackGQABase<AttncPackGQAPass> {
         resultType.getElementType());
     // (Before the op: its regions read it.)
     Value rowsValue = getValueOrCreateConstantIndexOp(b, loc, rows);
-    auto packed = AttentionOp::create(b, loc, packedResult, packedQ,
-                                      op.getKey(), op.getValue(),
-                                      op.getRuntimeScale(), op.getKvLengths(),
-                                      op.getScaleAttr(), op.getConfigAttr());
+    auto packed = AttentionOp::create(
+        b, loc, packedResult, packedQ, op.getKey(), op.getValue(),
+        op.getRuntimeScale(), op.getKvLengths(),
+        /*dropout_seed=*/Value(),
+        /*dropout_offset=*/Value(), op.getScaleAttr(),
+        /*dropout_probability=*/FloatAttr(), op.getConfigAttr());
     remapRegion(b, loc, op.getMask(), packed.getMask(), 0, group, rowsValue);
     remapRegion(b, loc, op.getScore(), packed.getScore(), 1, group, rowsValue);
     Value result = unpack(b, loc, packed.getResult(), resultType,

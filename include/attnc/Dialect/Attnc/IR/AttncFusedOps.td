@@ -29,6 +29,8 @@ class Attnc_AttentionLikeOp<string mnemonic, list<Trait> traits = []>
     }
     /// True when the op has a score modifier (a non-empty `score` region).
     bool hasScoreModifier() { return !getScore().empty(); }
+    /// True when the probabilities are dropped before P V.
+    bool hasDropout() { return static_cast<bool>(getDropoutSeed()); }
   }];
 }
 
@@ -173,6 +175,14 @@ def Attnc_AttentionOp : Attnc_AttentionLikeOp<"attention", [
       captured CUDA graph) serves every length up to `Skv`. A sequence of
       length 0 yields 0. The mask and score regions still see the padded
       positions: a bottom-right causal mask aligns to `Skv`.
+    - `dropout(%seed, %offset)` with `dropout_probability = p` (optional)
+      drops probabilities before the product with V, as `attnc.dropout`
+      applied to the [B, H, Sq, Skv] probabilities does:
+      `result = (keep * softmax(...) / (1 - p)) value`, with the keep mask
+      of `attnc.dropout` (seed, offset) over that tensor: probability
+      (b, h, i, j) is row `(b * H + h) * Sq + i` of it, column `j`. The
+      softmax's max, sum and logsumexp are those of the undropped
+      probabilities.
     - `config` (optional) fixes the kernel's tiles, warps and strategy
       instead of the target description's defaults.
 
@@ -195,17 +205,29 @@ def Attnc_AttentionOp : Attnc_AttentionLikeOp<"attention", [
         {scale = 0.08838834764831845 : f64}
         : tensor<?x32x1x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x1x128xbf16>
     ```
+
+    Training with attention dropout (p = 0.1):
+
+    ```mlir
+    %o = attnc.attention %q, %k, %v dropout(%seed, %offset)
+        {dropout_probability = 1.000000e-01 : f64, scale = 0.08838834764831845 : f64}
+        : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+    ```
   }];
   let arguments = (ins Attnc_FloatTensor:$query, Attnc_FloatTensor:$key,
                        Attnc_FloatTensor:$value,
                        Optional<F32>:$runtime_scale,
                        Optional<RankedTensorOf<[I32]>>:$kv_lengths,
+                       Optional<I64>:$dropout_seed,
+                       Optional<I64>:$dropout_offset,
                        F64Attr:$scale,
+                       OptionalAttr<F64Attr>:$dropout_probability,
                        OptionalAttr<Attnc_FlashConfigAttr>:$config);
   let results = (outs Attnc_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`runtime_scale` `(` $runtime_scale^ `)`)?
     (`kv_lengths` `(` $kv_lengths^ `:` type($kv_lengths) `)`)?
+    (`dropout` `(` $dropout_seed^ `,` $dropout_offset `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value) `->`
     type($result) (`score` $score^)? (`mask` $mask^)?
   }];
@@ -214,7 +236,7 @@ def Attnc_AttentionOp : Attnc_AttentionLikeOp<"attention", [
 }
 
 def Attnc_OnlineAttentionOp : Attnc_AttentionLikeOp<"online_attention", [
-    AllTypesMatch<["acc", "new_acc"]>, AllTypesMatch<["max", "new_max"]>,
+    AttrSizedOperandSegments, AllTypesMatch<["acc", "new_acc"]>, AllTypesMatch<["max", "new_max"]>,
     AllTypesMatch<["sum", "new_sum"]>]> {
   let summary = "one K/V tile step of the online-softmax recurrence";
   let description = [{
@@ -241,6 +263,17 @@ def Attnc_OnlineAttentionOp : Attnc_AttentionLikeOp<"online_attention", [
     just shorter. A step without a mask region is one where the flash form
     proved every key visible.
 
+    With `dropout(%seed, %offset) rows(%row, %row_words)` and
+    `dropout_probability = p`, P V uses `keep[i, j] * P[i, j]` (new_max and
+    new_sum do not: they are the undropped softmax's; the 1 / (1 - p) is
+    the finalize's caller's). `keep` is `attnc.dropout`'s mask for element
+    (row + i, kv_start + j) of a tensor of `row_words` Philox counters per
+    row: counter `offset + (row + i) * row_words + floor((kv_start + j) /
+    8)`, 16-bit lane `(kv_start + j) mod 8`, kept when the draw is at least
+    `ceil(p * 2^16)`. The flash form of an attention with dropout sets
+    `row` to the probability row of the tile's first query,
+    `(b * H + h) * Sq + q_start`, and `row_words` to `ceil(Skv / 8)`.
+
     Example:
 
     ```mlir
@@ -260,13 +293,20 @@ def Attnc_OnlineAttentionOp : Attnc_AttentionLikeOp<"online_attention", [
                        Attnc_FloatTensor:$max, Attnc_FloatTensor:$sum,
                        Index:$batch, Index:$head, Index:$q_start,
                        Index:$kv_start, Optional<F32>:$runtime_scale,
-                       F64Attr:$scale);
+                       Optional<I64>:$dropout_seed,
+                       Optional<I64>:$dropout_offset,
+                       Optional<Index>:$dropout_row,
+                       Optional<Index>:$dropout_row_words,
+                       F64Attr:$scale,
+                       OptionalAttr<F64Attr>:$dropout_probability);
   let results = (outs Attnc_FloatTensor:$new_acc, Attnc_FloatTensor:$new_max,
                       Attnc_FloatTensor:$new_sum);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $acc `,` $max `,` $sum
     `at` ` ` `[` $batch `,` $head `,` $q_start `,` $kv_start `]`
-    (`runtime_scale` `(` $runtime_scale^ `)`)? attr-dict `:` type($query) `,`
+    (`runtime_scale` `(` $runtime_scale^ `)`)?
+    (`dropout` `(` $dropout_seed^ `,` $dropout_offset `)` `rows` `(`
+     $dropout_row `,` $dropout_row_words `)`)? attr-dict `:` type($query) `,`
     type($key) `,` type($value) `,` type($acc) `,` type($max) `,` type($sum)
     (`score` $score^)? (`mask` $mask^)?
   }];

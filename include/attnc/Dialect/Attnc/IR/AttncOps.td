@@ -290,15 +290,19 @@ def Attnc_DropoutOp : Attnc_PureOp<"dropout",
     [AllTypesMatch<["input", "result"]>]> {
   let summary = "counter-based (Philox) dropout";
   let description = [{
-    `result[i] = keep(i) ? input[i] / (1 - probability) : 0` where
-    `keep(i) = u(i) >= probability` and `u(i) = b(i) / 2^16` is a uniform
-    16-bit draw: Philox-4x32-10 with key `seed` and counter
-    `offset + floor(i / 8)` gives four 32-bit words, and element `i` takes
-    the low (`i` even) or high (`i` odd) half of word `(i mod 8) / 2` (`i`
-    is the row-major linear index of the element). The same seed and offset
-    always give the same mask, on any device and any tiling, so a backward
-    pass can regenerate it instead of storing it; a step advances `offset`
-    by `ceil(numel / 8)`.
+    `result[r, j] = keep(r, j) ? input[r, j] / (1 - probability) : 0`
+    where `keep(r, j) = u(r, j) >= probability` and `u = b / 2^16` is a
+    uniform 16-bit draw. Rows `r` are the row-major index over every
+    dimension but the last (of extent `n`), `j` the position in the last.
+    Philox-4x32-10 with key `seed` and counter
+    `offset + r * ceil(n / 8) + floor(j / 8)` gives four 32-bit words, and
+    element (r, j) takes the low (`j` even) or high (`j` odd) half of word
+    `(j mod 8) / 2`. When `n` is a multiple of 8 the counter is
+    `offset + floor(i / 8)` for the row-major linear index `i`. The same
+    seed and offset always give the same mask, on any device and any
+    tiling (a fused attention draws its probabilities' mask the same way),
+    so a backward pass can regenerate it instead of storing it; a step
+    advances `offset` by `rows * ceil(n / 8)`.
 
     Example:
 

@@ -1,0 +1,40 @@
+// Dropout of the probabilities (attnc.dropout before P V, fused into the
+// attention): the seed and offset are the kernel's i64 scalar parameters,
+// the mask's Philox-4x32-10 runs in the score stage (its multiplier
+// 0xD2511F53 = -766435501 as i32), the quad shares its calls by shuffles,
+// a probability is kept when its 16-bit draw is at least ceil(0.1 * 2^16)
+// = 6554, and 1 / (1 - 0.1) joins the final 1 / l. Both strategies (the
+// wgmma kernel and its mma_sync fallback).
+// RUN: attnc-opt %s --attnc-pipeline="to-nvvm=false" | FileCheck %s
+// RUN: attnc-opt %s --attnc-pipeline="to-nvvm=false" | FileCheck %s --check-prefix=FALLBACK
+
+// CHECK: gpu.module @attn_module
+// CHECK-SAME: scalar<"seed", i64>, scalar<"offset", i64>]
+// CHECK: gpu.func @attn(
+// CHECK-DAG: arith.constant 6554 : i32
+// CHECK-DAG: arith.constant 1.11111116 : f32
+// CHECK-DAG: arith.constant -766435501 : i32
+// CHECK: scf.for
+// CHECK: arith.mului_extended
+// CHECK: gpu.shuffle  xor %{{.+}}, %c1_i32
+// CHECK: gpu.shuffle  xor %{{.+}}, %c2_i32
+// CHECK: gpu.shuffle  xor %{{.+}}, %c3_i32
+// CHECK: arith.cmpi uge, %{{.+}}, %c6554_i32 : i32
+// CHECK: gpu.return
+// FALLBACK: gpu.module @attn_fallback_module
+// FALLBACK-SAME: scalar<"seed", i64>, scalar<"offset", i64>]
+// FALLBACK: arith.mului_extended
+// FALLBACK: gpu.shuffle  xor %{{.+}}, %c3_i32
+// FALLBACK: arith.cmpi uge, %{{.+}}, %c6554_i32 : i32
+func.func @attn(%q: tensor<?x?x?x128xbf16> {attnc.name = "q"}, %k: tensor<?x?x?x128xbf16> {attnc.name = "k"},
+                %v: tensor<?x?x?x128xbf16> {attnc.name = "v"}, %seed: i64 {attnc.name = "seed"},
+                %offset: i64 {attnc.name = "offset"}) -> (tensor<?x?x?x128xbf16> {attnc.name = "o"}) {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x?xf32>
+  %sc = arith.constant dense<0.08838834764831843> : tensor<f32>
+  %ss = attnc.mul %s, %sc : tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %ss : tensor<?x?x?x?xf32>
+  %pb = attnc.cast %p : tensor<?x?x?x?xf32> to tensor<?x?x?x?xbf16>
+  %pd = attnc.dropout %pb, %seed, %offset {probability = 0.1 : f64} : tensor<?x?x?x?xbf16>
+  %o = attnc.matmul %pd, %v : tensor<?x?x?x?xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
