@@ -252,11 +252,17 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
       return failure();
   }
   if (!strategy->overlapsPV()) {
-    SmallVector<Value> s = strategy->computeScores(b, stage);
+    // Dropout's draws first: they need no scores, and the scheduler can
+    // interleave them with the MMAs.
     FailureOr<SmallVector<Value>> counters = dropoutCounters(l, scope);
-    if (failed(counters) || failed(emitScoreStage(l, scope, bounds, s)))
+    if (failed(counters))
       return failure();
-    scoreStage->update(b, s, st, *strategy, /*alphas=*/nullptr, *counters);
+    auto draws = scoreStage->dropoutDraws(
+        b, *counters, drawExchange ? &*drawExchange : nullptr);
+    SmallVector<Value> s = strategy->computeScores(b, stage);
+    if (failed(emitScoreStage(l, scope, bounds, s)))
+      return failure();
+    scoreStage->update(b, s, st, *strategy, /*alphas=*/nullptr, draws);
     strategy->accumulatePV(b, stage, st.acc);
   } else {
     // S of this step first, then the previous step's P V, so that waiting
@@ -271,12 +277,18 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
         b, arith::RemUIOp::create(b, loc, pending.back(), numStages), probs,
         st.acc);
     strategy->endMMAs(b);
-    SmallVector<Value> s = strategy->waitScores(b, scores, /*inFlight=*/1);
+    // Dropout's draws while the tensor cores compute S and the previous
+    // P V: they depend on positions only.
     FailureOr<SmallVector<Value>> counters = dropoutCounters(l, scope);
-    if (failed(counters) || failed(emitScoreStage(l, scope, bounds, s)))
+    if (failed(counters))
+      return failure();
+    auto draws = scoreStage->dropoutDraws(
+        b, *counters, drawExchange ? &*drawExchange : nullptr);
+    SmallVector<Value> s = strategy->waitScores(b, scores, /*inFlight=*/1);
+    if (failed(emitScoreStage(l, scope, bounds, s)))
       return failure();
     SmallVector<Value> alphas;
-    scoreStage->update(b, s, st, *strategy, &alphas, *counters);
+    scoreStage->update(b, s, st, *strategy, &alphas, draws);
     st.acc = strategy->waitPV(b, pv);
     scoreStage->rescale(b, st.acc, alphas);
     if (ring) {
@@ -529,9 +541,7 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   if (failed(planGrid()))
     return failure();
   abi.block[0] = strategy->threadsPerBlock();
-  abi.dynamicSharedMemoryBytes =
-      form.idBounds.empty() ? strategy->sharedMemoryBytes()
-                            : idBoundsScratchOffset() + idBoundsScratchBytes();
+  abi.dynamicSharedMemoryBytes = drawExchangeOffset() + drawExchangeBytes();
   char scale[32];
   snprintf(scale, sizeof(scale), "%.9g", form.scale);
   bool causal = llvm::any_of(form.loops, [](FlashKVLoop &l) {
@@ -670,6 +680,26 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   }
   scoreStage = std::make_unique<ScoreStage>(b, loc, strategy->scoreLayout(),
                                             strategy->outputLayout(), scaling);
+  if (drawExchangeBytes() != 0) {
+    auto idx = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v).getResult();
+    };
+    auto ws = gpu::AddressSpaceAttr::get(b.getContext(),
+                                         gpu::AddressSpace::Workgroup);
+    Value words = memref::ViewOp::create(
+        b, loc,
+        MemRefType::get({drawExchangeBytes() / 4}, b.getI32Type(),
+                        MemRefLayoutAttrInterface{}, ws),
+        dynamicSharedBytes(b, loc), idx(drawExchangeOffset()), ValueRange{});
+    constexpr int64_t kWarpThreads = 32;
+    Value warp = arith::DivUIOp::create(
+        b, loc, gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x),
+        idx(kWarpThreads));
+    drawExchange = AccumulatorLayout::DrawExchange{
+        words,
+        arith::MulIOp::create(b, loc, warp,
+                              idx(2 * AccumulatorLayout::kDrawExchangeWords))};
+  }
   if (failed(emitBody()))
     return failure();
   gpu::ReturnOp::create(b, loc);

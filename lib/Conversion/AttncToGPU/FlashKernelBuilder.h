@@ -170,6 +170,10 @@ private:
   /// The shared memory the block reduces them through, past the strategy's.
   int64_t idBoundsScratchOffset() const;
   int64_t idBoundsScratchBytes() const;
+  /// Dropout's word exchange (AccumulatorLayout::DrawExchange): two buffers
+  /// per warp past the id bounds' scratch.
+  int64_t drawExchangeOffset() const;
+  int64_t drawExchangeBytes() const;
   LogicalResult emitBody();
   LogicalResult emitPersistentBody();
   scf::IfOp enterProducer();
@@ -245,6 +249,7 @@ private:
   /// The loads of one step's per-score reads, by tensor and kernel
   /// indices: a row's or a column's value is loaded once per step.
   std::map<SmallVector<const void *>, Value> elementCache;
+  std::optional<AccumulatorLayout::DrawExchange> drawExchange;
   /// Persistent kernels: the forall's extents, in the kernel.
   SmallVector<Value> tileExtents;
 };

@@ -50,6 +50,21 @@ int64_t FlashKernelBuilder::idBoundsScratchOffset() const {
   return llvm::alignTo(strategy->sharedMemoryBytes(), 16);
 }
 
+int64_t FlashKernelBuilder::drawExchangeOffset() const {
+  int64_t end = form.idBounds.empty()
+                    ? strategy->sharedMemoryBytes()
+                    : idBoundsScratchOffset() + idBoundsScratchBytes();
+  // (Without an exchange: the end of what the kernel uses.)
+  return drawExchangeBytes() == 0 ? end : llvm::alignTo(end, 16);
+}
+
+int64_t FlashKernelBuilder::drawExchangeBytes() const {
+  if (form.dropout == 0.0)
+    return 0;
+  int64_t warps = strategy->threadsPerBlock() / kWarpSize;
+  return warps * 2 * AccumulatorLayout::kDrawExchangeWords * 4;
+}
+
 int64_t FlashKernelBuilder::idBoundsScratchBytes() const {
   if (form.idBounds.empty())
     return 0;

@@ -120,8 +120,8 @@ Value AccumulatorTiles::isRowLeader(OpBuilder &b, Location loc) const {
 }
 
 SmallVector<Value> AccumulatorTiles::rowDraws(OpBuilder &b, Location loc,
-                                              int64_t slot,
-                                              GroupWords words) const {
+                                              int64_t slot, GroupWords words,
+                                              DrawExchange *exchange) const {
   auto idx = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };
@@ -145,6 +145,43 @@ SmallVector<Value> AccumulatorTiles::rowDraws(OpBuilder &b, Location loc,
   if (nTiles % kQuadSize != 0) {
     for (int64_t n = 0; n < nTiles; ++n)
       mine[n] = pick(words(b, idx(n)), 0);
+  } else if (exchange) {
+    // Lane 4q + u stores word j of its group n0 + u into 16-byte chunk
+    // 4q + (j ^ s), s = (q / 2) mod 4, at word u; lane 4q + t loads chunk
+    // 4q + (t ^ s): word t of groups n0 .. n0 + 3. The swizzle spreads one
+    // store instruction's lanes (fixed j) over all 8 chunk positions mod 8:
+    // no bank conflicts.
+    Value q = arith::DivUIOp::create(b, loc, w.lane, idx(kQuadSize));
+    Value s = arith::AndIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, q, idx(2)), idx(3));
+    auto chunkWord = [&](Value j) {
+      Value chunk = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, q, idx(kQuadSize)),
+          arith::XOrIOp::create(b, loc, j, s));
+      return arith::MulIOp::create(b, loc, chunk, idx(4));
+    };
+    Value full = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-1));
+    auto vec4 = VectorType::get({kQuadSize}, b.getI32Type());
+    for (int64_t n0 = 0; n0 < nTiles; n0 += kQuadSize) {
+      SmallVector<Value, 4> own =
+          words(b, arith::AddIOp::create(b, loc, w.quadCol, idx(n0)));
+      Value buffer = arith::AddIOp::create(
+          b, loc, exchange->base,
+          idx((exchange->round++ % 2) * kDrawExchangeWords));
+      for (int64_t j = 0; j < kQuadSize; ++j)
+        memref::StoreOp::create(
+            b, loc, own[j], exchange->words,
+            ValueRange{arith::AddIOp::create(
+                b, loc, buffer,
+                arith::AddIOp::create(b, loc, chunkWord(idx(j)), w.quadCol))});
+      NVVM::SyncWarpOp::create(b, loc, full);
+      Value got =
+          vector::LoadOp::create(b, loc, vec4, exchange->words,
+                                 ValueRange{arith::AddIOp::create(
+                                     b, loc, buffer, chunkWord(w.quadCol))});
+      for (int64_t u = 0; u < kQuadSize; ++u)
+        mine[n0 + u] = vector::ExtractOp::create(b, loc, got, u);
+    }
   } else {
     for (int64_t n0 = 0; n0 < nTiles; n0 += kQuadSize) {
       SmallVector<Value, 4> own =
@@ -164,14 +201,11 @@ SmallVector<Value> AccumulatorTiles::rowDraws(OpBuilder &b, Location loc,
         mine[n0 + u] = pick(got, u);
     }
   }
-  Value mask = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0xFFFF));
-  Value sixteen = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16));
+  // The slot's elements, in order: per n8 tile, columns 2t (the low half)
+  // and 2t + 1 (the high half).
   SmallVector<Value> draws;
-  // The slot's elements, in order: per n8 tile, columns 2t and 2t + 1.
-  for (int64_t n = 0; n < nTiles; ++n) {
-    draws.push_back(arith::AndIOp::create(b, loc, mine[n], mask));
-    draws.push_back(arith::ShRUIOp::create(b, loc, mine[n], sixteen));
-  }
+  for (int64_t n = 0; n < nTiles; ++n)
+    draws.append({mine[n], mine[n]});
   return draws;
 }
 

@@ -92,10 +92,7 @@ ScoreStage::ScoreStage(OpBuilder &b, Location loc,
   if (scaling.dropout > 0.0) {
     std::tie(dropKey0, dropKey1) = splitI64(b, loc, scaling.dropoutSeed);
     // u = draw / 2^16 >= p  <=>  draw >= ceil(p * 2^16).
-    dropThreshold =
-        arith::ConstantOp::create(b, loc,
-                                  b.getI32IntegerAttr(static_cast<int32_t>(
-                                      std::ceil(scaling.dropout * 65536.0))));
+    dropThreshold = static_cast<uint32_t>(std::ceil(scaling.dropout * 65536.0));
     keptScale = c(1.0 / (1.0 - scaling.dropout));
   }
 }
@@ -184,23 +181,47 @@ void ScoreStage::mask(OpBuilder &b, SmallVectorImpl<Value> &s,
   }
 }
 
+SmallVector<SmallVector<Value>>
+ScoreStage::dropoutDraws(OpBuilder &b, ArrayRef<Value> rowCounters,
+                         AccumulatorLayout::DrawExchange *exchange) const {
+  SmallVector<SmallVector<Value>> draws;
+  for (auto [r, counter] : llvm::enumerate(rowCounters))
+    draws.push_back(scores.rowDraws(
+        b, loc, r,
+        [&](OpBuilder &b, Value group) {
+          Value c = arith::AddIOp::create(
+              b, loc, counter,
+              arith::IndexCastOp::create(b, loc, b.getI64Type(), group));
+          auto [c0, c1] = splitI64(b, loc, c);
+          return philox4x32(b, loc, c0, c1, dropKey0, dropKey1);
+        },
+        exchange));
+  return draws;
+}
+
+Value ScoreStage::isKept(OpBuilder &b, ArrayRef<Value> words, int64_t k) const {
+  // The draw in bits [16, 32) is at least T iff its word is at least
+  // T * 2^16: no shift. The one in bits [0, 16) is masked first.
+  int64_t shift = scores.drawShift(k);
+  auto i32 = [&](uint32_t v) {
+    return arith::ConstantOp::create(
+               b, loc, b.getI32IntegerAttr(static_cast<int32_t>(v)))
+        .getResult();
+  };
+  Value w = words[k];
+  if (shift != 16)
+    w = arith::AndIOp::create(b, loc, w, i32(0xFFFFu << shift));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, w,
+                               i32(dropThreshold << shift));
+}
+
 void ScoreStage::update(OpBuilder &b, ArrayRef<Value> s, OnlineSoftmaxState &st,
                         AttentionTileStrategy &strategy,
                         SmallVectorImpl<Value> *alphas,
-                        ArrayRef<Value> dropoutCounters) const {
+                        ArrayRef<SmallVector<Value>> draws) const {
   if (alphas)
     alphas->clear();
   for (auto [r, elements] : llvm::enumerate(scoreSlots)) {
-    // Dropout's draws of the slot's elements (in `elements` order).
-    SmallVector<Value> draws;
-    if (!dropoutCounters.empty())
-      draws = scores.rowDraws(b, loc, r, [&](OpBuilder &b, Value group) {
-        Value counter = arith::AddIOp::create(
-            b, loc, dropoutCounters[r],
-            arith::IndexCastOp::create(b, loc, b.getI64Type(), group));
-        auto [c0, c1] = splitI64(b, loc, counter);
-        return philox4x32(b, loc, c0, c1, dropKey0, dropKey1);
-      });
     Value mx = st.rowMax[r];
     for (int64_t e : elements)
       mx = arith::MaxNumFOp::create(b, loc, mx, s[e]);
@@ -233,11 +254,9 @@ void ScoreStage::update(OpBuilder &b, ArrayRef<Value> s, OnlineSoftmaxState &st,
       for (Value v : p)
         sum = arith::AddFOp::create(b, loc, sum, v);
       // The sum is the undropped softmax's; P V sees the kept ones.
-      for (size_t n = 0; n < p.size() && !draws.empty(); ++n) {
-        Value keep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                           draws[k + n], dropThreshold);
-        p[n] = arith::SelectOp::create(b, loc, keep, p[n], zero);
-      }
+      for (size_t n = 0; n < p.size() && !draws.empty(); ++n)
+        p[n] = arith::SelectOp::create(b, loc, isKept(b, draws[r], k + n), p[n],
+                                       zero);
       strategy.takeProbabilities(b, ids, p);
     }
     if (alphas)

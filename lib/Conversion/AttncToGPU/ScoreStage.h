@@ -93,13 +93,21 @@ public:
   /// and gets P = 0, never NaN.
   /// With `alphas`, acc is left alone and the rescale factor of each row
   /// slot returned there instead, for `rescale` once acc is ready.
-  /// With dropout, `dropoutCounters` holds per row slot the Philox counter
-  /// (i64) of the step's first 8 keys in that row: the strategy gets 0 for
-  /// the dropped probabilities.
+  /// With dropout's `draws` (dropoutDraws), the strategy gets 0 for the
+  /// dropped probabilities.
   void update(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> s,
               OnlineSoftmaxState &st, AttentionTileStrategy &strategy,
               llvm::SmallVectorImpl<mlir::Value> *alphas = nullptr,
-              llvm::ArrayRef<mlir::Value> dropoutCounters = {}) const;
+              llvm::ArrayRef<llvm::SmallVector<mlir::Value>> draws = {}) const;
+  /// Dropout's draws of one step, per row slot (AccumulatorLayout::rowDraws
+  /// order), from the Philox counter (i64) of the step's first 8 keys in
+  /// each slot's row. They depend on positions only: a kernel draws them
+  /// while its tensor cores compute the scores.
+  /// `exchange` (optional) is shared memory the layout may transpose words
+  /// through.
+  llvm::SmallVector<llvm::SmallVector<mlir::Value>>
+  dropoutDraws(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> rowCounters,
+               AccumulatorLayout::DrawExchange *exchange = nullptr) const;
   /// acc *= alphas[row slot].
   void rescale(mlir::OpBuilder &b, llvm::SmallVectorImpl<mlir::Value> &acc,
                llvm::ArrayRef<mlir::Value> alphas) const;
@@ -110,6 +118,9 @@ public:
 
 private:
   mlir::Value exp2(mlir::OpBuilder &b, mlir::Value x) const;
+  /// Whether the k-th element of a row slot is kept, from the slot's draws.
+  mlir::Value isKept(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> words,
+                     int64_t k) const;
 
   mlir::Location loc;
   const AccumulatorLayout &scores, &output;
@@ -123,7 +134,8 @@ private:
   /// Dropout: the Philox key words (i32), the smallest kept 16-bit draw
   /// (i32) and the numerator of the final normalization (1 / (1 - p), or
   /// 1).
-  mlir::Value dropKey0, dropKey1, dropThreshold, keptScale;
+  mlir::Value dropKey0, dropKey1, keptScale;
+  uint32_t dropThreshold = 0;
 };
 
 } // namespace attnc

@@ -111,18 +111,33 @@ public:
   virtual mlir::Value isRowLeader(mlir::OpBuilder &b,
                                   mlir::Location loc) const = 0;
 
+  /// Shared memory through which a warp's threads may exchange dropout's
+  /// Philox words: `words` (memref<?xi32, workgroup>) from word `base` (an
+  /// index: this warp's), two buffers of kDrawExchangeWords words that
+  /// successive exchanges use in turn (`round` counts them), so that one
+  /// warp barrier per exchange orders both its own reads after its writes
+  /// and the next-but-one exchange's writes after its reads.
+  struct DrawExchange {
+    mlir::Value words, base;
+    int64_t round = 0;
+  };
+  static constexpr int64_t kDrawExchangeWords = 128;
   /// Returns the four Philox words of the 8-column group starting at tile
   /// column 8 * `group` (an index value) of one row.
   using GroupWords = llvm::function_ref<llvm::SmallVector<mlir::Value, 4>(
       mlir::OpBuilder &, mlir::Value group)>;
-  /// Dropout's 16-bit draws (i32) of the elements of row slot `slot`, in
-  /// ascending element order: column 8c + k takes half k mod 2 (low first)
-  /// of word k / 2 of `words(c)` for the slot's row. The layout decides
-  /// which thread computes which group's words and how they are shared.
-  virtual llvm::SmallVector<mlir::Value> rowDraws(mlir::OpBuilder &b,
-                                                  mlir::Location loc,
-                                                  int64_t slot,
-                                                  GroupWords words) const = 0;
+  /// Dropout's draws of the elements of row slot `slot`, in ascending
+  /// element order: per element the 32-bit word (i32) whose bits
+  /// [drawShift(k), drawShift(k) + 16) are the draw of the slot's k-th
+  /// element. Column 8c + i takes half i mod 2 (low first) of word i / 2
+  /// of `words(c)` for the slot's row. The layout decides which thread
+  /// computes which group's words and how they are shared; elements of one
+  /// word share its value, so that the words, not their halves, stay live
+  /// between the draw and its use.
+  virtual llvm::SmallVector<mlir::Value>
+  rowDraws(mlir::OpBuilder &b, mlir::Location loc, int64_t slot,
+           GroupWords words, DrawExchange *exchange = nullptr) const = 0;
+  virtual int64_t drawShift(int64_t k) const = 0;
 };
 
 /// What a tile strategy is built for.

@@ -1,31 +1,36 @@
 // Dropout of the probabilities (attnc.dropout before P V, fused into the
 // attention): the seed and offset are the kernel's i64 scalar parameters,
 // the mask's Philox-4x32-10 runs in the score stage (its multiplier
-// 0xD2511F53 = -766435501 as i32), the quad shares its calls by shuffles,
-// a probability is kept when its 16-bit draw is at least ceil(0.1 * 2^16)
-// = 6554, and 1 / (1 - 0.1) joins the final 1 / l. Both strategies (the
-// wgmma kernel and its mma_sync fallback).
+// 0xD2511F53 = -766435501 as i32), the quad shares its calls through 1 KB
+// of shared memory per warp (past the strategy's: 12 warps, 3072 words;
+// four stores, a warp barrier and one 16-byte load per 4 groups), a
+// probability is kept when its 16-bit draw is at least ceil(0.1 * 2^16) =
+// 6554 (the high half's word at least 6554 * 2^16 = 429522944, the low
+// half masked first), and 1 / (1 - 0.1) joins the final 1 / l. Both
+// strategies (the wgmma kernel and its mma_sync fallback).
 // RUN: attnc-opt %s --attnc-pipeline="to-nvvm=false" | FileCheck %s
 // RUN: attnc-opt %s --attnc-pipeline="to-nvvm=false" | FileCheck %s --check-prefix=FALLBACK
 
 // CHECK: gpu.module @attn_module
 // CHECK-SAME: scalar<"seed", i64>, scalar<"offset", i64>]
 // CHECK: gpu.func @attn(
-// CHECK-DAG: arith.constant 6554 : i32
-// CHECK-DAG: arith.constant 1.11111116 : f32
-// CHECK-DAG: arith.constant -766435501 : i32
+// CHECK: %[[EX:.+]] = memref.view %{{.+}}[%{{.+}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<3072xi32, #gpu.address_space<workgroup>>
 // CHECK: scf.for
 // CHECK: arith.mului_extended
-// CHECK: gpu.shuffle  xor %{{.+}}, %c1_i32
-// CHECK: gpu.shuffle  xor %{{.+}}, %c2_i32
-// CHECK: gpu.shuffle  xor %{{.+}}, %c3_i32
-// CHECK: arith.cmpi uge, %{{.+}}, %c6554_i32 : i32
+// CHECK: memref.store %{{.+}}, %[[EX]]
+// CHECK: nvvm.bar.warp.sync %c-1_i32
+// CHECK: vector.load %[[EX]][%{{.+}}] : memref<3072xi32, #gpu.address_space<workgroup>>, vector<4xi32>
+// CHECK: %[[LO:.+]] = arith.andi %{{.+}}, %c65535_i32
+// CHECK: arith.cmpi uge, %[[LO]], %c6554_i32 : i32
+// CHECK: arith.cmpi uge, %{{.+}}, %c429522944_i32 : i32
+// CHECK: arith.constant 1.11111116 : f32
 // CHECK: gpu.return
 // FALLBACK: gpu.module @attn_fallback_module
 // FALLBACK-SAME: scalar<"seed", i64>, scalar<"offset", i64>]
+// FALLBACK: memref<2048xi32, #gpu.address_space<workgroup>>
 // FALLBACK: arith.mului_extended
-// FALLBACK: gpu.shuffle  xor %{{.+}}, %c3_i32
-// FALLBACK: arith.cmpi uge, %{{.+}}, %c6554_i32 : i32
+// FALLBACK: nvvm.bar.warp.sync
+// FALLBACK: arith.cmpi uge, %{{.+}}, %c429522944_i32 : i32
 func.func @attn(%q: tensor<?x?x?x128xbf16> {attnc.name = "q"}, %k: tensor<?x?x?x128xbf16> {attnc.name = "k"},
                 %v: tensor<?x?x?x128xbf16> {attnc.name = "v"}, %seed: i64 {attnc.name = "seed"},
                 %offset: i64 {attnc.name = "offset"}) -> (tensor<?x?x?x128xbf16> {attnc.name = "o"}) {
