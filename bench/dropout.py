@@ -83,13 +83,15 @@ def main():
                 f"{row['dropout_cost_attnc']:.2f}x, SDPA "
                 f"{row['dropout_cost_sdpa']:.2f}x", flush=True)
     if args.json:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
-                                cwd=ROOT, capture_output=True,
-                                text=True).stdout.strip()
+        # ATTNC_COMMIT first: the GPU machine's copy of the tree may carry
+        # older git metadata than the modules were built from.
+        commit = os.environ.get("ATTNC_COMMIT") or subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+            capture_output=True, text=True).stdout.strip()
         Path(args.json).write_text(json.dumps({
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "device": torch.cuda.get_device_name(),
-            "commit": commit or os.environ.get("ATTNC_COMMIT", ""),
+            "commit": commit,
             "torch": torch.__version__, "B": B, "H": H, "d": D, "p": P,
             "rows": rows}, indent=1))
 
