@@ -257,8 +257,9 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
     FailureOr<SmallVector<Value>> counters = dropoutCounters(l, scope);
     if (failed(counters))
       return failure();
-    auto draws = scoreStage->dropoutDraws(
-        b, *counters, drawExchange ? &*drawExchange : nullptr);
+    SmallVector<SmallVector<Value>> draws;
+    if (drawExchange)
+      draws = scoreStage->dropoutDraws(b, *counters, *drawExchange);
     SmallVector<Value> s = strategy->computeScores(b, stage);
     if (failed(emitScoreStage(l, scope, bounds, s)))
       return failure();
@@ -282,8 +283,9 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
     FailureOr<SmallVector<Value>> counters = dropoutCounters(l, scope);
     if (failed(counters))
       return failure();
-    auto draws = scoreStage->dropoutDraws(
-        b, *counters, drawExchange ? &*drawExchange : nullptr);
+    SmallVector<SmallVector<Value>> draws;
+    if (drawExchange)
+      draws = scoreStage->dropoutDraws(b, *counters, *drawExchange);
     SmallVector<Value> s = strategy->waitScores(b, scores, /*inFlight=*/1);
     if (failed(emitScoreStage(l, scope, bounds, s)))
       return failure();

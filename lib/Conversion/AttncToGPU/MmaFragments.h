@@ -100,11 +100,10 @@ public:
   /// groups (n8 tiles) n = t mod 4 and the quad transposes them, thread t
   /// keeping word t of each (its columns 8n + 2t, 8n + 2t + 1): a quarter
   /// of the calls of one per thread and group. The transpose goes through
-  /// `exchange` when given (4 stores and one 16-byte load per thread and 4
-  /// groups), else through shuffles (3 shuffles and 16 selects).
+  /// `exchange` (4 stores and one 16-byte load per thread and 4 groups).
   llvm::SmallVector<mlir::Value>
   rowDraws(mlir::OpBuilder &b, mlir::Location loc, int64_t slot,
-           GroupWords words, DrawExchange *exchange = nullptr) const override;
+           GroupWords words, DrawExchange &exchange) const override;
   int64_t drawShift(int64_t k) const override { return 16 * (k % 2); }
   int64_t getNumTiles() const { return nTiles; }
   const WarpCoords &coords() const { return w; }

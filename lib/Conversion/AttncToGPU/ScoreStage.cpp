@@ -183,7 +183,7 @@ void ScoreStage::mask(OpBuilder &b, SmallVectorImpl<Value> &s,
 
 SmallVector<SmallVector<Value>>
 ScoreStage::dropoutDraws(OpBuilder &b, ArrayRef<Value> rowCounters,
-                         AccumulatorLayout::DrawExchange *exchange) const {
+                         AccumulatorLayout::DrawExchange &exchange) const {
   SmallVector<SmallVector<Value>> draws;
   for (auto [r, counter] : llvm::enumerate(rowCounters))
     draws.push_back(scores.rowDraws(

@@ -103,11 +103,10 @@ public:
   /// order), from the Philox counter (i64) of the step's first 8 keys in
   /// each slot's row. They depend on positions only: a kernel draws them
   /// while its tensor cores compute the scores.
-  /// `exchange` (optional) is shared memory the layout may transpose words
-  /// through.
+  /// `exchange` is shared memory the layout transposes words through.
   llvm::SmallVector<llvm::SmallVector<mlir::Value>>
   dropoutDraws(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> rowCounters,
-               AccumulatorLayout::DrawExchange *exchange = nullptr) const;
+               AccumulatorLayout::DrawExchange &exchange) const;
   /// acc *= alphas[row slot].
   void rescale(mlir::OpBuilder &b, llvm::SmallVectorImpl<mlir::Value> &acc,
                llvm::ArrayRef<mlir::Value> alphas) const;

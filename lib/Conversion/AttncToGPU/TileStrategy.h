@@ -111,7 +111,7 @@ public:
   virtual mlir::Value isRowLeader(mlir::OpBuilder &b,
                                   mlir::Location loc) const = 0;
 
-  /// Shared memory through which a warp's threads may exchange dropout's
+  /// Shared memory through which a warp's threads exchange dropout's
   /// Philox words: `words` (memref<?xi32, workgroup>) from word `base` (an
   /// index: this warp's), two buffers of kDrawExchangeWords words that
   /// successive exchanges use in turn (`round` counts them), so that one
@@ -136,7 +136,7 @@ public:
   /// between the draw and its use.
   virtual llvm::SmallVector<mlir::Value>
   rowDraws(mlir::OpBuilder &b, mlir::Location loc, int64_t slot,
-           GroupWords words, DrawExchange *exchange = nullptr) const = 0;
+           GroupWords words, DrawExchange &exchange) const = 0;
   virtual int64_t drawShift(int64_t k) const = 0;
 };
 
