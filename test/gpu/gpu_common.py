@@ -113,27 +113,27 @@ def misalign(x):
     return torch.cat([x.new_zeros(1), x.flatten()])[1:].view(x.shape)
 
 
-def run_strategies(work, only, names, cases):
-    """Loads each module NAME_STRATEGY (`names` x STRATEGIES) whose name
-    contains `only` and runs, guarded, every (label, case, args) that
-    `cases(name, strategy, module)` yields; prints a line per case and the
-    count. Returns the exit status."""
+def run_strategies(work, only, names, cases, extra=()):
+    """Loads each module NAME_STRATEGY (`names` x STRATEGIES, then the
+    (module, name, strategy) triples of `extra`: modules of a name built
+    with other options) whose name contains `only` and runs, guarded, every
+    (label, case, args) that `cases(name, strategy, module)` yields; prints
+    a line per case and the count. Returns the exit status."""
     import sys
     sys.path.insert(0, str(ROOT / "python"))
     import attnc
     failures = total = 0
-    for name in names:
-        for strategy in STRATEGIES:
-            mod = f"{name}_{strategy}"
-            if only not in mod:
-                continue
-            m = attnc.load(work / "modules" / mod)
-            for label, case, args in cases(name, strategy, m):
-                total += 1
-                ok, res = guarded(case, *args)
-                failures += not ok
-                print(f"{'PASS' if ok else 'FAIL'} {mod} {label} {res}",
-                      flush=True)
+    modules = [(f"{n}_{s}", n, s) for n in names for s in STRATEGIES]
+    for mod, name, strategy in modules + list(extra):
+        if only not in mod:
+            continue
+        m = attnc.load(work / "modules" / mod)
+        for label, case, args in cases(name, strategy, m):
+            total += 1
+            ok, res = guarded(case, *args)
+            failures += not ok
+            print(f"{'PASS' if ok else 'FAIL'} {mod} {label} {res}",
+                  flush=True)
     print(f"{total - failures}/{total} passed")
     return 1 if failures else 0
 

@@ -111,15 +111,15 @@ LogicalResult FlashKernelBuilder::emitScoreStage(FlashKVLoop &l,
   return failure(failedRegion);
 }
 
-/// Dropout's Philox counter (i64) of the step's first 8 keys in the row
-/// of each score row slot: offset + (row + r) * row_words + kv_start / 8
-/// (attnc.online_attention's dropout; kv_start is a multiple of block_kv,
-/// itself one of 8).
-FailureOr<SmallVector<Value>>
-FlashKernelBuilder::dropoutCounters(FlashKVLoop &l, IRMapping &scope) {
-  SmallVector<Value> counters;
+/// Dropout's draws of the step (ScoreStage::dropoutDraws; none without
+/// dropout), from the Philox counter (i64) of the step's first 8 keys in
+/// the row of each score row slot: offset + (row + r) * row_words +
+/// kv_start / 8 (attnc.online_attention's dropout; kv_start is a multiple
+/// of block_kv, itself one of 8).
+FailureOr<SmallVector<SmallVector<Value>>>
+FlashKernelBuilder::drawDropout(FlashKVLoop &l, IRMapping &scope) {
   if (form.dropout == 0.0)
-    return counters;
+    return SmallVector<SmallVector<Value>>();
   FailureOr<Value> offset = materialize(form.dropoutOffset, scope);
   FailureOr<Value> row = materialize(form.dropoutRow, scope);
   FailureOr<Value> words = materialize(form.dropoutRowWords, scope);
@@ -134,6 +134,7 @@ FlashKernelBuilder::dropoutCounters(FlashKVLoop &l, IRMapping &scope) {
       b, loc, *k0, arith::ConstantIndexOp::create(b, loc, 8)));
   Value first = arith::AddIOp::create(b, loc, *offset, group);
   const AccumulatorLayout &layout = strategy->scoreLayout();
+  SmallVector<Value> counters;
   for (int64_t r = 0; r < layout.numRowSlots(); ++r) {
     Value rowOf =
         arith::AddIOp::create(b, loc, *row, layout.slotRow(b, loc, r));
@@ -141,7 +142,7 @@ FlashKernelBuilder::dropoutCounters(FlashKVLoop &l, IRMapping &scope) {
         b, loc, first,
         arith::MulIOp::create(b, loc, wide(rowOf), wide(*words))));
   }
-  return counters;
+  return scoreStage->dropoutDraws(b, counters, *drawExchange);
 }
 
 /// Starts loading the K and V tiles of iteration `tile` of loop `l` (its
@@ -254,16 +255,13 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
   if (!strategy->overlapsPV()) {
     // Dropout's draws first: they need no scores, and the scheduler can
     // interleave them with the MMAs.
-    FailureOr<SmallVector<Value>> counters = dropoutCounters(l, scope);
-    if (failed(counters))
+    auto draws = drawDropout(l, scope);
+    if (failed(draws))
       return failure();
-    SmallVector<SmallVector<Value>> draws;
-    if (drawExchange)
-      draws = scoreStage->dropoutDraws(b, *counters, *drawExchange);
     SmallVector<Value> s = strategy->computeScores(b, stage);
     if (failed(emitScoreStage(l, scope, bounds, s)))
       return failure();
-    scoreStage->update(b, s, st, *strategy, /*alphas=*/nullptr, draws);
+    scoreStage->update(b, s, st, *strategy, /*alphas=*/nullptr, *draws);
     strategy->accumulatePV(b, stage, st.acc);
   } else {
     // S of this step first, then the previous step's P V, so that waiting
@@ -280,17 +278,14 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
     strategy->endMMAs(b);
     // Dropout's draws while the tensor cores compute S and the previous
     // P V: they depend on positions only.
-    FailureOr<SmallVector<Value>> counters = dropoutCounters(l, scope);
-    if (failed(counters))
+    auto draws = drawDropout(l, scope);
+    if (failed(draws))
       return failure();
-    SmallVector<SmallVector<Value>> draws;
-    if (drawExchange)
-      draws = scoreStage->dropoutDraws(b, *counters, *drawExchange);
     SmallVector<Value> s = strategy->waitScores(b, scores, /*inFlight=*/1);
     if (failed(emitScoreStage(l, scope, bounds, s)))
       return failure();
     SmallVector<Value> alphas;
-    scoreStage->update(b, s, st, *strategy, &alphas, draws);
+    scoreStage->update(b, s, st, *strategy, &alphas, *draws);
     st.acc = strategy->waitPV(b, pv);
     scoreStage->rescale(b, st.acc, alphas);
     if (ring) {
@@ -682,26 +677,8 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   }
   scoreStage = std::make_unique<ScoreStage>(b, loc, strategy->scoreLayout(),
                                             strategy->outputLayout(), scaling);
-  if (drawExchangeBytes() != 0) {
-    auto idx = [&](int64_t v) {
-      return arith::ConstantIndexOp::create(b, loc, v).getResult();
-    };
-    auto ws = gpu::AddressSpaceAttr::get(b.getContext(),
-                                         gpu::AddressSpace::Workgroup);
-    Value words = memref::ViewOp::create(
-        b, loc,
-        MemRefType::get({drawExchangeBytes() / 4}, b.getI32Type(),
-                        MemRefLayoutAttrInterface{}, ws),
-        dynamicSharedBytes(b, loc), idx(drawExchangeOffset()), ValueRange{});
-    constexpr int64_t kWarpThreads = 32;
-    Value warp = arith::DivUIOp::create(
-        b, loc, gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x),
-        idx(kWarpThreads));
-    drawExchange = AccumulatorLayout::DrawExchange{
-        words,
-        arith::MulIOp::create(b, loc, warp,
-                              idx(2 * AccumulatorLayout::kDrawExchangeWords))};
-  }
+  if (drawExchangeBytes() != 0)
+    drawExchange = makeDrawExchange();
   if (failed(emitBody()))
     return failure();
   gpu::ReturnOp::create(b, loc);

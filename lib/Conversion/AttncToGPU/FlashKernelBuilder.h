@@ -174,6 +174,12 @@ private:
   /// per warp past the id bounds' scratch.
   int64_t drawExchangeOffset() const;
   int64_t drawExchangeBytes() const;
+  /// This warp's view of the exchange, at the builder's position.
+  AccumulatorLayout::DrawExchange makeDrawExchange();
+  /// `bytes` of dynamic shared memory from `offset` as i32 words.
+  Value sharedWords(int64_t offset, int64_t bytes);
+  /// The scalar parameter of a dropout seed or offset argument.
+  ABIParam dropoutParam(Value v) const;
   LogicalResult emitBody();
   LogicalResult emitPersistentBody();
   scf::IfOp enterProducer();
@@ -191,8 +197,8 @@ private:
                                            Value chainEnd, bool bounds,
                                            const OnlineSoftmaxState &init,
                                            Value &slot);
-  FailureOr<SmallVector<Value>> dropoutCounters(FlashKVLoop &l,
-                                                IRMapping &scope);
+  FailureOr<SmallVector<SmallVector<Value>>> drawDropout(FlashKVLoop &l,
+                                                         IRMapping &scope);
   LogicalResult emitScoreStage(FlashKVLoop &l, IRMapping &scope, bool bounds,
                                SmallVectorImpl<Value> &s);
   LogicalResult emitEpilogue(OnlineSoftmaxState &st);

@@ -203,11 +203,18 @@ void FlashKernelBuilder::planParameters() {
   // (a constant one is built into the kernel).
   if (form.dropout > 0.0) {
     if (isa<BlockArgument>(form.dropoutSeed))
-      push(scalarArgumentParam(form.dropoutSeed, "dropout_seed"));
+      push(dropoutParam(form.dropoutSeed));
     if (isa<BlockArgument>(form.dropoutOffset) &&
         form.dropoutOffset != form.dropoutSeed)
-      push(scalarArgumentParam(form.dropoutOffset, "dropout_offset"));
+      push(dropoutParam(form.dropoutOffset));
   }
+}
+
+/// Named by the argument's `attnc.name`, else by its role (a seed that is
+/// also the offset is the seed).
+ABIParam FlashKernelBuilder::dropoutParam(Value v) const {
+  return scalarArgumentParam(v, v == form.dropoutSeed ? "dropout_seed"
+                                                      : "dropout_offset");
 }
 
 /// A grid extent as the host computes it: a product of constants, sizes,

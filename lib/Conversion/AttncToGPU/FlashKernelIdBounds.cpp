@@ -65,6 +65,29 @@ int64_t FlashKernelBuilder::drawExchangeBytes() const {
   return warps * 2 * AccumulatorLayout::kDrawExchangeWords * 4;
 }
 
+Value FlashKernelBuilder::sharedWords(int64_t offset, int64_t bytes) {
+  auto ws =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  return memref::ViewOp::create(
+      b, loc,
+      MemRefType::get({bytes / 4}, b.getI32Type(), MemRefLayoutAttrInterface{},
+                      ws),
+      dynamicSharedBytes(b, loc),
+      arith::ConstantIndexOp::create(b, loc, offset), ValueRange{});
+}
+
+AccumulatorLayout::DrawExchange FlashKernelBuilder::makeDrawExchange() {
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  Value warp = arith::DivUIOp::create(
+      b, loc, gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x),
+      idx(kWarpSize));
+  return {sharedWords(drawExchangeOffset(), drawExchangeBytes()),
+          arith::MulIOp::create(
+              b, loc, warp, idx(2 * AccumulatorLayout::kDrawExchangeWords))};
+}
+
 int64_t FlashKernelBuilder::idBoundsScratchBytes() const {
   if (form.idBounds.empty())
     return 0;
@@ -140,14 +163,7 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value lane = arith::RemUIOp::create(b, loc, tid, idx(kWarpSize));
   Value warp = arith::DivUIOp::create(b, loc, tid, idx(kWarpSize));
-  auto ws =
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  Value raw = dynamicSharedBytes(b, loc);
-  Value scratch =
-      memref::ViewOp::create(b, loc,
-                             MemRefType::get({idBoundsScratchBytes() / 4}, i32,
-                                             MemRefLayoutAttrInterface{}, ws),
-                             raw, idx(idBoundsScratchOffset()), ValueRange{});
+  Value scratch = sharedWords(idBoundsScratchOffset(), idBoundsScratchBytes());
 
   for (auto [n, bounds] : llvm::enumerate(form.idBounds)) {
     // (A named copy: lambdas below capture it.)

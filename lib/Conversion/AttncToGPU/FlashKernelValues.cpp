@@ -40,10 +40,7 @@ FailureOr<Value> FlashKernelBuilder::leafValue(Value v) {
     return param(runtimeScaleParam(v).name);
   if (form.dropout > 0.0 && isa<BlockArgument>(v) &&
       (v == form.dropoutSeed || v == form.dropoutOffset))
-    return param(scalarArgumentParam(v, v == form.dropoutSeed
-                                            ? "dropout_seed"
-                                            : "dropout_offset")
-                     .name);
+    return param(dropoutParam(v).name);
   if (v.getDefiningOp<KVSplitCountOp>() && isPartial())
     return paramIndexValue(kSplitSymbol);
   auto dim = v.getDefiningOp<tensor::DimOp>();
