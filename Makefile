@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 ATTNC_CUDA_ROOT ?= /usr/local/cuda
 JOBS ?= $(shell nproc)
 
-.PHONY: all setup configure build check fuzz-check demo docs clean
+.PHONY: all setup configure build check fuzz-check wheel wheel-check demo docs clean
 
 all: build
 
@@ -32,6 +32,17 @@ check: build
 fuzz-check: setup
 	@ATTNC_CUDA_ROOT=$(ATTNC_CUDA_ROOT) JOBS=$(JOBS) scripts/fuzz.sh check
 
+# The Python wheel (docs/pytorch.md): the package, libattnc_runtime.so
+# (checked against the manylinux_2_34 tag) and the prebuilt sm_90a kernel
+# library compiled by this build, into dist/.
+wheel: build
+	python3 scripts/build_wheel.py --build-dir $(BUILD_DIR) --out dist
+
+# Installs dist/'s wheel into a fresh virtual environment (offline) and runs
+# the Python CPU tests against the installed copy.
+wheel-check: wheel
+	scripts/wheel-check.sh $(BUILD_DIR)
+
 # Takes the example attention graph through the compiler and prints what it
 # did; runs it on the GPU when one is present.
 demo: build
@@ -42,4 +53,4 @@ docs: build
 	cp -r $(BUILD_DIR)/docs/Dialects $(BUILD_DIR)/docs/Passes docs/generated/
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) dist

@@ -2,7 +2,13 @@
 # GPU test suite of attnc: one command, run ON the GPU machine (the H200) from
 # the repository root. Never run by CI.
 #
-#   scripts/gpu-test.sh [WORK]          WORK defaults to .gpuwork
+#   scripts/gpu-test.sh [--installed] [WORK]      WORK defaults to .gpuwork
+#
+# --installed: the suite tests the attnc installed in the python3 on PATH
+# (a virtual environment holding the wheel, docs/pytorch.md) instead of
+# python/attnc: its runtime library, and for attnc.torch and the Llama
+# test its prebuilt kernels. Nothing of the checkout's python/ is imported
+# (ATTNC_TEST_INSTALLED=1; the tests check where attnc came from).
 #
 # The GPU machine has no LLVM/MLIR, so the modules are compiled beforehand on
 # the build machine:
@@ -35,19 +41,41 @@
 # SKIP_SANITIZER=1, LOG_DIR (logs are written there; default WORK/logs).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+INSTALLED=0
+if [ "${1:-}" = --installed ]; then INSTALLED=1; shift; fi
 WORK=${1:-.gpuwork}
 LOG_DIR=${LOG_DIR:-$WORK/logs}
 mkdir -p "$LOG_DIR"
-export ATTNC_RUNTIME_LIB=${ATTNC_RUNTIME_LIB:-$PWD/$WORK/lib/libattnc_runtime.so}
-export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONUNBUFFERED=1
-if [ ! -d "$WORK/modules" ] || [ ! -f "$ATTNC_RUNTIME_LIB" ]; then
-  echo "gpu-test: $WORK/modules or $ATTNC_RUNTIME_LIB missing; run python3 test/gpu/build_modules.py first" >&2
+TORCH_MODULES=(--modules "$WORK/torch")
+if [ $INSTALLED = 1 ]; then
+  unset PYTHONPATH ATTNC_RUNTIME_LIB ATTNC_TORCH_MODULES ATTNC_COMPILE
+  export ATTNC_TEST_INSTALLED=1
+  TORCH_MODULES=()
+  where=$(cd / && python3 -c "import attnc; print(attnc.__file__)") || {
+    echo "gpu-test: --installed but python3 ($(command -v python3)) cannot import attnc" >&2
+    exit 2
+  }
+  case $where in
+    "$PWD"/python/*) echo "gpu-test: --installed but attnc comes from $where" >&2; exit 2 ;;
+  esac
+  (cd / && python3 -m attnc) | head -4
+else
+  export ATTNC_RUNTIME_LIB=${ATTNC_RUNTIME_LIB:-$PWD/$WORK/lib/libattnc_runtime.so}
+  export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
+  if [ ! -f "$ATTNC_RUNTIME_LIB" ]; then
+    echo "gpu-test: $ATTNC_RUNTIME_LIB missing; run python3 test/gpu/build_modules.py first" >&2
+    exit 2
+  fi
+fi
+if [ ! -d "$WORK/modules" ]; then
+  echo "gpu-test: $WORK/modules missing; run python3 test/gpu/build_modules.py first" >&2
   exit 2
 fi
 nvidia-smi -L || { echo "gpu-test: no GPU" >&2; exit 2; }
 status=0
 summary=()
+[ $INSTALLED = 1 ] && summary+=("attnc from the installed package at ${where%/__init__.py}")
 
 echo "== 1. numerics, refusals, graphs (test/gpu/run_tests.py) =="
 if python3 test/gpu/run_tests.py --modules "$WORK/modules" --json "$LOG_DIR/results.json" \
@@ -81,9 +109,9 @@ run_test() {
 for t in backward decode kv_cache varlen alibi documents window dropout; do
   run_test "$t" python3 "test/gpu/${t}_test.py" run --work "$WORK"
 done
-run_test torch python3 test/gpu/torch_test.py --modules "$WORK/torch"
+run_test torch python3 test/gpu/torch_test.py "${TORCH_MODULES[@]}"
 if python3 -c "import transformers" 2>/dev/null; then
-  if python3 test/gpu/hf_test.py --modules "$WORK/torch" 2>&1 | tee "$LOG_DIR/hf.log"; then
+  if python3 test/gpu/hf_test.py "${TORCH_MODULES[@]}" 2>&1 | tee "$LOG_DIR/hf.log"; then
     summary+=("hf_test.py: ok")
   else
     status=1; summary+=("hf_test.py: FAILED ($(tail -1 "$LOG_DIR/hf.log"))")

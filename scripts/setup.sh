@@ -5,9 +5,12 @@
 set -euo pipefail
 
 # clang-22 and libclang-rt-22-dev: the sanitizer and fuzzing build
-# (make fuzz-check, docs/fuzzing.md).
+# (make fuzz-check, docs/fuzzing.md). python3-venv and binutils (readelf):
+# the wheel, its ABI check and its install test (make wheel-check,
+# docs/pytorch.md).
 PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools cmake
-          ninja-build g++ libgtest-dev python3 clang-22 libclang-rt-22-dev)
+          ninja-build g++ libgtest-dev python3 clang-22 libclang-rt-22-dev
+          python3-venv binutils)
 CUDA_ROOT="${ATTNC_CUDA_ROOT:-${CUDA_ROOT:-/usr/local/cuda}}"
 
 missing=()

@@ -215,12 +215,24 @@ def repo_root() -> Path:
     return Path(__file__).resolve().parents[2]
 
 
+def source_tree() -> Path | None:
+    """repo_root() when this package runs from an attnc checkout, None when
+    it is installed (a wheel, a CMake install)."""
+    root = repo_root()
+    if (root / "python" / "attnc").is_dir() and \
+            (root / "CMakeLists.txt").is_file():
+        return root
+    return None
+
+
 def library_candidates() -> list[Path]:
     env = os.environ.get("ATTNC_RUNTIME_LIB")
     if env:
         return [Path(env)]
-    return [Path(__file__).resolve().parent / LIBRARY_NAME,
-            repo_root() / "build" / "lib" / LIBRARY_NAME]
+    found = [Path(__file__).resolve().parent / LIBRARY_NAME]
+    if source_tree() is not None:
+        found.append(source_tree() / "build" / "lib" / LIBRARY_NAME)
+    return found
 
 
 def lib():
@@ -236,7 +248,8 @@ def lib():
                 raise AttncError(
                     f"cannot find {LIBRARY_NAME}: looked at "
                     + ", ".join(str(p) for p in candidates)
-                    + " (build the attnc_runtime target or set "
+                    + " (the wheel carries it: pip install attnc; from "
+                    "a checkout, build the attnc_runtime target; or set "
                     "ATTNC_RUNTIME_LIB)")
             try:
                 handle = ctypes.CDLL(str(path))

@@ -1,9 +1,12 @@
 """``attnc.compile``: run the ahead-of-time compiler from Python.
 
-The executable is found through the ATTNC_COMPILE environment variable, then
-PATH, then <repo>/build/bin/attnc-compile. Compilation runs in a subprocess
-(no MLIR in this process); a failure raises CompileError with the compiler's
-stderr, which holds its diagnostics.
+The executable is found, in order, through the ATTNC_COMPILE environment
+variable, on PATH, beside this package (the bin/ directory of the prefix it
+is installed in: a virtual environment, a CMake install) and, in a source
+checkout, in <repo>/build/bin. The wheel does not carry it (it links LLVM
+and MLIR 22); its precompiled kernels need no compiler. Compilation runs in
+a subprocess (no MLIR in this process); a failure raises CompileError with
+the compiler's stderr, which holds its diagnostics.
 """
 
 from __future__ import annotations
@@ -11,12 +14,18 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Sequence
 
-from ._capi import AttncError, repo_root
+from ._capi import AttncError, source_tree
 
 EXECUTABLE = "attnc-compile"
+HOW_TO_GET = (
+    "attnc-compile is built from attnc's sources (it needs LLVM/MLIR 22): "
+    "`make` in a checkout builds build/bin/attnc-compile, `cmake --install "
+    "build --prefix P` puts it in P/bin; then put it on PATH or set "
+    "ATTNC_COMPILE")
 
 
 class CompileError(AttncError):
@@ -30,6 +39,19 @@ class CompileError(AttncError):
         self.stderr = stderr
 
 
+def compiler_candidates() -> list[Path]:
+    """Where attnc-compile is looked for after ATTNC_COMPILE and PATH."""
+    here = Path(__file__).resolve().parent
+    found = [Path(sys.prefix) / "bin" / EXECUTABLE]
+    # <prefix>/lib/pythonX.Y/site-packages/attnc -> <prefix>/bin
+    for up in list(here.parents)[:4]:
+        if (up / "bin").is_dir():
+            found.append(up / "bin" / EXECUTABLE)
+    if source_tree() is not None:
+        found.append(source_tree() / "build" / "bin" / EXECUTABLE)
+    return list(dict.fromkeys(found))
+
+
 def find_compiler() -> str:
     env = os.environ.get("ATTNC_COMPILE")
     if env:
@@ -37,11 +59,13 @@ def find_compiler() -> str:
     found = shutil.which(EXECUTABLE)
     if found:
         return found
-    built = repo_root() / "build" / "bin" / EXECUTABLE
-    if built.is_file():
-        return str(built)
-    raise CompileError(f"cannot find {EXECUTABLE}: set ATTNC_COMPILE, put it "
-                       f"on PATH, or build it into {built}")
+    candidates = compiler_candidates()
+    for path in candidates:
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path)
+    raise CompileError(
+        f"cannot find {EXECUTABLE} (not on PATH; looked at "
+        + ", ".join(map(str, candidates)) + f"). {HOW_TO_GET}")
 
 
 def compile(src: str | Path, out_dir: str | Path, chip: str = "sm_90a",

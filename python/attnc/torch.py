@@ -13,7 +13,9 @@ under ``torch.compile(fullgraph=True)``, in CUDA graphs and under
 
 Kernels come from a directory of precompiled modules, one per variant
 (head dim, dtype, causal), each holding the forward kernel ``attn`` and the
-three kernels of its backward (``attnc-compile --backward``):
+three kernels of its backward (``attnc-compile --backward``): the one given
+to :func:`set_module_dir`, else $ATTNC_TORCH_MODULES, else the library the
+wheel carries (``python3 -m attnc.variants --list``). Build another with
 
     python3 -m attnc.variants --out attnc-kernels/
 
@@ -33,9 +35,25 @@ from pathlib import Path
 import torch
 
 from . import runtime as _runtime
-from .variants import HEAD_DIMS, variant_name
+from .variants import HEAD_DIMS, prebuilt_dir, variant_name
 
-__all__ = ["attention", "counters", "preload", "set_module_dir"]
+# torch.library.custom_op, register_fake and register_autograd.
+MIN_TORCH = (2, 4)
+
+
+def _torch_version(text: str) -> tuple[int, int]:
+    major, minor = text.split("+")[0].split(".")[:2]
+    return int(major), int("".join(c for c in minor if c.isdigit()) or 0)
+
+
+if _torch_version(torch.__version__) < MIN_TORCH:
+    raise ImportError(
+        f"attnc.torch needs PyTorch >= {MIN_TORCH[0]}.{MIN_TORCH[1]} "
+        f"(torch.library.custom_op); this is torch {torch.__version__}. "
+        f"attnc itself (attnc.load, kernels by handle) works without torch")
+
+__all__ = ["attention", "counters", "module_dir", "preload",
+           "set_module_dir"]
 
 #: Kernel runs of the operators ("forward", "backward"), for tests and for
 #: users who want to see that attnc ran (eager calls; a replayed CUDA graph
@@ -49,24 +67,34 @@ _modules: dict[str, _runtime.Module] = {}
 _module_dir: Path | None = None
 
 
-def set_module_dir(path: str | os.PathLike) -> None:
-    """Where the precompiled modules are (default: $ATTNC_TORCH_MODULES)."""
+def set_module_dir(path: str | os.PathLike | None) -> None:
+    """Where the precompiled modules are (None: the default,
+    $ATTNC_TORCH_MODULES or the wheel's prebuilt library)."""
     global _module_dir
     with _lock:
-        _module_dir = Path(path)
+        _module_dir = None if path is None else Path(path)
         _modules.clear()
+
+
+def module_dir() -> Path:
+    """The directory the kernels are loaded from (an error if none)."""
+    return _dir()
 
 
 def _dir() -> Path:
     if _module_dir is not None:
         return _module_dir
     env = os.environ.get("ATTNC_TORCH_MODULES")
-    if not env:
+    if env:
+        return Path(env)
+    prebuilt = prebuilt_dir()
+    if prebuilt is None:
         raise RuntimeError(
-            "attnc.torch: no module directory; call "
+            "attnc.torch: no module directory (this attnc has no prebuilt "
+            "kernels: it is a source checkout, not the wheel); call "
             "attnc.torch.set_module_dir(DIR) or set ATTNC_TORCH_MODULES "
             "(build one with: python3 -m attnc.variants --out DIR)")
-    return Path(env)
+    return prebuilt
 
 
 def _variant(q: torch.Tensor, causal: bool) -> str:

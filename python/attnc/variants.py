@@ -1,17 +1,23 @@
 """The attention variants attnc.torch runs, as MLIR, and their compilation
 (no torch needed: this runs where attnc-compile is).
 
-    python3 -m attnc.variants --out attnc-kernels/
+    python3 -m attnc.variants --out attnc-kernels/     # compile the matrix
+    python3 -m attnc.variants --list [DIR]             # what a library holds
 
 Each variant (head dim, dtype, causal) is one module directory,
 OUT/attn_d<D>_<dtype>_<causal|full>/, holding the forward kernel `attn`
-(O and the logsumexp; the softmax scale a run-time argument) and the three
-kernels of its backward (`attnc-compile --backward`).
+(O and the logsumexp; the softmax scale a run-time argument; Hopper's
+wgmma_ws strategy), its fallback `attn_fallback` (mma_sync, for tensors TMA
+cannot address) and the three kernels of its backward (`attnc-compile
+--backward`). OUT/index.json lists the variants and their kernels, read
+back from the manifests. The wheel carries such a library for sm_90a
+(attnc/kernels/, :func:`prebuilt_dir`); docs/pytorch.md has the matrix.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -49,7 +55,8 @@ def source(head_dim: int, dtype: str, causal: bool) -> str:
 
 def build(out: str | os.PathLike, head_dims=HEAD_DIMS, dtypes=DTYPE_NAMES,
           causal=(False, True), extra_args=()) -> list[Path]:
-    """Compiles every variant (forward and backward) into OUT/<variant>/."""
+    """Compiles every variant (forward and backward) into OUT/<variant>/
+    and writes OUT/index.json."""
     out = Path(out)
     (out / "mlir").mkdir(parents=True, exist_ok=True)
     built = []
@@ -62,13 +69,84 @@ def build(out: str | os.PathLike, head_dims=HEAD_DIMS, dtypes=DTYPE_NAMES,
                 built.append(_compile(src, out / name,
                                       extra_args=["--backward", *extra_args],
                                       load=False))
+    write_index(out)
     return built
+
+
+INDEX = "index.json"
+
+
+def describe(module_dir: str | os.PathLike) -> dict:
+    """One variant of a library as its manifest states it: head dim, dtype,
+    mask, chip and, per kernel, its role and strategy."""
+    module_dir = Path(module_dir)
+    manifest = json.loads((module_dir / "manifest.json").read_text())
+    kernels = {}
+    for k in manifest["kernels"]:
+        attrs = k.get("attrs", {})
+        role = {"attention": "forward",
+                "attention_backward": "backward"}.get(k.get("kind"),
+                                                      "backward")
+        if k["name"] == "attn_fallback":
+            role = "forward fallback"
+        kernels[k["name"]] = {"role": role,
+                              "strategy": attrs.get("strategy", "fusion")}
+    attn = next(k for k in manifest["kernels"] if k["name"] == "attn")
+    q = next(p for p in attn["params"] if p["name"] == "q")
+    return {"name": module_dir.name, "chip": manifest.get("chip"),
+            "head_dim": attn["attrs"]["head_dim"], "dtype": q["dtype"],
+            "mask": attn["attrs"].get("mask", "none"), "kernels": kernels}
+
+
+def write_index(out: str | os.PathLike) -> Path:
+    """OUT/index.json: every module directory of OUT, described."""
+    out = Path(out)
+    variants = [describe(p.parent) for p in sorted(out.glob("*/manifest.json"))]
+    path = out / INDEX
+    path.write_text(json.dumps({"variants": variants}, indent=1) + "\n")
+    return path
+
+
+def prebuilt_dir() -> Path | None:
+    """The kernel library installed with this package (the wheel's
+    attnc/kernels/), or None when there is none (a source checkout)."""
+    path = Path(__file__).resolve().parent / "kernels"
+    return path if (path / INDEX).is_file() else None
+
+
+def listing(library: str | os.PathLike | None = None) -> list[dict]:
+    """The variants of LIBRARY (default: the prebuilt one; [] if none)."""
+    library = Path(library) if library is not None else prebuilt_dir()
+    if library is None or not (library / INDEX).is_file():
+        return []
+    return json.loads((library / INDEX).read_text())["variants"]
+
+
+def format_listing(variants: list[dict]) -> str:
+    lines = []
+    for v in variants:
+        kernels = ", ".join(f"{n} ({k['role']}, {k['strategy']})"
+                            for n, k in v["kernels"].items())
+        lines.append(f"{v['name']}: d={v['head_dim']} {v['dtype']} "
+                     f"mask={v['mask']} {v['chip']}: {kernels}")
+    return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m attnc.variants")
-    ap.add_argument("--out", required=True)
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--out", help="compile the variant matrix into OUT")
+    g.add_argument("--list", nargs="?", const="", metavar="DIR",
+                   help="list a library's variants (default: the prebuilt)")
     a = ap.parse_args(argv)
+    if a.list is not None:
+        variants = listing(a.list or None)
+        if not variants:
+            print(f"no kernel library at {a.list or 'attnc/kernels'}",
+                  file=sys.stderr)
+            return 1
+        print(format_listing(variants))
+        return 0
     for p in build(a.out):
         print(p)
     return 0

@@ -3,16 +3,32 @@
 The tests run with ``python3 -m unittest discover -s python/tests`` from any
 directory; they need libattnc_runtime.so (ATTNC_RUNTIME_LIB, or
 <repo>/build/lib) but no GPU, no torch and no numpy.
+
+With ATTNC_TEST_INSTALLED=1 they test the attnc installed in the running
+interpreter (the wheel, scripts/wheel-check.sh) instead of python/attnc:
+the source tree is kept off the import path and test_install.py checks
+that what was imported is the installed copy.
 """
 
+import os
 import sys
 from pathlib import Path
 
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 REPO = PYTHON_DIR.parent
 INPUTS = REPO / "test" / "Runtime" / "Inputs"
-if str(PYTHON_DIR) not in sys.path:
+INSTALLED = os.environ.get("ATTNC_TEST_INSTALLED") == "1"
+if not INSTALLED and str(PYTHON_DIR) not in sys.path:
     sys.path.insert(0, str(PYTHON_DIR))
+
+
+def child_pythonpath() -> str:
+    """PYTHONPATH for a child interpreter that imports the same attnc and
+    this directory's helpers."""
+    tests = str(Path(__file__).resolve().parent)
+    if INSTALLED:
+        return tests
+    return os.pathsep.join([str(PYTHON_DIR), tests])
 
 
 class FakeDType:

@@ -65,6 +65,29 @@ class CompileTest(unittest.TestCase):
             os.environ.pop("ATTNC_COMPILE", None)
             self.assertEqual(attnc.find_compiler(), exe)
 
+    def test_found_beside_the_package(self):
+        # Installed into a prefix (a venv, a CMake install): its bin/.
+        prefix = Path(self.tmp)
+        (prefix / "bin").mkdir()
+        exe = fake_compiler(str(prefix / "bin"), "sys.exit(0)")
+        with mock.patch.dict(os.environ, {"PATH": ""}), \
+                mock.patch.object(sys, "prefix", str(prefix)):
+            os.environ.pop("ATTNC_COMPILE", None)
+            self.assertEqual(attnc.find_compiler(), exe)
+
+    def test_not_found_says_how_to_get_it(self):
+        with mock.patch.dict(os.environ, {"PATH": ""}), \
+                mock.patch.object(sys, "prefix", self.tmp), \
+                mock.patch("attnc.compiler.source_tree", lambda: None):
+            os.environ.pop("ATTNC_COMPILE", None)
+            with self.assertRaises(attnc.CompileError) as e:
+                attnc.find_compiler()
+        self.assertIn("cannot find attnc-compile (not on PATH; looked at "
+                      f"{Path(self.tmp) / 'bin' / 'attnc-compile'}",
+                      str(e.exception))
+        self.assertIn("`make` in a checkout builds build/bin/attnc-compile",
+                      str(e.exception))
+
     def test_missing_executable(self):
         missing = str(Path(self.tmp) / "nope")
         with mock.patch.dict(os.environ, {"ATTNC_COMPILE": missing}):

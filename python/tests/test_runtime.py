@@ -13,7 +13,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from _support import INPUTS, PYTHON_DIR, REPO, FakeDType, FakeTensor
+from _support import (INPUTS, REPO, FakeDType, FakeTensor,
+                      child_pythonpath)
 
 import attnc
 
@@ -635,8 +636,7 @@ class FakeDriverTest(unittest.TestCase):
         """The lines CODE prints in a child process whose libcuda is the
         fake driver."""
         env = dict(os.environ, ATTNC_LIBCUDA=str(fake_driver()),
-                   PYTHONPATH=os.pathsep.join(
-                       [str(PYTHON_DIR), str(Path(__file__).parent)]))
+                   PYTHONPATH=child_pythonpath())
         child = subprocess.run([sys.executable, "-c", code], env=env,
                                capture_output=True, text=True, timeout=60)
         self.assertEqual(child.returncode, 0, child.stderr)

@@ -262,7 +262,7 @@ def run_case(m, B, H, Hkv, Sq, Skv, mask, dtype, d):
 
 def run(work: Path, small: bool, only: str = ""):
     import torch
-    sys.path.insert(0, str(ROOT / "python"))
+    gpu_common.use_source_package()
     import attnc
     cases = []
     for d, t, mask in MODULES:

@@ -173,7 +173,7 @@ def graph_case(m, dtype, d, H, Hkv):
     replay equals direct launches bitwise, also after the inputs change in
     place (the graph keeps the buffers)."""
     import torch
-    sys.path.insert(0, str(ROOT / "python"))
+    gpu_common.use_source_package()
     import attnc
     B, Sq, Skv = 3, 1, 5000
     q = torch.randn(B, H, Sq, d, dtype=dtype, device="cuda")
@@ -214,7 +214,7 @@ SHAPES = [  # B, Sq, Skv (heads from the module; dynamic: 8 on 2)
 
 def run(work: Path, small: bool, only: str = "", quick: bool = False):
     import torch
-    sys.path.insert(0, str(ROOT / "python"))
+    gpu_common.use_source_package()
     import attnc
     failures = total = 0
     for d, t, mask, h, hkv, extra in MODULES:

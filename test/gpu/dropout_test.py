@@ -25,9 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "fuzz"))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "python"))
 import gen_graphs  # noqa: E402
 import gpu_common  # noqa: E402
+gpu_common.use_source_package()
 
 # name: (head dim, dtype, mask, dropout probability)
 VARIANTS = {"dropout_causal": (128, "bf16", "causal", 0.1),

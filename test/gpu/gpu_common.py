@@ -3,9 +3,28 @@ FlashAttention error rule, one case's guarded run, and the build/run CLI."""
 
 import argparse
 import math
+import os
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# ATTNC_TEST_INSTALLED=1 (scripts/gpu-test.sh --installed): the suite tests
+# the attnc installed in the interpreter (the wheel), not python/attnc.
+INSTALLED = os.environ.get("ATTNC_TEST_INSTALLED") == "1"
+
+
+def use_source_package():
+    """Puts the checkout's python/ first on the import path, unless the
+    suite tests an installed attnc; then checks that `import attnc` gives
+    the installed copy."""
+    if not INSTALLED:
+        if str(ROOT / "python") not in sys.path:
+            sys.path.insert(0, str(ROOT / "python"))
+        return
+    import attnc
+    where = Path(attnc.__file__).resolve()
+    if where.is_relative_to(ROOT / "python"):
+        sys.exit(f"ATTNC_TEST_INSTALLED=1 but attnc comes from {where}")
 
 
 def fa_rule(got, ref, low, dtype):
@@ -119,8 +138,7 @@ def run_strategies(work, only, names, cases, extra=()):
     with other options) whose name contains `only` and runs, guarded, every
     (label, case, args) that `cases(name, strategy, module)` yields; prints
     a line per case and the count. Returns the exit status."""
-    import sys
-    sys.path.insert(0, str(ROOT / "python"))
+    use_source_package()
     import attnc
     failures = total = 0
     modules = [(f"{n}_{s}", n, s) for n in names for s in STRATEGIES]

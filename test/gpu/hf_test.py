@@ -19,7 +19,8 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "python"))
+import gpu_common  # noqa: E402
+gpu_common.use_source_package()
 import attnc.hf  # noqa: E402
 import attnc.torch as at  # noqa: E402
 
@@ -42,9 +43,15 @@ def model(impl, dtype):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--modules", default=str(ROOT / ".gpuwork-bwd/torch"))
+    ap.add_argument("--modules", help="attnc.torch's module directory "
+                    "(default: .gpuwork-bwd/torch, or with "
+                    "ATTNC_TEST_INSTALLED=1 the installed wheel's prebuilt "
+                    "kernels)")
     a = ap.parse_args()
+    if a.modules is None and not gpu_common.INSTALLED:
+        a.modules = str(ROOT / ".gpuwork-bwd/torch")
     at.set_module_dir(a.modules)
+    print(f"kernels from {at.module_dir()}")
     attnc.hf.register()
     ok = True
 

@@ -255,7 +255,7 @@ def graph_case(m, dtype, d, H, Hkv, page, mask):
     """Capture at Skv = 64k, replay at lengths 1, 1000 and 64k (a paged
     cache: each replay with its pages moved, the table updated in place)."""
     import torch
-    sys.path.insert(0, str(ROOT / "python"))
+    gpu_common.use_source_package()
     import attnc
     B, Sq, Skv = 2, 1, 65536
     gen = torch.Generator().manual_seed(7)
@@ -291,7 +291,7 @@ def graph_case(m, dtype, d, H, Hkv, page, mask):
 
 def run(work: Path, small: bool, only: str = "", quick: bool = False):
     import torch
-    sys.path.insert(0, str(ROOT / "python"))
+    gpu_common.use_source_package()
     import attnc
     failures = total = 0
     for d, t, mask, h, hkv, page, extra in MODULES:

@@ -41,7 +41,9 @@ import torch
 import torch.nn.functional as F
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gpu_common  # noqa: E402
+gpu_common.use_source_package()
 import attnc  # noqa: E402
 from attnc import reference as ref  # noqa: E402
 

@@ -20,7 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gpu_common  # noqa: E402
+gpu_common.use_source_package()
 import attnc  # noqa: E402
 
 cuda = ctypes.CDLL("libcuda.so.1")

@@ -23,7 +23,8 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "python"))
+import gpu_common  # noqa: E402
+gpu_common.use_source_package()
 sys.path.insert(0, str(ROOT / "test/gpu"))
 import attnc.torch as at  # noqa: E402
 from backward_test import reference_grads  # noqa: E402
@@ -200,9 +201,15 @@ def test_errors(modules):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--modules", default=str(ROOT / ".gpuwork-bwd/torch"))
+    ap.add_argument("--modules", help="attnc.torch's module directory "
+                    "(default: .gpuwork-bwd/torch, or with "
+                    "ATTNC_TEST_INSTALLED=1 the installed wheel's prebuilt "
+                    "kernels)")
     a = ap.parse_args()
+    if a.modules is None and not gpu_common.INSTALLED:
+        a.modules = str(ROOT / ".gpuwork-bwd/torch")
     at.set_module_dir(a.modules)
+    print(f"kernels from {at.module_dir()}")
     for t in (lambda: test_errors(a.modules), test_eager,
               test_transposed_views, test_opcheck, test_compile,
               test_cuda_graph):

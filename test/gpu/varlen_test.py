@@ -155,7 +155,7 @@ CASES = [  # lengths of the sequences, rows between them
 
 def run(work: Path, small: bool, only: str = ""):
     import torch
-    sys.path.insert(0, str(ROOT / "python"))
+    gpu_common.use_source_package()
     import attnc
     failures = total = 0
     for d, t, causal, h, hkv in MODULES:

@@ -1,0 +1,86 @@
+"""The installed attnc (the wheel in a fresh virtual environment,
+scripts/wheel-check.sh): these run only with ATTNC_TEST_INSTALLED=1 and
+check that the package under test is the installed copy, that it carries
+its runtime library and the prebuilt kernel library the docs promise, and
+that ``python3 -m attnc`` lists them."""
+
+import json
+import os
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+
+from _support import INSTALLED, REPO
+
+import attnc
+import attnc.variants
+
+# The variant matrix docs/pytorch.md documents: head dims, dtypes, masks;
+# each variant a forward, its fallback and three backward kernels.
+MATRIX = {(d, t, m) for d in (64, 128) for t in ("bf16", "f16")
+          for m in ("none", "causal")}
+KERNELS = {"attn": ("forward", "wgmma_ws"),
+           "attn_fallback": ("forward fallback", "mma_sync"),
+           "attn_backward_0": ("backward", "fusion"),
+           "attn_backward_1": ("backward", "mma_sync"),
+           "attn_backward_2": ("backward", "fusion")}
+
+
+@unittest.skipUnless(INSTALLED, "tests the installed wheel "
+                                "(ATTNC_TEST_INSTALLED=1)")
+class InstalledTest(unittest.TestCase):
+    def test_imported_from_the_installation(self):
+        package = Path(attnc.__file__).resolve().parent
+        self.assertFalse(package.is_relative_to(REPO / "python"),
+                         f"attnc imported from the source tree: {package}")
+        self.assertIn("site-packages", package.parts)
+        self.assertIsNone(attnc._capi.source_tree())
+
+    def test_runtime_is_the_packaged_library(self):
+        self.assertNotIn("ATTNC_RUNTIME_LIB", os.environ)
+        lib = Path(attnc._capi.lib()._name).resolve()
+        self.assertEqual(lib, Path(attnc.__file__).resolve().parent /
+                         "libattnc_runtime.so")
+
+    def test_prebuilt_kernel_library(self):
+        library = attnc.variants.prebuilt_dir()
+        self.assertIsNotNone(library)
+        variants = attnc.variants.listing()
+        got = {(v["head_dim"], v["dtype"], v["mask"]) for v in variants}
+        self.assertEqual(got, MATRIX)
+        for v in variants:
+            self.assertEqual(v["chip"], "sm_90a")
+            self.assertEqual(set(v["kernels"]), set(KERNELS), v["name"])
+            for name, (role, strategy) in KERNELS.items():
+                k = v["kernels"][name]
+                self.assertEqual(k["role"], role, (v["name"], name))
+                self.assertTrue(k["strategy"].startswith(strategy),
+                                (v["name"], name, k["strategy"]))
+            # Every module loads (manifest parsed and checked by the C
+            # runtime; cubins present) without a GPU.
+            m = attnc.load(library / v["name"])
+            self.assertEqual(sorted(m.kernels), sorted(KERNELS))
+            for k in m.kernels:
+                manifest = json.loads((library / v["name"] /
+                                       "manifest.json").read_text())
+                cubin = next(x["cubin"] for x in manifest["kernels"]
+                             if x["name"] == k)
+                self.assertTrue((library / v["name"] / cubin).is_file())
+
+    def test_module_lists_the_installation(self):
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("PYTHONPATH", "ATTNC_RUNTIME_LIB")}
+        out = subprocess.run([sys.executable, "-m", "attnc"], env=env,
+                             capture_output=True, text=True, cwd="/")
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        self.assertIn(f"attnc {attnc.__version__} at", out.stdout)
+        self.assertIn("runtime: ", out.stdout)
+        self.assertIn("(loaded)", out.stdout)
+        self.assertIn("prebuilt kernels: 8 variants", out.stdout)
+        self.assertIn("attn_d128_bf16_causal: d=128 bf16 mask=causal sm_90a",
+                      out.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

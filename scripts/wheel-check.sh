@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# make wheel-check: installs the wheel in dist/ into a fresh virtual
+# environment (pip install --no-index: no network, no dependencies) and runs
+# the Python package's CPU tests against the installed copy, from outside
+# the source tree and with nothing of the checkout on the import path
+# (ATTNC_TEST_INSTALLED=1; python/tests/test_install.py checks where attnc,
+# its runtime library and its prebuilt kernels came from).
+#
+#   scripts/wheel-check.sh [BUILD_DIR]     the venv goes to BUILD_DIR/wheel-venv
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+BUILD=${1:-build}
+wheels=(dist/attnc-*.whl)
+if [ ! -f "${wheels[0]}" ]; then
+  echo "wheel-check: no dist/attnc-*.whl; run make wheel" >&2
+  exit 2
+fi
+VENV=$REPO/$BUILD/wheel-venv
+rm -rf "$VENV"
+python3 -m venv "$VENV"
+"$VENV/bin/python" -m pip install --no-index --no-cache-dir --quiet \
+  --disable-pip-version-check "$REPO/${wheels[0]}"
+echo "wheel-check: installed ${wheels[0]} into $VENV"
+# The fake libcuda of the test build exercises the driver paths without a GPU.
+fake=$REPO/$BUILD/lib/libattnc-fake-cuda.so
+cd /
+env -u PYTHONPATH -u ATTNC_RUNTIME_LIB -u ATTNC_COMPILE -u ATTNC_TORCH_MODULES \
+  "$VENV/bin/python" -m attnc
+env -u PYTHONPATH -u ATTNC_RUNTIME_LIB -u ATTNC_COMPILE -u ATTNC_TORCH_MODULES \
+  ATTNC_TEST_INSTALLED=1 ${fake:+ATTNC_FAKE_CUDA=$fake} \
+  "$VENV/bin/python" -m unittest discover -v -s "$REPO/python/tests" 2>&1 |
+  tee "$REPO/$BUILD/wheel-check.log"
+tail -1 "$REPO/$BUILD/wheel-check.log" | grep -q '^OK' || {
+  echo "wheel-check: the CPU tests failed against the installed wheel" >&2
+  exit 1
+}
+echo "wheel-check: passed"
