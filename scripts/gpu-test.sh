@@ -38,7 +38,8 @@
 #      kind (test/gpu/sanitize_driver.py; no torch, exact-size allocations),
 #      and on the backward's small shapes.
 # Environment: GPU_TEST_ARGS (extra args for run_tests.py, e.g. --quick),
-# SKIP_SANITIZER=1, LOG_DIR (logs are written there; default WORK/logs).
+# SKIP_SANITIZER=1, ONLY_SANITIZER=1 (step 4 alone), LOG_DIR (logs are
+# written there; default WORK/logs).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 INSTALLED=0
@@ -77,6 +78,7 @@ status=0
 summary=()
 [ $INSTALLED = 1 ] && summary+=("attnc from the installed package at ${where%/__init__.py}")
 
+if [ "${ONLY_SANITIZER:-0}" != 1 ]; then
 echo "== 1. numerics, refusals, graphs (test/gpu/run_tests.py) =="
 if python3 test/gpu/run_tests.py --modules "$WORK/modules" --json "$LOG_DIR/results.json" \
      ${GPU_TEST_ARGS:-} 2>&1 | tee "$LOG_DIR/run_tests.log"; then
@@ -120,6 +122,7 @@ else
   summary+=("hf_test.py: skipped (no transformers)")
 fi
 
+fi
 if [ "${SKIP_SANITIZER:-0}" != 1 ]; then
   echo "== 4. compute-sanitizer =="
   CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)

@@ -35,7 +35,8 @@ from pathlib import Path
 import torch
 
 from . import runtime as _runtime
-from .variants import HEAD_DIMS, prebuilt_dir, variant_name
+from .variants import (DECODE_SPLITS, HEAD_DIMS, decode_variant_name,
+                       prebuilt_dir, variant_name)
 
 # torch.library.custom_op, register_fake and register_autograd.
 MIN_TORCH = (2, 4)
@@ -52,8 +53,8 @@ if _torch_version(torch.__version__) < MIN_TORCH:
         f"(torch.library.custom_op); this is torch {torch.__version__}. "
         f"attnc itself (attnc.load, kernels by handle) works without torch")
 
-__all__ = ["attention", "counters", "module_dir", "preload",
-           "set_module_dir"]
+__all__ = ["attention", "attention_with_kvcache", "counters", "module_dir",
+           "preload", "set_module_dir"]
 
 #: Kernel runs of the operators ("forward", "backward"), for tests and for
 #: users who want to see that attnc ran (eager calls; a replayed CUDA graph
@@ -97,30 +98,27 @@ def _dir() -> Path:
     return prebuilt
 
 
-def _variant(q: torch.Tensor, causal: bool) -> str:
+def _check_dims(q: torch.Tensor) -> tuple[int, str]:
     d = q.shape[-1]
     if d not in HEAD_DIMS or q.dtype not in DTYPES:
         raise NotImplementedError(
             f"attnc.torch: no kernels for head dim {d} and {q.dtype}; attnc "
             f"has them for head dims {HEAD_DIMS} in bf16 and fp16")
-    return variant_name(d, DTYPES[q.dtype], causal)
+    return d, DTYPES[q.dtype]
 
 
-def _module(q: torch.Tensor, causal: bool) -> _runtime.Module:
-    name = _variant(q, causal)
+def _load(name: str, source_call: str, flags: str) -> _runtime.Module:
     with _lock:
         m = _modules.get(name)
         if m is not None:
             return m
         path = _dir() / name
         if not (path / "manifest.json").exists():
-            d, t = q.shape[-1], DTYPES[q.dtype]
             raise RuntimeError(
                 f"attnc.torch: no compiled kernels for {name} in {_dir()}; "
                 f"build them with: python3 -m attnc.variants --out "
                 f"{_dir()} (or: attnc-compile {name}.mlir -o {path} "
-                f"--backward, the source from "
-                f"attnc.variants.source({d}, '{t}', {causal}))")
+                f"{flags}, the source from attnc.variants.{source_call})")
         if torch.cuda.is_current_stream_capturing():
             raise RuntimeError(
                 f"attnc.torch: kernels {name} are first used inside CUDA "
@@ -132,13 +130,28 @@ def _module(q: torch.Tensor, causal: bool) -> _runtime.Module:
         return m
 
 
+def _module(q: torch.Tensor, causal: bool) -> _runtime.Module:
+    d, t = _check_dims(q)
+    return _load(variant_name(d, t, causal), f"source({d}, '{t}', {causal})",
+                 "--backward")
+
+
+def _decode_module(q: torch.Tensor) -> _runtime.Module:
+    d, t = _check_dims(q)
+    return _load(decode_variant_name(d, t), f"decode_source({d}, '{t}')",
+                 f"--split-kv={DECODE_SPLITS}")
+
+
 def preload(head_dims=HEAD_DIMS, dtypes=tuple(DTYPES),
-            causal=(False, True)) -> None:
+            causal=(False, True), decode=True) -> None:
     """Loads the variants' kernels into the current CUDA context now."""
     for d in head_dims:
         for dt in dtypes:
+            q = torch.empty(1, 1, 1, d, dtype=dt, device="cuda")
             for c in causal:
-                _module(torch.empty(1, 1, 1, d, dtype=dt, device="cuda"), c)
+                _module(q, c)
+            if decode:
+                _decode_module(q)
 
 
 def _rows_contiguous(x: torch.Tensor) -> torch.Tensor:
@@ -251,3 +264,56 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         scale = 1.0 / math.sqrt(q.shape[-1])
     o, _ = attention_fwd(q, k, v, causal, float(scale))
     return o
+
+
+@torch.library.custom_op("attnc::attention_kvcache", mutates_args=())
+def attention_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
+                      v_cache: torch.Tensor, cache_seqlens: torch.Tensor,
+                      scale: float) -> torch.Tensor:
+    _check(q, k_cache, v_cache)
+    if cache_seqlens.dtype != torch.int32 or \
+            tuple(cache_seqlens.shape) != (q.shape[0],):
+        raise ValueError(f"attnc.torch.attention_with_kvcache: cache_seqlens "
+                         f"must be int32 of shape ({q.shape[0]},), got "
+                         f"{cache_seqlens.dtype} {tuple(cache_seqlens.shape)}")
+    q, k_cache, v_cache = (_rows_contiguous(x) for x in (q, k_cache, v_cache))
+    m = _decode_module(q)
+    partials = m["decode_0"]
+    lengths = cache_seqlens.contiguous()
+    # The split count is the runtime's rule for this device and cache size
+    # (parts of at least one K/V tile, at most DECODE_SPLITS); the f32
+    # partials come from torch's allocator.
+    splits = partials.size_rule("splits", q, k_cache, v_cache,
+                                kv_lengths=lengths)
+    B, H, Sq, d = q.shape
+    o_part = q.new_empty(splits, B, H, Sq, d, dtype=torch.float32)
+    lse_part = q.new_empty(splits, B, H, Sq, dtype=torch.float32)
+    partials(q, k_cache, v_cache, kv_lengths=lengths, o_partial=o_part,
+             lse_partial=lse_part, scale=scale)
+    o = q.new_empty(B, H, Sq, d)
+    m["decode_1"](o_part, lse_part, o=o)
+    counters["decode"] += 1
+    return o
+
+
+@attention_kvcache.register_fake
+def _(q, k_cache, v_cache, cache_seqlens, scale):
+    return q.new_empty(q.shape)
+
+
+def attention_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
+                           v_cache: torch.Tensor, cache_seqlens: torch.Tensor,
+                           scale: float | None = None) -> torch.Tensor:
+    """Attention of Sq new queries against a KV cache, for inference
+    (no autograd): q (B, H, Sq, D), caches (B, Hkv, S_max, D), cache_seqlens
+    (B,) int32 on the GPU: how many positions of each sequence's cache are
+    valid, the Sq new tokens' K/V included (written there by the caller).
+    Query i of sequence b sees keys j <= cache_seqlens[b] - Sq + i (causal
+    from the bottom right of each sequence; with Sq = 1 every valid key);
+    positions past cache_seqlens[b] are never read. A data-only change of
+    cache_seqlens needs no new kernels, so one captured CUDA graph serves
+    every length. Split-KV (FlashDecoding) with up to 128 parts."""
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[-1])
+    return attention_kvcache(q, k_cache, v_cache, cache_seqlens,
+                             float(scale))

@@ -9,8 +9,11 @@ OUT/attn_d<D>_<dtype>_<causal|full>/, holding the forward kernel `attn`
 (O and the logsumexp; the softmax scale a run-time argument; Hopper's
 wgmma_ws strategy), its fallback `attn_fallback` (mma_sync, for tensors TMA
 cannot address) and the three kernels of its backward (`attnc-compile
---backward`). OUT/index.json lists the variants and their kernels, read
-back from the manifests. The wheel carries such a library for sm_90a
+--backward`). Each decoding variant (head dim, dtype),
+OUT/decode_d<D>_<dtype>/, holds split-KV decoding against a KV cache with
+per-sequence lengths (`decode_0`, `decode_1`; attnc.torch's
+attention_with_kvcache). OUT/index.json lists the variants and their
+kernels, read back from the manifests. The wheel carries such a library for sm_90a
 (attnc/kernels/, :func:`prebuilt_dir`); docs/pytorch.md has the matrix.
 """
 
@@ -44,8 +47,43 @@ _CAUSAL = """\
       }
 """
 
+# Decoding against a KV cache: Sq new queries (1 when decoding, more for a
+# chunk of a prompt or speculative tokens) at the end of each sequence's
+# first kv_lengths[b] cache positions; query i sees keys
+# j <= i + kv_lengths[b] - Sq (bottom-right causal per sequence). Split-KV
+# (FlashDecoding): `decode_0` writes f32 partials of up to 128 parts of
+# the cache, `decode_1` merges them; heads are run-time sizes (any GQA
+# group, not packed into one tile).
+_DECODE = """\
+func.func @decode(%q: tensor<?x?x?x{d}x{t}>, %k: tensor<?x?x?x{d}x{t}>,
+                  %v: tensor<?x?x?x{d}x{t}>, %kv_lengths: tensor<?xi32>,
+                  %s: f32 {{attnc.name = "scale"}}) -> tensor<?x?x?x{d}x{t}> {{
+  %c2 = arith.constant 2 : index
+  %sq = tensor.dim %q, %c2 : tensor<?x?x?x{d}x{t}>
+  %o = attnc.attention %q, %k, %v runtime_scale(%s)
+      kv_lengths(%kv_lengths : tensor<?xi32>) {{scale = 1.0 : f64}}
+      : tensor<?x?x?x{d}x{t}>, tensor<?x?x?x{d}x{t}>, tensor<?x?x?x{d}x{t}> -> tensor<?x?x?x{d}x{t}>
+      mask {{
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %n = tensor.extract %kv_lengths[%b] : tensor<?xi32>
+        %len = arith.index_castui %n : i32 to index
+        %jj = arith.addi %j, %sq : index
+        %ii = arith.addi %i, %len : index
+        %keep = arith.cmpi ule, %jj, %ii : index
+        attnc.yield %keep : i1
+      }}
+  return %o : tensor<?x?x?x{d}x{t}>
+}}
+"""
+DECODE_SPLITS = 128
+
+
 def variant_name(head_dim: int, dtype: str, causal: bool) -> str:
     return f"attn_d{head_dim}_{dtype}_{'causal' if causal else 'full'}"
+
+
+def decode_variant_name(head_dim: int, dtype: str) -> str:
+    return f"decode_d{head_dim}_{dtype}"
 
 
 def source(head_dim: int, dtype: str, causal: bool) -> str:
@@ -53,27 +91,42 @@ def source(head_dim: int, dtype: str, causal: bool) -> str:
     return _FUNC.format(d=head_dim, t=dtype, mask=_CAUSAL if causal else "")
 
 
+def decode_source(head_dim: int, dtype: str) -> str:
+    """The MLIR of one decoding variant."""
+    return _DECODE.format(d=head_dim, t=dtype)
+
+
 def build(out: str | os.PathLike, head_dims=HEAD_DIMS, dtypes=DTYPE_NAMES,
-          causal=(False, True), extra_args=()) -> list[Path]:
-    """Compiles every variant (forward and backward) into OUT/<variant>/
-    and writes OUT/index.json."""
+          causal=(False, True), extra_args=(), decode=True) -> list[Path]:
+    """Compiles every variant (forward and backward; with DECODE the
+    decoding ones) into OUT/<variant>/ and writes OUT/index.json."""
     out = Path(out)
     (out / "mlir").mkdir(parents=True, exist_ok=True)
     built = []
+
+    def one(name, text, args):
+        src = out / "mlir" / f"{name}.mlir"
+        src.write_text(text)
+        built.append(_compile(src, out / name, extra_args=[*args, *extra_args],
+                              load=False))
+
     for d in head_dims:
         for t in dtypes:
             for c in causal:
-                name = variant_name(d, t, c)
-                src = out / "mlir" / f"{name}.mlir"
-                src.write_text(source(d, t, c))
-                built.append(_compile(src, out / name,
-                                      extra_args=["--backward", *extra_args],
-                                      load=False))
+                one(variant_name(d, t, c), source(d, t, c), ["--backward"])
+            if decode:
+                one(decode_variant_name(d, t), decode_source(d, t),
+                    [f"--split-kv={DECODE_SPLITS}"])
     write_index(out)
     return built
 
 
 INDEX = "index.json"
+# A kernel's role in a variant, from its manifest kind; the kernels of a
+# backward are an attention_backward kernel and fusions (delta, dQ).
+ROLES = {"attention": "forward", "attention_backward": "backward",
+         "attention_partial": "decode partials",
+         "attention_combine": "decode combine"}
 
 
 def describe(module_dir: str | os.PathLike) -> dict:
@@ -82,20 +135,21 @@ def describe(module_dir: str | os.PathLike) -> dict:
     module_dir = Path(module_dir)
     manifest = json.loads((module_dir / "manifest.json").read_text())
     kernels = {}
+    fallbacks = {k["fallback"] for k in manifest["kernels"]
+                 if k.get("fallback")}
     for k in manifest["kernels"]:
         attrs = k.get("attrs", {})
-        role = {"attention": "forward",
-                "attention_backward": "backward"}.get(k.get("kind"),
-                                                      "backward")
-        if k["name"] == "attn_fallback":
-            role = "forward fallback"
+        role = ROLES.get(k.get("kind"), "backward")
+        if k["name"] in fallbacks:
+            role += " fallback"
         kernels[k["name"]] = {"role": role,
                               "strategy": attrs.get("strategy", "fusion")}
-    attn = next(k for k in manifest["kernels"] if k["name"] == "attn")
-    q = next(p for p in attn["params"] if p["name"] == "q")
+    main = next(k for k in manifest["kernels"]
+                if k.get("kind") in ("attention", "attention_partial"))
+    q = next(p for p in main["params"] if p["name"] == "q")
     return {"name": module_dir.name, "chip": manifest.get("chip"),
-            "head_dim": attn["attrs"]["head_dim"], "dtype": q["dtype"],
-            "mask": attn["attrs"].get("mask", "none"), "kernels": kernels}
+            "head_dim": main["attrs"]["head_dim"], "dtype": q["dtype"],
+            "mask": main["attrs"].get("mask", "none"), "kernels": kernels}
 
 
 def write_index(out: str | os.PathLike) -> Path:

@@ -17,14 +17,18 @@ import attnc
 import attnc.variants
 
 # The variant matrix docs/pytorch.md documents: head dims, dtypes, masks;
-# each variant a forward, its fallback and three backward kernels.
-MATRIX = {(d, t, m) for d in (64, 128) for t in ("bf16", "f16")
-          for m in ("none", "causal")}
-KERNELS = {"attn": ("forward", "wgmma_ws"),
-           "attn_fallback": ("forward fallback", "mma_sync"),
-           "attn_backward_0": ("backward", "fusion"),
-           "attn_backward_1": ("backward", "mma_sync"),
-           "attn_backward_2": ("backward", "fusion")}
+# each attention variant a forward, its fallback and three backward
+# kernels, each decoding variant split-KV partials and their combine.
+DIMS = [(d, t) for d in (64, 128) for t in ("bf16", "f16")]
+MATRIX = {(d, t, m) for d, t in DIMS for m in ("none", "causal")} | \
+    {(d, t, "causal_bottom_right") for d, t in DIMS}
+ATTENTION = {"attn": ("forward", "wgmma_ws"),
+             "attn_fallback": ("forward fallback", "mma_sync"),
+             "attn_backward_0": ("backward", "fusion"),
+             "attn_backward_1": ("backward", "mma_sync"),
+             "attn_backward_2": ("backward", "fusion")}
+DECODE = {"decode_0": ("decode partials", "mma_sync"),
+          "decode_1": ("decode combine", "fusion")}
 
 
 @unittest.skipUnless(INSTALLED, "tests the installed wheel "
@@ -51,8 +55,9 @@ class InstalledTest(unittest.TestCase):
         self.assertEqual(got, MATRIX)
         for v in variants:
             self.assertEqual(v["chip"], "sm_90a")
-            self.assertEqual(set(v["kernels"]), set(KERNELS), v["name"])
-            for name, (role, strategy) in KERNELS.items():
+            want = DECODE if v["name"].startswith("decode_") else ATTENTION
+            self.assertEqual(set(v["kernels"]), set(want), v["name"])
+            for name, (role, strategy) in want.items():
                 k = v["kernels"][name]
                 self.assertEqual(k["role"], role, (v["name"], name))
                 self.assertTrue(k["strategy"].startswith(strategy),
@@ -60,7 +65,7 @@ class InstalledTest(unittest.TestCase):
             # Every module loads (manifest parsed and checked by the C
             # runtime; cubins present) without a GPU.
             m = attnc.load(library / v["name"])
-            self.assertEqual(sorted(m.kernels), sorted(KERNELS))
+            self.assertEqual(sorted(m.kernels), sorted(want))
             for k in m.kernels:
                 manifest = json.loads((library / v["name"] /
                                        "manifest.json").read_text())
@@ -77,8 +82,11 @@ class InstalledTest(unittest.TestCase):
         self.assertIn(f"attnc {attnc.__version__} at", out.stdout)
         self.assertIn("runtime: ", out.stdout)
         self.assertIn("(loaded)", out.stdout)
-        self.assertIn("prebuilt kernels: 8 variants", out.stdout)
+        self.assertIn("prebuilt kernels: 12 variants", out.stdout)
         self.assertIn("attn_d128_bf16_causal: d=128 bf16 mask=causal sm_90a",
+                      out.stdout)
+        self.assertIn("decode_d64_f16: d=64 f16 mask=causal_bottom_right "
+                      "sm_90a: decode_0 (decode partials, mma_sync)",
                       out.stdout)
 
 

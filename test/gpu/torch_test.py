@@ -171,6 +171,96 @@ def test_opcheck():
         check("opcheck attention_bwd", False, repr(e)[:600])
 
 
+def kvcache_inputs(B, H, Hkv, Sq, Smax, d, dtype, lengths, seed=5):
+    """q, caches, lengths; cache positions past each length are NaN, which
+    the kernel must never read."""
+    torch.manual_seed(seed)
+    q = torch.randn(B, H, Sq, d, device="cuda", dtype=dtype)
+    k = torch.randn(B, Hkv, Smax, d, device="cuda", dtype=dtype)
+    v = torch.randn(B, Hkv, Smax, d, device="cuda", dtype=dtype)
+    for b, n in enumerate(lengths):
+        k[b, :, n:] = float("nan")
+        v[b, :, n:] = float("nan")
+    used = torch.tensor(lengths, dtype=torch.int32, device="cuda")
+    return q, k, v, used
+
+
+def kvcache_check(o, q, k, v, used, scale):
+    """O against float64 by the FlashAttention rule: query i of sequence b
+    sees keys j < used[b] with j <= i + used[b] - Sq."""
+    Sq, Smax = q.shape[2], k.shape[2]
+    i = torch.arange(Sq, device="cuda")[:, None]
+    j = torch.arange(Smax, device="cuda")[None, :]
+    n = used.long()[:, None, None, None]
+    vis = (j < n) & (j <= i + n - Sq)
+    kk, vv = (x.nan_to_num(0.0) for x in (k, v))
+    ref, _ = gpu_common.reference(q, kk, vv, scale, torch.float64, visible=vis)
+    low, _ = gpu_common.reference(q, kk, vv, scale, q.dtype, visible=vis)
+    if torch.isnan(o).any():
+        return False, "NaN"
+    ok, err, err_low = gpu_common.fa_rule(o, ref, low, q.dtype)
+    return ok, f"err {err:.1e} <= 2x{err_low:.1e}"
+
+
+def test_kvcache():
+    for d, dtype, (H, Hkv), Sq, Smax, lengths in [
+            (128, torch.bfloat16, (32, 8), 1, 4096, [4096, 1, 1000, 0]),
+            (128, torch.float16, (16, 1), 16, 2048, [2048, 16, 17, 5]),
+            (64, torch.float16, (8, 8), 4, 1000, [4, 500, 1000, 3]),
+            (64, torch.bfloat16, (4, 2), 1, 65536, [65536, 70000])]:
+        q, k, v, used = kvcache_inputs(len(lengths), H, Hkv, Sq, Smax, d,
+                                       dtype, lengths)
+        scale = 0.1 if d == 64 else None
+        o = at.attention_with_kvcache(q, k, v, used, scale=scale)
+        ok, res = kvcache_check(o, q, k, v, used.clamp(max=Smax),
+                                scale or 1 / math.sqrt(d))
+        check(f"kvcache d={d} {dtype} H={H}:{Hkv} Sq={Sq} Smax={Smax} "
+              f"lengths={lengths}", ok, res)
+    # One captured graph, replayed over new lengths and contents.
+    q, k, v, used = kvcache_inputs(2, 8, 2, 1, 8192, 128, torch.bfloat16,
+                                   [8192, 8192])
+    at.attention_with_kvcache(q, k, v, used)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = at.attention_with_kvcache(q, k, v, used)
+    ok, res = True, []
+    for lengths in ([1, 8192], [3000, 17], [0, 1]):
+        q2, k2, v2, used2 = kvcache_inputs(2, 8, 2, 1, 8192, 128,
+                                           torch.bfloat16, lengths,
+                                           seed=sum(lengths))
+        for dst, src in ((q, q2), (k, k2), (v, v2), (used, used2)):
+            dst.copy_(src)
+        g.replay()
+        good, r = kvcache_check(out, q, k, v, used, 1 / math.sqrt(128))
+        ok &= good
+        res.append(f"{lengths}: {r}")
+    check("kvcache CUDA graph replayed over lengths", ok, "; ".join(res))
+    f = torch.compile(lambda q, k, v, n: at.attention_with_kvcache(q, k, v, n)
+                      .float().sum(), fullgraph=True)
+    q, k, v, used = kvcache_inputs(2, 8, 8, 2, 512, 64, torch.bfloat16,
+                                   [512, 100])
+    try:
+        got = f(q, k, v, used)
+        want = at.attention_with_kvcache(q, k, v, used).float().sum()
+        check("kvcache torch.compile(fullgraph=True)",
+              torch.allclose(got, want, rtol=1e-3, atol=1e-2))
+    except Exception as e:  # noqa: BLE001
+        check("kvcache torch.compile(fullgraph=True)", False, repr(e)[:400])
+    try:
+        torch.library.opcheck(torch.ops.attnc.attention_kvcache.default,
+                              (q, k.nan_to_num(0.0), v.nan_to_num(0.0), used,
+                               0.125),
+                              test_utils=("test_schema", "test_faketensor"))
+        check("opcheck attention_kvcache", True)
+    except Exception as e:  # noqa: BLE001
+        check("opcheck attention_kvcache", False, repr(e)[:600])
+    try:
+        at.attention_with_kvcache(q, k, v, used.long())
+        check("kvcache int64 lengths refused", False, "no error")
+    except ValueError as e:
+        check("kvcache int64 lengths refused", "int32" in str(e), str(e)[:120])
+
+
 def test_errors(modules):
     with tempfile.TemporaryDirectory() as empty:
         at.set_module_dir(empty)
@@ -212,7 +302,7 @@ def main():
     print(f"kernels from {at.module_dir()}")
     for t in (lambda: test_errors(a.modules), test_eager,
               test_transposed_views, test_opcheck, test_compile,
-              test_cuda_graph):
+              test_cuda_graph, test_kvcache):
         try:
             t()
         except Exception:  # noqa: BLE001
