@@ -35,8 +35,8 @@ from pathlib import Path
 import torch
 
 from . import runtime as _runtime
-from .variants import (DECODE_SPLITS, HEAD_DIMS, decode_variant_name,
-                       prebuilt_dir, variant_name)
+from .variants import (DECODE_HEADS, DECODE_SPLITS, HEAD_DIMS,
+                       decode_variant_name, prebuilt_dir, variant_name)
 
 # torch.library.custom_op, register_fake and register_autograd.
 MIN_TORCH = (2, 4)
@@ -136,8 +136,16 @@ def _module(q: torch.Tensor, causal: bool) -> _runtime.Module:
                  "--backward")
 
 
-def _decode_module(q: torch.Tensor) -> _runtime.Module:
+def _decode_module(q: torch.Tensor, kv_heads: int) -> _runtime.Module:
+    """The decoding variant packed for q's heads and kv_heads when the
+    library has one (each K/V byte read once), else the run-time-heads one
+    (a GQA group of G reads the cache G times)."""
     d, t = _check_dims(q)
+    heads = (q.shape[1], kv_heads)
+    if (_dir() / decode_variant_name(d, t, heads) / "manifest.json").exists():
+        return _load(decode_variant_name(d, t, heads),
+                     f"decode_source({d}, '{t}', {heads})",
+                     f"--split-kv={DECODE_SPLITS}")
     return _load(decode_variant_name(d, t), f"decode_source({d}, '{t}')",
                  f"--split-kv={DECODE_SPLITS}")
 
@@ -151,7 +159,9 @@ def preload(head_dims=HEAD_DIMS, dtypes=tuple(DTYPES),
             for c in causal:
                 _module(q, c)
             if decode:
-                _decode_module(q)
+                _decode_module(q, 1)
+                for h, hkv in DECODE_HEADS.get(d, ()):
+                    _decode_module(q.expand(1, h, 1, d), hkv)
 
 
 def _rows_contiguous(x: torch.Tensor) -> torch.Tensor:
@@ -277,7 +287,7 @@ def attention_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
                          f"must be int32 of shape ({q.shape[0]},), got "
                          f"{cache_seqlens.dtype} {tuple(cache_seqlens.shape)}")
     q, k_cache, v_cache = (_rows_contiguous(x) for x in (q, k_cache, v_cache))
-    m = _decode_module(q)
+    m = _decode_module(q, k_cache.shape[1])
     partials = m["decode_0"]
     lengths = cache_seqlens.contiguous()
     # The split count is the runtime's rule for this device and cache size
@@ -312,7 +322,11 @@ def attention_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
     from the bottom right of each sequence; with Sq = 1 every valid key);
     positions past cache_seqlens[b] are never read. A data-only change of
     cache_seqlens needs no new kernels, so one captured CUDA graph serves
-    every length. Split-KV (FlashDecoding) with up to 128 parts."""
+    every length. Split-KV (FlashDecoding) with up to 128 parts; the
+    query heads of a GQA group share one tile (each K/V byte read once)
+    when the library has a variant for these heads
+    (attnc.variants.DECODE_HEADS), else each query head reads its K/V
+    head."""
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
     return attention_kvcache(q, k_cache, v_cache, cache_seqlens,

@@ -52,17 +52,19 @@ _CAUSAL = """\
 # first kv_lengths[b] cache positions; query i sees keys
 # j <= i + kv_lengths[b] - Sq (bottom-right causal per sequence). Split-KV
 # (FlashDecoding): `decode_0` writes f32 partials of up to 128 parts of
-# the cache, `decode_1` merges them; heads are run-time sizes (any GQA
-# group, not packed into one tile).
+# the cache, `decode_1` merges them. With run-time heads ("?") each query
+# head reads its K/V head (a GQA group of G reads the cache G times); with
+# the heads in the types, --attnc-pack-gqa puts a group's queries in one
+# tile, which reads the cache once.
 _DECODE = """\
-func.func @decode(%q: tensor<?x?x?x{d}x{t}>, %k: tensor<?x?x?x{d}x{t}>,
-                  %v: tensor<?x?x?x{d}x{t}>, %kv_lengths: tensor<?xi32>,
-                  %s: f32 {{attnc.name = "scale"}}) -> tensor<?x?x?x{d}x{t}> {{
+func.func @decode(%q: tensor<?x{h}x?x{d}x{t}>, %k: tensor<?x{hkv}x?x{d}x{t}>,
+                  %v: tensor<?x{hkv}x?x{d}x{t}>, %kv_lengths: tensor<?xi32>,
+                  %s: f32 {{attnc.name = "scale"}}) -> tensor<?x{h}x?x{d}x{t}> {{
   %c2 = arith.constant 2 : index
-  %sq = tensor.dim %q, %c2 : tensor<?x?x?x{d}x{t}>
+  %sq = tensor.dim %q, %c2 : tensor<?x{h}x?x{d}x{t}>
   %o = attnc.attention %q, %k, %v runtime_scale(%s)
       kv_lengths(%kv_lengths : tensor<?xi32>) {{scale = 1.0 : f64}}
-      : tensor<?x?x?x{d}x{t}>, tensor<?x?x?x{d}x{t}>, tensor<?x?x?x{d}x{t}> -> tensor<?x?x?x{d}x{t}>
+      : tensor<?x{h}x?x{d}x{t}>, tensor<?x{hkv}x?x{d}x{t}>, tensor<?x{hkv}x?x{d}x{t}> -> tensor<?x{h}x?x{d}x{t}>
       mask {{
       ^bb0(%b: index, %h: index, %i: index, %j: index):
         %n = tensor.extract %kv_lengths[%b] : tensor<?xi32>
@@ -72,9 +74,17 @@ func.func @decode(%q: tensor<?x?x?x{d}x{t}>, %k: tensor<?x?x?x{d}x{t}>,
         %keep = arith.cmpi ule, %jj, %ii : index
         attnc.yield %keep : i1
       }}
-  return %o : tensor<?x?x?x{d}x{t}>
+  return %o : tensor<?x{h}x?x{d}x{t}>
 }}
 """
+# The (query heads, K/V heads) of the packed decoding variants per head
+# dim: common models' GQA groups whole (32:8 Llama-3-8B, Mistral-7B; 64:8
+# the 70B class) and split by tensor parallelism (32:4, 16:4, 16:2, 8:1).
+# Packing needs the group to divide the 32-row decode tile (or the other
+# way), so groups of 3 or 7 (24:8, 28:4) are not packed; they and every
+# other head count run the run-time-heads variant.
+DECODE_HEADS = {128: ((32, 8), (64, 8), (32, 4), (16, 4), (16, 2), (8, 1)),
+                64: ((32, 8), (16, 4))}
 DECODE_SPLITS = 128
 
 
@@ -82,8 +92,12 @@ def variant_name(head_dim: int, dtype: str, causal: bool) -> str:
     return f"attn_d{head_dim}_{dtype}_{'causal' if causal else 'full'}"
 
 
-def decode_variant_name(head_dim: int, dtype: str) -> str:
-    return f"decode_d{head_dim}_{dtype}"
+def decode_variant_name(head_dim: int, dtype: str,
+                        heads: tuple[int, int] | None = None) -> str:
+    """decode_d<D>_<dtype> (run-time heads) or, packed for HEADS (H, Hkv),
+    decode_d<D>_<dtype>_h<H>kv<Hkv>."""
+    tail = f"_h{heads[0]}kv{heads[1]}" if heads else ""
+    return f"decode_d{head_dim}_{dtype}{tail}"
 
 
 def source(head_dim: int, dtype: str, causal: bool) -> str:
@@ -91,9 +105,11 @@ def source(head_dim: int, dtype: str, causal: bool) -> str:
     return _FUNC.format(d=head_dim, t=dtype, mask=_CAUSAL if causal else "")
 
 
-def decode_source(head_dim: int, dtype: str) -> str:
-    """The MLIR of one decoding variant."""
-    return _DECODE.format(d=head_dim, t=dtype)
+def decode_source(head_dim: int, dtype: str,
+                  heads: tuple[int, int] | None = None) -> str:
+    """The MLIR of one decoding variant (HEADS: static (H, Hkv))."""
+    h, hkv = heads if heads else ("?", "?")
+    return _DECODE.format(d=head_dim, t=dtype, h=h, hkv=hkv)
 
 
 def build(out: str | os.PathLike, head_dims=HEAD_DIMS, dtypes=DTYPE_NAMES,
@@ -115,8 +131,10 @@ def build(out: str | os.PathLike, head_dims=HEAD_DIMS, dtypes=DTYPE_NAMES,
             for c in causal:
                 one(variant_name(d, t, c), source(d, t, c), ["--backward"])
             if decode:
-                one(decode_variant_name(d, t), decode_source(d, t),
-                    [f"--split-kv={DECODE_SPLITS}"])
+                for heads in (None, *DECODE_HEADS.get(d, ())):
+                    one(decode_variant_name(d, t, heads),
+                        decode_source(d, t, heads),
+                        [f"--split-kv={DECODE_SPLITS}"])
     write_index(out)
     return built
 
@@ -147,9 +165,17 @@ def describe(module_dir: str | os.PathLike) -> dict:
     main = next(k for k in manifest["kernels"]
                 if k.get("kind") in ("attention", "attention_partial"))
     q = next(p for p in main["params"] if p["name"] == "q")
+    k = next(p for p in main["params"] if p["name"] == "k")
+    heads = [q["shape"][1], k["shape"][1]]
+    static = not any(isinstance(h, str) for h in heads)
+    # Packed GQA: the grid runs over the K/V heads, a group per tile.
+    packed = static and heads[0] != heads[1] and \
+        main["grid"][1] == [heads[1]]
     return {"name": module_dir.name, "chip": manifest.get("chip"),
             "head_dim": main["attrs"]["head_dim"], "dtype": q["dtype"],
-            "mask": main["attrs"].get("mask", "none"), "kernels": kernels}
+            "mask": main["attrs"].get("mask", "none"),
+            "heads": f"{heads[0]}:{heads[1]}" if static else "any",
+            "gqa_packed": packed, "kernels": kernels}
 
 
 def write_index(out: str | os.PathLike) -> Path:
@@ -181,8 +207,10 @@ def format_listing(variants: list[dict]) -> str:
     for v in variants:
         kernels = ", ".join(f"{n} ({k['role']}, {k['strategy']})"
                             for n, k in v["kernels"].items())
+        packed = " (GQA packed)" if v.get("gqa_packed") else ""
         lines.append(f"{v['name']}: d={v['head_dim']} {v['dtype']} "
-                     f"mask={v['mask']} {v['chip']}: {kernels}")
+                     f"heads={v['heads']}{packed} mask={v['mask']} "
+                     f"{v['chip']}: {kernels}")
     return "\n".join(lines)
 
 

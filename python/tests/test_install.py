@@ -20,8 +20,11 @@ import attnc.variants
 # each attention variant a forward, its fallback and three backward
 # kernels, each decoding variant split-KV partials and their combine.
 DIMS = [(d, t) for d in (64, 128) for t in ("bf16", "f16")]
-MATRIX = {(d, t, m) for d, t in DIMS for m in ("none", "causal")} | \
-    {(d, t, "causal_bottom_right") for d, t in DIMS}
+PACKED = {128: ["32:8", "64:8", "32:4", "16:4", "16:2", "8:1"],
+          64: ["32:8", "16:4"]}
+MATRIX = {(d, t, m, "any") for d, t in DIMS for m in ("none", "causal")} | \
+    {(d, t, "causal_bottom_right", "any") for d, t in DIMS} | \
+    {(d, t, "custom", h) for d, t in DIMS for h in PACKED[d]}
 ATTENTION = {"attn": ("forward", "wgmma_ws"),
              "attn_fallback": ("forward fallback", "mma_sync"),
              "attn_backward_0": ("backward", "fusion"),
@@ -51,10 +54,13 @@ class InstalledTest(unittest.TestCase):
         library = attnc.variants.prebuilt_dir()
         self.assertIsNotNone(library)
         variants = attnc.variants.listing()
-        got = {(v["head_dim"], v["dtype"], v["mask"]) for v in variants}
+        got = {(v["head_dim"], v["dtype"], v["mask"], v["heads"])
+               for v in variants}
         self.assertEqual(got, MATRIX)
         for v in variants:
             self.assertEqual(v["chip"], "sm_90a")
+            # Every variant with static heads exists for its GQA packing.
+            self.assertEqual(v["gqa_packed"], v["heads"] != "any", v["name"])
             want = DECODE if v["name"].startswith("decode_") else ATTENTION
             self.assertEqual(set(v["kernels"]), set(want), v["name"])
             for name, (role, strategy) in want.items():
@@ -82,12 +88,14 @@ class InstalledTest(unittest.TestCase):
         self.assertIn(f"attnc {attnc.__version__} at", out.stdout)
         self.assertIn("runtime: ", out.stdout)
         self.assertIn("(loaded)", out.stdout)
-        self.assertIn("prebuilt kernels: 12 variants", out.stdout)
-        self.assertIn("attn_d128_bf16_causal: d=128 bf16 mask=causal sm_90a",
-                      out.stdout)
-        self.assertIn("decode_d64_f16: d=64 f16 mask=causal_bottom_right "
-                      "sm_90a: decode_0 (decode partials, mma_sync)",
-                      out.stdout)
+        self.assertIn(f"prebuilt kernels: {len(MATRIX)} variants", out.stdout)
+        self.assertIn("attn_d128_bf16_causal: d=128 bf16 heads=any "
+                      "mask=causal sm_90a", out.stdout)
+        self.assertIn("decode_d64_f16: d=64 f16 heads=any "
+                      "mask=causal_bottom_right sm_90a: decode_0 (decode "
+                      "partials, mma_sync)", out.stdout)
+        self.assertIn("decode_d128_bf16_h32kv8: d=128 bf16 heads=32:8 (GQA "
+                      "packed) mask=custom", out.stdout)
 
 
 if __name__ == "__main__":

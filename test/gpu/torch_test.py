@@ -204,7 +204,11 @@ def kvcache_check(o, q, k, v, used, scale):
 
 def test_kvcache():
     for d, dtype, (H, Hkv), Sq, Smax, lengths in [
+            # Packed variants (the library's DECODE_HEADS) and run-time
+            # heads (16:1, 8:8, 4:2).
             (128, torch.bfloat16, (32, 8), 1, 4096, [4096, 1, 1000, 0]),
+            (128, torch.float16, (64, 8), 3, 3000, [3000, 3, 2, 1500]),
+            (64, torch.bfloat16, (16, 4), 1, 777, [777, 1]),
             (128, torch.float16, (16, 1), 16, 2048, [2048, 16, 17, 5]),
             (64, torch.float16, (8, 8), 4, 1000, [4, 500, 1000, 3]),
             (64, torch.bfloat16, (4, 2), 1, 65536, [65536, 70000])]:
@@ -214,8 +218,10 @@ def test_kvcache():
         o = at.attention_with_kvcache(q, k, v, used, scale=scale)
         ok, res = kvcache_check(o, q, k, v, used.clamp(max=Smax),
                                 scale or 1 / math.sqrt(d))
-        check(f"kvcache d={d} {dtype} H={H}:{Hkv} Sq={Sq} Smax={Smax} "
-              f"lengths={lengths}", ok, res)
+        packed = (H, Hkv) in at.DECODE_HEADS.get(d, ())
+        check(f"kvcache d={d} {dtype} H={H}:{Hkv} "
+              f"{'packed' if packed else 'run-time heads'} Sq={Sq} "
+              f"Smax={Smax} lengths={lengths}", ok, res)
     # One captured graph, replayed over new lengths and contents.
     q, k, v, used = kvcache_inputs(2, 8, 2, 1, 8192, 128, torch.bfloat16,
                                    [8192, 8192])
