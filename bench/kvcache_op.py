@@ -1,6 +1,6 @@
-"""attnc.torch.attention_with_kvcache (the wheel's prebuilt decode kernels:
-run-time heads, GQA not packed) against the same step compiled for the
-model's heads (GQA packed: cache_d128_bf16_brlen_h32kv8_split, built by
+"""attnc.torch.attention_with_kvcache on the wheel's prebuilt decode
+kernels (for 32:8 heads its GQA-packed variant) against the same step
+compiled by the GPU tests (cache_d128_bf16_brlen_h32kv8_split, built by
 test/gpu/build_modules.py) and SDPA's FlashAttention-2 and cuDNN backends,
 peers in the same process.
 
@@ -97,9 +97,10 @@ def main():
              f"commit {a.commit or info['commit']}, torch {info['torch']}. "
              "hd128 bf16, H = 32, Hkv = 8, Sq = 1, full caches; µs, TB/s = "
              "K+V bytes / time; median of 3 interleaved do_bench medians "
-             "(L2 flushed). op: the wheel's prebuilt decode kernels (heads "
-             "at run time, GQA not packed), replayed from a CUDA graph and "
-             "eager; packed: the same step compiled for 32:8 heads.", "",
+             "(L2 flushed). op: attnc.torch.attention_with_kvcache on the "
+             "wheel's prebuilt kernels (the variant packed for 32:8), "
+             "replayed from a CUDA graph and eager; packed: the GPU tests' "
+             "module for the same step.", "",
              "| B | S | splits | op graph µs | TB/s | op eager µs | packed µs "
              "| TB/s | flash µs | cuDNN µs (K/V expanded) | op/packed | "
              "flash/op | max err vs SDPA |",

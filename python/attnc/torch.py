@@ -65,6 +65,7 @@ DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
 
 _lock = threading.Lock()
 _modules: dict[str, _runtime.Module] = {}
+_decode_choice: dict[tuple, _runtime.Module] = {}
 _module_dir: Path | None = None
 
 
@@ -75,6 +76,7 @@ def set_module_dir(path: str | os.PathLike | None) -> None:
     with _lock:
         _module_dir = None if path is None else Path(path)
         _modules.clear()
+        _decode_choice.clear()
 
 
 def module_dir() -> Path:
@@ -139,15 +141,22 @@ def _module(q: torch.Tensor, causal: bool) -> _runtime.Module:
 def _decode_module(q: torch.Tensor, kv_heads: int) -> _runtime.Module:
     """The decoding variant packed for q's heads and kv_heads when the
     library has one (each K/V byte read once), else the run-time-heads one
-    (a GQA group of G reads the cache G times)."""
+    (a GQA group of G reads the cache G times). The choice is remembered:
+    a decode loop calls this once per layer and step."""
     d, t = _check_dims(q)
     heads = (q.shape[1], kv_heads)
+    m = _decode_choice.get((d, t, heads))
+    if m is not None:
+        return m
     if (_dir() / decode_variant_name(d, t, heads) / "manifest.json").exists():
-        return _load(decode_variant_name(d, t, heads),
-                     f"decode_source({d}, '{t}', {heads})",
-                     f"--split-kv={DECODE_SPLITS}")
-    return _load(decode_variant_name(d, t), f"decode_source({d}, '{t}')",
-                 f"--split-kv={DECODE_SPLITS}")
+        m = _load(decode_variant_name(d, t, heads),
+                  f"decode_source({d}, '{t}', {heads})",
+                  f"--split-kv={DECODE_SPLITS}")
+    else:
+        m = _load(decode_variant_name(d, t), f"decode_source({d}, '{t}')",
+                  f"--split-kv={DECODE_SPLITS}")
+    _decode_choice[(d, t, heads)] = m
+    return m
 
 
 def preload(head_dims=HEAD_DIMS, dtypes=tuple(DTYPES),
