@@ -7,11 +7,14 @@
 // attnc-compile IN.mlir -o DIR [--chip sm_90a | --target h200] [--report]
 //
 // Runs the attnc pipeline (the same builder attnc-opt --attnc-pipeline
-// runs), then serializes every kernel twice through gpu-module-to-binary:
-// PTX (format=isa) and a cubin (format=bin, ptxas). Writes one .ptx and one
-// .cubin per kernel and a manifest.json (version 2) a host loads them by:
-// each kernel's entry is its gpu.module's #attnc.launch_contract
-// (docs/launch-contract.md) plus the file names.
+// runs), then serializes every kernel to PTX through its #nvvm.target (as
+// gpu-module-to-binary's format=isa) and assembles the PTX into a cubin
+// with ptxas (the arguments format=bin would give it): each kernel goes
+// through LLVM once, and its ptxas runs while the next kernel is in LLVM
+// (at most --jobs at a time). Writes one .ptx and one .cubin per kernel and
+// a manifest.json (version 2) a host loads them by: each kernel's entry is
+// its gpu.module's #attnc.launch_contract (docs/launch-contract.md) plus the
+// file names.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,8 +25,9 @@
 #include "attnc/Pipelines/Pipelines.h"
 #include "attnc/Target/TargetDescription.h"
 
+#include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -33,13 +37,18 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <chrono>
+#include <deque>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -100,6 +109,11 @@ static cl::opt<int64_t> fusionAccesses(
     cl::init(4));
 static cl::opt<std::string>
     cudaRoot("cuda-root", cl::desc("CUDA toolkit directory"), cl::init(""));
+static cl::opt<unsigned>
+    jobs("jobs",
+         cl::desc("ptxas processes run at once (default: the hardware "
+                  "threads)"),
+         cl::init(0));
 
 static int fail(const Twine &msg) {
   llvm::errs() << "attnc-compile: error: " << msg << "\n";
@@ -109,26 +123,6 @@ static int fail(const Twine &msg) {
 static double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
       .count();
-}
-
-/// Serializes every gpu.module of a copy of `module` with `format` and
-/// returns kernel module name -> object bytes.
-static FailureOr<llvm::StringMap<std::string>>
-serialize(ModuleOp module, StringRef format, StringRef toolkit) {
-  OwningOpRef<ModuleOp> copy = module.clone();
-  PassManager pm(module.getContext());
-  GpuModuleToBinaryPassOptions opts;
-  opts.compilationTarget = format.str();
-  opts.toolkitPath = toolkit.str();
-  pm.addPass(createGpuModuleToBinaryPass(opts));
-  if (failed(pm.run(*copy)))
-    return failure();
-  llvm::StringMap<std::string> out;
-  for (auto bin : copy->getOps<gpu::BinaryOp>())
-    for (Attribute a : bin.getObjects())
-      out[bin.getSymName()] =
-          cast<gpu::ObjectAttr>(a).getObject().getValue().str();
-  return out;
 }
 
 static LogicalResult writeFile(StringRef path, StringRef bytes) {
@@ -141,6 +135,175 @@ static LogicalResult writeFile(StringRef path, StringRef bytes) {
   }
   file->os() << bytes;
   file->keep();
+  return success();
+}
+
+namespace {
+/// One kernel's ptxas run: its files (removed when done) and process.
+struct PtxasRun {
+  std::string module, kernel; // gpu.module symbol, kernel name
+  SmallString<128> ptx, cubin, log;
+  std::optional<llvm::FileRemover> removers[3];
+  std::vector<std::string> args;
+  llvm::sys::ProcessInfo process;
+};
+} // namespace
+
+static LogicalResult makeTemp(StringRef kernel, StringRef suffix,
+                              SmallString<128> &path,
+                              std::optional<llvm::FileRemover> &remover) {
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("attnc-" + kernel, suffix, path)) {
+    llvm::errs() << "attnc-compile: error: cannot create a temporary file: "
+                 << ec.message() << "\n";
+    return failure();
+  }
+  remover.emplace(path.str());
+  return success();
+}
+
+/// ptxas's arguments for one kernel, as gpu-module-to-binary's format=bin
+/// builds them from the gpu.module's #nvvm.target: -arch, --opt-level and
+/// the target's own ptxas options.
+static FailureOr<std::vector<std::string>> ptxasArgs(gpu::GPUModuleOp km,
+                                                     const PtxasRun &run) {
+  ArrayAttr targets = km.getTargetsAttr();
+  auto nvvm = targets && targets.size() == 1
+                  ? dyn_cast<NVVM::NVVMTargetAttr>(targets[0])
+                  : NVVM::NVVMTargetAttr();
+  if (!nvvm) {
+    km.emitError("attnc-compile assembles kernels with one #nvvm.target");
+    return failure();
+  }
+  std::vector<std::string> args = {"ptxas",
+                                   "-arch",
+                                   nvvm.getChip().str(),
+                                   run.ptx.str().str(),
+                                   "-o",
+                                   run.cubin.str().str(),
+                                   "--opt-level",
+                                   std::to_string(nvvm.getO())};
+  // (getCmdOptions reads the flags without checking there are any.)
+  if (nvvm.getFlags() && nvvm.hasCmdOptions())
+    for (Attribute a : cast<ArrayAttr>(nvvm.getCmdOptions()->getValue()))
+      if (auto str = dyn_cast<StringAttr>(a))
+        args.push_back(str.str());
+  return args;
+}
+
+/// The PTX of one kernel: its gpu.module serialized by its target (LLVM
+/// NVPTX), as gpu-module-to-binary's format=isa does, without changing the
+/// module.
+static FailureOr<std::string>
+serializeToPtx(gpu::GPUModuleOp km, StringRef toolkit, SymbolTable &symbols) {
+  ArrayAttr targets = km.getTargetsAttr();
+  auto target = targets && targets.size() == 1
+                    ? dyn_cast<gpu::TargetAttrInterface>(targets[0])
+                    : gpu::TargetAttrInterface();
+  if (!target) {
+    km.emitError("attnc-compile serializes kernels with one target");
+    return failure();
+  }
+  gpu::TargetOptions options(toolkit, /*librariesToLink=*/{},
+                             /*cmdOptions=*/"", /*elfSection=*/"",
+                             gpu::CompilationTarget::Assembly,
+                             [&]() { return &symbols; });
+  std::optional<SmallVector<char, 0>> object =
+      target.serializeToObject(km, options);
+  if (!object) {
+    km.emitError("serializing the kernel to PTX failed");
+    return failure();
+  }
+  return std::string(object->begin(), object->end());
+}
+
+/// Serializes every kernel to PTX and assembles each into a cubin with
+/// ptxas: a kernel's ptxas runs while the next kernel goes through LLVM,
+/// at most `parallel` ptxas processes at a time. Fills kernel module name
+/// -> PTX and -> cubin; a failed run reports ptxas's log under the
+/// kernel's name (its launch contract's).
+static LogicalResult compileKernels(ModuleOp module,
+                                    ArrayRef<gpu::GPUModuleOp> kernels,
+                                    StringRef toolkit, StringRef ptxas,
+                                    unsigned parallel,
+                                    llvm::StringMap<std::string> &ptx,
+                                    llvm::StringMap<std::string> &cubin) {
+  SymbolTable symbols(module);
+  // Largest first (by operation count, a proxy for ptxas's time): its
+  // ptxas, the longest, starts while the others are still in LLVM.
+  SmallVector<std::pair<int64_t, gpu::GPUModuleOp>> order;
+  for (gpu::GPUModuleOp km : kernels) {
+    int64_t ops = 0;
+    km.walk([&](Operation *) { ++ops; });
+    order.push_back({-ops, km});
+  }
+  llvm::stable_sort(order, [](auto &a, auto &b) { return a.first < b.first; });
+  std::deque<PtxasRun> runs;
+  bool ok = true;
+  auto finish = [&](PtxasRun &run) {
+    std::string error;
+    llvm::sys::ProcessInfo done =
+        llvm::sys::Wait(run.process, /*SecondsToWait=*/std::nullopt, &error);
+    if (done.ReturnCode == 0)
+      return;
+    ok = false;
+    auto log = llvm::MemoryBuffer::getFile(run.log);
+    llvm::errs() << "attnc-compile: error: ptxas failed on kernel "
+                 << run.kernel << " (exit code " << done.ReturnCode << ")"
+                 << (error.empty() ? "" : ": " + error) << "\n"
+                 << (log ? (*log)->getBuffer() : "") << "\n";
+  };
+  size_t next = 0, running = 0;
+  for (gpu::GPUModuleOp km : llvm::make_second_range(order)) {
+    FailureOr<std::string> text = serializeToPtx(km, toolkit, symbols);
+    if (failed(text))
+      return failure();
+    PtxasRun &run = runs.emplace_back();
+    run.module = km.getSymName().str();
+    attnc::LaunchContractAttr contract = attnc::getLaunchContract(km);
+    run.kernel = contract ? contract.getKernel().str() : run.module;
+    ptx[run.module] = std::move(*text);
+    if (failed(makeTemp(run.kernel, "ptx", run.ptx, run.removers[0])) ||
+        failed(makeTemp(run.kernel, "cubin", run.cubin, run.removers[1])) ||
+        failed(makeTemp(run.kernel, "log", run.log, run.removers[2])) ||
+        failed(writeFile(run.ptx, ptx[run.module])))
+      return failure();
+    FailureOr<std::vector<std::string>> args = ptxasArgs(km, run);
+    if (failed(args))
+      return failure();
+    run.args = std::move(*args);
+    if (running == parallel) {
+      finish(runs[next++]);
+      --running;
+    }
+    SmallVector<StringRef> argRefs(run.args.begin(), run.args.end());
+    std::optional<StringRef> redirects[] = {std::nullopt, run.log.str(),
+                                            run.log.str()};
+    std::string error;
+    bool launchFailed = false;
+    run.process = llvm::sys::ExecuteNoWait(ptxas, argRefs, std::nullopt,
+                                           redirects, 0, &error, &launchFailed);
+    if (launchFailed) {
+      llvm::errs() << "attnc-compile: error: cannot run " << ptxas << ": "
+                   << error << "\n";
+      return failure();
+    }
+    ++running;
+  }
+  for (; next < runs.size(); ++next)
+    finish(runs[next]);
+  if (!ok)
+    return failure();
+  for (PtxasRun &run : runs) {
+    auto bytes = llvm::MemoryBuffer::getFile(run.cubin, /*IsText=*/false,
+                                             /*RequiresNullTerminator=*/false);
+    if (!bytes) {
+      llvm::errs() << "attnc-compile: error: ptxas wrote no cubin for "
+                   << run.kernel << "\n";
+      return failure();
+    }
+    cubin[run.module] = (*bytes)->getBuffer().str();
+  }
   return success();
 }
 
@@ -241,12 +404,12 @@ int main(int argc, char **argv) {
     return fail(inputFile + " produced no kernel");
 
   auto t1 = std::chrono::steady_clock::now();
-  FailureOr<llvm::StringMap<std::string>> ptx =
-      serialize(*module, "isa", toolkit);
-  FailureOr<llvm::StringMap<std::string>> cubin =
-      serialize(*module, "bin", toolkit);
-  if (failed(ptx) || failed(cubin))
-    return fail("serializing the kernels failed (ptxas or LLVM NVPTX; see "
+  unsigned parallel =
+      jobs ? jobs : llvm::hardware_concurrency().compute_thread_count();
+  llvm::StringMap<std::string> ptxOf, cubinOf;
+  if (failed(compileKernels(*module, kernels, toolkit, ptxas,
+                            std::max(parallel, 1u), ptxOf, cubinOf)))
+    return fail("compiling the kernels failed (LLVM NVPTX or ptxas; see "
                 "above)");
   double serializeSeconds = secondsSince(t1);
 
@@ -270,8 +433,8 @@ int main(int argc, char **argv) {
     SmallString<128> ptxPath(outDir), cubinPath(outDir);
     llvm::sys::path::append(ptxPath, name + ".ptx");
     llvm::sys::path::append(cubinPath, name + ".cubin");
-    if (failed(writeFile(ptxPath, (*ptx)[km.getSymName()])) ||
-        failed(writeFile(cubinPath, (*cubin)[km.getSymName()])))
+    if (failed(writeFile(ptxPath, ptxOf[km.getSymName()])) ||
+        failed(writeFile(cubinPath, cubinOf[km.getSymName()])))
       return 1;
     entry["ptx"] = name + ".ptx";
     entry["cubin"] = name + ".cubin";
@@ -299,8 +462,9 @@ int main(int argc, char **argv) {
     return 1;
   llvm::outs() << llvm::formatv(
       "attnc-compile: {0} kernel(s) for {1} in {2}: pipeline {3:f3} s, PTX + "
-      "cubin {4:f3} s ({5:f3} s per kernel)\n",
+      "cubin {4:f3} s, total {5:f3} s ({6:f3} s per kernel)\n",
       kernels.size(), builtChip, outDir.getValue(), lowerSeconds,
-      serializeSeconds, (lowerSeconds + serializeSeconds) / kernels.size());
+      serializeSeconds, lowerSeconds + serializeSeconds,
+      (lowerSeconds + serializeSeconds) / kernels.size());
   return 0;
 }
