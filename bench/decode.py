@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "test/gpu"))
 import attnc  # noqa: E402
-from run import copy_bandwidth, env_info, median_ms  # noqa: E402
+from run import copy_bandwidth, emit_table, env_info, median_ms  # noqa: E402
 
 BF = torch.bfloat16
 H, HKV, D = 32, 8, 128
@@ -211,10 +211,7 @@ def main():
                          + " | ".join(f"{r[t + '_us']:.1f} | "
                                       f"{r[t + '_us'] / r['attnc_us']:.3f}"
                                       for t in tags) + " |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if a.out:
-        a.out.write_text(text)
+    emit_table(lines, a.out)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import attnc  # noqa: E402
 import attnc.torch as at  # noqa: E402
 from decode import attnc_cache  # noqa: E402
-from run import env_info, median_ms  # noqa: E402
+from run import emit_table, env_info, median_ms  # noqa: E402
 
 H, HKV, D, BF = 32, 8, 128, torch.bfloat16
 
@@ -118,10 +118,7 @@ def main():
             + f"{r['op_graph_us'] / r['packed_us']:.2f} | "
             + (f"{fl / r['op_graph_us']:.2f} | " if fl else "– | ")
             + f"{r['err']:.1e} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if a.out:
-        a.out.write_text(text)
+    emit_table(lines, a.out)
 
 
 if __name__ == "__main__":

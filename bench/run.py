@@ -54,6 +54,14 @@ L2_BYTES = 60 << 20
 WARMUP, REP = 25, 100
 
 
+def emit_table(lines, out=None):
+    """Prints a results table (its markdown lines) and writes it to OUT."""
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if out:
+        Path(out).write_text(text)
+
+
 def median_ms(fn, rep=REP):
     return do_bench(fn, warmup=WARMUP, rep=rep, return_mode="median")
 

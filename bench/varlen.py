@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "bench"))
 import attnc  # noqa: E402
-from run import env_info, median_ms  # noqa: E402
+from run import emit_table, env_info, median_ms  # noqa: E402
 
 H, D = 16, 128
 
@@ -100,10 +100,7 @@ def main():
                      f"{a_[0]:.0f} | {a_[1]:.0f} | {n_[0]:.0f} | {n_[1]:.0f} "
                      f"| {p_[0]:.0f} | {p_[1]:.0f} | {n_[0] / a_[0]:.2f} | "
                      f"{p_[0] / a_[0]:.2f} | {r['err']:.1e} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if a.out:
-        a.out.write_text(text)
+    emit_table(lines, a.out)
 
 
 if __name__ == "__main__":

@@ -162,19 +162,24 @@ static LogicalResult makeTemp(StringRef kernel, StringRef suffix,
   return success();
 }
 
-/// ptxas's arguments for one kernel, as gpu-module-to-binary's format=bin
-/// builds them from the gpu.module's #nvvm.target: -arch, --opt-level and
-/// the target's own ptxas options.
-static FailureOr<std::vector<std::string>> ptxasArgs(gpu::GPUModuleOp km,
-                                                     const PtxasRun &run) {
+/// The one #nvvm.target a kernel's gpu.module carries (the pipeline's
+/// attnc-convert-to-gpu attaches it), or an error on the module.
+static FailureOr<NVVM::NVVMTargetAttr> nvvmTarget(gpu::GPUModuleOp km) {
   ArrayAttr targets = km.getTargetsAttr();
   auto nvvm = targets && targets.size() == 1
                   ? dyn_cast<NVVM::NVVMTargetAttr>(targets[0])
                   : NVVM::NVVMTargetAttr();
-  if (!nvvm) {
-    km.emitError("attnc-compile assembles kernels with one #nvvm.target");
-    return failure();
-  }
+  if (!nvvm)
+    return km.emitError("attnc-compile compiles kernels with one "
+                        "#nvvm.target");
+  return nvvm;
+}
+
+/// ptxas's arguments for one kernel, as gpu-module-to-binary's format=bin
+/// builds them from the kernel's #nvvm.target: -arch, --opt-level and the
+/// target's own ptxas options.
+static std::vector<std::string> ptxasArgs(NVVM::NVVMTargetAttr nvvm,
+                                          const PtxasRun &run) {
   std::vector<std::string> args = {"ptxas",
                                    "-arch",
                                    nvvm.getChip().str(),
@@ -194,16 +199,11 @@ static FailureOr<std::vector<std::string>> ptxasArgs(gpu::GPUModuleOp km,
 /// The PTX of one kernel: its gpu.module serialized by its target (LLVM
 /// NVPTX), as gpu-module-to-binary's format=isa does, without changing the
 /// module.
-static FailureOr<std::string>
-serializeToPtx(gpu::GPUModuleOp km, StringRef toolkit, SymbolTable &symbols) {
-  ArrayAttr targets = km.getTargetsAttr();
-  auto target = targets && targets.size() == 1
-                    ? dyn_cast<gpu::TargetAttrInterface>(targets[0])
-                    : gpu::TargetAttrInterface();
-  if (!target) {
-    km.emitError("attnc-compile serializes kernels with one target");
-    return failure();
-  }
+static FailureOr<std::string> serializeToPtx(gpu::GPUModuleOp km,
+                                             NVVM::NVVMTargetAttr nvvm,
+                                             StringRef toolkit,
+                                             SymbolTable &symbols) {
+  auto target = cast<gpu::TargetAttrInterface>(Attribute(nvvm));
   gpu::TargetOptions options(toolkit, /*librariesToLink=*/{},
                              /*cmdOptions=*/"", /*elfSection=*/"",
                              gpu::CompilationTarget::Assembly,
@@ -255,7 +255,10 @@ static LogicalResult compileKernels(ModuleOp module,
   };
   size_t next = 0, running = 0;
   for (gpu::GPUModuleOp km : llvm::make_second_range(order)) {
-    FailureOr<std::string> text = serializeToPtx(km, toolkit, symbols);
+    FailureOr<NVVM::NVVMTargetAttr> nvvm = nvvmTarget(km);
+    if (failed(nvvm))
+      return failure();
+    FailureOr<std::string> text = serializeToPtx(km, *nvvm, toolkit, symbols);
     if (failed(text))
       return failure();
     PtxasRun &run = runs.emplace_back();
@@ -268,10 +271,7 @@ static LogicalResult compileKernels(ModuleOp module,
         failed(makeTemp(run.kernel, "log", run.log, run.removers[2])) ||
         failed(writeFile(run.ptx, ptx[run.module])))
       return failure();
-    FailureOr<std::vector<std::string>> args = ptxasArgs(km, run);
-    if (failed(args))
-      return failure();
-    run.args = std::move(*args);
+    run.args = ptxasArgs(*nvvm, run);
     if (running == parallel) {
       finish(runs[next++]);
       --running;
