@@ -114,6 +114,30 @@ def _from_dlpack(obj: Any, name: str) -> Described:
                      t.dtype.bits * t.dtype.lanes // 8)
 
 
+# dtype object -> (attnc name, text, bytes per element): every launch
+# describes its tensors, and a dtype's answers never change.
+_dtype_info: dict[Any, tuple[str | None, str, int | None]] = {}
+
+
+def _info(obj: Any) -> tuple[str | None, str, int | None]:
+    dtype = obj.dtype
+    try:
+        return _dtype_info[dtype]
+    except (KeyError, TypeError):  # new, or not hashable
+        pass
+    name = dtype_name(dtype)
+    if hasattr(obj, "element_size"):
+        itemsize = int(obj.element_size())
+    else:
+        itemsize = getattr(dtype, "itemsize", _DTYPE_SIZES.get(name))
+    info = (name, str(dtype), itemsize)
+    try:
+        _dtype_info[dtype] = info
+    except TypeError:
+        pass
+    return info
+
+
 def describe(obj: Any, name: str) -> Described:
     """Reads pointer, dtype, shape and strides of tensor argument NAME."""
     if hasattr(obj, "data_ptr") and hasattr(obj, "stride"):
@@ -122,15 +146,10 @@ def describe(obj: Any, name: str) -> Described:
         if device_type is not None and device_type != "cuda":
             raise AttncError(f"{name} is on {device}, not on a CUDA device",
                              "ATTNC_ERROR_VALIDATION")
-        name = dtype_name(obj.dtype)
-        if hasattr(obj, "element_size"):
-            itemsize = int(obj.element_size())
-        else:
-            itemsize = getattr(obj.dtype, "itemsize", _DTYPE_SIZES.get(name))
-        return Described(int(obj.data_ptr()), name, str(obj.dtype),
-                         tuple(operator.index(s) for s in obj.shape),
-                         tuple(operator.index(s) for s in obj.stride()),
-                         itemsize)
+        dtype, text, itemsize = _info(obj)
+        return Described(int(obj.data_ptr()), dtype, text,
+                         tuple(map(operator.index, obj.shape)),
+                         tuple(map(operator.index, obj.stride())), itemsize)
     if hasattr(obj, "__dlpack__"):
         return _from_dlpack(obj, name)
     raise TypeError(f"{name}: expected a tensor (an object with data_ptr(), "
