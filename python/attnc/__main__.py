@@ -7,6 +7,7 @@ variants. Exit status 1 when the runtime library cannot be loaded.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -40,4 +41,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # `python3 -m attnc | head`: the reader left
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
