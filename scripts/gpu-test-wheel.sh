@@ -11,15 +11,10 @@
 # Environment: as gpu-test.sh; VENV (default /tmp/attnc-wheel-venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-wheels=(dist/attnc-*.whl)
-[ -f "${wheels[0]}" ] || { echo "gpu-test-wheel: no dist/attnc-*.whl (make wheel)" >&2; exit 2; }
 VENV=${VENV:-/tmp/attnc-wheel-venv}
 outer=$(python3 -c "import site; print(site.getsitepackages()[0])")
-rm -rf "$VENV"
-python3 -m venv "$VENV"
-"$VENV/bin/python" -m pip install --no-index --no-cache-dir --quiet \
-  --disable-pip-version-check "${wheels[0]}"
+scripts/wheel-venv.sh "$VENV"
 inner=$("$VENV/bin/python" -c "import site; print(site.getsitepackages()[0])")
 echo "$outer" > "$inner/outer-site-packages.pth"
-echo "gpu-test-wheel: ${wheels[0]} in $VENV (torch from $outer)"
+echo "gpu-test-wheel: torch from $outer"
 PATH=$VENV/bin:$PATH exec scripts/gpu-test.sh --installed "${1:-.gpuwork}"

@@ -11,19 +11,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 BUILD=${1:-build}
-wheels=(dist/attnc-*.whl)
-if [ ! -f "${wheels[0]}" ]; then
-  echo "wheel-check: no dist/attnc-*.whl; run make wheel" >&2
-  exit 2
-fi
 VENV=$REPO/$BUILD/wheel-venv
-rm -rf "$VENV"
-python3 -m venv "$VENV"
-"$VENV/bin/python" -m pip install --no-index --no-cache-dir --quiet \
-  --disable-pip-version-check "$REPO/${wheels[0]}"
-echo "wheel-check: installed ${wheels[0]} into $VENV"
+scripts/wheel-venv.sh "$VENV"
 # The fake libcuda of the test build exercises the driver paths without a GPU.
 fake=$REPO/$BUILD/lib/libattnc-fake-cuda.so
+[ -f "$fake" ] || fake=
 cd /
 env -u PYTHONPATH -u ATTNC_RUNTIME_LIB -u ATTNC_COMPILE -u ATTNC_TORCH_MODULES \
   "$VENV/bin/python" -m attnc

@@ -19,5 +19,6 @@ from ._capi import AttncError
 from .compiler import CompileError, compile, find_compiler
 from .runtime import Constraint, Graph, Kernel, Module, Param, Plan, load
 
-__all__ = ["__version__", "AttncError", "CompileError", "Constraint", "Graph", "Kernel",
-           "Module", "Param", "Plan", "compile", "find_compiler", "load"]
+__all__ = ["__version__", "AttncError", "CompileError", "Constraint", "Graph",
+           "Kernel", "Module", "Param", "Plan", "compile", "find_compiler",
+           "load"]

@@ -230,8 +230,9 @@ def library_candidates() -> list[Path]:
     if env:
         return [Path(env)]
     found = [Path(__file__).resolve().parent / LIBRARY_NAME]
-    if source_tree() is not None:
-        found.append(source_tree() / "build" / "lib" / LIBRARY_NAME)
+    checkout = source_tree()
+    if checkout is not None:
+        found.append(checkout / "build" / "lib" / LIBRARY_NAME)
     return found
 
 

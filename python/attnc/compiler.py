@@ -47,8 +47,9 @@ def compiler_candidates() -> list[Path]:
     for up in list(here.parents)[:4]:
         if (up / "bin").is_dir():
             found.append(up / "bin" / EXECUTABLE)
-    if source_tree() is not None:
-        found.append(source_tree() / "build" / "bin" / EXECUTABLE)
+    checkout = source_tree()
+    if checkout is not None:
+        found.append(checkout / "build" / "bin" / EXECUTABLE)
     return list(dict.fromkeys(found))
 
 

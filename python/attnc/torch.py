@@ -56,9 +56,9 @@ if _torch_version(torch.__version__) < MIN_TORCH:
 __all__ = ["attention", "attention_with_kvcache", "counters", "module_dir",
            "preload", "set_module_dir"]
 
-#: Kernel runs of the operators ("forward", "backward"), for tests and for
-#: users who want to see that attnc ran (eager calls; a replayed CUDA graph
-#: does not count).
+#: Kernel runs of the operators ("forward", "backward", "decode"), for
+#: tests and for users who want to see that attnc ran (eager calls; a
+#: replayed CUDA graph does not count).
 counters: collections.Counter = collections.Counter()
 
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}

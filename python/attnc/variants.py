@@ -10,11 +10,13 @@ OUT/attn_d<D>_<dtype>_<causal|full>/, holding the forward kernel `attn`
 wgmma_ws strategy), its fallback `attn_fallback` (mma_sync, for tensors TMA
 cannot address) and the three kernels of its backward (`attnc-compile
 --backward`). Each decoding variant (head dim, dtype),
-OUT/decode_d<D>_<dtype>/, holds split-KV decoding against a KV cache with
-per-sequence lengths (`decode_0`, `decode_1`; attnc.torch's
-attention_with_kvcache). OUT/index.json lists the variants and their
-kernels, read back from the manifests. The wheel carries such a library for sm_90a
-(attnc/kernels/, :func:`prebuilt_dir`); docs/pytorch.md has the matrix.
+OUT/decode_d<D>_<dtype>/ (heads at run time) and, for the heads of
+DECODE_HEADS, OUT/decode_d<D>_<dtype>_h<H>kv<Hkv>/ (GQA packed), holds
+split-KV decoding against a KV cache with per-sequence lengths
+(`decode_0`, `decode_1`; attnc.torch's attention_with_kvcache).
+OUT/index.json lists the variants and their kernels, read back from the
+manifests. The wheel carries such a library for sm_90a (attnc/kernels/,
+:func:`prebuilt_dir`); docs/pytorch.md has the matrix.
 """
 
 from __future__ import annotations

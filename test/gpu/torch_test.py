@@ -23,9 +23,9 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "test/gpu"))
 import gpu_common  # noqa: E402
 gpu_common.use_source_package()
-sys.path.insert(0, str(ROOT / "test/gpu"))
 import attnc.torch as at  # noqa: E402
 from backward_test import reference_grads  # noqa: E402
 
