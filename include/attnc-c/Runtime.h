@@ -412,6 +412,45 @@ ATTNC_API attnc_status attnc_graph_replay(const attnc_graph *graph,
                                           attnc_stream stream);
 ATTNC_API void attnc_graph_destroy(attnc_graph *graph);
 
+/*--- Cost model (docs/cost-model.md) ---------------------------------------*/
+
+/* A device the cost model prices kernels on: a built-in datasheet device
+ * (h100, h200, a100) or a device file written by `python3 -m
+ * attnc.calibrate`. */
+typedef struct attnc_device_model attnc_device_model;
+
+/* The predicted time of one launch and its terms, in microseconds. The
+ * sm terms are the busiest SM's; dram and reduce are device-wide. LIMITER
+ * names the term that sets the time ("tensor", "exp", "shared", "latency",
+ * "dram", "reduce", "launch"); REGIME is "compute", "bandwidth" or
+ * "latency". */
+typedef struct attnc_estimate {
+  double time_us, launch_us;
+  double mma_us, softmax_us, shared_us, fill_us, sm_us;
+  double dram_us, reduce_us;
+  double waves, steps;
+  int64_t ctas_per_sm;
+  char limiter[16];
+  char regime[16];
+} attnc_estimate;
+
+/* Parses a device file (JSON); ATTNC_ERROR_MANIFEST names the bad field. */
+ATTNC_API attnc_status attnc_device_model_parse(const char *json,
+                                                size_t length,
+                                                attnc_device_model **out);
+/* The built-in device NAME; ATTNC_ERROR_NOT_FOUND for another name. */
+ATTNC_API attnc_status attnc_device_model_builtin(const char *name,
+                                                  attnc_device_model **out);
+ATTNC_API void attnc_device_model_destroy(attnc_device_model *model);
+/* The model as a device file (JSON text, valid while MODEL lives). */
+ATTNC_API const char *
+attnc_device_model_json(const attnc_device_model *model);
+/* Prices PLAN's launch on MODEL from its kernel's schedule (kind, attrs,
+ * block, shared memory, registers) and the plan's sizes. */
+ATTNC_API attnc_status attnc_plan_estimate(const attnc_plan *plan,
+                                           const attnc_device_model *model,
+                                           attnc_estimate *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -119,6 +119,8 @@ private:
   double attentionFlops(Value q, Value k, Value v, bool causal);
   void countKernel(Operation *op, KernelCost &kernel);
   void countForall(scf::ForallOp forall, KernelCost &kernel);
+  void describeSchedule(FlashConfigAttr config, Value q, Value k, Value v,
+                        bool causal, KernelCost &kernel);
 
   FunctionOpInterface func;
   const SizeBindings &sizes;
@@ -303,6 +305,44 @@ void CostCounter::countForall(scf::ForallOp forall, KernelCost &kernel) {
   kernel.matmulFlops = attentionFlops(q, k, v, causal);
   if (cast<ShapedType>(q.getType()).getRank() == 4)
     kernel.attention = attentionInfo(q, k, causal);
+  if (auto config =
+          forall->getAttrOfType<FlashConfigAttr>(kFlashConfigAttrName))
+    describeSchedule(config, q, k, v, causal, kernel);
+}
+
+/// The cost model's view of a flash-form kernel: its configuration's tiles,
+/// warps and strategy at the report's sizes.
+void CostCounter::describeSchedule(FlashConfigAttr config, Value q, Value k,
+                                   Value v, bool causal, KernelCost &kernel) {
+  cost::KernelSchedule &s = kernel.schedule;
+  s.kind = cost::KernelKind::Attention;
+  TileStrategy strategy = config.getStrategy();
+  s.wgmma = strategy == TileStrategy::wgmma ||
+            strategy == TileStrategy::wgmma_ws ||
+            strategy == TileStrategy::wgmma_ws_persistent;
+  s.persistent = strategy == TileStrategy::wgmma_ws_persistent;
+  s.blockQ = config.getBlockQ();
+  s.blockKV = config.getBlockKV();
+  s.headDim = int64_t(extent(q, -1));
+  s.headDimV = int64_t(extent(v, -1));
+  s.elementBytes = int64_t(bytes(q) / std::max(1.0, numElements(q)));
+  s.mmaWarps = config.getWarps();
+  // Warp-specialised kernels add a producer warpgroup.
+  s.threads = config.getWarps() * 32 +
+              (strategy == TileStrategy::wgmma_ws ||
+                       strategy == TileStrategy::wgmma_ws_persistent
+                   ? 128
+                   : 0);
+  s.mask.any = causal;
+  s.mask.right = causal ? 0 : -1;
+  cost::Sizes &z = kernel.sizes;
+  auto dims = cast<ShapedType>(q.getType()).getRank();
+  z.batch = dims == 4 ? int64_t(extent(q, 0)) : 1;
+  z.heads = dims >= 3 ? int64_t(extent(q, -3)) : 1;
+  z.kvHeads = dims >= 3 ? int64_t(extent(k, -3)) : 1;
+  z.seqQ = int64_t(extent(q, -2));
+  z.seqKV = int64_t(extent(k, -2));
+  z.bytesRead = kernel.bytes;
 }
 
 void CostCounter::countKernel(Operation *op, KernelCost &kernel) {

@@ -66,6 +66,38 @@ static std::string kernelName(const KernelCost &k) {
   return k.op->getName().getStringRef().str();
 }
 
+/// Kernels the report has no schedule for (unfused ops, fusions) are
+/// priced as memory-bound: their traffic at the copy bandwidth, one CTA per
+/// 16 KiB of it waiting for HBM once.
+static constexpr double kBytesPerMemoryCta = 16384;
+
+static cost::Estimate modelEstimate(const KernelCost &k,
+                                    const cost::DeviceModel &model) {
+  if (k.schedule.kind != cost::KernelKind::Other)
+    return cost::estimate(k.schedule, k.sizes, model);
+  cost::KernelSchedule s;
+  s.threads = 128;
+  cost::Sizes z;
+  z.bytesRead = k.bytes;
+  z.ctas = std::max<int64_t>(1, int64_t(k.bytes / kBytesPerMemoryCta));
+  return cost::estimate(s, z, model);
+}
+
+static void printModelLines(llvm::raw_ostream &os, const FunctionCost &function,
+                            const cost::DeviceModel &model) {
+  for (auto [i, k] : llvm::enumerate(function.kernels)) {
+    cost::Estimate e = modelEstimate(k, model);
+    os << llvm::format("  model #%u: %.2f us, %s-bound (%s); busiest SM %.2f "
+                       "us = tensor %.2f + exp %.2f + shared %.2f + fill "
+                       "%.2f; dram %.2f, reduce %.2f, launch %.2f us; %lld "
+                       "CTA/SM, %.2f waves\n",
+                       (unsigned)i, e.timeUs, e.regime.c_str(),
+                       e.limiter.c_str(), e.smUs, e.mmaUs, e.softmaxUs,
+                       e.sharedUs, e.fillUs, e.dramUs, e.reduceUs, e.launchUs,
+                       (long long)e.ctasPerSM, e.waves);
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Table
 //===----------------------------------------------------------------------===//
@@ -85,7 +117,8 @@ static void printAttentionLines(llvm::raw_ostream &os, unsigned index,
 }
 
 static void printTable(llvm::raw_ostream &os, const FunctionCost &function,
-                       const RooflineModel &device) {
+                       const RooflineModel &device,
+                       const cost::DeviceModel &model) {
   os << "func @" << function.name << "\n";
   os << llvm::format("  %-3s %-34s %12s %12s %10s %-16s %12s\n", "#", "kernel",
                      "GFLOP", "MB", "FLOP/B", "regime", "time(us)");
@@ -114,6 +147,7 @@ static void printTable(llvm::raw_ostream &os, const FunctionCost &function,
   for (auto [i, k] : llvm::enumerate(function.kernels))
     if (k.attention)
       printAttentionLines(os, i, k);
+  printModelLines(os, function, model);
 }
 
 //===----------------------------------------------------------------------===//
@@ -121,7 +155,8 @@ static void printTable(llvm::raw_ostream &os, const FunctionCost &function,
 //===----------------------------------------------------------------------===//
 
 static void printJsonKernel(llvm::json::OStream &j, unsigned index,
-                            const KernelCost &k, const RooflineModel &device) {
+                            const KernelCost &k, const RooflineModel &device,
+                            const cost::DeviceModel &model) {
   KernelEstimate e = estimateKernel(k, device);
   j.object([&] {
     j.attribute("index", index);
@@ -136,6 +171,22 @@ static void printJsonKernel(llvm::json::OStream &j, unsigned index,
     j.attribute("compute_us", e.computeUs);
     j.attribute("memory_us", e.memoryUs);
     j.attribute("time_us", e.timeUs);
+    cost::Estimate m = modelEstimate(k, model);
+    j.attributeObject("model", [&] {
+      j.attribute("time_us", m.timeUs);
+      j.attribute("regime", m.regime);
+      j.attribute("limiter", m.limiter);
+      j.attribute("sm_us", m.smUs);
+      j.attribute("tensor_us", m.mmaUs);
+      j.attribute("exp_us", m.softmaxUs);
+      j.attribute("shared_us", m.sharedUs);
+      j.attribute("fill_us", m.fillUs);
+      j.attribute("dram_us", m.dramUs);
+      j.attribute("reduce_us", m.reduceUs);
+      j.attribute("launch_us", m.launchUs);
+      j.attribute("ctas_per_sm", m.ctasPerSM);
+      j.attribute("waves", m.waves);
+    });
     if (!k.attention)
       return;
     const AttentionInfo &a = *k.attention;
@@ -158,7 +209,9 @@ static void printJsonKernel(llvm::json::OStream &j, unsigned index,
 }
 
 static void printJson(llvm::raw_ostream &os, ArrayRef<FunctionCost> functions,
-                      const RooflineModel &device, const SizeBindings &sizes) {
+                      const RooflineModel &device,
+                      const cost::DeviceModel &model,
+                      const SizeBindings &sizes) {
   llvm::json::OStream j(os, /*IndentSize=*/2);
   j.object([&] {
     j.attributeObject("device", [&] {
@@ -167,6 +220,10 @@ static void printJson(llvm::raw_ostream &os, ArrayRef<FunctionCost> functions,
       j.attribute("bandwidth_tbps", device.bandwidthTBps);
       j.attribute("launch_overhead_us", device.launchOverheadUs);
       j.attribute("ridge", device.ridge());
+    });
+    j.attributeObject("model", [&] {
+      j.attribute("name", model.name);
+      j.attribute("source", model.source);
     });
     j.attributeObject("sizes", [&] {
       j.attribute("batch", sizes.batch);
@@ -180,7 +237,7 @@ static void printJson(llvm::raw_ostream &os, ArrayRef<FunctionCost> functions,
           j.attribute("name", f.name);
           j.attributeArray("kernels", [&] {
             for (auto [i, k] : llvm::enumerate(f.kernels))
-              printJsonKernel(j, i, k, device);
+              printJsonKernel(j, i, k, device, model);
           });
           Totals t(f, device);
           j.attributeObject("total", [&] {
@@ -205,17 +262,19 @@ static void printJson(llvm::raw_ostream &os, ArrayRef<FunctionCost> functions,
 void attnc::printIntensityReport(llvm::raw_ostream &os,
                                  ArrayRef<FunctionCost> functions,
                                  const RooflineModel &device,
+                                 const cost::DeviceModel &model,
                                  const SizeBindings &sizes, bool json) {
   if (json)
-    return printJson(os, functions, device, sizes);
+    return printJson(os, functions, device, model, sizes);
   os << llvm::format("attnc intensity report: device %s, peak %.1f TFLOP/s, "
                      "bandwidth %.2f TB/s, ridge %.1f FLOP/B, launch %.1f us\n",
                      device.name.c_str(), device.peakTflops,
                      device.bandwidthTBps, device.ridge(),
                      device.launchOverheadUs);
+  os << "cost model: " << model.name << ", " << model.source << "\n";
   os << "sizes: batch=" << sizes.batch << " heads=" << sizes.heads
      << " seq-len-q=" << sizes.seqLenQ << " seq-len-kv=" << sizes.seqLenKV
      << "\n";
   for (const FunctionCost &f : functions)
-    printTable(os, f, device);
+    printTable(os, f, device, model);
 }

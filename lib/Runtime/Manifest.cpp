@@ -215,6 +215,14 @@ bool ManifestReader::parseBlock(const json::Object &o, const std::string &path,
   if (!getOptInt(o, path, "dynamic_shared_memory_bytes", k.sharedMemoryBytes,
                  0))
     return false;
+  // Registers per thread as ptxas reported them (the cost model's
+  // occupancy); 0 when the manifest does not say.
+  if (!getOptInt(o, path, "registers", k.registers, 0))
+    return false;
+  if (k.registers < 0 || k.registers > 255)
+    return failAt(path + ".registers", std::to_string(k.registers) +
+                                           " is not a register count (0 to "
+                                           "255 per thread)");
   if (k.sharedMemoryBytes > kMaxDynamicSharedMemoryBytes)
     return failAt(path + ".dynamic_shared_memory_bytes",
                   std::to_string(k.sharedMemoryBytes) +

@@ -133,6 +133,8 @@ struct attnc_kernel {
   std::vector<attnc::rt::SizeRule> sizeRules;
   int64_t block[3] = {1, 1, 1};
   int64_t sharedMemoryBytes = 0;
+  /// Registers per thread (the manifest's `registers`), 0 when unknown.
+  int64_t registers = 0;
   std::map<std::string, std::string> attrs;
   /// The manifest's `fallback`: the kernel of the same module that runs the
   /// calls this one refuses and it accepts (TMA or alignment rules it cannot

@@ -6,8 +6,9 @@
 //
 // The built-in targets and where each number comes from. Tiling defaults
 // are measured where a device was available and marked where they are not;
-// roofline ceilings are datasheet peaks (measured ceilings are lower; the
-// report takes them as overrides rather than baking one run in).
+// the SM count and roofline ceilings are the cost model's built-in
+// datasheet devices (lib/CostModel), which a calibrated device file
+// replaces in the report.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,35 +25,16 @@ using namespace attnc;
 // Numbers
 //===----------------------------------------------------------------------===//
 
+RooflineModel attnc::rooflineOf(const cost::DeviceModel &d) {
+  return RooflineModel{d.name, std::max(d.wgmmaTflops, d.mmaSyncTflops),
+                       d.dramTBps, d.launchUs};
+}
+
 /// Opt-in shared memory per block: 227 KiB on Hopper (sm_90), 163 KiB on
 /// A100 (sm_80), from NVIDIA's CUDA C++ Programming Guide, "Compute
 /// Capabilities" table.
 static constexpr int64_t kHopperSharedMemoryPerBlock = 227 * 1024;
 static constexpr int64_t kAmpereSharedMemoryPerBlock = 163 * 1024;
-
-/// SMs of the SXM parts: 132 for H100 and H200 (the same GH100
-/// configuration), 108 for A100 (the datasheets).
-static constexpr int64_t kHopperSXMNumSMs = 132;
-static constexpr int64_t kA100NumSMs = 108;
-
-/// Dense (no 2:4 sparsity) bf16 tensor-core peak of the SXM parts, TFLOP/s:
-/// 989 for H100 and H200 (same GH100 die and clocks, NVIDIA H100 and H200
-/// datasheets), 312 for A100 (NVIDIA A100 datasheet); 989 gives H100 its
-/// ridge of 295 FLOP/byte.
-static constexpr double kHopperBf16DenseTflops = 989.0;
-static constexpr double kAmpereBf16DenseTflops = 312.0;
-
-/// HBM bandwidth, TB/s: H100 SXM HBM3 3.35, H200 HBM3e 4.8, A100 80GB SXM
-/// HBM2e 2.04 (the datasheets; ridges 295 and 153 FLOP/byte for H100 and
-/// A100).
-static constexpr double kH100BandwidthTBps = 3.35;
-static constexpr double kH200BandwidthTBps = 4.8;
-static constexpr double kA100BandwidthTBps = 2.04;
-
-/// Launch overhead, us: about 5 us per launch (490 launches = 2.45 ms of a
-/// decode step), inside the usual 3-10 us range; the same CUDA launch path
-/// serves all three devices.
-static constexpr double kLaunchOverheadUs = 5.0;
 
 static constexpr TargetFeature kAmpereFeatures = TargetFeature::MmaSync;
 /// sm_90 is forward compatible and has neither wgmma nor setmaxnreg; the
@@ -68,13 +50,13 @@ static constexpr TargetFeature kSm90aFeatures =
 /// d=128, 1.00x FlashAttention-2, against 235-245 for 64 x 64 tiles with 4
 /// warps; fewer shared-memory and L2 bytes per mma is what the larger query
 /// tile buys. H100 has the same SMs and shared memory, so the same tiles.
-static TargetDescription hopper(StringRef device, double bandwidthTBps) {
+static TargetDescription hopper(StringRef device) {
   TargetDescription t;
   t.device = device.str();
   t.chip = "sm_90a";
   t.features = kSm90aFeatures;
   t.sharedMemoryPerBlock = kHopperSharedMemoryPerBlock;
-  t.numSMs = kHopperSXMNumSMs;
+  t.numSMs = cost::builtinDeviceModel(device.str())->numSMs;
   t.attentionBlockQ = 256;
   t.attentionBlockKV = 64;
   t.attentionBlockKVSmallHead = 128;
@@ -92,8 +74,7 @@ static TargetDescription hopper(StringRef device, double bandwidthTBps) {
   // 379 / 386.
   t.attentionStrategy = TileStrategy::wgmma_ws;
   t.attentionStrategyLargeHead = TileStrategy::wgmma_ws;
-  t.roofline = {device.str(), kHopperBf16DenseTflops, bandwidthTBps,
-                kLaunchOverheadUs};
+  t.roofline = rooflineOf(*cost::builtinDeviceModel(device.str()));
   return t;
 }
 
@@ -105,12 +86,11 @@ static TargetDescription a100() {
   t.chip = "sm_80";
   t.features = kAmpereFeatures;
   t.sharedMemoryPerBlock = kAmpereSharedMemoryPerBlock;
-  t.numSMs = kA100NumSMs;
+  t.numSMs = cost::builtinDeviceModel("a100")->numSMs;
   t.attentionBlockQ = 128;
   t.attentionBlockKV = 64;
   t.attentionBlockKVSmallHead = 64;
-  t.roofline = {"a100", kAmpereBf16DenseTflops, kA100BandwidthTBps,
-                kLaunchOverheadUs};
+  t.roofline = rooflineOf(*cost::builtinDeviceModel("a100"));
   return t;
 }
 
@@ -130,8 +110,7 @@ static constexpr ChipDefault kChipDefaults[] = {
 //===----------------------------------------------------------------------===//
 
 ArrayRef<TargetDescription> attnc::getTargetDescriptions() {
-  static const TargetDescription kTable[] = {hopper("h100", kH100BandwidthTBps),
-                                             hopper("h200", kH200BandwidthTBps),
+  static const TargetDescription kTable[] = {hopper("h100"), hopper("h200"),
                                              a100()};
   return kTable;
 }

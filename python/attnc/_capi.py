@@ -134,6 +134,16 @@ class ScalarDesc(Structure):
     _fields_ = [("is_float", c_int32), ("value", _ScalarValue)]
 
 
+class Estimate(Structure):
+    _fields_ = [(name, c_double) for name in (
+        "time_us", "launch_us", "mma_us", "softmax_us", "shared_us",
+        "fill_us", "sm_us", "dram_us", "reduce_us", "waves", "steps")] + [
+        ("ctas_per_sm", c_int64),
+        ("limiter", ctypes.c_char * 16),
+        ("regime", ctypes.c_char * 16),
+    ]
+
+
 _P = c_void_p  # every opaque handle
 _S = c_int  # attnc_status
 
@@ -204,6 +214,11 @@ _SIGNATURES = {
     "attnc_graph_end": (_S, [_P, POINTER(_P)]),
     "attnc_graph_replay": (_S, [_P, _P]),
     "attnc_graph_destroy": (None, [_P]),
+    "attnc_device_model_parse": (_S, [c_char_p, c_size_t, POINTER(_P)]),
+    "attnc_device_model_builtin": (_S, [c_char_p, POINTER(_P)]),
+    "attnc_device_model_destroy": (None, [_P]),
+    "attnc_device_model_json": (c_char_p, [_P]),
+    "attnc_plan_estimate": (_S, [_P, _P, POINTER(Estimate)]),
 }
 
 _lock = threading.Lock()

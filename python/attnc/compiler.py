@@ -78,6 +78,19 @@ def compile(src: str | Path, out_dir: str | Path, chip: str = "sm_90a",
     """
     cmd = [find_compiler(), str(src), "-o", str(out_dir), f"--chip={chip}",
            *map(str, extra_args)]
+    return _run(cmd, src, out_dir, load)
+
+
+def compile_calibration(out_dir: str | Path, chip: str = "sm_90a",
+                        load: bool = True):
+    """Compiles the cost model's microbenchmarks (``attnc-compile
+    --calibration``) into OUT_DIR, the module ``attnc.calibrate`` times."""
+    cmd = [find_compiler(), "--calibration", "-o", str(out_dir),
+           f"--chip={chip}"]
+    return _run(cmd, "the calibration kernels", out_dir, load)
+
+
+def _run(cmd: list, src, out_dir, load: bool):
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True)
     except OSError as e:

@@ -545,6 +545,14 @@ class Plan:
                                      byref(size)))
         return ctypes.string_at(ptr, size.value)
 
+    def estimate(self, device) -> "Estimate":
+        """The cost model's predicted time of this launch on DEVICE (an
+        attnc.cost.Device, a built-in device name or a device file)."""
+        from . import cost
+        if not isinstance(device, cost.Device):
+            device = cost.Device.named(device)
+        return cost.estimate(self, device)
+
     def launch(self, stream: Any = None) -> int | None:
         """Launches on STREAM (torch's current one by default); returns the
         CUstream used."""

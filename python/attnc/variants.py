@@ -28,6 +28,7 @@ import sys
 from pathlib import Path
 
 from .compiler import compile as _compile
+from .compiler import compile_calibration
 
 HEAD_DIMS = (64, 128)
 DTYPE_NAMES = ("bf16", "f16")
@@ -137,11 +138,15 @@ def build(out: str | os.PathLike, head_dims=HEAD_DIMS, dtypes=DTYPE_NAMES,
                     one(decode_variant_name(d, t, heads),
                         decode_source(d, t, heads),
                         [f"--split-kv={DECODE_SPLITS}"])
+    # The cost model's microbenchmarks, for python3 -m attnc.calibrate.
+    built.append(compile_calibration(out / CALIBRATION, load=False))
     write_index(out)
     return built
 
 
 INDEX = "index.json"
+# The library's module of microbenchmark kernels (not a variant).
+CALIBRATION = "calibration"
 # A kernel's role in a variant, from its manifest kind; the kernels of a
 # backward are an attention_backward kernel and fusions (delta, dQ).
 ROLES = {"attention": "forward", "attention_backward": "backward",
@@ -183,7 +188,8 @@ def describe(module_dir: str | os.PathLike) -> dict:
 def write_index(out: str | os.PathLike) -> Path:
     """OUT/index.json: every module directory of OUT, described."""
     out = Path(out)
-    variants = [describe(p.parent) for p in sorted(out.glob("*/manifest.json"))]
+    variants = [describe(p.parent) for p in sorted(out.glob("*/manifest.json"))
+                if p.parent.name != CALIBRATION]
     path = out / INDEX
     path.write_text(json.dumps({"variants": variants}, indent=1) + "\n")
     return path

@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Conversion/KernelABI.h"
+#include "attnc/Conversion/Passes.h"
 #include "attnc/Dialect/Attnc/Transforms/Passes.h"
 #include "attnc/Dialect/Attnc/Transforms/Transforms.h"
 #include "attnc/InitAll/InitAll.h"
@@ -55,7 +56,12 @@ namespace cl = llvm::cl;
 namespace json = llvm::json;
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
-                                      cl::Required);
+                                      cl::Optional);
+static cl::opt<bool> calibration(
+    "calibration",
+    cl::desc("compile the cost model's microbenchmark kernels "
+             "(--attnc-calibration-kernels) instead of an input file: the "
+             "module `python3 -m attnc.calibrate` times"));
 static cl::opt<std::string> outDir("o", cl::desc("output directory"),
                                    cl::value_desc("DIR"), cl::Required);
 static cl::opt<std::string> chip("chip", cl::desc("target chip"),
@@ -74,6 +80,11 @@ static cl::opt<std::string>
                           "with (h100, h200, a100; default: the --target "
                           "device, else h200)"),
                  cl::init("h200"));
+static cl::opt<std::string> reportDeviceFile(
+    "report-device-file",
+    cl::desc("a device file of measured ceilings (python3 -m "
+             "attnc.calibrate) that --report's cost model prices with"),
+    cl::init(""));
 static cl::opt<int64_t> blockQ("block-q", cl::desc("attention query tile"),
                                cl::init(0));
 static cl::opt<int64_t> blockKV("block-kv", cl::desc("attention K/V tile"),
@@ -180,14 +191,12 @@ static FailureOr<NVVM::NVVMTargetAttr> nvvmTarget(gpu::GPUModuleOp km) {
 /// target's own ptxas options.
 static std::vector<std::string> ptxasArgs(NVVM::NVVMTargetAttr nvvm,
                                           const PtxasRun &run) {
-  std::vector<std::string> args = {"ptxas",
-                                   "-arch",
-                                   nvvm.getChip().str(),
-                                   run.ptx.str().str(),
-                                   "-o",
-                                   run.cubin.str().str(),
-                                   "--opt-level",
-                                   std::to_string(nvvm.getO())};
+  std::vector<std::string> args = {
+      "ptxas", "-arch", nvvm.getChip().str(), run.ptx.str().str(), "-o",
+      run.cubin.str().str(), "--opt-level", std::to_string(nvvm.getO()),
+      // Registers per thread for the manifest
+      // (the cost model's occupancy).
+      "-v"};
   // (getCmdOptions reads the flags without checking there are any.)
   if (nvvm.getFlags() && nvvm.hasCmdOptions())
     for (Attribute a : cast<ArrayAttr>(nvvm.getCmdOptions()->getValue()))
@@ -222,12 +231,10 @@ static FailureOr<std::string> serializeToPtx(gpu::GPUModuleOp km,
 /// at most `parallel` ptxas processes at a time. Fills kernel module name
 /// -> PTX and -> cubin; a failed run reports ptxas's log under the
 /// kernel's name (its launch contract's).
-static LogicalResult compileKernels(ModuleOp module,
-                                    ArrayRef<gpu::GPUModuleOp> kernels,
-                                    StringRef toolkit, StringRef ptxas,
-                                    unsigned parallel,
-                                    llvm::StringMap<std::string> &ptx,
-                                    llvm::StringMap<std::string> &cubin) {
+static LogicalResult compileKernels(
+    ModuleOp module, ArrayRef<gpu::GPUModuleOp> kernels, StringRef toolkit,
+    StringRef ptxas, unsigned parallel, llvm::StringMap<std::string> &ptx,
+    llvm::StringMap<std::string> &cubin, llvm::StringMap<int64_t> &registers) {
   SymbolTable symbols(module);
   // Largest first (by operation count, a proxy for ptxas's time): its
   // ptxas, the longest, starts while the others are still in LLVM.
@@ -244,8 +251,18 @@ static LogicalResult compileKernels(ModuleOp module,
     std::string error;
     llvm::sys::ProcessInfo done =
         llvm::sys::Wait(run.process, /*SecondsToWait=*/std::nullopt, &error);
-    if (done.ReturnCode == 0)
+    if (done.ReturnCode == 0) {
+      // ptxas -v: "ptxas info    : Used 168 registers, ...".
+      if (auto log = llvm::MemoryBuffer::getFile(run.log)) {
+        StringRef text = (*log)->getBuffer();
+        size_t at = text.find("Used ");
+        int64_t n = 0;
+        if (at != StringRef::npos &&
+            !text.substr(at + 5).take_while(llvm::isDigit).getAsInteger(10, n))
+          registers[run.module] = n;
+      }
       return;
+    }
     ok = false;
     auto log = llvm::MemoryBuffer::getFile(run.log);
     llvm::errs() << "attnc-compile: error: ptxas failed on kernel "
@@ -310,6 +327,10 @@ static LogicalResult compileKernels(ModuleOp module,
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "attnc ahead-of-time compiler\n");
+  if (calibration == !inputFile.empty())
+    return fail(calibration ? "--calibration takes no input file"
+                            : "no input file (give <input.mlir>, or "
+                              "--calibration for the microbenchmarks)");
 
   std::string targetName = target.empty() ? chip.getValue() : target.getValue();
   FailureOr<attnc::TargetDescription> description =
@@ -347,7 +368,9 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
   OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
+      calibration
+          ? OwningOpRef<ModuleOp>(ModuleOp::create(UnknownLoc::get(&context)))
+          : parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
   if (!module)
     return fail("cannot parse " + inputFile);
 
@@ -368,11 +391,12 @@ int main(int argc, char **argv) {
   attnc::AttncPipelineOptions options;
   setOptions(options);
 
-  if (report) {
+  if (report && !calibration) {
     // The graph as written (each op its own kernel, as eager execution
     // runs it), then as attnc compiles it (fused and tiled).
     attnc::AttncReportIntensityOptions ro;
     ro.device = reportOn;
+    ro.deviceFile = reportDeviceFile;
     attnc::AttncPipelineOptions fusedOnly;
     setOptions(fusedOnly);
     fusedOnly.toGPU = false;
@@ -393,7 +417,14 @@ int main(int argc, char **argv) {
   }
 
   PassManager pm(&context);
-  attnc::buildAttncPipeline(pm, options);
+  if (calibration) {
+    attnc::AttncCalibrationKernelsOptions co;
+    co.chip = builtChip;
+    pm.addPass(attnc::createAttncCalibrationKernels(co));
+    attnc::buildKernelToNVVMPipeline(pm);
+  } else {
+    attnc::buildAttncPipeline(pm, options);
+  }
   if (failed(pm.run(*module)))
     return fail("the pipeline failed on " + inputFile +
                 " (the diagnostics above name the op and the reason)");
@@ -407,8 +438,10 @@ int main(int argc, char **argv) {
   unsigned parallel =
       jobs ? jobs : llvm::hardware_concurrency().compute_thread_count();
   llvm::StringMap<std::string> ptxOf, cubinOf;
+  llvm::StringMap<int64_t> registersOf;
   if (failed(compileKernels(*module, kernels, toolkit, ptxas,
-                            std::max(parallel, 1u), ptxOf, cubinOf)))
+                            std::max(parallel, 1u), ptxOf, cubinOf,
+                            registersOf)))
     return fail("compiling the kernels failed (LLVM NVPTX or ptxas; see "
                 "above)");
   double serializeSeconds = secondsSince(t1);
@@ -438,6 +471,8 @@ int main(int argc, char **argv) {
       return 1;
     entry["ptx"] = name + ".ptx";
     entry["cubin"] = name + ".cubin";
+    if (auto it = registersOf.find(km.getSymName()); it != registersOf.end())
+      entry["registers"] = it->second;
     entries.push_back(std::move(entry));
   }
   // A fallback the manifest names but does not hold would be refused by
@@ -449,10 +484,12 @@ int main(int argc, char **argv) {
       return fail("kernel '" + *o->getString("name") + "' names fallback '" +
                   *fb + "', which the module does not have");
   }
-  json::Object manifest{{"attnc_manifest_version", 2},
-                        {"module", llvm::sys::path::stem(inputFile).str()},
-                        {"chip", builtChip},
-                        {"kernels", std::move(entries)}};
+  json::Object manifest{
+      {"attnc_manifest_version", 2},
+      {"module", calibration ? std::string("calibration")
+                             : llvm::sys::path::stem(inputFile).str()},
+      {"chip", builtChip},
+      {"kernels", std::move(entries)}};
   SmallString<128> manifestPath(outDir);
   llvm::sys::path::append(manifestPath, "manifest.json");
   std::string text;

@@ -31,6 +31,7 @@
 #ifndef ATTNC_ANALYSIS_INTENSITY_H
 #define ATTNC_ANALYSIS_INTENSITY_H
 
+#include "attnc/CostModel/CostModel.h"
 #include "attnc/Target/TargetDescription.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -73,6 +74,10 @@ struct KernelCost {
   /// The part of `bytes` moving buffers that grow as S_q x S_kv.
   double scoreBytes = 0;
   std::optional<AttentionInfo> attention;
+  /// What the cost model prices (docs/cost-model.md): the schedule the
+  /// flash form's #attnc.flash_config chose, or a memory-bound kernel.
+  attnc::cost::KernelSchedule schedule;
+  attnc::cost::Sizes sizes;
 
   double flops() const { return matmulFlops + vectorFlops; }
   /// Bytes of the B H S_q S_kv score matrix an attention kernel keeps on
@@ -83,7 +88,7 @@ struct KernelCost {
 /// The kernels of one function, in program order.
 struct FunctionCost {
   std::string name;
-  llvm::SmallVector<KernelCost> kernels;
+  llvm::SmallVector<KernelCost, 2> kernels;
   /// Bytes of the largest argument or result: totals are also printed as a
   /// multiple of it ("6x the tensor's bytes" for the bias-dropout-LayerNorm
   /// chain).
@@ -113,10 +118,13 @@ double attentionCrossoverSeqLen(const KernelCost &kernel,
 mlir::FailureOr<FunctionCost> countFunctionCost(mlir::FunctionOpInterface func,
                                                 const SizeBindings &sizes);
 
-/// Prints the human table (`json` false) or the JSON document.
+/// Prints the human table (`json` false) or the JSON document: the roofline
+/// columns on `device`, and each kernel's time as the cost model predicts it
+/// on `model`.
 void printIntensityReport(llvm::raw_ostream &os,
                           llvm::ArrayRef<FunctionCost> functions,
                           const RooflineModel &device,
+                          const attnc::cost::DeviceModel &model,
                           const SizeBindings &sizes, bool json);
 
 } // namespace attnc

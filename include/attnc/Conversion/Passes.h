@@ -7,6 +7,7 @@
 #ifndef ATTNC_CONVERSION_PASSES_H
 #define ATTNC_CONVERSION_PASSES_H
 
+#include "attnc/Dialect/Attnc/IR/AttncDialect.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"

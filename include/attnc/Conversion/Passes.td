@@ -135,4 +135,54 @@ def AttncGridConstantTensormaps
                            "::mlir::NVVM::NVVMDialect"];
 }
 
+def AttncCalibrationKernels
+    : Pass<"attnc-calibration-kernels", "::mlir::ModuleOp"> {
+  let summary = "Add the microbenchmark kernels the cost model is "
+                "calibrated with";
+  let description = [{
+    Appends to the module one `gpu.module` per microbenchmark, each with a
+    launch contract of kind `"calibration"`, for `attnc-compile
+    --calibration` to compile and `python3 -m attnc.calibrate` to time
+    (docs/cost-model.md). Each kernel keeps one unit of the SM busy:
+    `calibrate_mma_sync` (mma.sync m16n8k16 bf16), `calibrate_wgmma`
+    (wgmma m64n256k16 bf16 from shared memory; only for a chip with wgmma),
+    `calibrate_exp` (the online softmax's per-score max, fma, ex2 and add),
+    `calibrate_ldmatrix` (shared-memory reads by ldmatrix.x4),
+    `calibrate_copy` (HBM, 16-byte loads and stores), `calibrate_reduce`
+    (`red.global.add.v2.f32`, as the backward's dQ), `calibrate_latency`
+    (a pointer chase) and `calibrate_empty` (launch overhead). The compute
+    kernels take `out` (one f32 per thread, so nothing is dead), `N` and an
+    iteration count `iters`; their grids are a multiple of the SM count.
+
+    Example: `attnc-opt --attnc-calibration-kernels` on an empty module
+    gives
+    ```mlir
+    gpu.module @calibrate_mma_sync_module [#nvvm.target<...>] attributes {
+        attnc.launch_contract = #attnc.launch_contract<
+          kernel = @calibrate_mma_sync, kind = "calibration",
+          params = [tensor<"out", f32, [N], output, align = 16>,
+                    size<"N", i64>, scalar<"iters", i64>],
+          grid = [[device(num_sms)], [2], []], block = [256, 1, 1], ...>} {
+      gpu.func @calibrate_mma_sync(...) kernel { ... nvvm.mma.sync ... }
+    }
+    ```
+  }];
+  let dependentDialects = ["::attnc::AttncDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "the chip the kernels are compiled for">,
+    Option<"features", "features", "std::string", /*default=*/"\"\"",
+           "PTX features of the NVVM target (default: the chip's)">,
+  ];
+}
+
 #endif // ATTNC_CONVERSION_PASSES_TD

@@ -18,6 +18,7 @@
 #ifndef ATTNC_TARGET_TARGETDESCRIPTION_H
 #define ATTNC_TARGET_TARGETDESCRIPTION_H
 
+#include "attnc/CostModel/CostModel.h"
 #include "attnc/Dialect/Attnc/IR/AttncAttrs.h"
 
 #include "mlir/Support/LLVM.h"
@@ -65,6 +66,10 @@ struct RooflineModel {
   /// peak / bandwidth (TFLOP/s over TB/s is FLOP/byte).
   double ridge() const { return peakTflops / bandwidthTBps; }
 };
+
+/// The roofline of a cost-model device: its faster tensor-core family,
+/// its copy bandwidth and its launch.
+RooflineModel rooflineOf(const cost::DeviceModel &device);
 
 /// One GPU as attnc targets it.
 struct TargetDescription {

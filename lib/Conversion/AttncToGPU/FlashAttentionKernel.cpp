@@ -556,6 +556,16 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
                {"block_q", std::to_string(config.getBlockQ())},
                {"block_kv", std::to_string(config.getBlockKV())},
                {"strategy", stringifyTileStrategy(config.getStrategy()).str()}};
+  // Query heads packed into one tile (--attnc-pack-gqa), for the cost
+  // model's tile count.
+  if (form.packedSource) {
+    auto source = cast<RankedTensorType>(form.packedSource.getType());
+    auto packed = cast<RankedTensorType>(form.query.getType());
+    if (!source.isDynamicDim(1) && !packed.isDynamicDim(1) &&
+        packed.getDimSize(1) > 0)
+      abi.attrs["packed_heads"] =
+          std::to_string(source.getDimSize(1) / packed.getDimSize(1));
+  }
   // Query head h reads K/V head h / (H / Hkv): H must be a multiple of Hkv.
   // Static heads are checked by the op's verifier; dynamic ones by the
   // runtime, from this generic rule.

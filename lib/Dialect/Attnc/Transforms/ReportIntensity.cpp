@@ -17,6 +17,7 @@
 #include "attnc/Target/TargetDescription.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #define DEBUG_TYPE "attnc-report-intensity"
 
@@ -59,6 +60,38 @@ struct AttncReportIntensityPass
     return m;
   }
 
+  /// The cost model's device: the device file when one is given, else the
+  /// built-in datasheet device `device` names, with the overrides.
+  FailureOr<cost::DeviceModel> resolveModel(const RooflineModel &roofline) {
+    if (!deviceFile.empty()) {
+      auto text = llvm::MemoryBuffer::getFile(deviceFile, /*IsText=*/true);
+      if (!text) {
+        emitError(getOperation().getLoc())
+            << "cannot read device file '" << deviceFile
+            << "': " << text.getError().message();
+        return failure();
+      }
+      std::string error;
+      std::optional<cost::DeviceModel> m =
+          cost::parseDeviceModel((*text)->getBuffer().str(), error);
+      if (!m) {
+        emitError(getOperation().getLoc())
+            << "device file '" << deviceFile << "': " << error;
+        return failure();
+      }
+      return *m;
+    }
+    FailureOr<TargetDescription> target = lookupTargetDescription(device);
+    const cost::DeviceModel *builtin = cost::builtinDeviceModel(
+        succeeded(target) ? target->device : std::string("h100"));
+    cost::DeviceModel m = *builtin;
+    m.name = roofline.name;
+    m.mmaSyncTflops = m.wgmmaTflops = roofline.peakTflops;
+    m.dramTBps = m.reduceTBps = roofline.bandwidthTBps;
+    m.launchUs = roofline.launchOverheadUs;
+    return m;
+  }
+
   void runOnOperation() override {
     markAllAnalysesPreserved();
     if (format != "table" && format != "json") {
@@ -69,9 +102,23 @@ struct AttncReportIntensityPass
     FailureOr<RooflineModel> model = resolveDevice();
     if (failed(model))
       return signalPassFailure();
+    FailureOr<cost::DeviceModel> costModel = resolveModel(*model);
+    if (failed(costModel))
+      return signalPassFailure();
+    // A device file prices the roofline columns too, unless overridden.
+    if (!deviceFile.empty()) {
+      RooflineModel measured = rooflineOf(*costModel);
+      model->name = measured.name;
+      if (peakTflops <= 0)
+        model->peakTflops = measured.peakTflops;
+      if (bandwidthTBps <= 0)
+        model->bandwidthTBps = measured.bandwidthTBps;
+      if (launchOverheadUs <= 0)
+        model->launchOverheadUs = measured.launchOverheadUs;
+    }
     SizeBindings sizes{batch, heads, seqLenQ > 0 ? seqLenQ : seqLen,
                        seqLenKV > 0 ? seqLenKV : seqLen};
-    SmallVector<FunctionCost> functions;
+    SmallVector<FunctionCost, 1> functions;
     bool failedAny = false;
     getOperation().walk([&](FunctionOpInterface func) {
       // Kernels inside a gpu.module are priced by their host's view.
@@ -85,7 +132,7 @@ struct AttncReportIntensityPass
     });
     if (failedAny)
       return signalPassFailure();
-    printIntensityReport(llvm::outs(), functions, *model, sizes,
+    printIntensityReport(llvm::outs(), functions, *model, *costModel, sizes,
                          format == "json");
   }
 };

@@ -407,7 +407,12 @@ def AttncReportIntensity : Pass<"attnc-report-intensity", "::mlir::ModuleOp"> {
     keeps on chip and the sequence length past which it is compute-bound on
     each built-in device. The ceilings are the roofline of the target
     description (`attnc/Target/TargetDescription.h`) that `device` names;
-    `peak-tflops`, `bandwidth-tbps` and `launch-overhead-us` override them. Dynamic sizes are bound by the options by
+    `peak-tflops`, `bandwidth-tbps` and `launch-overhead-us` override them.
+    Each kernel's time is also predicted by the cost model
+    (docs/cost-model.md) from its schedule — the tiles, warps and strategy
+    of its `#attnc.flash_config`, the CTAs it launches, its mask — on the
+    built-in datasheet device or on a calibrated `device-file`; a line
+    `model #i` gives the time, the limiting term and the regime. Dynamic sizes are bound by the options by
     position: [B, H, S, d] for rank 4, [B, S, d] for rank 3, [S, d] for
     rank 2; a sequence dim of an argument that feeds K or V (or a matmul's
     rhs) takes seq-len-kv. The report is a table or JSON on stdout; the IR
@@ -418,6 +423,10 @@ def AttncReportIntensity : Pass<"attnc-report-intensity", "::mlir::ModuleOp"> {
            "target whose roofline prices the kernels: a device (h100, h200, "
            "a100), a chip (its default device), or custom (give the "
            "ceilings)">,
+    Option<"deviceFile", "device-file", "std::string", /*default=*/"\"\"",
+           "a device file of measured ceilings (python3 -m attnc.calibrate): "
+           "the cost model and the roofline read it instead of `device`'s "
+           "datasheet numbers">,
     Option<"peakTflops", "peak-tflops", "double", /*default=*/"0",
            "override the dense bf16/f16 tensor-core peak, TFLOP/s">,
     Option<"bandwidthTBps", "bandwidth-tbps", "double", /*default=*/"0",
