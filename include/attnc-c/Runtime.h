@@ -420,14 +420,14 @@ ATTNC_API void attnc_graph_destroy(attnc_graph *graph);
 typedef struct attnc_device_model attnc_device_model;
 
 /* The predicted time of one launch and its terms, in microseconds. The
- * sm terms are the busiest SM's; dram and reduce are device-wide. LIMITER
- * names the term that sets the time ("tensor", "exp", "shared", "latency",
- * "dram", "reduce", "launch"); REGIME is "compute", "bandwidth" or
+ * sm terms are the busiest SM's; dram, reduce and cta (starting the CTAs)
+ * are device-wide. LIMITER names the term that sets the time ("tensor",
+ * "exp", "shared", "latency", "dram", "reduce", "ctas", "launch"); REGIME is "compute", "bandwidth" or
  * "latency". */
 typedef struct attnc_estimate {
   double time_us, launch_us;
   double mma_us, softmax_us, shared_us, fill_us, sm_us;
-  double dram_us, reduce_us;
+  double dram_us, reduce_us, cta_us;
   double waves, steps;
   int64_t ctas_per_sm;
   char limiter[16];

@@ -89,11 +89,12 @@ static void printModelLines(llvm::raw_ostream &os, const FunctionCost &function,
     cost::Estimate e = modelEstimate(k, model);
     os << llvm::format("  model #%u: %.2f us, %s-bound (%s); busiest SM %.2f "
                        "us = tensor %.2f + exp %.2f + shared %.2f + fill "
-                       "%.2f; dram %.2f, reduce %.2f, launch %.2f us; %lld "
-                       "CTA/SM, %.2f waves\n",
+                       "%.2f; dram %.2f, reduce %.2f, CTA starts %.2f, launch "
+                       "%.2f us; %lld CTA/SM, %.2f waves\n",
                        (unsigned)i, e.timeUs, e.regime.c_str(),
                        e.limiter.c_str(), e.smUs, e.mmaUs, e.softmaxUs,
-                       e.sharedUs, e.fillUs, e.dramUs, e.reduceUs, e.launchUs,
+                       e.sharedUs, e.fillUs, e.dramUs, e.reduceUs, e.ctaUs,
+                       e.launchUs,
                        (long long)e.ctasPerSM, e.waves);
   }
 }
@@ -183,6 +184,7 @@ static void printJsonKernel(llvm::json::OStream &j, unsigned index,
       j.attribute("fill_us", m.fillUs);
       j.attribute("dram_us", m.dramUs);
       j.attribute("reduce_us", m.reduceUs);
+      j.attribute("cta_us", m.ctaUs);
       j.attribute("launch_us", m.launchUs);
       j.attribute("ctas_per_sm", m.ctasPerSM);
       j.attribute("waves", m.waves);

@@ -18,7 +18,7 @@
 //   calibrate_copy       16-byte loads and stores, grid-stride (HBM)
 //   calibrate_reduce     red.global.add.v2.f32, as the backward's dQ
 //   calibrate_latency    one thread chasing pointers (HBM latency)
-//   calibrate_empty      nothing (launch overhead)
+//   calibrate_empty      nothing, N CTAs (launch overhead, CTA launch rate)
 //
 // Operand values come from the thread index, so that nothing folds and the
 // tensor cores see non-zero data (their clock depends on it); every chain's
@@ -69,6 +69,7 @@ constexpr int64_t kWgmmaABytes = 64 * 128 * 2;
 constexpr int64_t kWgmmaBBytes = kWgmmaN * 128 * 2;
 constexpr int64_t kAtom = 1024;
 constexpr int64_t kLdmatrixBytes = 16384;
+constexpr int64_t kCopyUnroll = 4;
 
 struct Builder {
   OpBuilder &b;
@@ -378,7 +379,10 @@ void buildLdmatrix(Builder &k, gpu::GPUFuncOp f) {
                 arith::BitcastOp::create(b, k.loc, b.getF32Type(), x));
 }
 
-/// y[i] = x[i] for i < M (M a multiple of 4), 16 bytes per access.
+/// y[i] = x[i] for i < M (M a multiple of 4), 16 bytes per access, four
+/// loads in flight per thread before their stores (one at a time leaves the
+/// HBM pipe short of requests). Indices past the end are clamped to the
+/// last vector: its copy is repeated, which changes nothing.
 void buildCopy(Builder &k, gpu::GPUFuncOp f) {
   OpBuilder &b = k.b;
   Value thread = k.globalThread();
@@ -390,15 +394,27 @@ void buildCopy(Builder &k, gpu::GPUFuncOp f) {
   Value m =
       arith::IndexCastOp::create(b, k.loc, b.getIndexType(), f.getArgument(2));
   Value vectors = arith::DivUIOp::create(b, k.loc, m, k.idx(4));
-  auto forOp = scf::ForOp::create(b, k.loc, thread, vectors, stride);
+  Value last = arith::SubIOp::create(b, k.loc, vectors, k.idx(1));
+  auto forOp = scf::ForOp::create(
+      b, k.loc, thread, vectors,
+      arith::MulIOp::create(b, k.loc, stride, k.idx(kCopyUnroll)));
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(forOp.getBody());
   Type vec = VectorType::get({4}, b.getF32Type());
-  Value i = forOp.getInductionVar();
-  Value v = LLVM::LoadOp::create(b, k.loc, vec, k.gep(f.getArgument(0), vec, i),
-                                 /*alignment=*/16);
-  LLVM::StoreOp::create(b, k.loc, v, k.gep(f.getArgument(1), vec, i),
-                        /*alignment=*/16);
+  SmallVector<Value> at, loaded;
+  for (int64_t u = 0; u < kCopyUnroll; ++u) {
+    Value i = arith::AddIOp::create(
+        b, k.loc, forOp.getInductionVar(),
+        arith::MulIOp::create(b, k.loc, stride, k.idx(u)));
+    at.push_back(arith::MinUIOp::create(b, k.loc, i, last));
+    loaded.push_back(LLVM::LoadOp::create(
+        b, k.loc, vec, k.gep(f.getArgument(0), vec, at.back()),
+        /*alignment=*/16));
+  }
+  for (int64_t u = 0; u < kCopyUnroll; ++u)
+    LLVM::StoreOp::create(b, k.loc, loaded[u],
+                          k.gep(f.getArgument(1), vec, at[u]),
+                          /*alignment=*/16);
 }
 
 /// `iters` red.global.add.v2.f32 per thread, spread over `out` (M floats).
@@ -551,11 +567,13 @@ struct CalibrationKernelsPass
     latency.grid[0] = {GridFactor::constant(1)};
     latency.block[0] = 32;
 
+    // One CTA per element of `out`: N = 1 times a launch, a large N the
+    // rate at which the device starts CTAs.
     KernelABI empty;
     empty.name = "calibrate_empty";
     empty.kind = "calibration";
     empty.params = {tensor("out", "f32", "N", "output")};
-    empty.grid[0] = {GridFactor::constant(1)};
+    empty.grid[0] = {GridFactor::symbol("N")};
     empty.block[0] = 32;
 
     if (failed(emit(copy, buildCopy)) || failed(emit(reduce, buildReduce)) ||

@@ -36,6 +36,9 @@ namespace {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 
+/// The busy fraction at which a unit counts as the kernel's bound.
+constexpr double kSaturated = 0.6;
+
 /// Datasheet numbers. Tensor rates are the dense bf16 peak for both
 /// families (datasheets give one); softmax elements are 16 ex2 per clock
 /// per SM at the boost clock; shared memory 128 bytes per clock per SM;
@@ -56,6 +59,8 @@ DeviceModel datasheet(const char *name, int64_t sms, double l2, double tflops,
   d.reduceTBps = tbps;
   d.dramLatencyUs = 0.6;
   d.launchUs = 5.0;
+  // Not on a datasheet: one CTA per SM every 0.5 us, a typical rate.
+  d.ctaLaunchGps = sms / 0.5e-6 / 1e9;
   return d;
 }
 
@@ -100,6 +105,7 @@ const Field kFields[] = {
     {"reduce_tbps", &DeviceModel::reduceTBps, nullptr},
     {"dram_latency_us", &DeviceModel::dramLatencyUs, nullptr},
     {"launch_us", &DeviceModel::launchUs, nullptr},
+    {"cta_launch_gps", &DeviceModel::ctaLaunchGps, nullptr},
 };
 
 /// The K/V range [lo, hi) query rows [r0, r1) see under `m`.
@@ -243,6 +249,9 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
   double fill = dev.dramLatencyUs;
   std::vector<int64_t> ctaSteps;
   int64_t groups = 1;
+  // The forward's grid is (heads, query tiles, batch): the heads of one
+  // query tile launch one after another. 1: ctaSteps repeats per group.
+  int64_t headsInner = 1;
   switch (s.kind) {
   case KernelKind::Attention:
   case KernelKind::AttentionPartial: {
@@ -259,6 +268,7 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
                          ? std::max<int64_t>(z.splits, 1)
                          : 1;
     groups = z.batch * ceilDiv(z.heads, packed);
+    headsInner = ceilDiv(z.heads, packed);
     for (int64_t t = 0; t < tiles; ++t) {
       int64_t r0 = t * s.blockQ / packed,
               r1 = std::min(rows, (t + 1) * s.blockQ);
@@ -275,6 +285,10 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
         ctaSteps.push_back(std::clamp<int64_t>(
             std::min(steps, kvTiles) - k * perSplit, 0, perSplit));
     }
+    // Masked kernels launch their query tiles longest first.
+    if (s.mask.any)
+      std::stable_sort(ctaSteps.begin(), ctaSteps.end(),
+                       std::greater<int64_t>());
     break;
   }
   case KernelKind::AttentionBackward: {
@@ -342,14 +356,17 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
     std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> free;
     for (size_t i = 0; i < slot.size(); ++i)
       free.push({0.0, i});
-    for (int64_t g = 0; g < groups; ++g)
-      for (int64_t steps : ctaSteps) {
-        size_t i = free.top().second;
-        free.pop();
-        add(slot[i], steps, fillShare);
-        free.push({slot[i].busy, i});
-        ++ctas;
-      }
+    auto place = [&](int64_t steps) {
+      size_t i = free.top().second;
+      free.pop();
+      add(slot[i], steps, fillShare);
+      free.push({slot[i].busy, i});
+      ++ctas;
+    };
+    for (int64_t g = 0; g < groups / headsInner; ++g)
+      for (int64_t steps : ctaSteps)
+        for (int64_t h = 0; h < headsInner; ++h)
+          place(steps);
   }
   const Slot &busiest = *std::max_element(
       slot.begin(), slot.end(),
@@ -366,7 +383,9 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
   if (dev.reduceTBps > 0)
     e.reduceUs = totalSteps * reduceBytesStep / (dev.reduceTBps * 1e12) * 1e6;
   e.launchUs = dev.launchUs;
-  double body = std::max({e.smUs, e.dramUs, e.reduceUs});
+  if (dev.ctaLaunchGps > 0)
+    e.ctaUs = double(ctas) / (dev.ctaLaunchGps * 1e9) * 1e6;
+  double body = std::max({e.smUs, e.dramUs, e.reduceUs, e.ctaUs});
   e.timeUs = body + e.launchUs;
 
   // The limiter: the largest term of whatever sets `body`.
@@ -383,10 +402,18 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
         std::max_element(terms.begin(), terms.end() - 3, [](auto &a, auto &b) {
           return a.first < b.first;
         })->second;
+  if (e.ctaUs > std::max({e.smUs, e.dramUs, e.reduceUs}))
+    e.limiter = "ctas";
   if (e.launchUs > body)
     e.limiter = "launch";
-  e.regime = e.limiter == std::string("tensor") ? "compute"
-             : e.limiter == std::string("dram") ? "bandwidth"
-                                                : "latency";
+  // As ncu's speed of light names it: the tensor pipe (at the calibrated
+  // rate) or HBM (at the copy bandwidth) busy at least 60% of the kernel's
+  // time, else latency (nothing saturated).
+  if (e.mmaUs >= kSaturated * e.timeUs)
+    e.regime = "compute";
+  else if (e.dramUs >= kSaturated * e.timeUs)
+    e.regime = "bandwidth";
+  else
+    e.regime = "latency";
   return e;
 }

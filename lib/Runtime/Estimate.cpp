@@ -161,6 +161,7 @@ attnc_status attnc_plan_estimate(const attnc_plan *plan,
   out->sm_us = e.smUs;
   out->dram_us = e.dramUs;
   out->reduce_us = e.reduceUs;
+  out->cta_us = e.ctaUs;
   out->waves = e.waves;
   out->steps = e.steps;
   out->ctas_per_sm = e.ctasPerSM;

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Target/TargetDescription.h"
+#include "attnc/CostModel/CostModel.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/STLExtras.h"

@@ -137,7 +137,8 @@ class ScalarDesc(Structure):
 class Estimate(Structure):
     _fields_ = [(name, c_double) for name in (
         "time_us", "launch_us", "mma_us", "softmax_us", "shared_us",
-        "fill_us", "sm_us", "dram_us", "reduce_us", "waves", "steps")] + [
+        "fill_us", "sm_us", "dram_us", "reduce_us", "cta_us", "waves",
+        "steps")] + [
         ("ctas_per_sm", c_int64),
         ("limiter", ctypes.c_char * 16),
         ("regime", ctypes.c_char * 16),

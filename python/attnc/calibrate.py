@@ -119,8 +119,12 @@ def calibrate(module_dir: Path) -> dict:
     threads = int(red.attr("ctas_per_sm")) * props.multi_processor_count * \
         red.block[0]
     iters = 256
-    plan = red.plan(out=out, iters=iters)
-    ms = _time_ms(torch, plan.launch)
+    while True:
+        plan = red.plan(out=out, iters=iters)
+        ms = _time_ms(torch, plan.launch)
+        if ms >= TARGET_MS / 4 or iters >= 1 << 20:
+            break
+        iters *= max(2, int(TARGET_MS / max(ms, 1e-3)))
     reduce = threads * iters * 8 / (ms * 1e-3) / 1e12
     raw["calibrate_reduce"] = {"iters": iters, "ms": ms, "threads": threads}
 
@@ -136,14 +140,37 @@ def calibrate(module_dir: Path) -> dict:
     ms = _time_ms(torch, plan.launch)
     latency_us = ms * 1e3 / iters
     raw["calibrate_latency"] = {"iters": iters, "ms": ms}
+
+    # Launch: empty one-CTA kernels back to back on the GPU's timeline.
+    # A long pointer chase first puts the host ahead, so the GPU never
+    # waits for it (a Python launch costs more than the GPU's gap).
+    busy = module.kernel("calibrate_latency").plan(table=table, out=one,
+                                                   iters=60000)
+    empty = module.kernel("calibrate_empty")
+    single = empty.plan(out=one)
+    count = 200
+    samples = []
+    for _ in range(REPEATS):
+        busy.launch()
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(count):
+            single.launch()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end))
+    launch_us = statistics.median(samples) * 1e3 / count
+    raw["calibrate_empty"] = {"launches": count, "ms": samples}
     del perm, table
 
-    # Launch: back-to-back launches of an empty kernel.
-    plan = module.kernel("calibrate_empty").plan(out=one)
-    count = 2000
-    ms = _time_ms(torch, plan.launch, count)
-    launch_us = ms * 1e3 / count
-    raw["calibrate_empty"] = {"launches": count, "ms": ms}
+    # The rate CTAs start at: 2^20 empty CTAs in one launch.
+    ctas = 1 << 20
+    many = torch.empty(ctas, dtype=torch.float32, device="cuda")
+    plan = empty.plan(out=many)
+    ms = _time_ms(torch, plan.launch)
+    cta_rate = ctas / max(ms * 1e-3 - launch_us * 1e-6, 1e-9) / 1e9
+    raw["calibrate_empty_ctas"] = {"ctas": ctas, "ms": ms}
 
     today = datetime.datetime.now(datetime.timezone.utc)
     return {
@@ -167,6 +194,7 @@ def calibrate(module_dir: Path) -> dict:
         "reduce_tbps": reduce,
         "dram_latency_us": latency_us,
         "launch_us": launch_us,
+        "cta_launch_gps": cta_rate,
         "measurements": raw,
     }
 
@@ -188,7 +216,7 @@ def main(argv=None) -> int:
         sys.stdout.write(text)
     for key in ("mma_sync_tflops", "wgmma_tflops", "softmax_gelems",
                 "shared_tbps", "dram_tbps", "reduce_tbps", "dram_latency_us",
-                "launch_us"):
+                "launch_us", "cta_launch_gps"):
         print(f"  {key:18s} {device[key]:10.3f}", file=sys.stderr)
     return 0
 

@@ -72,6 +72,7 @@ class Estimate:
     sm_us: float
     dram_us: float
     reduce_us: float
+    cta_us: float
     waves: float
     steps: float
     ctas_per_sm: int
@@ -84,7 +85,8 @@ class Estimate:
         longer = self if self.time_us >= other.time_us else other
         fields = {k: getattr(self, k) + getattr(other, k) for k in (
             "time_us", "launch_us", "tensor_us", "exp_us", "shared_us",
-            "fill_us", "sm_us", "dram_us", "reduce_us", "waves", "steps")}
+            "fill_us", "sm_us", "dram_us", "reduce_us", "cta_us", "waves",
+            "steps")}
         return Estimate(**fields, ctas_per_sm=longer.ctas_per_sm,
                         limiter=longer.limiter, regime=longer.regime)
 
@@ -95,5 +97,6 @@ def estimate(plan, device: Device) -> Estimate:
     check(lib().attnc_plan_estimate(plan._handle, device._handle, byref(out)))
     return Estimate(out.time_us, out.launch_us, out.mma_us, out.softmax_us,
                     out.shared_us, out.fill_us, out.sm_us, out.dram_us,
-                    out.reduce_us, out.waves, out.steps, out.ctas_per_sm,
+                    out.reduce_us, out.cta_us, out.waves, out.steps,
+                    out.ctas_per_sm,
                     out.limiter.decode(), out.regime.decode())

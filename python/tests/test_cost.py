@@ -22,6 +22,7 @@ UNIT_DEVICE = {
     "max_ctas_per_sm": 32, "mma_sync_tflops": 1, "wgmma_tflops": 0,
     "softmax_gelems": 1, "shared_tbps": 1, "dram_tbps": 1,
     "reduce_tbps": 1, "dram_latency_us": 1, "launch_us": 2,
+    "cta_launch_gps": 1,
 }
 
 

@@ -150,7 +150,8 @@ def AttncCalibrationKernels
     `calibrate_ldmatrix` (shared-memory reads by ldmatrix.x4),
     `calibrate_copy` (HBM, 16-byte loads and stores), `calibrate_reduce`
     (`red.global.add.v2.f32`, as the backward's dQ), `calibrate_latency`
-    (a pointer chase) and `calibrate_empty` (launch overhead). The compute
+    (a pointer chase) and `calibrate_empty` (N empty CTAs: launch overhead and
+    the rate CTAs start at). The compute
     kernels take `out` (one f32 per thread, so nothing is dead), `N` and an
     iteration count `iters`; their grids are a multiple of the SM count.
 

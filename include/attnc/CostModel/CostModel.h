@@ -49,8 +49,12 @@ struct DeviceModel {
   double reduceTBps = 0;
   /// One dependent HBM load, microseconds (a pipeline's fill).
   double dramLatencyUs = 0;
-  /// One kernel launch back to back with the next, microseconds.
+  /// One kernel launch back to back with the next, microseconds (on the
+  /// GPU's timeline, the host ahead of it).
   double launchUs = 0;
+  /// CTAs the device starts per second, 10^9 (a kernel of many small CTAs
+  /// waits for the block scheduler).
+  double ctaLaunchGps = 0;
 };
 
 /// The built-in device `name` (h100, h200, a100): datasheet numbers, with
@@ -120,15 +124,18 @@ struct Estimate {
   double mmaUs = 0, softmaxUs = 0, sharedUs = 0, fillUs = 0;
   double smUs = 0; // their sum: the busiest SM's time
   double dramUs = 0, reduceUs = 0;
+  /// The launch's CTAs at the rate the device starts them.
+  double ctaUs = 0;
   int64_t ctasPerSM = 1;
   double waves = 0;
   /// K/V (or query) tiles visited over the whole launch.
   double steps = 0;
-  /// "tensor", "exp", "shared", "dram", "reduce", "latency" or "launch":
+  /// "tensor", "exp", "shared", "dram", "reduce", "latency", "ctas" or
+  /// "launch":
   /// the term that sets the time.
   std::string limiter;
-  /// compute (tensor cores), bandwidth (HBM) or latency (everything else),
-  /// as ncu's speed-of-light names them.
+  /// compute when the tensor cores are busy >= 60% of the time, bandwidth
+  /// when HBM is, else latency: the rule ncu's speed of light is read by.
   std::string regime;
 };
 

@@ -18,7 +18,6 @@
 #ifndef ATTNC_TARGET_TARGETDESCRIPTION_H
 #define ATTNC_TARGET_TARGETDESCRIPTION_H
 
-#include "attnc/CostModel/CostModel.h"
 #include "attnc/Dialect/Attnc/IR/AttncAttrs.h"
 
 #include "mlir/Support/LLVM.h"
@@ -31,6 +30,9 @@
 #include <string>
 
 namespace attnc {
+namespace cost {
+struct DeviceModel;
+} // namespace cost
 
 LLVM_ENABLE_BITMASK_ENUMS_IN_NAMESPACE();
 

