@@ -321,24 +321,26 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
 
   // Schedule the CTAs (`groups` copies of ctaSteps) onto the SMs. An SM
   // runs its CTAs' steps at its full rates one after another, whichever CTA
-  // issues them; the CTAs it holds at once wait for HBM together, so each
-  // CTA adds 1/ctasPerSM of a fill. Non-persistent CTAs go to the SM that
+  // issues them; the CTAs it holds at once wait for HBM together, so a fill
+  // is paid once per ctasPerSM CTAs it runs. Non-persistent CTAs go to the SM that
   // frees first, in launch order (the block scheduler); a persistent grid
   // walks its tiles longest first, tile k on SM k mod SMs, one fill per SM
   // (the producer loads the next tile during the current one).
   struct Slot {
     double busy = 0;
     double mma = 0, softmax = 0, shared = 0, fill = 0;
+    int64_t ctas = 0;
   };
   std::vector<Slot> slot(size_t(std::max<int64_t>(dev.numSMs, 1)));
   double totalSteps = 0;
-  double fillShare = s.persistent ? 0.0 : fill / double(e.ctasPerSM);
-  auto add = [&](Slot &sl, int64_t steps, double ctaFill) {
+  auto add = [&](Slot &sl, int64_t steps, bool persistent) {
     double st = double(steps);
     sl.mma += st * mmaStep;
     sl.softmax += st * softmaxStep;
     sl.shared += st * sharedStep;
-    sl.fill += ctaFill;
+    if (persistent ? sl.ctas == 0 : sl.ctas % e.ctasPerSM == 0)
+      sl.fill += fill;
+    ++sl.ctas;
     sl.busy = sl.mma + sl.softmax + sl.shared + sl.fill;
     totalSteps += st;
   };
@@ -349,7 +351,7 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
       order.insert(order.end(), ctaSteps.begin(), ctaSteps.end());
     std::stable_sort(order.begin(), order.end(), std::greater<int64_t>());
     for (size_t k = 0; k < order.size(); ++k)
-      add(slot[k % slot.size()], order[k], k < slot.size() ? fill : 0.0);
+      add(slot[k % slot.size()], order[k], /*persistent=*/true);
     ctas = int64_t(order.size());
   } else {
     using Entry = std::pair<double, size_t>;
@@ -359,7 +361,7 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
     auto place = [&](int64_t steps) {
       size_t i = free.top().second;
       free.pop();
-      add(slot[i], steps, fillShare);
+      add(slot[i], steps, /*persistent=*/false);
       free.push({slot[i].busy, i});
       ++ctas;
     };

@@ -41,12 +41,18 @@ def _module_dir(given: str | None) -> Path:
              "--calibration -o DIR and pass --module DIR)")
 
 
-def _time_ms(torch, launch, count: int = 1) -> float:
-    """Median over REPEATS of the time of COUNT launches, in ms."""
+def _time_ms(torch, launch, before=None, count: int = 1) -> float:
+    """Median over REPEATS of the GPU time of COUNT launches, in ms. BEFORE
+    (a longer kernel) runs first each time, so that the host is ahead when
+    the timed launches reach the GPU (a Python launch costs more than many
+    of these kernels take) and, when it streams memory, L2 holds none of
+    theirs."""
     launch()
     torch.cuda.synchronize()
     times = []
     for _ in range(REPEATS):
+        if before is not None:
+            before()
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
         start.record()
@@ -58,24 +64,15 @@ def _time_ms(torch, launch, count: int = 1) -> float:
     return statistics.median(times)
 
 
-def _compute_rate(torch, kernel, work_per_iter_per_thread: float,
-                  iters: int = 64) -> tuple[float, dict]:
-    """Units per second of a kernel doing WORK_PER_ITER_PER_THREAD units per
-    iteration on each of its threads; iterations grown until a launch takes
-    about TARGET_MS."""
-    sms = torch.cuda.get_device_properties(torch.cuda.current_device()) \
-        .multi_processor_count
-    ctas = int(kernel.attr("ctas_per_sm") or 1) * sms
-    threads = ctas * kernel.block[0]
-    out = torch.empty(threads, dtype=torch.float32, device="cuda")
+def _grow(torch, make_plan, before, iters: int = 64):
+    """The plan of the first iteration count (doubling or more from ITERS)
+    whose launch takes at least TARGET_MS / 4, and its time."""
     while True:
-        plan = kernel.plan(out=out, iters=iters)
-        ms = _time_ms(torch, plan.launch)
+        plan = make_plan(iters)
+        ms = _time_ms(torch, plan.launch, before)
         if ms >= TARGET_MS / 4 or iters >= 1 << 24:
-            break
+            return iters, ms
         iters *= max(2, int(TARGET_MS / max(ms, 1e-3)))
-    units = threads * iters * work_per_iter_per_thread
-    return units / (ms * 1e-3), {"iters": iters, "ms": ms, "threads": threads}
 
 
 def calibrate(module_dir: Path) -> dict:
@@ -84,12 +81,33 @@ def calibrate(module_dir: Path) -> dict:
         sys.exit("attnc.calibrate: no CUDA device")
     module = load(module_dir)
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    sms = props.multi_processor_count
     raw = {}
+    one = torch.empty(1, dtype=torch.float32, device="cuda")
+
+    # One thread following a random cycle through 128 MiB: a dependent-load
+    # latency, and (60000 steps, milliseconds) the kernel that puts the
+    # host ahead before each timed launch.
+    m = 32 << 20
+    perm = torch.randperm(m, device="cuda", dtype=torch.int64)
+    table = torch.empty(m, dtype=torch.int32, device="cuda")
+    table[perm] = torch.roll(perm, -1).to(torch.int32)
+    del perm
+    chase = module.kernel("calibrate_latency")
+    busy = chase.plan(table=table, out=one, iters=60000).launch
+    iters = 20000
+    ms = _time_ms(torch, chase.plan(table=table, out=one, iters=iters).launch)
+    raw["calibrate_latency"] = {"iters": iters, "ms": ms,
+                                "dependent_load_us": ms * 1e3 / iters}
 
     def rate(name, per_thread):
-        value, info = _compute_rate(torch, module.kernel(name), per_thread)
-        raw[name] = info
-        return value
+        kernel = module.kernel(name)
+        threads = int(kernel.attr("ctas_per_sm") or 1) * sms * kernel.block[0]
+        out = torch.empty(threads, dtype=torch.float32, device="cuda")
+        iters, ms = _grow(torch, lambda n: kernel.plan(out=out, iters=n),
+                          busy)
+        raw[name] = {"iters": iters, "ms": ms, "threads": threads}
+        return threads * iters * per_thread / (ms * 1e-3)
 
     # mma.sync: 8 chains of m16n8k16 (2*16*8*16 FLOP) per warp per
     # iteration, i.e. per thread 8 * 4096 / 32.
@@ -103,74 +121,50 @@ def calibrate(module_dir: Path) -> dict:
     shared = rate("calibrate_ldmatrix", 8 * 512 / 32) / 1e12
 
     # HBM: a copy of 512 MiB (read + written bytes), far past L2.
+    copy = module.kernel("calibrate_copy")
     n = 64 << 20
     x = torch.ones(n, dtype=torch.float32, device="cuda")
     y = torch.empty_like(x)
-    plan = module.kernel("calibrate_copy").plan(x=x, y=y)
-    ms = _time_ms(torch, plan.launch)
+    big = copy.plan(x=x, y=y)
+    ms = _time_ms(torch, big.launch, busy)
     dram = 2 * n * 4 / (ms * 1e-3) / 1e12
     raw["calibrate_copy"] = {"bytes": 2 * n * 4, "ms": ms}
-    del x, y
 
     # L2 reductions, red.global.add.v2.f32 into 16 MiB (L2-resident, as the
     # backward's dQ rows of the query tiles in flight).
     red = module.kernel("calibrate_reduce")
     out = torch.zeros(4 << 20, dtype=torch.float32, device="cuda")
-    threads = int(red.attr("ctas_per_sm")) * props.multi_processor_count * \
-        red.block[0]
-    iters = 256
-    while True:
-        plan = red.plan(out=out, iters=iters)
-        ms = _time_ms(torch, plan.launch)
-        if ms >= TARGET_MS / 4 or iters >= 1 << 20:
-            break
-        iters *= max(2, int(TARGET_MS / max(ms, 1e-3)))
+    threads = int(red.attr("ctas_per_sm")) * sms * red.block[0]
+    iters, ms = _grow(torch, lambda k: red.plan(out=out, iters=k), busy, 256)
     reduce = threads * iters * 8 / (ms * 1e-3) / 1e12
     raw["calibrate_reduce"] = {"iters": iters, "ms": ms, "threads": threads}
 
-    # HBM latency: one thread following a random cycle through 128 MiB.
-    m = 32 << 20
-    perm = torch.randperm(m, device="cuda", dtype=torch.int64)
-    table = torch.empty(m, dtype=torch.int32, device="cuda")
-    table[perm] = torch.roll(perm, -1).to(torch.int32)
-    iters = 20000
-    one = torch.empty(1, dtype=torch.float32, device="cuda")
-    plan = module.kernel("calibrate_latency").plan(table=table, out=one,
-                                                   iters=iters)
-    ms = _time_ms(torch, plan.launch)
-    latency_us = ms * 1e3 / iters
-    raw["calibrate_latency"] = {"iters": iters, "ms": ms}
-
     # Launch: empty one-CTA kernels back to back on the GPU's timeline.
-    # A long pointer chase first puts the host ahead, so the GPU never
-    # waits for it (a Python launch costs more than the GPU's gap).
-    busy = module.kernel("calibrate_latency").plan(table=table, out=one,
-                                                   iters=60000)
     empty = module.kernel("calibrate_empty")
-    single = empty.plan(out=one)
     count = 200
-    samples = []
-    for _ in range(REPEATS):
-        busy.launch()
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(count):
-            single.launch()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end))
-    launch_us = statistics.median(samples) * 1e3 / count
-    raw["calibrate_empty"] = {"launches": count, "ms": samples}
-    del perm, table
+    ms = _time_ms(torch, empty.plan(out=one).launch, busy, count)
+    launch_us = ms * 1e3 / count
+    raw["calibrate_empty"] = {"launches": count, "ms": ms}
 
     # The rate CTAs start at: 2^20 empty CTAs in one launch.
     ctas = 1 << 20
     many = torch.empty(ctas, dtype=torch.float32, device="cuda")
-    plan = empty.plan(out=many)
-    ms = _time_ms(torch, plan.launch)
+    ms = _time_ms(torch, empty.plan(out=many).launch, busy)
     cta_rate = ctas / max(ms * 1e-3 - launch_us * 1e-6, 1e-9) / 1e9
     raw["calibrate_empty_ctas"] = {"ctas": ctas, "ms": ms}
+
+    # A pipeline's fill: one wave of the copy kernel (a 16-byte vector per
+    # thread) from cold memory, the big copy having just evicted L2. What
+    # its launch and its bytes at the copy bandwidth do not explain is the
+    # wait for the first loads and the drain of the last stores.
+    threads = int(copy.attr("ctas_per_sm")) * sms * copy.block[0]
+    xs = torch.ones(threads * 4, dtype=torch.float32, device="cuda")
+    ys = torch.empty_like(xs)
+    ms = _time_ms(torch, copy.plan(x=xs, y=ys).launch, big.launch)
+    wave_bytes = 2 * xs.numel() * 4
+    latency_us = max(ms * 1e3 - launch_us - wave_bytes / (dram * 1e6), 0.05)
+    raw["calibrate_copy_wave"] = {"bytes": wave_bytes, "ms": ms}
+    del x, y, table
 
     today = datetime.datetime.now(datetime.timezone.utc)
     return {
@@ -178,7 +172,7 @@ def calibrate(module_dir: Path) -> dict:
         "name": props.name,
         "source": f"calibrated by attnc.calibrate {__version__} on "
                   f"{props.name}, {today:%Y-%m-%d %H:%M} UTC",
-        "sm_count": props.multi_processor_count,
+        "sm_count": sms,
         "l2_bytes": float(getattr(props, "L2_cache_size", 50 << 20)),
         "max_threads_per_sm": getattr(props, "max_threads_per_multi_processor",
                                       2048),

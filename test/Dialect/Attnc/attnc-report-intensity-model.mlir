@@ -37,10 +37,9 @@
 
 // The first kernel of the unfused graph, Q K^T: Q and K in (2 x 65536 B),
 // 256 KiB of f32 scores out: 393216 B = 0.39 us at 1 TB/s; 24 CTAs of 16
-// KiB, 16 at once (128 threads), each waiting 1 us: 1.5 us; the launch
-// dominates.
+// KiB, 16 at once (128 threads), each 16 waiting 1 us together: 2 us.
 // UNFUSED-LABEL: func @naive_attention
-// UNFUSED: model #0: 3.50 us, latency-bound (launch); busiest SM 1.50 us = tensor 0.00 + exp 0.00 + shared 0.00 + fill 1.50; dram 0.39, reduce 0.00, CTA starts 0.02, launch 2.00 us; 16 CTA/SM, 1.50 waves
+// UNFUSED: model #0: 4.00 us, latency-bound (latency); busiest SM 2.00 us = tensor 0.00 + exp 0.00 + shared 0.00 + fill 2.00; dram 0.39, reduce 0.00, CTA starts 0.02, launch 2.00 us; 16 CTA/SM, 1.50 waves
 
 // H200: cost model: h200, datasheet (built in; run python3 -m attnc.calibrate for measured ceilings)
 // H200: model #0: {{[0-9.]+}} us, {{[a-z]+}}-bound (tensor); busiest SM {{.*}}; 1 CTA/SM, 15.52 waves
