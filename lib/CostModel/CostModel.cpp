@@ -246,7 +246,7 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
   // Per step, at a whole SM.
   double mmaStep = 0, softmaxStep = 0, sharedStep = 0, reduceBytesStep = 0;
   // Per CTA: the first tiles' HBM latency and transfer, and the epilogue.
-  double fill = dev.dramLatencyUs;
+  double fill = dev.dramLatencyUs, tileIO = 0;
   std::vector<int64_t> ctaSteps;
   int64_t groups = 1;
   // The forward's grid is (heads, query tiles, batch): the heads of one
@@ -261,6 +261,9 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
       sharedStep =
           atSM(double(s.mmaWarps) * bkv * (d + dv) * eb, dev.sharedTBps * 1e12);
     fill += atSM((bq * d + bkv * (d + dv) + bq * dv) * eb, perSMBytes);
+    // A persistent CTA's later tiles: their Q in and O out, overlapped
+    // with nothing of the same tile.
+    tileIO = atSM((bq * d + bq * dv) * eb, perSMBytes);
     int64_t packed = std::max<int64_t>(s.packedHeads, 1);
     int64_t rows = z.seqQ * packed;
     int64_t tiles = ceilDiv(rows, s.blockQ);
@@ -325,7 +328,8 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
   // is paid once per ctasPerSM CTAs it runs. Non-persistent CTAs go to the SM that
   // frees first, in launch order (the block scheduler); a persistent grid
   // walks its tiles longest first, tile k on SM k mod SMs, one fill per SM
-  // (the producer loads the next tile during the current one).
+  // (the producer loads the next tile's K and V during the current one) and
+  // per later tile its Q and O at the SM's share of the bandwidth.
   struct Slot {
     double busy = 0;
     double mma = 0, softmax = 0, shared = 0, fill = 0;
@@ -340,6 +344,8 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
     sl.shared += st * sharedStep;
     if (persistent ? sl.ctas == 0 : sl.ctas % e.ctasPerSM == 0)
       sl.fill += fill;
+    else if (persistent)
+      sl.fill += tileIO;
     ++sl.ctas;
     sl.busy = sl.mma + sl.softmax + sl.shared + sl.fill;
     totalSteps += st;
