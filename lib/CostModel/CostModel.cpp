@@ -42,7 +42,8 @@ constexpr double kSaturated = 0.6;
 /// Datasheet numbers. Tensor rates are the dense bf16 peak for both
 /// families (datasheets give one); softmax elements are 16 ex2 per clock
 /// per SM at the boost clock; shared memory 128 bytes per clock per SM;
-/// reductions at the HBM rate; latency and launch typical values.
+/// reductions at the HBM rate; latencies, launch and CTA starts typical
+/// values.
 DeviceModel datasheet(const char *name, int64_t sms, double l2, double tflops,
                       double tbps, double ghz) {
   DeviceModel d;
@@ -58,6 +59,7 @@ DeviceModel datasheet(const char *name, int64_t sms, double l2, double tflops,
   d.dramTBps = tbps;
   d.reduceTBps = tbps;
   d.dramLatencyUs = 0.6;
+  d.kernelLatencyUs = 3.0;
   d.launchUs = 5.0;
   // Not on a datasheet: one CTA per SM every 0.5 us, a typical rate.
   d.ctaLaunchGps = sms / 0.5e-6 / 1e9;
@@ -104,6 +106,7 @@ const Field kFields[] = {
     {"dram_tbps", &DeviceModel::dramTBps, nullptr},
     {"reduce_tbps", &DeviceModel::reduceTBps, nullptr},
     {"dram_latency_us", &DeviceModel::dramLatencyUs, nullptr},
+    {"kernel_latency_us", &DeviceModel::kernelLatencyUs, nullptr},
     {"launch_us", &DeviceModel::launchUs, nullptr},
     {"cta_launch_gps", &DeviceModel::ctaLaunchGps, nullptr},
 };
@@ -390,7 +393,7 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
   e.dramUs = (z.bytesRead + z.bytesWritten) / (dev.dramTBps * 1e12) * 1e6;
   if (dev.reduceTBps > 0)
     e.reduceUs = totalSteps * reduceBytesStep / (dev.reduceTBps * 1e12) * 1e6;
-  e.launchUs = dev.launchUs;
+  e.launchUs = dev.launchUs + dev.kernelLatencyUs;
   if (dev.ctaLaunchGps > 0)
     e.ctaUs = double(ctas) / (dev.ctaLaunchGps * 1e9) * 1e6;
   double body = std::max({e.smUs, e.dramUs, e.reduceUs, e.ctaUs});

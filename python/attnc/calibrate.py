@@ -153,16 +153,19 @@ def calibrate(module_dir: Path) -> dict:
     cta_rate = ctas / max(ms * 1e-3 - launch_us * 1e-6, 1e-9) / 1e9
     raw["calibrate_empty_ctas"] = {"ctas": ctas, "ms": ms}
 
-    # A pipeline's fill: one wave of the copy kernel (a 16-byte vector per
-    # thread) from cold memory, the big copy having just evicted L2. What
-    # its launch and its bytes at the copy bandwidth do not explain is the
-    # wait for the first loads and the drain of the last stores.
+    # A kernel's cold start and drain: one wave of the copy kernel (a
+    # 16-byte vector per thread) from cold memory, the big copy having just
+    # evicted L2. What its launch, one dependent load and its bytes at the
+    # copy bandwidth do not explain is the wait for the first loads and the
+    # drain of the last stores.
     threads = int(copy.attr("ctas_per_sm")) * sms * copy.block[0]
     xs = torch.ones(threads * 4, dtype=torch.float32, device="cuda")
     ys = torch.empty_like(xs)
     ms = _time_ms(torch, copy.plan(x=xs, y=ys).launch, big.launch)
     wave_bytes = 2 * xs.numel() * 4
-    latency_us = max(ms * 1e3 - launch_us - wave_bytes / (dram * 1e6), 0.05)
+    latency_us = raw["calibrate_latency"]["dependent_load_us"]
+    kernel_latency_us = max(ms * 1e3 - launch_us - latency_us -
+                            wave_bytes / (dram * 1e6), 0.0)
     raw["calibrate_copy_wave"] = {"bytes": wave_bytes, "ms": ms}
     del x, y, table
 
@@ -187,6 +190,7 @@ def calibrate(module_dir: Path) -> dict:
         "dram_tbps": dram,
         "reduce_tbps": reduce,
         "dram_latency_us": latency_us,
+        "kernel_latency_us": kernel_latency_us,
         "launch_us": launch_us,
         "cta_launch_gps": cta_rate,
         "measurements": raw,
@@ -210,7 +214,7 @@ def main(argv=None) -> int:
         sys.stdout.write(text)
     for key in ("mma_sync_tflops", "wgmma_tflops", "softmax_gelems",
                 "shared_tbps", "dram_tbps", "reduce_tbps", "dram_latency_us",
-                "launch_us", "cta_launch_gps"):
+                "kernel_latency_us", "launch_us", "cta_launch_gps"):
         print(f"  {key:18s} {device[key]:10.3f}", file=sys.stderr)
     return 0
 

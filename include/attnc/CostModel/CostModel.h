@@ -47,8 +47,11 @@ struct DeviceModel {
   double dramTBps = 0;
   /// red.global.add.f32 into L2, bytes of operands per second, TB/s.
   double reduceTBps = 0;
-  /// One dependent HBM load, microseconds (a pipeline's fill).
+  /// One dependent HBM load, microseconds (a CTA's pipeline fill).
   double dramLatencyUs = 0;
+  /// A kernel's cold start and drain, microseconds: the wait for its first
+  /// loads from HBM and for its last stores, beyond one dependent load.
+  double kernelLatencyUs = 0;
   /// One kernel launch back to back with the next, microseconds (on the
   /// GPU's timeline, the host ahead of it).
   double launchUs = 0;
@@ -119,6 +122,7 @@ struct Sizes {
 /// those of the busiest SM; dram and reduce are device-wide.
 struct Estimate {
   double timeUs = 0;
+  /// The launch gap and the kernel's cold start and drain.
   double launchUs = 0;
   /// Busiest SM: tensor cores, softmax, shared memory, pipeline fills.
   double mmaUs = 0, softmaxUs = 0, sharedUs = 0, fillUs = 0;
