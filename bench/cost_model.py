@@ -236,7 +236,7 @@ def main():
             f"{k} {dev[k]:.3g}" for k in (
                 "mma_sync_tflops", "wgmma_tflops", "softmax_gelems",
                 "shared_tbps", "dram_tbps", "reduce_tbps", "dram_latency_us",
-                "launch_us")), "",
+                "kernel_latency_us", "launch_us", "cta_launch_gps")), "",
         "Measured: triton do_bench median (L2 flushed), median of 3. "
         "Predicted: `Plan.estimate`, summed over a row's launches.", "",
         summary, "",

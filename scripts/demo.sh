@@ -3,7 +3,8 @@
 # compiler, prints the intensity report and what was written; when a GPU is
 # present (nvidia-smi -L works and python3's torch sees CUDA), runs the
 # compiled attention example through the Python package on random inputs,
-# checks it against torch SDPA and prints its time and TFLOP/s. Without a GPU
+# checks it against torch SDPA and prints its time and TFLOP/s beside the cost
+# model's prediction (calibrated on the spot once per BUILD_DIR). Without a GPU
 # it says so and stops after compiling (exit 0).
 #
 #   scripts/demo.sh BUILD_DIR           (default: build)
@@ -54,6 +55,8 @@ for k in m["kernels"]:
         print(f"    attrs: {json.dumps(k['attrs'])}")
 EOF
   done
+  # The cost model's microbenchmarks, which the GPU part calibrates with.
+  "$COMPILE" --calibration -o "$OUT/calibration" >/dev/null
 fi
 line
 
@@ -68,9 +71,17 @@ if [ $have_gpu = 0 ]; then
 fi
 [ -f "$RUNTIME" ] || { echo "demo: $RUNTIME not found" >&2; exit 1; }
 
+# The cost model's ceilings, measured once per build directory
+# (docs/cost-model.md); ATTNC_DEVICE_FILE names another device file.
+DEVICE_FILE=${ATTNC_DEVICE_FILE:-$OUT/device.json}
+if [ ! -f "$DEVICE_FILE" ]; then
+  echo "demo: calibrating the cost model (python3 -m attnc.calibrate)"
+  ATTNC_RUNTIME_LIB=$RUNTIME PYTHONPATH=$ROOT/python${PYTHONPATH:+:$PYTHONPATH} \
+    "$PY" -m attnc.calibrate --module "$OUT/calibration" -o "$DEVICE_FILE"
+fi
 echo "demo: running $OUT/naive_attention on $(nvidia-smi -L | head -1)"
 ATTNC_RUNTIME_LIB=$RUNTIME PYTHONPATH=$ROOT/python${PYTHONPATH:+:$PYTHONPATH} \
-  "$PY" - "$OUT/naive_attention" <<'EOF'
+  "$PY" - "$OUT/naive_attention" "$DEVICE_FILE" <<'EOF'
 import sys
 import torch
 import torch.nn.functional as F
@@ -112,6 +123,11 @@ torch.cuda.synchronize()
 ms_sdpa = start.elapsed_time(end) / n
 print(f"  attnc {ms:.3f} ms = {flops / ms / 1e9:.0f} TFLOP/s; "
       f"torch SDPA {ms_sdpa:.3f} ms = {flops / ms_sdpa / 1e9:.0f} TFLOP/s")
+e = plan.estimate(sys.argv[2])
+print(f"  cost model: predicted {e.time_us / 1e3:.3f} ms, measured {ms:.3f} ms "
+      f"(predicted/measured {e.time_us / 1e3 / ms:.2f}); {e.regime}, limited by "
+      f"{e.limiter}: tensor {e.tensor_us:.0f} + exp {e.exp_us:.0f} + fill "
+      f"{e.fill_us:.0f} us on the busiest SM, HBM {e.dram_us:.0f} us")
 ok = err <= 2 * err_sdpa + 1e-4 and not torch.isnan(o).any()
 print("  check against SDPA:", "ok" if ok else "FAILED")
 sys.exit(0 if ok else 1)
