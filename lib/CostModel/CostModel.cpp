@@ -38,6 +38,8 @@ int64_t ceilDiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 
 /// The busy fraction at which a unit counts as the kernel's bound.
 constexpr double kSaturated = 0.6;
+/// CTAs the model places one by one; past this an even share per SM.
+constexpr double kMaxScheduledCtas = double(1 << 22);
 
 /// Datasheet numbers. Tensor rates are the dense bf16 peak for both
 /// families (datasheets give one); softmax elements are 16 ex2 per clock
@@ -354,7 +356,25 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
     totalSteps += st;
   };
   int64_t ctas = 0;
-  if (s.persistent) {
+  double scheduled = double(groups) * double(ctaSteps.size());
+  if (scheduled > kMaxScheduledCtas) {
+    // Too many CTAs to place one by one: each SM gets an even share of the
+    // steps and fills.
+    double steps = 0;
+    for (int64_t st : ctaSteps)
+      steps += double(st);
+    steps *= double(groups);
+    double perSM = scheduled / double(slot.size());
+    Slot &sl = slot.front();
+    double stepsPerSM = steps / double(slot.size());
+    sl.mma = stepsPerSM * mmaStep;
+    sl.softmax = stepsPerSM * softmaxStep;
+    sl.shared = stepsPerSM * sharedStep;
+    sl.fill = std::ceil(perSM / double(e.ctasPerSM)) * fill;
+    sl.busy = sl.mma + sl.softmax + sl.shared + sl.fill;
+    totalSteps = steps;
+    ctas = int64_t(scheduled);
+  } else if (s.persistent) {
     std::vector<int64_t> order;
     for (int64_t g = 0; g < groups; ++g)
       order.insert(order.end(), ctaSteps.begin(), ctaSteps.end());

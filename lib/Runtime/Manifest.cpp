@@ -219,7 +219,7 @@ bool ManifestReader::parseBlock(const json::Object &o, const std::string &path,
   // occupancy); 0 when the manifest does not say.
   if (!getOptInt(o, path, "registers", k.registers, 0))
     return false;
-  if (k.registers < 0 || k.registers > 255)
+  if (k.registers > 255)
     return failAt(path + ".registers", std::to_string(k.registers) +
                                            " is not a register count (0 to "
                                            "255 per thread)");

@@ -693,6 +693,14 @@ TEST(Manifest, LaunchConfigWithinCudaLimits) {
        "kernels[0].dynamic_shared_memory_bytes: 4294967296 bytes exceeds the "
        "limit of 232448 bytes (227 KiB), the most dynamic shared memory any "
        "CUDA GPU gives a block"},
+      // ptxas's register count, which only the cost model reads.
+      {R"("dynamic_shared_memory_bytes": 0)",
+       R"("dynamic_shared_memory_bytes": 0, "registers": 256)",
+       "kernels[0].registers: 256 is not a register count (0 to 255 per "
+       "thread)"},
+      {R"("dynamic_shared_memory_bytes": 0)",
+       R"("dynamic_shared_memory_bytes": 0, "registers": -1)",
+       "kernels[0].registers: expected an integer >= 0, got -1"},
   };
   expectEachCase(validKernel, cases);
 }
