@@ -88,7 +88,9 @@ import torch.nn.functional as F
 import attnc
 
 mod = attnc.load(sys.argv[1])
-(kern,) = list(mod)
+# The attention kernel, not the fallback it names.
+fallbacks = {k.fallback.name for k in mod if k.fallback is not None}
+kern = next(k for k in mod if k.name not in fallbacks)
 d, scale = int(kern.attr("head_dim")), float(kern.attr("scale"))
 causal = kern.attr("causal") == "true"
 dt = {"bf16": torch.bfloat16, "f16": torch.float16}[kern.inputs[0].dtype]
