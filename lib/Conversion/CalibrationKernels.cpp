@@ -219,10 +219,7 @@ void buildWgmma(Builder &k, gpu::GPUFuncOp f) {
   MLIRContext *ctx = b.getContext();
   Value thread = k.globalThread();
   auto ws = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  Value raw = gpu::DynamicSharedMemoryOp::create(
-      b, k.loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface{}, ws));
+  Value raw = dynamicSharedBytes(b, k.loc);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, k.loc, raw);
   Value pad = arith::AndIOp::create(
       b, k.loc, arith::SubIOp::create(b, k.loc, k.idx(0), base),
@@ -334,10 +331,7 @@ void buildLdmatrix(Builder &k, gpu::GPUFuncOp f) {
   MLIRContext *ctx = b.getContext();
   Value thread = k.globalThread();
   auto ws = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  Value raw = gpu::DynamicSharedMemoryOp::create(
-      b, k.loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface{}, ws));
+  Value raw = dynamicSharedBytes(b, k.loc);
   int64_t elems = kLdmatrixBytes / 2;
   Value smem =
       memref::ViewOp::create(b, k.loc,

@@ -25,6 +25,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <functional>
 #include <queue>
@@ -190,10 +191,15 @@ attnc::cost::parseDeviceModel(const std::string &text, std::string &error) {
       error = std::string(f.key) + ": must be a positive number";
       return std::nullopt;
     }
-    if (f.real)
+    if (f.real) {
       d.*f.real = *v;
-    else
-      d.*f.integer = int64_t(*v);
+      continue;
+    }
+    if (*v != std::floor(*v) || *v > double(INT32_MAX)) {
+      error = std::string(f.key) + ": must be a whole number below 2^31";
+      return std::nullopt;
+    }
+    d.*f.integer = int64_t(*v);
   }
   return d;
 }
@@ -330,8 +336,8 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
   // Schedule the CTAs (`groups` copies of ctaSteps) onto the SMs. An SM
   // runs its CTAs' steps at its full rates one after another, whichever CTA
   // issues them; the CTAs it holds at once wait for HBM together, so a fill
-  // is paid once per ctasPerSM CTAs it runs. Non-persistent CTAs go to the SM that
-  // frees first, in launch order (the block scheduler); a persistent grid
+  // is paid once per ctasPerSM CTAs it runs. Non-persistent CTAs go to the SM
+  // that frees first, in launch order (the block scheduler); a persistent grid
   // walks its tiles longest first, tile k on SM k mod SMs, one fill per SM
   // (the producer loads the next tile's K and V during the current one) and
   // per later tile its Q and O at the SM's share of the bandwidth.

@@ -77,7 +77,11 @@ class DeviceTest(unittest.TestCase):
                 ({"attnc_device_version": 2}, "attnc_device_version: "
                  "expected 1"),
                 ({"dram_tbps": 0}, "dram_tbps: must be a positive number"),
-                ({"launch_us": "5"}, "launch_us: missing or not a number")):
+                ({"launch_us": "5"}, "launch_us: missing or not a number"),
+                ({"sm_count": 1.5}, "sm_count: must be a whole number below "
+                 "2^31"),
+                ({"sm_count": 1e300}, "sm_count: must be a whole number "
+                 "below 2^31")):
             with self.subTest(change=change):
                 with self.assertRaises(attnc.AttncError) as e:
                     Device.parse(json.dumps({**UNIT_DEVICE, **change}))
