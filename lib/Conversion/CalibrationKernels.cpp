@@ -12,6 +12,7 @@
 //
 //   calibrate_mma_sync   mma.sync m16n8k16 bf16, 8 independent chains a warp
 //   calibrate_wgmma      wgmma m64n256k16 bf16 from shared memory, 2
+//   (_n128, _n64)        (m64n128k16, m64n64k16: attention's widths)
 //                        warpgroups a CTA, 8 MMAs per commit group
 //   calibrate_exp        the softmax's per-score work: max, fma, ex2, add
 //   calibrate_ldmatrix   ldmatrix.x4 from conflict-free shared memory
@@ -60,13 +61,14 @@ namespace {
 /// cover each unit's latency at the occupancy the grids give.
 constexpr int64_t kMmaChains = 8;
 constexpr int64_t kWgmmaPerGroup = 8;
-constexpr int64_t kWgmmaN = 256;
 constexpr int64_t kExpChains = 8;
 constexpr int64_t kLdmatrixPerIter = 8;
 /// Shared memory of the wgmma kernel: A (64 x 128 bf16) and B (256 x 128),
 /// 128-byte rows, plus one swizzle atom of alignment slack.
 constexpr int64_t kWgmmaABytes = 64 * 128 * 2;
-constexpr int64_t kWgmmaBBytes = kWgmmaN * 128 * 2;
+/// B (N x 128) of the widest, N = 256; the others measure attention's
+/// widths: S = Q K^T of 128 keys, P V at d = 128 and 64.
+constexpr int64_t kWgmmaBBytes = 256 * 128 * 2;
 constexpr int64_t kAtom = 1024;
 constexpr int64_t kLdmatrixBytes = 16384;
 constexpr int64_t kCopyUnroll = 4;
@@ -214,7 +216,7 @@ void buildMmaSync(Builder &k, gpu::GPUFuncOp f) {
   k.storeResult(f.getArgument(0), f.getArgument(1), thread, sum(k, accs));
 }
 
-void buildWgmma(Builder &k, gpu::GPUFuncOp f) {
+void buildWgmma(Builder &k, gpu::GPUFuncOp f, int64_t n) {
   OpBuilder &b = k.b;
   MLIRContext *ctx = b.getContext();
   Value thread = k.globalThread();
@@ -225,7 +227,7 @@ void buildWgmma(Builder &k, gpu::GPUFuncOp f) {
       b, k.loc, arith::SubIOp::create(b, k.loc, k.idx(0), base),
       k.idx(kAtom - 1));
   // Fill A and B with non-zero bf16 pairs from the thread index.
-  int64_t words = (kWgmmaABytes + kWgmmaBBytes) / 4;
+  int64_t words = (kWgmmaABytes + n * 128 * 2) / 4;
   auto view = memref::ViewOp::create(
       b, k.loc,
       MemRefType::get({words}, b.getI32Type(), MemRefLayoutAttrInterface{}, ws),
@@ -258,7 +260,7 @@ void buildWgmma(Builder &k, gpu::GPUFuncOp f) {
     return arith::OrIOp::create(b, k.loc, field, k.i64(fixed)).getResult();
   };
   Type f32 = b.getF32Type();
-  SmallVector<Type> fields(kWgmmaN / 2, f32);
+  SmallVector<Type> fields(n / 2, f32);
   Type accType = LLVM::LLVMStructType::getLiteral(ctx, fields);
   Value zero = LLVM::ZeroOp::create(b, k.loc, accType);
   SmallVector<Value> result =
@@ -271,8 +273,8 @@ void buildWgmma(Builder &k, gpu::GPUFuncOp f) {
           int64_t inBox = (s % 4) * 32, box = s / 4;
           acc = NVVM::WgmmaMmaAsyncOp::create(
               b, k.loc, accType, acc, descriptor(box * 64 * 128 + inBox),
-              descriptor(kWgmmaABytes + box * kWgmmaN * 128 + inBox),
-              NVVM::MMAShapeAttr::get(ctx, 64, kWgmmaN, 16),
+              descriptor(kWgmmaABytes + box * n * 128 + inBox),
+              NVVM::MMAShapeAttr::get(ctx, 64, n, 16),
               NVVM::WGMMATypes::bf16, NVVM::WGMMATypes::bf16,
               NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
               NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
@@ -488,8 +490,15 @@ struct CalibrationKernelsPass
         {"calibrate_ldmatrix", 2, 256, kLdmatrixBytes, buildLdmatrix},
     };
     if (hasWgmma)
-      specs.push_back({"calibrate_wgmma", 1, 256,
-                       kWgmmaABytes + kWgmmaBBytes + kAtom, buildWgmma});
+      specs.append({{"calibrate_wgmma", 1, 256,
+                     kWgmmaABytes + kWgmmaBBytes + kAtom,
+                     [](Builder &k, gpu::GPUFuncOp f) { buildWgmma(k, f, 256); }},
+                    {"calibrate_wgmma_n128", 1, 256,
+                     kWgmmaABytes + kWgmmaBBytes / 2 + kAtom,
+                     [](Builder &k, gpu::GPUFuncOp f) { buildWgmma(k, f, 128); }},
+                    {"calibrate_wgmma_n64", 1, 256,
+                     kWgmmaABytes + kWgmmaBBytes / 4 + kAtom,
+                     [](Builder &k, gpu::GPUFuncOp f) { buildWgmma(k, f, 64); }}});
 
     OpBuilder b(ctx);
     Location loc = module.getLoc();

@@ -56,7 +56,7 @@ DeviceModel datasheet(const char *name, int64_t sms, double l2, double tflops,
   d.numSMs = sms;
   d.l2Bytes = l2;
   d.mmaSyncTflops = tflops;
-  d.wgmmaTflops = tflops;
+  d.wgmmaTflops = d.wgmmaN128Tflops = d.wgmmaN64Tflops = tflops;
   d.softmaxGelems = 16.0 * sms * ghz;
   d.sharedTBps = 128.0 * sms * ghz / 1000.0;
   d.dramTBps = tbps;
@@ -82,7 +82,8 @@ const std::vector<DeviceModel> &builtins() {
         datasheet("h100", 132, 50.0 * (1 << 20), 989, 3.35, 1.98),
         datasheet("h200", 132, 50.0 * (1 << 20), 989, 4.8, 1.98),
         datasheet("a100", 108, 40.0 * (1 << 20), 312, 2.04, 1.41)};
-    v[2].wgmmaTflops = 0; // no wgmma before sm_90a
+    // No wgmma before sm_90a.
+    v[2].wgmmaTflops = v[2].wgmmaN128Tflops = v[2].wgmmaN64Tflops = 0;
     v[2].sharedBytesPerSM = 167936;
     return v;
   }();
@@ -104,6 +105,8 @@ const Field kFields[] = {
     {"max_ctas_per_sm", nullptr, &DeviceModel::maxCtasPerSM},
     {"mma_sync_tflops", &DeviceModel::mmaSyncTflops, nullptr},
     {"wgmma_tflops", &DeviceModel::wgmmaTflops, nullptr},
+    {"wgmma_n128_tflops", &DeviceModel::wgmmaN128Tflops, nullptr},
+    {"wgmma_n64_tflops", &DeviceModel::wgmmaN64Tflops, nullptr},
     {"softmax_gelems", &DeviceModel::softmaxGelems, nullptr},
     {"shared_tbps", &DeviceModel::sharedTBps, nullptr},
     {"dram_tbps", &DeviceModel::dramTBps, nullptr},
@@ -186,7 +189,7 @@ attnc::cost::parseDeviceModel(const std::string &text, std::string &error) {
     }
     // Every ceiling divides: zero or negative would give infinite or
     // negative times. wgmma may be 0 (a chip without it).
-    bool mayBeZero = std::string(f.key) == "wgmma_tflops";
+    bool mayBeZero = llvm::StringRef(f.key).starts_with("wgmma");
     if (!std::isfinite(*v) || *v < 0 || (*v == 0 && !mayBeZero)) {
       error = std::string(f.key) + ": must be a positive number";
       return std::nullopt;
@@ -252,6 +255,14 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
          dv = double(s.headDimV ? s.headDimV : s.headDim);
   double bq = double(s.blockQ), bkv = double(s.blockKV);
   double tensorRate = (s.wgmma ? dev.wgmmaTflops : dev.mmaSyncTflops) * 1e12;
+  // wgmma's rate at width N: measured at 64, 128 and 256, linear between.
+  auto wgmmaRate = [&](double n) {
+    double lo = n <= 128 ? 64 : 128, hi = n <= 128 ? 128 : 256;
+    double rlo = n <= 128 ? dev.wgmmaN64Tflops : dev.wgmmaN128Tflops;
+    double rhi = n <= 128 ? dev.wgmmaN128Tflops : dev.wgmmaTflops;
+    double t = std::clamp((n - lo) / (hi - lo), 0.0, 1.0);
+    return (rlo + t * (rhi - rlo)) * 1e12;
+  };
   double perSMBytes = dev.dramTBps * 1e12;
 
   // Per step, at a whole SM.
@@ -266,7 +277,10 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
   switch (s.kind) {
   case KernelKind::Attention:
   case KernelKind::AttentionPartial: {
-    mmaStep = atSM(2 * bq * bkv * (d + dv), tensorRate);
+    // S = Q K^T is N = block_kv wide, P V is N = dv wide.
+    mmaStep = s.wgmma ? atSM(2 * bq * bkv * d, wgmmaRate(bkv)) +
+                            atSM(2 * bq * bkv * dv, wgmmaRate(dv))
+                      : atSM(2 * bq * bkv * (d + dv), tensorRate);
     softmaxStep = atSM(bq * bkv, dev.softmaxGelems * 1e9);
     if (!s.wgmma)
       sharedStep =

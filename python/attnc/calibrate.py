@@ -112,10 +112,12 @@ def calibrate(module_dir: Path) -> dict:
     # mma.sync: 8 chains of m16n8k16 (2*16*8*16 FLOP) per warp per
     # iteration, i.e. per thread 8 * 4096 / 32.
     mma_sync = rate("calibrate_mma_sync", 8 * 4096 / 32) / 1e12
-    wgmma = 0.0
-    if "calibrate_wgmma" in module.kernels:
-        # 8 m64n256k16 (2*64*256*16 FLOP) per warpgroup per iteration.
-        wgmma = rate("calibrate_wgmma", 8 * 2 * 64 * 256 * 16 / 128) / 1e12
+    wgmma = {256: 0.0, 128: 0.0, 64: 0.0}
+    for n in wgmma:
+        name = "calibrate_wgmma" + ("" if n == 256 else f"_n{n}")
+        if name in module.kernels:
+            # 8 m64nNk16 (2*64*N*16 FLOP) per warpgroup per iteration.
+            wgmma[n] = rate(name, 8 * 2 * 64 * n * 16 / 128) / 1e12
     softmax = rate("calibrate_exp", 8) / 1e9
     # 8 ldmatrix.x4 per warp per iteration, 512 bytes each.
     shared = rate("calibrate_ldmatrix", 8 * 512 / 32) / 1e12
@@ -184,7 +186,9 @@ def calibrate(module_dir: Path) -> dict:
             props, "shared_memory_per_multiprocessor", 233472),
         "max_ctas_per_sm": 32,
         "mma_sync_tflops": mma_sync,
-        "wgmma_tflops": wgmma,
+        "wgmma_tflops": wgmma[256],
+        "wgmma_n128_tflops": wgmma[128],
+        "wgmma_n64_tflops": wgmma[64],
         "softmax_gelems": softmax,
         "shared_tbps": shared,
         "dram_tbps": dram,
@@ -212,7 +216,8 @@ def main(argv=None) -> int:
         print(f"attnc.calibrate: wrote {a.out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
-    for key in ("mma_sync_tflops", "wgmma_tflops", "softmax_gelems",
+    for key in ("mma_sync_tflops", "wgmma_tflops", "wgmma_n128_tflops",
+                "wgmma_n64_tflops", "softmax_gelems",
                 "shared_tbps", "dram_tbps", "reduce_tbps", "dram_latency_us",
                 "kernel_latency_us", "launch_us", "cta_launch_gps"):
         print(f"  {key:18s} {device[key]:10.3f}", file=sys.stderr)

@@ -21,6 +21,7 @@ UNIT_DEVICE = {
     "sm_count": 1, "l2_bytes": 1e6, "max_threads_per_sm": 2048,
     "registers_per_sm": 65536, "shared_memory_per_sm": 233472,
     "max_ctas_per_sm": 32, "mma_sync_tflops": 1, "wgmma_tflops": 0,
+    "wgmma_n128_tflops": 0, "wgmma_n64_tflops": 0,
     "softmax_gelems": 1, "shared_tbps": 1, "dram_tbps": 1,
     "reduce_tbps": 1, "dram_latency_us": 1, "launch_us": 2,
     "cta_launch_gps": 1, "kernel_latency_us": 0.5,

@@ -30,6 +30,10 @@
 // CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 256, k = 16>
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: gpu.module @calibrate_wgmma_n128_module
+// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
+// CHECK: gpu.module @calibrate_wgmma_n64_module
+// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
 // CHECK: gpu.module @calibrate_copy_module
 // CHECK-SAME: params = [tensor<"x", f32, [M], input, align = 16>, tensor<"y", f32, [M], output, align = 16>, size<"M", i64>]
 // CHECK: gpu.module @calibrate_reduce_module
@@ -40,7 +44,7 @@
 // SM80-NOT: wgmma
 // SM80: gpu.module @calibrate_empty_module
 
-// LOG: attnc-compile: 8 kernel(s) for sm_90a in
+// LOG: attnc-compile: 10 kernel(s) for sm_90a in
 
 // MANIFEST: "kind": "calibration"
 // MANIFEST: "name": "calibrate_mma_sync"

@@ -38,7 +38,11 @@ struct DeviceModel {
   int64_t maxCtasPerSM = 32;
   /// Dense bf16 tensor-core rates, TFLOP/s, per instruction family.
   double mmaSyncTflops = 0;
+  /// wgmma at N = 256, 128 and 64 (narrower MMAs move more operand bytes
+  /// per FLOP).
   double wgmmaTflops = 0;
+  double wgmmaN128Tflops = 0;
+  double wgmmaN64Tflops = 0;
   /// Softmax score elements per second, 10^9 (one fma, ex2, add, max each).
   double softmaxGelems = 0;
   /// Shared-memory reads by ldmatrix, TB/s.
