@@ -422,8 +422,8 @@ typedef struct attnc_device_model attnc_device_model;
 /* The predicted time of one launch and its terms, in microseconds. The
  * sm terms are the busiest SM's; dram, reduce and cta (starting the CTAs)
  * are device-wide. LIMITER names the term that sets the time ("tensor",
- * "exp", "shared", "latency", "dram", "reduce", "ctas", "launch"); REGIME is "compute", "bandwidth" or
- * "latency". */
+ * "exp", "shared", "latency", "dram", "reduce", "ctas", "launch"); REGIME is
+ * "compute", "bandwidth" or "latency". */
 typedef struct attnc_estimate {
   double time_us, launch_us;
   double mma_us, softmax_us, shared_us, fill_us, sm_us;
@@ -435,16 +435,14 @@ typedef struct attnc_estimate {
 } attnc_estimate;
 
 /* Parses a device file (JSON); ATTNC_ERROR_MANIFEST names the bad field. */
-ATTNC_API attnc_status attnc_device_model_parse(const char *json,
-                                                size_t length,
+ATTNC_API attnc_status attnc_device_model_parse(const char *json, size_t length,
                                                 attnc_device_model **out);
 /* The built-in device NAME; ATTNC_ERROR_NOT_FOUND for another name. */
 ATTNC_API attnc_status attnc_device_model_builtin(const char *name,
                                                   attnc_device_model **out);
 ATTNC_API void attnc_device_model_destroy(attnc_device_model *model);
 /* The model as a device file (JSON text, valid while MODEL lives). */
-ATTNC_API const char *
-attnc_device_model_json(const attnc_device_model *model);
+ATTNC_API const char *attnc_device_model_json(const attnc_device_model *model);
 /* Prices PLAN's launch on MODEL from its kernel's schedule (kind, attrs,
  * block, shared memory, registers) and the plan's sizes. */
 ATTNC_API attnc_status attnc_plan_estimate(const attnc_plan *plan,

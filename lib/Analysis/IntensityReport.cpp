@@ -94,8 +94,7 @@ static void printModelLines(llvm::raw_ostream &os, const FunctionCost &function,
                        (unsigned)i, e.timeUs, e.regime.c_str(),
                        e.limiter.c_str(), e.smUs, e.mmaUs, e.softmaxUs,
                        e.sharedUs, e.fillUs, e.dramUs, e.reduceUs, e.ctaUs,
-                       e.launchUs,
-                       (long long)e.ctasPerSM, e.waves);
+                       e.launchUs, (long long)e.ctasPerSM, e.waves);
   }
 }
 

@@ -140,30 +140,48 @@ struct Builder {
   }
 };
 
+/// A 1-D tensor parameter over size symbol `sym`.
+ABIParam tensorParam(StringRef name, StringRef dtype, StringRef sym,
+                     StringRef role) {
+  ABIParam p;
+  p.kind = ABIParam::Kind::Tensor;
+  p.name = name.str();
+  p.dtype = dtype.str();
+  p.shape = {sym.str()};
+  p.role = role.str();
+  return p;
+}
+
+/// The iteration count a microbenchmark's loop runs.
+ABIParam itersParam() {
+  ABIParam p;
+  p.kind = ABIParam::Kind::Scalar;
+  p.name = "iters";
+  p.dtype = "i64";
+  return p;
+}
+
+/// A kernel of `ctasPerSM` CTAs of `threads` per SM (the grid the host
+/// reads from `ctas_per_sm` to count the work done).
+KernelABI perSMABI(StringRef name, int64_t ctasPerSM, int64_t threads) {
+  KernelABI abi;
+  abi.name = name.str();
+  abi.kind = "calibration";
+  abi.grid[0] = {GridFactor::numSMs()};
+  abi.grid[1] = {GridFactor::constant(ctasPerSM)};
+  abi.block[0] = threads;
+  abi.attrs["ctas_per_sm"] = std::to_string(ctasPerSM);
+  return abi;
+}
+
 /// `out` (f32 [N], one value per thread), N and the iteration count: the
 /// parameters every compute microbenchmark takes.
 KernelABI computeABI(StringRef name, int64_t ctasPerSM, int64_t threads,
                      int64_t sharedBytes) {
-  KernelABI abi;
-  abi.name = name.str();
-  abi.kind = "calibration";
-  ABIParam out;
-  out.kind = ABIParam::Kind::Tensor;
-  out.name = "out";
-  out.dtype = "f32";
-  out.shape = {std::string("N")};
-  out.role = "output";
-  abi.params = {out, ABIParam::size("N")};
-  ABIParam iters;
-  iters.kind = ABIParam::Kind::Scalar;
-  iters.name = "iters";
-  iters.dtype = "i64";
-  abi.params.push_back(iters);
-  abi.grid[0] = {GridFactor::numSMs()};
-  abi.grid[1] = {GridFactor::constant(ctasPerSM)};
-  abi.block[0] = threads;
+  KernelABI abi = perSMABI(name, ctasPerSM, threads);
+  abi.params = {tensorParam("out", "f32", "N", "output"), ABIParam::size("N"),
+                itersParam()};
   abi.dynamicSharedMemoryBytes = sharedBytes;
-  abi.attrs["ctas_per_sm"] = std::to_string(ctasPerSM);
   return abi;
 }
 
@@ -274,11 +292,11 @@ void buildWgmma(Builder &k, gpu::GPUFuncOp f, int64_t n) {
           acc = NVVM::WgmmaMmaAsyncOp::create(
               b, k.loc, accType, acc, descriptor(box * 64 * 128 + inBox),
               descriptor(kWgmmaABytes + box * n * 128 + inBox),
-              NVVM::MMAShapeAttr::get(ctx, 64, n, 16),
-              NVVM::WGMMATypes::bf16, NVVM::WGMMATypes::bf16,
-              NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
-              NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-              NVVM::MMALayout::row, NVVM::MMALayout::col,
+              NVVM::MMAShapeAttr::get(ctx, 64, n, 16), NVVM::WGMMATypes::bf16,
+              NVVM::WGMMATypes::bf16, NVVM::WGMMATypes::f32,
+              NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
+              NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+              NVVM::MMALayout::col,
               /*satfinite=*/nullptr);
         }
         NVVM::WgmmaGroupSyncAlignedOp::create(b, k.loc);
@@ -490,15 +508,15 @@ struct CalibrationKernelsPass
         {"calibrate_ldmatrix", 2, 256, kLdmatrixBytes, buildLdmatrix},
     };
     if (hasWgmma)
-      specs.append({{"calibrate_wgmma", 1, 256,
-                     kWgmmaABytes + kWgmmaBBytes + kAtom,
-                     [](Builder &k, gpu::GPUFuncOp f) { buildWgmma(k, f, 256); }},
-                    {"calibrate_wgmma_n128", 1, 256,
-                     kWgmmaABytes + kWgmmaBBytes / 2 + kAtom,
-                     [](Builder &k, gpu::GPUFuncOp f) { buildWgmma(k, f, 128); }},
-                    {"calibrate_wgmma_n64", 1, 256,
-                     kWgmmaABytes + kWgmmaBBytes / 4 + kAtom,
-                     [](Builder &k, gpu::GPUFuncOp f) { buildWgmma(k, f, 64); }}});
+      specs.append(
+          {{"calibrate_wgmma", 1, 256, kWgmmaABytes + kWgmmaBBytes + kAtom,
+            [](Builder &k, gpu::GPUFuncOp f) { buildWgmma(k, f, 256); }},
+           {"calibrate_wgmma_n128", 1, 256,
+            kWgmmaABytes + kWgmmaBBytes / 2 + kAtom,
+            [](Builder &k, gpu::GPUFuncOp f) { buildWgmma(k, f, 128); }},
+           {"calibrate_wgmma_n64", 1, 256,
+            kWgmmaABytes + kWgmmaBBytes / 4 + kAtom,
+            [](Builder &k, gpu::GPUFuncOp f) { buildWgmma(k, f, 64); }}});
 
     OpBuilder b(ctx);
     Location loc = module.getLoc();
@@ -524,49 +542,22 @@ struct CalibrationKernelsPass
                       s.body)))
         return signalPassFailure();
 
-    auto tensor = [](StringRef name, StringRef dtype, StringRef sym,
-                     StringRef role) {
-      ABIParam p;
-      p.kind = ABIParam::Kind::Tensor;
-      p.name = name.str();
-      p.dtype = dtype.str();
-      p.shape = {sym.str()};
-      p.role = role.str();
-      return p;
-    };
-    ABIParam iters;
-    iters.kind = ABIParam::Kind::Scalar;
-    iters.name = "iters";
-    iters.dtype = "i64";
-
-    KernelABI copy;
-    copy.name = "calibrate_copy";
-    copy.kind = "calibration";
-    copy.params = {tensor("x", "f32", "M", "input"),
-                   tensor("y", "f32", "M", "output"), ABIParam::size("M")};
-    copy.grid[0] = {GridFactor::numSMs()};
-    copy.grid[1] = {GridFactor::constant(8)};
-    copy.block[0] = 256;
+    KernelABI copy = perSMABI("calibrate_copy", 8, 256);
+    copy.params = {tensorParam("x", "f32", "M", "input"),
+                   tensorParam("y", "f32", "M", "output"), ABIParam::size("M")};
     copy.constraints = {ABIConstraint::min("M", 4)};
-    copy.attrs["ctas_per_sm"] = "8";
 
-    KernelABI reduce;
-    reduce.name = "calibrate_reduce";
-    reduce.kind = "calibration";
-    reduce.params = {tensor("out", "f32", "M", "output"), ABIParam::size("M"),
-                     iters};
-    reduce.grid[0] = {GridFactor::numSMs()};
-    reduce.grid[1] = {GridFactor::constant(4)};
-    reduce.block[0] = 256;
+    KernelABI reduce = perSMABI("calibrate_reduce", 4, 256);
+    reduce.params = {tensorParam("out", "f32", "M", "output"),
+                     ABIParam::size("M"), itersParam()};
     reduce.constraints = {ABIConstraint::min("M", 2)};
-    reduce.attrs["ctas_per_sm"] = "4";
 
     KernelABI latency;
     latency.name = "calibrate_latency";
     latency.kind = "calibration";
-    latency.params = {tensor("table", "i32", "M", "input"),
-                      tensor("out", "f32", "N", "output"), ABIParam::size("M"),
-                      iters};
+    latency.params = {tensorParam("table", "i32", "M", "input"),
+                      tensorParam("out", "f32", "N", "output"),
+                      ABIParam::size("M"), itersParam()};
     latency.grid[0] = {GridFactor::constant(1)};
     latency.block[0] = 32;
 
@@ -575,7 +566,7 @@ struct CalibrationKernelsPass
     KernelABI empty;
     empty.name = "calibrate_empty";
     empty.kind = "calibration";
-    empty.params = {tensor("out", "f32", "N", "output")};
+    empty.params = {tensorParam("out", "f32", "N", "output")};
     empty.grid[0] = {GridFactor::symbol("N")};
     empty.block[0] = 32;
 
