@@ -86,7 +86,9 @@ struct AttncReportIntensityPass
         succeeded(target) ? target->device : std::string("h100"));
     cost::DeviceModel m = *builtin;
     m.name = roofline.name;
-    m.mmaSyncTflops = m.wgmmaTflops = roofline.peakTflops;
+    // One peak for every tensor-core family and width, as the roofline.
+    m.mmaSyncTflops = m.wgmmaTflops = m.wgmmaN128Tflops = m.wgmmaN64Tflops =
+        roofline.peakTflops;
     m.dramTBps = m.reduceTBps = roofline.bandwidthTBps;
     m.launchUs = roofline.launchOverheadUs;
     return m;
