@@ -1,17 +1,18 @@
 """Regimes: the cost model's against ncu's, row by row.
 
-    ncu --csv -k regex:'attn|decode|bias_dropout' --metrics \\
-        sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,\\
-        dram__throughput.avg.pct_of_peak_sustained_elapsed,\\
-        gpu__time_duration.sum \\
-        python3 bench/cost_model.py --device-file D --ncu-rows ... > ncu.csv
+    scripts/cost-model-ncu.sh D OUT [CHAIN]   (runs ncu over --ncu-rows)
     python3 bench/cost_model_ncu.py cost-model.json ncu.csv [--out MD]
 
 ncu's tensor-pipe metric counts HMMA and HGMMA (mma.sync and wgmma). A row's
-regime is its longest kernel's: compute when the tensor pipe is active
->= 60% of the time, bandwidth when DRAM throughput is >= 60% of peak, else
-latency (the issue's rule); the model's is the same rule on its predicted
-busy times (CostModel.cpp). The kernels of the ncu run come in the order
+regime is its longest kernel's: compute when the tensor pipe is busy
+>= 60% of the kernel's elapsed cycles (mean over SMs), bandwidth when DRAM
+throughput is >= 60% of peak over the elapsed cycles, else latency (the
+issue's rule); the model's is the same rule on its predicted times: the
+mean SM's tensor time and the HBM time over the kernel's time on the GPU
+(CostModel.cpp). Both figures are over elapsed cycles, as ncu's
+speed-of-light section reads them; the tensor pipe's share of the SMs'
+*active* cycles (ncu's `pct_of_peak_sustained_active`, which leaves out an
+SM's idle tail) and the SM clock are printed alongside. The kernels of the ncu run come in the order
 bench/cost_model.py launches them: a backward row first runs the forward
 for O and the logsumexp, which is skipped.
 """
@@ -23,7 +24,11 @@ import csv
 import json
 from pathlib import Path
 
-TENSOR = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"
+TENSOR = ("sm__pipe_tensor_op_hmma_cycles_active.avg."
+          "pct_of_peak_sustained_elapsed")
+ACTIVE = ("sm__pipe_tensor_op_hmma_cycles_active.avg."
+          "pct_of_peak_sustained_active")
+CLOCK = "sm__cycles_elapsed.avg.per_second"
 DRAM = "dram__throughput.avg.pct_of_peak_sustained_elapsed"
 TIME = "gpu__time_duration.sum"
 
@@ -64,8 +69,9 @@ def main():
     rows = json.loads(Path(a.results).read_text())["rows"]
     stream = kernels(Path(a.ncu))
     pos = 0
-    lines = ["| row | model regime | ncu regime | tensor % | DRAM % | agree |",
-             "|---|---|---|---:|---:|---|"]
+    lines = ["| row | model regime | ncu regime | tensor % | DRAM % | agree "
+             "| tensor % of active | SM MHz |",
+             "|---|---|---|---:|---:|---|---:|---:|"]
     agree = 0
     for r in rows:
         names = [k["name"] for k in r["kernels"]]
@@ -84,8 +90,10 @@ def main():
         label = {k: r.get(k) for k in ("kind", "d", "causal", "B", "H", "S",
                                        "Skv")}
         lines.append(f"| {' '.join(f'{k}={v}' for k, v in label.items() if v is not None)} "
-                     f"| {model} | {theirs} | {longest[TENSOR]:.0f} | "
-                     f"{longest[DRAM]:.0f} | {'yes' if ok else 'NO'} |")
+                     f"| {model} | {theirs} | {longest[TENSOR]:.1f} | "
+                     f"{longest[DRAM]:.1f} | {'yes' if ok else 'NO'} | "
+                     f"{longest.get(ACTIVE, 0):.1f} | "
+                     f"{longest.get(CLOCK, 0) / 1e6:.0f} |")
     summary = f"regimes agree on {agree}/{len(rows)} rows"
     text = summary + "\n\n" + "\n".join(lines) + "\n"
     print(text)

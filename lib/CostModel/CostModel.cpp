@@ -392,6 +392,7 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
     sl.shared = stepsPerSM * sharedStep;
     sl.fill = std::ceil(perSM / double(e.ctasPerSM)) * fill;
     sl.busy = sl.mma + sl.softmax + sl.shared + sl.fill;
+    std::fill(slot.begin() + 1, slot.end(), sl);
     totalSteps = steps;
     ctas = int64_t(scheduled);
   } else if (s.persistent) {
@@ -460,10 +461,19 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
     e.limiter = "launch";
   // As ncu's speed of light names it: the tensor pipe (at the calibrated
   // rate) or HBM (at the copy bandwidth) busy at least 60% of the kernel's
-  // time, else latency (nothing saturated).
-  if (e.mmaUs >= kSaturated * e.timeUs)
+  // time on the GPU, else latency (nothing saturated). ncu's tensor figure
+  // (sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed)
+  // is the mean over SMs of the pipe's busy cycles over the kernel's elapsed
+  // cycles, so the share is the mean SM's tensor time, not the busiest's,
+  // over the time from the kernel's start (the host's launch excluded).
+  double meanMma = 0;
+  for (const Slot &sl : slot)
+    meanMma += sl.mma;
+  meanMma /= double(slot.size());
+  double onGpu = std::max(e.timeUs - dev.launchUs, 1e-9);
+  if (meanMma >= kSaturated * onGpu)
     e.regime = "compute";
-  else if (e.dramUs >= kSaturated * e.timeUs)
+  else if (e.dramUs >= kSaturated * onGpu)
     e.regime = "bandwidth";
   else
     e.regime = "latency";
