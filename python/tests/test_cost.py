@@ -28,7 +28,7 @@ UNIT_DEVICE = {
 }
 
 
-def manifest(mask):
+def manifest(mask, strategy="mma_sync"):
     shape = {"q": ["B", "H", "Sq", 64], "k": ["B", "H", "Skv", 64],
              "v": ["B", "H", "Skv", 64], "o": ["B", "H", "Sq", 64]}
     params = [{"name": n, "kind": "tensor", "dtype": "bf16", "shape": s,
@@ -42,12 +42,12 @@ def manifest(mask):
             "block": [128, 1, 1], "registers": 255,
             "grid": [[{"sym": "Sq", "ceil_div": 64}], ["H"], ["B"]],
             "params": params,
-            "attrs": {"strategy": "mma_sync", "block_q": 64,
+            "attrs": {"strategy": strategy, "block_q": 64,
                       "block_kv": 64, "head_dim": 64, "mask": mask}}]})
 
 
-def plan(mask, sq, skv):
-    k = attnc.Module.from_json(manifest(mask))["attn"]
+def plan(mask, sq, skv, strategy="mma_sync"):
+    k = attnc.Module.from_json(manifest(mask, strategy))["attn"]
     return k.plan(q=FakeTensor(0x100000, (1, 1, sq, 64), BF16),
                   k=FakeTensor(0x200000, (1, 1, skv, 64), BF16),
                   v=FakeTensor(0x300000, (1, 1, skv, 64), BF16),
@@ -130,6 +130,35 @@ class EstimateTest(unittest.TestCase):
                                10 * self.STEP + 2 * self.FILL + 2.5, places=9)
         full = plan("none", 256, 256).estimate(self.device)
         self.assertEqual(full.steps, 16)
+
+    def test_persistent_tiles_wait_for_their_query(self):
+        # One CTA walks four query tiles of one K/V step each. wgmma's
+        # rates are 0 on this device (no tensor term) and it reads nothing
+        # by ldmatrix. The first tile pays the fill; each later one an HBM
+        # latency and its Q (8192 bytes): its O's stores are posted while
+        # the next Q loads.
+        e = plan("none", 256, 64, "wgmma_ws_persistent").estimate(
+            self.device)
+        self.assertEqual((e.steps, e.waves), (4, 4))
+        self.assertAlmostEqual(e.fill_us, self.FILL + 3 * (1 + 8192e-6),
+                               places=9)
+        self.assertAlmostEqual(e.sm_us, 4 * 4.096 + e.fill_us, places=9)
+
+    def test_regime_is_the_mean_sms(self):
+        # Three SMs, nothing but tensor cores: a causal 128 x 128 launches
+        # tiles of 2 and 1 steps, one SM stays idle. The busiest SM is all
+        # tensor time, but ncu's figure is the mean over the SMs: 3 of 6
+        # step-times, below 60%.
+        fast = dict(UNIT_DEVICE, sm_count=3, softmax_gelems=1e9,
+                    shared_tbps=1e9, dram_tbps=1e9, reduce_tbps=1e9,
+                    dram_latency_us=1e-9, launch_us=1e-9,
+                    kernel_latency_us=1e-9,
+                    cta_launch_gps=1e9)
+        e = plan("causal", 128, 128).estimate(Device.parse(json.dumps(fast)))
+        step = 2 * 64 * 64 * 128 / (1e12 / 3) * 1e6
+        self.assertAlmostEqual(e.tensor_us, 2 * step, places=6)
+        self.assertGreater(e.tensor_us / e.time_us, 0.99)
+        self.assertEqual((e.limiter, e.regime), ("tensor", "latency"))
 
     def test_device_name_or_file(self):
         e = plan("none", 64, 128).estimate("h200")
