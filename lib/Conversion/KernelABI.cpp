@@ -125,7 +125,8 @@ struct ContractBuilder {
         c.kind == ABIConstraint::Kind::Divisible ? ConstraintKind::divisible
         : c.kind == ABIConstraint::Kind::Equal   ? ConstraintKind::equal
         : c.kind == ABIConstraint::Kind::Min     ? ConstraintKind::min
-                                                 : ConstraintKind::max;
+        : c.kind == ABIConstraint::Kind::Max     ? ConstraintKind::max
+                                                 : ConstraintKind::ratio;
     return ConstraintAttr::getChecked(emitError, ctx, kind, StringRef(c.lhs),
                                       StringRef(c.rhs), c.value);
   }
@@ -276,6 +277,11 @@ static json::Value constraintToJSON(ConstraintAttr c) {
   if (c.getKind() == ConstraintKind::min || c.getKind() == ConstraintKind::max)
     return json::Object{
         {"kind", kind}, {"sym", c.getLhs().str()}, {"value", c.getValue()}};
+  if (c.getKind() == ConstraintKind::ratio)
+    return json::Object{{"kind", kind},
+                        {"lhs", c.getLhs().str()},
+                        {"rhs", c.getRhs().str()},
+                        {"value", c.getValue()}};
   return json::Object{
       {"kind", kind}, {"lhs", c.getLhs().str()}, {"rhs", c.getRhs().str()}};
 }

@@ -100,6 +100,7 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
     if (options.splitKV > 0) {
       AttncPackGQAOptions pack;
       pack.blockQ = tiles.blockQ;
+      pack.groupSize = options.gqaGroup;
       pm.addPass(createAttncPackGQA(pack));
     }
     pm.addPass(createAttncOnlineSoftmax(tiles));

@@ -255,7 +255,7 @@ attnc_status attnc_kernel_constraint(const attnc_kernel *k, size_t index,
   out->lhs = c.lhs.c_str();
   bool bound = c.kind == ATTNC_CONSTRAINT_MIN || c.kind == ATTNC_CONSTRAINT_MAX;
   out->rhs = bound ? nullptr : c.rhs.c_str();
-  out->value = bound ? c.value : 0;
+  out->value = bound || c.kind == ATTNC_CONSTRAINT_RATIO ? c.value : 0;
   return ok();
 }
 

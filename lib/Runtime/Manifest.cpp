@@ -280,11 +280,18 @@ bool ManifestReader::parseConstraint(const json::Value &v,
            getInt(*value, path + ".value", c.value,
                   std::numeric_limits<int64_t>::min());
   }
+  if (kind == "ratio") {
+    c.kind = ATTNC_CONSTRAINT_RATIO;
+    const json::Value *value = require(*o, path, "value");
+    return getSymbol(*o, path, "lhs", c.lhs) &&
+           getSymbol(*o, path, "rhs", c.rhs) && value &&
+           getInt(*value, path + ".value", c.value, 1);
+  }
   // A runtime that skipped a rule it does not know would launch calls the
   // kernel cannot handle.
   return failAt(path + ".kind",
                 "unknown constraint kind '" + kind +
-                    "' (expected divisible, equal, min or max)");
+                    "' (expected divisible, equal, min, max or ratio)");
 }
 
 bool ManifestReader::parseSizeRule(const json::Value &v,

@@ -20,6 +20,8 @@
 
 #include "PlanBuilder.h"
 
+#include "llvm/Support/MathExtras.h"
+
 using namespace attnc::rt;
 
 namespace {
@@ -290,6 +292,11 @@ attnc_status PlanBuilder::checkConstraints() {
     std::string r = c.rhs + " (= " + std::to_string(rhs) + ")";
     if (c.kind == ATTNC_CONSTRAINT_EQUAL && lhs != rhs)
       return refuse(l + " must equal " + r);
+    // (rhs > 0 when lhs is: the symbols are sizes, never negative.)
+    int64_t scaled;
+    if (c.kind == ATTNC_CONSTRAINT_RATIO &&
+        (llvm::MulOverflow(c.value, rhs, scaled) || lhs != scaled))
+      return refuse(l + " must be " + std::to_string(c.value) + " times " + r);
     if (c.kind == ATTNC_CONSTRAINT_DIVISIBLE && (rhs <= 0 || lhs % rhs != 0))
       return refuse(
           l + " must be a multiple of " + r +

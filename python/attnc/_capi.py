@@ -38,7 +38,8 @@ PARAM_KINDS = {0: "tensor", 1: "size", 2: "stride", 3: "scalar",
 ROLES = {0: None, 1: "input", 2: "output"}
 # attnc_factor_kind and attnc_constraint_kind values.
 FACTOR_CONSTANT, FACTOR_SYMBOL, FACTOR_NUM_SMS = 0, 1, 2
-CONSTRAINT_KINDS = {0: "divisible", 1: "equal", 2: "min", 3: "max"}
+CONSTRAINT_KINDS = {0: "divisible", 1: "equal", 2: "min", 3: "max",
+                    4: "ratio"}
 # attnc_size_rule_kind values.
 SIZE_RULE_KINDS = {0: "kv_splits"}
 

@@ -52,8 +52,8 @@ class Param(NamedTuple):
 
 class Constraint(NamedTuple):
     """A rule on size symbols: divisible (lhs % rhs == 0, rhs > 0), equal
-    (lhs == rhs), min (lhs >= value) or max (lhs <= value; min and max have
-    rhs None)."""
+    (lhs == rhs), min (lhs >= value), max (lhs <= value; min and max have
+    rhs None) or ratio (lhs == value * rhs)."""
     kind: str
     lhs: str
     rhs: str | None

@@ -547,7 +547,17 @@ TEST(Manifest, EachVersion2RuleHasItsMessage) {
       {R"({"kind": "equal", "lhs": "K", "rhs": "K2"})",
        R"({"kind": "less", "lhs": "K", "rhs": "K2"})",
        "kernels[0].constraints[1].kind: unknown constraint kind 'less' "
-       "(expected divisible, equal, min or max)"},
+       "(expected divisible, equal, min, max or ratio)"},
+      {R"({"kind": "equal", "lhs": "K", "rhs": "K2"})",
+       R"({"kind": "ratio", "lhs": "K", "rhs": "K2"})",
+       "kernels[0].constraints[1]: missing required key 'value'"},
+      {R"({"kind": "equal", "lhs": "K", "rhs": "K2"})",
+       R"({"kind": "ratio", "lhs": "K", "rhs": "K2", "value": 0})",
+       "kernels[0].constraints[1].value: expected an integer >= 1, got 0"},
+      {R"({"kind": "equal", "lhs": "K", "rhs": "K2"})",
+       R"({"kind": "ratio", "lhs": "K", "rhs": "Z", "value": 2})",
+       "kernels[0].constraints[1].rhs: constraint symbol 'Z' is not a symbol "
+       "of any tensor shape, so no argument can bind it"},
       {R"({"kind": "equal", "lhs": "K", "rhs": "K2"})", R"("K == K2")",
        "kernels[0].constraints[1]: expected an object, got a string"},
       {R"("constraints": [)", R"("constraints": {"x": [)",

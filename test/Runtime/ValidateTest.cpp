@@ -286,6 +286,50 @@ TEST_F(Attention, I32StrideOverflow) {
           "parameter lse.stride1");
 }
 
+/// A split-KV partial kernel packed in GQA groups of 4 query heads
+/// (--attnc-pack-gqa group-size=4): a CTA per K/V head, so the manifest
+/// states H = 4 * Hkv with ratio(H, Hkv, 4).
+class PackedGroups : public Plans {
+protected:
+  void heads(int64_t h, int64_t hkv) {
+    int64_t splits = 3;
+    tensors = {
+        Tensor(0x100000, ATTNC_DTYPE_BF16, {2, h, 1, 128}),
+        Tensor(0x1000000, ATTNC_DTYPE_BF16, {2, hkv, 500, 128}),
+        Tensor(0x2000000, ATTNC_DTYPE_BF16, {2, hkv, 500, 128}),
+        Tensor(0x3000000, ATTNC_DTYPE_F32, {splits, 2, h, 1, 128}),
+        Tensor(0x4000000, ATTNC_DTYPE_F32, {splits, 2, h, 1}),
+    };
+  }
+  void SetUp() override { load("packed", "attn_partial"); }
+};
+
+TEST_F(PackedGroups, RatioConstraint) {
+  attnc_constraint c;
+  ASSERT_EQ(attnc_kernel_constraint(kernel, 0, &c), ATTNC_OK);
+  EXPECT_EQ(c.kind, ATTNC_CONSTRAINT_RATIO);
+  EXPECT_STREQ(c.lhs, "H");
+  EXPECT_STREQ(c.rhs, "Hkv");
+  EXPECT_EQ(c.value, 4);
+  // Any head counts with the group size run: a CTA per K/V head.
+  for (auto [h, hkv] : {std::pair<int64_t, int64_t>{32, 8}, {4, 1}, {64, 16}}) {
+    heads(h, hkv);
+    ASSERT_EQ(create(), ATTNC_OK) << attnc_last_error();
+    int64_t grid[3];
+    attnc_plan_grid(plan, grid);
+    EXPECT_EQ(grid[1], hkv);
+  }
+  // Other groups would read past a tile's heads or leave heads unwritten.
+  heads(32, 4);
+  refused("H (= 32) must be 4 times Hkv (= 4)");
+  heads(8, 8);
+  refused("H (= 8) must be 4 times Hkv (= 8)");
+  heads(6, 1);
+  refused("H (= 6) must be 4 times Hkv (= 1)");
+  heads(0, 0); // 0 = 4 * 0: empty, nothing to launch
+  EXPECT_EQ(create(), ATTNC_OK) << attnc_last_error();
+}
+
 /// bias_dropout_fwd: x [B, T, 1024] f16, bias [1024], y; T is an i32 size;
 /// scalars seed (i64), offset (i32), p (f32).
 class Fusion : public Plans {

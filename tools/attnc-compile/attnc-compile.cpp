@@ -109,6 +109,11 @@ static cl::opt<int64_t> splitKV(
     cl::desc("split the K/V loops of forward attention into at most N "
              "parallel parts and a combine kernel (decoding; 0: no split)"),
     cl::init(0));
+static cl::opt<int64_t> gqaGroup(
+    "gqa-group",
+    cl::desc("with --split-kv: pack query heads known only at run time in "
+             "GQA groups of G (the kernels require H = G * Hkv; 0: none)"),
+    cl::init(0));
 static cl::opt<bool> backward(
     "backward",
     cl::desc("also compile the backward of each attention function "
@@ -331,6 +336,10 @@ int main(int argc, char **argv) {
     return fail(calibration ? "--calibration takes no input file"
                             : "no input file (give <input.mlir>, or "
                               "--calibration for the microbenchmarks)");
+  // Packing is part of the decoding pipeline: alone it would do nothing.
+  if (gqaGroup != 0 && (splitKV <= 0 || gqaGroup < 0))
+    return fail("--gqa-group=" + Twine(gqaGroup.getValue()) +
+                " needs --split-kv and a group size of at least 1");
 
   std::string targetName = target.empty() ? chip.getValue() : target.getValue();
   FailureOr<attnc::TargetDescription> description =
@@ -385,6 +394,7 @@ int main(int argc, char **argv) {
     o.fallback = fallback;
     o.backward = backward;
     o.splitKV = splitKV;
+    o.gqaGroup = gqaGroup;
     o.cudaRoot = toolkit;
     o.fusionAccessesPerThread = fusionAccesses;
   };

@@ -114,10 +114,10 @@ inline bool mentionsSymbol(llvm::ArrayRef<std::vector<ABIDim>> shapes,
 
 /// A rule on size symbols the host checks before launching.
 struct ABIConstraint {
-  enum class Kind { Divisible, Equal, Min, Max };
+  enum class Kind { Divisible, Equal, Min, Max, Ratio };
   Kind kind;
   /// Divisible, Equal: lhs % rhs == 0 / lhs == rhs. Min, Max: lhs >= value
-  /// / lhs <= value.
+  /// / lhs <= value. Ratio: lhs == value * rhs.
   std::string lhs, rhs;
   int64_t value = 0;
 
@@ -132,6 +132,9 @@ struct ABIConstraint {
   }
   static ABIConstraint max(std::string sym, int64_t v) {
     return {Kind::Max, std::move(sym), "", v};
+  }
+  static ABIConstraint ratio(std::string l, std::string r, int64_t v) {
+    return {Kind::Ratio, std::move(l), std::move(r), v};
   }
 };
 

@@ -67,6 +67,14 @@ struct AttncPipelineOptions
                      "this many parallel parts merged by a combine kernel "
                      "(--attnc-split-kv, for decoding; 0: no split)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> gqaGroup{
+      *this, "gqa-group",
+      llvm::cl::desc("with split-kv: pack attentions whose head counts are "
+                     "known only at run time in GQA groups of this many "
+                     "query heads (--attnc-pack-gqa group-size; the kernels "
+                     "then require H = G * Hkv; 0: no packing of run-time "
+                     "heads)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> fuseAttention{
       *this, "fuse-attention",
       llvm::cl::desc("run the attention fusion and online-softmax rewrite "

@@ -558,23 +558,20 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
                {"strategy", stringifyTileStrategy(config.getStrategy()).str()}};
   // Query heads packed into one tile (--attnc-pack-gqa), for the cost
   // model's tile count.
-  if (form.packedSource) {
-    auto source = cast<RankedTensorType>(form.packedSource.getType());
-    auto packed = cast<RankedTensorType>(form.query.getType());
-    if (!source.isDynamicDim(1) && !packed.isDynamicDim(1) &&
-        packed.getDimSize(1) > 0)
-      abi.attrs["packed_heads"] =
-          std::to_string(source.getDimSize(1) / packed.getDimSize(1));
-  }
+  if (form.packedSource)
+    abi.attrs["packed_heads"] = std::to_string(form.packedGroup);
   // Query head h reads K/V head h / (H / Hkv): H must be a multiple of Hkv.
   // Static heads are checked by the op's verifier; dynamic ones by the
-  // runtime, from this generic rule.
+  // runtime, from this generic rule. A packed form's tiles hold exactly G
+  // query heads per K/V head: H = G * Hkv.
   auto qType = cast<RankedTensorType>(
       (form.packedSource ? form.packedSource : form.query).getType());
   auto kType = cast<RankedTensorType>(form.key.getType());
   // (Attention of one tensor with itself names its heads H only.)
   if (form.query != form.key && qType.isDynamicDim(1) && kType.isDynamicDim(1))
-    abi.constraints.push_back(ABIConstraint::divisible("H", "Hkv"));
+    abi.constraints.push_back(
+        form.packedSource ? ABIConstraint::ratio("H", "Hkv", form.packedGroup)
+                          : ABIConstraint::divisible("H", "Hkv"));
   // One ids tensor read at both positions needs as many queries as keys.
   for (ABIConstraint &c : flash_reads::positionConstraints(
            form.blockTensors, shapeOf(form.query, {2})[0],

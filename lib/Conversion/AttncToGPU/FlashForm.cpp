@@ -551,7 +551,15 @@ FailureOr<FlashForm> attnc::analyzeFlashForm(scf::ForallOp forall) {
           "address; it takes the packed GQA view of --attnc-pack-gqa "
           "([B, H, Sq, d] expanded to [B, Hkv, G, Sq, d], collapsed to "
           "[B, Hkv, G * Sq, d])");
+    // The kernel addresses a group's heads with G in its code.
+    int64_t group = expand.getResultType().getDimSize(2);
+    if (ShapedType::isDynamic(group) || group < 1)
+      return expand.emitOpError(
+          "packs the Q of a flash form in GQA groups of a size known only at "
+          "run time; the kernel needs the group size G when compiled "
+          "(--attnc-pack-gqa group-size)");
     form.packedSource = expand.getSrc();
+    form.packedGroup = group;
     // The kernel writes O and the logsumexp with the packing: whatever
     // reads them must unpack them.
     for (Value r : forall.getResults())

@@ -116,6 +116,9 @@ struct FlashForm {
   /// through the same packing (their results are read only through the
   /// views that unpack them). Null otherwise.
   mlir::Value packedSource;
+  /// Packed GQA forms: G, the query heads of a K/V group (the packed view's
+  /// static group extent; the kernels require H = G * Hkv).
+  int64_t packedGroup = 0;
   /// Per-sequence K/V lengths (attnc.attention's kv_lengths): the i32
   /// tensor [B] defined above the forall (read once per block: one of the
   /// blockReads). `seqKV` below is the keys the batch attends to,

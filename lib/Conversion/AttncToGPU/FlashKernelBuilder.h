@@ -213,12 +213,9 @@ private:
     tile.rowsPerHead = extentOf(form.packedSource, 2);
     tile.headStride = paramIndexValue(headStride);
   }
-  /// Packed GQA forms: the query heads of a K/V group, H / Hkv (static).
+  /// Packed GQA forms: the query heads of a K/V group, G (static).
   Value groupSize() {
-    auto q = cast<RankedTensorType>(form.packedSource.getType());
-    auto k = cast<RankedTensorType>(form.key.getType());
-    return arith::ConstantIndexOp::create(b, loc,
-                                          q.getDimSize(1) / k.getDimSize(1));
+    return arith::ConstantIndexOp::create(b, loc, form.packedGroup);
   }
   /// For a strategy that overlaps P V with the next step: an empty pending
   /// P V against the V stage of `tile`, and the pending P V done.

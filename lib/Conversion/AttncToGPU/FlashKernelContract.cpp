@@ -241,8 +241,7 @@ FlashKernelBuilder::gridFactor(OpFoldResult extent) {
             dyn_cast<AffineBinaryOpExpr>(apply.getAffineMap().getResult(0));
         auto k = bin ? dyn_cast<AffineConstantExpr>(bin.getRHS()) : nullptr;
         auto q = cast<RankedTensorType>(form.packedSource.getType());
-        auto key = cast<RankedTensorType>(form.key.getType());
-        int64_t group = q.getDimSize(1) / key.getDimSize(1);
+        int64_t group = form.packedGroup;
         bool ok = bin && k && bin.getKind() == AffineExprKind::CeilDiv &&
                   isa<AffineSymbolExpr, AffineDimExpr>(bin.getLHS()) &&
                   q.isDynamicDim(2);
@@ -269,10 +268,16 @@ FlashKernelBuilder::gridFactor(OpFoldResult extent) {
         for (const BlockTensor &bt : form.blockTensors)
           sized.push_back(bt.tensor);
         auto dim = cast_or_null<tensor::DimOp>(sizeDimOf(x, sized));
-        // (The packed view's rows are G * Sq, not a symbol.)
-        if (!dim || (form.packedSource && dim.getSource() == form.query &&
-                     *dim.getConstantIndex() != 0))
+        if (!dim)
           return std::nullopt;
+        // The packed view [B, Hkv, G * Sq, d]: its heads are K's, its rows
+        // G * Sq are not a symbol.
+        if (form.packedSource && dim.getSource() == form.query &&
+            *dim.getConstantIndex() != 0) {
+          if (*dim.getConstantIndex() != 1)
+            return std::nullopt;
+          return symbolOf(form.key, 1);
+        }
         return symbolOf(dim.getSource(), *dim.getConstantIndex());
       });
   if (failed(f))

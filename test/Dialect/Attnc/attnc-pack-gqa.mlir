@@ -1,4 +1,5 @@
 // RUN: attnc-opt %s -split-input-file --attnc-pack-gqa -mlir-print-local-scope | FileCheck %s
+// RUN: attnc-opt %s -split-input-file --attnc-pack-gqa=group-size=4 -mlir-print-local-scope | FileCheck %s --check-prefix=GROUP
 
 // 32 query heads on 8 K/V heads: Q [B, 32, Sq, 128] is viewed as
 // [B, 8, 4 * Sq, 128] (packed row r = g * Sq + i is head 4 * hkv + g at
@@ -118,4 +119,38 @@ func.func @dropout_left_alone(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128x
   %o = attnc.attention %q, %k, %v dropout(%seed, %seed) {dropout_probability = 0.1 : f64, scale = 0.08838834764831845 : f64}
       : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x?x128xbf16>
   return %o : tensor<?x32x?x128xbf16>
+}
+
+// -----
+
+// Head counts known only at run time pack with the group size the option
+// promises (the GROUP run, group-size=4): Q [B, H, Sq, 64] is viewed as
+// [B, Hkv, 4, Sq, 64] with Hkv read from K, and the result viewed back.
+// Without the option they are left alone, and so is a static H over a
+// dynamic Hkv under both (the group is then neither promised nor known).
+// CHECK-LABEL: func.func @runtime_heads
+// CHECK-NOT: tensor.expand_shape
+// CHECK: return
+// GROUP-LABEL: func.func @runtime_heads
+// GROUP-SAME: (%[[Q:.+]]: tensor<?x?x?x64xbf16>, %[[K:.+]]: tensor<?x?x?x64xbf16>, %[[V:.+]]: tensor<?x?x?x64xbf16>)
+// GROUP: %[[HKV:.+]] = tensor.dim %[[K]], %c1
+// GROUP: %[[X:.+]] = tensor.expand_shape %[[Q]] {{\[}}[0], [1, 2], [3], [4]] output_shape [%{{.+}}, %[[HKV]], 4, %{{.+}}, 64] : tensor<?x?x?x64xbf16> into tensor<?x?x4x?x64xbf16>
+// GROUP: %[[P:.+]] = tensor.collapse_shape %[[X]] {{\[}}[0], [1], [2, 3], [4]]
+// GROUP: %[[A:.+]] = attnc.attention %[[P]], %[[K]], %[[V]]
+// GROUP: %[[U:.+]] = tensor.expand_shape %[[A]] {{\[}}[0], [1], [2, 3], [4]] output_shape [%{{.+}}, %[[HKV]], 4, %{{.+}}, 64]
+// GROUP: %[[O:.+]] = tensor.collapse_shape %[[U]] {{\[}}[0], [1, 2], [3], [4]] : tensor<?x?x4x?x64xbf16> into tensor<?x?x?x64xbf16>
+// GROUP: return %[[O]]
+// GROUP-LABEL: func.func @mixed_heads
+// GROUP-NOT: tensor.expand_shape
+// GROUP: return
+func.func @runtime_heads(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>,
+                         %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+}
+func.func @mixed_heads(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x?x?x64xbf16>) -> tensor<?x8x?x64xbf16> {
+  %o = attnc.attention %q, %k, %k {scale = 0.125 : f64}
+      : tensor<?x8x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x8x?x64xbf16>
+  return %o : tensor<?x8x?x64xbf16>
 }

@@ -80,6 +80,7 @@ gpu.module @fill_module attributes {attnc.launch_contract = #attnc.launch_contra
 // CHECK-SAME: %{{.*}}: f32 {attnc.name = "x"}
 // CHECK-SAME: -> (f32 {attnc.name = "y"})
 // CHECK-SAME: c = #attnc.constraint<divisible(H, Hkv)>
+// CHECK-SAME: c2 = #attnc.constraint<ratio(H, Hkv, 4)>
 // CHECK-SAME: f = #attnc.factor<ceil_div(S, 64)>
 // CHECK-SAME: g = #attnc.factor<device(num_sms)>
 // CHECK-SAME: p = #attnc.tensor_param<"q", bf16, [B, 64], input, align = 16>
@@ -87,6 +88,7 @@ gpu.module @fill_module attributes {attnc.launch_contract = #attnc.launch_contra
 // CHECK-SAME: w = #attnc.workspace_param<"w", bytes = [64]>
 func.func @parts(%x: f32 {attnc.name = "x"}) -> (f32 {attnc.name = "y"}) attributes {
     c = #attnc.constraint<divisible(H, Hkv)>, f = #attnc.factor<ceil_div(S, 64)>,
+    c2 = #attnc.constraint<ratio(H, Hkv, 4)>,
     g = #attnc.factor<device(num_sms)>,
     r = #attnc.size_rule<kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)], max = 128, per_sm = 2)>,
     p = #attnc.tensor_param<"q", bf16, [B, 64], input, align = 16>,

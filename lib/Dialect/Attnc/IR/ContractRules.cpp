@@ -36,9 +36,12 @@ static bool isBound(ConstraintKind kind) {
 LogicalResult
 ConstraintAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        ConstraintKind kind, StringRef lhs, StringRef rhs,
-                       int64_t) {
+                       int64_t value) {
   if (lhs.empty() || (!isBound(kind) && rhs.empty()))
     return emitError() << "constraint symbols must not be empty";
+  if (kind == ConstraintKind::ratio && value < 1)
+    return emitError() << "ratio constraint of '" << lhs << "' and '" << rhs
+                       << "' has factor " << value << "; it must be at least 1";
   return success();
 }
 
@@ -50,6 +53,8 @@ void ConstraintAttr::printBody(AsmPrinter &printer) const {
     printer << getValue();
   else
     printSymbol(printer, getRhs());
+  if (getKind() == ConstraintKind::ratio)
+    printer << ", " << getValue();
   printer << ')';
 }
 
@@ -62,7 +67,7 @@ ConstraintAttr ConstraintAttr::parseBody(AsmParser &parser) {
   std::optional<ConstraintKind> kind = symbolizeConstraintKind(word);
   if (!kind) {
     parser.emitError(loc) << "unknown constraint kind '" << word
-                          << "' (known: divisible, equal, min, max)";
+                          << "' (known: divisible, equal, min, max, ratio)";
     return {};
   }
   if (parser.parseLParen() || parser.parseKeywordOrString(&lhs) ||
@@ -70,6 +75,9 @@ ConstraintAttr ConstraintAttr::parseBody(AsmParser &parser) {
     return {};
   if (isBound(*kind) ? parser.parseInteger(value)
                      : parser.parseKeywordOrString(&rhs))
+    return {};
+  if (*kind == ConstraintKind::ratio &&
+      (parser.parseComma() || parser.parseInteger(value)))
     return {};
   if (parser.parseRParen())
     return {};

@@ -131,11 +131,17 @@ struct AttncPackGQAPass : attnc::impl::AttncPackGQABase<AttncPackGQAPass> {
     if (readsAtHeadOrPosition(op.getMask(), 1) ||
         readsAtHeadOrPosition(op.getScore(), 2))
       return;
-    if (qType.isDynamicDim(1) || kType.isDynamicDim(1) ||
-        qType.getDimSize(1) == kType.getDimSize(1) ||
-        op.getQuery() == op.getKey())
+    if (op.getQuery() == op.getKey())
       return;
-    int64_t groupSize = qType.getDimSize(1) / kType.getDimSize(1);
+    // Run-time heads pack with the group size the option promises; the
+    // kernels then require H = G * Hkv.
+    int64_t groupSize = this->groupSize;
+    if (!qType.isDynamicDim(1) && !kType.isDynamicDim(1))
+      groupSize = qType.getDimSize(1) / kType.getDimSize(1);
+    else if (!qType.isDynamicDim(1) || !kType.isDynamicDim(1))
+      return;
+    if (groupSize <= 1)
+      return;
     if (blockQ > 0 && blockQ % groupSize != 0 && groupSize % blockQ != 0)
       return;
     // Packed rows beyond what one decode tile holds gain nothing.
@@ -143,9 +149,7 @@ struct AttncPackGQAPass : attnc::impl::AttncPackGQABase<AttncPackGQAPass> {
       return;
     OpBuilder b(op);
     Location loc = op.getLoc();
-    OpFoldResult heads = tiling::getExtent(b, loc, op.getQuery(), 1);
     OpFoldResult kvHeads = tiling::getExtent(b, loc, op.getKey(), 1);
-    // Static (checked above): H and Hkv come from the types.
     Value group = arith::ConstantIndexOp::create(b, loc, groupSize);
     OpFoldResult groupFold = b.getIndexAttr(groupSize);
     OpFoldResult rows = tiling::getExtent(b, loc, op.getQuery(), 2);

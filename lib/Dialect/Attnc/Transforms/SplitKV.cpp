@@ -51,6 +51,8 @@ struct ForwardForm {
   OnlineAttentionFinalizeOp finalize;
   tensor::ParallelInsertSliceOp outInsert, lseInsert;
   Value key;
+  /// Q as the steps read it (a packed form's packed view of it).
+  Value query;
   /// The views that unpack O of a packed form (--attnc-pack-gqa):
   /// [B, Hkv, G * Sq, dv] -> [B, Hkv, G, Sq, dv] -> [B, H, Sq, dv].
   struct {
@@ -76,8 +78,10 @@ std::optional<ForwardForm> readForwardForm(scf::ForallOp forall) {
       if (steps.empty())
         return std::nullopt;
       f.loops.push_back(loop);
-      if (!f.key)
+      if (!f.key) {
         f.key = (*steps.begin()).getKey();
+        f.query = (*steps.begin()).getQuery();
+      }
     }
   }
   if (!f.finalize || f.loops.empty() || !f.key)
@@ -86,6 +90,8 @@ std::optional<ForwardForm> readForwardForm(scf::ForallOp forall) {
   if (!keySlice)
     return std::nullopt;
   f.key = keySlice.getSource();
+  if (auto querySlice = f.query.getDefiningOp<tensor::ExtractSliceOp>())
+    f.query = querySlice.getSource();
   for (Operation &op : forall.getTerminator().getYieldingOps()) {
     auto ins = dyn_cast<tensor::ParallelInsertSliceOp>(op);
     if (!ins)
@@ -254,12 +260,20 @@ struct AttncSplitKVPass : attnc::impl::AttncSplitKVBase<AttncSplitKVPass> {
     };
     Value oParts = view(partial.getResult(0), false);
     Value lseParts = view(partial.getResult(1), true);
-    // H = Hkv * G, a constant when both are (the kernel's grid reads it).
+    // H = Hkv * G, a constant when both are, else Q's head extent (the
+    // kernel's grid reads it, and the combine kernel binds H, not Hkv).
     OpFoldResult heads;
     std::optional<int64_t> kvHeads = getConstantIntValue(unpackedShape[1]);
     std::optional<int64_t> group = getConstantIntValue(unpackedShape[2]);
+    auto packedQ = f.query ? f.query.getDefiningOp<tensor::CollapseShapeOp>()
+                           : tensor::CollapseShapeOp();
+    auto unpackedQ =
+        packedQ ? packedQ.getSrc().getDefiningOp<tensor::ExpandShapeOp>()
+                : tensor::ExpandShapeOp();
     if (kvHeads && group)
       heads = b.getIndexAttr(*kvHeads * *group);
+    else if (unpackedQ)
+      heads = tiling::getExtent(b, loc, unpackedQ.getSrc(), 1);
     else
       heads =
           arith::MulIOp::create(b, loc, indexValue(b, loc, unpackedShape[1]),

@@ -54,7 +54,8 @@ def Attnc_DeviceValue : I32EnumAttr<"DeviceValue",
 def Attnc_ConstraintKind : I32EnumAttr<"ConstraintKind",
     "a rule on size symbols a host checks before launching", [
       I32EnumAttrCase<"divisible", 0>, I32EnumAttrCase<"equal", 1>,
-      I32EnumAttrCase<"min", 2>, I32EnumAttrCase<"max", 3>]> {
+      I32EnumAttrCase<"min", 2>, I32EnumAttrCase<"max", 3>,
+      I32EnumAttrCase<"ratio", 4>]> {
   let cppNamespace = "::attnc";
   let genSpecializedAttr = 0;
 }

@@ -282,11 +282,16 @@ def AttncPackGQA : Pass<"attnc-pack-gqa"> {
     every mask means what it meant (the rebuilt position is not monotone
     in `r`, so interval masks are evaluated on every tile).
 
-    The head counts must be static (a model's configuration) and the group
-    size must divide `block-q` or be a multiple of it (the grid then counts
-    `ceildiv(Sq, block_q / G)` or `Sq * G / block_q` tiles); attentions
-    with dynamic or equal head counts, other group sizes, of a tensor with
-    itself, or with more than `max-rows` static query rows are left alone.
+    The group size must be known when compiling: from static head counts
+    (a model's configuration) or, for head counts known only at run time,
+    from `group-size` (then H = G * Hkv is a rule of the kernels, which the
+    runtime checks before launching: one compiled module serves every model
+    with that group size). It must divide `block-q` or be a multiple of it
+    (the grid then counts `ceildiv(Sq, block_q / G)` or `Sq * G / block_q`
+    tiles); attentions with equal head counts, one static and one dynamic
+    head count, dynamic ones without `group-size`, other group sizes, of a
+    tensor with itself, or with more than `max-rows` static query rows are
+    left alone.
   }];
   let dependentDialects = ["::attnc::AttncDialect",
                            "::mlir::tensor::TensorDialect",
@@ -299,6 +304,10 @@ def AttncPackGQA : Pass<"attnc-pack-gqa"> {
            "divide it nor are a multiple of it are left alone (their packed "
            "tiles would not be a whole number of rows per head; 0: no "
            "check)">,
+    Option<"groupSize", "group-size", "int64_t", /*default=*/"0",
+           "the group size G = H / Hkv of attentions whose head counts are "
+           "both dynamic (0 or 1: such attentions are left alone); static "
+           "head counts give their own">,
   ];
 }
 
