@@ -35,7 +35,7 @@ from pathlib import Path
 import torch
 
 from . import runtime as _runtime
-from .variants import (DECODE_HEADS, DECODE_SPLITS, HEAD_DIMS,
+from .variants import (DECODE_GROUPS, HEAD_DIMS, decode_args,
                        decode_variant_name, prebuilt_dir, variant_name)
 
 # torch.library.custom_op, register_fake and register_autograd.
@@ -139,22 +139,22 @@ def _module(q: torch.Tensor, causal: bool) -> _runtime.Module:
 
 
 def _decode_module(q: torch.Tensor, kv_heads: int) -> _runtime.Module:
-    """The decoding variant packed for q's heads and kv_heads when the
-    library has one (each K/V byte read once), else the run-time-heads one
-    (a GQA group of G reads the cache G times). The choice is remembered:
-    a decode loop calls this once per layer and step."""
+    """The decoding variant packed in GQA groups of q's heads / kv_heads
+    when the library has one (each K/V byte read once), else the unpacked
+    one (a GQA group of G reads the cache G times). The choice is
+    remembered: a decode loop calls this once per layer and step."""
     d, t = _check_dims(q)
     heads = (q.shape[1], kv_heads)
     m = _decode_choice.get((d, t, heads))
     if m is not None:
         return m
-    if (_dir() / decode_variant_name(d, t, heads) / "manifest.json").exists():
-        m = _load(decode_variant_name(d, t, heads),
-                  f"decode_source({d}, '{t}', {heads})",
-                  f"--split-kv={DECODE_SPLITS}")
-    else:
-        m = _load(decode_variant_name(d, t), f"decode_source({d}, '{t}')",
-                  f"--split-kv={DECODE_SPLITS}")
+    group = heads[0] // heads[1] if heads[1] and heads[0] % heads[1] == 0 \
+        else 0
+    if group < 2 or not (_dir() / decode_variant_name(d, t, group) /
+                         "manifest.json").exists():
+        group = None
+    m = _load(decode_variant_name(d, t, group), f"decode_source({d}, '{t}')",
+              " ".join(decode_args(group)))
     _decode_choice[(d, t, heads)] = m
     return m
 
@@ -169,8 +169,8 @@ def preload(head_dims=HEAD_DIMS, dtypes=tuple(DTYPES),
                 _module(q, c)
             if decode:
                 _decode_module(q, 1)
-                for h, hkv in DECODE_HEADS.get(d, ()):
-                    _decode_module(q.expand(1, h, 1, d), hkv)
+                for g in DECODE_GROUPS:
+                    _decode_module(q.expand(1, g, 1, d), 1)
 
 
 def _rows_contiguous(x: torch.Tensor) -> torch.Tensor:
@@ -333,9 +333,9 @@ def attention_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
     cache_seqlens needs no new kernels, so one captured CUDA graph serves
     every length. Split-KV (FlashDecoding) with up to 128 parts; the
     query heads of a GQA group share one tile (each K/V byte read once)
-    when the library has a variant for these heads
-    (attnc.variants.DECODE_HEADS), else each query head reads its K/V
-    head."""
+    when the library has a variant for the group size H / Hkv
+    (attnc.variants.DECODE_GROUPS: 2 to 32), else each query head reads
+    its K/V head."""
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
     return attention_kvcache(q, k_cache, v_cache, cache_seqlens,

@@ -10,8 +10,9 @@ OUT/attn_d<D>_<dtype>_<causal|full>/, holding the forward kernel `attn`
 wgmma_ws strategy), its fallback `attn_fallback` (mma_sync, for tensors TMA
 cannot address) and the three kernels of its backward (`attnc-compile
 --backward`). Each decoding variant (head dim, dtype),
-OUT/decode_d<D>_<dtype>/ (heads at run time) and, for the heads of
-DECODE_HEADS, OUT/decode_d<D>_<dtype>_h<H>kv<Hkv>/ (GQA packed), holds
+OUT/decode_d<D>_<dtype>/ (any heads, unpacked) and, for the group sizes of
+DECODE_GROUPS, OUT/decode_d<D>_<dtype>_g<G>/ (GQA packed: any heads with
+H = G * Hkv), holds
 split-KV decoding against a KV cache with per-sequence lengths
 (`decode_0`, `decode_1`; attnc.torch's attention_with_kvcache).
 OUT/index.json lists the variants and their kernels, read back from the
@@ -55,10 +56,11 @@ _CAUSAL = """\
 # first kv_lengths[b] cache positions; query i sees keys
 # j <= i + kv_lengths[b] - Sq (bottom-right causal per sequence). Split-KV
 # (FlashDecoding): `decode_0` writes f32 partials of up to 128 parts of
-# the cache, `decode_1` merges them. With run-time heads ("?") each query
-# head reads its K/V head (a GQA group of G reads the cache G times); with
-# the heads in the types, --attnc-pack-gqa puts a group's queries in one
-# tile, which reads the cache once.
+# the cache, `decode_1` merges them. Heads are known at run time ("?"):
+# unpacked, each query head reads its K/V head (a GQA group of G reads the
+# cache G times); compiled with --gqa-group=G, --attnc-pack-gqa puts a
+# group's queries in one tile, which reads the cache once, and the kernels
+# require H = G * Hkv.
 _DECODE = """\
 func.func @decode(%q: tensor<?x{h}x?x{d}x{t}>, %k: tensor<?x{hkv}x?x{d}x{t}>,
                   %v: tensor<?x{hkv}x?x{d}x{t}>, %kv_lengths: tensor<?xi32>,
@@ -80,14 +82,13 @@ func.func @decode(%q: tensor<?x{h}x?x{d}x{t}>, %k: tensor<?x{hkv}x?x{d}x{t}>,
   return %o : tensor<?x{h}x?x{d}x{t}>
 }}
 """
-# The (query heads, K/V heads) of the packed decoding variants per head
-# dim: common models' GQA groups whole (32:8 Llama-3-8B, Mistral-7B; 64:8
-# the 70B class) and split by tensor parallelism (32:4, 16:4, 16:2, 8:1).
-# Packing needs the group to divide the 32-row decode tile (or the other
-# way), so groups of 3 or 7 (24:8, 28:4) are not packed; they and every
-# other head count run the run-time-heads variant.
-DECODE_HEADS = {128: ((32, 8), (64, 8), (32, 4), (16, 4), (16, 2), (8, 1)),
-                64: ((32, 8), (16, 4))}
+# The GQA group sizes G = H / Hkv of the packed decoding variants: every
+# group that divides the 32-row decode tile, 2 to 32 (MQA), which covers
+# common models whole (32:8 Llama-3-8B and Mistral-7B: 4; 64:8 the 70B
+# class: 8) and split by tensor parallelism (32:4, 16:2, 8:1: 8). Groups
+# of 3 or 7 (24:8, 28:4) cannot be packed; they and H = Hkv run the
+# unpacked variant.
+DECODE_GROUPS = (2, 4, 8, 16, 32)
 DECODE_SPLITS = 128
 
 
@@ -96,11 +97,17 @@ def variant_name(head_dim: int, dtype: str, causal: bool) -> str:
 
 
 def decode_variant_name(head_dim: int, dtype: str,
-                        heads: tuple[int, int] | None = None) -> str:
-    """decode_d<D>_<dtype> (run-time heads) or, packed for HEADS (H, Hkv),
-    decode_d<D>_<dtype>_h<H>kv<Hkv>."""
-    tail = f"_h{heads[0]}kv{heads[1]}" if heads else ""
+                        group: int | None = None) -> str:
+    """decode_d<D>_<dtype> (unpacked) or, packed in GQA groups of GROUP
+    query heads, decode_d<D>_<dtype>_g<GROUP>."""
+    tail = f"_g{group}" if group else ""
     return f"decode_d{head_dim}_{dtype}{tail}"
+
+
+def decode_args(group: int | None = None) -> list[str]:
+    """attnc-compile's flags for a decoding variant."""
+    return [f"--split-kv={DECODE_SPLITS}",
+            *([f"--gqa-group={group}"] if group else [])]
 
 
 def source(head_dim: int, dtype: str, causal: bool) -> str:
@@ -110,15 +117,18 @@ def source(head_dim: int, dtype: str, causal: bool) -> str:
 
 def decode_source(head_dim: int, dtype: str,
                   heads: tuple[int, int] | None = None) -> str:
-    """The MLIR of one decoding variant (HEADS: static (H, Hkv))."""
+    """The MLIR of decoding (HEADS: static (H, Hkv), packed by
+    --split-kv alone; the library's variants have run-time heads)."""
     h, hkv = heads if heads else ("?", "?")
     return _DECODE.format(d=head_dim, t=dtype, h=h, hkv=hkv)
 
 
 def build(out: str | os.PathLike, head_dims=HEAD_DIMS, dtypes=DTYPE_NAMES,
-          causal=(False, True), extra_args=(), decode=True) -> list[Path]:
+          causal=(False, True), extra_args=(), decode=True,
+          groups=DECODE_GROUPS) -> list[Path]:
     """Compiles every variant (forward and backward; with DECODE the
-    decoding ones) into OUT/<variant>/ and writes OUT/index.json."""
+    decoding ones, packed for GROUPS) into OUT/<variant>/ and writes
+    OUT/index.json."""
     out = Path(out)
     (out / "mlir").mkdir(parents=True, exist_ok=True)
     built = []
@@ -134,10 +144,9 @@ def build(out: str | os.PathLike, head_dims=HEAD_DIMS, dtypes=DTYPE_NAMES,
             for c in causal:
                 one(variant_name(d, t, c), source(d, t, c), ["--backward"])
             if decode:
-                for heads in (None, *DECODE_HEADS.get(d, ())):
-                    one(decode_variant_name(d, t, heads),
-                        decode_source(d, t, heads),
-                        [f"--split-kv={DECODE_SPLITS}"])
+                for group in (None, *groups):
+                    one(decode_variant_name(d, t, group),
+                        decode_source(d, t), decode_args(group))
     # The cost model's microbenchmarks, for python3 -m attnc.calibrate.
     built.append(compile_calibration(out / CALIBRATION, load=False))
     write_index(out)
@@ -175,14 +184,16 @@ def describe(module_dir: str | os.PathLike) -> dict:
     k = next(p for p in main["params"] if p["name"] == "k")
     heads = [q["shape"][1], k["shape"][1]]
     static = not any(isinstance(h, str) for h in heads)
-    # Packed GQA: the grid runs over the K/V heads, a group per tile.
-    packed = static and heads[0] != heads[1] and \
-        main["grid"][1] == [heads[1]]
+    # Packed GQA: the grid runs over the K/V heads, a group per tile; with
+    # run-time heads the kernel requires H = G * Hkv.
+    packed = heads[0] != heads[1] and main["grid"][1] == [heads[1]]
+    group = next((c["value"] for c in main.get("constraints", ())
+                  if c["kind"] == "ratio"), None)
     return {"name": module_dir.name, "chip": manifest.get("chip"),
             "head_dim": main["attrs"]["head_dim"], "dtype": q["dtype"],
             "mask": main["attrs"].get("mask", "none"),
             "heads": f"{heads[0]}:{heads[1]}" if static else "any",
-            "gqa_packed": packed, "kernels": kernels}
+            "gqa_packed": packed, "gqa_group": group, "kernels": kernels}
 
 
 def write_index(out: str | os.PathLike) -> Path:
@@ -216,6 +227,8 @@ def format_listing(variants: list[dict]) -> str:
         kernels = ", ".join(f"{n} ({k['role']}, {k['strategy']})"
                             for n, k in v["kernels"].items())
         packed = " (GQA packed)" if v.get("gqa_packed") else ""
+        if v.get("gqa_group"):
+            packed = f" (GQA packed: H = {v['gqa_group']} * Hkv)"
         lines.append(f"{v['name']}: d={v['head_dim']} {v['dtype']} "
                      f"heads={v['heads']}{packed} mask={v['mask']} "
                      f"{v['chip']}: {kernels}")

@@ -20,11 +20,12 @@ import attnc.variants
 # each attention variant a forward, its fallback and three backward
 # kernels, each decoding variant split-KV partials and their combine.
 DIMS = [(d, t) for d in (64, 128) for t in ("bf16", "f16")]
-PACKED = {128: ["32:8", "64:8", "32:4", "16:4", "16:2", "8:1"],
-          64: ["32:8", "16:4"]}
-MATRIX = {(d, t, m, "any") for d, t in DIMS for m in ("none", "causal")} | \
-    {(d, t, "causal_bottom_right", "any") for d, t in DIMS} | \
-    {(d, t, "custom", h) for d, t in DIMS for h in PACKED[d]}
+# (head dim, dtype, mask, heads, GQA group of a packed decoding variant)
+GROUPS = (2, 4, 8, 16, 32)
+MATRIX = {(d, t, m, "any", None) for d, t in DIMS
+          for m in ("none", "causal")} | \
+    {(d, t, "causal_bottom_right", "any", None) for d, t in DIMS} | \
+    {(d, t, "custom", "any", g) for d, t in DIMS for g in GROUPS}
 ATTENTION = {"attn": ("forward", "wgmma_ws"),
              "attn_fallback": ("forward fallback", "mma_sync"),
              "attn_backward_0": ("backward", "fusion"),
@@ -54,13 +55,16 @@ class InstalledTest(unittest.TestCase):
         library = attnc.variants.prebuilt_dir()
         self.assertIsNotNone(library)
         variants = attnc.variants.listing()
-        got = {(v["head_dim"], v["dtype"], v["mask"], v["heads"])
-               for v in variants}
+        got = {(v["head_dim"], v["dtype"], v["mask"], v["heads"],
+                v["gqa_group"]) for v in variants}
         self.assertEqual(got, MATRIX)
+        self.assertEqual(len(variants), len(MATRIX))
+        self.assertEqual(attnc.variants.DECODE_GROUPS, GROUPS)
         for v in variants:
             self.assertEqual(v["chip"], "sm_90a")
-            # Every variant with static heads exists for its GQA packing.
-            self.assertEqual(v["gqa_packed"], v["heads"] != "any", v["name"])
+            # A group size is stated exactly by the packed variants.
+            self.assertEqual(v["gqa_packed"], v["gqa_group"] is not None,
+                             v["name"])
             want = DECODE if v["name"].startswith("decode_") else ATTENTION
             self.assertEqual(set(v["kernels"]), set(want), v["name"])
             for name, (role, strategy) in want.items():
@@ -93,8 +97,8 @@ class InstalledTest(unittest.TestCase):
         self.assertIn("decode_d64_f16: d=64 f16 heads=any "
                       "mask=causal_bottom_right sm_90a: decode_0 (decode "
                       "partials, mma_sync)", out.stdout)
-        self.assertIn("decode_d128_bf16_h32kv8: d=128 bf16 heads=32:8 (GQA "
-                      "packed) mask=custom", out.stdout)
+        self.assertIn("decode_d128_bf16_g4: d=128 bf16 heads=any (GQA "
+                      "packed: H = 4 * Hkv) mask=custom", out.stdout)
 
 
 if __name__ == "__main__":

@@ -58,8 +58,9 @@ MASKS = {
 """,
 }
 # (head dim, dtype, mask, H, Hkv, extra attnc-compile flags); "?" heads are
-# dynamic (no GQA packing: each query head reads its K/V head), static ones
-# with H > Hkv are packed (--attnc-pack-gqa). Tiles default to the target's
+# dynamic (no GQA packing: each query head reads its K/V head, unless
+# --gqa-group=G packs groups of G for any H = G * Hkv), static ones with
+# H > Hkv are packed (--attnc-pack-gqa). Tiles default to the target's
 # decode tile (32 x 64); block_q 16 packs a group of 16 into one tile, 64
 # the other way; 3 and 4 stages keep that many K/V tiles in flight (the
 # bottom-right mask's two chained loops share the pipeline).
@@ -71,7 +72,26 @@ MODULES = [(128, "bf16", "full", 32, 8, []),
            (128, "bf16", "full", 8, 8, []),
            (128, "bf16", "br", "?", "?", []),
            (128, "bf16", "br", 32, 8, ["--stages=3"]),
-           (128, "f16", "br", "?", "?", ["--stages=4", "--block-kv=32"])]
+           (128, "f16", "br", "?", "?", ["--stages=4", "--block-kv=32"]),
+           (128, "bf16", "br", "?", "?", ["--gqa-group=4"]),
+           (128, "bf16", "full", "?", "?", ["--gqa-group=4"]),
+           (64, "f16", "full", "?", "?", ["--gqa-group=8"]),
+           (128, "bf16", "full", "?", "?", ["--gqa-group=32"])]
+
+
+def group_of(extra):
+    """G of a module packed with --gqa-group=G, else None."""
+    return next((int(f.split("=")[1]) for f in extra
+                 if f.startswith("--gqa-group=")), None)
+
+
+def heads_of(h, hkv, extra):
+    """The (H, Hkv) a module runs: its static heads; 8 on 2 for dynamic
+    ones; for a group G several head counts with H = G * Hkv."""
+    g = group_of(extra)
+    if g:
+        return [(g * n, n) for n in (1, 2, 8)]
+    return [(8, 2) if h == "?" else (h, hkv)]
 
 
 def module_name(d, t, mask, h, hkv, extra=()):
@@ -206,6 +226,21 @@ def graph_case(m, dtype, d, H, Hkv):
                              "splits": splits}
 
 
+def refused_case(m, dtype, d, g):
+    """A packed module's kernels refuse heads that are not G * Hkv (here
+    2 G query heads on one K/V head) before launching, naming the rule."""
+    import torch
+    import attnc
+    q = torch.randn(1, 2 * g, 1, d, dtype=dtype, device="cuda")
+    k = torch.randn(1, 1, 100, d, dtype=dtype, device="cuda")
+    try:
+        decode(m, q, k, k, 1)
+    except attnc.AttncError as e:
+        want = f"H (= {2 * g}) must be {g} times Hkv (= 1)"
+        return want in str(e), {"error": str(e)}
+    return False, {"error": None}
+
+
 SHAPES = [  # B, Sq, Skv (heads from the module; dynamic: 8 on 2)
     (1, 1, 1), (2, 1, 1000), (1, 1, 8192), (3, 4, 513), (1, 16, 64),
     (1, 5, 3), (2, 3, 65), (1, 1, 131072), (4, 2, 32768), (2, 7, 1),
@@ -224,8 +259,8 @@ def run(work: Path, small: bool, only: str = "", quick: bool = False):
         m = attnc.load(work / "modules" / name)
         bkv = int(m["attn_0"].attr("block_kv"))
         dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[t]
-        H, Hkv = (8, 2) if h == "?" else (h, hkv)
-        for B, Sq, Skv in SHAPES:
+        for (H, Hkv), (B, Sq, Skv) in [(hs, s) for hs in heads_of(h, hkv, extra)
+                                       for s in SHAPES]:
             if small and B * H * Skv > 1 << 16:
                 continue
             if quick and Skv > 1000:
@@ -245,12 +280,22 @@ def run(work: Path, small: bool, only: str = "", quick: bool = False):
                 print(f"{'PASS' if ok else 'FAIL'} {name} B={B} H={H} "
                       f"Hkv={Hkv} Sq={Sq} Skv={Skv} splits={splits} {res}",
                       flush=True)
-        if not small and h != "?":
+        if not small and (h != "?" or group_of(extra)):
+            H, Hkv = heads_of(h, hkv, extra)[-1]
             total += 1
             ok, res = gpu_common.guarded(graph_case, m, dtype, d, H, Hkv)
             failures += not ok
             print(f"{'PASS' if ok else 'FAIL'} {name} CUDA graph replay "
                   f"{res}", flush=True)
+        if group_of(extra):
+            # Heads that are not one group per K/V head are refused
+            # before launching, naming the rule.
+            g = group_of(extra)
+            total += 1
+            ok, res = gpu_common.guarded(refused_case, m, dtype, d, g)
+            failures += not ok
+            print(f"{'PASS' if ok else 'FAIL'} {name} H != {g} * Hkv "
+                  f"refused {res}", flush=True)
     print(f"{total - failures}/{total} passed")
     return 1 if failures else 0
 

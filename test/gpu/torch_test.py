@@ -204,9 +204,11 @@ def kvcache_check(o, q, k, v, used, scale):
 
 def test_kvcache():
     for d, dtype, (H, Hkv), Sq, Smax, lengths in [
-            # Packed variants (the library's DECODE_HEADS) and run-time
-            # heads (16:1, 8:8, 4:2).
+            # Packed variants (the library's DECODE_GROUPS: 4, 8, 16, 2,
+            # 32) and unpacked ones (8:8, 24:8).
             (128, torch.bfloat16, (32, 8), 1, 4096, [4096, 1, 1000, 0]),
+            (128, torch.bfloat16, (24, 8), 2, 1500, [1500, 2, 700]),
+            (128, torch.bfloat16, (32, 1), 1, 5000, [5000, 4999]),
             (128, torch.float16, (64, 8), 3, 3000, [3000, 3, 2, 1500]),
             (64, torch.bfloat16, (16, 4), 1, 777, [777, 1]),
             (128, torch.float16, (16, 1), 16, 2048, [2048, 16, 17, 5]),
@@ -218,9 +220,13 @@ def test_kvcache():
         o = at.attention_with_kvcache(q, k, v, used, scale=scale)
         ok, res = kvcache_check(o, q, k, v, used.clamp(max=Smax),
                                 scale or 1 / math.sqrt(d))
-        packed = (H, Hkv) in at.DECODE_HEADS.get(d, ())
+        m = at._decode_module(q, Hkv)
+        packed = any(c.kind == "ratio" and c.value == H // Hkv
+                     for c in m["decode_0"].constraints)
+        if packed != (H % Hkv == 0 and H // Hkv in at.DECODE_GROUPS):
+            check(f"kvcache d={d} H={H}:{Hkv} variant", False, m.name)
         check(f"kvcache d={d} {dtype} H={H}:{Hkv} "
-              f"{'packed' if packed else 'run-time heads'} Sq={Sq} "
+              f"{'packed' if packed else 'unpacked'} Sq={Sq} "
               f"Smax={Smax} lengths={lengths}", ok, res)
     # One captured graph, replayed over new lengths and contents.
     q, k, v, used = kvcache_inputs(2, 8, 2, 1, 8192, 128, torch.bfloat16,
