@@ -277,13 +277,11 @@ static json::Value constraintToJSON(ConstraintAttr c) {
   if (c.getKind() == ConstraintKind::min || c.getKind() == ConstraintKind::max)
     return json::Object{
         {"kind", kind}, {"sym", c.getLhs().str()}, {"value", c.getValue()}};
-  if (c.getKind() == ConstraintKind::ratio)
-    return json::Object{{"kind", kind},
-                        {"lhs", c.getLhs().str()},
-                        {"rhs", c.getRhs().str()},
-                        {"value", c.getValue()}};
-  return json::Object{
+  json::Object o{
       {"kind", kind}, {"lhs", c.getLhs().str()}, {"rhs", c.getRhs().str()}};
+  if (c.getKind() == ConstraintKind::ratio)
+    o["value"] = c.getValue();
+  return o;
 }
 
 static json::Value sizeRuleToJSON(SizeRuleAttr r) {

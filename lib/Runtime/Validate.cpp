@@ -292,7 +292,8 @@ attnc_status PlanBuilder::checkConstraints() {
     std::string r = c.rhs + " (= " + std::to_string(rhs) + ")";
     if (c.kind == ATTNC_CONSTRAINT_EQUAL && lhs != rhs)
       return refuse(l + " must equal " + r);
-    // (rhs > 0 when lhs is: the symbols are sizes, never negative.)
+    // (A factor times a size can overflow; an overflowing product is no
+    // size's.)
     int64_t scaled;
     if (c.kind == ATTNC_CONSTRAINT_RATIO &&
         (llvm::MulOverflow(c.value, rhs, scaled) || lhs != scaled))
