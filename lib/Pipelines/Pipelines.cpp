@@ -90,11 +90,15 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
           tiles.blockQ = desc->decodeBlockQ;
         if (tiles.blockKV == 0)
           tiles.blockKV = desc->decodeBlockKV;
+        if (options.keyWarps == 0)
+          tiles.keyWarps = desc->decodeKeyWarps;
       }
       if (tiles.strategy.empty())
         tiles.strategy = "mma_sync";
     }
     tiles.stages = options.stages;
+    if (options.keyWarps > 0)
+      tiles.keyWarps = options.keyWarps;
     tiles.fallback = options.fallback;
     // Decoding: the query heads of a K/V group share one tile.
     if (options.splitKV > 0) {

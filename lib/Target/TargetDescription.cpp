@@ -173,7 +173,8 @@ SmallVector<StringRef> TargetDescription::getFeatureNames() const {
 
 FlashConfigAttr TargetDescription::attentionConfig(
     MLIRContext *ctx, int64_t headDim, int64_t blockQ, int64_t blockKV,
-    std::optional<TileStrategy> strategy, int64_t stages, bool masked) const {
+    std::optional<TileStrategy> strategy, int64_t stages, bool masked,
+    int64_t keyWarps) const {
   TileStrategy kind = strategy.value_or(
       headDim > 64 ? attentionStrategyLargeHead : attentionStrategy);
   // Without a mask every work tile costs the same, and the persistent grid
@@ -207,10 +208,11 @@ FlashConfigAttr TargetDescription::attentionConfig(
   int64_t rowsPerWarp = warpgroups ? 16
                                    : (q >= 128 ? attentionRowsPerWarpLarge
                                                : attentionRowsPerWarpSmall);
-  int64_t warps = std::max<int64_t>(1, q / rowsPerWarp);
+  int64_t warps = std::max<int64_t>(1, q / rowsPerWarp) * keyWarps;
   if (!stages)
     stages = warpgroups ? wgmmaStages : attentionStages;
-  return FlashConfigAttr::get(ctx, q, kv, warps, stages, kind);
+  return FlashConfigAttr::get(ctx, q, kv, warps, stages, kind,
+                              /*fallback=*/{}, keyWarps);
 }
 
 FlashConfigAttr

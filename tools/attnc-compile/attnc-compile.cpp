@@ -99,6 +99,11 @@ static cl::opt<int64_t>
     stages("stages",
            cl::desc("attention K/V tiles in flight (default: the target's)"),
            cl::init(0));
+static cl::opt<int64_t> keyWarps(
+    "key-warps",
+    cl::desc("warps splitting each attention K/V tile's keys (mma_sync; "
+             "default: the target's)"),
+    cl::init(0));
 static cl::opt<bool> fallback(
     "fallback",
     cl::desc("give attention kernels that load by TMA an mma_sync_unaligned "
@@ -391,6 +396,7 @@ int main(int argc, char **argv) {
     o.blockKV = blockKV;
     o.strategy = strategy;
     o.stages = stages;
+    o.keyWarps = keyWarps;
     o.fallback = fallback;
     o.backward = backward;
     o.splitKV = splitKV;

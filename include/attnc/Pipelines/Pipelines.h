@@ -50,6 +50,11 @@ struct AttncPipelineOptions
       llvm::cl::desc("K/V tiles in flight in an attention kernel's shared "
                      "memory (0: target default)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> keyWarps{
+      *this, "key-warps",
+      llvm::cl::desc("warps splitting each K/V tile's keys in an attention "
+                     "kernel (mma_sync; 0: the target's default)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> fallback{
       *this, "fallback",
       llvm::cl::desc("give attention kernels that read by TMA an "

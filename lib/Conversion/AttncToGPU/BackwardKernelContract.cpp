@@ -43,6 +43,10 @@ LogicalResult BackwardKernelBuilder::verifyConfig() {
   if (!form.elementType.isBF16() && !form.elementType.isF16())
     return emitError(diag)
            << "attention backward: element type must be bf16 or f16";
+  if (c.getKeyWarps() != 1)
+    return emitError(diag) << "attention backward: each warp owns whole K/V "
+                              "rows; key_warps must be 1, got "
+                           << c.getKeyWarps();
   if ((d != 64 && d != 128) || dv != d)
     return emitError(diag) << "attention backward: head dims must be equal "
                               "and 64 or 128, got d = "

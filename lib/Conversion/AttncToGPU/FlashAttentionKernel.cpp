@@ -449,6 +449,11 @@ FlashKernelBuilder::emitConsumer(const LoopBounds &bounds, Value &slot,
     st = *next;
   }
   flushPending(st, slot);
+  // Key-split warps: part 0 merges the others' running states, each one
+  // more partial of the same rows (the combine's rule).
+  if (strategy->keyParts() > 1)
+    for (ArrayRef<Value> part : strategy->gatherKeyParts(b, st.flatten()))
+      scoreStage->merge(b, st, OnlineSoftmaxState::unflatten(part, st));
   if (beforeEpilogue && failed(beforeEpilogue()))
     return failure();
   return emitEpilogue(st);
@@ -458,7 +463,7 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   FlashConfigAttr config = form.config;
   TileShape shape{config.getBlockQ(), config.getBlockKV(), form.headDim,
                   config.getWarps(),  config.getStages(),  form.elementType,
-                  chip.str()};
+                  chip.str(),         config.getKeyWarps()};
   auto vType = cast<RankedTensorType>(form.value.getType());
   int64_t dv = vType.getDimSize(vType.getRank() - 1);
   if (dv != form.headDim)
@@ -476,6 +481,13 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   strategy = createTileStrategy(config.getStrategy(), shape, loc);
   if (failed(strategy->verify(form.forall.getLoc())))
     return failure();
+  // Dropout's draws are per warp and tile column group; the key parts'
+  // groups are not offset (nor tested).
+  if (config.getKeyWarps() > 1 && form.dropout > 0.0)
+    return form.forall.emitOpError()
+           << "drops probabilities out; its kernel splits the keys of each "
+              "tile over key_warps = "
+           << config.getKeyWarps() << " warps, which dropout does not support";
   // Packed rows (per-head addresses) and f32 partials are what the
   // mma_sync strategies' loads and stores know how to address and write.
   bool mmaSync = config.getStrategy() == TileStrategy::mma_sync ||

@@ -104,7 +104,8 @@ Value AccumulatorTiles::column(OpBuilder &b, Location loc, int64_t e) const {
   Value two = arith::ConstantIndexOp::create(b, loc, 2);
   Value c = arith::MulIOp::create(b, loc, w.quadCol, two);
   Value off = arith::ConstantIndexOp::create(b, loc, n * kN + e % 2);
-  return arith::AddIOp::create(b, loc, c, off);
+  Value col = arith::AddIOp::create(b, loc, c, off);
+  return w.warpCol0 ? arith::AddIOp::create(b, loc, col, w.warpCol0) : col;
 }
 
 Value AccumulatorTiles::reduceRow(OpBuilder &b, Location loc, Value v,
@@ -115,8 +116,11 @@ Value AccumulatorTiles::reduceRow(OpBuilder &b, Location loc, Value v,
 }
 
 Value AccumulatorTiles::isRowLeader(OpBuilder &b, Location loc) const {
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, w.quadCol,
-                               arith::ConstantIndexOp::create(b, loc, 0));
+  Value first =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, w.quadCol,
+                            arith::ConstantIndexOp::create(b, loc, 0));
+  return w.writesRows ? arith::AndIOp::create(b, loc, first, w.writesRows)
+                      : first;
 }
 
 SmallVector<Value> AccumulatorTiles::rowDraws(OpBuilder &b, Location loc,

@@ -69,6 +69,10 @@ mlir::Value quadAllReduce(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
 struct WarpCoords {
   mlir::Value lane, quadRow, quadCol; // lane, g = lane/4, t = lane%4
   mlir::Value warpRow0;               // first tile row of this warp
+  /// With key-split warps: the first tile column (key) of this warp's part
+  /// of each K/V tile, and whether this warp's part writes the rows (i1).
+  /// Null: column 0, and every warp writes its rows.
+  mlir::Value warpCol0, writesRows;
 };
 
 /// Accumulators of `slabs` 16-row slabs x `nTiles` n8 tiles per warp, in

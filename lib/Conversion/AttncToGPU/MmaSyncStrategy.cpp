@@ -12,6 +12,13 @@
 // tensor's end zero-filled), K/V through `stages` buffers; QKᵀ and PV run
 // on tensor cores through ldmatrix + mma.sync, P staying in registers.
 //
+// With key_warps > 1 the warps that share a slab split each K/V tile's
+// keys: warp (r, c) computes rows of slab group r against keys
+// [c * kvPart, (c + 1) * kvPart) of every tile, each its own online
+// softmax; after the loops the parts meet in shared memory and part 0
+// merges them. Decoding, whose packed query rows fit one slab, spreads a
+// tile's MMAs, ldmatrix and exponentials over several warps this way.
+//
 // mma_sync_unaligned is the same kernel with element-wide global accesses
 // (plain loads and stores of one element): Q, K, V and O then need only be
 // aligned to their element, which is what a fallback for tensors that TMA
@@ -60,10 +67,11 @@ class MmaSyncStrategy : public AttentionTileStrategy {
 public:
   MmaSyncStrategy(const TileShape &s, Location loc, bool elementAccess)
       : s(s), loc(loc), elementAccess(elementAccess),
-        slabs(s.blockQ / (s.warps * mma::kM)), dTiles(s.headDim / mma::kN),
+        rowWarps(s.warps / s.keyWarps), kvPart(s.blockKV / s.keyWarps),
+        slabs(s.blockQ / (rowWarps * mma::kM)), dTiles(s.headDim / mma::kN),
         rowElems(s.headDim + kMmaSyncRowPadBytes * 8 /
                                  s.elementType.getIntOrFloatBitWidth()),
-        scores(slabs, s.blockKV / mma::kN, w), output(slabs, dTiles, w) {}
+        scores(slabs, kvPart / mma::kN, w), output(slabs, dTiles, w) {}
 
   LogicalResult verify(Location diagLoc) const override;
   int64_t threadsPerBlock() const override { return s.warps * mma::kWarpSize; }
@@ -109,6 +117,9 @@ public:
                     SmallVectorImpl<Value> &acc) override;
   void storeOutput(OpBuilder &b, ArrayRef<Value> acc,
                    const GlobalTile &o) override;
+  int64_t keyParts() const override { return s.keyWarps; }
+  SmallVector<SmallVector<Value>>
+  gatherKeyParts(OpBuilder &b, ArrayRef<Value> state) override;
 
 private:
   Value idx(OpBuilder &b, int64_t v) {
@@ -123,6 +134,13 @@ private:
     if (!pending.empty())
       nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType(b), pending);
     pending.clear();
+  }
+  /// Words of one thread's state: a max and a sum per row slot, and the
+  /// output accumulator.
+  int64_t stateWords() const { return 2 * 2 * slabs + slabs * dTiles * 4; }
+  /// Shared memory the parts other than 0 write their states to.
+  int64_t mergeBytes() const {
+    return (s.keyWarps - 1) * rowWarps * mma::kWarpSize * stateWords() * 4;
   }
   int64_t elementBytes() const {
     return s.elementType.getIntOrFloatBitWidth() / 8;
@@ -141,6 +159,8 @@ private:
   Location loc;
   /// mma_sync_unaligned: plain element loads and stores in global memory.
   const bool elementAccess;
+  const int64_t rowWarps; // warps / key_warps: the warps that own rows
+  const int64_t kvPart;   // keys of each K/V tile one warp computes
   const int64_t slabs;    // 16-row slabs per warp
   const int64_t dTiles;   // n8 tiles across the head dimension
   const int64_t rowElems; // shared-memory row length incl. padding
@@ -148,6 +168,7 @@ private:
   mma::AccumulatorTiles scores, output;
 
   Value qSmem, kSmem, vSmem;
+  Value rowWarp, keyPart;         // keyPart: null with one part
   SmallVector<Value> pending;     // cp.async tokens of the open group
   SmallVector<mma::FragA> qFrags; // [slab * kSteps + kStep], when in regs
   Value qLoadRow, qLoadCol;       // per-thread Q ldmatrix origin in the loop
@@ -165,11 +186,24 @@ LogicalResult MmaSyncStrategy::verify(Location diagLoc) const {
   if (!s.elementType || !(s.elementType.isBF16() || s.elementType.isF16()))
     return emitError(diagLoc)
            << "mma_sync strategy: element type must be bf16 or f16";
-  if (s.warps <= 0 || s.blockQ % (s.warps * mma::kM) != 0 ||
-      s.blockQ / (s.warps * mma::kM) > 2)
-    return emitError(diagLoc) << "mma_sync strategy: block_q (" << s.blockQ
-                              << ") must give each of the " << s.warps
-                              << " warps 16 or 32 query rows";
+  if (rowWarps <= 0 || s.blockQ % (rowWarps * mma::kM) != 0 ||
+      s.blockQ / (rowWarps * mma::kM) > 2)
+    return emitError(diagLoc)
+           << "mma_sync strategy: block_q (" << s.blockQ
+           << ") must give each of the " << rowWarps << " warps"
+           << (s.keyWarps > 1 ? " that own rows" : "")
+           << " 16 or 32 query rows";
+  if (kvPart % (2 * mma::kN) != 0)
+    return emitError(diagLoc)
+           << "mma_sync strategy: block_kv / key_warps (" << s.blockKV << " / "
+           << s.keyWarps << ") must be a multiple of 16";
+  // The parts' states meet in the tiles' shared memory after the loops.
+  if (s.keyWarps > 1 && mergeBytes() > sharedMemoryBytes())
+    return emitError(diagLoc)
+           << "mma_sync strategy: the " << s.keyWarps
+           << " key parts' states (" << mergeBytes()
+           << " bytes) must fit in the tiles' shared memory ("
+           << sharedMemoryBytes() << " bytes)";
   int64_t threads = s.warps * mma::kWarpSize;
   int64_t copiesPerRow = s.headDim / elemsPerAccess();
   // Element accesses guard their last pass over a tile; 16-byte copies
@@ -205,7 +239,16 @@ void MmaSyncStrategy::emitPrologue(OpBuilder &b) {
   w.quadRow = arith::DivUIOp::create(b, loc, w.lane, idx(b, mma::kQuadSize));
   w.quadCol = arith::RemUIOp::create(b, loc, w.lane, idx(b, mma::kQuadSize));
   Value warp = arith::DivUIOp::create(b, loc, tid, idx(b, mma::kWarpSize));
-  w.warpRow0 = arith::MulIOp::create(b, loc, warp, idx(b, slabs * mma::kM));
+  // Warp (r, c) = (warp / key_warps, warp mod key_warps).
+  rowWarp = warp;
+  if (s.keyWarps > 1) {
+    rowWarp = arith::DivUIOp::create(b, loc, warp, idx(b, s.keyWarps));
+    keyPart = arith::RemUIOp::create(b, loc, warp, idx(b, s.keyWarps));
+    w.warpCol0 = arith::MulIOp::create(b, loc, keyPart, idx(b, kvPart));
+    w.writesRows = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         keyPart, idx(b, 0));
+  }
+  w.warpRow0 = arith::MulIOp::create(b, loc, rowWarp, idx(b, slabs * mma::kM));
 
   auto ws =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
@@ -347,7 +390,7 @@ void MmaSyncStrategy::beginStep(OpBuilder &b) {
 /// is the outer loop so that Q fragments reloaded from shared memory (two
 /// slabs per warp) are loaded once per step and shared by all K fragments.
 SmallVector<Value> MmaSyncStrategy::computeScores(OpBuilder &b, Value stage) {
-  int64_t nTiles = s.blockKV / mma::kN, kSteps = s.headDim / mma::kK;
+  int64_t nTiles = kvPart / mma::kN, kSteps = s.headDim / mma::kK;
   Value zero =
       arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f));
   mma::FragC zeroFrag = {zero, zero, zero, zero};
@@ -358,6 +401,8 @@ SmallVector<Value> MmaSyncStrategy::computeScores(OpBuilder &b, Value stage) {
       arith::MulIOp::create(b, loc,
                             arith::DivUIOp::create(b, loc, w.lane, idx(b, 16)),
                             idx(b, 8)));
+  if (w.warpCol0)
+    rowOff = arith::AddIOp::create(b, loc, rowOff, w.warpCol0);
   Value colOff = arith::MulIOp::create(
       b, loc,
       arith::RemUIOp::create(
@@ -393,7 +438,7 @@ SmallVector<Value> MmaSyncStrategy::computeScores(OpBuilder &b, Value stage) {
 void MmaSyncStrategy::takeProbabilities(OpBuilder &b, ArrayRef<int64_t> elems,
                                         ArrayRef<Value> p) {
   assert(elems.size() == 2 && elems[0] % 2 == 0 && "a (2t, 2t+1) pair");
-  int64_t nTiles = s.blockKV / mma::kN;
+  int64_t nTiles = kvPart / mma::kN;
   int64_t e = elems[0];
   int64_t sl = e / (nTiles * 4), n = (e / 4) % nTiles, half = (e % 4) / 2;
   probs[sl][n][half] = mma::packPair(b, loc, s.elementType, p[0], p[1]);
@@ -407,9 +452,11 @@ void MmaSyncStrategy::takeProbabilities(OpBuilder &b, ArrayRef<int64_t> elems,
 void MmaSyncStrategy::accumulatePV(OpBuilder &b, Value stage,
                                    SmallVectorImpl<Value> &acc) {
   Value rowOff = arith::RemUIOp::create(b, loc, w.lane, idx(b, 16));
+  if (w.warpCol0)
+    rowOff = arith::AddIOp::create(b, loc, rowOff, w.warpCol0);
   Value colOff = arith::MulIOp::create(
       b, loc, arith::DivUIOp::create(b, loc, w.lane, idx(b, 16)), idx(b, 8));
-  for (int64_t ks = 0; ks < s.blockKV / mma::kK; ++ks) {
+  for (int64_t ks = 0; ks < kvPart / mma::kK; ++ks) {
     SmallVector<mma::FragA> pFrags;
     for (int64_t sl = 0; sl < slabs; ++sl) {
       const auto &lo = probs[sl][2 * ks], &hi = probs[sl][2 * ks + 1];
@@ -437,9 +484,72 @@ void MmaSyncStrategy::accumulatePV(OpBuilder &b, Value stage,
 
 void MmaSyncStrategy::storeOutput(OpBuilder &b, ArrayRef<Value> acc,
                                   const GlobalTile &o) {
+  OpBuilder::InsertionGuard g(b);
+  // Key parts: part 0 holds the merged rows.
+  if (w.writesRows) {
+    auto own = scf::IfOp::create(b, loc, w.writesRows, false);
+    b.setInsertionPointToStart(own.thenBlock());
+  }
   mma::storeAccumulatorRows(b, loc, output, acc, o,
                             o.elementType ? o.elementType : s.elementType,
                             elementAccess);
+}
+
+/// Parts 1.. write their states to shared memory at [part - 1][row warp]
+/// [word][lane] (a word's 32 lanes in consecutive banks), over the tiles'
+/// buffers once every warp is done with them; every thread then reads the
+/// states of its lane in each other part.
+SmallVector<SmallVector<Value>>
+MmaSyncStrategy::gatherKeyParts(OpBuilder &b, ArrayRef<Value> state) {
+  assert(static_cast<int64_t>(state.size()) == stateWords() && "one state");
+  auto ws =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  int64_t words = mergeBytes() / 4;
+  Value buffer = memref::ViewOp::create(
+      b, loc,
+      MemRefType::get({words}, b.getF32Type(), MemRefLayoutAttrInterface{},
+                      ws),
+      dynamicSharedBytes(b, loc), idx(b, 0), ValueRange{});
+  // (No copy is in flight after the last step; waiting costs nothing and
+  // keeps the reuse safe whatever the pipeline left.)
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  gpu::BarrierOp::create(b, loc);
+  int64_t lanes = mma::kWarpSize;
+  auto slotOf = [&](Value part, Value word) {
+    // ((part - 1) * rowWarps + rowWarp) * stateWords * lanes + word * lanes
+    Value p = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, part, idx(b, rowWarps)), rowWarp);
+    Value base = arith::MulIOp::create(b, loc, p,
+                                       idx(b, stateWords() * lanes));
+    return arith::AddIOp::create(
+        b, loc, base,
+        arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, word, idx(b, lanes)),
+            w.lane));
+  };
+  {
+    OpBuilder::InsertionGuard g(b);
+    auto other = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, keyPart,
+                              idx(b, 0)),
+        false);
+    b.setInsertionPointToStart(other.thenBlock());
+    Value part = arith::SubIOp::create(b, loc, keyPart, idx(b, 1));
+    for (auto [i, v] : llvm::enumerate(state))
+      memref::StoreOp::create(b, loc, v, buffer,
+                              ValueRange{slotOf(part, idx(b, i))});
+  }
+  gpu::BarrierOp::create(b, loc);
+  SmallVector<SmallVector<Value>> parts;
+  for (int64_t p = 0; p + 1 < s.keyWarps; ++p) {
+    SmallVector<Value> got;
+    for (int64_t i = 0; i < stateWords(); ++i)
+      got.push_back(memref::LoadOp::create(
+          b, loc, buffer, ValueRange{slotOf(idx(b, p), idx(b, i))}));
+    parts.push_back(std::move(got));
+  }
+  return parts;
 }
 
 std::unique_ptr<AttentionTileStrategy>

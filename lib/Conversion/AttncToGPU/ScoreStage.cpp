@@ -276,6 +276,35 @@ void ScoreStage::rescale(OpBuilder &b, SmallVectorImpl<Value> &acc,
       acc[e] = arith::MulFOp::create(b, loc, acc[e], alphas[r]);
 }
 
+void ScoreStage::merge(OpBuilder &b, OnlineSoftmaxState &st,
+                       const OnlineSoftmaxState &other) const {
+  for (auto [r, elements] : llvm::enumerate(outputSlots)) {
+    Value mNew =
+        arith::MaxNumFOp::create(b, loc, st.rowMax[r], other.rowMax[r]);
+    // As in update: offset 0 while neither part saw a key, so that
+    // exp2(-inf) = 0 and no -inf - -inf appears.
+    Value isEmpty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
+    Value negOffset = arith::NegFOp::create(
+        b, loc,
+        arith::SelectOp::create(b, loc, isEmpty, zero,
+                                arith::MulFOp::create(b, loc, mNew, expScale)));
+    auto factor = [&](Value m) {
+      return exp2(b, math::FmaOp::create(b, loc, m, expScale, negOffset));
+    };
+    Value mine = factor(st.rowMax[r]), theirs = factor(other.rowMax[r]);
+    auto mix = [&](Value a, Value c) {
+      return math::FmaOp::create(b, loc, a, mine,
+                                 arith::MulFOp::create(b, loc, c, theirs))
+          .getResult();
+    };
+    st.rowSum[r] = mix(st.rowSum[r], other.rowSum[r]);
+    for (int64_t e : elements)
+      st.acc[e] = mix(st.acc[e], other.acc[e]);
+    st.rowMax[r] = mNew;
+  }
+}
+
 SmallVector<Value> ScoreStage::finalize(OpBuilder &b,
                                         OnlineSoftmaxState &st) const {
   SmallVector<Value> lse;

@@ -110,6 +110,12 @@ public:
   /// acc *= alphas[row slot].
   void rescale(mlir::OpBuilder &b, llvm::SmallVectorImpl<mlir::Value> &acc,
                llvm::ArrayRef<mlir::Value> alphas) const;
+  /// Merges `other`, the running state of the same rows over other keys
+  /// (in the same layout), into `st`: m = max of both, each sum and
+  /// accumulator scaled by exp(its m - m) (0 for a part that saw no key),
+  /// then added, as split-KV's combine merges partials.
+  void merge(mlir::OpBuilder &b, OnlineSoftmaxState &st,
+             const OnlineSoftmaxState &other) const;
   /// acc /= sum (0 for rows without a visible key); returns the logsumexp
   /// of each row slot (natural log, -inf for those rows).
   llvm::SmallVector<mlir::Value> finalize(mlir::OpBuilder &b,

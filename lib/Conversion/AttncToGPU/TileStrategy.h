@@ -146,6 +146,8 @@ struct TileShape {
   mlir::Type elementType;
   /// The chip the kernel is compiled for.
   std::string chip;
+  /// Warps that split each K/V tile's keys (FlashConfigAttr's key_warps).
+  int64_t keyWarps = 1;
 };
 
 /// Data movement and matrix products of one flash-attention kernel. Calls
@@ -219,6 +221,21 @@ public:
   /// Stores the normalized output (f32, outputLayout order) to `o`.
   virtual void storeOutput(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> acc,
                            const GlobalTile &o) = 0;
+
+  /// Key-split warps. When several warps share each query row and split
+  /// every K/V tile's keys (key_warps > 1), each part's running state
+  /// (values in OnlineSoftmaxState::flatten order) differs at the end of
+  /// the loops; the builder merges them before the epilogue. The default
+  /// has one part.
+  virtual int64_t keyParts() const { return 1; }
+  /// After the last step: every other part's state, in the layout of the
+  /// calling thread's own (thread t of part 0 gets the values thread t of
+  /// each other part holds). Only part 0's result is used; the layouts'
+  /// stores and row leaders are part 0's.
+  virtual llvm::SmallVector<llvm::SmallVector<mlir::Value>>
+  gatherKeyParts(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> state) {
+    llvm_unreachable("only for strategies with key-split warps");
+  }
 
   /// Warp specialisation. A strategy with a producer has threads beyond
   /// the computing warps that only load K/V tiles, into a ring of

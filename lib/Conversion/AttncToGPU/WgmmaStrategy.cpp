@@ -57,6 +57,11 @@ LogicalResult WgmmaStrategy::verify(Location diagLoc) const {
   if (!s.elementType || !(s.elementType.isBF16() || s.elementType.isF16()))
     return emitError(diagLoc)
            << "wgmma strategy: element type must be bf16 or f16";
+  if (s.keyWarps != 1)
+    return emitError(diagLoc)
+           << "wgmma strategy: each warpgroup computes all keys of its rows; "
+              "key_warps must be 1, got "
+           << s.keyWarps << " (key-split warps are mma_sync's)";
   if (s.warps <= 0 || s.warps % kWarpsPerGroup != 0 ||
       s.blockQ != s.warps * mma::kM)
     return emitError(diagLoc)

@@ -673,6 +673,21 @@ func.func @flash_config_warps() attributes {c = #attnc.flash_config<block_q = 25
 
 // -----
 
+// expected-error @+1 {{key_warps (3) must be positive and divide warps (4) and block_kv (64)}}
+func.func @flash_config_key_warps() attributes {c = #attnc.flash_config<block_q = 16, block_kv = 64, warps = 4, stages = 2, strategy = mma_sync, key_warps = 3>} { return }
+
+// -----
+
+// expected-error @+1 {{warps / key_warps (2) must divide block_q (17)}}
+func.func @flash_config_key_warps_rows() attributes {c = #attnc.flash_config<block_q = 17, block_kv = 64, warps = 4, stages = 2, strategy = mma_sync, key_warps = 2>} { return }
+
+// -----
+
+// expected-error @+1 {{expected 'key_warps' or 'fallback' (in that order), got 'key_warps'}}
+func.func @flash_config_tail_order() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>, key_warps = 2>} { return }
+
+// -----
+
 // expected-error @+1 {{stages must be at least 1, got 0}}
 func.func @flash_config_stages() attributes {c = #attnc.flash_config<block_q = 256, block_kv = 64, warps = 8, stages = 0, strategy = mma_sync>} { return }
 

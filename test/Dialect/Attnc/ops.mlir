@@ -399,3 +399,23 @@ func.func @ragged(%q: tensor<?x32x128xbf16>, %starts: tensor<?xi32>, %ends: tens
   %o = attnc.ragged_pack %ov, %starts, %ends : tensor<?x32x?x128xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x32x128xbf16>
   return %o : tensor<?x32x128xbf16>
 }
+
+// A config whose warps split each K/V tile's keys (key_warps, printed only
+// when not 1) round-trips, before a fallback too; key_warps = 1 is elided.
+// CHECK-LABEL: func.func @key_warps
+// CHECK: {config = #attnc.flash_config<block_q = 16, block_kv = 64, warps = 4, stages = 2, strategy = mma_sync, key_warps = 4>, scale = 1.250000e-01 : f64}
+// CHECK: {config = #attnc.flash_config<block_q = 64, block_kv = 64, warps = 8, stages = 2, strategy = mma_sync, key_warps = 2, fallback = <block_q = 64, block_kv = 64, warps = 4, stages = 2, strategy = mma_sync_unaligned>>, scale = 1.250000e-01 : f64}
+// CHECK: {config = #attnc.flash_config<block_q = 64, block_kv = 64, warps = 4, stages = 2, strategy = mma_sync>, scale = 1.250000e-01 : f64}
+func.func @key_warps(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>)
+    -> (tensor<1x8x1x64xbf16>, tensor<1x8x1x64xbf16>, tensor<1x8x1x64xbf16>) {
+  %a = attnc.attention %q, %k, %v
+      {config = #attnc.flash_config<block_q = 16, block_kv = 64, warps = 4, stages = 2, strategy = mma_sync, key_warps = 4>, scale = 0.125 : f64}
+      : tensor<1x8x1x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x1x64xbf16>
+  %b = attnc.attention %q, %k, %v
+      {config = #attnc.flash_config<block_q = 64, block_kv = 64, warps = 8, stages = 2, strategy = mma_sync, key_warps = 2, fallback = <block_q = 64, block_kv = 64, warps = 4, stages = 2, strategy = mma_sync_unaligned>>, scale = 0.125 : f64}
+      : tensor<1x8x1x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x1x64xbf16>
+  %c = attnc.attention %q, %k, %v
+      {config = #attnc.flash_config<block_q = 64, block_kv = 64, warps = 4, stages = 2, strategy = mma_sync, key_warps = 1>, scale = 0.125 : f64}
+      : tensor<1x8x1x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x1x64xbf16>
+  return %a, %b, %c : tensor<1x8x1x64xbf16>, tensor<1x8x1x64xbf16>, tensor<1x8x1x64xbf16>
+}

@@ -33,6 +33,44 @@ ParseResult parseContractShape(AsmParser &parser,
 void printContractShape(AsmPrinter &printer, ArrayRef<Attribute> shape);
 } // namespace attnc
 
+/// The optional end of a #attnc.flash_config: `, key_warps = N` (omitted
+/// when 1) then `, fallback = <...>`, each after a comma that alone cannot
+/// tell them apart (hence no generated optional groups).
+static ParseResult parseFlashConfigTail(AsmParser &parser, int64_t &keyWarps,
+                                        FlashConfigAttr &fallback) {
+  keyWarps = 1;
+  bool sawFallback = false;
+  while (succeeded(parser.parseOptionalComma())) {
+    StringRef key;
+    SMLoc at = parser.getCurrentLocation();
+    if (parser.parseKeyword(&key) || parser.parseEqual())
+      return failure();
+    if (key == "key_warps" && !sawFallback) {
+      if (parser.parseInteger(keyWarps))
+        return failure();
+    } else if (key == "fallback" && !sawFallback) {
+      if (parser.parseCustomAttributeWithFallback(fallback))
+        return failure();
+      sawFallback = true;
+    } else {
+      return parser.emitError(at)
+             << "expected 'key_warps' or 'fallback' (in that order), got '"
+             << key << "'";
+    }
+  }
+  return success();
+}
+
+static void printFlashConfigTail(AsmPrinter &printer, int64_t keyWarps,
+                                 FlashConfigAttr fallback) {
+  if (keyWarps != 1)
+    printer << ", key_warps = " << keyWarps;
+  if (fallback) {
+    printer << ", fallback = ";
+    printer.printStrippedAttrOrType(fallback);
+  }
+}
+
 #include "attnc/Dialect/Attnc/IR/AttncAttrInterfaces.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
@@ -49,14 +87,22 @@ LogicalResult
 FlashConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         int64_t blockQ, int64_t blockKV, int64_t warps,
                         int64_t stages, TileStrategy strategy,
-                        FlashConfigAttr fallback) {
+                        int64_t keyWarps, FlashConfigAttr fallback) {
   if (blockQ <= 0 || blockKV <= 0)
     return emitError() << "block_q and block_kv must be positive, got "
                        << blockQ << " and " << blockKV;
-  if (warps <= 0 || blockQ % warps != 0)
+  if (warps <= 0 || (keyWarps == 1 && blockQ % warps != 0))
     return emitError() << "warps (" << warps
                        << ") must be positive and divide block_q (" << blockQ
                        << ")";
+  if (keyWarps <= 0 || warps % keyWarps != 0 || blockKV % keyWarps != 0)
+    return emitError() << "key_warps (" << keyWarps
+                       << ") must be positive and divide warps (" << warps
+                       << ") and block_kv (" << blockKV << ")";
+  // The warps that share a row split its keys: warps / key_warps own rows.
+  if (blockQ % (warps / keyWarps) != 0)
+    return emitError() << "warps / key_warps (" << warps / keyWarps
+                       << ") must divide block_q (" << blockQ << ")";
   if (stages < 1)
     return emitError() << "stages must be at least 1, got " << stages;
   if (!fallback)

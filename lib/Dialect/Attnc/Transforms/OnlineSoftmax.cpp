@@ -573,6 +573,12 @@ struct AttncOnlineSoftmaxPass
              << "--" DEBUG_TYPE " option stages must be in [1, " << kMaxStages
              << "] (or 0 for the target's default), got "
              << static_cast<int64_t>(stages);
+    if (keyWarps < 0)
+      return emitError(loc)
+             << "--" DEBUG_TYPE " option key-warps must be positive (or 0 for "
+                "1), got "
+             << static_cast<int64_t>(keyWarps);
+    int64_t parts = std::max<int64_t>(1, keyWarps);
     std::optional<TileStrategy> kind;
     if (!strategy.empty()) {
       kind = symbolizeTileStrategy(strategy);
@@ -593,15 +599,16 @@ struct AttncOnlineSoftmaxPass
     // a strategy option the pass picks mma_sync for them.
     if (needsMmaSync && !kind)
       kind = TileStrategy::mma_sync;
-    FlashConfigAttr config = target->attentionConfig(&getContext(), headDim, q,
-                                                     kv, kind, stages, masked);
+    FlashConfigAttr config = target->attentionConfig(
+        &getContext(), headDim, q, kv, kind, stages, masked, parts);
     // The persistent grid walks many tiles in one block, and what a region
     // reads once per block (a per-head slope) changes from tile to tile:
     // without a strategy option such ops take the one-tile-per-block form.
     if (readsPerBlock && !kind &&
         config.getStrategy() == TileStrategy::wgmma_ws_persistent)
       config = target->attentionConfig(&getContext(), headDim, q, kv,
-                                       TileStrategy::wgmma_ws, stages, masked);
+                                       TileStrategy::wgmma_ws, stages, masked,
+                                       parts);
     return config;
   }
 
@@ -656,11 +663,12 @@ struct AttncOnlineSoftmaxPass
     if (config.getStrategy() == TileStrategy::wgmma)
       return kv < 128 || blockKV
                  ? config
-                 : target->attentionConfig(&getContext(), headDim, q, kv / 2,
-                                           config.getStrategy(),
-                                           config.getStages());
+                 : target->attentionConfig(
+                       &getContext(), headDim, q, kv / 2, config.getStrategy(),
+                       config.getStages(), true, config.getKeyWarps());
     return target->attentionConfig(&getContext(), headDim, q / 2, blockKV,
-                                   config.getStrategy(), config.getStages());
+                                   config.getStrategy(), config.getStages(),
+                                   true, config.getKeyWarps());
   }
 
   void runOnOperation() override {

@@ -54,7 +54,15 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
       extracts.
     - `block_kv`: key/value rows per step of the K/V loops; checked against
       the K/V slices of the IR.
-    - `warps`: warps that compute; each owns `block_q / warps` query rows.
+    - `warps`: warps that compute; each owns `block_q * key_warps / warps`
+      query rows.
+    - `key_warps` (optional, 1 when omitted): the warps that share each
+      query row split every K/V tile's keys among themselves, each keeping
+      its own running max, sum and output over its `block_kv / key_warps`
+      keys of every step; at the end they merge the way split-KV's combine
+      does (mma_sync only). Decoding has one 16-row slab of packed query
+      rows and many keys: split this way, a K/V tile's products are spread
+      over several warps instead of one.
     - `stages`: K/V tiles in flight in shared memory (2: the next tile loads
       while the current one is computed; the wgmma strategies with 3 or more
       also run P V of a step during the next step's softmax).
@@ -87,6 +95,8 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
     ```mlir
     #attnc.flash_config<block_q = 256, block_kv = 64, warps = 8, stages = 2,
                         strategy = mma_sync>
+    #attnc.flash_config<block_q = 16, block_kv = 64, warps = 2, stages = 2,
+                        strategy = mma_sync, key_warps = 2>
     #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2,
       strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128,
       warps = 8, stages = 2, strategy = mma_sync_unaligned>>
@@ -95,13 +105,15 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
   let parameters = (ins "int64_t":$blockQ, "int64_t":$blockKV,
                         "int64_t":$warps, "int64_t":$stages,
                         "::attnc::TileStrategy":$strategy,
+                        DefaultValuedParameter<"int64_t", "1">:$keyWarps,
                         OptionalParameter<"::attnc::FlashConfigAttr">:
                             $fallback);
   let builders = [
     AttrBuilder<(ins "int64_t":$blockQ, "int64_t":$blockKV, "int64_t":$warps,
                      "int64_t":$stages, "::attnc::TileStrategy":$strategy,
-                     CArg<"::attnc::FlashConfigAttr", "{}">:$fallback), [{
-      return $_get($_ctxt, blockQ, blockKV, warps, stages, strategy,
+                     CArg<"::attnc::FlashConfigAttr", "{}">:$fallback,
+                     CArg<"int64_t", "1">:$keyWarps), [{
+      return $_get($_ctxt, blockQ, blockKV, warps, stages, strategy, keyWarps,
                    fallback);
     }]>
   ];
@@ -109,7 +121,7 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
   let assemblyFormat = [{
     `<` `block_q` `=` $blockQ `,` `block_kv` `=` $blockKV `,` `warps` `=`
     $warps `,` `stages` `=` $stages `,` `strategy` `=` $strategy
-    (`,` `fallback` `=` $fallback^)? `>`
+    `` custom<FlashConfigTail>($keyWarps, $fallback) `>`
   }];
   let genVerifyDecl = 1;
 }

@@ -259,6 +259,9 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
     Option<"stages", "stages", "int64_t", /*default=*/"0",
            "K/V tiles in flight in shared memory (0: the target's default; "
            "the strategy checks what it supports)">,
+    Option<"keyWarps", "key-warps", "int64_t", /*default=*/"0",
+           "warps that split each K/V tile's keys for every query row "
+           "(mma_sync; 0: one, each warp all keys of its rows)">,
     Option<"fallback", "fallback", "bool", /*default=*/"true",
            "give kernels that read by TMA an mma_sync_unaligned fallback "
            "for tensors TMA cannot address (when its shared memory fits)">,
