@@ -5,6 +5,7 @@
 // REQUIRES: ptxas
 // RUN: attnc-opt %s --attnc-pipeline="split-kv=128 block-q=16 block-kv=64 strategy=mma_sync fallback=false to-nvvm=false" | FileCheck %s --check-prefix=GPU
 // RUN: attnc-opt %s --attnc-pipeline="split-kv=128 block-q=16 block-kv=64 strategy=mma_sync fallback=false binary=isa" | FileCheck %s --check-prefix=PTX
+// RUN: attnc-opt %s --attnc-pipeline="split-kv=128 block-q=16 block-kv=64 key-warps=4 strategy=mma_sync fallback=false to-nvvm=false" | FileCheck %s --check-prefix=KEYS
 
 // The packed rows of a group (4 query heads x Sq) share a tile of 16: the
 // grid runs ceil(Sq / 4) tiles times the splits per (batch, K/V head).
@@ -24,6 +25,22 @@
 // GPU-SAME: tensor<"lse_partial", f32, [splits, B, 32, Sq], input
 // GPU-SAME: tensor<"o", bf16, [B, 32, Sq, 128], output
 // GPU-SAME: grid = {{\[}}[ceil_div(Sq, 16)], [32], [B]], block = [128, 1, 1]
+
+// Four warps split each 64-key tile of the 16 packed rows (16 keys each):
+// after the loop, parts 1-3 write their states (per thread 2 maxima, 2
+// sums and 64 accumulators: 68 words, 32 lanes) to shared memory between
+// two barriers, and every thread reads its lane's 3 x 68 words back.
+// KEYS: gpu.module @attn_0_module
+// KEYS-SAME: block = [128, 1, 1]
+// KEYS-SAME: key_warps = 4
+// KEYS: memref.view {{.*}} to memref<6528xf32, #gpu.address_space<workgroup>>
+// KEYS: nvvm.cp.async.wait.group 0
+// KEYS-NEXT: gpu.barrier
+// KEYS: scf.if
+// KEYS-COUNT-68: memref.store {{.*}} : memref<6528xf32, #gpu.address_space<workgroup>>
+// KEYS: gpu.barrier
+// KEYS-COUNT-204: memref.load {{.*}} : memref<6528xf32, #gpu.address_space<workgroup>>
+// KEYS: gpu.module @attn_1_module
 
 // The partial kernel stores pairs of f32 partials (8-byte stores); the
 // combine's merge weights are exponentials (in its loop, laid out after

@@ -568,6 +568,9 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
                {"block_q", std::to_string(config.getBlockQ())},
                {"block_kv", std::to_string(config.getBlockKV())},
                {"strategy", stringifyTileStrategy(config.getStrategy()).str()}};
+  // Warps splitting each tile's keys (absent: 1).
+  if (config.getKeyWarps() > 1)
+    abi.attrs["key_warps"] = std::to_string(config.getKeyWarps());
   // Query heads packed into one tile (--attnc-pack-gqa), for the cost
   // model's tile count.
   if (form.packedSource)

@@ -1,7 +1,8 @@
 // What the wgmma tile strategies refuse, each with the rule it breaks: a chip
 // without warpgroup MMAs, tiles that do not give each warpgroup 64 query
 // rows, a K/V tile that is not the n of one MMA, a head dim it cannot
-// swizzle, pipeline depths they do not build.
+// swizzle, pipeline depths they do not build, key-split warps (and
+// mma_sync's key parts narrower than one k step).
 // RUN: attnc-opt %s -split-input-file -verify-diagnostics --attnc-online-softmax="strategy=wgmma" --attnc-convert-to-gpu="chip=sm_80"
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma block-q=96" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=ROWS
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma block-kv=40" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=KV
@@ -11,6 +12,9 @@
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma stages=4" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=STAGES
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma_ws stages=5" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=RING
 // RUN: not attnc-opt %s --attnc-online-softmax="stages=9" 2>&1 | FileCheck %s --check-prefix=OPTION
+// RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma key-warps=2" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=KEYS
+// RUN: not attnc-opt %s --attnc-online-softmax="key-warps=-1" 2>&1 | FileCheck %s --check-prefix=KEYS-OPTION
+// RUN: not attnc-opt %s --attnc-online-softmax="strategy=mma_sync block-q=16 block-kv=32 key-warps=4" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=KEYS-PART
 
 // CHIP: tile strategy wgmma needs warpgroup MMAs, which sm_80 lacks (sm_90a only)
 // CHIP-WS: tile strategy wgmma_ws needs warpgroup MMAs, which sm_80 lacks (sm_90a only)
@@ -18,6 +22,9 @@
 // STAGES: wgmma strategy: stages must be 2 (one K/V tile computed while the next loads) or 3 (and P V of a step overlapping the next step's softmax), got 4
 // RING: wgmma_ws strategy: stages (the producer's ring) must be in [2, 4], got 5
 // OPTION: --attnc-online-softmax option stages must be in [1, 8] (or 0 for the target's default), got 9
+// KEYS: wgmma strategy: each warpgroup computes all keys of its rows; key_warps must be 1, got 2 (key-split warps are mma_sync's)
+// KEYS-OPTION: --attnc-online-softmax option key-warps must be positive (or 0 for 1), got -1
+// KEYS-PART: mma_sync strategy: block_kv / key_warps (32 / 4) must be a multiple of 16
 
 func.func @on_sm80(%q: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
   // expected-error @+1 {{wgmma strategy: needs warpgroup MMAs, which only sm_90a has; the kernel targets sm_80 (use strategy mma_sync)}}
