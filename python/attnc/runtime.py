@@ -17,6 +17,7 @@ import ctypes
 import operator
 import sys
 import threading
+from collections import OrderedDict
 from ctypes import byref, c_char_p, c_int64, c_size_t, c_void_p
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -166,6 +167,10 @@ class Kernel:
         # How to choose the size symbols the caller picks (size_rule()).
         self.size_rules = [self._size_rule_info(i) for i in range(
             lib().attnc_kernel_num_size_rules(handle))]
+        # Plans of recent calls (see _cached_plan), most recent last.
+        self._plans: OrderedDict = OrderedDict()
+        self._described = [p for p in self.params
+                           if p.kind in ("tensor", "workspace")]
 
     @property
     def fallback(self) -> "Kernel | None":
@@ -373,11 +378,60 @@ class Kernel:
         tensors, scalars = self._bind(args, kwargs)
         return Plan(self, tensors, scalars, num_sms)
 
+    #: Plans a kernel keeps for repeated calls (see _cached_plan).
+    PLAN_CACHE_SIZE = 8
+
+    def _plan_key(self, tensors: dict, scalars: dict,
+                  num_sms: int | None) -> tuple | None:
+        """What a plan depends on: each tensor's pointer, dtype, shape,
+        strides and device, the scalars (with their types) and the SM count;
+        None when an argument is not a torch tensor or a plain number."""
+        torch = sys.modules.get("torch")
+        if torch is None:
+            return None
+        key = []
+        for p in self._described:
+            t = tensors.get(p.name)
+            if not isinstance(t, torch.Tensor):
+                return None
+            key.append((t.data_ptr(), t.dtype, t.shape, t.stride(),
+                        t.device))
+        for p in self.scalars:
+            v = scalars[p.name]
+            if type(v) not in (int, float, bool):
+                return None
+            key.append((type(v), v))
+        key.append(num_sms)
+        return tuple(key)
+
+    def _cached_plan(self, tensors: dict, scalars: dict,
+                     num_sms: int | None) -> "Plan":
+        """The plan of a call, reused from an earlier call with the same
+        key (_plan_key): validation, descriptors, grid and tensor maps depend
+        on nothing else, and the tensors of this call are alive while it
+        launches. A cached plan keeps no tensor alive. Inside a capture (a
+        Graph keeps its plans and their tensors) every call plans afresh."""
+        key = None
+        if _active_capture() is None:
+            key = self._plan_key(tensors, scalars, num_sms)
+        if key is not None:
+            plan = self._plans.get(key)
+            if plan is not None:
+                self._plans.move_to_end(key)
+                return plan
+        plan = Plan(self, tensors, scalars, num_sms)
+        if key is not None:
+            plan.arguments = None
+            self._plans[key] = plan
+            if len(self._plans) > self.PLAN_CACHE_SIZE:
+                self._plans.popitem(last=False)
+        return plan
+
     def __call__(self, *args, stream: Any = None, num_sms: int | None = None,
                  **kwargs):
         tensors, scalars = self._bind(args, kwargs)
         made = self._allocate(tensors, num_sms)
-        plan = Plan(self, tensors, scalars, num_sms)
+        plan = self._cached_plan(tensors, scalars, num_sms)
         handle = plan.launch(stream)
         if made and _active_capture() is None:
             _keep_until_done(made, handle)
@@ -496,6 +550,7 @@ class Plan:
             *[_scalar(p, scalars[p.name]) for p in kernel.scalars])
         self._device = next((tensors[p.name].device for p in params
                              if _is_torch(tensors[p.name])), None)
+        self._device_index = getattr(self._device, "index", None)
         # The fallback, if the plan picks it, uses the same count.
         if num_sms is None and self._device is not None and (
                 kernel.needs_num_sms or
@@ -561,13 +616,23 @@ class Plan:
             capture._keep.append(self)
             if stream is None:
                 stream = capture.stream
-        handle = _stream_handle(stream, self._device)
-        if self._device is not None:
-            # Launch in the tensors' device context, as torch would.
-            with sys.modules["torch"].cuda.device(self._device):
-                check(lib().attnc_plan_launch(self._handle, handle))
-        else:
+        index = self._device_index
+        if index is None:
+            handle = _stream_handle(stream, self._device)
             check(lib().attnc_plan_launch(self._handle, handle))
+            return handle
+        torch = sys.modules["torch"]
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if stream is None and raw is not None:
+            handle = raw(index) or None  # torch's current stream, as below
+        else:
+            handle = _stream_handle(stream, self._device)
+        # Launch in the tensors' device context, as torch would.
+        if torch.cuda.current_device() == index:
+            check(lib().attnc_plan_launch(self._handle, handle))
+        else:
+            with torch.cuda.device(index):
+                check(lib().attnc_plan_launch(self._handle, handle))
         return handle
 
     def __del__(self):

@@ -63,7 +63,8 @@ MASKS = {
 # H > Hkv are packed (--attnc-pack-gqa). Tiles default to the target's
 # decode tile (32 x 64); block_q 16 packs a group of 16 into one tile, 64
 # the other way; 3 and 4 stages keep that many K/V tiles in flight (the
-# bottom-right mask's two chained loops share the pipeline).
+# bottom-right mask's two chained loops share the pipeline); --key-warps
+# splits each K/V tile's keys over 2 or 4 warps that merge at the end.
 MODULES = [(128, "bf16", "full", 32, 8, []),
            (128, "bf16", "br", 32, 8, ["--block-q=16"]),
            (64, "f16", "full", 16, 2, []),
@@ -76,7 +77,14 @@ MODULES = [(128, "bf16", "full", 32, 8, []),
            (128, "bf16", "br", "?", "?", ["--gqa-group=4"]),
            (128, "bf16", "full", "?", "?", ["--gqa-group=4"]),
            (64, "f16", "full", "?", "?", ["--gqa-group=8"]),
-           (128, "bf16", "full", "?", "?", ["--gqa-group=32"])]
+           (128, "bf16", "full", "?", "?", ["--gqa-group=32"]),
+           (128, "bf16", "full", 32, 8, ["--block-q=16", "--key-warps=4"]),
+           (128, "bf16", "br", "?", "?", ["--key-warps=2"]),
+           (64, "f16", "full", 16, 2, ["--key-warps=2"]),
+           (128, "bf16", "br", 32, 8, ["--block-q=16", "--key-warps=4",
+                                      "--stages=3"]),
+           (128, "f16", "full", "?", "?", ["--gqa-group=8", "--block-q=16",
+                                          "--key-warps=2"])]
 
 
 def group_of(extra):

@@ -118,6 +118,69 @@ class RuntimeGPUTest(unittest.TestCase):
             self.assertEqual(o.dtype, torch_dtype(p))
         torch.cuda.synchronize()
 
+    def test_repeated_calls_reuse_their_plan(self):
+        """A call with the same tensors (pointers, shapes, strides, dtypes)
+        and scalars launches the plan of the first; other tensors get their
+        own plans (at most PLAN_CACHE_SIZE kept, none holding a tensor);
+        calls recorded into a Graph plan afresh; and a reused plan computes
+        from what the tensors hold now."""
+        kernel = next(iter(self.module))
+        symbols = dict(SYMBOLS)
+        torch.manual_seed(1)
+        args = make_inputs(kernel, symbols)
+        named = make_outputs(kernel, symbols)
+        kernel._plans.clear()
+        first = kernel(**args, **named)
+        first = first if isinstance(first, tuple) else (first,)
+        expected = [o.clone() for o in first]
+        self.assertEqual(len(kernel._plans), 1)
+        plan = next(iter(kernel._plans.values()))
+        self.assertIsNone(plan.arguments)
+        for o in first:
+            poison(o)
+        kernel(**args, **named)
+        torch.cuda.synchronize()
+        self.assertEqual(list(kernel._plans.values()), [plan])
+        for p, e, o in zip(kernel.outputs, expected, first):
+            self.assertTrue(torch.equal(e, o), f"{p.name}: reused plan")
+        # New outputs (new pointers: all kept alive, or the allocator hands
+        # the same blocks out again): a plan of their own, same results.
+        kept = []
+        for n in range(kernel.PLAN_CACHE_SIZE + 2):
+            other = make_outputs(kernel, symbols)
+            kept.append(other)
+            outs = kernel(**args, **other)
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            torch.cuda.synchronize()
+            for p, e, o in zip(kernel.outputs, expected, outs):
+                self.assertTrue(torch.equal(e, o), f"{p.name}: call {n}")
+        self.assertEqual(len(kernel._plans), kernel.PLAN_CACHE_SIZE)
+        # Inputs changed in place: the reused plan reads the new values,
+        # as a fresh plan does.
+        kernel(**args, **named)
+        for p in kernel.inputs:
+            t = args[p.name]
+            if t.dtype.is_floating_point:
+                t.mul_(0.5)
+        kernel(**args, **named)
+        reused = [o.clone() for o in first]
+        fresh = make_outputs(kernel, symbols)
+        kernel.plan(**args, **fresh).launch()
+        torch.cuda.synchronize()
+        for p, r in zip(kernel.outputs, reused):
+            self.assertTrue(torch.equal(r, fresh[p.name]), f"{p.name}: input "
+                            "changed in place")
+        # Recorded calls keep their own plans (and tensors) in the graph.
+        cached = dict(kernel._plans)
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            with attnc.Graph() as graph:
+                kernel(**args, **named)
+        stream.synchronize()
+        self.assertEqual(kernel._plans, cached)
+        self.assertIsNotNone(graph._keep[-1].arguments)
+
     def test_validation_error_on_gpu_tensors(self):
         kernel = next(iter(self.module))
         args = make_inputs(kernel, dict(SYMBOLS))

@@ -10,6 +10,9 @@
 // strategies (the wgmma kernel and its mma_sync fallback).
 // RUN: attnc-opt %s --attnc-pipeline="to-nvvm=false" | FileCheck %s
 // RUN: attnc-opt %s --attnc-pipeline="to-nvvm=false" | FileCheck %s --check-prefix=FALLBACK
+// Key-split warps would offset each part's draw groups: refused.
+// RUN: not attnc-opt %s --attnc-pipeline="to-nvvm=false strategy=mma_sync block-q=64 key-warps=2" 2>&1 | FileCheck %s --check-prefix=KEYS
+// KEYS: drops probabilities out; its kernel splits the keys of each tile over key_warps = 2 warps, which dropout does not support
 
 // CHECK: gpu.module @attn_module
 // CHECK-SAME: scalar<"seed", i64>, scalar<"offset", i64>]
