@@ -151,6 +151,10 @@ struct TargetDescription {
   /// above 16 x 64, 64 x 64 and 16 x 32).
   int64_t decodeBlockQ = 32;
   int64_t decodeBlockKV = 64;
+  /// Warps splitting each decode tile's keys: one (H200 2026-12-03,
+  /// bench/results/decode-key-warps.md: two per row slab on this tile
+  /// within 1%, 16-row tiles with four 16-key parts 23% slower at one-wave
+  /// grids and at most 4% faster at many-wave ones).
   int64_t decodeKeyWarps = 1;
 
   /// Ceilings the intensity report prices kernels with.
@@ -172,12 +176,10 @@ struct TargetDescription {
   /// and the stages given (0 and none: the target's default); `masked`
   /// when the attention has a mask; `keyWarps` warps splitting each K/V
   /// tile's keys (FlashConfigAttr's key_warps) for each warp's rows.
-  FlashConfigAttr
-  attentionConfig(mlir::MLIRContext *ctx, int64_t headDim, int64_t blockQ = 0,
-                  int64_t blockKV = 0,
-                  std::optional<TileStrategy> strategy = std::nullopt,
-                  int64_t stages = 0, bool masked = true,
-                  int64_t keyWarps = 1) const;
+  FlashConfigAttr attentionConfig(
+      mlir::MLIRContext *ctx, int64_t headDim, int64_t blockQ = 0,
+      int64_t blockKV = 0, std::optional<TileStrategy> strategy = std::nullopt,
+      int64_t stages = 0, bool masked = true, int64_t keyWarps = 1) const;
 
   /// The configuration of an attention backward kernel, with the tiles
   /// given (0: the target's default).

@@ -200,9 +200,8 @@ LogicalResult MmaSyncStrategy::verify(Location diagLoc) const {
   // The parts' states meet in the tiles' shared memory after the loops.
   if (s.keyWarps > 1 && mergeBytes() > sharedMemoryBytes())
     return emitError(diagLoc)
-           << "mma_sync strategy: the " << s.keyWarps
-           << " key parts' states (" << mergeBytes()
-           << " bytes) must fit in the tiles' shared memory ("
+           << "mma_sync strategy: the " << s.keyWarps << " key parts' states ("
+           << mergeBytes() << " bytes) must fit in the tiles' shared memory ("
            << sharedMemoryBytes() << " bytes)";
   int64_t threads = s.warps * mma::kWarpSize;
   int64_t copiesPerRow = s.headDim / elemsPerAccess();
@@ -507,8 +506,7 @@ MmaSyncStrategy::gatherKeyParts(OpBuilder &b, ArrayRef<Value> state) {
   int64_t words = mergeBytes() / 4;
   Value buffer = memref::ViewOp::create(
       b, loc,
-      MemRefType::get({words}, b.getF32Type(), MemRefLayoutAttrInterface{},
-                      ws),
+      MemRefType::get({words}, b.getF32Type(), MemRefLayoutAttrInterface{}, ws),
       dynamicSharedBytes(b, loc), idx(b, 0), ValueRange{});
   // (No copy is in flight after the last step; waiting costs nothing and
   // keeps the reuse safe whatever the pipeline left.)
@@ -519,8 +517,7 @@ MmaSyncStrategy::gatherKeyParts(OpBuilder &b, ArrayRef<Value> state) {
     // ((part - 1) * rowWarps + rowWarp) * stateWords * lanes + word * lanes
     Value p = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, part, idx(b, rowWarps)), rowWarp);
-    Value base = arith::MulIOp::create(b, loc, p,
-                                       idx(b, stateWords() * lanes));
+    Value base = arith::MulIOp::create(b, loc, p, idx(b, stateWords() * lanes));
     return arith::AddIOp::create(
         b, loc, base,
         arith::AddIOp::create(

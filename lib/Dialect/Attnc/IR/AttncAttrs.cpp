@@ -86,8 +86,8 @@ void AttncDialect::registerAttributes() {
 LogicalResult
 FlashConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         int64_t blockQ, int64_t blockKV, int64_t warps,
-                        int64_t stages, TileStrategy strategy,
-                        int64_t keyWarps, FlashConfigAttr fallback) {
+                        int64_t stages, TileStrategy strategy, int64_t keyWarps,
+                        FlashConfigAttr fallback) {
   if (blockQ <= 0 || blockKV <= 0)
     return emitError() << "block_q and block_kv must be positive, got "
                        << blockQ << " and " << blockKV;
