@@ -413,8 +413,13 @@ FlashKernelBuilder::emitConsumer(const LoopBounds &bounds, Value &slot,
       ++last;
     Value chainEnd = ubs[last];
     bool masked = !l.step.getMask().empty();
+    // The element-wise fallback (a correctness path whose loads dominate)
+    // tests the bounds on every tile of a loop: one loop body instead of
+    // two, a third less code for LLVM and ptxas in a masked kernel.
+    bool splitTail =
+        form.config.getStrategy() != TileStrategy::mma_sync_unaligned;
     FailureOr<OnlineSoftmaxState> next = failure();
-    if (l.mayBePartial && !masked) {
+    if (l.mayBePartial && !masked && splitTail) {
       // Full tiles without the bounds test, the tail with it: the split is
       // min(ub, max(lb, Skv floordiv block_kv)), each clamp dropped where
       // the IR proves it redundant.
