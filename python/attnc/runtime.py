@@ -167,6 +167,8 @@ class Kernel:
         # How to choose the size symbols the caller picks (size_rule()).
         self.size_rules = [self._size_rule_info(i) for i in range(
             lib().attnc_kernel_num_size_rules(handle))]
+        self._known = {p.name: p for p in self.inputs + self.outputs +
+                       self.workspaces + self.scalars}
         # Plans of recent calls (see _cached_plan), most recent last.
         self._plans: OrderedDict = OrderedDict()
         self._described = [p for p in self.params
@@ -302,8 +304,7 @@ class Kernel:
                             f"{len(args)}")
         tensors = {p.name: a for p, a in zip(self.inputs, args)}
         scalars = {}
-        known = {p.name: p for p in self.inputs + self.outputs +
-                 self.workspaces + self.scalars}
+        known = self._known
         for key, value in kwargs.items():
             p = known.get(key)
             if p is None:
@@ -395,7 +396,7 @@ class Kernel:
             if not isinstance(t, torch.Tensor):
                 return None
             key.append((t.data_ptr(), t.dtype, t.shape, t.stride(),
-                        t.device))
+                        t.get_device()))
         for p in self.scalars:
             v = scalars[p.name]
             if type(v) not in (int, float, bool):
@@ -622,13 +623,14 @@ class Plan:
             check(lib().attnc_plan_launch(self._handle, handle))
             return handle
         torch = sys.modules["torch"]
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        raw, current = _torch_cuda_entry_points(torch)
         if stream is None and raw is not None:
             handle = raw(index) or None  # torch's current stream, as below
         else:
             handle = _stream_handle(stream, self._device)
-        # Launch in the tensors' device context, as torch would.
-        if torch.cuda.current_device() == index:
+        # Launch in the tensors' device context, as torch would (the
+        # tensors exist, so torch's CUDA state is initialized).
+        if current() == index:
             check(lib().attnc_plan_launch(self._handle, handle))
         else:
             with torch.cuda.device(index):
@@ -639,6 +641,21 @@ class Plan:
         handle, self._handle = getattr(self, "_handle", None), None
         if handle and _capi._lib is not None:
             _capi._lib.attnc_plan_destroy(handle)
+
+
+_entry_points = None
+
+
+def _torch_cuda_entry_points(torch) -> tuple:
+    """torch's raw current-stream query (None where torch lacks it) and
+    its current-device query, looked up once."""
+    global _entry_points
+    if _entry_points is None:
+        c = torch._C
+        _entry_points = (getattr(c, "_cuda_getCurrentRawStream", None),
+                         getattr(c, "_cuda_getDevice",
+                                 torch.cuda.current_device))
+    return _entry_points
 
 
 def _stream_handle(stream: Any, device: Any = None) -> int | None:
