@@ -326,7 +326,7 @@ void CostCounter::describeSchedule(FlashConfigAttr config, Value q, Value k,
   s.headDim = int64_t(extent(q, -1));
   s.headDimV = int64_t(extent(v, -1));
   s.elementBytes = int64_t(bytes(q) / std::max(1.0, numElements(q)));
-  s.mmaWarps = config.getWarps();
+  s.mmaWarps = config.getWarps() / config.getKeyWarps();
   // Warp-specialised kernels add a producer warpgroup.
   s.threads = config.getWarps() * 32 +
               (strategy == TileStrategy::wgmma_ws ||

@@ -60,7 +60,8 @@ cost::KernelSchedule scheduleOf(const attnc_kernel &k) {
   s.headDim = attrInt(k, "head_dim", 0);
   s.headDimV = attrInt(k, "head_dim_v", s.headDim);
   s.threads = k.block[0] * k.block[1] * k.block[2];
-  s.mmaWarps = s.threads / 32;
+  s.mmaWarps =
+      s.threads / 32 / std::max<int64_t>(attrInt(k, "key_warps", 1), 1);
   s.sharedBytes = k.sharedMemoryBytes;
   s.registers = k.registers;
   s.packedHeads = std::max<int64_t>(attrInt(k, "packed_heads", 1), 1);

@@ -28,7 +28,7 @@ UNIT_DEVICE = {
 }
 
 
-def manifest(mask, strategy="mma_sync"):
+def manifest(mask, strategy="mma_sync", key_warps=None):
     shape = {"q": ["B", "H", "Sq", 64], "k": ["B", "H", "Skv", 64],
              "v": ["B", "H", "Skv", 64], "o": ["B", "H", "Sq", 64]}
     params = [{"name": n, "kind": "tensor", "dtype": "bf16", "shape": s,
@@ -43,11 +43,13 @@ def manifest(mask, strategy="mma_sync"):
             "grid": [[{"sym": "Sq", "ceil_div": 64}], ["H"], ["B"]],
             "params": params,
             "attrs": {"strategy": strategy, "block_q": 64,
-                      "block_kv": 64, "head_dim": 64, "mask": mask}}]})
+                      "block_kv": 64, "head_dim": 64, "mask": mask,
+                      **({"key_warps": key_warps} if key_warps
+                         else {})}}]})
 
 
-def plan(mask, sq, skv, strategy="mma_sync"):
-    k = attnc.Module.from_json(manifest(mask, strategy))["attn"]
+def plan(mask, sq, skv, strategy="mma_sync", key_warps=None):
+    k = attnc.Module.from_json(manifest(mask, strategy, key_warps))["attn"]
     return k.plan(q=FakeTensor(0x100000, (1, 1, sq, 64), BF16),
                   k=FakeTensor(0x200000, (1, 1, skv, 64), BF16),
                   v=FakeTensor(0x300000, (1, 1, skv, 64), BF16),
@@ -159,6 +161,14 @@ class EstimateTest(unittest.TestCase):
         self.assertAlmostEqual(e.tensor_us, 2 * step, places=6)
         self.assertGreater(e.tensor_us / e.time_us, 0.99)
         self.assertEqual((e.limiter, e.regime), ("tensor", "latency"))
+
+    def test_key_parts_read_their_share_of_the_tiles(self):
+        # Four warps in two key parts: two tiles' worth of K and V read by
+        # ldmatrix per step, half of four warps' (the rest of the step and
+        # the fill unchanged).
+        e = plan("none", 64, 128, key_warps=2).estimate(self.device)
+        step = self.STEP - 0.065536 / 2
+        self.assertAlmostEqual(e.sm_us, 2 * step + self.FILL, places=9)
 
     def test_device_name_or_file(self):
         e = plan("none", 64, 128).estimate("h200")

@@ -101,7 +101,9 @@ struct KernelSchedule {
   bool persistent = false;
   int64_t blockQ = 0, blockKV = 0, headDim = 0, headDimV = 0;
   int64_t elementBytes = 2;
-  /// Warps that read K and V from shared memory by ldmatrix (mma.sync).
+  /// Warps that read K and V from shared memory by ldmatrix (mma.sync),
+  /// counted in whole tiles: with key_warps parts, each reads 1/key_warps
+  /// of a tile, so warps / key_warps.
   int64_t mmaWarps = 0;
   int64_t threads = 0;
   int64_t sharedBytes = 0;
