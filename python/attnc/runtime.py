@@ -171,6 +171,7 @@ class Kernel:
                        self.workspaces + self.scalars}
         # Plans of recent calls (see _cached_plan), most recent last.
         self._plans: OrderedDict = OrderedDict()
+        self._plans_lock = threading.Lock()
         self._described = [p for p in self.params
                            if p.kind in ("tensor", "workspace")]
 
@@ -416,16 +417,18 @@ class Kernel:
         if _active_capture() is None:
             key = self._plan_key(tensors, scalars, num_sms)
         if key is not None:
-            plan = self._plans.get(key)
-            if plan is not None:
-                self._plans.move_to_end(key)
-                return plan
+            with self._plans_lock:  # calls may come from several threads
+                plan = self._plans.get(key)
+                if plan is not None:
+                    self._plans.move_to_end(key)
+                    return plan
         plan = Plan(self, tensors, scalars, num_sms)
         if key is not None:
             plan.arguments = None
-            self._plans[key] = plan
-            if len(self._plans) > self.PLAN_CACHE_SIZE:
-                self._plans.popitem(last=False)
+            with self._plans_lock:
+                self._plans[key] = plan
+                if len(self._plans) > self.PLAN_CACHE_SIZE:
+                    self._plans.popitem(last=False)
         return plan
 
     def __call__(self, *args, stream: Any = None, num_sms: int | None = None,
