@@ -45,6 +45,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -237,8 +238,10 @@ static FailureOr<std::string> serializeToPtx(gpu::GPUModuleOp km,
 }
 
 /// Serializes every kernel to PTX and assembles each into a cubin with
-/// ptxas: a kernel's ptxas runs while the next kernel goes through LLVM,
-/// at most `parallel` ptxas processes at a time. Fills kernel module name
+/// ptxas: kernels go through LLVM on up to `parallel` threads at once (each
+/// in its own LLVM context; the MLIR context is multithreaded and only
+/// read), a kernel's ptxas starts as soon as its PTX exists, at most
+/// `parallel` ptxas processes at a time. Fills kernel module name
 /// -> PTX and -> cubin; a failed run reports ptxas's log under the
 /// kernel's name (its launch contract's).
 static LogicalResult compileKernels(
@@ -255,6 +258,22 @@ static LogicalResult compileKernels(
     order.push_back({-ops, km});
   }
   llvm::stable_sort(order, [](auto &a, auto &b) { return a.first < b.first; });
+  // Targets on this thread (a kernel without one is reported here), then
+  // every kernel's LLVM at once, largest first.
+  SmallVector<NVVM::NVVMTargetAttr> targets;
+  for (gpu::GPUModuleOp km : llvm::make_second_range(order)) {
+    FailureOr<NVVM::NVVMTargetAttr> nvvm = nvvmTarget(km);
+    if (failed(nvvm))
+      return failure();
+    targets.push_back(*nvvm);
+  }
+  llvm::DefaultThreadPool pool(llvm::hardware_concurrency(parallel));
+  std::vector<std::shared_future<FailureOr<std::string>>> texts;
+  for (auto [km, nvvm] :
+       llvm::zip_equal(llvm::make_second_range(order), targets))
+    texts.push_back(pool.async([&, km = km, nvvm = nvvm]() mutable {
+      return serializeToPtx(km, nvvm, toolkit, symbols);
+    }));
   std::deque<PtxasRun> runs;
   bool ok = true;
   auto finish = [&](PtxasRun &run) {
@@ -281,13 +300,11 @@ static LogicalResult compileKernels(
                  << (log ? (*log)->getBuffer() : "") << "\n";
   };
   size_t next = 0, running = 0;
-  for (gpu::GPUModuleOp km : llvm::make_second_range(order)) {
-    FailureOr<NVVM::NVVMTargetAttr> nvvm = nvvmTarget(km);
-    if (failed(nvvm))
-      return failure();
-    FailureOr<std::string> text = serializeToPtx(km, *nvvm, toolkit, symbols);
+  for (auto [i, km] : llvm::enumerate(llvm::make_second_range(order))) {
+    FailureOr<std::string> text = texts[i].get();
     if (failed(text))
       return failure();
+    NVVM::NVVMTargetAttr *nvvm = &targets[i];
     PtxasRun &run = runs.emplace_back();
     run.module = km.getSymName().str();
     attnc::LaunchContractAttr contract = attnc::getLaunchContract(km);
