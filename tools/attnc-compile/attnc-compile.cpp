@@ -133,8 +133,8 @@ static cl::opt<std::string>
     cudaRoot("cuda-root", cl::desc("CUDA toolkit directory"), cl::init(""));
 static cl::opt<unsigned>
     jobs("jobs",
-         cl::desc("ptxas processes run at once (default: the hardware "
-                  "threads)"),
+         cl::desc("kernels serialized by LLVM at once, and ptxas processes "
+                  "run at once (default: the hardware threads)"),
          cl::init(0));
 
 static int fail(const Twine &msg) {
