@@ -243,7 +243,8 @@ FlashConfigAttr TargetDescription::withFallback(FlashConfigAttr config,
       config.getWarps(), kFallbackStages, TileStrategy::mma_sync_unaligned);
   return FlashConfigAttr::get(config.getContext(), config.getBlockQ(),
                               config.getBlockKV(), config.getWarps(),
-                              config.getStages(), kind, fallback);
+                              config.getStages(), kind, fallback,
+                              config.getKeyWarps());
 }
 
 std::string attnc::ptxFeaturesForChip(StringRef chip) {

@@ -13,6 +13,7 @@
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma_ws stages=5" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=RING
 // RUN: not attnc-opt %s --attnc-online-softmax="stages=9" 2>&1 | FileCheck %s --check-prefix=OPTION
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma key-warps=2" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=KEYS
+// RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma_ws key-warps=2" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=KEYS
 // RUN: not attnc-opt %s --attnc-online-softmax="key-warps=-1" 2>&1 | FileCheck %s --check-prefix=KEYS-OPTION
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=mma_sync block-q=16 block-kv=32 key-warps=4" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=KEYS-PART
 
