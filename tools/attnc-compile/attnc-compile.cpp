@@ -271,7 +271,7 @@ static LogicalResult compileKernels(
   std::vector<std::shared_future<FailureOr<std::string>>> texts;
   for (auto [km, nvvm] :
        llvm::zip_equal(llvm::make_second_range(order), targets))
-    texts.push_back(pool.async([&, km = km, nvvm = nvvm]() mutable {
+    texts.push_back(pool.async([&, km = km, nvvm = nvvm]() {
       return serializeToPtx(km, nvvm, toolkit, symbols);
     }));
   std::deque<PtxasRun> runs;
@@ -304,7 +304,6 @@ static LogicalResult compileKernels(
     FailureOr<std::string> text = texts[i].get();
     if (failed(text))
       return failure();
-    NVVM::NVVMTargetAttr *nvvm = &targets[i];
     PtxasRun &run = runs.emplace_back();
     run.module = km.getSymName().str();
     attnc::LaunchContractAttr contract = attnc::getLaunchContract(km);
@@ -315,7 +314,7 @@ static LogicalResult compileKernels(
         failed(makeTemp(run.kernel, "log", run.log, run.removers[2])) ||
         failed(writeFile(run.ptx, ptx[run.module])))
       return failure();
-    run.args = ptxasArgs(*nvvm, run);
+    run.args = ptxasArgs(targets[i], run);
     if (running == parallel) {
       finish(runs[next++]);
       --running;

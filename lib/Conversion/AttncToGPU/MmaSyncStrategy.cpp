@@ -513,8 +513,9 @@ MmaSyncStrategy::gatherKeyParts(OpBuilder &b, ArrayRef<Value> state) {
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
   gpu::BarrierOp::create(b, loc);
   int64_t lanes = mma::kWarpSize;
+  // Word `word` of other part `part` (0 for key part 1) of this row warp:
+  // ((part * rowWarps + rowWarp) * stateWords + word) * lanes + lane.
   auto slotOf = [&](Value part, Value word) {
-    // ((part - 1) * rowWarps + rowWarp) * stateWords * lanes + word * lanes
     Value p = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, part, idx(b, rowWarps)), rowWarp);
     Value base = arith::MulIOp::create(b, loc, p, idx(b, stateWords() * lanes));
