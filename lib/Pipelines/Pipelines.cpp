@@ -92,6 +92,8 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
           tiles.blockKV = desc->decodeBlockKV;
         if (options.keyWarps == 0)
           tiles.keyWarps = desc->decodeKeyWarps;
+        if (!options.interleaveKV.hasValue())
+          tiles.interleaveKV = desc->decodeInterleaveKV;
       }
       if (tiles.strategy.empty())
         tiles.strategy = "mma_sync";
@@ -99,6 +101,8 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
     tiles.stages = options.stages;
     if (options.keyWarps > 0)
       tiles.keyWarps = options.keyWarps;
+    if (options.interleaveKV.hasValue())
+      tiles.interleaveKV = options.interleaveKV;
     tiles.fallback = options.fallback;
     // Decoding: the query heads of a K/V group share one tile.
     if (options.splitKV > 0) {

@@ -174,7 +174,7 @@ SmallVector<StringRef> TargetDescription::getFeatureNames() const {
 FlashConfigAttr TargetDescription::attentionConfig(
     MLIRContext *ctx, int64_t headDim, int64_t blockQ, int64_t blockKV,
     std::optional<TileStrategy> strategy, int64_t stages, bool masked,
-    int64_t keyWarps) const {
+    int64_t keyWarps, bool interleaveKV) const {
   TileStrategy kind = strategy.value_or(
       headDim > 64 ? attentionStrategyLargeHead : attentionStrategy);
   // Without a mask every work tile costs the same, and the persistent grid
@@ -210,9 +210,11 @@ FlashConfigAttr TargetDescription::attentionConfig(
                                                : attentionRowsPerWarpSmall);
   int64_t warps = std::max<int64_t>(1, q / rowsPerWarp) * keyWarps;
   if (!stages)
-    stages = warpgroups ? wgmmaStages : attentionStages;
+    stages = warpgroups     ? wgmmaStages
+             : interleaveKV ? interleavedStages
+                            : attentionStages;
   return FlashConfigAttr::get(ctx, q, kv, warps, stages, kind,
-                              /*fallback=*/{}, keyWarps);
+                              /*fallback=*/{}, keyWarps, interleaveKV);
 }
 
 FlashConfigAttr
@@ -244,7 +246,7 @@ FlashConfigAttr TargetDescription::withFallback(FlashConfigAttr config,
   return FlashConfigAttr::get(config.getContext(), config.getBlockQ(),
                               config.getBlockKV(), config.getWarps(),
                               config.getStages(), kind, fallback,
-                              config.getKeyWarps());
+                              config.getKeyWarps(), config.getInterleaveKV());
 }
 
 std::string attnc::ptxFeaturesForChip(StringRef chip) {

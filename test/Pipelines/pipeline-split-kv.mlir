@@ -6,6 +6,7 @@
 // RUN: attnc-opt %s --attnc-pipeline="split-kv=128 block-q=16 block-kv=64 strategy=mma_sync fallback=false to-nvvm=false" | FileCheck %s --check-prefix=GPU
 // RUN: attnc-opt %s --attnc-pipeline="split-kv=128 block-q=16 block-kv=64 strategy=mma_sync fallback=false binary=isa" | FileCheck %s --check-prefix=PTX
 // RUN: attnc-opt %s --attnc-pipeline="split-kv=128 block-q=16 block-kv=64 key-warps=4 strategy=mma_sync fallback=false to-nvvm=false" | FileCheck %s --check-prefix=KEYS
+// RUN: attnc-opt %s --attnc-pipeline="split-kv=128 block-q=16 block-kv=128 key-warps=4 interleave-kv=true stages=3 strategy=mma_sync fallback=false to-nvvm=false" | FileCheck %s --check-prefix=RING
 
 // The packed rows of a group (4 query heads x Sq) share a tile of 16: the
 // grid runs ceil(Sq / 4) tiles times the splits per (batch, K/V head).
@@ -41,6 +42,37 @@
 // KEYS: gpu.barrier
 // KEYS-COUNT-204: memref.load {{.*}} : memref<6528xf32, #gpu.address_space<workgroup>>
 // KEYS: gpu.module @attn_1_module
+
+// Interleaved K/V loads through a ring of three 128-row buffers (one
+// shared-memory array after Q: 4352 + 3 x 34816 bytes): the prologue starts
+// Q, K of the first tile and its V (three groups) and waits for the first
+// two; each step waits for its K with one load still in flight, starts
+// the load two ahead (the next K, or an empty group past the chain's end),
+// computes S, then waits for its V the same way and starts the next V
+// before P V. Without the ring's second wait no P V could be correct.
+// RING: gpu.module @attn_0_module
+// RING-SAME: interleave_kv = 1
+// RING: memref.view {{.*}}[%c4352{{.*}} to memref<3x128x136xbf16, #gpu.address_space<workgroup>>
+// RING-COUNT-3: nvgpu.device_async_create_group
+// RING-NEXT: nvvm.cp.async.wait.group 1
+// RING-NEXT: gpu.barrier
+// RING: scf.for
+// RING-NEXT: nvvm.cp.async.wait.group 1
+// RING-NEXT: gpu.barrier
+// RING: scf.if
+// RING: nvgpu.device_async_create_group
+// RING: } else {
+// RING-NEXT: nvvm.cp.async.commit.group
+// RING: nvvm.mma.sync
+// RING: nvvm.cp.async.wait.group 1
+// RING-NEXT: gpu.barrier
+// RING: scf.if
+// RING: nvgpu.device_async_create_group
+// RING: } else {
+// RING-NEXT: nvvm.cp.async.commit.group
+// RING: nvvm.mma.sync
+// RING: scf.yield
+// RING: gpu.module @attn_1_module
 
 // The partial kernel stores pairs of f32 partials (8-byte stores); the
 // combine's merge weights are exponentials (in its loop, laid out after

@@ -84,7 +84,15 @@ MODULES = [(128, "bf16", "full", 32, 8, []),
            (128, "bf16", "br", 32, 8, ["--block-q=16", "--key-warps=4",
                                       "--stages=3"]),
            (128, "f16", "full", "?", "?", ["--gqa-group=8", "--block-q=16",
-                                          "--key-warps=2"])]
+                                          "--key-warps=2"]),
+           # Interleaved K/V loads: odd and even rings, key parts, chunks.
+           (128, "bf16", "full", 32, 8, ["--block-q=16", "--block-kv=128",
+                                        "--key-warps=4", "--interleave-kv"]),
+           (128, "bf16", "br", "?", "?", ["--interleave-kv", "--stages=2"]),
+           (64, "f16", "full", 16, 2, ["--interleave-kv", "--stages=4"]),
+           (128, "f16", "br", 32, 8, ["--block-q=16", "--block-kv=128",
+                                     "--key-warps=4", "--interleave-kv",
+                                     "--stages=3"])]
 
 
 def group_of(extra):

@@ -105,6 +105,11 @@ static cl::opt<int64_t> keyWarps(
     cl::desc("warps splitting each attention K/V tile's keys (mma_sync; "
              "default: the target's)"),
     cl::init(0));
+static cl::opt<bool> interleaveKV(
+    "interleave-kv",
+    cl::desc("mma_sync attention kernels interleave their K and V loads in "
+             "one ring of `stages` tile buffers (default: the target's)"),
+    cl::init(false));
 static cl::opt<bool> fallback(
     "fallback",
     cl::desc("give attention kernels that load by TMA an mma_sync_unaligned "
@@ -413,6 +418,8 @@ int main(int argc, char **argv) {
     o.strategy = strategy;
     o.stages = stages;
     o.keyWarps = keyWarps;
+    if (interleaveKV.getNumOccurrences())
+      o.interleaveKV = interleaveKV;
     o.fallback = fallback;
     o.backward = backward;
     o.splitKV = splitKV;

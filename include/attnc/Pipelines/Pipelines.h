@@ -55,6 +55,12 @@ struct AttncPipelineOptions
       llvm::cl::desc("warps splitting each K/V tile's keys in an attention "
                      "kernel (mma_sync; 0: the target's default)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> interleaveKV{
+      *this, "interleave-kv",
+      llvm::cl::desc("mma_sync attention kernels interleave their K and V "
+                     "loads in one ring of `stages` tile buffers (default: "
+                     "the target's decode choice with split-kv, else off)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> fallback{
       *this, "fallback",
       llvm::cl::desc("give attention kernels that read by TMA an "

@@ -97,6 +97,10 @@ struct TargetDescription {
   int64_t attentionRowsPerWarpSmall = 16;
   /// K/V tiles in flight in shared memory.
   int64_t attentionStages = 2;
+  /// Single-tile buffers of an mma_sync kernel whose K and V loads
+  /// interleave (FlashConfigAttr's interleave_kv): three keep two tiles in
+  /// flight in 1.5 pairs' memory.
+  int64_t interleavedStages = 3;
   /// The tile strategy attention kernels use on this target, for head dims
   /// up to 64 and above.
   TileStrategy attentionStrategy = TileStrategy::mma_sync;
@@ -156,6 +160,8 @@ struct TargetDescription {
   /// within 1%, 16-row tiles with four 16-key parts 23% slower at one-wave
   /// grids and at most 4% faster at many-wave ones).
   int64_t decodeKeyWarps = 1;
+  /// Whether decode kernels interleave their K and V loads.
+  bool decodeInterleaveKV = false;
 
   /// Ceilings the intensity report prices kernels with.
   RooflineModel roofline;
@@ -176,10 +182,12 @@ struct TargetDescription {
   /// and the stages given (0 and none: the target's default); `masked`
   /// when the attention has a mask; `keyWarps` warps splitting each K/V
   /// tile's keys (FlashConfigAttr's key_warps) for each warp's rows.
-  FlashConfigAttr attentionConfig(
-      mlir::MLIRContext *ctx, int64_t headDim, int64_t blockQ = 0,
-      int64_t blockKV = 0, std::optional<TileStrategy> strategy = std::nullopt,
-      int64_t stages = 0, bool masked = true, int64_t keyWarps = 1) const;
+  FlashConfigAttr
+  attentionConfig(mlir::MLIRContext *ctx, int64_t headDim, int64_t blockQ = 0,
+                  int64_t blockKV = 0,
+                  std::optional<TileStrategy> strategy = std::nullopt,
+                  int64_t stages = 0, bool masked = true, int64_t keyWarps = 1,
+                  bool interleaveKV = false) const;
 
   /// The configuration of an attention backward kernel, with the tiles
   /// given (0: the target's default).
@@ -201,12 +209,14 @@ struct TargetDescription {
 inline constexpr int64_t kMmaSyncRowPadBytes = 16;
 
 /// Dynamic shared memory of an mma_sync attention kernel: the query tile
-/// and `stages` K and V tiles, in padded rows.
+/// and `stages` K and V tiles, or with interleaved K/V loads `stages`
+/// single tiles, in padded rows.
 inline int64_t mmaSyncSharedMemoryBytes(int64_t blockQ, int64_t blockKV,
                                         int64_t headDim, int64_t elementBits,
-                                        int64_t stages) {
+                                        int64_t stages,
+                                        bool interleaveKV = false) {
   int64_t rowBytes = headDim * elementBits / 8 + kMmaSyncRowPadBytes;
-  return rowBytes * (blockQ + 2 * stages * blockKV);
+  return rowBytes * (blockQ + (interleaveKV ? 1 : 2) * stages * blockKV);
 }
 
 /// The built-in devices, in the order reports list them: h100, h200, a100.

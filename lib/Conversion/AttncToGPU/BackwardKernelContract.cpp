@@ -47,6 +47,10 @@ LogicalResult BackwardKernelBuilder::verifyConfig() {
     return emitError(diag) << "attention backward: each warp owns whole K/V "
                               "rows; key_warps must be 1, got "
                            << c.getKeyWarps();
+  if (c.getInterleaveKV())
+    return emitError(diag) << "attention backward: its pipeline loads Q, dO "
+                              "and the row statistics together; interleave_kv "
+                              "is the forward's";
   if ((d != 64 && d != 128) || dv != d)
     return emitError(diag) << "attention backward: head dims must be equal "
                               "and 64 or 128, got d = "

@@ -172,6 +172,56 @@ LogicalResult FlashKernelBuilder::loadKVTiles(FlashKVLoop &l, Value tile,
   return success();
 }
 
+LogicalResult FlashKernelBuilder::loadInterleaved(FlashKVLoop &l, Value tile,
+                                                  int64_t ahead, Value end) {
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  // Load 2 * tile + ahead is K (even) or V (odd) of tile + ahead / 2.
+  Value of =
+      ahead / 2 ? arith::AddIOp::create(b, loc, tile, idx(ahead / 2)) : tile;
+  Value buffer = arith::RemUIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, tile, idx(2)),
+                            idx(ahead)),
+      idx(strategy->kvBuffers()));
+  auto emitLoad = [&]() -> LogicalResult {
+    IRMapping scope = prologue;
+    scope.map(l.loop.getInductionVar(), of);
+    bool key = ahead % 2 == 0;
+    FailureOr<GlobalTile> t =
+        tileOf(key ? l.key : l.value, key ? "k" : "v", scope);
+    if (failed(t))
+      return failure();
+    t->rowLimit = seqKV;
+    if (form.ragged) {
+      FailureOr<Value> base = materialize(form.kvRowBase, scope);
+      if (failed(base))
+        return failure();
+      t->rowLimit = arith::AddIOp::create(b, loc, *base, seqKV);
+    }
+    if (key)
+      strategy->loadKeys(b, *t, buffer);
+    else
+      strategy->loadValues(b, *t, buffer);
+    return success();
+  };
+  // The tile itself (its K at a pipeline's start, its V in its step) is
+  // loaded whatever the bounds, as the paired pipeline's first tile is.
+  if (ahead < 2)
+    return emitLoad();
+  auto prefetch = scf::IfOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, of, end),
+      /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(prefetch.thenBlock());
+  if (failed(emitLoad()))
+    return failure();
+  b.setInsertionPointToStart(prefetch.elseBlock());
+  strategy->commitEmptyLoads(b);
+  return success();
+}
+
 /// Starts loading tile `tile` of loop `l` if it is before `end`; with more
 /// than two stages an empty group otherwise, so that each step starts one
 /// group.
@@ -194,9 +244,16 @@ LogicalResult FlashKernelBuilder::prefetchKVTiles(FlashKVLoop &l, Value tile,
 }
 
 /// The loads that start a pipeline of loop `l` at tile `first`: the tile
-/// itself and, with more than two stages, the next stages - 2 before `end`.
+/// itself and, with more than two stages, the next stages - 2 before `end`;
+/// interleaved, the first ring - 1 single tiles (K of `first`, its V, ...).
 LogicalResult FlashKernelBuilder::startKVPipeline(FlashKVLoop &l, Value first,
                                                   Value end) {
+  if (strategy->kvBuffers()) {
+    for (int64_t a = 0; a < loadsAhead(); ++a)
+      if (failed(loadInterleaved(l, first, a, end)))
+        return failure();
+    return success();
+  }
   if (failed(loadKVTiles(l, first)))
     return failure();
   for (int64_t t = 1; t < loadsAhead(); ++t)
@@ -236,11 +293,33 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
   IRMapping scope = prologue;
   scope.map(l.loop.getInductionVar(), j);
   Value stage, n;
+  int64_t buffers = strategy->kvBuffers();
+  assert(!(buffers && (ring || strategy->overlapsPV())) &&
+         "interleaved K/V loads are for a plain pipeline");
+  auto ringIndex = [&](int64_t t) -> Value {
+    return arith::RemUIOp::create(
+        b, loc,
+        arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(b, loc, j,
+                                  arith::ConstantIndexOp::create(b, loc, 2)),
+            arith::ConstantIndexOp::create(b, loc, t)),
+        arith::ConstantIndexOp::create(b, loc, buffers));
+  };
   if (ring) {
     n = args.back();
     strategy->waitSlot(b, n);
     strategy->beginStep(b);
     stage = arith::RemUIOp::create(b, loc, n, numStages);
+  } else if (buffers) {
+    // K of tile j (load 2j) is resident, and every warp is done with the
+    // buffer of load 2j - 1 (the previous step's V), which load 2j +
+    // buffers - 1 refills while S is computed.
+    strategy->waitLoadsBut(b, loadsAhead() - 1);
+    strategy->beginStep(b);
+    stage = ringIndex(0);
+    if (failed(loadInterleaved(l, j, buffers - 1, chainEnd)))
+      return failure();
   } else {
     // Tile j is in the oldest of the stages - 1 groups in flight; the
     // prefetch refills the stage tile j - 1 was computed in.
@@ -262,6 +341,14 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
     if (failed(emitScoreStage(l, scope, bounds, s)))
       return failure();
     scoreStage->update(b, s, st, *strategy, /*alphas=*/nullptr, *draws);
+    if (buffers) {
+      // V of tile j (load 2j + 1) is resident and every warp is done with
+      // K of tile j, whose buffer load 2j + buffers refills during P V.
+      strategy->waitLoadsBut(b, loadsAhead() - 1);
+      if (failed(loadInterleaved(l, j, buffers, chainEnd)))
+        return failure();
+      stage = ringIndex(1);
+    }
     strategy->accumulatePV(b, stage, st.acc);
   } else {
     // S of this step first, then the previous step's P V, so that waiting
@@ -457,8 +544,10 @@ FlashKernelBuilder::emitConsumer(const LoopBounds &bounds, Value &slot,
   // Key-split warps: part 0 merges the others' running states, each one
   // more partial of the same rows (the combine's rule).
   if (strategy->keyParts() > 1)
-    for (ArrayRef<Value> part : strategy->gatherKeyParts(b, st.flatten()))
-      scoreStage->merge(b, st, OnlineSoftmaxState::unflatten(part, st));
+    strategy->mergeKeyParts(
+        b, st.flatten(), [&](OpBuilder &b, ArrayRef<Value> part) {
+          scoreStage->merge(b, st, OnlineSoftmaxState::unflatten(part, st));
+        });
   if (beforeEpilogue && failed(beforeEpilogue()))
     return failure();
   return emitEpilogue(st);
@@ -469,6 +558,8 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   TileShape shape{config.getBlockQ(), config.getBlockKV(), form.headDim,
                   config.getWarps(),  config.getStages(),  form.elementType,
                   chip.str(),         config.getKeyWarps()};
+  if (config.getInterleaveKV())
+    shape.kvBuffers = config.getStages();
   auto vType = cast<RankedTensorType>(form.value.getType());
   int64_t dv = vType.getDimSize(vType.getRank() - 1);
   if (dv != form.headDim)
@@ -576,6 +667,8 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   // Warps splitting each tile's keys (absent: 1).
   if (config.getKeyWarps() > 1)
     abi.attrs["key_warps"] = std::to_string(config.getKeyWarps());
+  if (config.getInterleaveKV())
+    abi.attrs["interleave_kv"] = "1";
   // Query heads packed into one tile (--attnc-pack-gqa), for the cost
   // model's tile count.
   if (form.packedSource)

@@ -132,10 +132,18 @@ private:
   }
   LogicalResult loadKVTiles(FlashKVLoop &l, Value tile, Value stage = {});
   LogicalResult prefetchKVTiles(FlashKVLoop &l, Value tile, Value end);
-  /// K/V tiles a step of a kernel without a producer loads ahead: all
-  /// stages but the one it computes, or one when P V overlaps the next
-  /// step (its V stage stays in use a step longer).
+  /// Interleaved K/V loads (AttentionTileStrategy::kvBuffers): starts load
+  /// 2 * `tile` + `ahead` of the ring (K of a tile, then its V), or closes
+  /// an empty group when its tile is not before `end`.
+  LogicalResult loadInterleaved(FlashKVLoop &l, Value tile, int64_t ahead,
+                                Value end);
+  /// K/V tiles (or with interleaved loads, single tiles) a step of a kernel
+  /// without a producer loads ahead: all stages (buffers) but the one it
+  /// computes, or one when P V overlaps the next step (its V stage stays
+  /// in use a step longer).
   int64_t loadsAhead() const {
+    if (int64_t ring = strategy->kvBuffers())
+      return ring - 1;
     return strategy->overlapsPV() ? 1 : form.config.getStages() - 1;
   }
   LogicalResult startKVPipeline(FlashKVLoop &l, Value first, Value end);

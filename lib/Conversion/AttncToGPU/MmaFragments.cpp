@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MmaFragments.h"
+#include "attnc/Conversion/AttncToGPU/KernelUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -236,7 +237,7 @@ void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
   // tile's row 0, `safe` that of a row that exists (the matrix's or the
   // page's first).
   bool linearRows = !src.rowsPerHead && (!src.pageTable || src.tilePage);
-  Value origin, safe, first;
+  Value origin, safe, first, previous, passStride;
   if (linearRows && !src.pageTable) {
     safe = src.base;
     origin = arith::AddIOp::create(
@@ -284,20 +285,29 @@ void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
           b, loc, pageFirst,
           arith::MulIOp::create(b, loc, idx(inPage), src.rowStride));
     } else if (linearRows) {
-      // Row r of the tile is `first` plus a constant r * rowStride (hoisted
-      // out of the K/V loop with the stride): an add, a compare and two
-      // selects per pass instead of recomputing the clamped row's offset.
+      // Row r of the pass is the previous pass's plus rowsPerPass *
+      // rowStride: an add, a compare and two selects per pass instead of
+      // recomputing the clamped row's offset. The step is opaque: LLVM
+      // would otherwise hoist each pass's multiple of the stride out of the
+      // K/V loop, a 64-bit register per pass and tensor live through it
+      // (64 registers for a 128-row K/V tile of 128 threads).
       // A row past the limit reads nothing from `safe`, a row that exists.
-      if (!first)
+      Value at;
+      if (!first) {
         first = arith::AddIOp::create(
             b, loc, origin,
             arith::AddIOp::create(
                 b, loc, arith::MulIOp::create(b, loc, row0, src.rowStride),
                 col));
-      Value at = arith::AddIOp::create(
-          b, loc, first,
-          arith::MulIOp::create(b, loc, idx(pass * rowsPerPass),
-                                src.rowStride));
+        at = first;
+      } else {
+        if (!passStride)
+          passStride = opaqueIndex(
+              b, loc,
+              arith::MulIOp::create(b, loc, idx(rowsPerPass), src.rowStride));
+        at = arith::AddIOp::create(b, loc, previous, passStride);
+      }
+      previous = at;
       srcIdx = arith::SelectOp::create(
           b, loc, inRange, at, arith::AddIOp::create(b, loc, safe, col));
     } else {

@@ -78,7 +78,7 @@ public:
   int64_t sharedMemoryBytes() const override {
     return mmaSyncSharedMemoryBytes(s.blockQ, s.blockKV, s.headDim,
                                     s.elementType.getIntOrFloatBitWidth(),
-                                    s.stages);
+                                    s.stages, s.kvBuffers != 0);
   }
   int64_t rowAlignmentBytes() const override {
     return elementAccess ? elementBytes() : kCopyBytes;
@@ -94,6 +94,15 @@ public:
   void loadKV(OpBuilder &b, const GlobalTile &k, const GlobalTile &v,
               Value stage) override {
     emitTileCopy(b, k, kSmem, stage, s.blockKV);
+    emitTileCopy(b, v, vSmem, stage, s.blockKV);
+    commitGroup(b);
+  }
+  int64_t kvBuffers() const override { return s.kvBuffers; }
+  void loadKeys(OpBuilder &b, const GlobalTile &k, Value stage) override {
+    emitTileCopy(b, k, kSmem, stage, s.blockKV);
+    commitGroup(b);
+  }
+  void loadValues(OpBuilder &b, const GlobalTile &v, Value stage) override {
     emitTileCopy(b, v, vSmem, stage, s.blockKV);
     commitGroup(b);
   }
@@ -118,8 +127,8 @@ public:
   void storeOutput(OpBuilder &b, ArrayRef<Value> acc,
                    const GlobalTile &o) override;
   int64_t keyParts() const override { return s.keyWarps; }
-  SmallVector<SmallVector<Value>>
-  gatherKeyParts(OpBuilder &b, ArrayRef<Value> state) override;
+  void mergeKeyParts(OpBuilder &b, ArrayRef<Value> state,
+                     KeyPartMerge merge) override;
 
 private:
   Value idx(OpBuilder &b, int64_t v) {
@@ -221,12 +230,13 @@ LogicalResult MmaSyncStrategy::verify(Location diagLoc) const {
            << "mma_sync strategy: block_kv (" << s.blockKV
            << ") must be at most " << kMaxBlockKV
            << ": each warp holds its rows' scores in registers";
-  if (s.stages < 2 || s.stages > kMaxStages)
+  if (s.stages < 2 || s.stages > (s.kvBuffers ? 2 : 1) * kMaxStages)
     return emitError(diagLoc)
-           << "mma_sync strategy: stages must be 2 to " << kMaxStages
-           << " (one K/V tile computed while the others "
-              "load), got "
-           << s.stages;
+           << "mma_sync strategy: stages must be 2 to "
+           << (s.kvBuffers ? 2 : 1) * kMaxStages
+           << (s.kvBuffers ? " single-tile buffers with interleave_kv"
+                           : " (one K/V tile computed while the others load)")
+           << ", got " << s.stages;
   return success();
 }
 
@@ -256,15 +266,19 @@ void MmaSyncStrategy::emitPrologue(OpBuilder &b) {
   Value raw = dynamicSharedBytes(b, loc);
   auto qType =
       MemRefType::get({s.blockQ, rowElems}, T, MemRefLayoutAttrInterface{}, ws);
-  auto kvType = MemRefType::get({s.stages, s.blockKV, rowElems}, T,
+  // Interleaved, K and V tiles share one ring of buffers.
+  int64_t buffers = s.kvBuffers ? s.kvBuffers : s.stages;
+  auto kvType = MemRefType::get({buffers, s.blockKV, rowElems}, T,
                                 MemRefLayoutAttrInterface{}, ws);
   int64_t qBytes = s.blockQ * rowElems * eb;
-  int64_t kvBytes = s.stages * s.blockKV * rowElems * eb;
+  int64_t kvBytes = buffers * s.blockKV * rowElems * eb;
   qSmem = memref::ViewOp::create(b, loc, qType, raw, idx(b, 0), ValueRange{});
   kSmem =
       memref::ViewOp::create(b, loc, kvType, raw, idx(b, qBytes), ValueRange{});
-  vSmem = memref::ViewOp::create(b, loc, kvType, raw, idx(b, qBytes + kvBytes),
-                                 ValueRange{});
+  vSmem = s.kvBuffers
+              ? kSmem
+              : memref::ViewOp::create(b, loc, kvType, raw,
+                                       idx(b, qBytes + kvBytes), ValueRange{});
 }
 
 /// cp.async of `rows` rows from `src.rowStart` into `smem` (at [stage] when
@@ -497,9 +511,9 @@ void MmaSyncStrategy::storeOutput(OpBuilder &b, ArrayRef<Value> acc,
 /// Parts 1.. write their states to shared memory at [part - 1][row warp]
 /// [word][lane] (a word's 32 lanes in consecutive banks), over the tiles'
 /// buffers once every warp is done with them; every thread then reads the
-/// states of its lane in each other part.
-SmallVector<SmallVector<Value>>
-MmaSyncStrategy::gatherKeyParts(OpBuilder &b, ArrayRef<Value> state) {
+/// states of its lane in each other part, one part at a time.
+void MmaSyncStrategy::mergeKeyParts(OpBuilder &b, ArrayRef<Value> state,
+                                    KeyPartMerge merge) {
   assert(static_cast<int64_t>(state.size()) == stateWords() && "one state");
   auto ws =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
@@ -539,15 +553,13 @@ MmaSyncStrategy::gatherKeyParts(OpBuilder &b, ArrayRef<Value> state) {
                               ValueRange{slotOf(part, idx(b, i))});
   }
   gpu::BarrierOp::create(b, loc);
-  SmallVector<SmallVector<Value>> parts;
   for (int64_t p = 0; p + 1 < s.keyWarps; ++p) {
     SmallVector<Value> got;
     for (int64_t i = 0; i < stateWords(); ++i)
       got.push_back(memref::LoadOp::create(
           b, loc, buffer, ValueRange{slotOf(idx(b, p), idx(b, i))}));
-    parts.push_back(std::move(got));
+    merge(b, got);
   }
-  return parts;
 }
 
 std::unique_ptr<AttentionTileStrategy>

@@ -148,6 +148,9 @@ struct TileShape {
   std::string chip;
   /// Warps that split each K/V tile's keys (FlashConfigAttr's key_warps).
   int64_t keyWarps = 1;
+  /// Interleaved K/V tile buffers (AttentionTileStrategy::kvBuffers); 0:
+  /// `stages` pairs.
+  int64_t kvBuffers = 0;
 };
 
 /// Data movement and matrix products of one flash-attention kernel. Calls
@@ -184,6 +187,23 @@ public:
   /// pipeline stage `stage`.
   virtual void loadKV(mlir::OpBuilder &b, const GlobalTile &k,
                       const GlobalTile &v, mlir::Value stage) = 0;
+  /// Interleaved K/V loads: instead of `stages` (K, V) pairs, a ring of
+  /// this many single-tile buffers that K and V tiles take in turn (load
+  /// 2j is K of tile j, load 2j + 1 its V, load n in buffer n mod the
+  /// ring), all but one loading while a step computes S from its K or P V
+  /// from its V. Each step then waits twice, once per tile, and keeps a
+  /// tile more in flight than pairs of the same shared memory; an odd ring
+  /// (three buffers) fits where two pairs do not. 0: pairs.
+  virtual int64_t kvBuffers() const { return 0; }
+  /// With kvBuffers: starts loading one tile into `buffer`, one group.
+  virtual void loadKeys(mlir::OpBuilder &b, const GlobalTile &k,
+                        mlir::Value buffer) {
+    llvm_unreachable("only for strategies that interleave K and V loads");
+  }
+  virtual void loadValues(mlir::OpBuilder &b, const GlobalTile &v,
+                          mlir::Value buffer) {
+    llvm_unreachable("only for strategies that interleave K and V loads");
+  }
   /// Waits for every load started so far and makes it visible to the CTA;
   /// also orders the previous step's reads of a stage before its reuse.
   virtual void waitLoads(mlir::OpBuilder &b) = 0;
@@ -228,12 +248,16 @@ public:
   /// the loops; the builder merges them before the epilogue. The default
   /// has one part.
   virtual int64_t keyParts() const { return 1; }
-  /// After the last step: every other part's state, in the layout of the
-  /// calling thread's own (thread t of part 0 gets the values thread t of
-  /// each other part holds). Only part 0's result is used; the layouts'
-  /// stores and row leaders are part 0's.
-  virtual llvm::SmallVector<llvm::SmallVector<mlir::Value>>
-  gatherKeyParts(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> state) {
+  /// After the last step: calls `merge` with every other part's state in
+  /// turn, in the layout of the calling thread's own (thread t of part 0
+  /// gets the values thread t of each other part holds), each read just
+  /// before its call so that one part's state at a time is live. Only part
+  /// 0's result is used; the layouts' stores and row leaders are part 0's.
+  using KeyPartMerge =
+      llvm::function_ref<void(mlir::OpBuilder &, llvm::ArrayRef<mlir::Value>)>;
+  virtual void mergeKeyParts(mlir::OpBuilder &b,
+                             llvm::ArrayRef<mlir::Value> state,
+                             KeyPartMerge merge) {
     llvm_unreachable("only for strategies with key-split warps");
   }
 

@@ -5,6 +5,10 @@
 // RUN: not attnc-opt %s --attnc-pack-gqa --attnc-online-softmax="strategy=wgmma fallback=false block-q=64" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=PACKED
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=mma_sync stages=5" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=STAGES
 // RUN: attnc-opt %s --attnc-pack-gqa --attnc-online-softmax="strategy=mma_sync stages=4 block-kv=32" --attnc-split-kv --attnc-convert-to-gpu | FileCheck %s --check-prefix=OK
+// RUN: not attnc-opt %s --attnc-online-softmax="interleave-kv=true" 2>&1 | FileCheck %s --check-prefix=RING-STRATEGY
+// RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma interleave-kv=true" 2>&1 | FileCheck %s --check-prefix=RING-WGMMA
+// RUN: not attnc-opt %s --attnc-online-softmax="strategy=mma_sync interleave-kv=true stages=1" 2>&1 | FileCheck %s --check-prefix=RING-STAGES
+// RUN: attnc-opt %s --attnc-pack-gqa --attnc-online-softmax="strategy=mma_sync interleave-kv=true stages=8 block-kv=32" --attnc-split-kv --attnc-convert-to-gpu | FileCheck %s --check-prefix=RING-OK
 
 // PARTIAL: error: 'scf.forall' op is a split-KV partial form; its f32 partials are written by the mma_sync strategies, not by wgmma
 // PACKED: error: 'scf.forall' op is a packed GQA flash form; its rows are addressed per query head, which the mma_sync strategies do and wgmma does not
@@ -13,6 +17,14 @@
 // OK: gpu.module @attn_0_module
 // OK: nvvm.cp.async.wait.group 2
 // OK: gpu.module @attn_1_module
+// RING-STRATEGY: error: --attnc-online-softmax option interleave-kv needs strategy=mma_sync or mma_sync_unaligned (their cp.async pipeline), got the target's
+// RING-WGMMA: error: --attnc-online-softmax option interleave-kv needs strategy=mma_sync or mma_sync_unaligned (their cp.async pipeline), got wgmma
+// RING-STAGES: error: --attnc-online-softmax option interleave-kv needs stages >= 2 (a ring of single K/V tile buffers), got 1
+// Eight interleaved single-tile buffers (the memory of four pairs): each
+// half step waits for all but the six newest loads.
+// RING-OK: gpu.module @attn_0_module
+// RING-OK: nvvm.cp.async.wait.group 6
+// RING-OK: gpu.module @attn_1_module
 func.func @attn(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: tensor<?x8x?x128xbf16>) -> tensor<?x32x?x128xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
       : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x?x128xbf16>

@@ -683,8 +683,23 @@ func.func @flash_config_key_warps_rows() attributes {c = #attnc.flash_config<blo
 
 // -----
 
-// expected-error @+1 {{expected 'key_warps' or 'fallback' (in that order), got 'key_warps'}}
+// expected-error @+1 {{expected 'key_warps', 'interleave_kv' or 'fallback' (each at most once, in that order), got 'key_warps'}}
 func.func @flash_config_tail_order() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>, key_warps = 2>} { return }
+
+// -----
+
+// expected-error @+1 {{expected 'key_warps', 'interleave_kv' or 'fallback' (each at most once, in that order), got 'interleave_kv'}}
+func.func @flash_config_interleave_twice() attributes {c = #attnc.flash_config<block_q = 16, block_kv = 128, warps = 4, stages = 3, strategy = mma_sync, interleave_kv, interleave_kv>} { return }
+
+// -----
+
+// expected-error @+1 {{interleave_kv needs an mma_sync strategy (its cp.async pipeline), got wgmma}}
+func.func @flash_config_interleave_wgmma() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 3, strategy = wgmma, interleave_kv>} { return }
+
+// -----
+
+// expected-error @+1 {{interleave_kv needs stages >= 2 (a ring of single K/V tile buffers, one computed while the others load), got 1}}
+func.func @flash_config_interleave_stages() attributes {c = #attnc.flash_config<block_q = 16, block_kv = 128, warps = 4, stages = 1, strategy = mma_sync, key_warps = 4, interleave_kv>} { return }
 
 // -----
 

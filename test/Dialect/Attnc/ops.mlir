@@ -419,3 +419,18 @@ func.func @key_warps(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v:
       : tensor<1x8x1x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x1x64xbf16>
   return %a, %b, %c : tensor<1x8x1x64xbf16>, tensor<1x8x1x64xbf16>, tensor<1x8x1x64xbf16>
 }
+
+// interleave_kv (a bare keyword after key_warps, before fallback) round-trips.
+// CHECK-LABEL: func.func @interleave_kv
+// CHECK: {config = #attnc.flash_config<block_q = 16, block_kv = 128, warps = 4, stages = 3, strategy = mma_sync, key_warps = 4, interleave_kv>, scale = 1.250000e-01 : f64}
+// CHECK: {config = #attnc.flash_config<block_q = 32, block_kv = 64, warps = 2, stages = 4, strategy = mma_sync_unaligned, interleave_kv>, scale = 1.250000e-01 : f64}
+func.func @interleave_kv(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>)
+    -> (tensor<1x8x1x64xbf16>, tensor<1x8x1x64xbf16>) {
+  %a = attnc.attention %q, %k, %v
+      {config = #attnc.flash_config<block_q = 16, block_kv = 128, warps = 4, stages = 3, strategy = mma_sync, key_warps = 4, interleave_kv>, scale = 0.125 : f64}
+      : tensor<1x8x1x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x1x64xbf16>
+  %b = attnc.attention %q, %k, %v
+      {config = #attnc.flash_config<block_q = 32, block_kv = 64, warps = 2, stages = 4, strategy = mma_sync_unaligned, interleave_kv>, scale = 0.125 : f64}
+      : tensor<1x8x1x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x1x64xbf16>
+  return %a, %b : tensor<1x8x1x64xbf16>, tensor<1x8x1x64xbf16>
+}

@@ -37,24 +37,33 @@ void printContractShape(AsmPrinter &printer, ArrayRef<Attribute> shape);
 /// when 1) then `, fallback = <...>`, each after a comma that alone cannot
 /// tell them apart (hence no generated optional groups).
 static ParseResult parseFlashConfigTail(AsmParser &parser, int64_t &keyWarps,
+                                        bool &interleaveKV,
                                         FlashConfigAttr &fallback) {
   keyWarps = 1;
-  bool sawFallback = false;
+  interleaveKV = false;
+  // Each optional entry at most once, in this order.
+  int next = 0;
   while (succeeded(parser.parseOptionalComma())) {
     StringRef key;
     SMLoc at = parser.getCurrentLocation();
-    if (parser.parseKeyword(&key) || parser.parseEqual())
+    if (parser.parseKeyword(&key))
       return failure();
-    if (key == "key_warps" && !sawFallback) {
-      if (parser.parseInteger(keyWarps))
+    if (key == "key_warps" && next <= 0) {
+      if (parser.parseEqual() || parser.parseInteger(keyWarps))
         return failure();
-    } else if (key == "fallback" && !sawFallback) {
-      if (parser.parseCustomAttributeWithFallback(fallback))
+      next = 1;
+    } else if (key == "interleave_kv" && next <= 1) {
+      interleaveKV = true;
+      next = 2;
+    } else if (key == "fallback" && next <= 2) {
+      if (parser.parseEqual() ||
+          parser.parseCustomAttributeWithFallback(fallback))
         return failure();
-      sawFallback = true;
+      next = 3;
     } else {
       return parser.emitError(at)
-             << "expected 'key_warps' or 'fallback' (in that order), got '"
+             << "expected 'key_warps', 'interleave_kv' or 'fallback' (each at "
+                "most once, in that order), got '"
              << key << "'";
     }
   }
@@ -62,9 +71,11 @@ static ParseResult parseFlashConfigTail(AsmParser &parser, int64_t &keyWarps,
 }
 
 static void printFlashConfigTail(AsmPrinter &printer, int64_t keyWarps,
-                                 FlashConfigAttr fallback) {
+                                 bool interleaveKV, FlashConfigAttr fallback) {
   if (keyWarps != 1)
     printer << ", key_warps = " << keyWarps;
+  if (interleaveKV)
+    printer << ", interleave_kv";
   if (fallback) {
     printer << ", fallback = ";
     printer.printStrippedAttrOrType(fallback);
@@ -87,7 +98,7 @@ LogicalResult
 FlashConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         int64_t blockQ, int64_t blockKV, int64_t warps,
                         int64_t stages, TileStrategy strategy, int64_t keyWarps,
-                        FlashConfigAttr fallback) {
+                        bool interleaveKV, FlashConfigAttr fallback) {
   if (blockQ <= 0 || blockKV <= 0)
     return emitError() << "block_q and block_kv must be positive, got "
                        << blockQ << " and " << blockKV;
@@ -105,6 +116,17 @@ FlashConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << ") must divide block_q (" << blockQ << ")";
   if (stages < 1)
     return emitError() << "stages must be at least 1, got " << stages;
+  if (interleaveKV && (strategy != TileStrategy::mma_sync &&
+                       strategy != TileStrategy::mma_sync_unaligned))
+    return emitError() << "interleave_kv needs an mma_sync strategy (its "
+                          "cp.async pipeline), got "
+                       << stringifyTileStrategy(strategy);
+  // One buffer computed while the others load.
+  if (interleaveKV && stages < 2)
+    return emitError() << "interleave_kv needs stages >= 2 (a ring of "
+                          "single K/V tile buffers, one computed while the "
+                          "others load), got "
+                       << stages;
   if (!fallback)
     return success();
   // The fallback lowers the same loops, whose steps are the tiles.

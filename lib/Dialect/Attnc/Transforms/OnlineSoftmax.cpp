@@ -599,8 +599,21 @@ struct AttncOnlineSoftmaxPass
     // a strategy option the pass picks mma_sync for them.
     if (needsMmaSync && !kind)
       kind = TileStrategy::mma_sync;
-    FlashConfigAttr config = target->attentionConfig(
-        &getContext(), headDim, q, kv, kind, stages, masked, parts);
+    // (FlashConfigAttr's rules for interleave_kv, said as the options.)
+    if (interleaveKV && (!kind || (*kind != TileStrategy::mma_sync &&
+                                   *kind != TileStrategy::mma_sync_unaligned)))
+      return emitError(loc)
+             << "--" DEBUG_TYPE " option interleave-kv needs strategy=mma_sync "
+                "or mma_sync_unaligned (their cp.async pipeline), got "
+             << (kind ? stringifyTileStrategy(*kind)
+                      : StringRef("the target's"));
+    if (interleaveKV && stages == 1)
+      return emitError(loc)
+             << "--" DEBUG_TYPE " option interleave-kv needs stages >= 2 (a "
+                "ring of single K/V tile buffers), got 1";
+    FlashConfigAttr config =
+        target->attentionConfig(&getContext(), headDim, q, kv, kind, stages,
+                                masked, parts, interleaveKV);
     // The persistent grid walks many tiles in one block, and what a region
     // reads once per block (a per-head slope) changes from tile to tile:
     // without a strategy option such ops take the one-tile-per-block form.
@@ -608,7 +621,7 @@ struct AttncOnlineSoftmaxPass
         config.getStrategy() == TileStrategy::wgmma_ws_persistent)
       config = target->attentionConfig(&getContext(), headDim, q, kv,
                                        TileStrategy::wgmma_ws, stages, masked,
-                                       parts);
+                                       parts, interleaveKV);
     return config;
   }
 
@@ -665,10 +678,12 @@ struct AttncOnlineSoftmaxPass
                  ? config
                  : target->attentionConfig(
                        &getContext(), headDim, q, kv / 2, config.getStrategy(),
-                       config.getStages(), true, config.getKeyWarps());
+                       config.getStages(), true, config.getKeyWarps(),
+                       config.getInterleaveKV());
     return target->attentionConfig(&getContext(), headDim, q / 2, blockKV,
                                    config.getStrategy(), config.getStages(),
-                                   true, config.getKeyWarps());
+                                   true, config.getKeyWarps(),
+                                   config.getInterleaveKV());
   }
 
   void runOnOperation() override {

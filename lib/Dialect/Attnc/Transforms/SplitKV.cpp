@@ -185,7 +185,8 @@ struct AttncSplitKVPass : attnc::impl::AttncSplitKVBase<AttncSplitKVPass> {
     auto key = cast<RankedTensorType>(f.key.getType());
     int64_t bytes = mmaSyncSharedMemoryBytes(
         f.config.getBlockQ(), f.config.getBlockKV(), key.getDimSize(3),
-        key.getElementTypeBitWidth(), f.config.getStages());
+        key.getElementTypeBitWidth(), f.config.getStages(),
+        f.config.getInterleaveKV());
     int64_t byThreads = 2048 / (32 * f.config.getWarps());
     return std::max<int64_t>(
         1,

@@ -66,6 +66,14 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
     - `stages`: K/V tiles in flight in shared memory (2: the next tile loads
       while the current one is computed; the wgmma strategies with 3 or more
       also run P V of a step during the next step's softmax).
+    - `interleave_kv` (optional keyword; mma_sync strategies): K and V
+      tiles take turns in one ring of `stages` single-tile buffers (K of
+      tile j, then its V, then K of tile j + 1, ...) instead of `stages`
+      buffers of (K, V) pairs: a step waits for its K, computes S while its
+      V and the tiles after it load, then waits for its V and computes P V
+      while the next K loads. All loads but one are in flight at any time,
+      and an odd ring fits where pairs do not (decoding's 16 x 128 tile
+      twice per SM with three buffers).
     - `strategy`: how tiles move and multiply: `mma_sync` (cp.async into
       padded shared memory, ldmatrix, mma.sync m16n8k16; sm_80 and later)
       or `wgmma` (cp.async into 128-byte-swizzled shared memory, Q K^T by
@@ -106,22 +114,24 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
                         "int64_t":$warps, "int64_t":$stages,
                         "::attnc::TileStrategy":$strategy,
                         DefaultValuedParameter<"int64_t", "1">:$keyWarps,
+                        DefaultValuedParameter<"bool", "false">:$interleaveKV,
                         OptionalParameter<"::attnc::FlashConfigAttr">:
                             $fallback);
   let builders = [
     AttrBuilder<(ins "int64_t":$blockQ, "int64_t":$blockKV, "int64_t":$warps,
                      "int64_t":$stages, "::attnc::TileStrategy":$strategy,
                      CArg<"::attnc::FlashConfigAttr", "{}">:$fallback,
-                     CArg<"int64_t", "1">:$keyWarps), [{
+                     CArg<"int64_t", "1">:$keyWarps,
+                     CArg<"bool", "false">:$interleaveKV), [{
       return $_get($_ctxt, blockQ, blockKV, warps, stages, strategy, keyWarps,
-                   fallback);
+                   interleaveKV, fallback);
     }]>
   ];
   let skipDefaultBuilders = 1;
   let assemblyFormat = [{
     `<` `block_q` `=` $blockQ `,` `block_kv` `=` $blockKV `,` `warps` `=`
     $warps `,` `stages` `=` $stages `,` `strategy` `=` $strategy
-    `` custom<FlashConfigTail>($keyWarps, $fallback) `>`
+    `` custom<FlashConfigTail>($keyWarps, $interleaveKV, $fallback) `>`
   }];
   let genVerifyDecl = 1;
 }

@@ -262,6 +262,9 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
     Option<"keyWarps", "key-warps", "int64_t", /*default=*/"0",
            "warps that split each K/V tile's keys for every query row "
            "(mma_sync; 0: one, each warp all keys of its rows)">,
+    Option<"interleaveKV", "interleave-kv", "bool", /*default=*/"false",
+           "mma_sync: K and V tiles take turns in one ring of `stages` "
+           "single-tile buffers instead of stages (K, V) pairs">,
     Option<"fallback", "fallback", "bool", /*default=*/"true",
            "give kernels that read by TMA an mma_sync_unaligned fallback "
            "for tensors TMA cannot address (when its shared memory fits)">,
