@@ -19,7 +19,7 @@
 // GPU-SAME: size<"splits", i64>
 // GPU-SAME: grid = {{\[}}[ceil_div(Sq, 4), splits], [8], [B]]
 // GPU-SAME: constraints = [min(splits, 1), max(splits, 128)]
-// GPU-SAME: size_rules = [kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)], max = 128, per_sm = 3)]
+// GPU-SAME: size_rules = [kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)], max = 128, per_sm = 2)]
 // GPU: gpu.module @attn_1_module
 // GPU-SAME: kind = "attention_combine"
 // GPU-SAME: tensor<"o_partial", f32, [splits, B, 32, Sq, 128], input

@@ -150,18 +150,23 @@ struct TargetDescription {
 
   /// Split-KV decoding (--attnc-split-kv with --attnc-pack-gqa): a query
   /// tile holds the packed rows of a K/V group (a few), so its tile is
-  /// small; K/V tiles of 64 rows keep two 78 KiB blocks of two warps per SM
-  /// streaming (measured on the H200, bench/results/decode.md: 32 x 64
-  /// above 16 x 64, 64 x 64 and 16 x 32).
-  int64_t decodeBlockQ = 32;
-  int64_t decodeBlockKV = 64;
-  /// Warps splitting each decode tile's keys: one (H200 2026-12-03,
-  /// bench/results/decode-key-warps.md: two per row slab on this tile
-  /// within 1%, 16-row tiles with four 16-key parts 23% slower at one-wave
-  /// grids and at most 4% faster at many-wave ones).
-  int64_t decodeKeyWarps = 1;
-  /// Whether decode kernels interleave their K and V loads.
-  bool decodeInterleaveKV = false;
+  /// small. 16 x 128 with four warps splitting each tile's keys (32 each)
+  /// and K and V loads interleaved through three 128-row buffers (109 KiB,
+  /// two 32 KiB tiles in flight), cuDNN's decode shape: on the H200
+  /// (2026-12-03, bench/results/decode-interleave.md) 1-17% faster than the
+  /// 32 x 64 paired tile of two warps that was the default before, at the
+  /// split counts the bytes-in-flight rule below gives.
+  int64_t decodeBlockQ = 16;
+  int64_t decodeBlockKV = 128;
+  int64_t decodeKeyWarps = 4;
+  bool decodeInterleaveKV = true;
+  /// K/V bytes in flight per SM that keep HBM busy, for the split rule's
+  /// blocks per SM (Little's law: ~4.8 TB/s x ~1.8 us loaded latency / 132
+  /// SMs ~ 64 KiB on the H200). Measured there (2026-12-03,
+  /// bench/results/decode-interleave.md): the 16 x 128 interleaved tile,
+  /// which keeps two 32 KiB tiles in flight, decodes fastest at one block
+  /// per SM though two fit; the 32 x 64 paired tile (32 KiB) at two.
+  int64_t decodeBytesInFlightPerSM = 64 * 1024;
 
   /// Ceilings the intensity report prices kernels with.
   RooflineModel roofline;

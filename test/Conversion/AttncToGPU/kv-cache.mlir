@@ -36,9 +36,10 @@ func.func @lengths(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: 
 // -----
 
 // A paged cache: K and V are the pools [NB, 64, 8, 128], read through the
-// block table [B, MB] (one lookup per tile: a page holds a whole tile);
-// the split rule counts MB * 1 tiles. A table has an entry per sequence at
-// least and the pool a page.
+// block table [B, MB] (the decode tile's 128 rows span two pages, looked up
+// once per page); the split rule counts ceil(MB / 2) tiles, one block per
+// SM (two 32 KiB tiles in flight each). A table has an entry per sequence
+// at least and the pool a page.
 // FORM-LABEL: func.func @paged
 // FORM: attnc.paged_kv
 // CHECK-LABEL: gpu.module @paged_0_module
@@ -49,7 +50,7 @@ func.func @lengths(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: 
 // CHECK-SAME: size<"NB", i64>, size<"MB", i64>
 // CHECK-SAME: stride<"block_table.stride1", i64, tensor = "block_table", dim = 1>
 // CHECK-SAME: constraints = [min(MB, 1), min(NB, 1), min(splits, 1), max(splits, 128)]
-// CHECK-SAME: size_rules = [kv_splits(splits, kv_tiles = [MB, 1], max = 128, per_sm = 2)]
+// CHECK-SAME: size_rules = [kv_splits(splits, kv_tiles = [ceil_div(MB, 2)], max = 128, per_sm = 1)]
 // CHECK-NOT: attnc.paged_kv
 // CHECK-LABEL: gpu.module @paged_1_module
 // ONE-LABEL: gpu.module @paged_module
@@ -64,12 +65,12 @@ func.func @paged(%q: tensor<?x32x?x128xbf16>, %kp: tensor<?x64x8x128xbf16>, %vp:
 
 // -----
 
-// Pages of 16 rows, four per K/V tile: ceil(MB / 4) tiles; no lengths (a
+// Pages of 16 rows, eight per K/V tile: ceil(MB / 8) tiles; no lengths (a
 // sequence uses all its pages).
 // CHECK-LABEL: gpu.module @paged16_0_module
 // CHECK-SAME: tensor<"k", bf16, [NB, 16, 8, 128], input
 // CHECK-NOT: kv_lengths
-// CHECK-SAME: size_rules = [kv_splits(splits, kv_tiles = [ceil_div(MB, 4)], max = 128, per_sm = 2)]
+// CHECK-SAME: size_rules = [kv_splits(splits, kv_tiles = [ceil_div(MB, 8)], max = 128, per_sm = 1)]
 func.func @paged16(%q: tensor<?x32x?x128xbf16>, %kp: tensor<?x16x8x128xbf16>, %vp: tensor<?x16x8x128xbf16>, %table: tensor<?x?xi32>) -> tensor<?x32x?x128xbf16> {
   %k = attnc.paged_kv %kp, %table {page_size = 16} : tensor<?x16x8x128xbf16>, tensor<?x?xi32> -> tensor<?x8x?x128xbf16>
   %v = attnc.paged_kv %vp, %table {page_size = 16} : tensor<?x16x8x128xbf16>, tensor<?x?xi32> -> tensor<?x8x?x128xbf16>

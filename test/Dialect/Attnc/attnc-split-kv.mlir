@@ -20,7 +20,9 @@
 // CHECK-DAG: %[[TILES:.+]] = affine.apply affine_map<()[s0] -> (s0 ceildiv 64)>
 // CHECK: %[[BH:.+]] = arith.muli %[[B]], %[[H]] : index
 // CHECK: %[[CTAS:.+]] = arith.muli %[[BH]], %[[NQ]] : index
-// CHECK: %[[SPLITS:.+]] = attnc.kv_split_count %[[CTAS]], %[[TILES2:.+]] {ctas_per_sm = 3 : i64, max_splits = 128 : i64}
+// Two blocks per SM in the rule: three of 74 KiB fit, but two keep the
+// target's 64 KiB of K/V loads in flight (one 32 KiB K/V pair each).
+// CHECK: %[[SPLITS:.+]] = attnc.kv_split_count %[[CTAS]], %[[TILES2:.+]] {ctas_per_sm = 2 : i64, max_splits = 128 : i64}
 // CHECK: %[[PER:.+]] = arith.ceildivui %[[TILES2]], %[[SPLITS]] : index
 // CHECK: %[[OP0:.+]] = tensor.empty(%[[SPLITS]], %{{.+}}, %{{.+}}, %{{.+}}) : tensor<?x?x?x?x128xf32>
 // CHECK: %[[LP0:.+]] = tensor.empty(%[[SPLITS]], %{{.+}}, %{{.+}}, %{{.+}}) : tensor<?x?x?x?xf32>

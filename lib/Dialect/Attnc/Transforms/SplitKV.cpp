@@ -158,6 +158,7 @@ struct AttncSplitKVPass : attnc::impl::AttncSplitKVBase<AttncSplitKVPass> {
       return signalPassFailure();
     }
     sharedMemoryPerSM = target->sharedMemoryPerBlock;
+    bytesInFlightPerSM = target->decodeBytesInFlightPerSM;
     if (maxSplits < 1 || maxSplits > 128 || ctasPerSM < 0 || combineRows < 1) {
       getOperation()->emitError()
           << "--attnc-split-kv needs 1 <= max-splits <= 128, ctas-per-sm >= 0 "
@@ -176,21 +177,33 @@ struct AttncSplitKVPass : attnc::impl::AttncSplitKVBase<AttncSplitKVPass> {
   }
 
   int64_t sharedMemoryPerSM = 0;
+  int64_t bytesInFlightPerSM = 0;
 
   /// The option, or the blocks of `f`'s config whose mma_sync tiles fit in
-  /// one SM's shared memory, at most 2048 threads' worth.
+  /// one SM's shared memory, at most 2048 threads' worth, and no more than
+  /// keep the target's K/V bytes in flight per SM: past that, more blocks
+  /// only add their prologues, epilogues and partials.
   int64_t blocksPerSM(ForwardForm &f) {
     if (ctasPerSM > 0)
       return ctasPerSM;
     auto key = cast<RankedTensorType>(f.key.getType());
-    int64_t bytes = mmaSyncSharedMemoryBytes(
-        f.config.getBlockQ(), f.config.getBlockKV(), key.getDimSize(3),
-        key.getElementTypeBitWidth(), f.config.getStages(),
-        f.config.getInterleaveKV());
-    int64_t byThreads = 2048 / (32 * f.config.getWarps());
+    int64_t d = key.getDimSize(3), bits = key.getElementTypeBitWidth();
+    FlashConfigAttr c = f.config;
+    int64_t bytes =
+        mmaSyncSharedMemoryBytes(c.getBlockQ(), c.getBlockKV(), d, bits,
+                                 c.getStages(), c.getInterleaveKV());
+    int64_t byThreads = 2048 / (32 * c.getWarps());
+    // The loads ahead of the tile a block computes: stages - 1 pairs, or
+    // interleaved stages - 1 single tiles.
+    int64_t tileBytes = c.getBlockKV() * d * bits / 8;
+    int64_t inFlight = std::max<int64_t>(
+        1, (c.getStages() - 1) * (c.getInterleaveKV() ? 1 : 2) * tileBytes);
+    int64_t byBandwidth = bytesInFlightPerSM > 0
+                              ? llvm::divideCeil(bytesInFlightPerSM, inFlight)
+                              : byThreads;
     return std::max<int64_t>(
-        1,
-        std::min(sharedMemoryPerSM / std::max<int64_t>(bytes, 1), byThreads));
+        1, std::min({sharedMemoryPerSM / std::max<int64_t>(bytes, 1), byThreads,
+                     byBandwidth}));
   }
 
   void split(ForwardForm &f) {
