@@ -344,8 +344,10 @@ def AttncSplitKV : Pass<"attnc-split-kv"> {
     `splits` is `attnc.kv_split_count` of the original grid's block count
     and the K/V tile count, with `max-splits` and `ctas-per-sm` (by default
     the partial blocks whose mma_sync tiles fit in the shared memory of one
-    SM of `chip`, at most 2048 threads): the host evaluates it for the
-    device it launches on. Partials are
+    SM of `chip`, at most 2048 threads, and no more than keep the target's
+    K/V bytes in flight per SM, counting a block's loads ahead of the tile
+    it computes): the host evaluates it for the device it launches on.
+    Partials are
     `O(splits * B * H * Sq * dv)` with `splits <= 128`, so no buffer grows as
     `Sq * Skv` (--attnc-verify-no-global-scores proves it). Backward flash
     forms and forms already split are left alone.
@@ -360,8 +362,9 @@ def AttncSplitKV : Pass<"attnc-split-kv"> {
            "most parts a row's keys are cut into (1 to 128)">,
     Option<"ctasPerSM", "ctas-per-sm", "int64_t", /*default=*/"0",
            "blocks of the partial kernel one SM runs at once, for the split "
-           "rule's wave count (0: from the target's shared memory and the "
-           "mma_sync tile bytes of the form's config)">,
+           "rule's wave count (0: from the target's shared memory and "
+           "bytes in flight per SM and the mma_sync tiles of the form's "
+           "config)">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
            "target whose description gives the shared memory for "
            "ctas-per-sm=0">,
