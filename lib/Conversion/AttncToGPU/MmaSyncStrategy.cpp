@@ -9,8 +9,11 @@
 // one, Q fragments stay in registers, with two they are re-read from shared
 // memory, which halves the K/V ldmatrix traffic per mma). Tiles are staged
 // in padded shared memory with cp.async (16 bytes per copy, rows past the
-// tensor's end zero-filled), K/V through `stages` buffers; QKᵀ and PV run
-// on tensor cores through ldmatrix + mma.sync, P staying in registers.
+// tensor's end zero-filled), K/V through `stages` buffers of (K, V) pairs,
+// or with interleave_kv through one ring of `stages` single-tile buffers
+// that K and V tiles take in turn (the builder times their loads); QKᵀ and
+// PV run on tensor cores through ldmatrix + mma.sync, P staying in
+// registers.
 //
 // With key_warps > 1 the warps that share a slab split each K/V tile's
 // keys: warp (r, c) computes rows of slab group r against keys
