@@ -148,28 +148,48 @@ FlashKernelBuilder::drawDropout(FlashKVLoop &l, IRMapping &scope) {
 /// Starts loading the K and V tiles of iteration `tile` of loop `l` (its
 /// slices with `tile` for the induction variable) into pipeline stage
 /// `stage`, by default `tile mod stages`.
-LogicalResult FlashKernelBuilder::loadKVTiles(FlashKVLoop &l, Value tile,
-                                              Value stage) {
+FailureOr<GlobalTile> FlashKernelBuilder::kvTile(FlashKVLoop &l, bool key,
+                                                 Value tile) {
   IRMapping scope = prologue;
   scope.map(l.loop.getInductionVar(), tile);
-  FailureOr<GlobalTile> k = tileOf(l.key, "k", scope);
-  FailureOr<GlobalTile> v = tileOf(l.value, "v", scope);
-  if (failed(k) || failed(v))
+  FailureOr<GlobalTile> t =
+      tileOf(key ? l.key : l.value, key ? "k" : "v", scope);
+  if (failed(t))
     return failure();
-  k->rowLimit = v->rowLimit = seqKV;
+  t->rowLimit = seqKV;
   // A ragged batch's rows are packed rows from the sequence's first.
   if (form.ragged) {
     FailureOr<Value> base = materialize(form.kvRowBase, scope);
     if (failed(base))
       return failure();
-    k->rowLimit = v->rowLimit = arith::AddIOp::create(b, loc, *base, seqKV);
+    t->rowLimit = arith::AddIOp::create(b, loc, *base, seqKV);
   }
+  return t;
+}
+
+LogicalResult FlashKernelBuilder::loadKVTiles(FlashKVLoop &l, Value tile,
+                                              Value stage) {
+  FailureOr<GlobalTile> k = kvTile(l, /*key=*/true, tile);
+  FailureOr<GlobalTile> v = kvTile(l, /*key=*/false, tile);
+  if (failed(k) || failed(v))
+    return failure();
   if (!stage)
     stage = arith::RemUIOp::create(
         b, loc, tile,
         arith::ConstantIndexOp::create(b, loc, form.config.getStages()));
   strategy->loadKV(b, *k, *v, stage);
   return success();
+}
+
+Value FlashKernelBuilder::ringBuffer(Value tile, int64_t ahead) {
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  return arith::RemUIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, tile, idx(2)),
+                            idx(ahead)),
+      idx(strategy->kvBuffers()));
 }
 
 LogicalResult FlashKernelBuilder::loadInterleaved(FlashKVLoop &l, Value tile,
@@ -180,26 +200,12 @@ LogicalResult FlashKernelBuilder::loadInterleaved(FlashKVLoop &l, Value tile,
   // Load 2 * tile + ahead is K (even) or V (odd) of tile + ahead / 2.
   Value of =
       ahead / 2 ? arith::AddIOp::create(b, loc, tile, idx(ahead / 2)) : tile;
-  Value buffer = arith::RemUIOp::create(
-      b, loc,
-      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, tile, idx(2)),
-                            idx(ahead)),
-      idx(strategy->kvBuffers()));
+  Value buffer = ringBuffer(tile, ahead);
   auto emitLoad = [&]() -> LogicalResult {
-    IRMapping scope = prologue;
-    scope.map(l.loop.getInductionVar(), of);
     bool key = ahead % 2 == 0;
-    FailureOr<GlobalTile> t =
-        tileOf(key ? l.key : l.value, key ? "k" : "v", scope);
+    FailureOr<GlobalTile> t = kvTile(l, key, of);
     if (failed(t))
       return failure();
-    t->rowLimit = seqKV;
-    if (form.ragged) {
-      FailureOr<Value> base = materialize(form.kvRowBase, scope);
-      if (failed(base))
-        return failure();
-      t->rowLimit = arith::AddIOp::create(b, loc, *base, seqKV);
-    }
     if (key)
       strategy->loadKeys(b, *t, buffer);
     else
@@ -296,16 +302,6 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
   int64_t buffers = strategy->kvBuffers();
   assert(!(buffers && (ring || strategy->overlapsPV())) &&
          "interleaved K/V loads are for a plain pipeline");
-  auto ringIndex = [&](int64_t t) -> Value {
-    return arith::RemUIOp::create(
-        b, loc,
-        arith::AddIOp::create(
-            b, loc,
-            arith::MulIOp::create(b, loc, j,
-                                  arith::ConstantIndexOp::create(b, loc, 2)),
-            arith::ConstantIndexOp::create(b, loc, t)),
-        arith::ConstantIndexOp::create(b, loc, buffers));
-  };
   if (ring) {
     n = args.back();
     strategy->waitSlot(b, n);
@@ -317,7 +313,7 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
     // buffers - 1 refills while S is computed.
     strategy->waitLoadsBut(b, loadsAhead() - 1);
     strategy->beginStep(b);
-    stage = ringIndex(0);
+    stage = ringBuffer(j, 0);
     if (failed(loadInterleaved(l, j, buffers - 1, chainEnd)))
       return failure();
   } else {
@@ -347,7 +343,7 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
       strategy->waitLoadsBut(b, loadsAhead() - 1);
       if (failed(loadInterleaved(l, j, buffers, chainEnd)))
         return failure();
-      stage = ringIndex(1);
+      stage = ringBuffer(j, 1);
     }
     strategy->accumulatePV(b, stage, st.acc);
   } else {

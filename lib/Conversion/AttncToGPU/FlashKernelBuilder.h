@@ -130,7 +130,12 @@ private:
                                IRMapping &scope, Value result = {}) {
     return values.cloneRegion(r, args, scope, result);
   }
+  /// The K (`key`) or V tile of iteration `tile` of loop `l`, rows past
+  /// the sequence (or a ragged batch's) limited.
+  FailureOr<GlobalTile> kvTile(FlashKVLoop &l, bool key, Value tile);
   LogicalResult loadKVTiles(FlashKVLoop &l, Value tile, Value stage = {});
+  /// The ring buffer of load 2 * `tile` + `ahead` (interleaved K/V loads).
+  Value ringBuffer(Value tile, int64_t ahead);
   LogicalResult prefetchKVTiles(FlashKVLoop &l, Value tile, Value end);
   /// Interleaved K/V loads (AttentionTileStrategy::kvBuffers): starts load
   /// 2 * `tile` + `ahead` of the ring (K of a tile, then its V), or closes
