@@ -579,7 +579,9 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
     return form.forall.emitOpError()
            << "drops probabilities out; its kernel splits the keys of each "
               "tile over key_warps = "
-           << config.getKeyWarps() << " warps, which dropout does not support";
+           << config.getKeyWarps()
+           << " warps, which dropout does not support (compile with "
+              "--key-warps=1; split-KV decoding splits keys by default)";
   // Packed rows (per-head addresses) and f32 partials are what the
   // mma_sync strategies' loads and stores know how to address and write.
   bool mmaSync = config.getStrategy() == TileStrategy::mma_sync ||

@@ -12,7 +12,10 @@
 // RUN: attnc-opt %s --attnc-pipeline="to-nvvm=false" | FileCheck %s --check-prefix=FALLBACK
 // Key-split warps would offset each part's draw groups: refused.
 // RUN: not attnc-opt %s --attnc-pipeline="to-nvvm=false strategy=mma_sync block-q=64 key-warps=2" 2>&1 | FileCheck %s --check-prefix=KEYS
-// KEYS: drops probabilities out; its kernel splits the keys of each tile over key_warps = 2 warps, which dropout does not support
+// KEYS: drops probabilities out; its kernel splits the keys of each tile over key_warps = 2 warps, which dropout does not support (compile with --key-warps=1; split-KV decoding splits keys by default)
+// A decode build of it keeps one warp per row when asked to.
+// RUN: attnc-opt %s --attnc-pipeline="split-kv=128 key-warps=1 to-nvvm=false" | FileCheck %s --check-prefix=DECODE
+// DECODE: #attnc.flash_config<block_q = 16, block_kv = 128, warps = 1, stages = 3, strategy = mma_sync, interleave_kv>
 
 // CHECK: gpu.module @attn_module
 // CHECK-SAME: scalar<"seed", i64>, scalar<"offset", i64>]
