@@ -145,9 +145,6 @@ FlashKernelBuilder::drawDropout(FlashKVLoop &l, IRMapping &scope) {
   return scoreStage->dropoutDraws(b, counters, *drawExchange);
 }
 
-/// Starts loading the K and V tiles of iteration `tile` of loop `l` (its
-/// slices with `tile` for the induction variable) into pipeline stage
-/// `stage`, by default `tile mod stages`.
 FailureOr<GlobalTile> FlashKernelBuilder::kvTile(FlashKVLoop &l, bool key,
                                                  Value tile) {
   IRMapping scope = prologue;
@@ -167,6 +164,9 @@ FailureOr<GlobalTile> FlashKernelBuilder::kvTile(FlashKVLoop &l, bool key,
   return t;
 }
 
+/// Starts loading the K and V tiles of iteration `tile` of loop `l` (its
+/// slices with `tile` for the induction variable) into pipeline stage
+/// `stage`, by default `tile mod stages`.
 LogicalResult FlashKernelBuilder::loadKVTiles(FlashKVLoop &l, Value tile,
                                               Value stage) {
   FailureOr<GlobalTile> k = kvTile(l, /*key=*/true, tile);
@@ -202,14 +202,10 @@ LogicalResult FlashKernelBuilder::loadInterleaved(FlashKVLoop &l, Value tile,
       ahead / 2 ? arith::AddIOp::create(b, loc, tile, idx(ahead / 2)) : tile;
   Value buffer = ringBuffer(tile, ahead);
   auto emitLoad = [&]() -> LogicalResult {
-    bool key = ahead % 2 == 0;
-    FailureOr<GlobalTile> t = kvTile(l, key, of);
+    FailureOr<GlobalTile> t = kvTile(l, /*key=*/ahead % 2 == 0, of);
     if (failed(t))
       return failure();
-    if (key)
-      strategy->loadKeys(b, *t, buffer);
-    else
-      strategy->loadValues(b, *t, buffer);
+    strategy->loadRingTile(b, *t, buffer);
     return success();
   };
   // The tile itself (its K at a pipeline's start, its V in its step) is
@@ -554,8 +550,7 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   TileShape shape{config.getBlockQ(), config.getBlockKV(), form.headDim,
                   config.getWarps(),  config.getStages(),  form.elementType,
                   chip.str(),         config.getKeyWarps()};
-  if (config.getInterleaveKV())
-    shape.kvBuffers = config.getStages();
+  shape.interleaveKV = config.getInterleaveKV();
   auto vType = cast<RankedTensorType>(form.value.getType());
   int64_t dv = vType.getDimSize(vType.getRank() - 1);
   if (dv != form.headDim)

@@ -81,7 +81,7 @@ public:
   int64_t sharedMemoryBytes() const override {
     return mmaSyncSharedMemoryBytes(s.blockQ, s.blockKV, s.headDim,
                                     s.elementType.getIntOrFloatBitWidth(),
-                                    s.stages, s.kvBuffers != 0);
+                                    s.stages, s.interleaveKV);
   }
   int64_t rowAlignmentBytes() const override {
     return elementAccess ? elementBytes() : kCopyBytes;
@@ -100,13 +100,10 @@ public:
     emitTileCopy(b, v, vSmem, stage, s.blockKV);
     commitGroup(b);
   }
-  int64_t kvBuffers() const override { return s.kvBuffers; }
-  void loadKeys(OpBuilder &b, const GlobalTile &k, Value stage) override {
-    emitTileCopy(b, k, kSmem, stage, s.blockKV);
-    commitGroup(b);
-  }
-  void loadValues(OpBuilder &b, const GlobalTile &v, Value stage) override {
-    emitTileCopy(b, v, vSmem, stage, s.blockKV);
+  int64_t kvBuffers() const override { return s.interleaveKV ? s.stages : 0; }
+  void loadRingTile(OpBuilder &b, const GlobalTile &tile,
+                    Value buffer) override {
+    emitTileCopy(b, tile, kSmem, buffer, s.blockKV);
     commitGroup(b);
   }
   void waitLoads(OpBuilder &b) override { waitLoadsBut(b, 0); }
@@ -233,12 +230,13 @@ LogicalResult MmaSyncStrategy::verify(Location diagLoc) const {
            << "mma_sync strategy: block_kv (" << s.blockKV
            << ") must be at most " << kMaxBlockKV
            << ": each warp holds its rows' scores in registers";
-  if (s.stages < 2 || s.stages > (s.kvBuffers ? 2 : 1) * kMaxStages)
+  if (s.stages < 2 || s.stages > (s.interleaveKV ? 2 : 1) * kMaxStages)
     return emitError(diagLoc)
            << "mma_sync strategy: stages must be 2 to "
-           << (s.kvBuffers ? 2 : 1) * kMaxStages
-           << (s.kvBuffers ? " single-tile buffers with interleave_kv"
-                           : " (one K/V tile computed while the others load)")
+           << (s.interleaveKV ? 2 : 1) * kMaxStages
+           << (s.interleaveKV
+                   ? " single-tile buffers with interleave_kv"
+                   : " (one K/V tile computed while the others load)")
            << ", got " << s.stages;
   return success();
 }
@@ -269,16 +267,15 @@ void MmaSyncStrategy::emitPrologue(OpBuilder &b) {
   Value raw = dynamicSharedBytes(b, loc);
   auto qType =
       MemRefType::get({s.blockQ, rowElems}, T, MemRefLayoutAttrInterface{}, ws);
-  // Interleaved, K and V tiles share one ring of buffers.
-  int64_t buffers = s.kvBuffers ? s.kvBuffers : s.stages;
-  auto kvType = MemRefType::get({buffers, s.blockKV, rowElems}, T,
+  auto kvType = MemRefType::get({s.stages, s.blockKV, rowElems}, T,
                                 MemRefLayoutAttrInterface{}, ws);
   int64_t qBytes = s.blockQ * rowElems * eb;
-  int64_t kvBytes = buffers * s.blockKV * rowElems * eb;
+  int64_t kvBytes = s.stages * s.blockKV * rowElems * eb;
   qSmem = memref::ViewOp::create(b, loc, qType, raw, idx(b, 0), ValueRange{});
   kSmem =
       memref::ViewOp::create(b, loc, kvType, raw, idx(b, qBytes), ValueRange{});
-  vSmem = s.kvBuffers
+  // Interleaved, K and V tiles share one ring of `stages` buffers.
+  vSmem = s.interleaveKV
               ? kSmem
               : memref::ViewOp::create(b, loc, kvType, raw,
                                        idx(b, qBytes + kvBytes), ValueRange{});

@@ -148,9 +148,9 @@ struct TileShape {
   std::string chip;
   /// Warps that split each K/V tile's keys (FlashConfigAttr's key_warps).
   int64_t keyWarps = 1;
-  /// Interleaved K/V tile buffers (AttentionTileStrategy::kvBuffers); 0:
-  /// `stages` pairs.
-  int64_t kvBuffers = 0;
+  /// K and V tiles take turns in one ring of `stages` single-tile buffers
+  /// (FlashConfigAttr's interleave_kv; AttentionTileStrategy::kvBuffers).
+  bool interleaveKV = false;
 };
 
 /// Data movement and matrix products of one flash-attention kernel. Calls
@@ -195,13 +195,10 @@ public:
   /// tile more in flight than pairs of the same shared memory; an odd ring
   /// (three buffers) fits where two pairs do not. 0: pairs.
   virtual int64_t kvBuffers() const { return 0; }
-  /// With kvBuffers: starts loading one tile into `buffer`, one group.
-  virtual void loadKeys(mlir::OpBuilder &b, const GlobalTile &k,
-                        mlir::Value buffer) {
-    llvm_unreachable("only for strategies that interleave K and V loads");
-  }
-  virtual void loadValues(mlir::OpBuilder &b, const GlobalTile &v,
-                          mlir::Value buffer) {
+  /// With kvBuffers: starts loading one K or V tile into ring buffer
+  /// `buffer`, one group (K and V tiles share the ring).
+  virtual void loadRingTile(mlir::OpBuilder &b, const GlobalTile &tile,
+                            mlir::Value buffer) {
     llvm_unreachable("only for strategies that interleave K and V loads");
   }
   /// Waits for every load started so far and makes it visible to the CTA;
