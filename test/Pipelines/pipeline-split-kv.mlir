@@ -44,7 +44,8 @@
 // KEYS: gpu.module @attn_1_module
 
 // Interleaved K/V loads through a ring of three 128-row buffers (one
-// shared-memory array after Q: 4352 + 3 x 34816 bytes): the prologue starts
+// shared-memory array after Q: 4096 + 3 x 32768 bytes, from the first
+// 128-byte line): the prologue starts
 // Q, K of the first tile and its V (three groups) and waits for the first
 // two; each step waits for its K with one load still in flight, starts
 // the load two ahead (the next K, or an empty group past the chain's end),
@@ -52,7 +53,9 @@
 // before P V. Without the ring's second wait no P V could be correct.
 // RING: gpu.module @attn_0_module
 // RING-SAME: interleave_kv = 1
-// RING: memref.view {{.*}}[%c4352{{.*}} to memref<3x128x136xbf16, #gpu.address_space<workgroup>>
+// RING: %[[ORIGIN:.+]] = arith.andi %{{.+}}, %c127
+// RING: %[[RING:.+]] = arith.addi %[[ORIGIN]], %c4096
+// RING: memref.view {{.*}}[%[[RING]]][] {{.*}} to memref<3x128x128xbf16, #gpu.address_space<workgroup>>
 // RING-COUNT-3: nvgpu.device_async_create_group
 // RING-NEXT: nvvm.cp.async.wait.group 1
 // RING-NEXT: gpu.barrier

@@ -123,9 +123,9 @@ TEST(TargetDescription, TmaKernelsGetAnUnalignedFallback) {
   ctx.loadDialect<AttncDialect>();
   TargetDescription h200 = lookup("h200");
   auto ws = FlashConfigAttr::get(&ctx, 128, 176, 8, 2, TileStrategy::wgmma_ws);
-  // Same tiles and warps, two stages, element accesses: 226304 bytes of
+  // Same tiles and warps, two stages, element accesses: 213120 bytes of
   // shared memory at d = 128 with 176 K/V rows, which fit.
-  EXPECT_EQ(mmaSyncSharedMemoryBytes(128, 176, 128, 16, 2), 226304);
+  EXPECT_EQ(mmaSyncSharedMemoryBytes(128, 176, 128, 16, 2), 213120);
   EXPECT_EQ(h200.withFallback(ws, 128, 16),
             FlashConfigAttr::get(
                 &ctx, 128, 176, 8, 2, TileStrategy::wgmma_ws,

@@ -208,20 +208,46 @@ struct TargetDescription {
                                int64_t elementBits) const;
 };
 
-/// Padding after each shared-memory row of an mma_sync kernel: one 16-byte
-/// access. With rows of 128 or 256 bytes the eight row addresses of an
-/// ldmatrix phase then fall in eight different 16-byte bank groups.
+/// Padding after each shared-memory row of an mma_sync kernel whose rows
+/// are not a whole number of 128-byte lines (and of the backward kernel):
+/// one 16-byte access. The eight row addresses of an ldmatrix phase then
+/// fall in eight different 16-byte bank groups.
 inline constexpr int64_t kMmaSyncRowPadBytes = 16;
+
+/// The line both global memory and the swizzled shared-memory rows are
+/// cut into: a cp.async request of one such line lands in one line.
+inline constexpr int64_t kMmaSyncSwizzleLineBytes = 128;
+
+/// Whether an mma_sync kernel's Q/K/V rows of `headDim` elements are
+/// swizzled rather than padded: each 128-byte line of a row keeps its
+/// eight 16-byte chunks, chunk c of row r at c ^ (r mod 8). Rows then stay
+/// aligned to global memory's lines, so a warp's cp.async of a row's line
+/// is one L2 request (padded rows shift every line by 16 bytes per row and
+/// split it: measured on the H200 as 1.5x the L2 sectors of the data read).
+inline bool mmaSyncSwizzledRows(int64_t headDim, int64_t elementBits) {
+  return headDim * elementBits / 8 % kMmaSyncSwizzleLineBytes == 0;
+}
+
+/// Bytes of one shared-memory row of an mma_sync kernel's Q/K/V tiles.
+inline int64_t mmaSyncRowBytes(int64_t headDim, int64_t elementBits) {
+  int64_t bytes = headDim * elementBits / 8;
+  return mmaSyncSwizzledRows(headDim, elementBits)
+             ? bytes
+             : bytes + kMmaSyncRowPadBytes;
+}
 
 /// Dynamic shared memory of an mma_sync attention kernel: the query tile
 /// and `stages` K and V tiles, or with interleaved K/V loads `stages`
-/// single tiles, in padded rows.
+/// single tiles; swizzled rows add the slack that aligns them to a line.
 inline int64_t mmaSyncSharedMemoryBytes(int64_t blockQ, int64_t blockKV,
                                         int64_t headDim, int64_t elementBits,
                                         int64_t stages,
                                         bool interleaveKV = false) {
-  int64_t rowBytes = headDim * elementBits / 8 + kMmaSyncRowPadBytes;
-  return rowBytes * (blockQ + (interleaveKV ? 1 : 2) * stages * blockKV);
+  int64_t slack =
+      mmaSyncSwizzledRows(headDim, elementBits) ? kMmaSyncSwizzleLineBytes : 0;
+  return mmaSyncRowBytes(headDim, elementBits) *
+             (blockQ + (interleaveKV ? 1 : 2) * stages * blockKV) +
+         slack;
 }
 
 /// The built-in devices, in the order reports list them: h100, h200, a100.

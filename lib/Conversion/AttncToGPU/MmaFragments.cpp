@@ -212,7 +212,7 @@ std::pair<Value, Value> clampedRowChunk(OpBuilder &b, Location loc,
 void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
                    Value smem, Value stage, int64_t rows, int64_t cols,
                    int64_t elemsPerCopy, int64_t threads,
-                   SmallVectorImpl<Value> &tokens) {
+                   SmallVectorImpl<Value> &tokens, bool swizzle) {
   auto idx = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };
@@ -223,6 +223,17 @@ void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
   Value col = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, tid, idx(copiesPerRow)),
       idx(elemsPerCopy));
+  // A row's chunk moves to chunk ^ (row mod 8); when a pass is a multiple
+  // of 8 rows, that is this thread's first row's for every pass.
+  auto dstCol = [&](Value row) -> Value {
+    if (!swizzle)
+      return col;
+    Value key = arith::RemUIOp::create(
+        b, loc, rowsPerPass % 8 == 0 ? row0 : row, idx(8));
+    return arith::XOrIOp::create(
+        b, loc, col, arith::MulIOp::create(b, loc, key, idx(elemsPerCopy)));
+  };
+  Value passCol = swizzle && rowsPerPass % 8 == 0 ? dstCol(row0) : Value();
   Type token = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   // Paged rows of a tile spanning several pages (it starts on a page
   // boundary then): when a pass's rows divide a page, each pass lies in one
@@ -317,7 +328,7 @@ void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
     SmallVector<Value, 3> dstIdx;
     if (stage)
       dstIdx.push_back(stage);
-    dstIdx.append({row, col});
+    dstIdx.append({row, passCol ? passCol : dstCol(row)});
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
         b, loc, token, smem, dstIdx, src.mem, ValueRange{srcIdx},
         b.getIndexAttr(elemsPerCopy), srcElems, b.getUnitAttr()));

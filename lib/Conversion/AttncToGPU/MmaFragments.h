@@ -129,11 +129,14 @@ clampedRowChunk(mlir::OpBuilder &b, mlir::Location loc, const GlobalTile &src,
 /// `smem` (at [stage] when given), `elemsPerCopy` elements (16 bytes) per
 /// copy, `threads` threads in whole passes over the tile; rows at or past
 /// `src.rowLimit` are zero-filled (src-size 0) from a clamped, in-bounds
-/// address. Appends the copies' tokens to `tokens`.
+/// address. Appends the copies' tokens to `tokens`. With `swizzle`, chunk c
+/// of row r lands at chunk c ^ (r mod 8) of its row (rows of whole
+/// 128-byte lines).
 void copyRowsAsync(mlir::OpBuilder &b, mlir::Location loc,
                    const GlobalTile &src, mlir::Value smem, mlir::Value stage,
                    int64_t rows, int64_t cols, int64_t elemsPerCopy,
-                   int64_t threads, llvm::SmallVectorImpl<mlir::Value> &tokens);
+                   int64_t threads, llvm::SmallVectorImpl<mlir::Value> &tokens,
+                   bool swizzle = false);
 
 /// Stores accumulators of `layout` (f32) rounded to `elemType`: each thread
 /// its (cols 2t, 2t+1) pairs of rows g and g+8 as one 4-byte store, or as

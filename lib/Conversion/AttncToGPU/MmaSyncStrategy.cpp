@@ -72,8 +72,11 @@ public:
       : s(s), loc(loc), elementAccess(elementAccess),
         rowWarps(s.warps / s.keyWarps), kvPart(s.blockKV / s.keyWarps),
         slabs(s.blockQ / (rowWarps * mma::kM)), dTiles(s.headDim / mma::kN),
-        rowElems(s.headDim + kMmaSyncRowPadBytes * 8 /
-                                 s.elementType.getIntOrFloatBitWidth()),
+        swizzled(mmaSyncSwizzledRows(s.headDim,
+                                     s.elementType.getIntOrFloatBitWidth())),
+        rowElems(
+            mmaSyncRowBytes(s.headDim, s.elementType.getIntOrFloatBitWidth()) *
+            8 / s.elementType.getIntOrFloatBitWidth()),
         scores(slabs, kvPart / mma::kN, w), output(slabs, dTiles, w) {}
 
   LogicalResult verify(Location diagLoc) const override;
@@ -158,6 +161,17 @@ private:
   int64_t elemsPerAccess() const {
     return elementAccess ? 1 : kCopyBytes / elementBytes();
   }
+  /// Where column `col` of a Q/K/V row whose index mod 8 is `rowKey` sits
+  /// in that row of shared memory: its 16-byte chunk moved to chunk ^
+  /// rowKey when rows are swizzled (mmaSyncSwizzledRows).
+  Value sharedCol(OpBuilder &b, Value rowKey, Value col) {
+    if (!swizzled)
+      return col;
+    return arith::XOrIOp::create(
+        b, loc, col,
+        arith::MulIOp::create(b, loc, rowKey,
+                              idx(b, kCopyBytes / elementBytes())));
+  }
   void emitTileCopy(OpBuilder &b, const GlobalTile &src, Value smem,
                     Value stage, int64_t rows);
   void emitElementCopy(OpBuilder &b, const GlobalTile &src, Value smem,
@@ -172,12 +186,14 @@ private:
   const int64_t kvPart;   // keys of each K/V tile one warp computes
   const int64_t slabs;    // 16-row slabs per warp
   const int64_t dTiles;   // n8 tiles across the head dimension
+  const bool swizzled;    // rows swizzled by 16-byte chunk, not padded
   const int64_t rowElems; // shared-memory row length incl. padding
   mma::WarpCoords w;
   mma::AccumulatorTiles scores, output;
 
   Value qSmem, kSmem, vSmem;
-  Value rowWarp, keyPart;         // keyPart: null with one part
+  Value laneKey;          // lane mod 8: the row mod 8 of every ldmatrix address
+  Value rowWarp, keyPart; // keyPart: null with one part
   SmallVector<Value> pending;     // cp.async tokens of the open group
   SmallVector<mma::FragA> qFrags; // [slab * kSteps + kStep], when in regs
   Value qLoadRow, qLoadCol;       // per-thread Q ldmatrix origin in the loop
@@ -265,20 +281,31 @@ void MmaSyncStrategy::emitPrologue(OpBuilder &b) {
   Type T = s.elementType;
   int64_t eb = T.getIntOrFloatBitWidth() / 8;
   Value raw = dynamicSharedBytes(b, loc);
+  // Swizzled rows start on a line: (-base) mod 128 bytes of slack first.
+  Value origin = idx(b, 0);
+  if (swizzled) {
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
+    origin = arith::AndIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, idx(b, 0), base),
+        idx(b, kMmaSyncSwizzleLineBytes - 1));
+  }
+  laneKey = arith::RemUIOp::create(b, loc, w.lane, idx(b, 8));
   auto qType =
       MemRefType::get({s.blockQ, rowElems}, T, MemRefLayoutAttrInterface{}, ws);
   auto kvType = MemRefType::get({s.stages, s.blockKV, rowElems}, T,
                                 MemRefLayoutAttrInterface{}, ws);
   int64_t qBytes = s.blockQ * rowElems * eb;
   int64_t kvBytes = s.stages * s.blockKV * rowElems * eb;
-  qSmem = memref::ViewOp::create(b, loc, qType, raw, idx(b, 0), ValueRange{});
-  kSmem =
-      memref::ViewOp::create(b, loc, kvType, raw, idx(b, qBytes), ValueRange{});
+  auto at = [&](int64_t bytes) {
+    return arith::AddIOp::create(b, loc, origin, idx(b, bytes)).getResult();
+  };
+  qSmem = memref::ViewOp::create(b, loc, qType, raw, origin, ValueRange{});
+  kSmem = memref::ViewOp::create(b, loc, kvType, raw, at(qBytes), ValueRange{});
   // Interleaved, K and V tiles share one ring of `stages` buffers.
   vSmem = s.interleaveKV
               ? kSmem
               : memref::ViewOp::create(b, loc, kvType, raw,
-                                       idx(b, qBytes + kvBytes), ValueRange{});
+                                       at(qBytes + kvBytes), ValueRange{});
 }
 
 /// cp.async of `rows` rows from `src.rowStart` into `smem` (at [stage] when
@@ -289,7 +316,7 @@ void MmaSyncStrategy::emitTileCopy(OpBuilder &b, const GlobalTile &src,
   if (elementAccess)
     return emitElementCopy(b, src, smem, stage, rows);
   mma::copyRowsAsync(b, loc, src, smem, stage, rows, s.headDim,
-                     elemsPerAccess(), threadsPerBlock(), pending);
+                     elemsPerAccess(), threadsPerBlock(), pending, swizzled);
 }
 
 /// Element accesses: each thread loads one element per pass over the tile
@@ -351,7 +378,9 @@ void MmaSyncStrategy::emitElementCopy(OpBuilder &b, const GlobalTile &src,
     SmallVector<Value, 3> dstIdx;
     if (stage)
       dstIdx.push_back(stage);
-    dstIdx.append({row, col});
+    dstIdx.append(
+        {row,
+         sharedCol(b, arith::RemUIOp::create(b, loc, row, idx(b, 8)), col)});
     memref::StoreOp::create(b, loc, x, smem, dstIdx);
   }
 }
@@ -370,7 +399,8 @@ mma::FragA MmaSyncStrategy::loadQFragment(OpBuilder &b, int64_t slab,
   }
   Value row = arith::AddIOp::create(b, loc, rowBase, idx(b, slab * mma::kM));
   Value col = arith::AddIOp::create(b, loc, colBase, idx(b, kStep * mma::kK));
-  return mma::loadMatrixX4(b, loc, qSmem, {row, col}, /*transpose=*/false);
+  return mma::loadMatrixX4(b, loc, qSmem, {row, sharedCol(b, laneKey, col)},
+                           /*transpose=*/false);
 }
 
 /// With one slab per warp Q fragments stay in registers for the whole loop
@@ -430,7 +460,8 @@ SmallVector<Value> MmaSyncStrategy::computeScores(OpBuilder &b, Value stage) {
     for (int64_t np = 0; np < nTiles / 2; ++np) {
       Value row =
           arith::AddIOp::create(b, loc, idx(b, np * 2 * mma::kN), rowOff);
-      auto r = mma::loadMatrixX4(b, loc, kSmem, {stage, row, col}, false);
+      auto r = mma::loadMatrixX4(
+          b, loc, kSmem, {stage, row, sharedCol(b, laneKey, col)}, false);
       for (int64_t sl = 0; sl < slabs; ++sl) {
         mma::FragC &c0 = c[sl][2 * np], &c1 = c[sl][2 * np + 1];
         c0 = mma::mmaSync(b, loc, s.elementType, a[sl], {r[0], r[1]}, c0);
@@ -479,7 +510,8 @@ void MmaSyncStrategy::accumulatePV(OpBuilder &b, Value stage,
     for (int64_t dp = 0; dp < dTiles / 2; ++dp) {
       Value col =
           arith::AddIOp::create(b, loc, idx(b, dp * 2 * mma::kN), colOff);
-      auto r = mma::loadMatrixX4(b, loc, vSmem, {stage, row, col}, true);
+      auto r = mma::loadMatrixX4(
+          b, loc, vSmem, {stage, row, sharedCol(b, laneKey, col)}, true);
       for (int64_t sl = 0; sl < slabs; ++sl) {
         for (int64_t j = 0; j < 2; ++j) {
           int64_t base = (sl * dTiles + 2 * dp + j) * 4;

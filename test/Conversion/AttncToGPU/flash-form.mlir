@@ -10,7 +10,7 @@
 // CHECK-SAME: grid = {{\[\[}}2], [2], [1]]
 // CHECK: gpu.func @full(%{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{[^:]+}}: i64,
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
-// CHECK: memref.view {{.+}} to memref<2x64x72xbf16, #gpu.address_space<workgroup>>
+// CHECK: memref.view {{.+}} to memref<2x64x64xbf16, #gpu.address_space<workgroup>>
 // CHECK-DAG: gpu.block_id  x
 // CHECK-DAG: gpu.block_id  y
 // CHECK-DAG: gpu.block_id  z
@@ -168,7 +168,7 @@ func.func @causal_without_masked_loop(%q: tensor<1x2x128x64xbf16>, %k: tensor<1x
 // are 32 rows, four of them.
 // CHECK-LABEL: gpu.module @kv32_module
 // CHECK-SAME: block_kv = 32 : i64
-// CHECK: memref.view {{.+}} to memref<2x32x72xbf16, #gpu.address_space<workgroup>>
+// CHECK: memref.view {{.+}} to memref<2x32x64xbf16, #gpu.address_space<workgroup>>
 // CHECK: %[[C4:.+]] = arith.constant 4 : index
 // CHECK: scf.for %{{.+}} = %{{.+}} to %[[C4]] step
 func.func @kv32(%q: tensor<1x2x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) -> tensor<1x2x128x64xbf16> {
