@@ -172,6 +172,19 @@ private:
         arith::MulIOp::create(b, loc, rowKey,
                               idx(b, kCopyBytes / elementBytes())));
   }
+  /// The shared column of an ldmatrix row address at column `lane + c` of
+  /// its row, with `lane` (below 16) from the lane and `c` a multiple of 16:
+  /// c's bits within a 128-byte line are swizzled with the lane's (at most
+  /// four values per thread, which stay in registers) and whole lines added
+  /// after, so every address is one of those plus an immediate.
+  Value ldmatrixCol(OpBuilder &b, Value lane, int64_t c) {
+    if (!swizzled)
+      return arith::AddIOp::create(b, loc, lane, idx(b, c));
+    int64_t lineElems = kMmaSyncSwizzleLineBytes / elementBytes();
+    Value inLine = sharedCol(
+        b, laneKey, arith::AddIOp::create(b, loc, lane, idx(b, c % lineElems)));
+    return arith::AddIOp::create(b, loc, inLine, idx(b, c - c % lineElems));
+  }
   void emitTileCopy(OpBuilder &b, const GlobalTile &src, Value smem,
                     Value stage, int64_t rows);
   void emitElementCopy(OpBuilder &b, const GlobalTile &src, Value smem,
@@ -398,8 +411,8 @@ mma::FragA MmaSyncStrategy::loadQFragment(OpBuilder &b, int64_t slab,
         b, loc, arith::DivUIOp::create(b, loc, w.lane, idx(b, 16)), idx(b, 8));
   }
   Value row = arith::AddIOp::create(b, loc, rowBase, idx(b, slab * mma::kM));
-  Value col = arith::AddIOp::create(b, loc, colBase, idx(b, kStep * mma::kK));
-  return mma::loadMatrixX4(b, loc, qSmem, {row, sharedCol(b, laneKey, col)},
+  return mma::loadMatrixX4(b, loc, qSmem,
+                           {row, ldmatrixCol(b, colBase, kStep * mma::kK)},
                            /*transpose=*/false);
 }
 
@@ -456,12 +469,11 @@ SmallVector<Value> MmaSyncStrategy::computeScores(OpBuilder &b, Value stage) {
     for (int64_t sl = 0; sl < slabs; ++sl)
       a.push_back(qFrags.empty() ? loadQFragment(b, sl, ks)
                                  : qFrags[sl * kSteps + ks]);
-    Value col = arith::AddIOp::create(b, loc, idx(b, ks * mma::kK), colOff);
+    Value col = ldmatrixCol(b, colOff, ks * mma::kK);
     for (int64_t np = 0; np < nTiles / 2; ++np) {
       Value row =
           arith::AddIOp::create(b, loc, idx(b, np * 2 * mma::kN), rowOff);
-      auto r = mma::loadMatrixX4(
-          b, loc, kSmem, {stage, row, sharedCol(b, laneKey, col)}, false);
+      auto r = mma::loadMatrixX4(b, loc, kSmem, {stage, row, col}, false);
       for (int64_t sl = 0; sl < slabs; ++sl) {
         mma::FragC &c0 = c[sl][2 * np], &c1 = c[sl][2 * np + 1];
         c0 = mma::mmaSync(b, loc, s.elementType, a[sl], {r[0], r[1]}, c0);
@@ -508,10 +520,8 @@ void MmaSyncStrategy::accumulatePV(OpBuilder &b, Value stage,
     }
     Value row = arith::AddIOp::create(b, loc, idx(b, ks * mma::kK), rowOff);
     for (int64_t dp = 0; dp < dTiles / 2; ++dp) {
-      Value col =
-          arith::AddIOp::create(b, loc, idx(b, dp * 2 * mma::kN), colOff);
-      auto r = mma::loadMatrixX4(
-          b, loc, vSmem, {stage, row, sharedCol(b, laneKey, col)}, true);
+      Value col = ldmatrixCol(b, colOff, dp * 2 * mma::kN);
+      auto r = mma::loadMatrixX4(b, loc, vSmem, {stage, row, col}, true);
       for (int64_t sl = 0; sl < slabs; ++sl) {
         for (int64_t j = 0; j < 2; ++j) {
           int64_t base = (sl * dTiles + 2 * dp + j) * 4;

@@ -30,7 +30,8 @@
 // line ((-base) mod 128 bytes in), and 16-byte chunk c of row r sits at
 // chunk c ^ (r mod 8), for the cp.async that writes it (r mod 8 is a
 // thread's first row's, eight rows a pass) and the ldmatrix that reads it
-// (r mod 8 = lane mod 8; Q's two slabs, then K's and V's). Without it a
+// (r mod 8 = lane mod 8; Q's two slabs, then K's and V's: the column's
+// bits within a line swizzled, whole lines added after). Without it a
 // warp's 512 bytes of two rows land 16 bytes off their lines and the L2
 // serves 1.5x the sectors.
 // ATTN: %[[BASE:.+]] = memref.extract_aligned_pointer_as_index
@@ -45,18 +46,22 @@
 // ATTN: nvgpu.device_async_copy %{{.+}}[%{{.+}}], %{{.+}}[%{{.+}}, %[[COL]]], 8
 // ATTN: scf.for
 // ATTN: %[[QSHIFT:.+]] = arith.muli %[[LANEKEY]], %c8
-// ATTN: %[[QCOL:.+]] = arith.xori %{{.+}}, %[[QSHIFT]]
-// ATTN: nvgpu.ldmatrix %{{.+}}[%{{.+}}, %[[QCOL]]] {numTiles = 4 : i32, transpose = false}
+// ATTN-NEXT: %[[QSW:.+]] = arith.xori %{{.+}}, %[[QSHIFT]]
+// ATTN: %[[QCOL:.+]] = arith.addi %[[QSW]], %c0
+// ATTN-NEXT: nvgpu.ldmatrix %{{.+}}[%{{.+}}, %[[QCOL]]] {numTiles = 4 : i32, transpose = false}
 // ATTN: %[[QSHIFT1:.+]] = arith.muli %[[LANEKEY]], %c8
-// ATTN: %[[QCOL1:.+]] = arith.xori %{{.+}}, %[[QSHIFT1]]
-// ATTN: nvgpu.ldmatrix %{{.+}}[%{{.+}}, %[[QCOL1]]] {numTiles = 4 : i32, transpose = false}
+// ATTN-NEXT: %[[QSW1:.+]] = arith.xori %{{.+}}, %[[QSHIFT1]]
+// ATTN: %[[QCOL1:.+]] = arith.addi %[[QSW1]], %c0
+// ATTN-NEXT: nvgpu.ldmatrix %{{.+}}[%{{.+}}, %[[QCOL1]]] {numTiles = 4 : i32, transpose = false}
 // ATTN: %[[KSHIFT:.+]] = arith.muli %[[LANEKEY]], %c8
-// ATTN-NEXT: %[[KCOL:.+]] = arith.xori %{{.+}}, %[[KSHIFT]]
-// ATTN-NEXT: nvgpu.ldmatrix %{{.+}}[%{{.+}}, %{{.+}}, %[[KCOL]]] {numTiles = 4 : i32, transpose = false}
+// ATTN-NEXT: %[[KSW:.+]] = arith.xori %{{.+}}, %[[KSHIFT]]
+// ATTN: %[[KCOL:.+]] = arith.addi %[[KSW]], %c0
+// ATTN: nvgpu.ldmatrix %{{.+}}[%{{.+}}, %{{.+}}, %[[KCOL]]] {numTiles = 4 : i32, transpose = false}
 // ATTN: nvvm.mma.sync
 // ATTN: gpu.shuffle xor
 // ATTN: %[[VSHIFT:.+]] = arith.muli %[[LANEKEY]], %c8
-// ATTN-NEXT: %[[VCOL:.+]] = arith.xori %{{.+}}, %[[VSHIFT]]
+// ATTN-NEXT: %[[VSW:.+]] = arith.xori %{{.+}}, %[[VSHIFT]]
+// ATTN: %[[VCOL:.+]] = arith.addi %[[VSW]], %c0
 // ATTN-NEXT: nvgpu.ldmatrix %{{.+}}[%{{.+}}, %{{.+}}, %[[VCOL]]] {numTiles = 4 : i32, transpose = true}
 // ATTN-NOT: gpu.module
 
