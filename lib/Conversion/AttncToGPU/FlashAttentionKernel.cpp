@@ -174,6 +174,7 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
   scope.map(l.loop.getInductionVar(), j);
   Value stage, n;
   int64_t buffers = strategy->kvBuffers();
+  SmallVector<Value> vPages; // interleaved: the page entries of V's load
   assert(!(buffers && (ring || strategy->overlapsPV())) &&
          "interleaved K/V loads are for a plain pipeline");
   if (ring) {
@@ -182,23 +183,29 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
     strategy->beginStep(b);
     stage = arith::RemUIOp::create(b, loc, n, numStages);
   } else if (buffers) {
+    // The page-table entries of the tiles of loads 2j + buffers - 1 and 2j
+    // + buffers, read before the wait.
+    SmallVector<Value> kPages = lookUpPages(l, j, (buffers - 1) / 2);
+    vPages = buffers % 2 ? kPages : lookUpPages(l, j, buffers / 2);
     // K of tile j (load 2j) is resident, and every warp is done with the
     // buffer of load 2j - 1 (the previous step's V), which load 2j +
     // buffers - 1 refills while S is computed.
     strategy->waitLoadsBut(b, loadsAhead() - 1);
     strategy->beginStep(b);
     stage = ringBuffer(j, 0);
-    if (failed(loadInterleaved(l, j, buffers - 1, chainEnd)))
+    if (failed(loadInterleaved(l, j, buffers - 1, chainEnd, kPages)))
       return failure();
   } else {
     // Tile j is in the oldest of the stages - 1 groups in flight; the
-    // prefetch refills the stage tile j - 1 was computed in.
+    // prefetch refills the stage tile j - 1 was computed in (its page-table
+    // entries read before the wait).
+    SmallVector<Value> pages = lookUpPages(l, j, loadsAhead());
     strategy->waitLoadsBut(b, loadsAhead() - 1);
     strategy->beginStep(b);
     stage = arith::RemUIOp::create(b, loc, j, numStages);
     Value next = arith::AddIOp::create(
         b, loc, j, arith::ConstantIndexOp::create(b, loc, loadsAhead()));
-    if (failed(prefetchKVTiles(l, next, chainEnd)))
+    if (failed(prefetchKVTiles(l, next, chainEnd, pages)))
       return failure();
   }
   if (!strategy->overlapsPV()) {
@@ -215,7 +222,7 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
       // V of tile j (load 2j + 1) is resident and every warp is done with
       // K of tile j, whose buffer load 2j + buffers refills during P V.
       strategy->waitLoadsBut(b, loadsAhead() - 1);
-      if (failed(loadInterleaved(l, j, buffers, chainEnd)))
+      if (failed(loadInterleaved(l, j, buffers, chainEnd, vPages)))
         return failure();
       stage = ringBuffer(j, 1);
     }

@@ -131,17 +131,27 @@ private:
     return values.cloneRegion(r, args, scope, result);
   }
   /// The K (`key`) or V tile of iteration `tile` of loop `l`, rows past
-  /// the sequence (or a ragged batch's) limited.
-  FailureOr<GlobalTile> kvTile(FlashKVLoop &l, bool key, Value tile);
-  LogicalResult loadKVTiles(FlashKVLoop &l, Value tile, Value stage = {});
+  /// the sequence (or a ragged batch's) limited; paged, with `pageEntries`
+  /// (lookUpPages) when given.
+  FailureOr<GlobalTile> kvTile(FlashKVLoop &l, bool key, Value tile,
+                               ArrayRef<Value> pageEntries = {});
+  /// The block table's entries for the pages of iteration `tile` +
+  /// `ahead`'s K/V rows when they span several pages that the copies look
+  /// up per page (GlobalTile::pageEntries); none otherwise. A step reads
+  /// them for the tiles it will load before it waits, so their latency
+  /// hides behind the wait instead of delaying the copies.
+  SmallVector<Value> lookUpPages(FlashKVLoop &l, Value tile, int64_t ahead = 0);
+  LogicalResult loadKVTiles(FlashKVLoop &l, Value tile, Value stage = {},
+                            ArrayRef<Value> pageEntries = {});
   /// The ring buffer of load 2 * `tile` + `ahead` (interleaved K/V loads).
   Value ringBuffer(Value tile, int64_t ahead);
-  LogicalResult prefetchKVTiles(FlashKVLoop &l, Value tile, Value end);
+  LogicalResult prefetchKVTiles(FlashKVLoop &l, Value tile, Value end,
+                                ArrayRef<Value> pageEntries = {});
   /// Interleaved K/V loads (AttentionTileStrategy::kvBuffers): starts load
   /// 2 * `tile` + `ahead` of the ring (K of a tile, then its V), or closes
   /// an empty group when its tile is not before `end`.
   LogicalResult loadInterleaved(FlashKVLoop &l, Value tile, int64_t ahead,
-                                Value end);
+                                Value end, ArrayRef<Value> pageEntries = {});
   /// K/V tiles (or with interleaved loads, single tiles) a step of a kernel
   /// without a producer loads ahead: all stages (buffers) but the one it
   /// computes, or one when P V overlaps the next step (its V stage stays

@@ -25,7 +25,8 @@ using namespace attnc;
 using namespace attnc::flash_kernel;
 
 FailureOr<GlobalTile> FlashKernelBuilder::kvTile(FlashKVLoop &l, bool key,
-                                                 Value tile) {
+                                                 Value tile,
+                                                 ArrayRef<Value> pageEntries) {
   IRMapping scope = prologue;
   scope.map(l.loop.getInductionVar(), tile);
   FailureOr<GlobalTile> t =
@@ -40,16 +41,40 @@ FailureOr<GlobalTile> FlashKernelBuilder::kvTile(FlashKVLoop &l, bool key,
       return failure();
     t->rowLimit = arith::AddIOp::create(b, loc, *base, seqKV);
   }
+  if (t->pageTable && !t->tilePage)
+    t->pageEntries.assign(pageEntries.begin(), pageEntries.end());
   return t;
+}
+
+SmallVector<Value> FlashKernelBuilder::lookUpPages(FlashKVLoop &l, Value tile,
+                                                   int64_t ahead) {
+  int64_t blockKV = form.config.getBlockKV();
+  if (!form.keyPages || form.keyPages.getPageSize() >= blockKV)
+    return {};
+  if (ahead)
+    tile = arith::AddIOp::create(b, loc, tile,
+                                 arith::ConstantIndexOp::create(b, loc, ahead));
+  FailureOr<GlobalTile> t = kvTile(l, /*key=*/true, tile);
+  if (failed(t))
+    return {};
+  // The tile starts at a multiple of block_kv, so on a page boundary.
+  SmallVector<Value> entries;
+  for (int64_t row = 0; row < blockKV; row += t->pageSize)
+    entries.push_back(pageEntry(
+        b, loc, *t,
+        arith::AddIOp::create(b, loc, t->rowStart,
+                              arith::ConstantIndexOp::create(b, loc, row))));
+  return entries;
 }
 
 /// Starts loading the K and V tiles of iteration `tile` of loop `l` (its
 /// slices with `tile` for the induction variable) into pipeline stage
 /// `stage`, by default `tile mod stages`.
 LogicalResult FlashKernelBuilder::loadKVTiles(FlashKVLoop &l, Value tile,
-                                              Value stage) {
-  FailureOr<GlobalTile> k = kvTile(l, /*key=*/true, tile);
-  FailureOr<GlobalTile> v = kvTile(l, /*key=*/false, tile);
+                                              Value stage,
+                                              ArrayRef<Value> pageEntries) {
+  FailureOr<GlobalTile> k = kvTile(l, /*key=*/true, tile, pageEntries);
+  FailureOr<GlobalTile> v = kvTile(l, /*key=*/false, tile, pageEntries);
   if (failed(k) || failed(v))
     return failure();
   if (!stage)
@@ -72,7 +97,8 @@ Value FlashKernelBuilder::ringBuffer(Value tile, int64_t ahead) {
 }
 
 LogicalResult FlashKernelBuilder::loadInterleaved(FlashKVLoop &l, Value tile,
-                                                  int64_t ahead, Value end) {
+                                                  int64_t ahead, Value end,
+                                                  ArrayRef<Value> pageEntries) {
   auto idx = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };
@@ -81,7 +107,8 @@ LogicalResult FlashKernelBuilder::loadInterleaved(FlashKVLoop &l, Value tile,
       ahead / 2 ? arith::AddIOp::create(b, loc, tile, idx(ahead / 2)) : tile;
   Value buffer = ringBuffer(tile, ahead);
   auto emitLoad = [&]() -> LogicalResult {
-    FailureOr<GlobalTile> t = kvTile(l, /*key=*/ahead % 2 == 0, of);
+    FailureOr<GlobalTile> t =
+        kvTile(l, /*key=*/ahead % 2 == 0, of, pageEntries);
     if (failed(t))
       return failure();
     strategy->loadRingTile(b, *t, buffer);
@@ -107,7 +134,8 @@ LogicalResult FlashKernelBuilder::loadInterleaved(FlashKVLoop &l, Value tile,
 /// than two stages an empty group otherwise, so that each step starts one
 /// group.
 LogicalResult FlashKernelBuilder::prefetchKVTiles(FlashKVLoop &l, Value tile,
-                                                  Value end) {
+                                                  Value end,
+                                                  ArrayRef<Value> pageEntries) {
   bool counted = loadsAhead() > 1;
   auto prefetch = scf::IfOp::create(
       b, loc,
@@ -115,7 +143,7 @@ LogicalResult FlashKernelBuilder::prefetchKVTiles(FlashKVLoop &l, Value tile,
       /*withElseRegion=*/counted);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(prefetch.thenBlock());
-  if (failed(loadKVTiles(l, tile)))
+  if (failed(loadKVTiles(l, tile, Value(), pageEntries)))
     return failure();
   if (counted) {
     b.setInsertionPointToStart(prefetch.elseBlock());

@@ -282,9 +282,11 @@ void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
       Value &pageFirst = pages[page];
       if (!pageFirst) {
         Value offset =
-            pageOffset(b, loc, src,
-                       arith::AddIOp::create(b, loc, src.rowStart,
-                                             idx(page * src.pageSize)));
+            src.pageEntries.empty()
+                ? pageOffset(b, loc, src,
+                             arith::AddIOp::create(b, loc, src.rowStart,
+                                                   idx(page * src.pageSize)))
+                : pageEntryOffset(b, loc, src, src.pageEntries[page]);
         pageFirst = arith::AddIOp::create(
             b, loc, arith::AddIOp::create(b, loc, src.base, offset),
             arith::AddIOp::create(
@@ -381,8 +383,8 @@ void storeAccumulatorRows(OpBuilder &b, Location loc,
 
 /// The page offset (page * pageStride) of row `row` of a paged tile: its
 /// entry of the block table, clamped into the pool.
-Value attnc::pageOffset(OpBuilder &b, Location loc, const GlobalTile &tile,
-                        Value row) {
+Value attnc::pageEntry(OpBuilder &b, Location loc, const GlobalTile &tile,
+                       Value row) {
   Value page = arith::MinUIOp::create(
       b, loc,
       arith::DivUIOp::create(
@@ -391,12 +393,21 @@ Value attnc::pageOffset(OpBuilder &b, Location loc, const GlobalTile &tile,
   Value at = arith::AddIOp::create(
       b, loc, tile.tableRow,
       arith::MulIOp::create(b, loc, page, tile.tableStride));
-  Value entry = memref::LoadOp::create(b, loc, tile.pageTable, at);
+  return memref::LoadOp::create(b, loc, tile.pageTable, at);
+}
+
+Value attnc::pageEntryOffset(OpBuilder &b, Location loc, const GlobalTile &tile,
+                             Value entry) {
   // Unsigned: a negative entry is huge and clamps to the last page too.
   Value slot = arith::MinUIOp::create(
       b, loc, arith::IndexCastUIOp::create(b, loc, b.getIndexType(), entry),
       tile.lastPage);
   return arith::MulIOp::create(b, loc, slot, tile.pageStride);
+}
+
+Value attnc::pageOffset(OpBuilder &b, Location loc, const GlobalTile &tile,
+                        Value row) {
+  return pageEntryOffset(b, loc, tile, pageEntry(b, loc, tile, row));
 }
 
 Value attnc::globalRowOffset(OpBuilder &b, Location loc, const GlobalTile &tile,

@@ -67,6 +67,10 @@ struct GlobalTile {
   mlir::Value pageTable, tableRow, tableStride, lastEntry, pageStride, lastPage,
       tilePage;
   int64_t pageSize = 0;
+  /// When set (a tile of several pages), `pageEntries[i]` is the block
+  /// table's entry (as loaded) for the tile's rows [i * pageSize, (i + 1) *
+  /// pageSize), looked up ahead of the copies (pageEntryOffset).
+  llvm::SmallVector<mlir::Value> pageEntries;
 };
 
 /// The element offset of row `row` (absolute in the matrix) of `tile`:
@@ -75,6 +79,14 @@ struct GlobalTile {
 /// page(row) * pageStride + (row mod pageSize) * rowStride.
 mlir::Value globalRowOffset(mlir::OpBuilder &b, mlir::Location loc,
                             const GlobalTile &tile, mlir::Value row);
+/// The block table's entry (as loaded) for the page holding row `row` of a
+/// paged `tile`; pageEntryOffset turns it into the page's offset.
+mlir::Value pageEntry(mlir::OpBuilder &b, mlir::Location loc,
+                      const GlobalTile &tile, mlir::Value row);
+/// The offset (page * pageStride) of the page a table entry names, clamped
+/// to the pool.
+mlir::Value pageEntryOffset(mlir::OpBuilder &b, mlir::Location loc,
+                            const GlobalTile &tile, mlir::Value entry);
 /// The offset of the page holding row `row` of a paged `tile` (page *
 /// pageStride), from the block table.
 mlir::Value pageOffset(mlir::OpBuilder &b, mlir::Location loc,
