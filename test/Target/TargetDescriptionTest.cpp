@@ -123,9 +123,17 @@ TEST(TargetDescription, TmaKernelsGetAnUnalignedFallback) {
   ctx.loadDialect<AttncDialect>();
   TargetDescription h200 = lookup("h200");
   auto ws = FlashConfigAttr::get(&ctx, 128, 176, 8, 2, TileStrategy::wgmma_ws);
-  // Same tiles and warps, two stages, element accesses: 213120 bytes of
-  // shared memory at d = 128 with 176 K/V rows, which fit.
-  EXPECT_EQ(mmaSyncSharedMemoryBytes(128, 176, 128, 16, 2), 213120);
+  // Same tiles and warps, two stages, element accesses: 226304 bytes of
+  // shared memory at d = 128 with 176 K/V rows (padded rows: a 128-row
+  // query tile), which fit.
+  EXPECT_EQ(mmaSyncSharedMemoryBytes(128, 176, 128, 16, 2), 226304);
+  // Query tiles of up to 64 rows get swizzled rows: unpadded, plus the
+  // 128 bytes that align them.
+  EXPECT_EQ(mmaSyncSharedMemoryBytes(16, 128, 128, 16, 3, true),
+            16 * 256 + 3 * 128 * 256 + 128);
+  EXPECT_EQ(mmaSyncSharedMemoryBytes(64, 64, 64, 16, 2),
+            (64 + 4 * 64) * 128 + 128);
+  EXPECT_EQ(mmaSyncSharedMemoryBytes(128, 64, 64, 16, 2), (128 + 4 * 64) * 144);
   EXPECT_EQ(h200.withFallback(ws, 128, 16),
             FlashConfigAttr::get(
                 &ctx, 128, 176, 8, 2, TileStrategy::wgmma_ws,

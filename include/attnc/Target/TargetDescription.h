@@ -209,29 +209,41 @@ struct TargetDescription {
 };
 
 /// Padding after each shared-memory row of an mma_sync kernel whose rows
-/// are not a whole number of 128-byte lines (and of the backward kernel):
-/// one 16-byte access. The eight row addresses of an ldmatrix phase then
-/// fall in eight different 16-byte bank groups.
+/// are not swizzled (and of the backward kernel): one 16-byte access. The
+/// eight row addresses of an ldmatrix phase then fall in eight different
+/// 16-byte bank groups.
 inline constexpr int64_t kMmaSyncRowPadBytes = 16;
 
 /// The line both global memory and the swizzled shared-memory rows are
 /// cut into: a cp.async request of one such line lands in one line.
 inline constexpr int64_t kMmaSyncSwizzleLineBytes = 128;
 
+/// Query tiles of at most this many rows get swizzled rows.
+inline constexpr int64_t kMmaSyncSwizzleMaxBlockQ = 64;
+
 /// Whether an mma_sync kernel's Q/K/V rows of `headDim` elements are
 /// swizzled rather than padded: each 128-byte line of a row keeps its
 /// eight 16-byte chunks, chunk c of row r at c ^ (r mod 8). Rows then stay
 /// aligned to global memory's lines, so a warp's cp.async of a row's line
-/// is one L2 request (padded rows shift every line by 16 bytes per row and
-/// split it: measured on the H200 as 1.5x the L2 sectors of the data read).
-inline bool mmaSyncSwizzledRows(int64_t headDim, int64_t elementBits) {
-  return headDim * elementBits / 8 % kMmaSyncSwizzleLineBytes == 0;
+/// is one L2 request; padded rows shift every line by 16 bytes per row and
+/// split it (measured on the H200: 1.5x the L2 sectors of the data read).
+/// That sets the pace of a kernel that streams K and V for few query rows
+/// (decode: 16- and 32-row tiles, 5-7% faster swizzled); tiles of more
+/// rows are compute-bound, and there padded rows measured 5-7% faster
+/// (d = 128, 256-row tiles: the swizzled ldmatrix addresses cost
+/// registers), so only query tiles of up to kMmaSyncSwizzleMaxBlockQ rows
+/// whose rows are whole lines are swizzled.
+inline bool mmaSyncSwizzledRows(int64_t blockQ, int64_t headDim,
+                                int64_t elementBits) {
+  return blockQ <= kMmaSyncSwizzleMaxBlockQ &&
+         headDim * elementBits / 8 % kMmaSyncSwizzleLineBytes == 0;
 }
 
 /// Bytes of one shared-memory row of an mma_sync kernel's Q/K/V tiles.
-inline int64_t mmaSyncRowBytes(int64_t headDim, int64_t elementBits) {
+inline int64_t mmaSyncRowBytes(int64_t blockQ, int64_t headDim,
+                               int64_t elementBits) {
   int64_t bytes = headDim * elementBits / 8;
-  return mmaSyncSwizzledRows(headDim, elementBits)
+  return mmaSyncSwizzledRows(blockQ, headDim, elementBits)
              ? bytes
              : bytes + kMmaSyncRowPadBytes;
 }
@@ -243,11 +255,10 @@ inline int64_t mmaSyncSharedMemoryBytes(int64_t blockQ, int64_t blockKV,
                                         int64_t headDim, int64_t elementBits,
                                         int64_t stages,
                                         bool interleaveKV = false) {
-  int64_t slack =
-      mmaSyncSwizzledRows(headDim, elementBits) ? kMmaSyncSwizzleLineBytes : 0;
-  return mmaSyncRowBytes(headDim, elementBits) *
+  bool swizzled = mmaSyncSwizzledRows(blockQ, headDim, elementBits);
+  return mmaSyncRowBytes(blockQ, headDim, elementBits) *
              (blockQ + (interleaveKV ? 1 : 2) * stages * blockKV) +
-         slack;
+         (swizzled ? kMmaSyncSwizzleLineBytes : 0);
 }
 
 /// The built-in devices, in the order reports list them: h100, h200, a100.

@@ -72,11 +72,11 @@ public:
       : s(s), loc(loc), elementAccess(elementAccess),
         rowWarps(s.warps / s.keyWarps), kvPart(s.blockKV / s.keyWarps),
         slabs(s.blockQ / (rowWarps * mma::kM)), dTiles(s.headDim / mma::kN),
-        swizzled(mmaSyncSwizzledRows(s.headDim,
+        swizzled(mmaSyncSwizzledRows(s.blockQ, s.headDim,
                                      s.elementType.getIntOrFloatBitWidth())),
-        rowElems(
-            mmaSyncRowBytes(s.headDim, s.elementType.getIntOrFloatBitWidth()) *
-            8 / s.elementType.getIntOrFloatBitWidth()),
+        rowElems(mmaSyncRowBytes(s.blockQ, s.headDim,
+                                 s.elementType.getIntOrFloatBitWidth()) *
+                 8 / s.elementType.getIntOrFloatBitWidth()),
         scores(slabs, kvPart / mma::kN, w), output(slabs, dTiles, w) {}
 
   LogicalResult verify(Location diagLoc) const override;

