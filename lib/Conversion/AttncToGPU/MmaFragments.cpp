@@ -209,6 +209,14 @@ std::pair<Value, Value> clampedRowChunk(OpBuilder &b, Location loc,
   return {srcIdx, srcElems};
 }
 
+Value swizzledColumn(OpBuilder &b, Location loc, Value col, Value rowKey,
+                     int64_t chunkElems) {
+  return arith::XOrIOp::create(
+      b, loc, col,
+      arith::MulIOp::create(
+          b, loc, rowKey, arith::ConstantIndexOp::create(b, loc, chunkElems)));
+}
+
 void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
                    Value smem, Value stage, int64_t rows, int64_t cols,
                    int64_t elemsPerCopy, int64_t threads,
@@ -228,12 +236,10 @@ void copyRowsAsync(OpBuilder &b, Location loc, const GlobalTile &src,
   auto dstCol = [&](Value row) -> Value {
     if (!swizzle)
       return col;
-    Value key = arith::RemUIOp::create(
-        b, loc, rowsPerPass % 8 == 0 ? row0 : row, idx(8));
-    return arith::XOrIOp::create(
-        b, loc, col, arith::MulIOp::create(b, loc, key, idx(elemsPerCopy)));
+    return swizzledColumn(
+        b, loc, col, arith::RemUIOp::create(b, loc, row, idx(8)), elemsPerCopy);
   };
-  Value passCol = swizzle && rowsPerPass % 8 == 0 ? dstCol(row0) : Value();
+  Value passCol = rowsPerPass % 8 == 0 ? dstCol(row0) : Value();
   Type token = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   // Paged rows of a tile spanning several pages (it starts on a page
   // boundary then): when a pass's rows divide a page, each pass lies in one

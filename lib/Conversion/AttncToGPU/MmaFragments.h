@@ -125,6 +125,13 @@ std::pair<mlir::Value, mlir::Value>
 clampedRowChunk(mlir::OpBuilder &b, mlir::Location loc, const GlobalTile &src,
                 mlir::Value row, mlir::Value col, int64_t elems);
 
+/// Column `col` of a shared-memory row whose index mod 8 is `rowKey`, in
+/// rows swizzled by 16-byte chunk (`chunkElems` elements): the chunk moves
+/// to chunk ^ rowKey.
+mlir::Value swizzledColumn(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value col, mlir::Value rowKey,
+                           int64_t chunkElems);
+
 /// cp.async of `rows` rows of `cols` elements from `src.rowStart` into
 /// `smem` (at [stage] when given), `elemsPerCopy` elements (16 bytes) per
 /// copy, `threads` threads in whole passes over the tile; rows at or past

@@ -167,10 +167,8 @@ private:
   Value sharedCol(OpBuilder &b, Value rowKey, Value col) {
     if (!swizzled)
       return col;
-    return arith::XOrIOp::create(
-        b, loc, col,
-        arith::MulIOp::create(b, loc, rowKey,
-                              idx(b, kCopyBytes / elementBytes())));
+    return mma::swizzledColumn(b, loc, col, rowKey,
+                               kCopyBytes / elementBytes());
   }
   /// The shared column of an ldmatrix row address at column `lane + c` of
   /// its row, with `lane` (below 16) from the lane and `c` a multiple of 16:
@@ -205,8 +203,8 @@ private:
   mma::AccumulatorTiles scores, output;
 
   Value qSmem, kSmem, vSmem;
-  Value laneKey;          // lane mod 8: the row mod 8 of every ldmatrix address
-  Value rowWarp, keyPart; // keyPart: null with one part
+  Value laneKey; // swizzled: lane mod 8, every ldmatrix address's row mod 8
+  Value rowWarp, keyPart;         // keyPart: null with one part
   SmallVector<Value> pending;     // cp.async tokens of the open group
   SmallVector<mma::FragA> qFrags; // [slab * kSteps + kStep], when in regs
   Value qLoadRow, qLoadCol;       // per-thread Q ldmatrix origin in the loop
@@ -301,8 +299,8 @@ void MmaSyncStrategy::emitPrologue(OpBuilder &b) {
     origin = arith::AndIOp::create(
         b, loc, arith::SubIOp::create(b, loc, idx(b, 0), base),
         idx(b, kMmaSyncSwizzleLineBytes - 1));
+    laneKey = arith::RemUIOp::create(b, loc, w.lane, idx(b, 8));
   }
-  laneKey = arith::RemUIOp::create(b, loc, w.lane, idx(b, 8));
   auto qType =
       MemRefType::get({s.blockQ, rowElems}, T, MemRefLayoutAttrInterface{}, ws);
   auto kvType = MemRefType::get({s.stages, s.blockKV, rowElems}, T,
