@@ -151,7 +151,7 @@ struct TargetDescription {
   /// Split-KV decoding (--attnc-split-kv with --attnc-pack-gqa): a query
   /// tile holds the packed rows of a K/V group (a few), so its tile is
   /// small. 16 x 128 with four warps splitting each tile's keys (32 each)
-  /// and K and V loads interleaved through three 128-row buffers (109 KiB,
+  /// and K and V loads interleaved through three 128-row buffers (100 KiB,
   /// two 32 KiB tiles in flight), cuDNN's decode shape: on the H200
   /// (2026-12-03, bench/results/decode-interleave.md) 1-17% faster than the
   /// 32 x 64 paired tile of two warps that was the default before, at the
@@ -248,6 +248,12 @@ inline int64_t mmaSyncRowBytes(int64_t blockQ, int64_t headDim,
              : bytes + kMmaSyncRowPadBytes;
 }
 
+/// K/V tiles in one pipeline stage of an mma_sync kernel: a (K, V) pair, or
+/// with interleaved loads a single tile (K and V take turns in one ring).
+inline int64_t mmaSyncTilesPerStage(bool interleaveKV) {
+  return interleaveKV ? 1 : 2;
+}
+
 /// Dynamic shared memory of an mma_sync attention kernel: the query tile
 /// and `stages` K and V tiles, or with interleaved K/V loads `stages`
 /// single tiles; swizzled rows add the slack that aligns them to a line.
@@ -257,7 +263,7 @@ inline int64_t mmaSyncSharedMemoryBytes(int64_t blockQ, int64_t blockKV,
                                         bool interleaveKV = false) {
   bool swizzled = mmaSyncSwizzledRows(blockQ, headDim, elementBits);
   return mmaSyncRowBytes(blockQ, headDim, elementBits) *
-             (blockQ + (interleaveKV ? 1 : 2) * stages * blockKV) +
+             (blockQ + mmaSyncTilesPerStage(interleaveKV) * stages * blockKV) +
          (swizzled ? kMmaSyncSwizzleLineBytes : 0);
 }
 

@@ -197,7 +197,8 @@ struct AttncSplitKVPass : attnc::impl::AttncSplitKVBase<AttncSplitKVPass> {
     // interleaved stages - 1 single tiles.
     int64_t tileBytes = c.getBlockKV() * d * bits / 8;
     int64_t inFlight = std::max<int64_t>(
-        1, (c.getStages() - 1) * (c.getInterleaveKV() ? 1 : 2) * tileBytes);
+        1, (c.getStages() - 1) * mmaSyncTilesPerStage(c.getInterleaveKV()) *
+               tileBytes);
     int64_t byBandwidth = bytesInFlightPerSM > 0
                               ? llvm::divideCeil(bytesInFlightPerSM, inFlight)
                               : byThreads;
