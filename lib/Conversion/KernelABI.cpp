@@ -199,7 +199,8 @@ attnc::buildLaunchContract(MLIRContext *ctx, const KernelABI &abi,
       ArrayRef<GridFactorAttr>(grid[1]), ArrayRef<GridFactorAttr>(grid[2]),
       ArrayRef<int64_t>(abi.block), abi.dynamicSharedMemoryBytes,
       ArrayRef<ConstraintAttr>(constraints), ArrayRef<SizeRuleAttr>(sizeRules),
-      cb.b.getDictionaryAttr(attrs), StringRef(abi.fallback));
+      cb.b.getDictionaryAttr(attrs), StringRef(abi.fallback),
+      abi.programmaticLaunch);
 }
 
 //===----------------------------------------------------------------------===//
@@ -332,6 +333,8 @@ json::Object attnc::launchContractToJSONObject(LaunchContractAttr c) {
   }
   if (!c.getFallback().empty())
     entry["fallback"] = c.getFallback().str();
+  if (c.getProgrammaticLaunch())
+    entry["programmatic_launch"] = true;
   return entry;
 }
 

@@ -348,6 +348,8 @@ bool ManifestReader::parseKernel(const json::Value &v, const std::string &path,
     if (k.fallbackName.empty())
       return failAt(path + ".fallback", "empty kernel name");
   }
+  if (!getOptBool(*o, path, "programmatic_launch", k.programmaticLaunch))
+    return false;
   // The cubin must stay inside the module directory.
   if (k.cubin.empty() || k.cubin[0] == '/' ||
       k.cubin.find("..") != std::string::npos)

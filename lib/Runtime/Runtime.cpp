@@ -70,6 +70,10 @@ struct Driver {
 #define ATTNC_DECLARE(fn, symbol) decltype(&::fn) fn = nullptr;
   ATTNC_CUDA_FUNCTIONS(ATTNC_DECLARE)
 #undef ATTNC_DECLARE
+  /// Optional (CUDA 12 drivers): without it, or with
+  /// ATTNC_PROGRAMMATIC_LAUNCH=0, programmatic kernels launch plainly, which
+  /// their griddepcontrol.wait also allows.
+  decltype(&::cuLaunchKernelEx) cuLaunchKernelEx = nullptr;
 };
 
 Driver driver;
@@ -153,6 +157,10 @@ attnc_status ensureDriver() {
   }
   ATTNC_CUDA_FUNCTIONS(ATTNC_LOOKUP)
 #undef ATTNC_LOOKUP
+  const char *programmatic = std::getenv("ATTNC_PROGRAMMATIC_LAUNCH");
+  if (!programmatic || std::strcmp(programmatic, "0") != 0)
+    d.cuLaunchKernelEx = reinterpret_cast<decltype(d.cuLaunchKernelEx)>(
+        dlsym(handle, "cuLaunchKernelEx"));
   driver = d;
   if (CUresult r = driver.cuInit(0)) {
     attnc_status st = cudaFail(r, "cuInit");
@@ -391,22 +399,44 @@ attnc_status attnc_plan_launch(const attnc_plan *plan, attnc_stream stream) {
   std::vector<void *> args(plan->sizes.size());
   for (size_t i = 0; i < args.size(); ++i)
     args[i] = const_cast<unsigned char *>(plan->param(i));
-  CUresult r = driver.cuLaunchKernel(
-      fn, static_cast<unsigned>(plan->grid[0]),
-      static_cast<unsigned>(plan->grid[1]),
-      static_cast<unsigned>(plan->grid[2]), static_cast<unsigned>(k.block[0]),
-      static_cast<unsigned>(k.block[1]), static_cast<unsigned>(k.block[2]),
-      static_cast<unsigned>(k.sharedMemoryBytes), stream, args.data(), nullptr);
+  CUlaunchConfig config = {};
+  config.gridDimX = static_cast<unsigned>(plan->grid[0]);
+  config.gridDimY = static_cast<unsigned>(plan->grid[1]);
+  config.gridDimZ = static_cast<unsigned>(plan->grid[2]);
+  config.blockDimX = static_cast<unsigned>(k.block[0]);
+  config.blockDimY = static_cast<unsigned>(k.block[1]);
+  config.blockDimZ = static_cast<unsigned>(k.block[2]);
+  config.sharedMemBytes = static_cast<unsigned>(k.sharedMemoryBytes);
+  config.hStream = stream;
+  CUresult r;
+  if (k.programmaticLaunch && driver.cuLaunchKernelEx) {
+    // Programmatic dependent launch: the kernel's blocks may be scheduled
+    // before the previous kernel on the stream ends (once its blocks all
+    // ran griddepcontrol.launch_dependents or exited); the kernel's
+    // griddepcontrol.wait keeps its reads after that kernel's writes. A
+    // capture records it as a programmatic graph edge.
+    CUlaunchAttribute attr = {};
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    config.attrs = &attr;
+    config.numAttrs = 1;
+    r = driver.cuLaunchKernelEx(&config, fn, args.data(), nullptr);
+  } else {
+    r = driver.cuLaunchKernel(
+        fn, config.gridDimX, config.gridDimY, config.gridDimZ, config.blockDimX,
+        config.blockDimY, config.blockDimZ, config.sharedMemBytes, stream,
+        args.data(), nullptr);
+  }
   if (r)
-    return cudaFail(r, "cuLaunchKernel(" + k.name + ", grid [" +
-                           std::to_string(plan->grid[0]) + ", " +
-                           std::to_string(plan->grid[1]) + ", " +
-                           std::to_string(plan->grid[2]) + "], block [" +
-                           std::to_string(k.block[0]) + ", " +
-                           std::to_string(k.block[1]) + ", " +
-                           std::to_string(k.block[2]) + "], " +
-                           std::to_string(k.sharedMemoryBytes) +
-                           " B dynamic shared memory)");
+    return cudaFail(
+        r,
+        std::string(config.numAttrs ? "cuLaunchKernelEx(" : "cuLaunchKernel(") +
+            k.name + ", grid [" + std::to_string(plan->grid[0]) + ", " +
+            std::to_string(plan->grid[1]) + ", " +
+            std::to_string(plan->grid[2]) + "], block [" +
+            std::to_string(k.block[0]) + ", " + std::to_string(k.block[1]) +
+            ", " + std::to_string(k.block[2]) + "], " +
+            std::to_string(k.sharedMemoryBytes) + " B dynamic shared memory)");
   return ok();
 }
 

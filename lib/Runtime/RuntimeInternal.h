@@ -142,6 +142,10 @@ struct attnc_kernel {
   /// kernel of the module is read; null when there is none.
   std::string fallbackName;
   const attnc_kernel *fallback = nullptr;
+  /// The manifest's `programmatic_launch`: the kernel waits for the grids
+  /// before it (griddepcontrol.wait) before touching global memory, so it is
+  /// launched with programmatic stream serialization.
+  bool programmaticLaunch = false;
   /// Loaded functions, one per CUDA context (CUcontext -> CUfunction).
   std::vector<std::pair<void *, void *>> functions;
 };

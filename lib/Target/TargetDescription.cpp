@@ -41,7 +41,7 @@ static constexpr TargetFeature kAmpereFeatures = TargetFeature::MmaSync;
 /// sm_90 is forward compatible and has neither wgmma nor setmaxnreg; the
 /// arch-specific sm_90a has both.
 static constexpr TargetFeature kSm90Features =
-    TargetFeature::MmaSync | TargetFeature::Tma;
+    TargetFeature::MmaSync | TargetFeature::Tma | TargetFeature::GridDependency;
 static constexpr TargetFeature kSm90aFeatures =
     kSm90Features | TargetFeature::Wgmma | TargetFeature::SetMaxNReg;
 
@@ -163,7 +163,8 @@ SmallVector<StringRef> TargetDescription::getFeatureNames() const {
       {TargetFeature::MmaSync, "mma_sync"},
       {TargetFeature::Tma, "tma"},
       {TargetFeature::Wgmma, "wgmma"},
-      {TargetFeature::SetMaxNReg, "setmaxnreg"}};
+      {TargetFeature::SetMaxNReg, "setmaxnreg"},
+      {TargetFeature::GridDependency, "griddepcontrol"}};
   SmallVector<StringRef> names;
   for (auto [feature, name] : kNames)
     if (hasFeature(feature))

@@ -88,9 +88,9 @@ protected:
 
   void SetUp() override {
     fake() = fakecuda::State();
-    ASSERT_EQ(
-        loadWithCubins("persistent", {"decode_fwd", "tile_copy"}, &module),
-        ATTNC_OK)
+    ASSERT_EQ(loadWithCubins("persistent",
+                             {"decode_fwd", "tile_copy", "row_sum"}, &module),
+              ATTNC_OK)
         << attnc_last_error();
     ASSERT_EQ(attnc_module_get_kernel(module, "decode_fwd", &kernel), ATTNC_OK);
     // B=2, H=8, Hkv=2, Sq=1, Skv=1000.
@@ -243,6 +243,31 @@ TEST_F(Driver, LaunchZeroesWorkspacesFirst) {
   float scale;
   std::memcpy(&scale, l.params[14].data(), 4);
   EXPECT_EQ(scale, 0.125f);
+}
+
+TEST_F(Driver, ProgrammaticKernelsLaunchWithTheAttribute) {
+  // decode_fwd (no programmatic_launch) goes through cuLaunchKernel...
+  numSMs = 4;
+  ASSERT_EQ(create(), ATTNC_OK) << attnc_last_error();
+  auto stream = reinterpret_cast<attnc_stream>(0x5454);
+  ASSERT_EQ(attnc_plan_launch(plan, stream), ATTNC_OK) << attnc_last_error();
+  // ...row_sum (programmatic_launch) through cuLaunchKernelEx with
+  // programmatic stream serialization, after its zeroing, same stream.
+  ASSERT_EQ(attnc_module_get_kernel(module, "row_sum", &kernel), ATTNC_OK);
+  tensors = {Tensor(0x100000, ATTNC_DTYPE_F32, {8, 64}),
+             Tensor(0x200000, ATTNC_DTYPE_F32, {8}),
+             Tensor(0x300000, ATTNC_DTYPE_I8, {4 * 64 * 4})};
+  scalars.clear();
+  ASSERT_EQ(create(), ATTNC_OK) << attnc_last_error();
+  ASSERT_EQ(attnc_plan_launch(plan, stream), ATTNC_OK) << attnc_last_error();
+  ASSERT_EQ(fake().launches.size(), 2u);
+  EXPECT_FALSE(fake().launches[0].programmatic);
+  EXPECT_TRUE(fake().launches[1].programmatic);
+  EXPECT_EQ(fake().launches[1].stream, stream);
+  EXPECT_EQ(fake().launches[1].grid[0], 4u);
+  EXPECT_EQ(fake().launches[1].block[0], 256u);
+  EXPECT_EQ(fake().events,
+            (std::vector<std::string>{"memset", "launch", "memset", "launch"}));
 }
 
 TEST_F(Driver, GraphCaptureRecordsZeroingAndLaunch) {

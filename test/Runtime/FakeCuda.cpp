@@ -107,6 +107,24 @@ FAKE_API CUresult cuFuncSetAttribute(CUfunction, CUfunction_attribute attr,
   return CUDA_SUCCESS;
 }
 
+FAKE_API CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction fn,
+                                   void **params, void **extra) {
+  bool programmatic = false;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const CUlaunchAttribute &a = config->attrs[i];
+    if (a.id != CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+      return CUDA_ERROR_INVALID_VALUE;
+    programmatic = a.value.programmaticStreamSerializationAllowed != 0;
+  }
+  CUresult r =
+      cuLaunchKernel(fn, config->gridDimX, config->gridDimY, config->gridDimZ,
+                     config->blockDimX, config->blockDimY, config->blockDimZ,
+                     config->sharedMemBytes, config->hStream, params, extra);
+  if (r == CUDA_SUCCESS)
+    state.launches.back().programmatic = programmatic;
+  return r;
+}
+
 FAKE_API CUresult cuLaunchKernel(CUfunction, unsigned gx, unsigned gy,
                                  unsigned gz, unsigned bx, unsigned by,
                                  unsigned bz, unsigned smem, CUstream stream,

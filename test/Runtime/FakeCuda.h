@@ -44,6 +44,8 @@ struct LaunchCall {
   unsigned sharedMemoryBytes = 0;
   void *stream = nullptr;
   bool captured = false;
+  /// Launched by cuLaunchKernelEx with programmatic stream serialization.
+  bool programmatic = false;
   /// The kernel parameters, copied with State::paramSizes.
   std::vector<std::vector<unsigned char>> params;
   std::vector<uintptr_t> paramAddresses;

@@ -333,6 +333,9 @@ TEST(Manifest, EachRuleHasItsMessage) {
       {R"("contiguous_last": true)", R"("contiguous_last": "yes")",
        "kernels[0].params[0].contiguous_last: expected a boolean, got a "
        "string"},
+      {R"("cubin": "k1.cubin", )",
+       R"("cubin": "k1.cubin", "programmatic_launch": 1, )",
+       "kernels[0].programmatic_launch: expected a boolean, got a number"},
       {R"("shape": ["N", 4], "role": "input")",
        R"("shape": ["N", -1], "role": "input")",
        "kernels[0].params[0].shape[1]: expected an integer >= 0, got -1"},

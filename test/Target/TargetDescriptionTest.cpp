@@ -48,10 +48,12 @@ TEST(TargetDescription, ChipsResolveToTheirDefaultDevice) {
 TEST(TargetDescription, Sm90LacksTheArchSpecificFeatures) {
   TargetDescription a = lookup("sm_90a"), plain = lookup("sm_90");
   EXPECT_EQ(a.getFeatureNames(),
-            (llvm::SmallVector<llvm::StringRef>{"mma_sync", "tma", "wgmma",
-                                                "setmaxnreg"}));
+            (llvm::SmallVector<llvm::StringRef>{
+                "mma_sync", "tma", "wgmma", "setmaxnreg", "griddepcontrol"}));
   EXPECT_EQ(plain.chip, "sm_90");
   EXPECT_TRUE(plain.hasFeature(TargetFeature::Tma));
+  EXPECT_TRUE(plain.hasFeature(TargetFeature::GridDependency));
+  EXPECT_FALSE(lookup("a100").hasFeature(TargetFeature::GridDependency));
   EXPECT_FALSE(plain.hasFeature(TargetFeature::Wgmma));
   EXPECT_FALSE(plain.hasFeature(TargetFeature::SetMaxNReg));
   EXPECT_FALSE(lookup("a100").hasFeature(TargetFeature::Tma));

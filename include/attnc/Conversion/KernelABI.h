@@ -167,6 +167,9 @@ struct KernelABI {
   /// The kernel a host runs instead on tensors this one refuses and that
   /// one accepts (LaunchContractAttr's `fallback`), or empty.
   std::string fallback;
+  /// The kernel waits for the grids before it (griddepcontrol.wait) before
+  /// it touches global memory (LaunchContractAttr's `programmatic_launch`).
+  bool programmaticLaunch = false;
 };
 
 /// The typed contract of `abi`. Returns null after reporting through

@@ -48,7 +48,10 @@ enum class TargetFeature : uint32_t {
   Wgmma = 1u << 2,
   /// setmaxnreg, register reallocation between warpgroups (sm_90a only).
   SetMaxNReg = 1u << 3,
-  LLVM_MARK_AS_BITMASK_ENUM(/*LargestValue=*/SetMaxNReg)
+  /// griddepcontrol, programmatic dependent launch: a kernel's blocks start
+  /// while the previous kernel on the stream finishes (sm_90).
+  GridDependency = 1u << 4,
+  LLVM_MARK_AS_BITMASK_ENUM(/*LargestValue=*/GridDependency)
 };
 
 /// Roofline ceilings of one device: the dense bf16 tensor-core peak, the HBM

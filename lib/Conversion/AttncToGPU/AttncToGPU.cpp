@@ -58,6 +58,8 @@ struct AttncConvertToGPUPass
     sharedMemoryLimit = succeeded(desc)
                             ? std::optional<int64_t>(desc->sharedMemoryPerBlock)
                             : std::nullopt;
+    gridDependency =
+        succeeded(desc) && desc->hasFeature(TargetFeature::GridDependency);
     bool failedAny = false;
     llvm::StringSet<> kernelNames;
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
@@ -161,6 +163,8 @@ struct AttncConvertToGPUPass
   /// Dynamic shared memory one block of the target chip may use, when the
   /// chip has a target description.
   std::optional<int64_t> sharedMemoryLimit;
+  /// The chip has griddepcontrol (programmatic dependent launch).
+  bool gridDependency = false;
   /// The PTX features of the kernels' target.
   std::string features;
 
@@ -217,8 +221,8 @@ struct AttncConvertToGPUPass
       kernel = buildFusionKernel(b, gpuModule, name, fusion, abi,
                                  fusionAccessesPerThread);
     } else if (isCombineForm(cast<scf::ForallOp>(op))) {
-      kernel =
-          buildCombineKernel(b, gpuModule, name, cast<scf::ForallOp>(op), abi);
+      kernel = buildCombineKernel(b, gpuModule, name, cast<scf::ForallOp>(op),
+                                  gridDependency, abi);
     } else if (isBackwardForm(cast<scf::ForallOp>(op))) {
       kernel = buildAttentionBackwardKernel(b, gpuModule, name,
                                             cast<scf::ForallOp>(op), abi);

@@ -24,8 +24,10 @@
 #include "attnc/Dialect/Attnc/IR/AttncOps.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
@@ -40,6 +42,7 @@ using namespace attnc;
 namespace {
 
 constexpr int64_t kCombineThreads = 128;
+constexpr uint64_t kMergeUnroll = 8;
 constexpr const char *kRowSymbols[] = {"B", "H", "Sq"};
 constexpr const char *kSplits = "splits";
 
@@ -183,8 +186,9 @@ FailureOr<CombineForm> analyzeCombineForm(scf::ForallOp forall) {
 class CombineKernelBuilder {
 public:
   CombineKernelBuilder(OpBuilder &b, CombineForm &form, StringRef name,
-                       KernelABI &abi)
-      : b(b), form(form), loc(form.forall.getLoc()), name(name), abi(abi),
+                       bool gridDependency, KernelABI &abi)
+      : b(b), form(form), loc(form.forall.getLoc()), name(name),
+        gridDependency(gridDependency), abi(abi),
         values(b, loc, [this](Value v) { return leafValue(v); }) {}
 
   FailureOr<gpu::GPUFuncOp> build(gpu::GPUModuleOp module);
@@ -214,6 +218,7 @@ private:
   CombineForm &form;
   Location loc;
   StringRef name;
+  bool gridDependency;
   KernelABI &abi;
   KernelValues values;
   gpu::GPUFuncOp func;
@@ -334,10 +339,17 @@ FailureOr<gpu::GPUFuncOp> CombineKernelBuilder::build(gpu::GPUModuleOp module) {
   abi.constraints.push_back(ABIConstraint::min(kSplits, 1));
   abi.constraints.push_back(ABIConstraint::max(kSplits, 128));
   abi.attrs = {{"head_dim_v", std::to_string(form.dv)}};
+  abi.programmaticLaunch = gridDependency;
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(module.getBody());
   func = createKernelFunc(b, loc, name, abi, kCombineThreads);
+  // Before any global access: launched programmatically, the kernel's
+  // blocks run while the partial kernel still writes (it lets them start
+  // at its own beginning); the wait returns once that grid has finished
+  // and its writes are visible. Launched plainly it returns at once.
+  if (gridDependency)
+    NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
   Type f32 = b.getF32Type();
   Type outElem = cast<RankedTensorType>(form.out.getType()).getElementType();
   Value oPart = wrapGlobalPointer(b, loc, param("o_partial"), f32);
@@ -370,6 +382,7 @@ FailureOr<gpu::GPUFuncOp> CombineKernelBuilder::build(gpu::GPUModuleOp module) {
   // threads, so each split's partial row is one coalesced read.
   Value total = arith::MulIOp::create(b, loc, *rows, idx(form.dv));
   auto cells = scf::ForOp::create(b, loc, tid, total, idx(kCombineThreads));
+  scf::ForOp merge;
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(cells.getBody());
@@ -378,7 +391,7 @@ FailureOr<gpu::GPUFuncOp> CombineKernelBuilder::build(gpu::GPUModuleOp module) {
     Value c = arith::RemUIOp::create(b, loc, cell, idx(form.dv));
     Value row = arith::AddIOp::create(b, loc, *q0, r);
     // The merge recurrence over the splits, as the form's loop runs it.
-    auto merge = scf::ForOp::create(
+    merge = scf::ForOp::create(
         b, loc, *lb, *ub, idx(1), ValueRange{zeroF, negInf, zeroF},
         [&](OpBuilder &nb, Location l, Value s, ValueRange st) {
           Value lseS = memref::LoadOp::create(
@@ -437,6 +450,11 @@ FailureOr<gpu::GPUFuncOp> CombineKernelBuilder::build(gpu::GPUModuleOp module) {
               b, loc, offsetOf({*batch, *head}, "lse"), row)});
     }
   }
+  // Each step's loads do not depend on the merge state, but a rolled loop
+  // waits one L2 round trip per split; unrolled, a thread has the loads of
+  // kMergeUnroll splits in flight (the remainder runs rolled).
+  if (failed(loopUnrollByFactor(merge, kMergeUnroll)))
+    return merge.emitOpError("could not be unrolled");
   gpu::ReturnOp::create(b, loc);
   return func;
 }
@@ -451,10 +469,11 @@ bool attnc::isCombineForm(scf::ForallOp forall) {
 
 FailureOr<gpu::GPUFuncOp>
 attnc::buildCombineKernel(OpBuilder &b, gpu::GPUModuleOp module, StringRef name,
-                          scf::ForallOp forall, KernelABI &abi) {
+                          scf::ForallOp forall, bool gridDependency,
+                          KernelABI &abi) {
   FailureOr<CombineForm> form = analyzeCombineForm(forall);
   if (failed(form))
     return failure();
-  CombineKernelBuilder builder(b, *form, name, abi);
+  CombineKernelBuilder builder(b, *form, name, gridDependency, abi);
   return builder.build(module);
 }

@@ -29,6 +29,7 @@
 
 #include "attnc/Conversion/AttncToGPU/FlashAttentionKernel.h"
 #include "attnc/Conversion/AttncToGPU/KernelUtils.h"
+#include "attnc/Target/TargetDescription.h"
 
 #include "FlashKernelBuilder.h"
 
@@ -36,6 +37,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
@@ -586,6 +588,17 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(module.getBody());
   func = createKernelFunc(b, loc, name, abi, strategy->threadsPerBlock());
+  // The combine kernel after a partial one is launched programmatically and
+  // waits for this grid's end before it reads (griddepcontrol.wait): letting
+  // it be scheduled from the start hides its launch behind the partials.
+  if (isPartial()) {
+    FailureOr<TargetDescription> desc = lookupTargetDescription(chip);
+    if (succeeded(desc) && desc->hasFeature(TargetFeature::GridDependency)) {
+      NVVM::GriddepcontrolOp::create(
+          b, loc, NVVM::GridDepActionKind::launch_dependents);
+      abi.attrs["launches_dependents"] = "true";
+    }
+  }
 
   strategy->emitPrologue(b);
   for (const char *t : {"q", "k", "v"})

@@ -4,21 +4,50 @@
 // ctas_per_sm, and the K/V tiles of a row: ceil(Skv / block_kv), a constant
 // when Skv is static). attnc-compile writes it as the kernel's manifest
 // entry's size_rules (docs/abi.md); the combine kernel has none.
+// On sm_90 and later the two kernels overlap by programmatic dependent
+// launch: the partial kernel's first instruction lets the combine kernel be
+// scheduled, the combine kernel's first waits for the partials (before any
+// global access) and its contract says `programmatic_launch`, so the host
+// launches it with programmatic stream serialization. sm_80 has neither.
+// The combine unrolls its merge loop by 8 (the splits' loads in flight)
+// and runs the remainder rolled.
 // RUN: attnc-opt %s --attnc-online-softmax="block-q=16 block-kv=64 strategy=mma_sync" \
 // RUN:   --attnc-split-kv="max-splits=64 ctas-per-sm=2" --canonicalize --cse \
 // RUN:   --attnc-convert-to-gpu | FileCheck %s
 // RUN: attnc-opt %s --attnc-online-softmax="block-q=16 block-kv=64 strategy=mma_sync" \
 // RUN:   --attnc-split-kv --canonicalize --cse --attnc-convert-to-gpu \
 // RUN:   | attnc-opt | FileCheck %s --check-prefix=DEFAULT
+// RUN: attnc-opt %s --attnc-online-softmax="block-q=16 block-kv=64 strategy=mma_sync" \
+// RUN:   --attnc-split-kv --canonicalize --cse --attnc-convert-to-gpu="chip=sm_80" \
+// RUN:   | FileCheck %s --check-prefix=SM80
 
 // CHECK-LABEL: gpu.module @decode_0_module
 // CHECK-SAME: kind = "attention_partial"
 // CHECK-SAME: grid = {{\[\[}}ceil_div(Sq, 16), splits], [H], [B]]
 // CHECK-SAME: constraints = [divisible(H, Hkv), min(splits, 1), max(splits, 128)],
 // CHECK-SAME: size_rules = [kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)], max = 64, per_sm = 2)]
+// CHECK-SAME: launches_dependents = true
+// CHECK: gpu.func @decode_0(
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
 // CHECK-LABEL: gpu.module @decode_1_module
 // CHECK-SAME: kind = "attention_combine"
 // CHECK-SAME: constraints = [min(splits, 1), max(splits, 128)], attrs = {
+// CHECK-SAME: programmatic_launch>
+// CHECK: gpu.func @decode_1(
+// CHECK-NEXT: nvvm.griddepcontrol wait
+// CHECK: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: %[[REM:.*]] = arith.remsi %[[N:.*]], %[[C8]] : index
+// CHECK: %[[MAIN:.*]] = arith.subi %[[N]], %[[REM]] : index
+// CHECK: %[[UNROLLED:.*]]:3 = scf.for %{{.*}} = %c0 to %{{.*}} step
+// CHECK-COUNT-8: memref.load
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1 iter_args(%{{.*}} = %[[UNROLLED]]#0, %{{.*}} = %[[UNROLLED]]#1, %{{.*}} = %[[UNROLLED]]#2)
+// SM80-LABEL: gpu.module @decode_0_module
+// SM80-NOT: launches_dependents
+// SM80-NOT: griddepcontrol
+// SM80-LABEL: gpu.module @decode_1_module
+// SM80-NOT: programmatic_launch
+// SM80-NOT: griddepcontrol
+// SM80: gpu.func @decode_1(
 // DEFAULT: size_rules = [kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)], max = 128, per_sm = {{[0-9]+}})]
 func.func @decode(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}

@@ -65,6 +65,20 @@ gpu.module @partial_module attributes {attnc.launch_contract = #attnc.launch_con
   }
 }
 
+// A kernel launched programmatically (it waits for the grids before it):
+// the keyword comes last when printed, wherever it was written.
+// CHECK-LABEL: gpu.module @combine_module
+// CHECK-SAME: shared_memory = 0, constraints = [min(splits, 1)], programmatic_launch>
+gpu.module @combine_module attributes {attnc.launch_contract = #attnc.launch_contract<
+    kernel = @combine, kind = "attention_combine",
+    params = [tensor<"lse_partial", f32, [splits, B], input, align = 4>],
+    grid = [[B], [1], [1]], block = [128, 1, 1], shared_memory = 0,
+    programmatic_launch, constraints = [min(splits, 1)]>} {
+  gpu.func @combine(%lse: !llvm.ptr<1>) kernel {
+    gpu.return
+  }
+}
+
 // Without constraints and attrs, neither is printed; symbols that are not
 // identifiers are quoted.
 // CHECK-LABEL: gpu.module @fill_module

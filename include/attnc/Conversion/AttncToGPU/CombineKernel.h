@@ -27,12 +27,15 @@ namespace attnc {
 bool isCombineForm(mlir::scf::ForallOp forall);
 
 /// Builds kernel `name` into `module` from the combine form `forall` and
-/// fills `abi` with its launch contract. Fails with a diagnostic on what
-/// it cannot lower.
+/// fills `abi` with its launch contract. With `gridDependency` (the chip
+/// has griddepcontrol) the kernel first waits for the grids before it on
+/// its stream, the partials' writer among them, and its contract says
+/// `programmatic_launch`: the host may start it while the partial kernel
+/// finishes. Fails with a diagnostic on what it cannot lower.
 mlir::FailureOr<mlir::gpu::GPUFuncOp>
 buildCombineKernel(mlir::OpBuilder &b, mlir::gpu::GPUModuleOp module,
                    llvm::StringRef name, mlir::scf::ForallOp forall,
-                   KernelABI &abi);
+                   bool gridDependency, KernelABI &abi);
 
 } // namespace attnc
 

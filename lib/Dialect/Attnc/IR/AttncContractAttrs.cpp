@@ -480,7 +480,7 @@ LogicalResult LaunchContractAttr::verify(
     ArrayRef<GridFactorAttr> gridY, ArrayRef<GridFactorAttr> gridZ,
     ArrayRef<int64_t> block, int64_t sharedMemory,
     ArrayRef<ConstraintAttr> constraints, ArrayRef<SizeRuleAttr> sizeRules,
-    DictionaryAttr attrs, StringRef fallback) {
+    DictionaryAttr attrs, StringRef fallback, bool programmaticLaunch) {
   if (kernel.empty() || kind.empty())
     return emitError() << "launch contract needs a kernel and a kind";
   if (!isKernelName(kernel))
@@ -663,6 +663,7 @@ Attribute LaunchContractAttr::parse(AsmParser &parser, Type) {
   SmallVector<SizeRuleAttr> sizeRules;
   DictionaryAttr attrs = DictionaryAttr::get(parser.getContext());
   StringAttr fallback;
+  bool programmaticLaunch = false;
   if (parser.parseLess() || parser.parseKeyword("kernel") ||
       parser.parseEqual() || parser.parseSymbolName(kernel) ||
       parser.parseComma() || parser.parseKeyword("kind") ||
@@ -724,6 +725,10 @@ Attribute LaunchContractAttr::parse(AsmParser &parser, Type) {
         return {};
       continue;
     }
+    if (succeeded(parser.parseOptionalKeyword("programmatic_launch"))) {
+      programmaticLaunch = true;
+      continue;
+    }
     if (parser.parseKeyword("attrs") || parser.parseEqual() ||
         parser.parseAttribute(attrs))
       return {};
@@ -736,7 +741,7 @@ Attribute LaunchContractAttr::parse(AsmParser &parser, Type) {
       ArrayRef<GridFactorAttr>(grid[0]), ArrayRef<GridFactorAttr>(grid[1]),
       ArrayRef<GridFactorAttr>(grid[2]), ArrayRef<int64_t>(block), sharedMemory,
       ArrayRef<ConstraintAttr>(constraints), ArrayRef<SizeRuleAttr>(sizeRules),
-      attrs, fallback ? fallback.getValue() : StringRef());
+      attrs, fallback ? fallback.getValue() : StringRef(), programmaticLaunch);
 }
 
 void LaunchContractAttr::print(AsmPrinter &printer) const {
@@ -774,5 +779,7 @@ void LaunchContractAttr::print(AsmPrinter &printer) const {
     printer << ", fallback = ";
     printer.printSymbolName(getFallback());
   }
+  if (getProgrammaticLaunch())
+    printer << ", programmatic_launch";
   printer << '>';
 }

@@ -341,6 +341,12 @@ def Attnc_LaunchContractAttr
       workspaces, scalars: names, types, shapes and roles) but weaker
       alignment rules; a host runs it on the tensors this kernel refuses
       and it accepts (TMA's 16-byte rules, for one).
+    - `programmatic_launch` (optional keyword): the kernel waits for the
+      grids before it on its stream (`griddepcontrol.wait`) before it
+      touches global memory, so a host may launch it with programmatic
+      stream serialization (CUDA's programmatic dependent launch): its
+      blocks are scheduled while the previous kernel finishes, and wait
+      there for its memory. sm_90 and later.
 
     The verifier checks that names are unique, that strides and tensor maps
     name a tensor parameter and a dimension it has, and that every size
@@ -374,7 +380,9 @@ def Attnc_LaunchContractAttr
                             $sizeRules,
                         "::mlir::DictionaryAttr":$attrs,
                         StringRefParameter<"fallback kernel", "\"\"">:
-                            $fallback);
+                            $fallback,
+                        DefaultValuedParameter<"bool", "false">:
+                            $programmaticLaunch);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
