@@ -27,7 +27,6 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
@@ -42,7 +41,7 @@ using namespace attnc;
 namespace {
 
 constexpr int64_t kCombineThreads = 128;
-constexpr uint64_t kMergeUnroll = 8;
+constexpr int64_t kMergeGroup = 8;
 constexpr const char *kRowSymbols[] = {"B", "H", "Sq"};
 constexpr const char *kSplits = "splits";
 
@@ -382,7 +381,6 @@ FailureOr<gpu::GPUFuncOp> CombineKernelBuilder::build(gpu::GPUModuleOp module) {
   // threads, so each split's partial row is one coalesced read.
   Value total = arith::MulIOp::create(b, loc, *rows, idx(form.dv));
   auto cells = scf::ForOp::create(b, loc, tid, total, idx(kCombineThreads));
-  scf::ForOp merge;
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(cells.getBody());
@@ -390,36 +388,62 @@ FailureOr<gpu::GPUFuncOp> CombineKernelBuilder::build(gpu::GPUModuleOp module) {
     Value r = arith::DivUIOp::create(b, loc, cell, idx(form.dv));
     Value c = arith::RemUIOp::create(b, loc, cell, idx(form.dv));
     Value row = arith::AddIOp::create(b, loc, *q0, r);
-    // The merge recurrence over the splits, as the form's loop runs it.
-    merge = scf::ForOp::create(
-        b, loc, *lb, *ub, idx(1), ValueRange{zeroF, negInf, zeroF},
-        [&](OpBuilder &nb, Location l, Value s, ValueRange st) {
-          Value lseS = memref::LoadOp::create(
-              nb, l, lsePart,
-              ValueRange{arith::AddIOp::create(
-                  nb, l, offsetOf({s, *batch, *head}, "lse_partial"), row)});
-          Value oS = memref::LoadOp::create(
-              nb, l, oPart,
-              ValueRange{arith::AddIOp::create(
-                  nb, l, offsetOf({s, *batch, *head, row}, "o_partial"), c)});
-          Value acc = st[0], m = st[1], sum = st[2];
-          Value m2 = arith::MaximumFOp::create(nb, l, m, lseS);
-          // exp(x - m2), 0 where x is -inf (also when m2 is).
-          auto weight = [&](Value x) {
-            Value isNegInf = arith::CmpFOp::create(
-                nb, l, arith::CmpFPredicate::OEQ, x, negInf);
-            Value e =
-                math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, x, m2));
-            return arith::SelectOp::create(nb, l, isNegInf, zeroF, e)
-                .getResult();
-          };
-          Value alpha = weight(m), w = weight(lseS);
-          Value acc2 = arith::AddFOp::create(
-              nb, l, arith::MulFOp::create(nb, l, acc, alpha),
-              arith::MulFOp::create(nb, l, oS, w));
-          Value sum2 = arith::AddFOp::create(
-              nb, l, arith::MulFOp::create(nb, l, sum, alpha), w);
-          scf::YieldOp::create(nb, l, ValueRange{acc2, m2, sum2});
+    // The merge recurrence over the splits, as the form's loop runs it, a
+    // group of kMergeGroup splits per step: the group's loads first (split
+    // indices clamped to the last split), then its merges, those past the
+    // last split leaving the state as it was. The loads do not depend on the
+    // state, but ptxas keeps them in program order: merged one by one, a
+    // thread waited one L2 round trip per split.
+    auto merge = scf::ForOp::create(
+        b, loc, *lb, *ub, idx(kMergeGroup), ValueRange{zeroF, negInf, zeroF},
+        [&](OpBuilder &nb, Location l, Value s0, ValueRange init) {
+          Value last = arith::SubIOp::create(nb, l, *ub, idx(1));
+          SmallVector<Value> splits, lseS, oS;
+          for (int64_t j = 0; j < kMergeGroup; ++j) {
+            Value s = arith::AddIOp::create(nb, l, s0, idx(j));
+            splits.push_back(s);
+            Value at = arith::MinUIOp::create(nb, l, s, last);
+            lseS.push_back(memref::LoadOp::create(
+                nb, l, lsePart,
+                ValueRange{arith::AddIOp::create(
+                    nb, l, offsetOf({at, *batch, *head}, "lse_partial"),
+                    row)}));
+            oS.push_back(memref::LoadOp::create(
+                nb, l, oPart,
+                ValueRange{arith::AddIOp::create(
+                    nb, l, offsetOf({at, *batch, *head, row}, "o_partial"),
+                    c)}));
+          }
+          SmallVector<Value> st(init.begin(), init.end());
+          for (int64_t j = 0; j < kMergeGroup; ++j) {
+            Value acc = st[0], m = st[1], sum = st[2];
+            Value m2 = arith::MaximumFOp::create(nb, l, m, lseS[j]);
+            // exp(x - m2), 0 where x is -inf (also when m2 is).
+            auto weight = [&](Value x) {
+              Value isNegInf = arith::CmpFOp::create(
+                  nb, l, arith::CmpFPredicate::OEQ, x, negInf);
+              Value e = math::ExpOp::create(
+                  nb, l, arith::SubFOp::create(nb, l, x, m2));
+              return arith::SelectOp::create(nb, l, isNegInf, zeroF, e)
+                  .getResult();
+            };
+            Value alpha = weight(m), w = weight(lseS[j]);
+            Value acc2 = arith::AddFOp::create(
+                nb, l, arith::MulFOp::create(nb, l, acc, alpha),
+                arith::MulFOp::create(nb, l, oS[j], w));
+            Value sum2 = arith::AddFOp::create(
+                nb, l, arith::MulFOp::create(nb, l, sum, alpha), w);
+            if (j == 0) { // s0 < ub: the loop's own bound
+              st = {acc2, m2, sum2};
+              continue;
+            }
+            Value in = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult,
+                                             splits[j], *ub);
+            st = {arith::SelectOp::create(nb, l, in, acc2, acc),
+                  arith::SelectOp::create(nb, l, in, m2, m),
+                  arith::SelectOp::create(nb, l, in, sum2, sum)};
+          }
+          scf::YieldOp::create(nb, l, st);
         });
     Value acc = merge.getResult(0), m = merge.getResult(1),
           sum = merge.getResult(2);
@@ -450,11 +474,6 @@ FailureOr<gpu::GPUFuncOp> CombineKernelBuilder::build(gpu::GPUModuleOp module) {
               b, loc, offsetOf({*batch, *head}, "lse"), row)});
     }
   }
-  // Each step's loads do not depend on the merge state, but a rolled loop
-  // waits one L2 round trip per split; unrolled, a thread has the loads of
-  // kMergeUnroll splits in flight (the remainder runs rolled).
-  if (failed(loopUnrollByFactor(merge, kMergeUnroll)))
-    return merge.emitOpError("could not be unrolled");
   gpu::ReturnOp::create(b, loc);
   return func;
 }
