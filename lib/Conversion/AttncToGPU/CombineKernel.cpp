@@ -41,7 +41,6 @@ using namespace attnc;
 namespace {
 
 constexpr int64_t kCombineThreads = 128;
-constexpr int64_t kMergeGroup = 8;
 constexpr const char *kRowSymbols[] = {"B", "H", "Sq"};
 constexpr const char *kSplits = "splits";
 
@@ -388,62 +387,36 @@ FailureOr<gpu::GPUFuncOp> CombineKernelBuilder::build(gpu::GPUModuleOp module) {
     Value r = arith::DivUIOp::create(b, loc, cell, idx(form.dv));
     Value c = arith::RemUIOp::create(b, loc, cell, idx(form.dv));
     Value row = arith::AddIOp::create(b, loc, *q0, r);
-    // The merge recurrence over the splits, as the form's loop runs it, a
-    // group of kMergeGroup splits per step: the group's loads first (split
-    // indices clamped to the last split), then its merges, those past the
-    // last split leaving the state as it was. The loads do not depend on the
-    // state, but ptxas keeps them in program order: merged one by one, a
-    // thread waited one L2 round trip per split.
+    // The merge recurrence over the splits, as the form's loop runs it.
     auto merge = scf::ForOp::create(
-        b, loc, *lb, *ub, idx(kMergeGroup), ValueRange{zeroF, negInf, zeroF},
-        [&](OpBuilder &nb, Location l, Value s0, ValueRange init) {
-          Value last = arith::SubIOp::create(nb, l, *ub, idx(1));
-          SmallVector<Value> splits, lseS, oS;
-          for (int64_t j = 0; j < kMergeGroup; ++j) {
-            Value s = arith::AddIOp::create(nb, l, s0, idx(j));
-            splits.push_back(s);
-            Value at = arith::MinUIOp::create(nb, l, s, last);
-            lseS.push_back(memref::LoadOp::create(
-                nb, l, lsePart,
-                ValueRange{arith::AddIOp::create(
-                    nb, l, offsetOf({at, *batch, *head}, "lse_partial"),
-                    row)}));
-            oS.push_back(memref::LoadOp::create(
-                nb, l, oPart,
-                ValueRange{arith::AddIOp::create(
-                    nb, l, offsetOf({at, *batch, *head, row}, "o_partial"),
-                    c)}));
-          }
-          SmallVector<Value> st(init.begin(), init.end());
-          for (int64_t j = 0; j < kMergeGroup; ++j) {
-            Value acc = st[0], m = st[1], sum = st[2];
-            Value m2 = arith::MaximumFOp::create(nb, l, m, lseS[j]);
-            // exp(x - m2), 0 where x is -inf (also when m2 is).
-            auto weight = [&](Value x) {
-              Value isNegInf = arith::CmpFOp::create(
-                  nb, l, arith::CmpFPredicate::OEQ, x, negInf);
-              Value e = math::ExpOp::create(
-                  nb, l, arith::SubFOp::create(nb, l, x, m2));
-              return arith::SelectOp::create(nb, l, isNegInf, zeroF, e)
-                  .getResult();
-            };
-            Value alpha = weight(m), w = weight(lseS[j]);
-            Value acc2 = arith::AddFOp::create(
-                nb, l, arith::MulFOp::create(nb, l, acc, alpha),
-                arith::MulFOp::create(nb, l, oS[j], w));
-            Value sum2 = arith::AddFOp::create(
-                nb, l, arith::MulFOp::create(nb, l, sum, alpha), w);
-            if (j == 0) { // s0 < ub: the loop's own bound
-              st = {acc2, m2, sum2};
-              continue;
-            }
-            Value in = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult,
-                                             splits[j], *ub);
-            st = {arith::SelectOp::create(nb, l, in, acc2, acc),
-                  arith::SelectOp::create(nb, l, in, m2, m),
-                  arith::SelectOp::create(nb, l, in, sum2, sum)};
-          }
-          scf::YieldOp::create(nb, l, st);
+        b, loc, *lb, *ub, idx(1), ValueRange{zeroF, negInf, zeroF},
+        [&](OpBuilder &nb, Location l, Value s, ValueRange st) {
+          Value lseS = memref::LoadOp::create(
+              nb, l, lsePart,
+              ValueRange{arith::AddIOp::create(
+                  nb, l, offsetOf({s, *batch, *head}, "lse_partial"), row)});
+          Value oS = memref::LoadOp::create(
+              nb, l, oPart,
+              ValueRange{arith::AddIOp::create(
+                  nb, l, offsetOf({s, *batch, *head, row}, "o_partial"), c)});
+          Value acc = st[0], m = st[1], sum = st[2];
+          Value m2 = arith::MaximumFOp::create(nb, l, m, lseS);
+          // exp(x - m2), 0 where x is -inf (also when m2 is).
+          auto weight = [&](Value x) {
+            Value isNegInf = arith::CmpFOp::create(
+                nb, l, arith::CmpFPredicate::OEQ, x, negInf);
+            Value e =
+                math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, x, m2));
+            return arith::SelectOp::create(nb, l, isNegInf, zeroF, e)
+                .getResult();
+          };
+          Value alpha = weight(m), w = weight(lseS);
+          Value acc2 = arith::AddFOp::create(
+              nb, l, arith::MulFOp::create(nb, l, acc, alpha),
+              arith::MulFOp::create(nb, l, oS, w));
+          Value sum2 = arith::AddFOp::create(
+              nb, l, arith::MulFOp::create(nb, l, sum, alpha), w);
+          scf::YieldOp::create(nb, l, ValueRange{acc2, m2, sum2});
         });
     Value acc = merge.getResult(0), m = merge.getResult(1),
           sum = merge.getResult(2);
