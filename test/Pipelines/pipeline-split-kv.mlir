@@ -25,7 +25,7 @@
 // GPU-SAME: tensor<"o_partial", f32, [splits, B, 32, Sq, 128], input
 // GPU-SAME: tensor<"lse_partial", f32, [splits, B, 32, Sq], input
 // GPU-SAME: tensor<"o", bf16, [B, 32, Sq, 128], output
-// GPU-SAME: grid = {{\[}}[ceil_div(Sq, 16)], [32], [B]], block = [128, 1, 1]
+// GPU-SAME: grid = {{\[}}[ceil_div(Sq, 16)], [32], [B]], block = [512, 1, 1], shared_memory = 4608
 
 // Four warps split each 64-key tile of the 16 packed rows (16 keys each):
 // after the loop, parts 1-3 write their states (per thread 2 maxima, 2
@@ -78,15 +78,18 @@
 // RING: gpu.module @attn_1_module
 
 // The partial kernel stores pairs of f32 partials (8-byte stores); the
-// combine's merge weights are exponentials (in its loop, laid out after
-// the store of one bf16 of O per thread).
+// combine's merge weights are exponentials, its parts meet at a barrier
+// and one bf16 of O per thread is stored.
 // PTX: gpu.binary @attn_0_module
+// PTX-SAME: griddepcontrol.launch_dependents
 // PTX-SAME: cp.async.cg.shared.global
 // PTX-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX-SAME: st.global.v2.b32
 // PTX: gpu.binary @attn_1_module
-// PTX-SAME: st.global.b16
+// PTX-SAME: griddepcontrol.wait
 // PTX-SAME: ex2.approx
+// PTX-SAME: bar.sync
+// PTX-SAME: st.global.b16
 func.func @attn(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: tensor<?x8x?x128xbf16>) -> tensor<?x32x?x128xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
       : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x?x128xbf16>

@@ -40,7 +40,13 @@ using namespace attnc;
 
 namespace {
 
-constexpr int64_t kCombineThreads = 128;
+/// Lanes per part (one cell each per round) and parts splitting the splits:
+/// kCombineLanes * kCombineParts threads per block.
+constexpr int64_t kCombineLanes = 128;
+constexpr int64_t kCombineParts = 4;
+constexpr int64_t kCombineThreads = kCombineLanes * kCombineParts;
+/// Shared memory: the states of parts 1..P-1, three words per lane.
+constexpr int64_t kStateWords = (kCombineParts - 1) * 3 * kCombineLanes;
 constexpr const char *kRowSymbols[] = {"B", "H", "Sq"};
 constexpr const char *kSplits = "splits";
 
@@ -334,6 +340,7 @@ FailureOr<gpu::GPUFuncOp> CombineKernelBuilder::build(gpu::GPUModuleOp module) {
           abi.grid, gridDims)))
     return failure();
   abi.block[0] = kCombineThreads;
+  abi.dynamicSharedMemoryBytes = kStateWords * 4;
   abi.constraints.push_back(ABIConstraint::min(kSplits, 1));
   abi.constraints.push_back(ABIConstraint::max(kSplits, 128));
   abi.attrs = {{"head_dim_v", std::to_string(form.dv)}};
@@ -376,20 +383,58 @@ FailureOr<gpu::GPUFuncOp> CombineKernelBuilder::build(gpu::GPUModuleOp module) {
   Value zeroF = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
   Value negInf = arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
-  // One (row, column) per iteration: the columns of a row on consecutive
-  // threads, so each split's partial row is one coalesced read.
+  // exp(x - m), 0 where x is -inf (also when m is).
+  auto weight = [&](OpBuilder &nb, Location l, Value x, Value m) -> Value {
+    Value isNegInf =
+        arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, x, negInf);
+    Value e = math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, x, m));
+    return arith::SelectOp::create(nb, l, isNegInf, zeroF, e);
+  };
+  // Thread (part p, lane t): column cell t of each round of kCombineLanes
+  // cells (the columns of a row on consecutive threads, so each split's
+  // partial row is one coalesced read), splits lb + p, lb + p + P, ...: the
+  // merge is associative, and P parts cut each thread's chain of dependent
+  // loads and merges P times. Parts 1..P-1 leave their states in shared
+  // memory ([part - 1][acc, max, sum][lane]) and part 0 merges them in.
+  Value lane = arith::RemUIOp::create(b, loc, tid, idx(kCombineLanes));
+  Value part = arith::DivUIOp::create(b, loc, tid, idx(kCombineLanes));
   Value total = arith::MulIOp::create(b, loc, *rows, idx(form.dv));
-  auto cells = scf::ForOp::create(b, loc, tid, total, idx(kCombineThreads));
+  Value rounds = arith::CeilDivUIOp::create(b, loc, total, idx(kCombineLanes));
+  auto wgSpace =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto stateType =
+      MemRefType::get({kStateWords}, f32, MemRefLayoutAttrInterface{}, wgSpace);
+  Value states = memref::ViewOp::create(
+      b, loc, stateType, dynamicSharedBytes(b, loc), idx(0), ValueRange{});
+  auto stateAt = [&](OpBuilder &nb, Location l, Value p, int64_t word) {
+    // [(p - 1) * 3 + word] * lanes + lane
+    Value slot = arith::AddIOp::create(
+        nb, l, arith::MulIOp::create(nb, l, p, idx(3)), idx(word - 3));
+    return arith::AddIOp::create(
+        nb, l, arith::MulIOp::create(nb, l, slot, idx(kCombineLanes)), lane);
+  };
+  auto rounds_ = scf::ForOp::create(b, loc, idx(0), rounds, idx(1));
   {
     OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(cells.getBody());
-    Value cell = cells.getInductionVar();
+    b.setInsertionPointToStart(rounds_.getBody());
+    Value cell = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, rounds_.getInductionVar(),
+                              idx(kCombineLanes)),
+        lane);
+    Value active =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, cell, total);
     Value r = arith::DivUIOp::create(b, loc, cell, idx(form.dv));
     Value c = arith::RemUIOp::create(b, loc, cell, idx(form.dv));
     Value row = arith::AddIOp::create(b, loc, *q0, r);
-    // The merge recurrence over the splits, as the form's loop runs it.
+    // A lane past the last cell merges no split (but meets the barriers).
+    Value first = arith::AddIOp::create(b, loc, *lb, part);
+    Value end = arith::SelectOp::create(b, loc, active, *ub, first);
+    // The merge recurrence over this part's splits, as the form's loop
+    // runs it.
     auto merge = scf::ForOp::create(
-        b, loc, *lb, *ub, idx(1), ValueRange{zeroF, negInf, zeroF},
+        b, loc, first, end, idx(kCombineParts),
+        ValueRange{zeroF, negInf, zeroF},
         [&](OpBuilder &nb, Location l, Value s, ValueRange st) {
           Value lseS = memref::LoadOp::create(
               nb, l, lsePart,
@@ -401,16 +446,7 @@ FailureOr<gpu::GPUFuncOp> CombineKernelBuilder::build(gpu::GPUModuleOp module) {
                   nb, l, offsetOf({s, *batch, *head, row}, "o_partial"), c)});
           Value acc = st[0], m = st[1], sum = st[2];
           Value m2 = arith::MaximumFOp::create(nb, l, m, lseS);
-          // exp(x - m2), 0 where x is -inf (also when m2 is).
-          auto weight = [&](Value x) {
-            Value isNegInf = arith::CmpFOp::create(
-                nb, l, arith::CmpFPredicate::OEQ, x, negInf);
-            Value e =
-                math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, x, m2));
-            return arith::SelectOp::create(nb, l, isNegInf, zeroF, e)
-                .getResult();
-          };
-          Value alpha = weight(m), w = weight(lseS);
+          Value alpha = weight(nb, l, m, m2), w = weight(nb, l, lseS, m2);
           Value acc2 = arith::AddFOp::create(
               nb, l, arith::MulFOp::create(nb, l, acc, alpha),
               arith::MulFOp::create(nb, l, oS, w));
@@ -418,34 +454,68 @@ FailureOr<gpu::GPUFuncOp> CombineKernelBuilder::build(gpu::GPUModuleOp module) {
               nb, l, arith::MulFOp::create(nb, l, sum, alpha), w);
           scf::YieldOp::create(nb, l, ValueRange{acc2, m2, sum2});
         });
-    Value acc = merge.getResult(0), m = merge.getResult(1),
-          sum = merge.getResult(2);
-    // The finalize: acc / sum and max + ln(sum); 0 and -inf for a row no
-    // split saw a key of.
-    Value any =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sum, zeroF);
-    Value o = arith::SelectOp::create(
-        b, loc, any, arith::DivFOp::create(b, loc, acc, sum), zeroF);
-    memref::StoreOp::create(
-        b, loc, arith::TruncFOp::create(b, loc, outElem, o), out,
-        ValueRange{arith::AddIOp::create(
-            b, loc, offsetOf({*batch, *head, row}, "o"), c)});
-    if (lseOut) {
-      auto first = scf::IfOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c, idx(0)),
-          /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(first.thenBlock());
-      Value lse = arith::SelectOp::create(
-          b, loc, any,
-          arith::AddFOp::create(b, loc, m, math::LogOp::create(b, loc, sum)),
-          negInf);
+    Value isFirst =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, part, idx(0));
+    Value isOther =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, part, idx(0));
+    scf::IfOp::create(b, loc, isOther, [&](OpBuilder &nb, Location l) {
+      for (int64_t word = 0; word < 3; ++word)
+        memref::StoreOp::create(nb, l, merge.getResult(word), states,
+                                ValueRange{stateAt(nb, l, part, word)});
+      scf::YieldOp::create(nb, l);
+    });
+    gpu::BarrierOp::create(b, loc);
+    Value writes = arith::AndIOp::create(b, loc, isFirst, active);
+    scf::IfOp::create(b, loc, writes, [&](OpBuilder &nb, Location l) {
+      Value acc = merge.getResult(0), m = merge.getResult(1),
+            sum = merge.getResult(2);
+      // The other parts' states, by the same rule.
+      for (int64_t p = 1; p < kCombineParts; ++p) {
+        auto load = [&](int64_t word) {
+          return memref::LoadOp::create(
+              nb, l, states, ValueRange{stateAt(nb, l, idx(p), word)});
+        };
+        Value accP = load(0), mP = load(1), sumP = load(2);
+        Value m2 = arith::MaximumFOp::create(nb, l, m, mP);
+        Value alpha = weight(nb, l, m, m2), beta = weight(nb, l, mP, m2);
+        acc = arith::AddFOp::create(nb, l,
+                                    arith::MulFOp::create(nb, l, acc, alpha),
+                                    arith::MulFOp::create(nb, l, accP, beta));
+        sum = arith::AddFOp::create(nb, l,
+                                    arith::MulFOp::create(nb, l, sum, alpha),
+                                    arith::MulFOp::create(nb, l, sumP, beta));
+        m = m2;
+      }
+      // The finalize: acc / sum and max + ln(sum); 0 and -inf for a row no
+      // split saw a key of.
+      Value any =
+          arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, sum, zeroF);
+      Value o = arith::SelectOp::create(
+          nb, l, any, arith::DivFOp::create(nb, l, acc, sum), zeroF);
       memref::StoreOp::create(
-          b, loc, lse, lseOut,
+          nb, l, arith::TruncFOp::create(nb, l, outElem, o), out,
           ValueRange{arith::AddIOp::create(
-              b, loc, offsetOf({*batch, *head}, "lse"), row)});
-    }
+              nb, l, offsetOf({*batch, *head, row}, "o"), c)});
+      if (lseOut) {
+        Value col0 =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, c, idx(0));
+        scf::IfOp::create(nb, l, col0, [&](OpBuilder &ib, Location il) {
+          Value lse = arith::SelectOp::create(
+              ib, il, any,
+              arith::AddFOp::create(ib, il, m,
+                                    math::LogOp::create(ib, il, sum)),
+              negInf);
+          memref::StoreOp::create(
+              ib, il, lse, lseOut,
+              ValueRange{arith::AddIOp::create(
+                  ib, il, offsetOf({*batch, *head}, "lse"), row)});
+          scf::YieldOp::create(ib, il);
+        });
+      }
+      scf::YieldOp::create(nb, l);
+    });
+    // The next round's states go where these were read.
+    gpu::BarrierOp::create(b, loc);
   }
   gpu::ReturnOp::create(b, loc);
   return func;
