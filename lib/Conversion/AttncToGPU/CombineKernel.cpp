@@ -43,7 +43,7 @@ namespace {
 /// Lanes per part (one cell each per round) and parts splitting the splits:
 /// kCombineLanes * kCombineParts threads per block.
 constexpr int64_t kCombineLanes = 128;
-constexpr int64_t kCombineParts = 4;
+constexpr int64_t kCombineParts = 2;
 constexpr int64_t kCombineThreads = kCombineLanes * kCombineParts;
 /// Shared memory: the states of parts 1..P-1, three words per lane.
 constexpr int64_t kStateWords = (kCombineParts - 1) * 3 * kCombineLanes;
