@@ -8,10 +8,14 @@
 // merges the slices of the partials at the loop's index into (acc, max,
 // sum) from 0 / -inf / 0, then the finalize and the inserts. The kernel
 // runs that recurrence for each (row, column) of the block's row tile, one
-// column per thread: the partials are a few KiB per row, so plain loads
-// at full occupancy are all it needs. The index values (the tile's first
-// row, its rows, the split count) are rebuilt from the block indices and
-// the size parameters by cloning the form's own computation.
+// column per thread of each part, the parts taking every P-th split and
+// merging their states by the same rule (the merge is associative): the
+// partials are a few KiB per row, so the kernel is bound by each thread's
+// chain of dependent loads and merges, which the parts shorten. On sm_90 it
+// waits for the partial kernel in griddepcontrol.wait and is launched
+// programmatically. The index values (the tile's first row, its rows, the
+// split count) are rebuilt from the block indices and the size parameters
+// by cloning the form's own computation.
 //
 //===----------------------------------------------------------------------===//
 
@@ -413,13 +417,13 @@ FailureOr<gpu::GPUFuncOp> CombineKernelBuilder::build(gpu::GPUModuleOp module) {
     return arith::AddIOp::create(
         nb, l, arith::MulIOp::create(nb, l, slot, idx(kCombineLanes)), lane);
   };
-  auto rounds_ = scf::ForOp::create(b, loc, idx(0), rounds, idx(1));
+  auto roundLoop = scf::ForOp::create(b, loc, idx(0), rounds, idx(1));
   {
     OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(rounds_.getBody());
+    b.setInsertionPointToStart(roundLoop.getBody());
     Value cell = arith::AddIOp::create(
         b, loc,
-        arith::MulIOp::create(b, loc, rounds_.getInductionVar(),
+        arith::MulIOp::create(b, loc, roundLoop.getInductionVar(),
                               idx(kCombineLanes)),
         lane);
     Value active =
