@@ -267,6 +267,12 @@ ATTNC_API const char *attnc_kernel_kind(const attnc_kernel *kernel);
  * Plans of KERNEL run it for the arguments KERNEL refuses and it accepts:
  * tensors that break only KERNEL's alignment or TMA rules. */
 ATTNC_API const attnc_kernel *attnc_kernel_fallback(const attnc_kernel *kernel);
+/* 1 when the manifest says "programmatic_launch": the kernel waits for the
+ * grids before it on its stream (griddepcontrol.wait) before it touches
+ * global memory, and attnc_plan_launch launches it with programmatic stream
+ * serialization (unless ATTNC_PROGRAMMATIC_LAUNCH=0 or the driver lacks
+ * cuLaunchKernelEx); 0 otherwise, and for NULL. */
+ATTNC_API int attnc_kernel_programmatic_launch(const attnc_kernel *kernel);
 ATTNC_API size_t attnc_kernel_num_params(const attnc_kernel *kernel);
 ATTNC_API attnc_status attnc_kernel_param(const attnc_kernel *kernel,
                                           size_t index, attnc_param_info *out);

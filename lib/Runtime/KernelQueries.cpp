@@ -98,6 +98,10 @@ const attnc_kernel *attnc_kernel_fallback(const attnc_kernel *k) {
   return k ? k->fallback : nullptr;
 }
 
+int attnc_kernel_programmatic_launch(const attnc_kernel *k) {
+  return k && k->programmaticLaunch ? 1 : 0;
+}
+
 size_t attnc_kernel_num_params(const attnc_kernel *k) {
   return k ? k->params.size() : 0;
 }

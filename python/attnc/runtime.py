@@ -186,6 +186,13 @@ class Kernel:
         return self.module.kernel(text(lib().attnc_kernel_name(handle)))
 
     @property
+    def programmatic_launch(self) -> bool:
+        """The manifest's ``programmatic_launch``: the kernel waits for the
+        kernel before it on the stream (griddepcontrol.wait), so its launch
+        may overlap that kernel's end (the split-KV combine)."""
+        return bool(lib().attnc_kernel_programmatic_launch(self._handle))
+
+    @property
     def needs_num_sms(self) -> bool:
         """Whether the grid or a workspace size depends on the SM count."""
         factors = [f for axis in self.grid for f in axis]

@@ -448,6 +448,10 @@ class SizeRuleTest(unittest.TestCase):
              "kv_tiles": ({"sym": "Skv", "ceil_div": 64},), "max": 128,
              "ctas_per_sm": 2}])
         self.assertEqual(self.combine.size_rules, [])
+        # The combine waits for the partials (griddepcontrol.wait) and is
+        # launched programmatically; the partial kernel is not.
+        self.assertTrue(self.combine.programmatic_launch)
+        self.assertFalse(self.partial.programmatic_launch)
 
     def test_values(self):
         # docs/abi.md's rule on 132 SMs, 2 blocks each (SizeRuleTest.cpp

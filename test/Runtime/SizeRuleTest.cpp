@@ -85,6 +85,10 @@ protected:
 };
 
 TEST_F(SizeRules, Queries) {
+  // The combine waits for the partials and is launched programmatically.
+  EXPECT_EQ(attnc_kernel_programmatic_launch(combine), 1);
+  EXPECT_EQ(attnc_kernel_programmatic_launch(partial), 0);
+  EXPECT_EQ(attnc_kernel_programmatic_launch(nullptr), 0);
   ASSERT_EQ(attnc_kernel_num_size_rules(partial), 1u);
   EXPECT_EQ(attnc_kernel_num_size_rules(combine), 0u);
   EXPECT_EQ(attnc_kernel_num_size_rules(nullptr), 0u);
