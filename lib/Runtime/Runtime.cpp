@@ -408,16 +408,17 @@ attnc_status attnc_plan_launch(const attnc_plan *plan, attnc_stream stream) {
   config.blockDimZ = static_cast<unsigned>(k.block[2]);
   config.sharedMemBytes = static_cast<unsigned>(k.sharedMemoryBytes);
   config.hStream = stream;
+  // Programmatic dependent launch: the kernel's blocks may be scheduled
+  // before the previous kernel on the stream ends (once its blocks all ran
+  // griddepcontrol.launch_dependents or exited); the kernel's
+  // griddepcontrol.wait keeps its reads after that kernel's writes. A
+  // capture records it as a programmatic graph edge.
+  bool programmatic = k.programmaticLaunch && driver.cuLaunchKernelEx;
+  CUlaunchAttribute attr = {};
+  attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attr.value.programmaticStreamSerializationAllowed = 1;
   CUresult r;
-  if (k.programmaticLaunch && driver.cuLaunchKernelEx) {
-    // Programmatic dependent launch: the kernel's blocks may be scheduled
-    // before the previous kernel on the stream ends (once its blocks all
-    // ran griddepcontrol.launch_dependents or exited); the kernel's
-    // griddepcontrol.wait keeps its reads after that kernel's writes. A
-    // capture records it as a programmatic graph edge.
-    CUlaunchAttribute attr = {};
-    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attr.value.programmaticStreamSerializationAllowed = 1;
+  if (programmatic) {
     config.attrs = &attr;
     config.numAttrs = 1;
     r = driver.cuLaunchKernelEx(&config, fn, args.data(), nullptr);
@@ -429,14 +430,14 @@ attnc_status attnc_plan_launch(const attnc_plan *plan, attnc_stream stream) {
   }
   if (r)
     return cudaFail(
-        r,
-        std::string(config.numAttrs ? "cuLaunchKernelEx(" : "cuLaunchKernel(") +
-            k.name + ", grid [" + std::to_string(plan->grid[0]) + ", " +
-            std::to_string(plan->grid[1]) + ", " +
-            std::to_string(plan->grid[2]) + "], block [" +
-            std::to_string(k.block[0]) + ", " + std::to_string(k.block[1]) +
-            ", " + std::to_string(k.block[2]) + "], " +
-            std::to_string(k.sharedMemoryBytes) + " B dynamic shared memory)");
+        r, std::string(programmatic ? "cuLaunchKernelEx(" : "cuLaunchKernel(") +
+               k.name + ", grid [" + std::to_string(plan->grid[0]) + ", " +
+               std::to_string(plan->grid[1]) + ", " +
+               std::to_string(plan->grid[2]) + "], block [" +
+               std::to_string(k.block[0]) + ", " + std::to_string(k.block[1]) +
+               ", " + std::to_string(k.block[2]) + "], " +
+               std::to_string(k.sharedMemoryBytes) +
+               " B dynamic shared memory)");
   return ok();
 }
 

@@ -227,8 +227,9 @@ struct AttncConvertToGPUPass
       kernel = buildAttentionBackwardKernel(b, gpuModule, name,
                                             cast<scf::ForallOp>(op), abi);
     } else {
-      kernel = buildFlashAttentionKernel(
-          b, gpuModule, name, cast<scf::ForallOp>(op), chip, abi, config);
+      kernel =
+          buildFlashAttentionKernel(b, gpuModule, name, cast<scf::ForallOp>(op),
+                                    chip, gridDependency, abi, config);
     }
     if (failed(kernel)) {
       gpuModule.erase();

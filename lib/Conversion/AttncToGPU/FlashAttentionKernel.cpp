@@ -29,7 +29,6 @@
 
 #include "attnc/Conversion/AttncToGPU/FlashAttentionKernel.h"
 #include "attnc/Conversion/AttncToGPU/KernelUtils.h"
-#include "attnc/Target/TargetDescription.h"
 
 #include "FlashKernelBuilder.h"
 
@@ -591,13 +590,10 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   // The combine kernel after a partial one is launched programmatically and
   // waits for this grid's end before it reads (griddepcontrol.wait): letting
   // it be scheduled from the start hides its launch behind the partials.
-  if (isPartial()) {
-    FailureOr<TargetDescription> desc = lookupTargetDescription(chip);
-    if (succeeded(desc) && desc->hasFeature(TargetFeature::GridDependency)) {
-      NVVM::GriddepcontrolOp::create(
-          b, loc, NVVM::GridDepActionKind::launch_dependents);
-      abi.attrs["launches_dependents"] = "true";
-    }
+  if (isPartial() && gridDependency) {
+    NVVM::GriddepcontrolOp::create(b, loc,
+                                   NVVM::GridDepActionKind::launch_dependents);
+    abi.attrs["launches_dependents"] = "true";
   }
 
   strategy->emitPrologue(b);
@@ -699,8 +695,8 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
 FailureOr<gpu::GPUFuncOp>
 attnc::buildFlashAttentionKernel(OpBuilder &b, gpu::GPUModuleOp module,
                                  StringRef name, scf::ForallOp flashForm,
-                                 StringRef chip, KernelABI &abi,
-                                 FlashConfigAttr config) {
+                                 StringRef chip, bool gridDependency,
+                                 KernelABI &abi, FlashConfigAttr config) {
   if (failed(rerollFlashForm(flashForm)))
     return failure();
   FailureOr<FlashForm> form = analyzeFlashForm(flashForm);
@@ -708,7 +704,7 @@ attnc::buildFlashAttentionKernel(OpBuilder &b, gpu::GPUModuleOp module,
     return failure();
   if (config)
     form->config = config;
-  FlashKernelBuilder builder(b, *form, name, chip, abi);
+  FlashKernelBuilder builder(b, *form, name, chip, gridDependency, abi);
   // On failure the caller drops the whole gpu.module, half-built kernel
   // included.
   return builder.build(module);

@@ -59,9 +59,10 @@ inline constexpr int64_t kMaxSplits = 128;
 class FlashKernelBuilder {
 public:
   FlashKernelBuilder(OpBuilder &b, FlashForm &form, StringRef name,
-                     StringRef chip, KernelABI &abi)
+                     StringRef chip, bool gridDependency, KernelABI &abi)
       : b(b), form(form), loc(form.forall.getLoc()), name(name), chip(chip),
-        abi(abi), values(b, loc, [this](Value v) { return leafValue(v); }) {}
+        gridDependency(gridDependency), abi(abi),
+        values(b, loc, [this](Value v) { return leafValue(v); }) {}
 
   FailureOr<gpu::GPUFuncOp> build(gpu::GPUModuleOp module);
 
@@ -251,6 +252,7 @@ private:
   Location loc;
   StringRef name;
   StringRef chip;
+  bool gridDependency; // the chip has griddepcontrol
   KernelABI &abi;
   KernelValues values;
 

@@ -32,14 +32,16 @@ namespace attnc {
 /// O and the logsumexp of each query row (natural log, f32; -inf and O = 0
 /// for a row that sees no key). Fills `abi` with the launch contract of
 /// docs/abi.md. `chip` is the kernel's target (strategies refuse chips
-/// that lack their instructions). `config`, when given, replaces the
-/// forall's #attnc.flash_config (its fallback's, which lowers the same
+/// that lack their instructions); with `gridDependency` (the chip has
+/// griddepcontrol) a split-KV partial kernel lets the combine kernel that
+/// follows it be scheduled from its start. `config`, when given, replaces
+/// the forall's #attnc.flash_config (its fallback's, which lowers the same
 /// loops). Fails with a diagnostic on the op it cannot lower.
 mlir::FailureOr<mlir::gpu::GPUFuncOp>
 buildFlashAttentionKernel(mlir::OpBuilder &b, mlir::gpu::GPUModuleOp module,
                           llvm::StringRef name, mlir::scf::ForallOp flashForm,
-                          llvm::StringRef chip, KernelABI &abi,
-                          FlashConfigAttr config = {});
+                          llvm::StringRef chip, bool gridDependency,
+                          KernelABI &abi, FlashConfigAttr config = {});
 
 } // namespace attnc
 
