@@ -8,7 +8,8 @@ hd128 bf16, 32 query heads, 8 K/V heads, contiguous cache [B, 8, Skv, 128].
 Effective bandwidth = bytes of K and V / time (L2 flushed between calls by
 do_bench), the median of 3 interleaved repetitions of do_bench medians.
 attnc runs its two kernels (split-KV partials, combine) with the split count
-its runtime's rule chooses for the shape; the same step over a cache with
+its runtime's rule chooses for the shape, or, where the rule gives one
+split, the partial kernel's unsplit twin (one kernel); the same step over a cache with
 per-sequence lengths, contiguous and paged (pages of 64 and 16 rows in a
 random order), is timed against it. Peers get enable_gqa=True; a
 backend that refuses it gets K/V expanded to 32 heads (noted in the table;
@@ -36,38 +37,39 @@ BF = torch.bfloat16
 H, HKV, D = 32, 8, 128
 
 
-def attnc_decode(m, q, k, v, splits):
+def attnc_step(m, q, k, v, splits, extra=None):
+    """The decode step as a host runs it: with one split the partial
+    kernel's unsplit twin (one launch), else the partials and the combine."""
     B, _, Sq, d = q.shape
+    extra = extra or {}
+    o = torch.empty_like(q)
+    twin = m["attn_0"].unsplit
+    if splits == 1 and twin is not None:
+        lse = torch.empty(B, H, Sq, device="cuda", dtype=torch.float32)
+        p = twin.plan(q, k, v, o=o, lse=lse, **extra)
+        return p.launch, o
     op = torch.empty(splits, B, H, Sq, d, device="cuda", dtype=torch.float32)
     lp = torch.empty(splits, B, H, Sq, device="cuda", dtype=torch.float32)
-    o = torch.empty_like(q)
-    p0 = m["attn_0"].plan(q, k, v, o_partial=op, lse_partial=lp)
+    p0 = m["attn_0"].plan(q, k, v, o_partial=op, lse_partial=lp, **extra)
     p1 = m["attn_1"].plan(op, lp, o=o)
 
     def run():
         p0.launch()
         p1.launch()
     return run, o
+
+
+def attnc_decode(m, q, k, v, splits):
+    return attnc_step(m, q, k, v, splits)
 
 
 def attnc_cache(m, q, kv, used, splits):
     """The decode step of a cache module (kv_lengths; paged when `kv` holds
     pools and a block table)."""
-    B, _, Sq, d = q.shape
-    op = torch.empty(splits, B, H, Sq, d, device="cuda", dtype=torch.float32)
-    lp = torch.empty(splits, B, H, Sq, device="cuda", dtype=torch.float32)
-    o = torch.empty_like(q)
     extra = {"kv_lengths": used}
     if len(kv) == 3:
         extra["block_table"] = kv[2]
-    p0 = m["attn_0"].plan(q, kv[0], kv[1], o_partial=op, lse_partial=lp,
-                          **extra)
-    p1 = m["attn_1"].plan(op, lp, o=o)
-
-    def run():
-        p0.launch()
-        p1.launch()
-    return run, o
+    return attnc_step(m, q, kv[0], kv[1], splits, extra)
 
 
 def paged_view(k, v, page, gen):

@@ -267,6 +267,13 @@ ATTNC_API const char *attnc_kernel_kind(const attnc_kernel *kernel);
  * Plans of KERNEL run it for the arguments KERNEL refuses and it accepts:
  * tensors that break only KERNEL's alignment or TMA rules. */
 ATTNC_API const attnc_kernel *attnc_kernel_fallback(const attnc_kernel *kernel);
+/* On the partial kernel of a split-KV function, the kernel of the same
+ * module that computes the function's result in one launch (the manifest's
+ * "unsplit"): from the same inputs, without the partials, into the
+ * function's outputs. When KERNEL's K/V split size rule gives 1, a host runs
+ * it instead of KERNEL and the combine (which would only convert the
+ * partial). NULL when KERNEL has none. */
+ATTNC_API const attnc_kernel *attnc_kernel_unsplit(const attnc_kernel *kernel);
 /* 1 when the manifest says "programmatic_launch": the kernel waits for the
  * grids before it on its stream (griddepcontrol.wait) before it touches
  * global memory, and attnc_plan_launch launches it with programmatic stream

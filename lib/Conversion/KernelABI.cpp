@@ -200,7 +200,7 @@ attnc::buildLaunchContract(MLIRContext *ctx, const KernelABI &abi,
       ArrayRef<int64_t>(abi.block), abi.dynamicSharedMemoryBytes,
       ArrayRef<ConstraintAttr>(constraints), ArrayRef<SizeRuleAttr>(sizeRules),
       cb.b.getDictionaryAttr(attrs), StringRef(abi.fallback),
-      abi.programmaticLaunch);
+      StringRef(abi.unsplit), abi.programmaticLaunch);
 }
 
 //===----------------------------------------------------------------------===//
@@ -333,6 +333,8 @@ json::Object attnc::launchContractToJSONObject(LaunchContractAttr c) {
   }
   if (!c.getFallback().empty())
     entry["fallback"] = c.getFallback().str();
+  if (!c.getUnsplit().empty())
+    entry["unsplit"] = c.getUnsplit().str();
   if (c.getProgrammaticLaunch())
     entry["programmatic_launch"] = true;
   return entry;

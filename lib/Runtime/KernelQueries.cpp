@@ -98,6 +98,10 @@ const attnc_kernel *attnc_kernel_fallback(const attnc_kernel *k) {
   return k ? k->fallback : nullptr;
 }
 
+const attnc_kernel *attnc_kernel_unsplit(const attnc_kernel *k) {
+  return k ? k->unsplit : nullptr;
+}
+
 int attnc_kernel_programmatic_launch(const attnc_kernel *k) {
   return k && k->programmaticLaunch ? 1 : 0;
 }

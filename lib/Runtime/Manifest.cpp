@@ -28,6 +28,7 @@
 
 #include "ManifestReader.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cerrno>
@@ -348,6 +349,12 @@ bool ManifestReader::parseKernel(const json::Value &v, const std::string &path,
     if (k.fallbackName.empty())
       return failAt(path + ".fallback", "empty kernel name");
   }
+  if (o->get("unsplit")) {
+    if (!getString(*o, path, "unsplit", k.unsplitName, true))
+      return false;
+    if (k.unsplitName.empty())
+      return failAt(path + ".unsplit", "empty kernel name");
+  }
   if (!getOptBool(*o, path, "programmatic_launch", k.programmaticLaunch))
     return false;
   // The cubin must stay inside the module directory.
@@ -599,6 +606,46 @@ bool ManifestReader::resolveFallbacks(attnc_module &m) {
     if (!checkFallbackParams(path, k, *f))
       return false;
     k.fallback = f;
+  }
+  return resolveUnsplit(m);
+}
+
+/// A kernel's `unsplit` is another kernel of the module, itself not split
+/// (no `unsplit` of its own), and the kernel naming it has the `splits`
+/// size rule a host evaluates to choose between them.
+bool ManifestReader::resolveUnsplit(attnc_module &m) {
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    attnc_kernel &k = *m.kernels[i];
+    if (k.unsplitName.empty())
+      continue;
+    std::string path = "kernels[" + std::to_string(i) + "].unsplit";
+    if (k.unsplitName == k.name)
+      return failAt(path, "kernel '" + k.name +
+                              "' names itself as its unsplit kernel");
+    bool hasSplits =
+        llvm::any_of(k.sizeRules, [](const attnc::rt::SizeRule &r) {
+          return r.kind == ATTNC_SIZE_RULE_KV_SPLITS;
+        });
+    if (!hasSplits)
+      return failAt(path, "kernel '" + k.name +
+                              "' names an unsplit kernel but has no K/V "
+                              "split size rule to choose it by");
+    const attnc_kernel *u = nullptr;
+    std::string known;
+    for (const auto &other : m.kernels) {
+      known += (known.empty() ? "" : ", ") + other->name;
+      if (other->name == k.unsplitName)
+        u = other.get();
+    }
+    if (!u)
+      return failAt(
+          path, "unsplit kernel '" + k.unsplitName + "' of '" + k.name +
+                    "' is not a kernel of this module (it has: " + known + ")");
+    if (!u->unsplitName.empty())
+      return failAt(path, "unsplit kernel '" + u->name + "' of '" + k.name +
+                              "' names an unsplit kernel of its own ('" +
+                              u->unsplitName + "')");
+    k.unsplit = u;
   }
   return true;
 }

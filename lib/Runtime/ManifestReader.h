@@ -125,6 +125,7 @@ public:
                    attnc_kernel &k);
   bool checkKernel(const std::string &path, attnc_kernel &k);
   bool resolveFallbacks(attnc_module &m);
+  bool resolveUnsplit(attnc_module &m);
   bool parseModule(const llvm::json::Value &v, attnc_module &m);
 };
 

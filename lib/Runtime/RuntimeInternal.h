@@ -142,6 +142,12 @@ struct attnc_kernel {
   /// kernel of the module is read; null when there is none.
   std::string fallbackName;
   const attnc_kernel *fallback = nullptr;
+  /// The manifest's `unsplit`, on a split-KV partial kernel: the kernel of
+  /// the same module that computes the function's result in one launch,
+  /// which a host runs instead of this kernel and the combine when the
+  /// `splits` size rule gives 1. Resolved like the fallback; null when none.
+  std::string unsplitName;
+  const attnc_kernel *unsplit = nullptr;
   /// The manifest's `programmatic_launch`: the kernel waits for the grids
   /// before it (griddepcontrol.wait) before touching global memory, so it is
   /// launched with programmatic stream serialization.

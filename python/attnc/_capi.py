@@ -167,6 +167,7 @@ _SIGNATURES = {
     "attnc_kernel_name": (c_char_p, [_P]),
     "attnc_kernel_kind": (c_char_p, [_P]),
     "attnc_kernel_fallback": (_P, [_P]),
+    "attnc_kernel_unsplit": (_P, [_P]),
     "attnc_kernel_programmatic_launch": (c_int, [_P]),
     "attnc_kernel_num_params": (c_size_t, [_P]),
     "attnc_kernel_param": (_S, [_P, c_size_t, POINTER(ParamInfo)]),

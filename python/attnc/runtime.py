@@ -186,6 +186,18 @@ class Kernel:
         return self.module.kernel(text(lib().attnc_kernel_name(handle)))
 
     @property
+    def unsplit(self) -> "Kernel | None":
+        """The manifest's ``unsplit``, on the partial kernel of a split-KV
+        function: the kernel that computes the function's result in one
+        launch, from the same inputs (not the partials) into its outputs.
+        Run it instead of this kernel and the combine when
+        ``size_rule("splits", ...)`` gives 1. None when there is none."""
+        handle = lib().attnc_kernel_unsplit(self._handle)
+        if not handle:
+            return None
+        return self.module.kernel(text(lib().attnc_kernel_name(handle)))
+
+    @property
     def programmatic_launch(self) -> bool:
         """The manifest's ``programmatic_launch``: the kernel waits for the
         kernel before it on the stream (griddepcontrol.wait), so its launch

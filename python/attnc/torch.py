@@ -305,6 +305,16 @@ def attention_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
     splits = partials.size_rule("splits", q, k_cache, v_cache,
                                 kv_lengths=lengths)
     B, H, Sq, d = q.shape
+    twin = partials.unsplit
+    if splits == 1 and twin is not None:
+        # One split: the function before the split, in one launch (the
+        # combine would only convert the partial).
+        o = q.new_empty(B, H, Sq, d)
+        lse = q.new_empty(B, H, Sq, dtype=torch.float32)
+        twin(q, k_cache, v_cache, kv_lengths=lengths, o=o, lse=lse,
+             scale=scale)
+        counters["decode"] += 1
+        return o
     o_part = q.new_empty(splits, B, H, Sq, d, dtype=torch.float32)
     lse_part = q.new_empty(splits, B, H, Sq, dtype=torch.float32)
     partials(q, k_cache, v_cache, kv_lengths=lengths, o_partial=o_part,

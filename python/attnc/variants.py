@@ -14,7 +14,8 @@ OUT/decode_d<D>_<dtype>/ (any heads, unpacked) and, for the group sizes of
 DECODE_GROUPS, OUT/decode_d<D>_<dtype>_g<G>/ (GQA packed: any heads with
 H = G * Hkv), holds
 split-KV decoding against a KV cache with per-sequence lengths
-(`decode_0`, `decode_1`; attnc.torch's attention_with_kvcache).
+(`decode_0`, `decode_1`, and `decode_unsplit`, which runs instead when the
+split rule gives one split; attnc.torch's attention_with_kvcache).
 OUT/index.json lists the variants and their kernels, read back from the
 manifests. The wheel carries such a library for sm_90a (attnc/kernels/,
 :func:`prebuilt_dir`); docs/pytorch.md has the matrix.
@@ -56,7 +57,8 @@ _CAUSAL = """\
 # first kv_lengths[b] cache positions; query i sees keys
 # j <= i + kv_lengths[b] - Sq (bottom-right causal per sequence). Split-KV
 # (FlashDecoding): `decode_0` writes f32 partials of up to 128 parts of
-# the cache, `decode_1` merges them. Heads are known at run time ("?"):
+# the cache, `decode_1` merges them; `decode_unsplit` (the partial
+# kernel's unsplit twin) runs instead when the rule gives one split. Heads are known at run time ("?"):
 # unpacked, each query head reads its K/V head (a GQA group of G reads the
 # cache G times); compiled with --gqa-group=G, --attnc-pack-gqa puts a
 # group's queries in one tile, which reads the cache once, and the kernels
@@ -171,9 +173,13 @@ def describe(module_dir: str | os.PathLike) -> dict:
     kernels = {}
     fallbacks = {k["fallback"] for k in manifest["kernels"]
                  if k.get("fallback")}
+    # A split function's unsplit twin: run when the split rule gives 1.
+    twins = {k["unsplit"] for k in manifest["kernels"] if k.get("unsplit")}
     for k in manifest["kernels"]:
         attrs = k.get("attrs", {})
         role = ROLES.get(k.get("kind"), "backward")
+        if k["name"] in twins:
+            role = "decode one split"
         if k["name"] in fallbacks:
             role += " fallback"
         kernels[k["name"]] = {"role": role,

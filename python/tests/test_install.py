@@ -32,7 +32,8 @@ ATTENTION = {"attn": ("forward", "wgmma_ws"),
              "attn_backward_1": ("backward", "mma_sync"),
              "attn_backward_2": ("backward", "fusion")}
 DECODE = {"decode_0": ("decode partials", "mma_sync"),
-          "decode_1": ("decode combine", "fusion")}
+          "decode_1": ("decode combine", "fusion"),
+          "decode_unsplit": ("decode one split", "mma_sync")}
 
 
 @unittest.skipUnless(INSTALLED, "tests the installed wheel "

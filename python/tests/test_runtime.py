@@ -452,6 +452,12 @@ class SizeRuleTest(unittest.TestCase):
         # launched programmatically; the partial kernel is not.
         self.assertTrue(self.combine.programmatic_launch)
         self.assertFalse(self.partial.programmatic_launch)
+        # The unsplit twin, run instead of the two when the rule gives 1.
+        self.assertEqual(self.partial.unsplit.name, "attn_unsplit")
+        self.assertEqual([p.name for p in self.partial.unsplit.outputs],
+                         ["o", "lse"])
+        self.assertIsNone(self.combine.unsplit)
+        self.assertIsNone(self.partial.unsplit.unsplit)
 
     def test_values(self):
         # docs/abi.md's rule on 132 SMs, 2 blocks each (SizeRuleTest.cpp

@@ -89,6 +89,14 @@ TEST_F(SizeRules, Queries) {
   EXPECT_EQ(attnc_kernel_programmatic_launch(combine), 1);
   EXPECT_EQ(attnc_kernel_programmatic_launch(partial), 0);
   EXPECT_EQ(attnc_kernel_programmatic_launch(nullptr), 0);
+  // The partial kernel names the function's unsplit twin, which a host runs
+  // when the rule gives one split; neither the combine nor the twin has one.
+  attnc_kernel *twin = nullptr;
+  ASSERT_EQ(attnc_module_get_kernel(module, "attn_unsplit", &twin), ATTNC_OK);
+  EXPECT_EQ(attnc_kernel_unsplit(partial), twin);
+  EXPECT_EQ(attnc_kernel_unsplit(combine), nullptr);
+  EXPECT_EQ(attnc_kernel_unsplit(twin), nullptr);
+  EXPECT_EQ(attnc_kernel_unsplit(nullptr), nullptr);
   ASSERT_EQ(attnc_kernel_num_size_rules(partial), 1u);
   EXPECT_EQ(attnc_kernel_num_size_rules(combine), 0u);
   EXPECT_EQ(attnc_kernel_num_size_rules(nullptr), 0u);
@@ -316,8 +324,46 @@ TEST(SizeRuleManifest, EachRuleHasItsMessage) {
   EXPECT_EQ(parse(fixtureWith(R"("size_rules": [)", R"("size_rules": {"x": [)"),
                   error),
             ATTNC_ERROR_MANIFEST);
-  // A rule is optional.
-  EXPECT_EQ(parse(fixtureWith(rule, ""), error), ATTNC_OK) << error;
+  // A rule is optional (without an unsplit kernel to choose by it).
+  std::string noRule = fixtureWith(rule, "");
+  noRule.erase(noRule.find(R"("unsplit": "attn_unsplit",)"),
+               std::string(R"("unsplit": "attn_unsplit",)").size());
+  EXPECT_EQ(parse(noRule, error), ATTNC_OK) << error;
+}
+
+// `unsplit` names another kernel of the module, itself without one, and
+// the kernel naming it has the K/V split rule that chooses between them.
+TEST(SizeRuleManifest, UnsplitRules) {
+  const std::string named = R"("unsplit": "attn_unsplit")";
+  struct Case {
+    std::string from, to, message;
+  } cases[] = {
+      {named, R"("unsplit": "attn_partial")",
+       "kernels[0].unsplit: kernel 'attn_partial' names itself as its "
+       "unsplit kernel"},
+      {named, R"("unsplit": "nope")",
+       "kernels[0].unsplit: unsplit kernel 'nope' of 'attn_partial' is not a "
+       "kernel of this module (it has: attn_partial, attn_combine, "
+       "attn_unsplit)"},
+      {named, R"("unsplit": "")", "kernels[0].unsplit: empty kernel name"},
+      {named, R"("unsplit": 3)",
+       "kernels[0].unsplit: expected a string, got a number"},
+      {R"("name": "attn_unsplit",)",
+       R"("name": "attn_unsplit", "unsplit": "attn_partial",)",
+       "kernels[0].unsplit: unsplit kernel 'attn_unsplit' of 'attn_partial' "
+       "names an unsplit kernel of its own ('attn_partial')"},
+      {R"({"kind": "kv_splits", "symbol": "splits", "kv_tiles": )"
+       R"([{"sym": "Skv", "ceil_div": 64}], "max": 128, "ctas_per_sm": 2})",
+       "",
+       "kernels[0].unsplit: kernel 'attn_partial' names an unsplit kernel but "
+       "has no K/V split size rule to choose it by"},
+  };
+  std::string error;
+  for (const Case &c : cases) {
+    EXPECT_EQ(parse(fixtureWith(c.from, c.to), error), ATTNC_ERROR_MANIFEST)
+        << c.message;
+    EXPECT_EQ(error, "manifest: " + c.message);
+  }
 }
 
 } // namespace

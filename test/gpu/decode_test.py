@@ -8,9 +8,12 @@ decode).
 Each module is one attention function compiled with --split-kv: `attn_0`
 (the partial kernel: each split's normalized output and logsumexp in f32,
 [splits, B, H, Sq(, d)]) and `attn_1` (the combine: the online-softmax merge
-of the splits, O in the input type). Every split count gives the same
-attention, so each shape runs with several (1, a few, the most the K/V
-tiles allow, 128) and with the count the runtime's rule chooses; O is
+of the splits, O in the input type), and `attn_unsplit`, the function
+before the split (one kernel: O and the logsumexp), which the partial
+kernel names as its `unsplit` twin for hosts to run when the rule gives one
+split. Every split count gives the same attention, so each shape runs with
+several (1, a few, the most the K/V tiles allow, 128), with the count the
+runtime's rule chooses, and through the unsplit twin (splits=0); O is
 checked with the FlashAttention rule (error against float64 at most twice
 that of the naive computation in the input precision, plus half an ulp of
 the largest output) and the logsumexp within 1e-3 of float64's. Outputs and
@@ -176,7 +179,21 @@ def decode(m, q, k, v, splits, o=None):
     return o, op, lp
 
 
+def unsplit(m, q, k, v):
+    """The module's unsplit twin (the partial kernel's `unsplit`): O and
+    the logsumexp in one launch, as a host runs it when the rule gives 1."""
+    import torch
+    B, H, Sq, _ = q.shape
+    o = torch.full((B, H, Sq, v.shape[-1]), float("nan"), dtype=q.dtype,
+                   device=q.device)
+    lse = torch.full((B, H, Sq), float("nan"), dtype=torch.float32,
+                     device=q.device)
+    m["attn_0"].unsplit(q, k, v, o=o, lse=lse)
+    return o, lse
+
+
 def run_case(m, B, H, Hkv, Sq, Skv, mask, dtype, d, splits):
+    """splits = 0: the unsplit twin instead of the two kernels."""
     import torch
     dev = "cuda"
     torch.manual_seed(B * 1000003 + H * 1009 + Sq * 31 + Skv)
@@ -184,7 +201,11 @@ def run_case(m, B, H, Hkv, Sq, Skv, mask, dtype, d, splits):
     k = torch.randn(B, Hkv, Skv, d, dtype=dtype, device=dev)
     v = torch.randn(B, Hkv, Skv, d, dtype=dtype, device=dev)
     scale = 1.0 / math.sqrt(d)
-    o, _, lp = decode(m, q, k, v, splits)
+    if splits:
+        o, _, lp = decode(m, q, k, v, splits)
+    else:
+        o, lse = unsplit(m, q, k, v)
+        lp = lse[None]
     torch.cuda.synchronize()
     i = torch.arange(Sq, device=dev)[:, None]
     j = torch.arange(Skv, device=dev)[None, :]
@@ -294,8 +315,9 @@ def run(work: Path, small: bool, only: str = "", quick: bool = False):
                 "splits",
                 *(torch.empty(s, dtype=dtype, device="cuda")
                   for s in ((B, H, Sq, d), (B, Hkv, Skv, d))))
-            counts = sorted({1, rule} if quick else
-                            {1, 3, min(tiles, 128), 128, rule})
+            # 0: the unsplit twin, which hosts run when the rule gives 1.
+            counts = sorted({0, 1, rule} if quick else
+                            {0, 1, 3, min(tiles, 128), 128, rule})
             for splits in counts:
                 total += 1
                 ok, res = gpu_common.guarded(run_case, m, B, H, Hkv, Sq, Skv,

@@ -149,6 +149,11 @@ def attend(m, q, kv, used, splits, o=None, partials=None):
     if splits is None:  # one kernel
         m["attn"](q, kv[0], kv[1], o=o, **extra)
         return o, None
+    if splits == 0:  # a split module's unsplit twin (one kernel, O and LSE)
+        lse = torch.full((B, H, Sq), float("nan"), dtype=torch.float32,
+                         device=q.device)
+        m["attn_0"].unsplit(q, kv[0], kv[1], o=o, lse=lse, **extra)
+        return o, lse[None]
     nan = lambda *s: torch.full(s, float("nan"), dtype=torch.float32,  # noqa: E731
                                 device=q.device)
     op, lp = partials or (nan(splits, B, H, Sq, dv), nan(splits, B, H, Sq))
@@ -323,8 +328,10 @@ def run(work: Path, small: bool, only: str = "", quick: bool = False):
             if split:
                 bkv = int(m["attn_0"].attr("block_kv"))
                 chosen = rule(m, q, kv, used)
-                counts = sorted({1, chosen} if quick else
-                                {1, 3, min(-(-Skv // bkv), 128), 128, chosen})
+                # 0: the unsplit twin, run by hosts when the rule gives 1.
+                counts = sorted({0, 1, chosen} if quick else
+                                {0, 1, 3, min(-(-Skv // bkv), 128), 128,
+                                 chosen})
             for splits in counts:
                 total += 1
                 def case():

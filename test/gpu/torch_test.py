@@ -213,7 +213,10 @@ def test_kvcache():
             (64, torch.bfloat16, (16, 4), 1, 777, [777, 1]),
             (128, torch.float16, (16, 1), 16, 2048, [2048, 16, 17, 5]),
             (64, torch.float16, (8, 8), 4, 1000, [4, 500, 1000, 3]),
-            (64, torch.bfloat16, (4, 2), 1, 65536, [65536, 70000])]:
+            (64, torch.bfloat16, (4, 2), 1, 65536, [65536, 70000]),
+            # A batch that fills the GPU: one split, the unsplit twin.
+            (128, torch.bfloat16, (32, 8), 1, 1024,
+             [1024 - 13 * i for i in range(64)])]:
         q, k, v, used = kvcache_inputs(len(lengths), H, Hkv, Sq, Smax, d,
                                        dtype, lengths)
         scale = 0.1 if d == 64 else None
@@ -221,6 +224,10 @@ def test_kvcache():
         ok, res = kvcache_check(o, q, k, v, used.clamp(max=Smax),
                                 scale or 1 / math.sqrt(d))
         m = at._decode_module(q, Hkv)
+        # Where the rule gives one split, the unsplit twin ran.
+        splits = m["decode_0"].size_rule("splits", q, k, v, kv_lengths=used)
+        res = f"{res}, splits={splits}" + \
+            (" (unsplit twin)" if splits == 1 else "")
         packed = any(c.kind == "ratio" and c.value == H // Hkv
                      for c in m["decode_0"].constraints)
         if packed != (H % Hkv == 0 and H // Hkv in at.DECODE_GROUPS):

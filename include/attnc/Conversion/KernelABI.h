@@ -167,6 +167,10 @@ struct KernelABI {
   /// The kernel a host runs instead on tensors this one refuses and that
   /// one accepts (LaunchContractAttr's `fallback`), or empty.
   std::string fallback;
+  /// On a split-KV partial kernel, the kernel that computes its function's
+  /// result in one launch when the split rule gives one split
+  /// (LaunchContractAttr's `unsplit`), or empty.
+  std::string unsplit;
   /// The kernel waits for the grids before it (griddepcontrol.wait) before
   /// it touches global memory (LaunchContractAttr's `programmatic_launch`).
   bool programmaticLaunch = false;

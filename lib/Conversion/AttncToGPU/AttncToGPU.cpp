@@ -66,15 +66,7 @@ struct AttncConvertToGPUPass
     for (func::FuncOp fn : funcs) {
       SmallVector<Operation *> kernels;
       for (Operation &op : fn.getBody().getOps()) {
-        bool flashForm =
-            isa<scf::ForallOp>(op) &&
-            op.walk([](Operation *inner) {
-                return isa<OnlineAttentionOp, OnlineAttentionGradOp,
-                           OnlineAttentionMergeOp>(inner)
-                           ? WalkResult::interrupt()
-                           : WalkResult::advance();
-              }).wasInterrupted();
-        if (isa<FusionOp>(op) || flashForm) {
+        if (isKernelForming(op)) {
           kernels.push_back(&op);
           continue;
         }
@@ -160,6 +152,35 @@ struct AttncConvertToGPUPass
            });
   }
 
+  /// True for the ops that become kernels: attnc.fusion and flash forms.
+  static bool isKernelForming(Operation &op) {
+    return isa<FusionOp>(op) ||
+           (isa<scf::ForallOp>(op) &&
+            op.walk([](Operation *inner) {
+                return isa<OnlineAttentionOp, OnlineAttentionGradOp,
+                           OnlineAttentionMergeOp>(inner)
+                           ? WalkResult::interrupt()
+                           : WalkResult::advance();
+              }).wasInterrupted());
+  }
+
+  /// The kernel of `twin`, the function a split form names as its unsplit
+  /// twin: a function of the module with exactly one kernel, which is named
+  /// after it.
+  static FailureOr<std::string> unsplitKernelName(Operation *op,
+                                                  FlatSymbolRefAttr twin) {
+    auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(op, twin);
+    if (!fn || fn.isExternal() ||
+        llvm::count_if(fn.getBody().getOps(), isKernelForming) != 1 ||
+        llvm::any_of(fn.getBody().getOps(),
+                     [](Operation &o) { return o.hasAttr(kUnsplitAttrName); }))
+      return op->emitOpError()
+             << "names " << twin
+             << " as its unsplit twin, which must be a function of the "
+                "module with exactly one kernel, itself not split";
+    return fn.getSymName().str();
+  }
+
   /// Dynamic shared memory one block of the target chip may use, when the
   /// chip has a target description.
   std::optional<int64_t> sharedMemoryLimit;
@@ -237,6 +258,17 @@ struct AttncConvertToGPUPass
     }
     abi.name = name.str();
     abi.fallback = fallback.str();
+    // The partial kernel of a split form names its unsplit twin (a fallback
+    // runs in its kernel's place, so only the primary does).
+    if (auto twin = op->getAttrOfType<FlatSymbolRefAttr>(kUnsplitAttrName);
+        twin && !config) {
+      FailureOr<std::string> kernel = unsplitKernelName(op, twin);
+      if (failed(kernel)) {
+        gpuModule.erase();
+        return failure();
+      }
+      abi.unsplit = *kernel;
+    }
     // Tile options can ask for more shared memory than the chip gives a
     // block (block-kv = 1024 at d = 128 is 1.13 MB): refused here, not at
     // launch.

@@ -28,6 +28,7 @@
 // CHECK-SAME: constraints = [divisible(H, Hkv), min(splits, 1), max(splits, 128)],
 // CHECK-SAME: size_rules = [kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)], max = 64, per_sm = 2)]
 // CHECK-SAME: launches_dependents = true
+// CHECK-SAME: unsplit = @decode_unsplit>
 // CHECK: gpu.func @decode_0(
 // CHECK-NEXT: nvvm.griddepcontrol launch_dependents
 // CHECK-LABEL: gpu.module @decode_1_module
@@ -46,6 +47,15 @@
 // CHECK: scf.if
 // CHECK-COUNT-3: memref.load {{.*}} : memref<384xf32, #gpu.address_space<workgroup>>
 // CHECK: gpu.barrier
+// The unsplit twin (--attnc-split-kv's clone of the function before the
+// rewrite) is one kernel from q, k, v to o, named by the partial kernel's
+// contract; a host runs it when the split rule gives one split.
+// CHECK-LABEL: gpu.module @decode_unsplit_module
+// CHECK-SAME: kernel = @decode_unsplit, kind = "attention"
+// CHECK-SAME: tensor<"o", bf16, [B, H, Sq, 128], output
+// CHECK-NOT: o_partial
+// CHECK-NOT: unsplit =
+// CHECK: gpu.func @decode_unsplit(
 // SM80-LABEL: gpu.module @decode_0_module
 // SM80-NOT: launches_dependents
 // SM80-NOT: griddepcontrol

@@ -9,6 +9,10 @@
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma interleave-kv=true" 2>&1 | FileCheck %s --check-prefix=RING-WGMMA
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=mma_sync interleave-kv=true stages=1" 2>&1 | FileCheck %s --check-prefix=RING-STAGES
 // RUN: attnc-opt %s --attnc-pack-gqa --attnc-online-softmax="strategy=mma_sync interleave-kv=true stages=8 block-kv=32" --attnc-split-kv --attnc-convert-to-gpu | FileCheck %s --check-prefix=RING-OK
+// A partial form whose unsplit twin is not a one-kernel function of the
+// module (here: none, then the split function itself) is refused.
+// RUN: attnc-opt %s --attnc-pack-gqa --attnc-online-softmax="strategy=mma_sync" --attnc-split-kv | sed -e 's/attnc.unsplit = @attn_unsplit/attnc.unsplit = @nowhere/' | not attnc-opt --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=TWIN
+// RUN: attnc-opt %s --attnc-pack-gqa --attnc-online-softmax="strategy=mma_sync" --attnc-split-kv | sed -e 's/attnc.unsplit = @attn_unsplit/attnc.unsplit = @attn/' | not attnc-opt --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=TWIN-SPLIT
 
 // PARTIAL: error: 'scf.forall' op is a split-KV partial form; its f32 partials are written by the mma_sync strategies, not by wgmma
 // PACKED: error: 'scf.forall' op is a packed GQA flash form; its rows are addressed per query head, which the mma_sync strategies do and wgmma does not
@@ -25,6 +29,8 @@
 // RING-OK: gpu.module @attn_0_module
 // RING-OK: nvvm.cp.async.wait.group 6
 // RING-OK: gpu.module @attn_1_module
+// TWIN: error: 'scf.forall' op names @nowhere as its unsplit twin, which must be a function of the module with exactly one kernel, itself not split
+// TWIN-SPLIT: error: 'scf.forall' op names @attn as its unsplit twin, which must be a function of the module with exactly one kernel, itself not split
 func.func @attn(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: tensor<?x8x?x128xbf16>) -> tensor<?x32x?x128xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
       : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x?x128xbf16>

@@ -2,6 +2,7 @@
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=16 block-kv=64 strategy=mma_sync" --attnc-split-kv="max-splits=8 ctas-per-sm=4" | FileCheck %s --check-prefix=OPTS
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=16 block-kv=64 strategy=mma_sync" --attnc-split-kv --attnc-verify-no-global-scores | FileCheck %s --check-prefix=NOSS
 // RUN: not attnc-opt %s -split-input-file --attnc-split-kv="max-splits=200" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=16 block-kv=64 strategy=mma_sync" --attnc-split-kv="unsplit=false" | FileCheck %s --check-prefix=NOTWIN
 
 // BAD: error: --attnc-split-kv needs 1 <= max-splits <= 128, ctas-per-sm >= 0 and combine-rows >= 1; got max-splits=200, ctas-per-sm=0, combine-rows=16
 // OPTS: attnc.kv_split_count %{{.+}}, %{{.+}} {ctas_per_sm = 4 : i64, max_splits = 8 : i64}
@@ -43,6 +44,7 @@
 // CHECK: tensor.parallel_insert_slice %[[OS]] into %[[PO]][%[[S]], %[[BI]], %[[HI]], %[[Q0]], 0] [1, 1, 1, %{{.+}}, 128] [1, 1, 1, 1, 1]
 // CHECK: tensor.parallel_insert_slice %[[LS]] into %[[PL]][%[[S]], %[[BI]], %[[HI]], %[[Q0]]] [1, 1, 1, %{{.+}}] [1, 1, 1, 1]
 // CHECK: attnc.flash_config = #attnc.flash_config<block_q = 16, block_kv = 64, warps = 1, stages = 2, strategy = mma_sync>
+// CHECK-SAME: attnc.unsplit = @decode_unsplit
 // CHECK: %[[COMB:[0-9]+]]:2 = scf.forall (%[[CB:.+]], %[[CH:.+]], %[[CT:.+]]) in
 // CHECK: %[[R0:.+]] = affine.apply affine_map<(d0) -> (d0 * 16)>(%[[CT]])
 // CHECK: scf.for %[[SI:.+]] = %{{.+}} to %[[SPLITS]] step %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}}, %[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}})
@@ -53,6 +55,21 @@
 // CHECK: tensor.parallel_insert_slice
 // CHECK-NOT: attnc.flash_config
 // CHECK: return %[[COMB]]#0
+// The unsplit twin, placed after the function: the form as it was before
+// the rewrite (one forall over (b, h, query tile), no split count, no
+// partials), run by a host when the split rule gives one split.
+// CHECK-LABEL: func.func @decode_unsplit(
+// CHECK-NOT: attnc.kv_split_count
+// CHECK-NOT: ?x?x?x?x128xf32
+// CHECK: %[[ONE:.+]]:2 = scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}}, %{{.+}}, %{{.+}}) shared_outs
+// CHECK: attnc.online_attention_finalize {{.+}} -> tensor<?x128xbf16>, tensor<?xf32>
+// CHECK: attnc.flash_config
+// CHECK-NOT: attnc.unsplit
+// CHECK: return %[[ONE]]#0
+// NOTWIN-LABEL: func.func @decode(
+// NOTWIN-NOT: attnc.unsplit
+// NOTWIN-NOT: func.func @decode_unsplit
+// NOTWIN-LABEL: func.func @chunk(
 func.func @decode(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
       : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
@@ -113,3 +130,27 @@ func.func @packed(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: t
       : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x?x128xbf16>
   return %o : tensor<?x32x?x128xbf16>
 }
+
+// -----
+
+// No twin where one kernel cannot stand for the function: two attention
+// forms (four kernels once split), and a name whose twin's is taken.
+// CHECK-LABEL: func.func @two
+// CHECK-NOT: attnc.unsplit
+// CHECK-NOT: func.func @two_unsplit
+// CHECK-LABEL: func.func @taken(
+// CHECK-NOT: attnc.unsplit
+// CHECK-LABEL: func.func private @taken_unsplit
+func.func @two(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>) -> (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>) {
+  %a = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
+      : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  %b = attnc.attention %q, %v, %k {scale = 0.08838834764831845 : f64}
+      : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %a, %b : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>
+}
+func.func @taken(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
+      : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
+func.func private @taken_unsplit(tensor<?x?x?x128xbf16>)

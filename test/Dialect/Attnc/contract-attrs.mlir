@@ -45,12 +45,13 @@ gpu.module @attn_module attributes {attnc.launch_contract = #attnc.launch_contra
 }
 
 // A split-KV partial kernel: the size rule of the split count, which a host
-// evaluates to allocate the partials (docs/abi.md).
+// evaluates to allocate the partials (docs/abi.md), and the unsplit kernel
+// it runs instead when the rule gives one split.
 // CHECK-LABEL: gpu.module @partial_module
 // CHECK-SAME: grid = {{\[\[}}ceil_div(Sq, 16), splits], [H], [B]], block = [32, 1, 1], shared_memory = 0,
 // CHECK-SAME: constraints = [min(splits, 1), max(splits, 128)],
 // CHECK-SAME: size_rules = [kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)], max = 128, per_sm = 2),
-// CHECK-SAME: kv_splits("s 2", kv_tiles = [Skv, 2, device(num_sms)], max = 1, per_sm = 1)]>
+// CHECK-SAME: kv_splits("s 2", kv_tiles = [Skv, 2, device(num_sms)], max = 1, per_sm = 1)], unsplit = @partial_unsplit>
 gpu.module @partial_module attributes {attnc.launch_contract = #attnc.launch_contract<
     kernel = @partial, kind = "attention_partial",
     params = [tensor<"q", bf16, [B, H, Sq, 128], input, align = 16>,
@@ -59,7 +60,7 @@ gpu.module @partial_module attributes {attnc.launch_contract = #attnc.launch_con
     grid = [[ceil_div(Sq, 16), splits], [H], [B]], block = [32, 1, 1], shared_memory = 0,
     size_rules = [kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)], max = 128, per_sm = 2),
                   kv_splits("s 2", kv_tiles = [Skv, 2, device(num_sms)], max = 1, per_sm = 1)],
-    constraints = [min(splits, 1), max(splits, 128)]>} {
+    unsplit = @partial_unsplit, constraints = [min(splits, 1), max(splits, 128)]>} {
   llvm.func @partial(%q: !llvm.ptr<1>, %k: !llvm.ptr<1>, %lse: !llvm.ptr<1>) attributes {nvvm.kernel} {
     llvm.return
   }

@@ -733,6 +733,16 @@ func.func @flash_config_owner() attributes {attnc.flash_config = #attnc.flash_co
 
 // -----
 
+// expected-error @+1 {{'attnc.unsplit' must be a flat symbol reference to a function, got "f"}}
+func.func @unsplit_kind() attributes {attnc.unsplit = "f"} { return }
+
+// -----
+
+// expected-error @+1 {{'attnc.unsplit' belongs on the scf.forall of a flash form}}
+func.func @unsplit_owner() attributes {attnc.unsplit = @f} { return }
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Mask and score regions of attnc.attention and attnc.online_attention
 //===----------------------------------------------------------------------===//
@@ -971,6 +981,11 @@ func.func @contract_kind() attributes {c = #attnc.launch_contract<kernel = @k, k
 
 // expected-error @+1 {{launch contract of 'k' names fallback 'k', which must be another kernel's name}}
 func.func @contract_fallback_self() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0, fallback = @k>} { return }
+
+// -----
+
+// expected-error @+1 {{launch contract of 'k' names unsplit kernel 'f', which must be another kernel's name (not its fallback's)}}
+func.func @contract_unsplit_fallback() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0, fallback = @f, unsplit = @f>} { return }
 
 // -----
 

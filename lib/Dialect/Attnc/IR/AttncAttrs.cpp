@@ -157,6 +157,18 @@ LogicalResult AttncDialect::verifyOperationAttribute(Operation *op,
                              << "' belongs on the scf.forall of a flash form";
     return success();
   }
+  if (attr.getName() == kUnsplitAttrName) {
+    auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
+    if (!ref)
+      return op->emitError() << "'" << kUnsplitAttrName
+                             << "' must be a flat symbol reference to a "
+                                "function, got "
+                             << attr.getValue();
+    if (!isa<scf::ForallOp>(op) || !op->hasAttr(kFlashConfigAttrName))
+      return op->emitError() << "'" << kUnsplitAttrName
+                             << "' belongs on the scf.forall of a flash form";
+    return success();
+  }
   if (attr.getName() == kLaunchContractAttrName)
     return verifyLaunchContractOwner(op, attr.getValue());
   return success();

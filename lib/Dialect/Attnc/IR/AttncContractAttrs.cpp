@@ -480,7 +480,8 @@ LogicalResult LaunchContractAttr::verify(
     ArrayRef<GridFactorAttr> gridY, ArrayRef<GridFactorAttr> gridZ,
     ArrayRef<int64_t> block, int64_t sharedMemory,
     ArrayRef<ConstraintAttr> constraints, ArrayRef<SizeRuleAttr> sizeRules,
-    DictionaryAttr attrs, StringRef fallback, bool programmaticLaunch) {
+    DictionaryAttr attrs, StringRef fallback, StringRef unsplit,
+    bool programmaticLaunch) {
   if (kernel.empty() || kind.empty())
     return emitError() << "launch contract needs a kernel and a kind";
   if (!isKernelName(kernel))
@@ -491,6 +492,12 @@ LogicalResult LaunchContractAttr::verify(
     return emitError() << "launch contract of '" << kernel
                        << "' names fallback '" << fallback
                        << "', which must be another kernel's name";
+  if (!unsplit.empty() &&
+      (!isKernelName(unsplit) || unsplit == kernel || unsplit == fallback))
+    return emitError() << "launch contract of '" << kernel
+                       << "' names unsplit kernel '" << unsplit
+                       << "', which must be another kernel's name (not its "
+                          "fallback's)";
   llvm::StringSet<> names, bound;
   llvm::StringMap<TensorParamAttr> tensors;
   for (auto [i, a] : llvm::enumerate(params)) {
@@ -662,7 +669,7 @@ Attribute LaunchContractAttr::parse(AsmParser &parser, Type) {
   SmallVector<ConstraintAttr> constraints;
   SmallVector<SizeRuleAttr> sizeRules;
   DictionaryAttr attrs = DictionaryAttr::get(parser.getContext());
-  StringAttr fallback;
+  StringAttr fallback, unsplit;
   bool programmaticLaunch = false;
   if (parser.parseLess() || parser.parseKeyword("kernel") ||
       parser.parseEqual() || parser.parseSymbolName(kernel) ||
@@ -725,6 +732,11 @@ Attribute LaunchContractAttr::parse(AsmParser &parser, Type) {
         return {};
       continue;
     }
+    if (succeeded(parser.parseOptionalKeyword("unsplit"))) {
+      if (parser.parseEqual() || parser.parseSymbolName(unsplit))
+        return {};
+      continue;
+    }
     if (succeeded(parser.parseOptionalKeyword("programmatic_launch"))) {
       programmaticLaunch = true;
       continue;
@@ -741,7 +753,8 @@ Attribute LaunchContractAttr::parse(AsmParser &parser, Type) {
       ArrayRef<GridFactorAttr>(grid[0]), ArrayRef<GridFactorAttr>(grid[1]),
       ArrayRef<GridFactorAttr>(grid[2]), ArrayRef<int64_t>(block), sharedMemory,
       ArrayRef<ConstraintAttr>(constraints), ArrayRef<SizeRuleAttr>(sizeRules),
-      attrs, fallback ? fallback.getValue() : StringRef(), programmaticLaunch);
+      attrs, fallback ? fallback.getValue() : StringRef(),
+      unsplit ? unsplit.getValue() : StringRef(), programmaticLaunch);
 }
 
 void LaunchContractAttr::print(AsmPrinter &printer) const {
@@ -778,6 +791,10 @@ void LaunchContractAttr::print(AsmPrinter &printer) const {
   if (!getFallback().empty()) {
     printer << ", fallback = ";
     printer.printSymbolName(getFallback());
+  }
+  if (!getUnsplit().empty()) {
+    printer << ", unsplit = ";
+    printer.printSymbolName(getUnsplit());
   }
   if (getProgrammaticLaunch())
     printer << ", programmatic_launch";

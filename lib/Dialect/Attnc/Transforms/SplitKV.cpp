@@ -172,8 +172,38 @@ struct AttncSplitKVPass : attnc::impl::AttncSplitKVBase<AttncSplitKVPass> {
       if (std::optional<ForwardForm> f = readForwardForm(forall))
         forms.push_back(*f);
     });
-    for (ForwardForm &f : forms)
-      split(f);
+    for (ForwardForm &f : forms) {
+      FlatSymbolRefAttr twin = unsplit ? cloneUnsplit(f) : nullptr;
+      scf::ForallOp partial = split(f);
+      if (twin)
+        partial->setAttr(kUnsplitAttrName, twin);
+    }
+  }
+
+  /// `f`'s function cloned before the rewrite as `@<name>_unsplit` (a free
+  /// name), when the form is the function's only kernel: the twin is then
+  /// exactly one kernel whose inputs are the partial kernel's and whose
+  /// outputs are the function's. Null when there is no twin to make.
+  FlatSymbolRefAttr cloneUnsplit(ForwardForm &f) {
+    auto fn = f.forall->getParentOfType<func::FuncOp>();
+    if (!fn || f.forall->getParentOp() != fn)
+      return nullptr;
+    auto kernelForming = [](Operation &op) {
+      return isa<FusionOp, scf::ForallOp, AttentionOp, AttentionGradOp>(op);
+    };
+    if (llvm::count_if(fn.getBody().getOps(), kernelForming) != 1)
+      return nullptr;
+    Operation *tableOp = SymbolTable::getNearestSymbolTable(fn);
+    if (!tableOp)
+      return nullptr;
+    SymbolTable table(tableOp);
+    std::string name = (fn.getSymName() + "_unsplit").str();
+    if (!isKernelName(name) || table.lookup(name))
+      return nullptr;
+    func::FuncOp twin = fn.clone();
+    twin.setSymName(name);
+    table.insert(twin, std::next(Block::iterator(fn)));
+    return FlatSymbolRefAttr::get(twin.getSymNameAttr());
   }
 
   int64_t sharedMemoryPerSM = 0;
@@ -207,7 +237,8 @@ struct AttncSplitKVPass : attnc::impl::AttncSplitKVBase<AttncSplitKVPass> {
                      byBandwidth}));
   }
 
-  void split(ForwardForm &f) {
+  /// Rewrites `f` into its partial and combine forms; returns the partial.
+  scf::ForallOp split(ForwardForm &f) {
     scf::ForallOp forall = f.forall;
     Location loc = forall.getLoc();
     OpBuilder b(forall);
@@ -250,7 +281,7 @@ struct AttncSplitKVPass : attnc::impl::AttncSplitKVBase<AttncSplitKVPass> {
       buildCombine(b, f, partial.getResult(0), partial.getResult(1), splits, dv,
                    rowSizes, forall.getOutputs(), forall.getResults());
       forall.erase();
-      return;
+      return partial;
     }
     // A packed form (--attnc-pack-gqa): the combine runs on the unpacked
     // views [splits, B, H, Sq(, dv)] of the partials and writes O
@@ -305,6 +336,7 @@ struct AttncSplitKVPass : attnc::impl::AttncSplitKVBase<AttncSplitKVPass> {
     f.unpack.collapse.erase();
     f.unpack.expand.erase();
     forall.erase();
+    return partial;
   }
 
   /// The original nest with split index s = t mod splits on the last

@@ -32,6 +32,12 @@ namespace attnc {
 inline constexpr llvm::StringLiteral kFlashConfigAttrName =
     "attnc.flash_config";
 
+/// The name under which the partial form of a split flash form
+/// (--attnc-split-kv) names, as a FlatSymbolRefAttr, the function that
+/// computes the same result in one kernel (its unsplit twin): the partial
+/// kernel's launch contract names that kernel as `unsplit`.
+inline constexpr llvm::StringLiteral kUnsplitAttrName = "attnc.unsplit";
+
 /// The name under which a kernel's gpu.module carries its
 /// LaunchContractAttr.
 inline constexpr llvm::StringLiteral kLaunchContractAttrName =

@@ -341,6 +341,12 @@ def Attnc_LaunchContractAttr
       workspaces, scalars: names, types, shapes and roles) but weaker
       alignment rules; a host runs it on the tensors this kernel refuses
       and it accepts (TMA's 16-byte rules, for one).
+    - `unsplit` (optional): on the partial kernel of a split-KV function
+      (`--attnc-split-kv`), the kernel of the same module that computes the
+      function's result in one launch, from the same inputs (without the
+      partials) into the function's outputs; a host runs it instead of the
+      partial kernel and the combine when this kernel's `splits` size rule
+      gives one split, where the combine would only convert the partial.
     - `programmatic_launch` (optional keyword): the kernel waits for the
       grids before it on its stream (`griddepcontrol.wait`) before it
       touches global memory, so a host may launch it with programmatic
@@ -381,6 +387,8 @@ def Attnc_LaunchContractAttr
                         "::mlir::DictionaryAttr":$attrs,
                         StringRefParameter<"fallback kernel", "\"\"">:
                             $fallback,
+                        StringRefParameter<"one-split kernel", "\"\"">:
+                            $unsplit,
                         DefaultValuedParameter<"bool", "false">:
                             $programmaticLaunch);
   let hasCustomAssemblyFormat = 1;

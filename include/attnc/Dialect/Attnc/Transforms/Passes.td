@@ -351,6 +351,15 @@ def AttncSplitKV : Pass<"attnc-split-kv"> {
     `O(splits * B * H * Sq * dv)` with `splits <= 128`, so no buffer grows as
     `Sq * Skv` (--attnc-verify-no-global-scores proves it). Backward flash
     forms and forms already split are left alone.
+
+    With one split the combine only converts the partial to O, yet costs a
+    launch. So (option `unsplit`) a function whose only kernel is the split
+    form keeps its unsplit twin: before the rewrite the pass clones it as
+    `@<name>_unsplit` (one kernel, the form as it was) and marks the
+    partial form `attnc.unsplit = @<name>_unsplit`; the partial kernel's
+    launch contract names that kernel, and a host runs it instead of the
+    two when the split rule gives 1. Functions with other kernels, and
+    names too long for a kernel, get no twin.
   }];
   let dependentDialects = ["::attnc::AttncDialect", "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",
@@ -370,6 +379,9 @@ def AttncSplitKV : Pass<"attnc-split-kv"> {
            "ctas-per-sm=0">,
     Option<"combineRows", "combine-rows", "int64_t", /*default=*/"16",
            "query rows per block of the combine form">,
+    Option<"unsplit", "unsplit", "bool", /*default=*/"true",
+           "keep each split function's unsplit twin @<name>_unsplit, which "
+           "a host runs when the split rule gives one split">,
   ];
 }
 
