@@ -3,6 +3,8 @@
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=16 block-kv=64 strategy=mma_sync" --attnc-split-kv --attnc-verify-no-global-scores | FileCheck %s --check-prefix=NOSS
 // RUN: not attnc-opt %s -split-input-file --attnc-split-kv="max-splits=200" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=16 block-kv=64 strategy=mma_sync" --attnc-split-kv="unsplit=false" | FileCheck %s --check-prefix=NOTWIN
+// Nested on each function the pass cannot add one to the module: no twin.
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=16 block-kv=64 strategy=mma_sync" | attnc-opt -split-input-file --pass-pipeline="builtin.module(func.func(attnc-split-kv))" | FileCheck %s --check-prefix=NOTWIN
 
 // BAD: error: --attnc-split-kv needs 1 <= max-splits <= 128, ctas-per-sm >= 0 and combine-rows >= 1; got max-splits=200, ctas-per-sm=0, combine-rows=16
 // OPTS: attnc.kv_split_count %{{.+}}, %{{.+}} {ctas_per_sm = 4 : i64, max_splits = 8 : i64}
@@ -67,6 +69,7 @@
 // CHECK-NOT: attnc.unsplit
 // CHECK: return %[[ONE]]#0
 // NOTWIN-LABEL: func.func @decode(
+// NOTWIN: attnc.kv_split_count
 // NOTWIN-NOT: attnc.unsplit
 // NOTWIN-NOT: func.func @decode_unsplit
 // NOTWIN-LABEL: func.func @chunk(

@@ -193,8 +193,10 @@ struct AttncSplitKVPass : attnc::impl::AttncSplitKVBase<AttncSplitKVPass> {
     };
     if (llvm::count_if(fn.getBody().getOps(), kernelForming) != 1)
       return nullptr;
+    // A twin is a new function: only a pass over the module (not one
+    // nested on the function) may add it.
     Operation *tableOp = SymbolTable::getNearestSymbolTable(fn);
-    if (!tableOp)
+    if (!tableOp || !getOperation()->isAncestor(tableOp))
       return nullptr;
     SymbolTable table(tableOp);
     std::string name = (fn.getSymName() + "_unsplit").str();

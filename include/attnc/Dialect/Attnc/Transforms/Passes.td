@@ -358,8 +358,9 @@ def AttncSplitKV : Pass<"attnc-split-kv"> {
     `@<name>_unsplit` (one kernel, the form as it was) and marks the
     partial form `attnc.unsplit = @<name>_unsplit`; the partial kernel's
     launch contract names that kernel, and a host runs it instead of the
-    two when the split rule gives 1. Functions with other kernels, and
-    names too long for a kernel, get no twin.
+    two when the split rule gives 1. Functions with other kernels, names
+    too long for a kernel or whose twin's is taken, and runs nested on a
+    function (which cannot add one to the module) get no twin.
   }];
   let dependentDialects = ["::attnc::AttncDialect", "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",
