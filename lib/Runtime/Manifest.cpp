@@ -563,6 +563,19 @@ bool ManifestReader::parseModule(const json::Value &v, attnc_module &m) {
   return resolveFallbacks(m);
 }
 
+/// The index in `m` of the kernel named `name`, or m.kernels.size();
+/// `known` lists every kernel's name, for the message of a miss.
+static size_t findKernel(const attnc_module &m, const std::string &name,
+                         std::string &known) {
+  size_t at = m.kernels.size();
+  for (size_t j = 0; j < m.kernels.size(); ++j) {
+    known += (known.empty() ? "" : ", ") + m.kernels[j]->name;
+    if (m.kernels[j]->name == name)
+      at = j;
+  }
+  return at;
+}
+
 /// A plan falls back at most once, to a kernel that any tensor a caller
 /// can pass reaches without TMA, and passes it the very arguments it was
 /// given: so the fallback is another kernel of the module, has no fallback
@@ -576,20 +589,13 @@ bool ManifestReader::resolveFallbacks(attnc_module &m) {
     if (k.fallbackName == k.name)
       return failAt(path,
                     "kernel '" + k.name + "' names itself as its fallback");
-    const attnc_kernel *f = nullptr;
-    size_t at = 0;
     std::string known;
-    for (size_t j = 0; j < m.kernels.size(); ++j) {
-      known += (known.empty() ? "" : ", ") + m.kernels[j]->name;
-      if (m.kernels[j]->name == k.fallbackName) {
-        f = m.kernels[j].get();
-        at = j;
-      }
-    }
-    if (!f)
+    size_t at = findKernel(m, k.fallbackName, known);
+    if (at == m.kernels.size())
       return failAt(
           path, "fallback '" + k.fallbackName + "' of kernel '" + k.name +
                     "' is not a kernel of this module (it has: " + known + ")");
+    const attnc_kernel *f = m.kernels[at].get();
     std::string of = "fallback kernel '" + f->name + "' of '" + k.name + "'";
     if (!f->fallbackName.empty())
       return failAt(path, of + " has a fallback of its own ('" +
@@ -630,17 +636,13 @@ bool ManifestReader::resolveUnsplit(attnc_module &m) {
       return failAt(path, "kernel '" + k.name +
                               "' names an unsplit kernel but has no K/V "
                               "split size rule to choose it by");
-    const attnc_kernel *u = nullptr;
     std::string known;
-    for (const auto &other : m.kernels) {
-      known += (known.empty() ? "" : ", ") + other->name;
-      if (other->name == k.unsplitName)
-        u = other.get();
-    }
-    if (!u)
+    size_t at = findKernel(m, k.unsplitName, known);
+    if (at == m.kernels.size())
       return failAt(
           path, "unsplit kernel '" + k.unsplitName + "' of '" + k.name +
                     "' is not a kernel of this module (it has: " + known + ")");
+    const attnc_kernel *u = m.kernels[at].get();
     if (!u->unsplitName.empty())
       return failAt(path, "unsplit kernel '" + u->name + "' of '" + k.name +
                               "' names an unsplit kernel of its own ('" +
