@@ -343,9 +343,11 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
     break;
   }
   default:
-    // A memory-bound kernel: each CTA waits for its loads once.
-    groups = 1;
-    ctaSteps.assign(size_t(std::max<int64_t>(z.ctas, 1)), 0);
+    // A memory-bound kernel: each CTA waits for its loads once. As `groups`
+    // copies of one step-less CTA, so that a grid past kMaxScheduledCtas
+    // (a report's default sizes can make billions) is never materialized.
+    groups = std::max<int64_t>(z.ctas, 1);
+    ctaSteps.assign(1, 0);
     break;
   }
 
