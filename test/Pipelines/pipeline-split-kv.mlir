@@ -25,7 +25,7 @@
 // GPU-SAME: tensor<"o_partial", f32, [splits, B, 32, Sq, 128], input
 // GPU-SAME: tensor<"lse_partial", f32, [splits, B, 32, Sq], input
 // GPU-SAME: tensor<"o", bf16, [B, 32, Sq, 128], output
-// GPU-SAME: grid = {{\[}}[ceil_div(Sq, 16)], [32], [B]], block = [256, 1, 1], shared_memory = 1536
+// GPU-SAME: grid = {{\[}}[ceil_div(Sq, 16)], [32], [B]], block = [512, 1, 1], shared_memory = 4608
 
 // Four warps split each 64-key tile of the 16 packed rows (16 keys each):
 // after the loop, parts 1-3 write their states (per thread 2 maxima, 2

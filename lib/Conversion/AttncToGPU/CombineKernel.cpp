@@ -45,9 +45,13 @@ using namespace attnc;
 namespace {
 
 /// Lanes per part (one cell each per round) and parts splitting the splits:
-/// kCombineLanes * kCombineParts threads per block.
+/// kCombineLanes * kCombineParts threads per block. Four parts shorten each
+/// thread's serial chain of loads and merges (the combine is latency-bound);
+/// their 512-thread blocks would take two waves on grids past four blocks
+/// per SM, which only one split makes (B >= 32 at short caches), and there
+/// hosts run the function's unsplit twin instead of the combine.
 constexpr int64_t kCombineLanes = 128;
-constexpr int64_t kCombineParts = 2;
+constexpr int64_t kCombineParts = 4;
 constexpr int64_t kCombineThreads = kCombineLanes * kCombineParts;
 /// Shared memory: the states of parts 1..P-1, three words per lane.
 constexpr int64_t kStateWords = (kCombineParts - 1) * 3 * kCombineLanes;

@@ -9,9 +9,10 @@
 // scheduled, the combine kernel's first waits for the partials (before any
 // global access) and its contract says `programmatic_launch`, so the host
 // launches it with programmatic stream serialization. sm_80 has neither.
-// The combine's 256 threads are 2 parts of 128 lanes: part p merges splits
-// p, p + 2, ... of its lane's cell, part 1 leaves its state (3 x 128 words)
-// in shared memory between two barriers and part 0 merges it in.
+// The combine's 512 threads are 4 parts of 128 lanes: part p merges splits
+// p, p + 4, ... of its lane's cell, parts 1-3 leave their states (3 x 3 x
+// 128 words) in shared memory between two barriers and part 0 merges them
+// in, in part order.
 // RUN: attnc-opt %s --attnc-online-softmax="block-q=16 block-kv=64 strategy=mma_sync" \
 // RUN:   --attnc-split-kv="max-splits=64 ctas-per-sm=2" --canonicalize --cse \
 // RUN:   --attnc-convert-to-gpu | FileCheck %s
@@ -33,19 +34,19 @@
 // CHECK-NEXT: nvvm.griddepcontrol launch_dependents
 // CHECK-LABEL: gpu.module @decode_1_module
 // CHECK-SAME: kind = "attention_combine"
-// CHECK-SAME: block = [256, 1, 1], shared_memory = 1536,
+// CHECK-SAME: block = [512, 1, 1], shared_memory = 4608,
 // CHECK-SAME: constraints = [min(splits, 1), max(splits, 128)], attrs = {
 // CHECK-SAME: programmatic_launch>
 // CHECK: gpu.func @decode_1(
 // CHECK-NEXT: nvvm.griddepcontrol wait
-// CHECK: memref.view {{.*}} to memref<384xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.view {{.*}} to memref<1152xf32, #gpu.address_space<workgroup>>
 // CHECK: scf.for
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2 iter_args
-// CHECK-COUNT-3: memref.store {{.*}} : memref<384xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c4 iter_args
+// CHECK-COUNT-3: memref.store {{.*}} : memref<1152xf32, #gpu.address_space<workgroup>>
 // CHECK-NEXT: }
 // CHECK-NEXT: gpu.barrier
 // CHECK: scf.if
-// CHECK-COUNT-3: memref.load {{.*}} : memref<384xf32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-9: memref.load {{.*}} : memref<1152xf32, #gpu.address_space<workgroup>>
 // CHECK: gpu.barrier
 // The unsplit twin (--attnc-split-kv's clone of the function before the
 // rewrite) is one kernel from q, k, v to o, named by the partial kernel's
