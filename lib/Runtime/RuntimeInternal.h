@@ -89,8 +89,8 @@ struct SizeRule {
 /// The largest `max` of a kv_splits rule.
 constexpr int64_t kMaxKVSplits = 128;
 
-/// The kv_splits rule (FlashAttention-2's num_splits_heuristic, in exact
-/// integer arithmetic): the split count for CTAS blocks with one split,
+/// The kv_splits rule (one wave, in integers): the split count for CTAS
+/// blocks with one split,
 /// TILES K/V tiles per row and SLOTS = num_sms * ctas_per_sm blocks
 /// resident at once, at most MAX (docs/abi.md). Always in [1, MAX].
 int64_t kvSplits(uint64_t ctas, uint64_t tiles, uint64_t slots, int64_t max);

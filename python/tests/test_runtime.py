@@ -464,7 +464,7 @@ class SizeRuleTest(unittest.TestCase):
         # works them out).
         rule = self.partial.size_rule
         self.assertEqual(rule("splits", *split_qkv(1, 32, 8, 1, 8192),
-                              num_sms=132), 7)
+                              num_sms=132), 8)
         self.assertEqual(rule("splits", *split_qkv(4, 32, 8, 1, 8192),
                               num_sms=132), 2)
         self.assertEqual(rule("splits", *split_qkv(128, 32, 8, 1, 8192),
@@ -474,13 +474,13 @@ class SizeRuleTest(unittest.TestCase):
         # Outputs may come along, whatever their split extent.
         q, k, v = split_qkv(1, 32, 8, 1, 8192)
         o = FakeTensor(0x30000000, (3, 1, 32, 1, 128), F32)
-        self.assertEqual(rule("splits", q, k, v, o, num_sms=132), 7)
+        self.assertEqual(rule("splits", q, k, v, o, num_sms=132), 8)
         # The value plans: partials of that many splits are accepted.
-        o = FakeTensor(0x30000000, (7, 1, 32, 1, 128), F32)
-        lse = FakeTensor(0x40000000, (7, 1, 32, 1), F32)
+        o = FakeTensor(0x30000000, (8, 1, 32, 1, 128), F32)
+        lse = FakeTensor(0x40000000, (8, 1, 32, 1), F32)
         plan = self.partial.plan(q, k, v, o_partial=o, lse_partial=lse)
-        self.assertEqual(plan.symbol("splits"), 7)
-        self.assertEqual(plan.grid, (7, 32, 1))
+        self.assertEqual(plan.symbol("splits"), 8)
+        self.assertEqual(plan.grid, (8, 32, 1))
 
     def test_errors(self):
         q, k, v = split_qkv(1, 32, 8, 1, 8192)

@@ -126,22 +126,20 @@ TEST_F(SizeRules, Queries) {
 }
 
 // ctas = ceil(Sq / 16) * H * B with one split, tiles = ceil(Skv / 64),
-// slots = 132 * 2 = 264. With waves(s) = ceil(ctas * s / 264), the
-// efficiency of s is proportional to s / waves(s).
+// slots = 132 * 2 = 264. The value is the most splits of one wave,
+// min(max, floor(264 / ctas), tiles), lowered to the fewest splits with
+// the same tiles per split.
 TEST_F(SizeRules, KVSplitsValues) {
-  // ctas = 32, tiles = 128: s <= 8 is one wave (s / 1 = s), and no eligible
-  // s does better than 8 (s = 8, 16, 32, 64, 128 all reach it; 33 would
-  // give 8.25 but has the tiles per split of 32). 0.85 * 8 = 6.8: 7.
-  EXPECT_EQ(splitsOf(splitArgs(1, 32, 8, 1, 8192)), 7);
-  // ctas = 128: s = 2 is one wave (2 / 1), the best is s = 43 (43 / 21,
-  // 2.05), and 2 >= 0.85 * 2.05.
+  // ctas = 32, tiles = 128: 8 splits of 16 tiles fill 256 of 264 slots.
+  EXPECT_EQ(splitsOf(splitArgs(1, 32, 8, 1, 8192)), 8);
+  // ctas = 128: 2 splits (256 blocks).
   EXPECT_EQ(splitsOf(splitArgs(4, 32, 8, 1, 8192)), 2);
-  // ctas = 4096 >= 0.8 * 264: the grid alone fills the device.
+  // ctas = 4096 > 264: the grid alone fills the device.
   EXPECT_EQ(splitsOf(splitArgs(128, 32, 8, 1, 8192)), 1);
-  // ctas = 212 >= 211.2 = 0.8 * 264, but ctas = 211 is below: then s = 5
-  // fills four waves to 1055 of 1056 slots (5 / 4; s < 5 are s / s).
-  EXPECT_EQ(splitsOf(splitArgs(212, 1, 1, 1, 8192)), 1);
-  EXPECT_EQ(splitsOf(splitArgs(211, 1, 1, 1, 8192)), 5);
+  // ctas = 132 is half the slots: 2 splits are one wave; 133 is past half:
+  // a second split would start a second wave.
+  EXPECT_EQ(splitsOf(splitArgs(132, 1, 1, 1, 8192)), 2);
+  EXPECT_EQ(splitsOf(splitArgs(133, 1, 1, 1, 8192)), 1);
   // One K/V tile: nothing to split.
   EXPECT_EQ(splitsOf(splitArgs(1, 32, 8, 1, 64)), 1);
   // No key at all, and no row at all.
@@ -149,13 +147,11 @@ TEST_F(SizeRules, KVSplitsValues) {
   EXPECT_EQ(splitsOf(splitArgs(0, 32, 8, 1, 8192)), 1);
   // A long prompt: ceil(Sq / 16) query tiles fill the device.
   EXPECT_EQ(splitsOf(splitArgs(1, 32, 8, 128, 8192)), 1);
-  // An exact tie: ctas = 12, tiles = 100, the best is s = 20 (one wave)
-  // and s = 17 is exactly 85% of it; the rule is evaluated in integers, so
-  // 17 counts (in floating point a tie may go either way).
-  EXPECT_EQ(splitsOf(splitArgs(1, 12, 4, 1, 6400)), 17);
-  // ctas = 1, tiles = 16384: every s up to max = 128 is one wave, so the
-  // best is 128 and the result the first eligible s >= 108.8.
-  EXPECT_EQ(splitsOf(splitArgs(1, 1, 1, 1, 1 << 20)), 109);
+  // ctas = 12, tiles = 100: 22 splits fit one wave, with ceil(100 / 22) =
+  // 5 tiles each; 20 splits have 5 tiles each too, in fewer blocks.
+  EXPECT_EQ(splitsOf(splitArgs(1, 12, 4, 1, 6400)), 20);
+  // ctas = 1, tiles = 16384: max = 128 bounds it.
+  EXPECT_EQ(splitsOf(splitArgs(1, 1, 1, 1, 1 << 20)), 128);
   // Fewer SMs: ctas = 32 of 2 * 16 slots fills the device.
   int64_t value;
   ASSERT_EQ(splits(splitArgs(1, 32, 8, 1, 8192), value, SIZE_MAX, 16),
@@ -166,11 +162,11 @@ TEST_F(SizeRules, KVSplitsValues) {
 TEST_F(SizeRules, BindsWhatIsGiven) {
   // The outputs' splits extent is not read: any value, or no outputs.
   std::vector<Tensor> args = splitArgs(1, 32, 8, 1, 8192, 5);
-  EXPECT_EQ(splitsOf(args), 7);
+  EXPECT_EQ(splitsOf(args), 8);
   args[4] = Tensor(0x40000000, ATTNC_DTYPE_F32, {9, 1, 32, 1});
-  EXPECT_EQ(splitsOf(args), 7);
-  EXPECT_EQ(splitsOf(args, 3), 7);
-  EXPECT_EQ(splitsOf(args, 4), 7);
+  EXPECT_EQ(splitsOf(args), 8);
+  EXPECT_EQ(splitsOf(args, 3), 8);
+  EXPECT_EQ(splitsOf(args, 4), 8);
   // The rest of a given tensor binds as in a plan.
   args[3] = Tensor(0x30000000, ATTNC_DTYPE_F32, {5, 2, 32, 1, 128});
   refused(args, 4, "o_partial.shape[1] = 2 but B = 1 from q.shape[0]");
@@ -187,10 +183,10 @@ TEST_F(SizeRules, BindsWhatIsGiven) {
   args[0].data = 0;
   args[1].strides = {0, 0, 0, 0};
   args[2].data = 3;
-  EXPECT_EQ(splitsOf(args, 3), 7);
+  EXPECT_EQ(splitsOf(args, 3), 8);
   // Constraints are a plan's: the rule only reads symbols.
   args = splitArgs(1, 32, 5, 1, 8192);
-  EXPECT_EQ(splitsOf(args, 3), 7);
+  EXPECT_EQ(splitsOf(args, 3), 8);
 }
 
 TEST_F(SizeRules, NeedsEverySymbolItReads) {

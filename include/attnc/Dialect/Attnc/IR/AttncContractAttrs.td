@@ -136,18 +136,13 @@ def Attnc_SizeRuleAttr : Attnc_Attr<"SizeRule", "size_rule"> {
     accepts any value the constraints allow.
 
     `kv_splits(sym, kv_tiles = [...], max = M, per_sm = P)` is the split
-    count of split-KV attention (FlashAttention-2's `num_splits_heuristic`,
-    the rule of `attnc.kv_split_count`). With `ctas` the product of the
-    kernel's grid extents with `sym` set to 1, `tiles` the product of the
-    `kv_tiles` factors (the K/V tiles of one row) and
-    `slots = num_sms * P`:
-
-    1. `ctas >= 0.8 * slots` (or `ctas = 0`): 1;
-    2. otherwise, with `maxS = max(1, min(M, slots, tiles))`, the eligible
-       `s` in `1 .. maxS` are 1 and those whose `ceil(tiles / s)` differs
-       from `ceil(tiles / (s - 1))`; the efficiency of `s` is `w / ceil(w)`
-       with `w = ctas * s / slots`, and the result is the smallest eligible
-       `s` whose efficiency is at least 0.85 times the best.
+    count of split-KV attention (the rule of `attnc.kv_split_count`). With
+    `ctas` the product of the kernel's grid extents with `sym` set to 1,
+    `tiles` the product of the `kv_tiles` factors (the K/V tiles of one
+    row) and `slots = num_sms * P`: the most splits of one wave,
+    `n = min(M, floor(slots / ctas), tiles)`; 1 when `n <= 1` (or `ctas` is
+    0); else the fewest splits with as many tiles each as `n` splits have,
+    `ceil(tiles / ceil(tiles / n))`.
 
     The result is between 1 and `M` (1 to 128). `P` is at least 1 and
     `kv_tiles` has at least one factor, none of them `sym`.
