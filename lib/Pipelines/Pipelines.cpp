@@ -115,6 +115,7 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
     if (options.splitKV > 0) {
       AttncSplitKVOptions split;
       split.maxSplits = options.splitKV;
+      split.unsplit = options.unsplit;
       pm.addPass(createAttncSplitKV(split));
     }
   }

@@ -120,6 +120,12 @@ static cl::opt<int64_t> splitKV(
     cl::desc("split the K/V loops of forward attention into at most N "
              "parallel parts and a combine kernel (decoding; 0: no split)"),
     cl::init(0));
+static cl::opt<bool> unsplit(
+    "unsplit",
+    cl::desc("with --split-kv: also compile each split function's unsplit "
+             "twin <name>_unsplit, one kernel that hosts run when the split "
+             "rule gives one split (default: on)"),
+    cl::init(true));
 static cl::opt<int64_t> gqaGroup(
     "gqa-group",
     cl::desc("with --split-kv: pack query heads known only at run time in "
@@ -423,6 +429,7 @@ int main(int argc, char **argv) {
     o.fallback = fallback;
     o.backward = backward;
     o.splitKV = splitKV;
+    o.unsplit = unsplit;
     o.gqaGroup = gqaGroup;
     o.cudaRoot = toolkit;
     o.fusionAccessesPerThread = fusionAccesses;

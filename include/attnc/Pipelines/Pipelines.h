@@ -78,6 +78,12 @@ struct AttncPipelineOptions
                      "this many parallel parts merged by a combine kernel "
                      "(--attnc-split-kv, for decoding; 0: no split)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> unsplit{
+      *this, "unsplit",
+      llvm::cl::desc("with split-kv: keep each split function's unsplit twin "
+                     "@<name>_unsplit, which hosts run when the split rule "
+                     "gives one split (default: on)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> gqaGroup{
       *this, "gqa-group",
       llvm::cl::desc("with split-kv: pack attentions whose head counts are "
