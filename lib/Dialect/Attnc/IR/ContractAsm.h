@@ -8,8 +8,9 @@
 // The pieces of #attnc.launch_contract syntax that its parts share:
 // symbols (bare when they lex as one keyword, quoted otherwise) and factor
 // lists (`[B, ceil_div(Sq, 128)]`). Defined in AttncContractAttrs.cpp, used
-// there and by the rules on size symbols (ContractRules.cpp). Internal to
-// the dialect library.
+// there, by the rules on size symbols (ContractRules.cpp) and by the
+// contract's own syntax (LaunchContractSyntax.cpp). Internal to the dialect
+// library.
 //
 //===----------------------------------------------------------------------===//
 
