@@ -69,24 +69,34 @@ def main():
     ap.add_argument("--prefix", default="bwd",
                     help="module names: PREFIX_d<D>_bf16_<causal|full>")
     ap.add_argument("--dims", default="128,64")
+    ap.add_argument("--strategies", default="mma_sync,wgmma",
+                    help="backward strategies timed side by side (modules "
+                         "PREFIX_..._<strategy>, none for mma_sync)")
     args = ap.parse_args()
     rows = []
     dims = [int(x) for x in args.dims.split(",")]
+    strategies = args.strategies.split(",")
     for d, causal in ((d, c) for d in dims for c in (False, True)):
         name = f"{args.prefix}_d{d}_bf16_{'causal' if causal else 'full'}"
-        path = Path(args.work) / "modules" / name
-        if not path.exists():
-            print(f"(no module {name})", flush=True)
+        mods = {}
+        for st in strategies:
+            path = Path(args.work) / "modules" / (
+                name + ("" if st == "mma_sync" else f"_{st}"))
+            if path.exists():
+                mods[st] = attnc.load(path)
+            else:
+                print(f"(no module {path.name})", flush=True)
+        if not mods:
             continue
-        m = attnc.load(path)
         for S in (int(s) for s in args.sizes.split(",")):
             B, H = max(1, 16384 // S), 2048 // d
             flops = 2.5 * 4 * B * H * S * S * d / (2 if causal else 1)
             torch.manual_seed(0)
             q, k, v, do = (torch.randn(B, H, S, d, device="cuda", dtype=BF)
                            for _ in range(4))
-            fns = {"attnc": attnc_backward(m, q, k, v, do),
-                   "cudnn": peer_backward(SDPBackend.CUDNN_ATTENTION, q, k, v,
+            fns = {st: attnc_backward(m, q, k, v, do)
+                   for st, m in mods.items()}
+            fns |= {"cudnn": peer_backward(SDPBackend.CUDNN_ATTENTION, q, k, v,
                                           do, causal),
                    "flash": peer_backward(SDPBackend.FLASH_ATTENTION, q, k, v,
                                           do, causal)}
@@ -96,14 +106,20 @@ def main():
                     times[n].append(median_ms(f))
             t = {n: statistics.median(v) for n, v in times.items()}
             tf = {n: flops / (t[n] * 1e-3) / 1e12 for n in t}
+            cell = lambda st: f"{tf[st]:.0f}" if st in tf else "-"  # noqa: E731
+            best = max((st for st in strategies if st in tf),
+                       key=lambda st: tf[st])
             row = (f"| {d} | {'causal' if causal else 'full'} | {S} | {B} | "
-                   f"{tf['attnc']:.0f} | {tf['cudnn']:.0f} | {tf['flash']:.0f} "
-                   f"| {tf['attnc'] / tf['cudnn']:.2f} | "
-                   f"{tf['attnc'] / tf['flash']:.2f} |")
+                   + " | ".join(cell(st) for st in strategies) +
+                   f" | {tf['cudnn']:.0f} | {tf['flash']:.0f} "
+                   f"| {tf[best] / tf['cudnn']:.2f} | "
+                   f"{tf[best] / tf['flash']:.2f} |")
             print(row, flush=True)
             rows.append(row)
-    head = ("| d | mask | S | B | attnc | cuDNN | FA2 | ×cuDNN | ×FA2 |\n"
-            "|---|---|---|---|---|---|---|---|---|")
+    head = ("| d | mask | S | B | "
+            + " | ".join(f"attnc {st}" for st in strategies)
+            + " | cuDNN | FA2 | best ×cuDNN | best ×FA2 |\n"
+            + "|---" * (8 + len(strategies)) + "|")
     text = (f"# Attention backward, TFLOP/s (bf16, H·d = 2048, B·S = 16k)\n\n"
             f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
             f"{torch.cuda.get_device_name()}, commit "

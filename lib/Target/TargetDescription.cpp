@@ -220,7 +220,14 @@ FlashConfigAttr TargetDescription::attentionConfig(
 
 FlashConfigAttr
 TargetDescription::attentionBackwardConfig(MLIRContext *ctx, int64_t blockQ,
-                                           int64_t blockKV) const {
+                                           int64_t blockKV,
+                                           TileStrategy strategy) const {
+  if (strategy == TileStrategy::wgmma) {
+    // A warpgroup (four warps) per 64 rows of the K/V tile.
+    int64_t kv = blockKV ? blockKV : wgmmaBackwardBlockKV;
+    return FlashConfigAttr::get(ctx, blockQ ? blockQ : wgmmaBackwardBlockQ, kv,
+                                kv / 16, backwardStages, TileStrategy::wgmma);
+  }
   // One 16-row mma.sync slab of the K/V tile per warp.
   int64_t kv = blockKV ? blockKV : backwardWarps * 16;
   return FlashConfigAttr::get(ctx, blockQ ? blockQ : backwardBlockQ, kv,

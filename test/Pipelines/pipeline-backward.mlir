@@ -4,6 +4,10 @@
 // REQUIRES: ptxas
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="backward=true to-nvvm=false" | FileCheck %s --check-prefix=GPU
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="backward=true binary=isa" | FileCheck %s --check-prefix=PTX
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="backward=true backward-strategy=wgmma to-nvvm=false" | FileCheck %s --check-prefix=WGMMA-GPU
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="backward=true backward-strategy=wgmma binary=isa" | FileCheck %s --check-prefix=WGMMA
+// RUN: not attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="backward=true backward-strategy=wgmma target=a100" 2>&1 | FileCheck %s --check-prefix=WGMMA-A100
+// RUN: not attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="backward=true backward-strategy=wgmma_ws" 2>&1 | FileCheck %s --check-prefix=WGMMA-WS
 
 // GPU: gpu.module @naive_attention_module
 // delta = rowsum(dO * O): a row kernel reading dO and O.
@@ -29,3 +33,36 @@
 // PTX-SAME: ex2.approx.ftz.f32
 // PTX-SAME: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // PTX-SAME: red.global.add.v2.f32
+
+// backward-strategy=wgmma: two warpgroups of four warps own 64 keys each of
+// the 128-row K/V tile; query tiles of 64 rows; swizzled tiles from a
+// 1024-byte-aligned base (K, V, two stages of Q and dO, dSᵀ, the row
+// statistics, an atom of slack).
+// WGMMA-GPU: gpu.module @naive_attention_backward_1_module
+// WGMMA-GPU-SAME: kind = "attention_backward"
+// WGMMA-GPU-SAME: grid = {{\[}}[ceil_div(Skv, 128)], [Hkv], [B]], block = [256, 1, 1], shared_memory = 149504
+// WGMMA-GPU-SAME: block_kv = 128 : i64, block_q = 64 : i64
+// WGMMA-GPU-SAME: strategy = "wgmma"
+
+// Its PTX, in order: the tiles by cp.async, fenced into the async proxy;
+// Sᵀ = K Qᵀ and dPᵀ = V dOᵀ from two K-major descriptors (trans 0, 0);
+// the recomputed P; dV += Pᵀ dO and dK += dSᵀ Q with A from registers and
+// B transposed; dQ = dS K from the stored dSᵀ, both transposed (1, 1); the
+// waits; dQ's reductions.
+// WGMMA: gpu.binary @naive_attention_backward_1_module
+// WGMMA-SAME: cp.async.cg.shared.global
+// WGMMA-SAME: fence.proxy.async.shared::cta
+// WGMMA-SAME: wgmma.fence.sync.aligned
+// WGMMA-SAME: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{[{][^}]*[}]}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1,  1, 0,  0;
+// WGMMA-SAME: wgmma.commit_group.sync.aligned
+// WGMMA-SAME: wgmma.wait_group.sync.aligned \090;
+// WGMMA-SAME: ex2.approx.ftz.f32
+// WGMMA-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{[{][^}]*[}]}}, {{[{][^}]*[}]}}, %rd{{[0-9]+}}, p, 1, 1, 1;
+// WGMMA-SAME: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{[{][^}]*[}]}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1,  1, 1,  1;
+// WGMMA-SAME: wgmma.wait_group.sync.aligned \090;
+// WGMMA-SAME: red.global.add.v2.f32
+// WGMMA-NOT: ldmatrix
+
+// A target without warpgroup MMAs, and a strategy without a backward.
+// WGMMA-A100: backward tile strategy wgmma needs warpgroup MMAs, which a100 lacks (sm_90a only)
+// WGMMA-WS: unknown backward tile strategy 'wgmma_ws' for --attnc-online-softmax; known: mma_sync, wgmma

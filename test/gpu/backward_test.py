@@ -17,6 +17,7 @@ are exactly 0, no NaN, and dK, dV of keys no query sees
 exactly 0. Outputs start as NaN so that an unwritten element fails.
 """
 
+import itertools
 import math
 import subprocess
 import sys
@@ -124,14 +125,19 @@ EXTRA_ARGS = {"alibi_causal":
               ', %slopes: tensor<?xf32> {attnc.name = "slopes"}'}
 
 
-def module_name(d, t, mask):
-    return f"bwd_d{d}_{t}_{mask}"
+# Every module is built with each backward strategy (--backward-strategy).
+STRATEGIES = ("mma_sync", "wgmma")
+
+
+def module_name(d, t, mask, strategy="mma_sync"):
+    suffix = "" if strategy == "mma_sync" else f"_{strategy}"
+    return f"bwd_d{d}_{t}_{mask}{suffix}"
 
 
 def build(work: Path, compiler: Path):
     (work / "mlir").mkdir(parents=True, exist_ok=True)
-    for d, t, mask in MODULES:
-        name = module_name(d, t, mask)
+    for (d, t, mask), strategy in itertools.product(MODULES, STRATEGIES):
+        name = module_name(d, t, mask, strategy)
         src = work / "mlir" / f"{name}.mlir"
         src.write_text(FUNC.format(d=d, t=t, scale=1.0 / math.sqrt(d),
                                    mask=MASKS[mask],
@@ -139,7 +145,8 @@ def build(work: Path, compiler: Path):
         out = work / "modules" / name
         t0 = time.time()
         subprocess.run([str(compiler), str(src), "-o", str(out), "--backward",
-                        "--fallback=false"], check=True)
+                        "--fallback=false",
+                        f"--backward-strategy={strategy}"], check=True)
         print(f"{name}: {time.time() - t0:.1f} s", flush=True)
         for ptx in out.glob("*.ptx"):  # the cubins are what runs
             ptx.unlink()
@@ -265,7 +272,7 @@ def run(work: Path, small: bool, only: str = ""):
     gpu_common.use_source_package()
     import attnc
     cases = []
-    for d, t, mask in MODULES:
+    for (d, t, mask), strategy in itertools.product(MODULES, STRATEGIES):
         dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[t]
         # Tails of both tiles, GQA and MQA, Sq != Skv both ways (with
         # bottom-right, rows that see no key).
@@ -278,8 +285,9 @@ def run(work: Path, small: bool, only: str = ""):
             shapes += [(1, 2, 2, 4096, 4096), (1, 1, 1, 4097, 4097),
                        (2, 8, 2, 1024, 1024)]
         for s in shapes:
-            if only in module_name(d, t, mask):
-                cases.append((module_name(d, t, mask), d, dtype, mask, s))
+            name = module_name(d, t, mask, strategy)
+            if only in name:
+                cases.append((name, d, dtype, mask, s))
     failures = 0
     mods = {}
     for name, d, dtype, mask, (B, H, Hkv, Sq, Skv) in cases:

@@ -136,6 +136,11 @@ static cl::opt<bool> backward(
     cl::desc("also compile the backward of each attention function "
              "(f_backward, --attnc-derive-backward) into the same manifest"),
     cl::init(false));
+static cl::opt<std::string> backwardStrategy(
+    "backward-strategy",
+    cl::desc("with --backward: the backward kernels' tile strategy, mma_sync "
+             "or wgmma (sm_90a; default: the target's)"),
+    cl::init(""));
 static cl::opt<int64_t> fusionAccesses(
     "fusion-accesses-per-thread",
     cl::desc("16-byte accesses per thread in the row kernels of fusions"),
@@ -428,6 +433,7 @@ int main(int argc, char **argv) {
       o.interleaveKV = interleaveKV;
     o.fallback = fallback;
     o.backward = backward;
+    o.backwardStrategy = backwardStrategy;
     o.splitKV = splitKV;
     o.unsplit = unsplit;
     o.gqaGroup = gqaGroup;

@@ -72,6 +72,11 @@ struct AttncPipelineOptions
       llvm::cl::desc("add the backward of each attention function "
                      "(--attnc-derive-backward) and compile it too"),
       llvm::cl::init(false)};
+  PassOptions::Option<std::string> backwardStrategy{
+      *this, "backward-strategy",
+      llvm::cl::desc("tile strategy of the backward kernels: mma_sync or "
+                     "wgmma (sm_90a; default: the target's)"),
+      llvm::cl::init("")};
   PassOptions::Option<int64_t> splitKV{
       *this, "split-kv",
       llvm::cl::desc("split the K/V loops of forward attention into at most "

@@ -150,6 +150,11 @@ struct TargetDescription {
   int64_t backwardBlockQ = 64;
   int64_t backwardWarps = 8;
   int64_t backwardStages = 2;
+  /// With warpgroup MMAs (strategy wgmma): two warpgroups, each owning 64
+  /// rows of a 128-row K/V tile, query tiles of 64 rows (one m64 MMA).
+  TileStrategy backwardStrategy = TileStrategy::mma_sync;
+  int64_t wgmmaBackwardBlockQ = 64;
+  int64_t wgmmaBackwardBlockKV = 128;
 
   /// Split-KV decoding (--attnc-split-kv with --attnc-pack-gqa): a query
   /// tile holds the packed rows of a K/V group (a few), so its tile is
@@ -199,9 +204,10 @@ struct TargetDescription {
 
   /// The configuration of an attention backward kernel, with the tiles
   /// given (0: the target's default).
-  FlashConfigAttr attentionBackwardConfig(mlir::MLIRContext *ctx,
-                                          int64_t blockQ = 0,
-                                          int64_t blockKV = 0) const;
+  FlashConfigAttr
+  attentionBackwardConfig(mlir::MLIRContext *ctx, int64_t blockQ = 0,
+                          int64_t blockKV = 0,
+                          TileStrategy strategy = TileStrategy::mma_sync) const;
 
   /// `config` with a fallback (FlashConfigAttr's `fallback`) when it reads
   /// by TMA: an mma_sync_unaligned kernel of the same tiles and warps, two

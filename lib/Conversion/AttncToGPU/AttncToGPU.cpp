@@ -246,7 +246,7 @@ struct AttncConvertToGPUPass
                                   gridDependency, abi);
     } else if (isBackwardForm(cast<scf::ForallOp>(op))) {
       kernel = buildAttentionBackwardKernel(b, gpuModule, name,
-                                            cast<scf::ForallOp>(op), abi);
+                                            cast<scf::ForallOp>(op), chip, abi);
     } else {
       kernel =
           buildFlashAttentionKernel(b, gpuModule, name, cast<scf::ForallOp>(op),

@@ -35,6 +35,7 @@
 
 #include "BackwardKernelBuilder.h"
 #include "ScoreStage.h"
+#include "WgmmaStrategy.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -122,13 +123,24 @@ BackwardKernelBuilder::tileOf(OffsetSizeAndStrideOpInterface slice,
   return g;
 }
 
-/// cp.async of `rows` rows of `cols` elements into `smem` ([stage] when
-/// given), 16 bytes per copy, rows past `src.rowLimit` zero-filled.
 void BackwardKernelBuilder::copyTile(const GlobalTile &src, Value smem,
-                                     Value stage, int64_t rows, int64_t cols) {
+                                     int64_t offset, Value stage, int64_t rows,
+                                     int64_t cols) {
   SmallVector<Value> tokens;
-  mma::copyRowsAsync(b, loc, src, smem, stage, rows, cols, kCopyBytes / 2,
-                     warps * mma::kWarpSize, tokens);
+  int64_t elemBytes = form.elementType.getIntOrFloatBitWidth() / 8;
+  if (wgmma) {
+    Value at = idx(offset);
+    if (stage)
+      at = arith::AddIOp::create(
+          b, loc, at,
+          arith::MulIOp::create(b, loc, stage, idx(rows * cols * elemBytes)));
+    wgmma::copySwizzledRows(b, loc, src, tiles, at, rows, cols, elemBytes,
+                            gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x),
+                            warps * mma::kWarpSize, tokens);
+  } else {
+    mma::copyRowsAsync(b, loc, src, smem, stage, rows, cols,
+                       kCopyBytes / elemBytes, warps * mma::kWarpSize, tokens);
+  }
   nvgpu::DeviceAsyncCreateGroupOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
 }
@@ -160,8 +172,8 @@ LogicalResult BackwardKernelBuilder::loadQueryTile(BackwardQueryLoop &l,
     return failure();
   q->rowLimit = dO->rowLimit = lse->rowLimit = delta->rowLimit = seqQ;
   Value stage = arith::RemUIOp::create(b, loc, i, idx(stages));
-  copyTile(*q, qSmem, stage, blockQ, d);
-  copyTile(*dO, doSmem, stage, blockQ, dv);
+  copyTile(*q, qSmem, qOffset, stage, blockQ, d);
+  copyTile(*dO, doSmem, doOffset, stage, blockQ, dv);
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   auto inRange = [&](int64_t lo) {
     return arith::AndIOp::create(
@@ -260,8 +272,8 @@ LogicalResult BackwardKernelBuilder::emitQueryGrad(BackwardQueryLoop &l,
   int64_t groups = warps / slabs;
   int64_t nTiles = d / mma::kN / groups;
   Value slab = arith::RemUIOp::create(b, loc, warp, idx(slabs));
-  Value group = arith::DivUIOp::create(b, loc, warp, idx(slabs));
-  Value col0 = arith::MulIOp::create(b, loc, group, idx(nTiles * mma::kN));
+  Value colGroup = arith::DivUIOp::create(b, loc, warp, idx(slabs));
+  Value col0 = arith::MulIOp::create(b, loc, colGroup, idx(nTiles * mma::kN));
   Value zero =
       arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f));
   SmallVector<mma::FragC> c(nTiles, mma::FragC{zero, zero, zero, zero});
@@ -295,6 +307,14 @@ LogicalResult BackwardKernelBuilder::emitQueryGrad(BackwardQueryLoop &l,
       c[2 * np + 1] = mma::mmaSync(b, loc, T, a, {r[2], r[3]}, c[2 * np + 1]);
     }
   }
+  return addQueryGrad(l, scope, c, slab, col0);
+}
+
+LogicalResult BackwardKernelBuilder::addQueryGrad(BackwardQueryLoop &l,
+                                                  IRMapping &scope,
+                                                  ArrayRef<mma::FragC> c,
+                                                  Value slab, Value col0) {
+  int64_t nTiles = c.size();
   // Where the IR adds the tile: dQ[b, h0 + g, q0 + r0 + row, c0 + col] with
   // (b, h0, r0, c0) the parallel accumulate's offsets and (g, q0, col) the
   // accumulate's. The workspace is a contiguous [B, H, Sq, d] f32 tensor.
@@ -370,6 +390,37 @@ LogicalResult BackwardKernelBuilder::emitStep(BackwardQueryLoop &l,
                                               IRMapping &scope, Value stage,
                                               MutableArrayRef<Value> dk,
                                               MutableArrayRef<Value> dvAcc) {
+  if (wgmma)
+    return emitWgmmaStep(l, scope, stage, dk, dvAcc);
+  SmallVector<mma::FragC> sT = keyRowProducts(kSmem, qSmem, stage, d);
+  SmallVector<mma::FragC> dpT = keyRowProducts(vSmem, doSmem, stage, dv);
+  int64_t nTiles = blockQ / mma::kN;
+  SmallVector<std::array<Value, 2>> pPacked(nTiles), dsPacked(nTiles);
+  if (failed(emitScoreTerms(l, scope, stage, sT, dpT, pPacked, dsPacked)))
+    return failure();
+  accumulateKeyRows(pPacked, doSmem, stage, dv, dvAcc);
+  accumulateKeyRows(dsPacked, qSmem, stage, d, dk);
+  // dSᵀ to shared memory for dQ = dS K, which needs queries as rows.
+  for (int64_t n = 0; n < nTiles; ++n)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value row = arith::AddIOp::create(
+          b, loc, w.warpRow0,
+          arith::AddIOp::create(b, loc, w.quadRow, idx(8 * h)));
+      Value col = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, w.quadCol, idx(2)),
+          idx(n * mma::kN));
+      vector::StoreOp::create(b, loc, dsPacked[n][h], dsSmem,
+                              ValueRange{row, col});
+    }
+  gpu::BarrierOp::create(b, loc);
+  return emitQueryGrad(l, scope);
+}
+
+LogicalResult BackwardKernelBuilder::emitScoreTerms(
+    BackwardQueryLoop &l, IRMapping &scope, Value stage,
+    ArrayRef<mma::FragC> sT, ArrayRef<mma::FragC> dpT,
+    SmallVectorImpl<std::array<Value, 2>> &pPacked,
+    SmallVectorImpl<std::array<Value, 2>> &dsPacked) {
   OnlineAttentionGradOp step = l.step;
   FailureOr<Value> batch = materialize(step.getBatch(), scope);
   FailureOr<Value> head = materialize(step.getHead(), scope);
@@ -382,14 +433,13 @@ LogicalResult BackwardKernelBuilder::emitStep(BackwardQueryLoop &l,
     return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
                                           APFloat(static_cast<float>(v)));
   };
-  SmallVector<mma::FragC> sT = keyRowProducts(kSmem, qSmem, stage, d);
-  SmallVector<mma::FragC> dpT = keyRowProducts(vSmem, doSmem, stage, dv);
-
   // Per element: key row (slot) and query column.
   Value log2e = cst(kLog2e);
   Value scaleLog2 = arith::MulFOp::create(b, loc, scale, log2e);
   Value negInf = cst(-INFINITY), posInf = cst(INFINITY), zero = cst(0.0);
   int64_t nTiles = blockQ / mma::kN;
+  pPacked.resize(nTiles);
+  dsPacked.resize(nTiles);
   Value keyRow[2];
   Value keyInside[2];
   for (int64_t h = 0; h < 2; ++h) {
@@ -401,7 +451,6 @@ LogicalResult BackwardKernelBuilder::emitStep(BackwardQueryLoop &l,
     keyInside[h] = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                          keyRow[h], seqKV);
   }
-  SmallVector<std::array<Value, 2>> pPacked(nTiles), dsPacked(nTiles);
   bool failedRegion = false;
   for (int64_t n = 0; n < nTiles; ++n) {
     Value p[4], ds[4];
@@ -469,24 +518,7 @@ LogicalResult BackwardKernelBuilder::emitStep(BackwardQueryLoop &l,
       dsPacked[n][h] = mma::packPair(b, loc, T, ds[2 * h], ds[2 * h + 1]);
     }
   }
-  if (failedRegion)
-    return failure();
-  accumulateKeyRows(pPacked, doSmem, stage, dv, dvAcc);
-  accumulateKeyRows(dsPacked, qSmem, stage, d, dk);
-  // dSᵀ to shared memory for dQ = dS K, which needs queries as rows.
-  for (int64_t n = 0; n < nTiles; ++n)
-    for (int64_t h = 0; h < 2; ++h) {
-      Value row = arith::AddIOp::create(
-          b, loc, w.warpRow0,
-          arith::AddIOp::create(b, loc, w.quadRow, idx(8 * h)));
-      Value col = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, w.quadCol, idx(2)),
-          idx(n * mma::kN));
-      vector::StoreOp::create(b, loc, dsPacked[n][h], dsSmem,
-                              ValueRange{row, col});
-    }
-  gpu::BarrierOp::create(b, loc);
-  return emitQueryGrad(l, scope);
+  return failure(failedRegion);
 }
 
 /// One kernel loop over the query tiles [lb, ub) of IR loop `l`: each
@@ -523,6 +555,10 @@ BackwardKernelBuilder::emitQueryLoop(BackwardQueryLoop &l, IRMapping &scope,
   if (l.loop)
     inner.map(l.loop.getInductionVar(), i);
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  // cp.async writes through the generic proxy, wgmma reads through the
+  // async one: each writer fences before the barrier that publishes.
+  if (wgmma)
+    wgmma::fenceProxyAsync(b, loc);
   gpu::BarrierOp::create(b, loc);
   if (stages > 1) {
     Value next = arith::AddIOp::create(b, loc, i, idx(1));
@@ -567,8 +603,8 @@ LogicalResult BackwardKernelBuilder::emitBody() {
     return failure();
   k->rowLimit = v->rowLimit = seqKV;
   kvStart = k->rowStart;
-  copyTile(*k, kSmem, Value(), blockKV, d);
-  copyTile(*v, vSmem, Value(), blockKV, dv);
+  copyTile(*k, kSmem, kOffset, Value(), blockKV, d);
+  copyTile(*v, vSmem, vOffset, Value(), blockKV, dv);
 
   Value zero =
       arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f));
@@ -650,7 +686,7 @@ BackwardKernelBuilder::build(gpu::GPUModuleOp module) {
                {"head_dim", std::to_string(d)},
                {"block_q", std::to_string(blockQ)},
                {"block_kv", std::to_string(blockKV)},
-               {"strategy", "mma_sync"}};
+               {"strategy", wgmma ? "wgmma" : "mma_sync"}};
   auto qType = cast<RankedTensorType>(form.query.getType());
   auto kType = cast<RankedTensorType>(form.key.getType());
   if (form.query != form.key && qType.isDynamicDim(1) && kType.isDynamicDim(1))
@@ -664,7 +700,10 @@ BackwardKernelBuilder::build(gpu::GPUModuleOp module) {
   b.setInsertionPointToEnd(module.getBody());
   func = createKernelFunc(b, loc, name, abi, warps * mma::kWarpSize);
 
-  emitPrologue();
+  if (wgmma)
+    emitWgmmaPrologue();
+  else
+    emitPrologue();
   for (const char *t : {"q", "k", "v", "do", "dk", "dv"})
     globalMem[t] = wrapGlobalPointer(b, loc, param(t), form.elementType);
   for (const char *t : {"lse", "delta", "dq_accum"})
@@ -704,9 +743,9 @@ BackwardKernelBuilder::build(gpu::GPUModuleOp module) {
 FailureOr<gpu::GPUFuncOp>
 attnc::buildAttentionBackwardKernel(OpBuilder &b, gpu::GPUModuleOp module,
                                     StringRef name, scf::ForallOp forall,
-                                    KernelABI &abi) {
+                                    StringRef chip, KernelABI &abi) {
   FailureOr<BackwardForm> form = analyzeBackwardForm(forall);
   if (failed(form))
     return failure();
-  return BackwardKernelBuilder(b, *form, name, abi).build(module);
+  return BackwardKernelBuilder(b, *form, name, chip, abi).build(module);
 }

@@ -39,9 +39,9 @@ inline constexpr const char *kStridedTensors[] = {"q",   "k",     "v",  "do",
 class BackwardKernelBuilder {
 public:
   BackwardKernelBuilder(OpBuilder &b, BackwardForm &form, StringRef name,
-                        KernelABI &abi)
-      : b(b), form(form), loc(form.forall.getLoc()), name(name), abi(abi),
-        values(b, loc, [this](Value v) { return leafValue(v); }) {}
+                        StringRef chip, KernelABI &abi)
+      : b(b), form(form), loc(form.forall.getLoc()), name(name), chip(chip),
+        abi(abi), values(b, loc, [this](Value v) { return leafValue(v); }) {}
 
   FailureOr<gpu::GPUFuncOp> build(gpu::GPUModuleOp module);
 
@@ -66,8 +66,11 @@ private:
   void emitPrologue();
   FailureOr<GlobalTile> tileOf(OffsetSizeAndStrideOpInterface slice,
                                StringRef tensor, IRMapping &scope);
-  void copyTile(const GlobalTile &src, Value smem, Value stage, int64_t rows,
-                int64_t cols);
+  /// cp.async of `rows` x `cols` of `src` (rows past its limit zero-filled)
+  /// into `smem` ([stage] when given; mma_sync's padded rows) or, with
+  /// wgmma, into the swizzled tile at byte `offset` (+ stage x its size).
+  void copyTile(const GlobalTile &src, Value smem, int64_t offset, Value stage,
+                int64_t rows, int64_t cols);
   void copyRowValues(const GlobalTile &src, Value smem, Value stage,
                      Value threadRow);
   LogicalResult loadQueryTile(BackwardQueryLoop &l, Value i, IRMapping scope);
@@ -85,11 +88,34 @@ private:
                          Value stage, int64_t width,
                          MutableArrayRef<Value> acc);
   LogicalResult emitQueryGrad(BackwardQueryLoop &l, IRMapping &scope);
+  /// P and dS of one step from Sᵀ and dPᵀ (accumulator tiles of the
+  /// warp's 16 keys x block_q queries), packed in pairs: the A fragments of
+  /// the products that follow.
+  LogicalResult emitScoreTerms(BackwardQueryLoop &l, IRMapping &scope,
+                               Value stage, ArrayRef<mma::FragC> sT,
+                               ArrayRef<mma::FragC> dpT,
+                               SmallVectorImpl<std::array<Value, 2>> &pPacked,
+                               SmallVectorImpl<std::array<Value, 2>> &dsPacked);
+  /// Adds `c`, the n8 tiles of dQ's rows 16 slab .. 16 slab + 15 and columns
+  /// col0 .., to the workspace where the IR's accumulates put them.
+  LogicalResult addQueryGrad(BackwardQueryLoop &l, IRMapping &scope,
+                             ArrayRef<mma::FragC> c, Value slab, Value col0);
+
+  // The wgmma strategy (BackwardWgmma.cpp).
+  void emitWgmmaPrologue();
+  LogicalResult emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
+                              Value stage, MutableArrayRef<Value> dk,
+                              MutableArrayRef<Value> dvAcc);
+  /// The byte offset (i64) of tile `first` + stage x `bytes`.
+  Value tileOffset(int64_t first, Value stage, int64_t bytes);
+  Value issueKeyRowProducts(Value base, int64_t keysOffset, Value rowsTile,
+                            int64_t depth);
 
   OpBuilder &b;
   BackwardForm &form;
   Location loc;
   StringRef name;
+  StringRef chip;
   KernelABI &abi;
   KernelValues values;
 
@@ -104,6 +130,12 @@ private:
   Value warp;
   Value kSmem, vSmem, qSmem, doSmem, dsSmem, lseSmem, deltaSmem;
   Value seqQ, seqKV, kvStart;
+  /// wgmma: tiles in 128-byte-swizzled boxes from a 1024-byte-aligned base
+  /// (`tiles`, a 1-D element view; `smemAddress`, its shared address), at
+  /// these byte offsets; the thread's warpgroup.
+  bool wgmma = false;
+  Value tiles, smemAddress, group;
+  int64_t kOffset = 0, vOffset = 0, qOffset = 0, doOffset = 0, dsOffset = 0;
   Value scale; // c = scale x run-time scale, f32
 };
 

@@ -36,10 +36,17 @@ LogicalResult BackwardKernelBuilder::verifyConfig() {
   d = form.headDim;
   dv = cast<RankedTensorType>(form.value.getType()).getDimSize(3);
   Location diag = form.forall.getLoc();
-  if (c.getStrategy() != TileStrategy::mma_sync || c.getFallback())
-    return emitError(diag) << "attention backward: only the mma_sync strategy "
-                              "has a backward kernel, got "
-                           << stringifyTileStrategy(c.getStrategy());
+  wgmma = c.getStrategy() == TileStrategy::wgmma;
+  if ((c.getStrategy() != TileStrategy::mma_sync && !wgmma) || c.getFallback())
+    return emitError(diag) << "attention backward: only the mma_sync and "
+                              "wgmma strategies have a backward kernel, got "
+                           << stringifyTileStrategy(c.getStrategy())
+                           << (c.getFallback() ? " with a fallback" : "");
+  if (wgmma && chip != "sm_90a")
+    return emitError(diag) << "attention backward: strategy wgmma needs "
+                              "warpgroup MMAs, which only sm_90a has; the "
+                              "kernel targets "
+                           << chip;
   if (!form.elementType.isBF16() && !form.elementType.isF16())
     return emitError(diag)
            << "attention backward: element type must be bf16 or f16";
@@ -59,6 +66,22 @@ LogicalResult BackwardKernelBuilder::verifyConfig() {
     return emitError(diag) << "attention backward: block_kv (" << blockKV
                            << ") must be 16 rows per warp (" << warps
                            << " warps)";
+  if (stages < 1 || stages > 2)
+    return emitError(diag) << "attention backward: stages must be 1 or 2, got "
+                           << stages;
+  if (wgmma) {
+    // Warpgroups of four warps own 64 keys each; a query tile is the N of
+    // Sᵀ's MMAs and the M of dQ's (one m64), from one 128-byte box of dSᵀ.
+    if (warps != 4 && warps != 8)
+      return emitError(diag) << "attention backward: strategy wgmma runs one "
+                                "or two warpgroups (4 or 8 warps), got "
+                             << warps;
+    if (blockQ != 64)
+      return emitError(diag) << "attention backward: strategy wgmma needs "
+                                "block_q 64 (one m64 MMA of dQ), got "
+                             << blockQ;
+    return success();
+  }
   int64_t threads = warps * mma::kWarpSize;
   int64_t rowsPerPass = threads / (d * 2 / kCopyBytes);
   int64_t slabsQ = blockQ / mma::kM;
@@ -70,9 +93,6 @@ LogicalResult BackwardKernelBuilder::verifyConfig() {
            << ") must be a multiple of 32 and of the rows one pass of "
            << threads << " threads copies, at most half the threads, and "
            << "split dQ's columns evenly among " << warps << " warps";
-  if (stages < 1 || stages > 2)
-    return emitError(diag) << "attention backward: stages must be 1 or 2, got "
-                           << stages;
   return success();
 }
 

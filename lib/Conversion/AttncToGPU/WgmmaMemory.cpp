@@ -28,6 +28,10 @@ Value WgmmaStrategy::barrier(OpBuilder &b, Value n, bool empty) {
              arith::MulIOp::create(b, loc, slot, i64(b, kBarrierBytes))));
 }
 
+/// Box i of the tile holds columns [64 i, 64 i + 64) of its rows; the map's
+/// coordinates are innermost first: column, row, head, batch. Rows past
+/// the sequence are outside the map: TMA writes zeros for them (and
+/// counts their bytes).
 void WgmmaStrategy::emitTensorMapTile(OpBuilder &b, const GlobalTile &src,
                                       Value tileOffset, int64_t rows,
                                       Value bar) {
@@ -50,6 +54,15 @@ void WgmmaStrategy::emitTensorMapTile(OpBuilder &b, const GlobalTile &src,
   }
 }
 
+/// The epilogue as FlashAttention-3's: each warpgroup writes its rows of O,
+/// rounded, into the query tile's shared memory (its own rows of Q, which
+/// only its MMAs read and which they are done with), in the swizzled layout
+/// TMA reads; fences them into the async proxy; and once its 128 threads
+/// are past a named barrier, one of them stores the rows by TMA (rows past
+/// Sq are outside the map and not written) and waits until they have been
+/// read, so the CTA does not release its shared memory early. Four-byte
+/// stores of the accumulator pairs: eight rows x four threads of a warp
+/// cover the 32 banks once (chunk c ^ row % 8).
 void WgmmaStrategy::storeOutputByTensorMap(OpBuilder &b, ArrayRef<Value> acc,
                                            const GlobalTile &o) {
   int64_t dTiles = s.headDim / mma::kN;
@@ -138,40 +151,48 @@ Value WgmmaStrategy::stageOffset(OpBuilder &b, Value stage, bool value) {
       arith::MulIOp::create(b, loc, stage, idx(b, tileBytes(s.blockKV))));
 }
 
-void WgmmaStrategy::emitTileCopy(OpBuilder &b, const GlobalTile &src,
-                                 Value tileOffset, int64_t rows, Value thread,
-                                 int64_t threads) {
+/// Thread t (`thread`, counted from the first of `threads`) copies chunk
+/// t % (cols/8) of rows t / (cols/8) + k * rowsPerPass. A pass covers a
+/// multiple of eight rows, so a thread's swizzled chunk (chunk ^ row % 8) is
+/// the same in every pass. Rows at or past `src.rowLimit` are zero-filled
+/// from a clamped, in-bounds address.
+void wgmma::copySwizzledRows(OpBuilder &b, Location loc, const GlobalTile &src,
+                             Value smem, Value tileOffset, int64_t rows,
+                             int64_t cols, int64_t elemBytes, Value thread,
+                             int64_t threads, SmallVectorImpl<Value> &tokens) {
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
   int64_t elemsPerChunk = kChunkBytes / elemBytes;
-  int64_t chunksPerRow = s.headDim / elemsPerChunk;
+  int64_t chunksPerRow = cols / elemsPerChunk;
   int64_t chunksPerBox = kBoxRowBytes / kChunkBytes;
   int64_t rowsPerPass = threads / chunksPerRow;
-  Value row0 = arith::DivUIOp::create(b, loc, thread, idx(b, chunksPerRow));
-  Value chunk = arith::RemUIOp::create(b, loc, thread, idx(b, chunksPerRow));
-  Value box = arith::DivUIOp::create(b, loc, chunk, idx(b, chunksPerBox));
+  Value row0 = arith::DivUIOp::create(b, loc, thread, idx(chunksPerRow));
+  Value chunk = arith::RemUIOp::create(b, loc, thread, idx(chunksPerRow));
+  Value box = arith::DivUIOp::create(b, loc, chunk, idx(chunksPerBox));
   Value swizzled = arith::XOrIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, chunk, idx(b, chunksPerBox)),
-      arith::RemUIOp::create(b, loc, row0, idx(b, kAtomRows)));
+      b, loc, arith::RemUIOp::create(b, loc, chunk, idx(chunksPerBox)),
+      arith::RemUIOp::create(b, loc, row0, idx(kAtomRows)));
   Value dst0 = arith::AddIOp::create(
       b, loc, tileOffset,
       arith::AddIOp::create(
-          b, loc,
-          arith::MulIOp::create(b, loc, box, idx(b, rows * kBoxRowBytes)),
+          b, loc, arith::MulIOp::create(b, loc, box, idx(rows * kBoxRowBytes)),
           arith::AddIOp::create(
-              b, loc, arith::MulIOp::create(b, loc, row0, idx(b, kBoxRowBytes)),
-              arith::MulIOp::create(b, loc, swizzled, idx(b, kChunkBytes)))));
-  Value col = arith::MulIOp::create(b, loc, chunk, idx(b, elemsPerChunk));
+              b, loc, arith::MulIOp::create(b, loc, row0, idx(kBoxRowBytes)),
+              arith::MulIOp::create(b, loc, swizzled, idx(kChunkBytes)))));
+  Value col = arith::MulIOp::create(b, loc, chunk, idx(elemsPerChunk));
+  Type token = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   for (int64_t pass = 0; pass < rows / rowsPerPass; ++pass) {
-    Value row = arith::AddIOp::create(b, loc, row0, idx(b, pass * rowsPerPass));
+    Value row = arith::AddIOp::create(b, loc, row0, idx(pass * rowsPerPass));
     auto [srcIdx, srcElems] =
         mma::clampedRowChunk(b, loc, src, row, col, elemsPerChunk);
     Value dst = arith::DivUIOp::create(
         b, loc,
         arith::AddIOp::create(b, loc, dst0,
-                              idx(b, pass * rowsPerPass * kBoxRowBytes)),
-        idx(b, elemBytes));
-    pending.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        b, loc, tokenType(b), smem, ValueRange{dst}, src.mem,
-        ValueRange{srcIdx}, b.getIndexAttr(elemsPerChunk), srcElems,
-        b.getUnitAttr()));
+                              idx(pass * rowsPerPass * kBoxRowBytes)),
+        idx(elemBytes));
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, token, smem, ValueRange{dst}, src.mem, ValueRange{srcIdx},
+        b.getIndexAttr(elemsPerChunk), srcElems, b.getUnitAttr()));
   }
 }

@@ -155,49 +155,45 @@ void WgmmaStrategy::emitPrologue(OpBuilder &b) {
   gpu::BarrierOp::create(b, loc);
 }
 
-/// Box i of the tile holds columns [64 i, 64 i + 64) of its rows; the map's
-/// coordinates are innermost first: column, row, head, batch. Rows past
-/// the sequence are outside the map: TMA writes zeros for them (and
-/// counts their bytes).
-/// The epilogue as FlashAttention-3's: each warpgroup writes its rows of O,
-/// rounded, into the query tile's shared memory (its own rows of Q, which
-/// only its MMAs read and which they are done with), in the swizzled layout
-/// TMA reads; fences them into the async proxy; and once its 128 threads
-/// are past a named barrier, one of them stores the rows by TMA (rows past
-/// Sq are outside the map and not written) and waits until they have been
-/// read, so the CTA does not release its shared memory early. Four-byte
-/// stores of the accumulator pairs: eight rows x four threads of a warp
-/// cover the 32 banks once (chunk c ^ row % 8).
-/// cp.async of `rows` rows from `src.rowStart` into the swizzled tile at
-/// byte `tileOffset` by `threads` threads: thread t (`thread`, counted from
-/// the first of them) copies chunk t % (d/8) of rows t / (d/8) +
-/// k * rowsPerPass. A pass covers a multiple of eight rows, so a thread's
-/// swizzled chunk (chunk ^ row % 8) is the same in every pass. Rows at or
-/// past `src.rowLimit` are zero-filled from a clamped, in-bounds address.
-Value WgmmaStrategy::descriptor(OpBuilder &b, Value offset,
-                                int64_t leadingBytes) {
-  Value addr = arith::AddIOp::create(b, loc, smemAddress, offset);
+Value wgmma::sharedDescriptor(OpBuilder &b, Location loc, Value base,
+                              Value offset, int64_t leadingBytes) {
+  auto i64 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  };
+  Value addr = arith::AddIOp::create(b, loc, base, offset);
   Value field = arith::ShRUIOp::create(
-      b, loc, arith::AndIOp::create(b, loc, addr, i64(b, kAddressMask)),
-      i64(b, 4));
+      b, loc, arith::AndIOp::create(b, loc, addr, i64(kAddressMask)), i64(4));
   int64_t fixed = ((leadingBytes >> 4) << kLeadingShift) |
                   ((kAtomBytes >> 4) << kStrideShift) | kSwizzle128B;
-  return arith::OrIOp::create(b, loc, field, i64(b, fixed));
+  return arith::OrIOp::create(b, loc, field, i64(fixed));
 }
 
-/// The values of a warpgroup MMA's accumulator, each passed through an
-/// empty asm tied to it: LLVM sees no dependence between an MMA's results
-/// and wgmma.wait_group, and must not move their uses above it.
-SmallVector<Value> WgmmaStrategy::unpack(OpBuilder &b, Value acc, int64_t n) {
+Type wgmma::accumulatorType(MLIRContext *ctx, int64_t n) {
+  return LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(n / 2, Float32Type::get(ctx)));
+}
+
+Value wgmma::tiedFence(OpBuilder &b, Location loc, Value v,
+                       StringRef constraints) {
+  return LLVM::InlineAsmOp::create(
+             b, loc, v.getType(), ValueRange{v}, b.getStringAttr(""),
+             b.getStringAttr(constraints), b.getUnitAttr(),
+             /*is_align_stack=*/nullptr, /*tail_call_kind=*/nullptr,
+             /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr)
+      .getRes();
+}
+
+SmallVector<Value> wgmma::unpackAccumulator(OpBuilder &b, Location loc,
+                                            Value acc, int64_t n) {
   SmallVector<Value> values;
   for (int64_t i = 0; i < n / 2; ++i) {
     Value v = LLVM::ExtractValueOp::create(b, loc, acc, i);
-    values.push_back(tiedFence(b, v, "=f,0"));
+    values.push_back(tiedFence(b, loc, v, "=f,0"));
   }
   return values;
 }
 
-void WgmmaStrategy::keepAlive(OpBuilder &b, ArrayRef<Value> values) {
+void wgmma::keepAlive(OpBuilder &b, Location loc, ArrayRef<Value> values) {
   if (values.empty())
     return;
   std::string constraints;
@@ -264,11 +260,6 @@ void WgmmaStrategy::takeProbabilities(OpBuilder &b, ArrayRef<int64_t> elems,
       LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
 }
 
-/// acc += P V. The A operand comes from registers, which the NVVM op cannot
-/// express (it takes descriptors only), so this MMA is inline PTX: the
-/// score accumulators of n8 tiles 2k and 2k+1 are exactly the A fragment
-/// of k step k, as with mma.sync. V is N-major (trans-b 1): a k step is 16
-/// box rows (2048 bytes), the boxes of d are `block_kv` rows apart.
 SmallVector<Value> WgmmaStrategy::takenProbabilities() {
   SmallVector<Value> flat;
   for (const auto &pair : probs)
@@ -276,12 +267,12 @@ SmallVector<Value> WgmmaStrategy::takenProbabilities() {
   return flat;
 }
 
-Value WgmmaStrategy::issuePV(OpBuilder &b, Value stage, ArrayRef<Value> packed,
-                             ArrayRef<Value> acc) {
-  int64_t n = s.headDim, regs = n / 2;
-  Value vTile = arith::IndexCastOp::create(b, loc, b.getI64Type(),
-                                           stageOffset(b, stage, true));
-  std::string ptxType = s.elementType.isBF16() ? "bf16" : "f16";
+Value wgmma::mmaRegisterA(OpBuilder &b, Location loc, Type elementType,
+                          int64_t n, ArrayRef<Value> acc, ArrayRef<Value> a,
+                          int64_t steps,
+                          llvm::function_ref<Value(int64_t)> descB) {
+  int64_t regs = n / 2;
+  std::string ptxType = elementType.isBF16() ? "bf16" : "f16";
   std::string asmText =
       "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(2 * regs + 5) +
       ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
@@ -299,22 +290,18 @@ Value WgmmaStrategy::issuePV(OpBuilder &b, Value stage, ArrayRef<Value> packed,
   asmText += "}, $" + std::to_string(2 * regs + 4) + ", p, 1, 1, 1;\n}";
   constraints += ",r,r,r,r,l,n";
 
-  Type accType = accumulatorType(b, n);
+  Type accType = accumulatorType(b.getContext(), n);
   Value one = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
-  NVVM::WgmmaFenceAlignedOp::create(b, loc);
   Value result;
-  for (int64_t ks = 0; ks < s.blockKV / kStepK; ++ks) {
+  for (int64_t ks = 0; ks < steps; ++ks) {
     SmallVector<Value> operands;
     if (!result)
       operands.append(acc.begin(), acc.end());
     else
       for (int64_t i = 0; i < regs; ++i)
         operands.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
-    // The n8 tiles 2ks and 2ks + 1, two packed halves each.
-    operands.append(packed.begin() + 4 * ks, packed.begin() + 4 * ks + 4);
-    Value vOff = arith::AddIOp::create(b, loc, vTile,
-                                       i64(b, ks * kStepK * kBoxRowBytes));
-    operands.push_back(descriptor(b, vOff, s.blockKV * kBoxRowBytes));
+    operands.append(a.begin() + 4 * ks, a.begin() + 4 * ks + 4);
+    operands.push_back(descB(ks));
     operands.push_back(one);
     result = LLVM::InlineAsmOp::create(
                  b, loc, accType, operands, b.getStringAttr(asmText),
@@ -323,6 +310,27 @@ Value WgmmaStrategy::issuePV(OpBuilder &b, Value stage, ArrayRef<Value> packed,
                  /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr)
                  .getRes();
   }
+  return result;
+}
+
+/// acc += P V: P from registers (the score accumulators of n8 tiles 2k and
+/// 2k+1 are exactly the A fragment of k step k, as with mma.sync). V is
+/// N-major: a k step is 16 box rows (2048 bytes), the boxes of d are
+/// `block_kv` rows apart.
+Value WgmmaStrategy::issuePV(OpBuilder &b, Value stage, ArrayRef<Value> packed,
+                             ArrayRef<Value> acc) {
+  Value vTile = arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                           stageOffset(b, stage, true));
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  Value result =
+      mmaRegisterA(b, loc, s.elementType, s.headDim, acc, packed,
+                   s.blockKV / kStepK, [&](int64_t ks) {
+                     return descriptor(
+                         b,
+                         arith::AddIOp::create(
+                             b, loc, vTile, i64(b, ks * kStepK * kBoxRowBytes)),
+                         s.blockKV * kBoxRowBytes);
+                   });
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   inFlightA.assign(packed.begin(), packed.end());
   return result;

@@ -70,6 +70,57 @@ constexpr int64_t kLeadingShift = 16;
 constexpr int64_t kStrideShift = 32;
 constexpr int64_t kSwizzle128B = int64_t(1) << 62;
 
+/// The shared-memory descriptor of a 128-byte-swizzled operand at byte
+/// `offset` (i64) past `base`, the 1024-byte-aligned shared address (i64)
+/// the tiles start from. `leadingBytes`: a K-major operand's is unused (16);
+/// an MN-major one's is the distance between its 64-element boxes.
+Value sharedDescriptor(OpBuilder &b, Location loc, Value base, Value offset,
+                       int64_t leadingBytes);
+
+/// cp.async of `rows` rows of `cols` elements from `src.rowStart` into the
+/// swizzled tile at byte `tileOffset` (index) of `smem` (a 1-D view of the
+/// aligned shared memory in elements of `elemBytes`), by `threads` threads
+/// (`thread` counted from the first of them); the copies' tokens are
+/// appended to `tokens`. Rows at or past `src.rowLimit` are zero-filled.
+void copySwizzledRows(OpBuilder &b, Location loc, const GlobalTile &src,
+                      Value smem, Value tileOffset, int64_t rows, int64_t cols,
+                      int64_t elemBytes, Value thread, int64_t threads,
+                      SmallVectorImpl<Value> &tokens);
+
+/// Orders this thread's generic-proxy writes to shared memory (st.shared,
+/// cp.async) before later async-proxy reads (wgmma, TMA stores).
+inline void fenceProxyAsync(OpBuilder &b, Location loc) {
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
+/// The struct of f32 a warpgroup MMA of `n` columns accumulates in.
+Type accumulatorType(MLIRContext *ctx, int64_t n);
+
+/// `v` through an empty asm tied to it (`constraints` "=f,0" or "=r,0"):
+/// LLVM cannot move its uses above, nor its definition below, this point.
+Value tiedFence(OpBuilder &b, Location loc, Value v, StringRef constraints);
+
+/// An empty asm that reads `values`: to LLVM they are live until here.
+void keepAlive(OpBuilder &b, Location loc, ArrayRef<Value> values);
+
+/// The `n / 2` values of accumulator struct `acc`, each through tiedFence:
+/// LLVM sees no dependence between an MMA's results and
+/// wgmma.wait_group, and must not move their uses above it.
+SmallVector<Value> unpackAccumulator(OpBuilder &b, Location loc, Value acc,
+                                     int64_t n);
+
+/// acc (`n / 2` f32 values) + A B as `steps` m64n`n`k16 warpgroup MMAs, B
+/// of k step ks at descriptor `descB(ks)`: A from registers (four packed i32
+/// per k step, the accumulator pairs of two n8 tiles, as mma.sync's A
+/// fragment), B MN-major (trans-b 1). Inline PTX: the NVVM op takes descriptors
+/// only. Returns the accumulator struct; the caller commits and waits.
+Value mmaRegisterA(OpBuilder &b, Location loc, Type elementType, int64_t n,
+                   ArrayRef<Value> acc, ArrayRef<Value> a, int64_t steps,
+                   llvm::function_ref<Value(int64_t)> descB);
+
 class WgmmaStrategy : public AttentionTileStrategy {
 public:
   WgmmaStrategy(const TileShape &s, Location loc, bool producerWarp,
@@ -354,12 +405,7 @@ private:
   /// completes; `flip` for the producer's wait on an empty barrier, whose
   /// first use must pass at once.
   void waitParity(OpBuilder &b, Value bar, Value n, bool flip);
-  void fenceProxyAsync(OpBuilder &b) {
-    NVVM::FenceProxyOp::create(
-        b, loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
-  }
+  void fenceProxyAsync(OpBuilder &b) { wgmma::fenceProxyAsync(b, loc); }
   Value idx(OpBuilder &b, int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   }
@@ -372,29 +418,29 @@ private:
   /// Byte offset (from the aligned base) of the K or V tile of `stage`.
   Value stageOffset(OpBuilder &b, Value stage, bool value);
   void emitTileCopy(OpBuilder &b, const GlobalTile &src, Value tileOffset,
-                    int64_t rows, Value thread, int64_t threads);
+                    int64_t rows, Value thread, int64_t threads) {
+    copySwizzledRows(b, loc, src, smem, tileOffset, rows, s.headDim, elemBytes,
+                     thread, threads, pending);
+  }
   /// The shared-memory descriptor of a 128-byte-swizzled operand at byte
   /// `offset` (i64) from the aligned base.
-  Value descriptor(OpBuilder &b, Value offset, int64_t leadingBytes);
+  Value descriptor(OpBuilder &b, Value offset, int64_t leadingBytes) {
+    return sharedDescriptor(b, loc, smemAddress, offset, leadingBytes);
+  }
   /// An f32 accumulator of `n` columns: the struct a warpgroup MMA
   /// returns (n / 2 values per thread).
   Type accumulatorType(OpBuilder &b, int64_t n) {
-    return LLVM::LLVMStructType::getLiteral(
-        b.getContext(), SmallVector<Type>(n / 2, b.getF32Type()));
+    return wgmma::accumulatorType(b.getContext(), n);
   }
-  SmallVector<Value> unpack(OpBuilder &b, Value acc, int64_t n);
-  /// `v` through an empty asm tied to it (`constraints` "=f,0" or "=r,0"):
-  /// LLVM cannot move its uses above, nor its definition below, this point.
+  SmallVector<Value> unpack(OpBuilder &b, Value acc, int64_t n) {
+    return unpackAccumulator(b, loc, acc, n);
+  }
   Value tiedFence(OpBuilder &b, Value v, StringRef constraints) {
-    return LLVM::InlineAsmOp::create(
-               b, loc, v.getType(), ValueRange{v}, b.getStringAttr(""),
-               b.getStringAttr(constraints), b.getUnitAttr(),
-               /*is_align_stack=*/nullptr, /*tail_call_kind=*/nullptr,
-               /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr)
-        .getRes();
+    return wgmma::tiedFence(b, loc, v, constraints);
   }
-  /// An empty asm that reads `values`: to LLVM they are live until here.
-  void keepAlive(OpBuilder &b, ArrayRef<Value> values);
+  void keepAlive(OpBuilder &b, ArrayRef<Value> values) {
+    wgmma::keepAlive(b, loc, values);
+  }
 
   TileShape s;
   Location loc;

@@ -2,10 +2,32 @@
 // refused with a diagnostic naming the rule.
 // RUN: not attnc-opt %s -split-input-file --attnc-online-softmax --attnc-convert-to-gpu 2>&1 | FileCheck %s
 
-// CHECK: error: attention backward: only the mma_sync strategy has a backward kernel, got wgmma
-func.func @wgmma(%q: tensor<1x2x128x64xbf16>, %do: tensor<1x2x128x64xbf16>, %lse: tensor<1x2x128xf32>, %dl: tensor<1x2x128x1xf32>)
+// CHECK: error: attention backward: only the mma_sync and wgmma strategies have a backward kernel, got wgmma_ws
+func.func @wgmma_ws(%q: tensor<1x2x128x64xbf16>, %do: tensor<1x2x128x64xbf16>, %lse: tensor<1x2x128xf32>, %dl: tensor<1x2x128x1xf32>)
     -> (tensor<1x2x128x64xf32>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>) {
-  %dq, %dk, %dv = attnc.attention_grad %q, %q, %q, %do, %lse, %dl {scale = 0.125 : f64, config = #attnc.flash_config<block_q = 64, block_kv = 128, warps = 8, stages = 2, strategy = wgmma>}
+  %dq, %dk, %dv = attnc.attention_grad %q, %q, %q, %do, %lse, %dl {scale = 0.125 : f64, config = #attnc.flash_config<block_q = 64, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws>}
+      : tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128xf32>, tensor<1x2x128x1xf32>
+        -> tensor<1x2x128x64xf32>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>
+  return %dq, %dk, %dv : tensor<1x2x128x64xf32>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>
+}
+
+// -----
+
+// CHECK: error: attention backward: strategy wgmma needs block_q 64 (one m64 MMA of dQ), got 128
+func.func @wgmma_block_q(%q: tensor<1x2x128x64xbf16>, %do: tensor<1x2x128x64xbf16>, %lse: tensor<1x2x128xf32>, %dl: tensor<1x2x128x1xf32>)
+    -> (tensor<1x2x128x64xf32>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>) {
+  %dq, %dk, %dv = attnc.attention_grad %q, %q, %q, %do, %lse, %dl {scale = 0.125 : f64, config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma>}
+      : tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128xf32>, tensor<1x2x128x1xf32>
+        -> tensor<1x2x128x64xf32>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>
+  return %dq, %dk, %dv : tensor<1x2x128x64xf32>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>
+}
+
+// -----
+
+// CHECK: error: attention backward: strategy wgmma runs one or two warpgroups (4 or 8 warps), got 16
+func.func @wgmma_warps(%q: tensor<1x2x128x64xbf16>, %do: tensor<1x2x128x64xbf16>, %lse: tensor<1x2x128xf32>, %dl: tensor<1x2x128x1xf32>)
+    -> (tensor<1x2x128x64xf32>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>) {
+  %dq, %dk, %dv = attnc.attention_grad %q, %q, %q, %do, %lse, %dl {scale = 0.125 : f64, config = #attnc.flash_config<block_q = 64, block_kv = 256, warps = 16, stages = 2, strategy = wgmma>}
       : tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128xf32>, tensor<1x2x128x1xf32>
         -> tensor<1x2x128x64xf32>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>
   return %dq, %dk, %dv : tensor<1x2x128x64xf32>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>

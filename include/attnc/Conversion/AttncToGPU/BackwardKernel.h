@@ -26,11 +26,11 @@ namespace attnc {
 /// `forall`: per (batch, K/V head, K/V tile), dK and dV of the tile and its
 /// contributions to dQ (added to the `dq_accum` workspace, which the host
 /// zeroes). Fills `abi` with its launch contract. Fails with a diagnostic
-/// on what it cannot lower.
+/// on what it cannot lower (the wgmma strategy needs `chip` sm_90a).
 mlir::FailureOr<mlir::gpu::GPUFuncOp>
 buildAttentionBackwardKernel(mlir::OpBuilder &b, mlir::gpu::GPUModuleOp module,
                              llvm::StringRef name, mlir::scf::ForallOp forall,
-                             KernelABI &abi);
+                             llvm::StringRef chip, KernelABI &abi);
 
 } // namespace attnc
 

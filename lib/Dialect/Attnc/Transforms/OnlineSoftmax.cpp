@@ -625,6 +625,28 @@ struct AttncOnlineSoftmaxPass
     return config;
   }
 
+  /// The strategy of backward kernels: the option's, else the target's.
+  FailureOr<TileStrategy> getBackwardStrategy() {
+    Location loc = getOperation()->getLoc();
+    FailureOr<TargetDescription> target = lookupTargetDescription(chip);
+    if (failed(target))
+      return failure(); // getConfig reports it
+    if (backwardStrategy.empty())
+      return target->backwardStrategy;
+    std::optional<TileStrategy> kind = symbolizeTileStrategy(backwardStrategy);
+    if (!kind ||
+        (*kind != TileStrategy::mma_sync && *kind != TileStrategy::wgmma))
+      return emitError(loc)
+             << "unknown backward tile strategy '" << backwardStrategy
+             << "' for --" DEBUG_TYPE << "; known: mma_sync, wgmma";
+    if (*kind == TileStrategy::wgmma &&
+        !target->hasFeature(TargetFeature::Wgmma))
+      return emitError(loc) << "backward tile strategy wgmma needs warpgroup "
+                               "MMAs, which "
+                            << chip << " lacks (sm_90a only)";
+    return *kind;
+  }
+
   /// True when a region of `op` reads a tensor (hoisted to one read per
   /// block by the flash form).
   static bool readsTensors(AttentionOp op) {
@@ -692,7 +714,8 @@ struct AttncOnlineSoftmaxPass
     if (failed(checkDimIndices(getOperation())))
       return signalPassFailure();
     // Options are checked even when there is no attention to tile.
-    if (failed(getConfig(/*headDim=*/128)))
+    FailureOr<TileStrategy> gradStrategy = getBackwardStrategy();
+    if (failed(getConfig(/*headDim=*/128)) || failed(gradStrategy))
       return signalPassFailure();
     SmallVector<AttentionOp> ops;
     getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
@@ -721,7 +744,7 @@ struct AttncOnlineSoftmaxPass
       FlashConfigAttr config = op.getConfigAttr();
       if (!config)
         config = lookupTargetDescription(chip)->attentionBackwardConfig(
-            &getContext(), blockQ, blockKV);
+            &getContext(), blockQ, blockKV, *gradStrategy);
       if (failed(convertToOnlineAttentionGrad(rewriter, op, config)))
         return signalPassFailure();
     }

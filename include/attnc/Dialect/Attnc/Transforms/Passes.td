@@ -268,6 +268,10 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
     Option<"fallback", "fallback", "bool", /*default=*/"true",
            "give kernels that read by TMA an mma_sync_unaligned fallback "
            "for tensors TMA cannot address (when its shared memory fits)">,
+    Option<"backwardStrategy", "backward-strategy", "std::string",
+           /*default=*/"\"\"",
+           "tile strategy of attnc.attention_grad without a config: mma_sync "
+           "or wgmma (sm_90a; empty: the target's default)">,
   ];
 }
 

@@ -1,0 +1,286 @@
+//===- BackwardWgmma.cpp - the backward step on warpgroup MMAs ------------===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The wgmma strategy of the backward kernel (sm_90a): the loops, the
+// recomputation of P and dS and the dQ atomics are BackwardKernel.cpp's;
+// the five products are warpgroup MMAs reading shared memory through
+// descriptors (WgmmaStrategy.h), in 128-byte-swizzled tiles that cp.async
+// fills. Each warpgroup owns 64 keys of the K/V tile, so its accumulators
+// have mma.sync's per-warp layout (warp w: keys 16w .. 16w + 15) and the
+// elementwise code and the dK/dV epilogue are shared:
+//
+//   Sᵀ = K Qᵀ, dPᵀ = V dOᵀ     m64 x block_q, K and Q (V and dO) K-major
+//   dV += Pᵀ dO, dK += dSᵀ Q   A from registers (Pᵀ, dSᵀ accumulator
+//                               pairs), dO and Q MN-major (trans-b)
+//   dQ = dS K                   A = dSᵀ stored swizzled (M-major, trans-a),
+//                               K MN-major; two warpgroups split d (d = 128)
+//                               or each takes its own keys (and both add)
+//
+// The tiles are written by the generic proxy (cp.async, st.shared) and read
+// by the async one (wgmma): writers fence (fence.proxy.async) before the
+// barrier that publishes them. Each phase waits for its MMAs
+// (wgmma.wait_group 0) before its results are read, and every MMA of a step
+// is complete before the barrier that lets the next step overwrite dSᵀ and
+// the query stage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BackwardKernelBuilder.h"
+#include "WgmmaStrategy.h"
+#include "attnc/Conversion/AttncToGPU/KernelUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace attnc;
+using namespace attnc::backward_kernel;
+using namespace attnc::wgmma;
+
+/// Thread coordinates; shared memory from a 1024-byte-aligned base: K | V |
+/// Q [stages] | dO [stages] | dSᵀ (tiles in boxes of [rows][64]) | lse
+/// [stages][block_q] f32 | delta.
+void BackwardKernelBuilder::emitWgmmaPrologue() {
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  w.lane = arith::RemUIOp::create(b, loc, tid, idx(mma::kWarpSize));
+  w.quadRow = arith::DivUIOp::create(b, loc, w.lane, idx(mma::kQuadSize));
+  w.quadCol = arith::RemUIOp::create(b, loc, w.lane, idx(mma::kQuadSize));
+  warp = arith::DivUIOp::create(b, loc, tid, idx(mma::kWarpSize));
+  w.warpRow0 = arith::MulIOp::create(b, loc, warp, idx(mma::kM));
+  group = arith::DivUIOp::create(b, loc, warp, idx(kWarpsPerGroup));
+
+  Type T = form.elementType;
+  int64_t eb = T.getIntOrFloatBitWidth() / 8;
+  kOffset = 0;
+  vOffset = kOffset + blockKV * d * eb;
+  qOffset = vOffset + blockKV * dv * eb;
+  doOffset = qOffset + stages * blockQ * d * eb;
+  dsOffset = doOffset + stages * blockQ * dv * eb;
+  int64_t lseOffset = dsOffset + blockKV * blockQ * eb;
+  int64_t deltaOffset = lseOffset + stages * blockQ * 4;
+  int64_t end = deltaOffset + stages * blockQ * 4;
+
+  auto ws =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value raw = dynamicSharedBytes(b, loc);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
+  // (1024 - base % 1024) % 1024, as (-base) & 1023.
+  Value pad = arith::AndIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, idx(0), base), idx(kAtomBytes - 1));
+  auto view = [&](int64_t offset, ArrayRef<int64_t> shape, Type elem) {
+    auto type = MemRefType::get(shape, elem, MemRefLayoutAttrInterface{}, ws);
+    return memref::ViewOp::create(
+        b, loc, type, raw, arith::AddIOp::create(b, loc, pad, idx(offset)),
+        ValueRange{});
+  };
+  tiles = view(0, {lseOffset / eb}, T);
+  lseSmem = view(lseOffset, {stages, blockQ}, b.getF32Type());
+  deltaSmem = view(deltaOffset, {stages, blockQ}, b.getF32Type());
+  smemAddress = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, base, pad));
+  abi.dynamicSharedMemoryBytes = end + kAtomBytes;
+}
+
+Value BackwardKernelBuilder::tileOffset(int64_t first, Value stage,
+                                        int64_t bytes) {
+  Value at = idx(first);
+  if (stage)
+    at = arith::AddIOp::create(
+        b, loc, at, arith::MulIOp::create(b, loc, stage, idx(bytes)));
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(), at);
+}
+
+/// Sᵀ (or dPᵀ) of the warpgroup's 64 keys: A = its rows of the K (V) tile
+/// at `keysOffset`, B = the block_q rows of the tile at `rowsTile`, both
+/// K-major: per 16-wide k step the descriptors advance 32 bytes inside a
+/// box row and jump to the next box every four.
+Value BackwardKernelBuilder::issueKeyRowProducts(Value base, int64_t keysOffset,
+                                                 Value rowsTile,
+                                                 int64_t depth) {
+  MLIRContext *ctx = b.getContext();
+  auto i64 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v).getResult();
+  };
+  Value keys = arith::AddIOp::create(
+      b, loc, i64(keysOffset),
+      arith::IndexCastOp::create(
+          b, loc, b.getI64Type(),
+          arith::MulIOp::create(b, loc, group,
+                                idx(kGroupRows * kBoxRowBytes))));
+  Type accType = accumulatorType(ctx, blockQ);
+  Value acc = LLVM::ZeroOp::create(b, loc, accType);
+  auto elem = form.elementType.isBF16() ? NVVM::WGMMATypes::bf16
+                                        : NVVM::WGMMATypes::f16;
+  int64_t eb = form.elementType.getIntOrFloatBitWidth() / 8;
+  int64_t stepsPerBox = kBoxElems / kStepK;
+  for (int64_t ks = 0; ks < depth / kStepK; ++ks) {
+    int64_t inBox = (ks % stepsPerBox) * kStepK * eb;
+    int64_t box = ks / stepsPerBox;
+    Value aOff = arith::AddIOp::create(
+        b, loc, keys, i64(box * blockKV * kBoxRowBytes + inBox));
+    Value bOff = arith::AddIOp::create(
+        b, loc, rowsTile, i64(box * blockQ * kBoxRowBytes + inBox));
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, accType, acc, sharedDescriptor(b, loc, base, aOff, kChunkBytes),
+        sharedDescriptor(b, loc, base, bOff, kChunkBytes),
+        NVVM::MMAShapeAttr::get(ctx, kGroupRows, blockQ, kStepK), elem, elem,
+        NVVM::WGMMATypes::f32,
+        ks == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+        NVVM::MMALayout::col, /*satfinite=*/nullptr);
+  }
+  return acc;
+}
+
+/// The unpacked accumulator of `n` columns as n8 fragments.
+static SmallVector<mma::FragC> fragmentsOf(ArrayRef<Value> values) {
+  SmallVector<mma::FragC> c;
+  for (size_t i = 0; i + 3 < values.size(); i += 4)
+    c.push_back({values[i], values[i + 1], values[i + 2], values[i + 3]});
+  return c;
+}
+
+LogicalResult
+BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
+                                     Value stage, MutableArrayRef<Value> dk,
+                                     MutableArrayRef<Value> dvAcc) {
+  MLIRContext *ctx = b.getContext();
+  Type T = form.elementType;
+  int64_t eb = T.getIntOrFloatBitWidth() / 8;
+  auto i64 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v).getResult();
+  };
+  // The shared base through an opaque copy per step: the descriptors built
+  // from it are computed where they are used, not hoisted out of the loop
+  // (40 loop-invariant 64-bit descriptors of K, V and dSᵀ would each hold
+  // two registers through it).
+  Value base = tiedFence(b, loc, smemAddress, "=l,0");
+  Value qTile = tileOffset(qOffset, stage, blockQ * d * eb);
+  Value doTile = tileOffset(doOffset, stage, blockQ * dv * eb);
+
+  // Sᵀ and dPᵀ.
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  Value sAcc = issueKeyRowProducts(base, kOffset, qTile, d);
+  Value dpAcc = issueKeyRowProducts(base, vOffset, doTile, dv);
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  SmallVector<mma::FragC> sT =
+      fragmentsOf(unpackAccumulator(b, loc, sAcc, blockQ));
+  SmallVector<mma::FragC> dpT =
+      fragmentsOf(unpackAccumulator(b, loc, dpAcc, blockQ));
+
+  SmallVector<std::array<Value, 2>> pPacked, dsPacked;
+  if (failed(emitScoreTerms(l, scope, stage, sT, dpT, pPacked, dsPacked)))
+    return failure();
+
+  // dSᵀ into its swizzled box: key row r, query chunk c at c ^ (r mod 8).
+  // Four-byte stores of the pairs: eight rows x four threads of a warp
+  // cover the 32 banks once.
+  for (auto [n, pair] : llvm::enumerate(dsPacked))
+    for (int64_t h = 0; h < 2; ++h) {
+      Value row = arith::AddIOp::create(
+          b, loc, w.warpRow0,
+          arith::AddIOp::create(b, loc, w.quadRow, idx(8 * h)));
+      Value chunk = arith::XOrIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, row, idx(kAtomRows)),
+          idx(n % (kBoxElems / mma::kN)));
+      int64_t box = n / (kBoxElems / mma::kN);
+      Value bytes = arith::AddIOp::create(
+          b, loc,
+          arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, row, idx(kBoxRowBytes)),
+              arith::MulIOp::create(b, loc, chunk, idx(kChunkBytes))),
+          arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, w.quadCol, idx(2 * eb)),
+              idx(dsOffset + box * blockKV * kBoxRowBytes)));
+      vector::StoreOp::create(
+          b, loc, pair[h], tiles,
+          ValueRange{arith::DivUIOp::create(b, loc, bytes, idx(eb))});
+    }
+  wgmma::fenceProxyAsync(b, loc);
+  gpu::BarrierOp::create(b, loc);
+
+  // dV += Pᵀ dO and dK += dSᵀ Q (A from registers), dQ = dS K.
+  auto registerA = [&](ArrayRef<std::array<Value, 2>> packed) {
+    SmallVector<Value> a;
+    for (const auto &pair : packed)
+      for (Value v : pair)
+        a.push_back(LLVM::BitcastOp::create(b, loc, b.getI32Type(), v));
+    return a;
+  };
+  SmallVector<Value> pA = registerA(pPacked), dsA = registerA(dsPacked);
+  auto rowsDesc = [&](Value tile) {
+    return [&, tile](int64_t ks) {
+      return sharedDescriptor(
+          b, loc, base,
+          arith::AddIOp::create(b, loc, tile, i64(ks * kStepK * kBoxRowBytes)),
+          blockQ * kBoxRowBytes);
+    };
+  };
+  // dQ: with two warpgroups and two boxes of d, warpgroup g computes box g
+  // of dQ's columns over all keys; otherwise its own keys' share of all
+  // columns (both add theirs to the workspace).
+  int64_t groups = warps / kWarpsPerGroup;
+  bool splitColumns = groups == 2 && d == 2 * kBoxElems;
+  int64_t dqCols = splitColumns ? kBoxElems : d;
+  int64_t dqKeys = splitColumns ? blockKV : kGroupRows;
+  Value groupI64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), group);
+  Value dsStart =
+      splitColumns ? i64(dsOffset)
+                   : arith::AddIOp::create(
+                         b, loc, i64(dsOffset),
+                         arith::MulIOp::create(b, loc, groupI64,
+                                               i64(kGroupRows * kBoxRowBytes)));
+  Value kStart = arith::AddIOp::create(
+      b, loc, i64(kOffset),
+      arith::MulIOp::create(b, loc, groupI64,
+                            i64(splitColumns ? blockKV * kBoxRowBytes
+                                             : kGroupRows * kBoxRowBytes)));
+  auto elem = T.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  Value dvNew =
+      mmaRegisterA(b, loc, T, dv, dvAcc, pA, blockQ / kStepK, rowsDesc(doTile));
+  Value dkNew =
+      mmaRegisterA(b, loc, T, d, dk, dsA, blockQ / kStepK, rowsDesc(qTile));
+  Type dqType = accumulatorType(ctx, dqCols);
+  Value dq = LLVM::ZeroOp::create(b, loc, dqType);
+  for (int64_t ks = 0; ks < dqKeys / kStepK; ++ks) {
+    Value step = i64(ks * kStepK * kBoxRowBytes);
+    dq = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, dqType, dq,
+        sharedDescriptor(b, loc, base,
+                         arith::AddIOp::create(b, loc, dsStart, step),
+                         blockKV * kBoxRowBytes),
+        sharedDescriptor(b, loc, base,
+                         arith::AddIOp::create(b, loc, kStart, step),
+                         blockKV * kBoxRowBytes),
+        NVVM::MMAShapeAttr::get(ctx, kGroupRows, dqCols, kStepK), elem, elem,
+        NVVM::WGMMATypes::f32,
+        ks == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+        // Both MN-major: A is dSᵀ (queries contiguous), B rows of K.
+        NVVM::MMALayout::col, NVVM::MMALayout::row, /*satfinite=*/nullptr);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  // The MMAs read the A registers asynchronously: live until the wait.
+  keepAlive(b, loc, pA);
+  keepAlive(b, loc, dsA);
+  SmallVector<Value> dvValues = unpackAccumulator(b, loc, dvNew, dv);
+  SmallVector<Value> dkValues = unpackAccumulator(b, loc, dkNew, d);
+  llvm::copy(dvValues, dvAcc.begin());
+  llvm::copy(dkValues, dk.begin());
+  SmallVector<mma::FragC> dqFrags =
+      fragmentsOf(unpackAccumulator(b, loc, dq, dqCols));
+  Value slab = arith::RemUIOp::create(b, loc, warp, idx(kWarpsPerGroup));
+  Value col0 = splitColumns
+                   ? arith::MulIOp::create(b, loc, group, idx(kBoxElems))
+                   : idx(0);
+  return addQueryGrad(l, scope, dqFrags, slab, col0);
+}
