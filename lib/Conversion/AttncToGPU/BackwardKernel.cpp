@@ -395,9 +395,11 @@ LogicalResult BackwardKernelBuilder::emitStep(BackwardQueryLoop &l,
   SmallVector<mma::FragC> sT = keyRowProducts(kSmem, qSmem, stage, d);
   SmallVector<mma::FragC> dpT = keyRowProducts(vSmem, doSmem, stage, dv);
   int64_t nTiles = blockQ / mma::kN;
-  SmallVector<std::array<Value, 2>> pPacked(nTiles), dsPacked(nTiles);
-  if (failed(emitScoreTerms(l, scope, stage, sT, dpT, pPacked, dsPacked)))
+  SmallVector<std::array<Value, 2>> pPacked, dsPacked;
+  SmallVector<Value> factors;
+  if (failed(emitProbabilities(l, scope, stage, sT, pPacked, factors)))
     return failure();
+  emitScoreGrads(stage, factors, dpT, dsPacked);
   accumulateKeyRows(pPacked, doSmem, stage, dv, dvAcc);
   accumulateKeyRows(dsPacked, qSmem, stage, d, dk);
   // dSᵀ to shared memory for dQ = dS K, which needs queries as rows.
@@ -416,11 +418,10 @@ LogicalResult BackwardKernelBuilder::emitStep(BackwardQueryLoop &l,
   return emitQueryGrad(l, scope);
 }
 
-LogicalResult BackwardKernelBuilder::emitScoreTerms(
+LogicalResult BackwardKernelBuilder::emitProbabilities(
     BackwardQueryLoop &l, IRMapping &scope, Value stage,
-    ArrayRef<mma::FragC> sT, ArrayRef<mma::FragC> dpT,
-    SmallVectorImpl<std::array<Value, 2>> &pPacked,
-    SmallVectorImpl<std::array<Value, 2>> &dsPacked) {
+    ArrayRef<mma::FragC> sT, SmallVectorImpl<std::array<Value, 2>> &pPacked,
+    SmallVectorImpl<Value> &factors) {
   OnlineAttentionGradOp step = l.step;
   FailureOr<Value> batch = materialize(step.getBatch(), scope);
   FailureOr<Value> head = materialize(step.getHead(), scope);
@@ -439,7 +440,7 @@ LogicalResult BackwardKernelBuilder::emitScoreTerms(
   Value negInf = cst(-INFINITY), posInf = cst(INFINITY), zero = cst(0.0);
   int64_t nTiles = blockQ / mma::kN;
   pPacked.resize(nTiles);
-  dsPacked.resize(nTiles);
+  factors.assign(nTiles * 4, Value());
   Value keyRow[2];
   Value keyInside[2];
   for (int64_t h = 0; h < 2; ++h) {
@@ -453,7 +454,7 @@ LogicalResult BackwardKernelBuilder::emitScoreTerms(
   }
   bool failedRegion = false;
   for (int64_t n = 0; n < nTiles; ++n) {
-    Value p[4], ds[4];
+    Value p[4];
     for (int64_t e = 0; e < 2; ++e) {
       Value col = arith::AddIOp::create(
           b, loc, arith::MulIOp::create(b, loc, w.quadCol, idx(2)),
@@ -466,8 +467,6 @@ LogicalResult BackwardKernelBuilder::emitScoreTerms(
           arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, lse, negInf);
       Value lse2 = arith::SelectOp::create(
           b, loc, empty, posInf, arith::MulFOp::create(b, loc, lse, log2e));
-      Value delta =
-          memref::LoadOp::create(b, loc, deltaSmem, ValueRange{stage, col});
       Value query = arith::AddIOp::create(b, loc, *q0, col);
       for (int64_t h = 0; h < 2; ++h) {
         int64_t i = 2 * h + e;
@@ -492,7 +491,8 @@ LogicalResult BackwardKernelBuilder::emitScoreTerms(
               values.cloneRegion(step.getScoreGrad(), args, scope);
           failedRegion |= failed(mod) || failed(der);
           if (failed(mod) || failed(der)) {
-            p[i] = ds[i] = zero; // reported below, once every element ran
+            // Reported below, once every element ran.
+            p[i] = factors[4 * n + i] = zero;
             continue;
           }
           x = math::FmaOp::create(b, loc, *mod, log2e,
@@ -508,17 +508,40 @@ LogicalResult BackwardKernelBuilder::emitScoreTerms(
         Value pc = arith::MulFOp::create(b, loc, prob, scale);
         if (slope)
           pc = arith::MulFOp::create(b, loc, pc, slope);
-        ds[i] = arith::MulFOp::create(
-            b, loc, pc, arith::SubFOp::create(b, loc, dpT[n][i], delta));
+        factors[4 * n + i] = pc;
       }
     }
-    Type T = form.elementType;
-    for (int64_t h = 0; h < 2; ++h) {
-      pPacked[n][h] = mma::packPair(b, loc, T, p[2 * h], p[2 * h + 1]);
-      dsPacked[n][h] = mma::packPair(b, loc, T, ds[2 * h], ds[2 * h + 1]);
-    }
+    for (int64_t h = 0; h < 2; ++h)
+      pPacked[n][h] =
+          mma::packPair(b, loc, form.elementType, p[2 * h], p[2 * h + 1]);
   }
   return failure(failedRegion);
+}
+
+void BackwardKernelBuilder::emitScoreGrads(
+    Value stage, ArrayRef<Value> factors, ArrayRef<mma::FragC> dpT,
+    SmallVectorImpl<std::array<Value, 2>> &dsPacked) {
+  int64_t nTiles = blockQ / mma::kN;
+  dsPacked.resize(nTiles);
+  for (int64_t n = 0; n < nTiles; ++n) {
+    Value ds[4];
+    for (int64_t e = 0; e < 2; ++e) {
+      Value col = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, w.quadCol, idx(2)),
+          idx(n * mma::kN + e));
+      Value delta =
+          memref::LoadOp::create(b, loc, deltaSmem, ValueRange{stage, col});
+      for (int64_t h = 0; h < 2; ++h) {
+        int64_t i = 2 * h + e;
+        ds[i] = arith::MulFOp::create(
+            b, loc, factors[4 * n + i],
+            arith::SubFOp::create(b, loc, dpT[n][i], delta));
+      }
+    }
+    for (int64_t h = 0; h < 2; ++h)
+      dsPacked[n][h] =
+          mma::packPair(b, loc, form.elementType, ds[2 * h], ds[2 * h + 1]);
+  }
 }
 
 /// One kernel loop over the query tiles [lb, ub) of IR loop `l`: each

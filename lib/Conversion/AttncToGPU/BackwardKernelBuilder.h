@@ -88,14 +88,19 @@ private:
                          Value stage, int64_t width,
                          MutableArrayRef<Value> acc);
   LogicalResult emitQueryGrad(BackwardQueryLoop &l, IRMapping &scope);
-  /// P and dS of one step from Sᵀ and dPᵀ (accumulator tiles of the
-  /// warp's 16 keys x block_q queries), packed in pairs: the A fragments of
-  /// the products that follow.
-  LogicalResult emitScoreTerms(BackwardQueryLoop &l, IRMapping &scope,
-                               Value stage, ArrayRef<mma::FragC> sT,
-                               ArrayRef<mma::FragC> dpT,
-                               SmallVectorImpl<std::array<Value, 2>> &pPacked,
-                               SmallVectorImpl<std::array<Value, 2>> &dsPacked);
+  /// P of one step from Sᵀ (accumulator tiles of the warp's 16 keys x
+  /// block_q queries), packed in pairs (the A fragments of dV's product),
+  /// and per element the factor of dS = factor x (dPᵀ - delta): c P, times
+  /// the score modifier's derivative.
+  LogicalResult
+  emitProbabilities(BackwardQueryLoop &l, IRMapping &scope, Value stage,
+                    ArrayRef<mma::FragC> sT,
+                    SmallVectorImpl<std::array<Value, 2>> &pPacked,
+                    SmallVectorImpl<Value> &factors);
+  /// dS from the factors and dPᵀ, packed in pairs (dK's A fragments).
+  void emitScoreGrads(Value stage, ArrayRef<Value> factors,
+                      ArrayRef<mma::FragC> dpT,
+                      SmallVectorImpl<std::array<Value, 2>> &dsPacked);
   /// Adds `c`, the n8 tiles of dQ's rows 16 slab .. 16 slab + 15 and columns
   /// col0 .., to the workspace where the IR's accumulates put them.
   LogicalResult addQueryGrad(BackwardQueryLoop &l, IRMapping &scope,

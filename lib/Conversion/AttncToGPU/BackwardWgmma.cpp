@@ -164,20 +164,56 @@ BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
   Value qTile = tileOffset(qOffset, stage, blockQ * d * eb);
   Value doTile = tileOffset(doOffset, stage, blockQ * dv * eb);
 
-  // Sᵀ and dPᵀ.
+  auto registerA = [&](ArrayRef<std::array<Value, 2>> packed) {
+    SmallVector<Value> a;
+    for (const auto &pair : packed)
+      for (Value v : pair)
+        a.push_back(LLVM::BitcastOp::create(b, loc, b.getI32Type(), v));
+    return a;
+  };
+  auto rowsDesc = [&](Value tile) {
+    return [&, tile](int64_t ks) {
+      return sharedDescriptor(
+          b, loc, base,
+          arith::AddIOp::create(b, loc, tile, i64(ks * kStepK * kBoxRowBytes)),
+          blockQ * kBoxRowBytes);
+    };
+  };
+  auto commit = [&] { NVVM::WgmmaGroupSyncAlignedOp::create(b, loc); };
+  auto waitAllBut = [&](int64_t n) {
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, n);
+  };
+
+  // Each product is its own group, issued as soon as its operands exist, so
+  // that the tensor cores run while the warps compute the next operands:
+  // Sᵀ | dPᵀ; P while dPᵀ runs; dV += Pᵀ dO while dS is computed; dK +=
+  // dSᵀ Q while dSᵀ is stored; then dQ = dS K.
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   Value sAcc = issueKeyRowProducts(base, kOffset, qTile, d);
+  commit();
   Value dpAcc = issueKeyRowProducts(base, vOffset, doTile, dv);
-  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  commit();
+  waitAllBut(1);
   SmallVector<mma::FragC> sT =
       fragmentsOf(unpackAccumulator(b, loc, sAcc, blockQ));
+  SmallVector<std::array<Value, 2>> pPacked, dsPacked;
+  SmallVector<Value> factors;
+  if (failed(emitProbabilities(l, scope, stage, sT, pPacked, factors)))
+    return failure();
+  SmallVector<Value> pA = registerA(pPacked);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  Value dvNew =
+      mmaRegisterA(b, loc, T, dv, dvAcc, pA, blockQ / kStepK, rowsDesc(doTile));
+  commit();
+  waitAllBut(1);
   SmallVector<mma::FragC> dpT =
       fragmentsOf(unpackAccumulator(b, loc, dpAcc, blockQ));
-
-  SmallVector<std::array<Value, 2>> pPacked, dsPacked;
-  if (failed(emitScoreTerms(l, scope, stage, sT, dpT, pPacked, dsPacked)))
-    return failure();
+  emitScoreGrads(stage, factors, dpT, dsPacked);
+  SmallVector<Value> dsA = registerA(dsPacked);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  Value dkNew =
+      mmaRegisterA(b, loc, T, d, dk, dsA, blockQ / kStepK, rowsDesc(qTile));
+  commit();
 
   // dSᵀ into its swizzled box: key row r, query chunk c at c ^ (r mod 8).
   // Four-byte stores of the pairs: eight rows x four threads of a warp
@@ -206,23 +242,6 @@ BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
   wgmma::fenceProxyAsync(b, loc);
   gpu::BarrierOp::create(b, loc);
 
-  // dV += Pᵀ dO and dK += dSᵀ Q (A from registers), dQ = dS K.
-  auto registerA = [&](ArrayRef<std::array<Value, 2>> packed) {
-    SmallVector<Value> a;
-    for (const auto &pair : packed)
-      for (Value v : pair)
-        a.push_back(LLVM::BitcastOp::create(b, loc, b.getI32Type(), v));
-    return a;
-  };
-  SmallVector<Value> pA = registerA(pPacked), dsA = registerA(dsPacked);
-  auto rowsDesc = [&](Value tile) {
-    return [&, tile](int64_t ks) {
-      return sharedDescriptor(
-          b, loc, base,
-          arith::AddIOp::create(b, loc, tile, i64(ks * kStepK * kBoxRowBytes)),
-          blockQ * kBoxRowBytes);
-    };
-  };
   // dQ: with two warpgroups and two boxes of d, warpgroup g computes box g
   // of dQ's columns over all keys; otherwise its own keys' share of all
   // columns (both add theirs to the workspace).
@@ -244,10 +263,6 @@ BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
                                              : kGroupRows * kBoxRowBytes)));
   auto elem = T.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  Value dvNew =
-      mmaRegisterA(b, loc, T, dv, dvAcc, pA, blockQ / kStepK, rowsDesc(doTile));
-  Value dkNew =
-      mmaRegisterA(b, loc, T, d, dk, dsA, blockQ / kStepK, rowsDesc(qTile));
   Type dqType = accumulatorType(ctx, dqCols);
   Value dq = LLVM::ZeroOp::create(b, loc, dqType);
   for (int64_t ks = 0; ks < dqKeys / kStepK; ++ks) {
@@ -267,8 +282,8 @@ BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
         // Both MN-major: A is dSᵀ (queries contiguous), B rows of K.
         NVVM::MMALayout::col, NVVM::MMALayout::row, /*satfinite=*/nullptr);
   }
-  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  commit();
+  waitAllBut(0);
   // The MMAs read the A registers asynchronously: live until the wait.
   keepAlive(b, loc, pA);
   keepAlive(b, loc, dsA);
