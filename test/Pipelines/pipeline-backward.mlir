@@ -3,10 +3,11 @@
 // pipeline fails if a kernel writes a buffer that grows as Sq x Skv).
 // REQUIRES: ptxas
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="backward=true to-nvvm=false" | FileCheck %s --check-prefix=GPU
-// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="backward=true binary=isa" | FileCheck %s --check-prefix=PTX
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="backward=true backward-strategy=mma_sync binary=isa" | FileCheck %s --check-prefix=PTX
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="backward=true backward-strategy=wgmma to-nvvm=false" | FileCheck %s --check-prefix=WGMMA-GPU
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="backward=true backward-strategy=wgmma binary=isa" | FileCheck %s --check-prefix=WGMMA
 // RUN: not attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="backward=true backward-strategy=wgmma target=a100" 2>&1 | FileCheck %s --check-prefix=WGMMA-A100
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="backward=true target=a100 binary=isa" | FileCheck %s --check-prefix=A100
 // RUN: not attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="backward=true backward-strategy=wgmma_ws" 2>&1 | FileCheck %s --check-prefix=WGMMA-WS
 
 // GPU: gpu.module @naive_attention_module
@@ -32,7 +33,7 @@
 // PTX-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX-SAME: ex2.approx.ftz.f32
 // PTX-SAME: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
-// PTX-SAME: red.global.add.v2.f32
+// PTX-SAME: red.global.add.v4.f32
 
 // backward-strategy=wgmma: two warpgroups of four warps own 64 keys each of
 // the 128-row K/V tile; query tiles of 64 rows; swizzled tiles from a
@@ -60,9 +61,17 @@
 // WGMMA-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{[{][^}]*[}]}}, {{[{][^}]*[}]}}, %rd{{[0-9]+}}, p, 1, 1, 1;
 // WGMMA-SAME: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{[{][^}]*[}]}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1,  1, 1,  1;
 // WGMMA-SAME: wgmma.wait_group.sync.aligned \090;
-// WGMMA-SAME: red.global.add.v2.f32
+// WGMMA-SAME: shfl.sync.bfly.b32
+// WGMMA-SAME: red.global.add.v4.f32
 // WGMMA-NOT: ldmatrix
 
 // A target without warpgroup MMAs, and a strategy without a backward.
 // WGMMA-A100: backward tile strategy wgmma needs warpgroup MMAs, which a100 lacks (sm_90a only)
 // WGMMA-WS: unknown backward tile strategy 'wgmma_ws' for --attnc-online-softmax; known: mma_sync, wgmma
+
+// sm_80 has no vector reductions: dQ adds one f32 per red (and the default
+// backward strategy there is mma_sync).
+// A100: gpu.binary @naive_attention_backward_1_module
+// A100-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// A100-SAME: red.global.add.f32
+// A100-NOT: red.global.add.v

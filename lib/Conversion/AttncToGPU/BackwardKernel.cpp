@@ -339,11 +339,99 @@ LogicalResult BackwardKernelBuilder::addQueryGrad(BackwardQueryLoop &l,
               b, loc, arith::MulIOp::create(b, loc, outer[0], heads), head),
           seqQ),
       idx(d));
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  Value dqBase = param("dq_accum");
+  // Vector reductions (.v2, .v4 of f32) need sm_90; before it, one f32
+  // per red.
+  bool vectors = chip.starts_with("sm_90");
+  auto reduce = [&](Value rowBase, Value col, ArrayRef<Value> values) {
+    Value offset = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, rowBase, col));
+    Value addr = LLVM::GEPOp::create(b, loc, ptrType, b.getF32Type(), dqBase,
+                                     ValueRange{offset});
+    auto emit = [&](StringRef text, StringRef constraints,
+                    ValueRange operands) {
+      LLVM::InlineAsmOp::create(
+          b, loc, TypeRange{}, operands, b.getStringAttr(text),
+          b.getStringAttr(constraints), b.getUnitAttr(),
+          /*is_align_stack=*/nullptr, /*tail_call_kind=*/nullptr,
+          /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr);
+    };
+    if (!vectors) {
+      for (auto [i, v] : llvm::enumerate(values))
+        emit("red.global.add.f32 [$0], $1;", "l,f",
+             {LLVM::GEPOp::create(b, loc, ptrType, b.getF32Type(), addr,
+                                  ArrayRef<LLVM::GEPArg>{int32_t(i)}),
+              v});
+      return;
+    }
+    SmallVector<Value> operands = {addr};
+    operands.append(values.begin(), values.end());
+    if (values.size() == 4)
+      emit("red.global.add.v4.f32 [$0], {$1, $2, $3, $4};", "l,f,f,f,f",
+           operands);
+    else
+      emit("red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f", operands);
+  };
+  std::optional<int64_t> outerCol = getConstantIntValue(outer[3]);
+  std::optional<int64_t> innerCol = getConstantIntValue(inner[2]);
+  if (vectors && outerCol && innerCol && (*outerCol + *innerCol) % 4 == 0) {
+    // sm_90 adds four f32 in one reduction. Quad neighbours (2c, 2c + 1)
+    // trade a pair: the even one then holds columns 4c'..4c'+3 of row r,
+    // the odd one those of row r + 8 (one shuffle per value sent), and
+    // each adds one 16-byte, aligned vector: half the reductions of pairs.
+    Value odd = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(b, loc, w.quadCol, idx(1)), idx(0));
+    Value one = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
+    Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 32);
+    SmallVector<std::array<Value, 4>> vecs;
+    for (int64_t n = 0; n < nTiles; ++n) {
+      Value got[2];
+      for (int64_t i = 0; i < 2; ++i) {
+        Value send = arith::SelectOp::create(b, loc, odd, c[n][i], c[n][2 + i]);
+        got[i] = gpu::ShuffleOp::create(b, loc, send, one, width,
+                                        gpu::ShuffleMode::XOR)
+                     .getShuffleResult();
+      }
+      std::array<Value, 4> v;
+      for (int64_t i = 0; i < 2; ++i) {
+        v[i] = arith::SelectOp::create(b, loc, odd, got[i], c[n][i]);
+        v[2 + i] = arith::SelectOp::create(b, loc, odd, c[n][2 + i], got[i]);
+      }
+      vecs.push_back(v);
+    }
+    Value row = arith::AddIOp::create(
+        b, loc, qRow0,
+        arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, slab, idx(mma::kM)),
+            arith::AddIOp::create(
+                b, loc, w.quadRow,
+                arith::SelectOp::create(b, loc, odd, idx(8), idx(0)))));
+    auto inside = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, seqQ),
+        false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(inside.thenBlock());
+    Value rowBase = arith::AddIOp::create(
+        b, loc, matrix, arith::MulIOp::create(b, loc, row, idx(d)));
+    Value pairCol = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, w.quadCol, idx(2)), idx(4));
+    for (int64_t n = 0; n < nTiles; ++n)
+      reduce(rowBase,
+             arith::AddIOp::create(
+                 b, loc, colBase,
+                 arith::AddIOp::create(
+                     b, loc, col0,
+                     arith::AddIOp::create(b, loc, pairCol, idx(n * mma::kN)))),
+             vecs[n]);
+    return success();
+  }
   // Each thread's (2t, 2t + 1) column pair is 8 contiguous, 8-byte aligned
   // bytes (d is even): one red.global.add.v2.f32 per pair, half the
   // reductions of scalar atomics. MLIR has no vector atomic, hence PTX.
-  auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 1);
-  Value dqBase = param("dq_accum");
+  // (Where the columns may not start at a multiple of 4.)
   for (int64_t half = 0; half < 2; ++half) {
     Value row = arith::AddIOp::create(
         b, loc, qRow0,
@@ -366,17 +454,7 @@ LogicalResult BackwardKernelBuilder::addQueryGrad(BackwardQueryLoop &l,
               arith::AddIOp::create(
                   b, loc, arith::MulIOp::create(b, loc, w.quadCol, idx(2)),
                   idx(n * mma::kN))));
-      Value offset = arith::IndexCastOp::create(
-          b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, rowBase, col));
-      Value addr = LLVM::GEPOp::create(b, loc, ptrType, b.getF32Type(), dqBase,
-                                       ValueRange{offset});
-      LLVM::InlineAsmOp::create(
-          b, loc, TypeRange{},
-          ValueRange{addr, c[n][2 * half], c[n][2 * half + 1]},
-          b.getStringAttr("red.global.add.v2.f32 [$0], {$1, $2};"),
-          b.getStringAttr("l,f,f"), b.getUnitAttr(),
-          /*is_align_stack=*/nullptr, /*tail_call_kind=*/nullptr,
-          /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr);
+      reduce(rowBase, col, {c[n][2 * half], c[n][2 * half + 1]});
     }
   }
   return success();

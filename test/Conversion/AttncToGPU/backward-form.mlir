@@ -1,7 +1,7 @@
 // The backward flash form lowered as it is given: the forall's dimensions
 // are the grid, the IR's query loops the kernel's loops, each step the five
 // tensor-core products, dQ by atomics into a workspace the host zeroes.
-// RUN: attnc-opt %s -split-input-file --attnc-online-softmax --canonicalize --cse --attnc-convert-to-gpu | FileCheck %s
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax=backward-strategy=mma_sync --canonicalize --cse --attnc-convert-to-gpu | FileCheck %s
 
 // GQA 8:2, bottom-right causal, dynamic lengths: the contract names every
 // tensor and the zero-initialised f32 dQ workspace; K/V tiles on grid x.
@@ -30,13 +30,15 @@
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // dV and dK: Q/dO rows as the k dimension.
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
-// dS^T through shared memory, then dQ added to the workspace (pairs of
-// f32 by red.global.add.v2.f32).
+// dS^T through shared memory, then dQ added to the workspace: quad
+// neighbours trade a pair (a shuffle per value), then four f32 per
+// red.global.add.v4.f32 (sm_90a).
 // CHECK: vector.store
 // CHECK: gpu.barrier
-// CHECK: llvm.inline_asm {{.*}}"red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f"
+// CHECK: gpu.shuffle xor
+// CHECK: llvm.inline_asm {{.*}}"red.global.add.v4.f32 [$0], {$1, $2, $3, $4};", "l,f,f,f,f"
 // CHECK: scf.for
-// CHECK: llvm.inline_asm {{.*}}"red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f"
+// CHECK: llvm.inline_asm {{.*}}"red.global.add.v4.f32 [$0], {$1, $2, $3, $4};", "l,f,f,f,f"
 // dK and dV stored once.
 // CHECK: vector.store
 // CHECK: gpu.return
@@ -70,7 +72,7 @@ func.func @causal_gqa(%q: tensor<?x8x?x128xbf16>, %k: tensor<?x2x?x128xbf16>, %v
 // CHECK: gpu.func @one_tile(
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step
 // CHECK: nvvm.mma.sync
-// CHECK: llvm.inline_asm {{.*}}"red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f"
+// CHECK: llvm.inline_asm {{.*}}"red.global.add.v4.f32 [$0], {$1, $2, $3, $4};", "l,f,f,f,f"
 func.func @one_tile(%q: tensor<1x2x64x64xbf16>, %do: tensor<1x2x64x64xbf16>, %lse: tensor<1x2x64xf32>, %dl: tensor<1x2x64x1xf32>)
     -> (tensor<1x2x64x64xf32>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>) {
   %dq, %dk, %dv = attnc.attention_grad %q, %q, %q, %do, %lse, %dl {scale = 0.125 : f64}
