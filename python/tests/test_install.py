@@ -29,7 +29,7 @@ MATRIX = {(d, t, m, "any", None) for d, t in DIMS
 ATTENTION = {"attn": ("forward", "wgmma_ws"),
              "attn_fallback": ("forward fallback", "mma_sync"),
              "attn_backward_0": ("backward", "fusion"),
-             "attn_backward_1": ("backward", "mma_sync"),
+             "attn_backward_1": ("backward", "wgmma"),
              "attn_backward_2": ("backward", "fusion")}
 DECODE = {"decode_0": ("decode partials", "mma_sync"),
           "decode_1": ("decode combine", "fusion"),
