@@ -150,11 +150,15 @@ struct TargetDescription {
   int64_t backwardBlockQ = 64;
   int64_t backwardWarps = 8;
   int64_t backwardStages = 2;
-  /// With warpgroup MMAs (strategy wgmma): two warpgroups, each owning 64
-  /// rows of a 128-row K/V tile, query tiles of 64 rows (one m64 MMA).
+  /// The backward's strategy where no option picks one.
   TileStrategy backwardStrategy = TileStrategy::mma_sync;
+  /// With warpgroup MMAs (strategy wgmma): warpgroups each owning 64 rows
+  /// of the K/V tile, query tiles of 64 rows (one m64 MMA); two warpgroups
+  /// (128 K/V rows) per CTA for d > 64, one for d <= 64, whose CTAs fit
+  /// two per SM.
   int64_t wgmmaBackwardBlockQ = 64;
   int64_t wgmmaBackwardBlockKV = 128;
+  int64_t wgmmaBackwardBlockKVSmallHead = 64;
 
   /// Split-KV decoding (--attnc-split-kv with --attnc-pack-gqa): a query
   /// tile holds the packed rows of a K/V group (a few), so its tile is
@@ -205,8 +209,8 @@ struct TargetDescription {
   /// The configuration of an attention backward kernel, with the tiles
   /// given (0: the target's default).
   FlashConfigAttr
-  attentionBackwardConfig(mlir::MLIRContext *ctx, int64_t blockQ = 0,
-                          int64_t blockKV = 0,
+  attentionBackwardConfig(mlir::MLIRContext *ctx, int64_t headDim,
+                          int64_t blockQ = 0, int64_t blockKV = 0,
                           TileStrategy strategy = TileStrategy::mma_sync) const;
 
   /// `config` with a fallback (FlashConfigAttr's `fallback`) when it reads

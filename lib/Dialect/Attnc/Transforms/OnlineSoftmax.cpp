@@ -744,7 +744,8 @@ struct AttncOnlineSoftmaxPass
       FlashConfigAttr config = op.getConfigAttr();
       if (!config)
         config = lookupTargetDescription(chip)->attentionBackwardConfig(
-            &getContext(), blockQ, blockKV, *gradStrategy);
+            &getContext(), op.getQuery().getType().getDimSize(3), blockQ,
+            blockKV, *gradStrategy);
       if (failed(convertToOnlineAttentionGrad(rewriter, op, config)))
         return signalPassFailure();
     }
