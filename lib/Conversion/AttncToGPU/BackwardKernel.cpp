@@ -63,13 +63,17 @@ using namespace attnc::backward_kernel;
 /// Thread coordinates; shared memory: K [block_kv][d + pad] | V | Q
 /// [stages][block_q][d + pad] | dO | dSᵀ [block_kv][block_q + pad] | lse
 /// [stages][block_q] f32 | delta. Padded rows keep ldmatrix conflict-free.
-void BackwardKernelBuilder::emitPrologue() {
+void BackwardKernelBuilder::emitThreadCoords() {
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   w.lane = arith::RemUIOp::create(b, loc, tid, idx(mma::kWarpSize));
   w.quadRow = arith::DivUIOp::create(b, loc, w.lane, idx(mma::kQuadSize));
   w.quadCol = arith::RemUIOp::create(b, loc, w.lane, idx(mma::kQuadSize));
   warp = arith::DivUIOp::create(b, loc, tid, idx(mma::kWarpSize));
   w.warpRow0 = arith::MulIOp::create(b, loc, warp, idx(mma::kM));
+}
+
+void BackwardKernelBuilder::emitPrologue() {
+  emitThreadCoords();
 
   Type T = form.elementType;
   int64_t pad = kMmaSyncRowPadBytes / 2;
@@ -341,6 +345,23 @@ LogicalResult BackwardKernelBuilder::addQueryGrad(BackwardQueryLoop &l,
       idx(d));
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 1);
   Value dqBase = param("dq_accum");
+  // `body` with the offset of this thread's row (qRow0 + 16 slab + quad
+  // row + `below`) in the workspace, for rows inside the sequence.
+  auto inRow = [&](Value below, function_ref<void(Value)> body) {
+    Value row = arith::AddIOp::create(
+        b, loc, qRow0,
+        arith::AddIOp::create(b, loc,
+                              arith::MulIOp::create(b, loc, slab, idx(mma::kM)),
+                              arith::AddIOp::create(b, loc, w.quadRow, below)));
+    auto inside = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, seqQ),
+        false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(inside.thenBlock());
+    body(arith::AddIOp::create(b, loc, matrix,
+                               arith::MulIOp::create(b, loc, row, idx(d))));
+  };
   // Vector reductions (.v2, .v4 of f32) need sm_90; before it, one f32
   // per red.
   bool vectors = chip.starts_with("sm_90");
@@ -401,62 +422,39 @@ LogicalResult BackwardKernelBuilder::addQueryGrad(BackwardQueryLoop &l,
       }
       vecs.push_back(v);
     }
-    Value row = arith::AddIOp::create(
-        b, loc, qRow0,
-        arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, slab, idx(mma::kM)),
-            arith::AddIOp::create(
-                b, loc, w.quadRow,
-                arith::SelectOp::create(b, loc, odd, idx(8), idx(0)))));
-    auto inside = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, seqQ),
-        false);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(inside.thenBlock());
-    Value rowBase = arith::AddIOp::create(
-        b, loc, matrix, arith::MulIOp::create(b, loc, row, idx(d)));
     Value pairCol = arith::MulIOp::create(
         b, loc, arith::DivUIOp::create(b, loc, w.quadCol, idx(2)), idx(4));
-    for (int64_t n = 0; n < nTiles; ++n)
-      reduce(rowBase,
-             arith::AddIOp::create(
-                 b, loc, colBase,
-                 arith::AddIOp::create(
-                     b, loc, col0,
-                     arith::AddIOp::create(b, loc, pairCol, idx(n * mma::kN)))),
-             vecs[n]);
+    inRow(arith::SelectOp::create(b, loc, odd, idx(8), idx(0)),
+          [&](Value rowBase) {
+            for (int64_t n = 0; n < nTiles; ++n)
+              reduce(rowBase,
+                     arith::AddIOp::create(
+                         b, loc, colBase,
+                         arith::AddIOp::create(
+                             b, loc, col0,
+                             arith::AddIOp::create(b, loc, pairCol,
+                                                   idx(n * mma::kN)))),
+                     vecs[n]);
+          });
     return success();
   }
   // Each thread's (2t, 2t + 1) column pair is 8 contiguous, 8-byte aligned
   // bytes (d is even): one red.global.add.v2.f32 per pair, half the
   // reductions of scalar atomics. MLIR has no vector atomic, hence PTX.
   // (Where the columns may not start at a multiple of 4.)
-  for (int64_t half = 0; half < 2; ++half) {
-    Value row = arith::AddIOp::create(
-        b, loc, qRow0,
-        arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, slab, idx(mma::kM)),
-            arith::AddIOp::create(b, loc, w.quadRow, idx(8 * half))));
-    auto inside = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, seqQ),
-        false);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(inside.thenBlock());
-    Value rowBase = arith::AddIOp::create(
-        b, loc, matrix, arith::MulIOp::create(b, loc, row, idx(d)));
-    for (int64_t n = 0; n < nTiles; ++n) {
-      Value col = arith::AddIOp::create(
-          b, loc, colBase,
-          arith::AddIOp::create(
-              b, loc, col0,
-              arith::AddIOp::create(
-                  b, loc, arith::MulIOp::create(b, loc, w.quadCol, idx(2)),
-                  idx(n * mma::kN))));
-      reduce(rowBase, col, {c[n][2 * half], c[n][2 * half + 1]});
-    }
-  }
+  for (int64_t half = 0; half < 2; ++half)
+    inRow(idx(8 * half), [&](Value rowBase) {
+      for (int64_t n = 0; n < nTiles; ++n) {
+        Value col = arith::AddIOp::create(
+            b, loc, colBase,
+            arith::AddIOp::create(
+                b, loc, col0,
+                arith::AddIOp::create(
+                    b, loc, arith::MulIOp::create(b, loc, w.quadCol, idx(2)),
+                    idx(n * mma::kN))));
+        reduce(rowBase, col, {c[n][2 * half], c[n][2 * half + 1]});
+      }
+    });
   return success();
 }
 

@@ -63,6 +63,9 @@ private:
     return values.materialize(v, scope);
   }
 
+  /// The thread's lane, quad and warp, and its warp's first key row (16
+  /// per warp, with either strategy).
+  void emitThreadCoords();
   void emitPrologue();
   FailureOr<GlobalTile> tileOf(OffsetSizeAndStrideOpInterface slice,
                                StringRef tensor, IRMapping &scope);

@@ -47,12 +47,7 @@ using namespace attnc::wgmma;
 /// Q [stages] | dO [stages] | dSᵀ (tiles in boxes of [rows][64]) | lse
 /// [stages][block_q] f32 | delta.
 void BackwardKernelBuilder::emitWgmmaPrologue() {
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  w.lane = arith::RemUIOp::create(b, loc, tid, idx(mma::kWarpSize));
-  w.quadRow = arith::DivUIOp::create(b, loc, w.lane, idx(mma::kQuadSize));
-  w.quadCol = arith::RemUIOp::create(b, loc, w.lane, idx(mma::kQuadSize));
-  warp = arith::DivUIOp::create(b, loc, tid, idx(mma::kWarpSize));
-  w.warpRow0 = arith::MulIOp::create(b, loc, warp, idx(mma::kM));
+  emitThreadCoords();
   group = arith::DivUIOp::create(b, loc, warp, idx(kWarpsPerGroup));
 
   Type T = form.elementType;
