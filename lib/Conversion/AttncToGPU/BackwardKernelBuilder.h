@@ -6,8 +6,10 @@
 //
 // The class that lowers a backward flash form to a kernel, shared by its
 // files: BackwardKernelContract.cpp (configuration, launch contract, grid,
-// the kernel's values of the form's leaves) and BackwardKernel.cpp (data
-// movement, the five products, the loops).
+// the kernel's values of the form's leaves), BackwardKernel.cpp (data
+// movement, the mma_sync products, the recomputation of P and dS, the
+// loops), BackwardWgmma.cpp (the wgmma strategy's shared memory and
+// products) and BackwardQueryGrad.cpp (dQ's reductions).
 //
 //===----------------------------------------------------------------------===//
 

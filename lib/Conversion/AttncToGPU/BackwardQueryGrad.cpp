@@ -1,0 +1,169 @@
+//===- BackwardQueryGrad.cpp - dQ's tiles added to the workspace ----------===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The backward kernel's dQ reductions, shared by both strategies: each K/V
+// tile's contribution dS K to a query tile's dQ is added to the zeroed f32
+// workspace where the IR's attnc.accumulate and attnc.parallel_accumulate
+// put it, by reduction instructions (inline PTX: MLIR has no vector
+// reduction, and the no-S x S check traces these to the workspace).
+//
+//===----------------------------------------------------------------------===//
+
+#include "BackwardKernelBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+using namespace mlir;
+using namespace attnc;
+using namespace attnc::backward_kernel;
+
+LogicalResult BackwardKernelBuilder::addQueryGrad(BackwardQueryLoop &l,
+                                                  IRMapping &scope,
+                                                  ArrayRef<mma::FragC> c,
+                                                  Value slab, Value col0) {
+  int64_t nTiles = c.size();
+  // Where the IR adds the tile: dQ[b, h0 + g, q0 + r0 + row, c0 + col] with
+  // (b, h0, r0, c0) the parallel accumulate's offsets and (g, q0, col) the
+  // accumulate's. The workspace is a contiguous [B, H, Sq, d] f32 tensor.
+  SmallVector<Value> outer, inner;
+  for (auto [offsets, out] : {std::pair{form.dqAccumulate.getOffsets(), &outer},
+                              std::pair{l.accumulate.getOffsets(), &inner}})
+    for (Value o : offsets) {
+      FailureOr<Value> v = materialize(o, scope);
+      if (failed(v))
+        return failure();
+      out->push_back(*v);
+    }
+  Value heads = extentOf(form.query, 1);
+  Value head = arith::AddIOp::create(b, loc, outer[1], inner[0]);
+  Value qRow0 = arith::AddIOp::create(b, loc, outer[2], inner[1]);
+  Value colBase = arith::AddIOp::create(b, loc, outer[3], inner[2]);
+  Value matrix = arith::MulIOp::create(
+      b, loc,
+      arith::MulIOp::create(
+          b, loc,
+          arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, outer[0], heads), head),
+          seqQ),
+      idx(d));
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  Value dqBase = param("dq_accum");
+  // `body` with the offset of this thread's row (qRow0 + 16 slab + quad
+  // row + `below`) in the workspace, for rows inside the sequence.
+  auto inRow = [&](Value below, function_ref<void(Value)> body) {
+    Value row = arith::AddIOp::create(
+        b, loc, qRow0,
+        arith::AddIOp::create(b, loc,
+                              arith::MulIOp::create(b, loc, slab, idx(mma::kM)),
+                              arith::AddIOp::create(b, loc, w.quadRow, below)));
+    auto inside = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, seqQ),
+        false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(inside.thenBlock());
+    body(arith::AddIOp::create(b, loc, matrix,
+                               arith::MulIOp::create(b, loc, row, idx(d))));
+  };
+  // Vector reductions (.v2, .v4 of f32) need sm_90; before it, one f32
+  // per red.
+  bool vectors = chip.starts_with("sm_90");
+  auto reduce = [&](Value rowBase, Value col, ArrayRef<Value> values) {
+    Value offset = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, rowBase, col));
+    Value addr = LLVM::GEPOp::create(b, loc, ptrType, b.getF32Type(), dqBase,
+                                     ValueRange{offset});
+    auto emit = [&](StringRef text, StringRef constraints,
+                    ValueRange operands) {
+      LLVM::InlineAsmOp::create(
+          b, loc, TypeRange{}, operands, b.getStringAttr(text),
+          b.getStringAttr(constraints), b.getUnitAttr(),
+          /*is_align_stack=*/nullptr, /*tail_call_kind=*/nullptr,
+          /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr);
+    };
+    if (!vectors) {
+      for (auto [i, v] : llvm::enumerate(values))
+        emit("red.global.add.f32 [$0], $1;", "l,f",
+             {LLVM::GEPOp::create(b, loc, ptrType, b.getF32Type(), addr,
+                                  ArrayRef<LLVM::GEPArg>{int32_t(i)}),
+              v});
+      return;
+    }
+    SmallVector<Value> operands = {addr};
+    operands.append(values.begin(), values.end());
+    if (values.size() == 4)
+      emit("red.global.add.v4.f32 [$0], {$1, $2, $3, $4};", "l,f,f,f,f",
+           operands);
+    else
+      emit("red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f", operands);
+  };
+  std::optional<int64_t> outerCol = getConstantIntValue(outer[3]);
+  std::optional<int64_t> innerCol = getConstantIntValue(inner[2]);
+  if (vectors && outerCol && innerCol && (*outerCol + *innerCol) % 4 == 0) {
+    // sm_90 adds four f32 in one reduction. Quad neighbours (2c, 2c + 1)
+    // trade a pair: the even one then holds columns 4c'..4c'+3 of row r,
+    // the odd one those of row r + 8 (one shuffle per value sent), and
+    // each adds one 16-byte, aligned vector: half the reductions of pairs.
+    Value odd = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(b, loc, w.quadCol, idx(1)), idx(0));
+    Value one = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
+    Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 32);
+    SmallVector<std::array<Value, 4>> vecs;
+    for (int64_t n = 0; n < nTiles; ++n) {
+      Value got[2];
+      for (int64_t i = 0; i < 2; ++i) {
+        Value send = arith::SelectOp::create(b, loc, odd, c[n][i], c[n][2 + i]);
+        got[i] = gpu::ShuffleOp::create(b, loc, send, one, width,
+                                        gpu::ShuffleMode::XOR)
+                     .getShuffleResult();
+      }
+      std::array<Value, 4> v;
+      for (int64_t i = 0; i < 2; ++i) {
+        v[i] = arith::SelectOp::create(b, loc, odd, got[i], c[n][i]);
+        v[2 + i] = arith::SelectOp::create(b, loc, odd, c[n][2 + i], got[i]);
+      }
+      vecs.push_back(v);
+    }
+    Value pairCol = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, w.quadCol, idx(2)), idx(4));
+    inRow(arith::SelectOp::create(b, loc, odd, idx(8), idx(0)),
+          [&](Value rowBase) {
+            for (int64_t n = 0; n < nTiles; ++n)
+              reduce(rowBase,
+                     arith::AddIOp::create(
+                         b, loc, colBase,
+                         arith::AddIOp::create(
+                             b, loc, col0,
+                             arith::AddIOp::create(b, loc, pairCol,
+                                                   idx(n * mma::kN)))),
+                     vecs[n]);
+          });
+    return success();
+  }
+  // Each thread's (2t, 2t + 1) column pair is 8 contiguous, 8-byte aligned
+  // bytes (d is even): one red.global.add.v2.f32 per pair, half the
+  // reductions of scalar atomics. MLIR has no vector atomic, hence PTX.
+  // (Where the columns may not start at a multiple of 4.)
+  for (int64_t half = 0; half < 2; ++half)
+    inRow(idx(8 * half), [&](Value rowBase) {
+      for (int64_t n = 0; n < nTiles; ++n) {
+        Value col = arith::AddIOp::create(
+            b, loc, colBase,
+            arith::AddIOp::create(
+                b, loc, col0,
+                arith::AddIOp::create(
+                    b, loc, arith::MulIOp::create(b, loc, w.quadCol, idx(2)),
+                    idx(n * mma::kN))));
+        reduce(rowBase, col, {c[n][2 * half], c[n][2 * half + 1]});
+      }
+    });
+  return success();
+}
