@@ -131,7 +131,6 @@ void BackwardKernelBuilder::copyTile(const GlobalTile &src, Value smem,
                                      int64_t offset, Value stage, int64_t rows,
                                      int64_t cols) {
   SmallVector<Value> tokens;
-  int64_t elemBytes = form.elementType.getIntOrFloatBitWidth() / 8;
   if (wgmma) {
     Value at = idx(offset);
     if (stage)

@@ -49,6 +49,9 @@ public:
 
 private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value i64(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  }
   Value param(StringRef n) { return func.getArgument(paramIndex.lookup(n)); }
   Value paramIndexValue(StringRef n) {
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), param(n));
@@ -135,6 +138,7 @@ private:
   SmallVector<unsigned> gridDims;
   IRMapping prologue;
   int64_t blockQ = 0, blockKV = 0, warps = 0, stages = 0, d = 0, dv = 0;
+  int64_t elemBytes = 0; // of the element type
   int64_t rowElems = 0, rowElemsV = 0, dsRowElems = 0;
   mma::WarpCoords w;
   Value warp;

@@ -34,6 +34,7 @@ LogicalResult BackwardKernelBuilder::verifyConfig() {
   warps = c.getWarps();
   stages = c.getStages();
   d = form.headDim;
+  elemBytes = form.elementType.getIntOrFloatBitWidth() / 8;
   dv = cast<RankedTensorType>(form.value.getType()).getDimSize(3);
   Location diag = form.forall.getLoc();
   wgmma = c.getStrategy() == TileStrategy::wgmma;

@@ -51,7 +51,7 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
   group = arith::DivUIOp::create(b, loc, warp, idx(kWarpsPerGroup));
 
   Type T = form.elementType;
-  int64_t eb = T.getIntOrFloatBitWidth() / 8;
+  int64_t eb = elemBytes;
   kOffset = 0;
   vOffset = kOffset + blockKV * d * eb;
   qOffset = vOffset + blockKV * dv * eb;
@@ -64,21 +64,17 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
   auto ws =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   Value raw = dynamicSharedBytes(b, loc);
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
-  // (1024 - base % 1024) % 1024, as (-base) & 1023.
-  Value pad = arith::AndIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, idx(0), base), idx(kAtomBytes - 1));
+  AlignedShared aligned = alignSharedBase(b, loc, raw);
   auto view = [&](int64_t offset, ArrayRef<int64_t> shape, Type elem) {
     auto type = MemRefType::get(shape, elem, MemRefLayoutAttrInterface{}, ws);
     return memref::ViewOp::create(
-        b, loc, type, raw, arith::AddIOp::create(b, loc, pad, idx(offset)),
-        ValueRange{});
+        b, loc, type, raw,
+        arith::AddIOp::create(b, loc, aligned.pad, idx(offset)), ValueRange{});
   };
   tiles = view(0, {lseOffset / eb}, T);
   lseSmem = view(lseOffset, {stages, blockQ}, b.getF32Type());
   deltaSmem = view(deltaOffset, {stages, blockQ}, b.getF32Type());
-  smemAddress = arith::IndexCastOp::create(
-      b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, base, pad));
+  smemAddress = aligned.address;
   abi.dynamicSharedMemoryBytes = end + kAtomBytes;
 }
 
@@ -92,45 +88,18 @@ Value BackwardKernelBuilder::tileOffset(int64_t first, Value stage,
 }
 
 /// Sᵀ (or dPᵀ) of the warpgroup's 64 keys: A = its rows of the K (V) tile
-/// at `keysOffset`, B = the block_q rows of the tile at `rowsTile`, both
-/// K-major: per 16-wide k step the descriptors advance 32 bytes inside a
-/// box row and jump to the next box every four.
+/// at `keysOffset`, B = the block_q rows of the tile at `rowsTile`.
 Value BackwardKernelBuilder::issueKeyRowProducts(Value base, int64_t keysOffset,
                                                  Value rowsTile,
                                                  int64_t depth) {
-  MLIRContext *ctx = b.getContext();
-  auto i64 = [&](int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v).getResult();
-  };
   Value keys = arith::AddIOp::create(
       b, loc, i64(keysOffset),
       arith::IndexCastOp::create(
           b, loc, b.getI64Type(),
           arith::MulIOp::create(b, loc, group,
                                 idx(kGroupRows * kBoxRowBytes))));
-  Type accType = accumulatorType(ctx, blockQ);
-  Value acc = LLVM::ZeroOp::create(b, loc, accType);
-  auto elem = form.elementType.isBF16() ? NVVM::WGMMATypes::bf16
-                                        : NVVM::WGMMATypes::f16;
-  int64_t eb = form.elementType.getIntOrFloatBitWidth() / 8;
-  int64_t stepsPerBox = kBoxElems / kStepK;
-  for (int64_t ks = 0; ks < depth / kStepK; ++ks) {
-    int64_t inBox = (ks % stepsPerBox) * kStepK * eb;
-    int64_t box = ks / stepsPerBox;
-    Value aOff = arith::AddIOp::create(
-        b, loc, keys, i64(box * blockKV * kBoxRowBytes + inBox));
-    Value bOff = arith::AddIOp::create(
-        b, loc, rowsTile, i64(box * blockQ * kBoxRowBytes + inBox));
-    acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, accType, acc, sharedDescriptor(b, loc, base, aOff, kChunkBytes),
-        sharedDescriptor(b, loc, base, bOff, kChunkBytes),
-        NVVM::MMAShapeAttr::get(ctx, kGroupRows, blockQ, kStepK), elem, elem,
-        NVVM::WGMMATypes::f32,
-        ks == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
-        NVVM::MMALayout::col, /*satfinite=*/nullptr);
-  }
-  return acc;
+  return mmaKMajor(b, loc, base, form.elementType, keys, blockKV, rowsTile,
+                   blockQ, depth);
 }
 
 /// The unpacked accumulator of `n` columns as n8 fragments.
@@ -147,10 +116,7 @@ BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
                                      MutableArrayRef<Value> dvAcc) {
   MLIRContext *ctx = b.getContext();
   Type T = form.elementType;
-  int64_t eb = T.getIntOrFloatBitWidth() / 8;
-  auto i64 = [&](int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v).getResult();
-  };
+  int64_t eb = elemBytes;
   // The shared base through an opaque copy per step: the descriptors built
   // from it are computed where they are used, not hoisted out of the loop
   // (40 loop-invariant 64-bit descriptors of K, V and dSᵀ would each hold
@@ -210,26 +176,14 @@ BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
       mmaRegisterA(b, loc, T, d, dk, dsA, blockQ / kStepK, rowsDesc(qTile));
   commit();
 
-  // dSᵀ into its swizzled box: key row r, query chunk c at c ^ (r mod 8).
-  // Four-byte stores of the pairs: eight rows x four threads of a warp
-  // cover the 32 banks once.
+  // dSᵀ into its swizzled box, a key row per box row.
   for (auto [n, pair] : llvm::enumerate(dsPacked))
     for (int64_t h = 0; h < 2; ++h) {
       Value row = arith::AddIOp::create(
           b, loc, w.warpRow0,
           arith::AddIOp::create(b, loc, w.quadRow, idx(8 * h)));
-      Value chunk = arith::XOrIOp::create(
-          b, loc, arith::RemUIOp::create(b, loc, row, idx(kAtomRows)),
-          idx(n % (kBoxElems / mma::kN)));
-      int64_t box = n / (kBoxElems / mma::kN);
-      Value bytes = arith::AddIOp::create(
-          b, loc,
-          arith::AddIOp::create(
-              b, loc, arith::MulIOp::create(b, loc, row, idx(kBoxRowBytes)),
-              arith::MulIOp::create(b, loc, chunk, idx(kChunkBytes))),
-          arith::AddIOp::create(
-              b, loc, arith::MulIOp::create(b, loc, w.quadCol, idx(2 * eb)),
-              idx(dsOffset + box * blockKV * kBoxRowBytes)));
+      Value bytes =
+          swizzledPairOffset(b, loc, row, w.quadCol, n, blockKV, eb, dsOffset);
       vector::StoreOp::create(
           b, loc, pair[h], tiles,
           ValueRange{arith::DivUIOp::create(b, loc, bytes, idx(eb))});

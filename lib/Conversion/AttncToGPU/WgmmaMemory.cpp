@@ -66,25 +66,13 @@ void WgmmaStrategy::emitTensorMapTile(OpBuilder &b, const GlobalTile &src,
 void WgmmaStrategy::storeOutputByTensorMap(OpBuilder &b, ArrayRef<Value> acc,
                                            const GlobalTile &o) {
   int64_t dTiles = s.headDim / mma::kN;
-  int64_t chunksPerBox = kBoxElems / mma::kN;
-  Value col = arith::MulIOp::create(b, loc, w.quadCol, idx(b, 4));
   for (int64_t slot = 0; slot < output.numRowSlots(); ++slot) {
     Value row = output.slotRow(b, loc, slot);
-    Value rowBytes = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, row, idx(b, kBoxRowBytes)), col);
-    Value phase = arith::RemUIOp::create(b, loc, row, idx(b, kAtomRows));
     for (int64_t n = 0; n < dTiles; ++n) {
       int64_t e = n * 4 + 2 * (slot % 2);
       Value pair = mma::packPair(b, loc, s.elementType, acc[e], acc[e + 1]);
-      Value chunk =
-          arith::XOrIOp::create(b, loc, phase, idx(b, n % chunksPerBox));
-      Value offset = arith::AddIOp::create(
-          b, loc,
-          arith::AddIOp::create(
-              b, loc, rowBytes,
-              arith::MulIOp::create(b, loc, chunk, idx(b, kChunkBytes))),
-          idx(b, outputStagingOffset() +
-                     (n / chunksPerBox) * s.blockQ * kBoxRowBytes));
+      Value offset = swizzledPairOffset(b, loc, row, w.quadCol, n, s.blockQ,
+                                        elemBytes, outputStagingOffset());
       LLVM::StoreOp::create(
           b, loc, pair,
           sharedPointer(

@@ -120,17 +120,13 @@ void WgmmaStrategy::emitPrologue(OpBuilder &b) {
   auto ws =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   Value raw = dynamicSharedBytes(b, loc);
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
-  // (1024 - base % 1024) % 1024, as (-base) & 1023.
-  Value pad = arith::AndIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, idx(b, 0), base),
-      idx(b, kAtomBytes - 1));
+  AlignedShared aligned = alignSharedBase(b, loc, raw);
   auto viewType =
       MemRefType::get({(sharedMemoryBytes() - kAtomBytes) / elemBytes},
                       s.elementType, MemRefLayoutAttrInterface{}, ws);
-  smem = memref::ViewOp::create(b, loc, viewType, raw, pad, ValueRange{});
-  smemAddress = arith::IndexCastOp::create(
-      b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, base, pad));
+  smem =
+      memref::ViewOp::create(b, loc, viewType, raw, aligned.pad, ValueRange{});
+  smemAddress = aligned.address;
   if (!producer)
     return;
   // One thread sets up the barriers: a full one (and the query tile's)
@@ -153,6 +149,73 @@ void WgmmaStrategy::emitPrologue(OpBuilder &b) {
     NVVM::FenceMbarrierInitOp::create(b, loc);
   }
   gpu::BarrierOp::create(b, loc);
+}
+
+AlignedShared wgmma::alignSharedBase(OpBuilder &b, Location loc, Value raw) {
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
+  // (1024 - base % 1024) % 1024, as (-base) & 1023.
+  Value pad = arith::AndIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, idx(0), base), idx(kAtomBytes - 1));
+  Value address = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, base, pad));
+  return {pad, address};
+}
+
+Value wgmma::mmaKMajor(OpBuilder &b, Location loc, Value base, Type elementType,
+                       Value aTile, int64_t aRows, Value bTile, int64_t bRows,
+                       int64_t depth) {
+  MLIRContext *ctx = b.getContext();
+  auto i64 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v).getResult();
+  };
+  Type accType = accumulatorType(ctx, bRows);
+  Value acc = LLVM::ZeroOp::create(b, loc, accType);
+  auto elem =
+      elementType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  int64_t elemBytes = elementType.getIntOrFloatBitWidth() / 8;
+  int64_t stepsPerBox = kBoxElems / kStepK;
+  for (int64_t ks = 0; ks < depth / kStepK; ++ks) {
+    int64_t inBox = (ks % stepsPerBox) * kStepK * elemBytes;
+    int64_t box = ks / stepsPerBox;
+    Value aOff = arith::AddIOp::create(b, loc, aTile,
+                                       i64(box * aRows * kBoxRowBytes + inBox));
+    Value bOff = arith::AddIOp::create(b, loc, bTile,
+                                       i64(box * bRows * kBoxRowBytes + inBox));
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, accType, acc, sharedDescriptor(b, loc, base, aOff, kChunkBytes),
+        sharedDescriptor(b, loc, base, bOff, kChunkBytes),
+        NVVM::MMAShapeAttr::get(ctx, kGroupRows, bRows, kStepK), elem, elem,
+        NVVM::WGMMATypes::f32,
+        ks == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+        NVVM::MMALayout::col,
+        /*satfinite=*/nullptr);
+  }
+  return acc;
+}
+
+Value wgmma::swizzledPairOffset(OpBuilder &b, Location loc, Value row,
+                                Value quadCol, int64_t n, int64_t boxRows,
+                                int64_t elemBytes, int64_t tileOffset) {
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  int64_t chunksPerBox = kBoxElems / mma::kN;
+  Value rowBytes = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, row, idx(kBoxRowBytes)),
+      arith::MulIOp::create(b, loc, quadCol, idx(2 * elemBytes)));
+  Value chunk = arith::XOrIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, row, idx(kAtomRows)),
+      idx(n % chunksPerBox));
+  return arith::AddIOp::create(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc, rowBytes,
+          arith::MulIOp::create(b, loc, chunk, idx(kChunkBytes))),
+      idx(tileOffset + (n / chunksPerBox) * boxRows * kBoxRowBytes));
 }
 
 Value wgmma::sharedDescriptor(OpBuilder &b, Location loc, Value base,
@@ -218,35 +281,13 @@ SmallVector<Value> WgmmaStrategy::stageProbabilities(OpBuilder &b,
   return staged;
 }
 
-/// S = Q Kᵀ, both K-major: per 16-wide k step the descriptors advance 32
-/// bytes inside a 128-byte box row, and jump to the next box every four.
+/// S = Q Kᵀ: this warpgroup's 64 rows of Q against the K tile.
 Value WgmmaStrategy::issueScores(OpBuilder &b, Value stage) {
-  MLIRContext *ctx = b.getContext();
   Value kTile = arith::IndexCastOp::create(b, loc, b.getI64Type(),
                                            stageOffset(b, stage, false));
-  Type accType = accumulatorType(b, s.blockKV);
-  Value acc = LLVM::ZeroOp::create(b, loc, accType);
-  auto elem =
-      s.elementType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  int64_t stepsPerBox = kBoxElems / kStepK;
-  for (int64_t ks = 0; ks < s.headDim / kStepK; ++ks) {
-    int64_t inBox = (ks % stepsPerBox) * kStepK * elemBytes;
-    int64_t box = ks / stepsPerBox;
-    Value qOff = arith::AddIOp::create(
-        b, loc, groupRowsOffset, i64(b, box * s.blockQ * kBoxRowBytes + inBox));
-    Value kOff = arith::AddIOp::create(
-        b, loc, kTile, i64(b, box * s.blockKV * kBoxRowBytes + inBox));
-    acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, accType, acc, descriptor(b, qOff, kChunkBytes),
-        descriptor(b, kOff, kChunkBytes),
-        NVVM::MMAShapeAttr::get(ctx, kGroupRows, s.blockKV, kStepK), elem, elem,
-        NVVM::WGMMATypes::f32,
-        ks == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
-        NVVM::MMALayout::col,
-        /*satfinite=*/nullptr);
-  }
+  Value acc = mmaKMajor(b, loc, smemAddress, s.elementType, groupRowsOffset,
+                        s.blockQ, kTile, s.blockKV, s.headDim);
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   return acc;
 }

@@ -96,6 +96,33 @@ inline void fenceProxyAsync(OpBuilder &b, Location loc) {
                                  NVVM::SharedSpace::shared_cta));
 }
 
+/// The dynamic shared memory `raw` (only 16-byte aligned) rounded up to a
+/// 1024-byte boundary, where tiles and descriptors start: the padding
+/// (index) and the aligned base's shared address (i64).
+struct AlignedShared {
+  Value pad, address;
+};
+AlignedShared alignSharedBase(OpBuilder &b, Location loc, Value raw);
+
+/// acc = A Bᵀ, both K-major swizzled tiles at byte offsets (i64) `aTile`,
+/// `bTile` from `base`, their boxes of d `aRows` and `bRows` rows apart: a
+/// warpgroup's 64 rows of A against the `bRows` rows of B, one
+/// m64n`bRows`k16 per 16-wide k step of `depth` (the descriptors advance 32
+/// bytes inside a box row and jump to the next box every four). Issued
+/// without fence or commit; returns the accumulator struct.
+Value mmaKMajor(OpBuilder &b, Location loc, Value base, Type elementType,
+                Value aTile, int64_t aRows, Value bTile, int64_t bRows,
+                int64_t depth);
+
+/// The byte offset, in a tile at byte `tileOffset` of 64-element swizzled
+/// boxes of `boxRows` rows, of the element pair an accumulator's thread
+/// holds in n8 tile `n` of `row`: column 8n + 2 quadCol, its 16-byte chunk
+/// at chunk ^ (row mod 8). Eight rows x four threads of a warp cover the 32
+/// banks once.
+Value swizzledPairOffset(OpBuilder &b, Location loc, Value row, Value quadCol,
+                         int64_t n, int64_t boxRows, int64_t elemBytes,
+                         int64_t tileOffset);
+
 /// The struct of f32 a warpgroup MMA of `n` columns accumulates in.
 Type accumulatorType(MLIRContext *ctx, int64_t n);
 

@@ -248,19 +248,6 @@ void GridFactorAttr::print(AsmPrinter &printer) const {
   printer << '>';
 }
 
-ParseResult
-attnc::contract_asm::parseFactorList(AsmParser &parser,
-                                     SmallVectorImpl<GridFactorAttr> &factors) {
-  return parser.parseCommaSeparatedList(
-      AsmParser::Delimiter::Square, [&]() -> ParseResult {
-        GridFactorAttr f = GridFactorAttr::parseBody(parser);
-        if (!f)
-          return failure();
-        factors.push_back(f);
-        return success();
-      });
-}
-
 void attnc::contract_asm::printFactorList(AsmPrinter &printer,
                                           ArrayRef<GridFactorAttr> factors) {
   printer << '[';

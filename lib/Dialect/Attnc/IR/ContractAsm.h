@@ -6,11 +6,11 @@
 //===----------------------------------------------------------------------===//
 //
 // The pieces of #attnc.launch_contract syntax that its parts share:
-// symbols (bare when they lex as one keyword, quoted otherwise) and factor
-// lists (`[B, ceil_div(Sq, 128)]`). Defined in AttncContractAttrs.cpp, used
-// there, by the rules on size symbols (ContractRules.cpp) and by the
-// contract's own syntax (LaunchContractSyntax.cpp). Internal to the dialect
-// library.
+// symbols (bare when they lex as one keyword, quoted otherwise) and lists
+// of bare attributes (factors: `[B, ceil_div(Sq, 128)]`). Defined in
+// AttncContractAttrs.cpp, used there, by the rules on size symbols
+// (ContractRules.cpp) and by the contract's own syntax
+// (LaunchContractSyntax.cpp). Internal to the dialect library.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,10 +27,27 @@ namespace attnc::contract_asm {
 /// else a string literal.
 void printSymbol(mlir::AsmPrinter &printer, llvm::StringRef s);
 
+/// `[x, x, ...]`: attributes of one kind in their bare form
+/// (`AttrT::parseBody`), appended to `out`.
+template <typename AttrT>
+mlir::ParseResult parseBodyList(mlir::AsmParser &parser,
+                                llvm::SmallVectorImpl<AttrT> &out) {
+  return parser.parseCommaSeparatedList(mlir::AsmParser::Delimiter::Square,
+                                        [&]() -> mlir::ParseResult {
+                                          AttrT a = AttrT::parseBody(parser);
+                                          if (!a)
+                                            return mlir::failure();
+                                          out.push_back(a);
+                                          return mlir::success();
+                                        });
+}
+
 /// `[f, f, ...]`: factors in their bare form (GridFactorAttr::parseBody).
-mlir::ParseResult
+inline mlir::ParseResult
 parseFactorList(mlir::AsmParser &parser,
-                llvm::SmallVectorImpl<GridFactorAttr> &factors);
+                llvm::SmallVectorImpl<GridFactorAttr> &factors) {
+  return parseBodyList(parser, factors);
+}
 void printFactorList(mlir::AsmPrinter &printer,
                      llvm::ArrayRef<GridFactorAttr> factors);
 

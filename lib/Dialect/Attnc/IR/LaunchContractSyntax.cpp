@@ -117,28 +117,12 @@ Attribute LaunchContractAttr::parse(AsmParser &parser, Type) {
     return {};
   while (succeeded(parser.parseOptionalComma())) {
     if (succeeded(parser.parseOptionalKeyword("constraints"))) {
-      if (parser.parseEqual() ||
-          parser.parseCommaSeparatedList(
-              AsmParser::Delimiter::Square, [&]() -> ParseResult {
-                ConstraintAttr c = ConstraintAttr::parseBody(parser);
-                if (!c)
-                  return failure();
-                constraints.push_back(c);
-                return success();
-              }))
+      if (parser.parseEqual() || parseBodyList(parser, constraints))
         return {};
       continue;
     }
     if (succeeded(parser.parseOptionalKeyword("size_rules"))) {
-      if (parser.parseEqual() ||
-          parser.parseCommaSeparatedList(
-              AsmParser::Delimiter::Square, [&]() -> ParseResult {
-                SizeRuleAttr r = SizeRuleAttr::parseBody(parser);
-                if (!r)
-                  return failure();
-                sizeRules.push_back(r);
-                return success();
-              }))
+      if (parser.parseEqual() || parseBodyList(parser, sizeRules))
         return {};
       continue;
     }
