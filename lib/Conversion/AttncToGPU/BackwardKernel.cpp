@@ -598,6 +598,10 @@ LogicalResult BackwardKernelBuilder::emitBody() {
   // No copy may be in flight when the kernel ends (a K/V tile no query
   // tile sees was never waited for).
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  // Nor a bulk reduction of dQ reading shared memory (wgmma).
+  if (wgmma)
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
+                                         UnitAttr());
 
   // dK and dV where the inserts put them.
   mma::AccumulatorTiles layout(1, d / mma::kN, w);

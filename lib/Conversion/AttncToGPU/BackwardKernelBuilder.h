@@ -27,6 +27,8 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <optional>
+
 namespace attnc::backward_kernel {
 
 using namespace mlir;
@@ -113,6 +115,21 @@ private:
   /// col0 .., to the workspace where the IR's accumulates put them.
   LogicalResult addQueryGrad(BackwardQueryLoop &l, IRMapping &scope,
                              ArrayRef<mma::FragC> c, Value slab, Value col0);
+  /// Where the IR adds a query tile's dQ in the contiguous [B, H, Sq, d]
+  /// f32 workspace: the element offset of the (batch, head) matrix, the
+  /// tile's first row and its first column (with its value when constant).
+  struct QueryGradTarget {
+    Value matrix, row0, col;
+    std::optional<int64_t> constantCol;
+  };
+  FailureOr<QueryGradTarget> queryGradTarget(BackwardQueryLoop &l,
+                                             IRMapping &scope);
+  /// wgmma: the same addition by the warp's bulk reductions from its
+  /// staging rows in shared memory (dqOffset); false when the columns are
+  /// not known to start 16-byte aligned (the caller then adds by threads).
+  FailureOr<bool> addQueryGradBulk(BackwardQueryLoop &l, IRMapping &scope,
+                                   ArrayRef<mma::FragC> c, Value slab,
+                                   Value col0);
 
   // The wgmma strategy (BackwardWgmma.cpp).
   void emitWgmmaPrologue();
@@ -150,6 +167,10 @@ private:
   bool wgmma = false;
   Value tiles, smemAddress, group;
   int64_t kOffset = 0, vOffset = 0, qOffset = 0, doOffset = 0, dsOffset = 0;
+  /// wgmma: each warp's 16 staging rows of dQ (f32, `dqRowBytes` apart) at
+  /// byte dqOffset, the f32 view `dqSmem` over them.
+  int64_t dqOffset = 0, dqRowBytes = 0;
+  Value dqSmem;
   Value scale; // c = scale x run-time scale, f32
 };
 

@@ -17,21 +17,19 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace attnc;
 using namespace attnc::backward_kernel;
 
-LogicalResult BackwardKernelBuilder::addQueryGrad(BackwardQueryLoop &l,
-                                                  IRMapping &scope,
-                                                  ArrayRef<mma::FragC> c,
-                                                  Value slab, Value col0) {
-  int64_t nTiles = c.size();
-  // Where the IR adds the tile: dQ[b, h0 + g, q0 + r0 + row, c0 + col] with
-  // (b, h0, r0, c0) the parallel accumulate's offsets and (g, q0, col) the
-  // accumulate's. The workspace is a contiguous [B, H, Sq, d] f32 tensor.
+FailureOr<BackwardKernelBuilder::QueryGradTarget>
+BackwardKernelBuilder::queryGradTarget(BackwardQueryLoop &l, IRMapping &scope) {
+  // dQ[b, h0 + g, q0 + r0 + row, c0 + col] with (b, h0, r0, c0) the
+  // parallel accumulate's offsets and (g, q0, col) the accumulate's.
   SmallVector<Value> outer, inner;
   for (auto [offsets, out] : {std::pair{form.dqAccumulate.getOffsets(), &outer},
                               std::pair{l.accumulate.getOffsets(), &inner}})
@@ -41,11 +39,12 @@ LogicalResult BackwardKernelBuilder::addQueryGrad(BackwardQueryLoop &l,
         return failure();
       out->push_back(*v);
     }
+  QueryGradTarget t;
   Value heads = extentOf(form.query, 1);
   Value head = arith::AddIOp::create(b, loc, outer[1], inner[0]);
-  Value qRow0 = arith::AddIOp::create(b, loc, outer[2], inner[1]);
-  Value colBase = arith::AddIOp::create(b, loc, outer[3], inner[2]);
-  Value matrix = arith::MulIOp::create(
+  t.row0 = arith::AddIOp::create(b, loc, outer[2], inner[1]);
+  t.col = arith::AddIOp::create(b, loc, outer[3], inner[2]);
+  t.matrix = arith::MulIOp::create(
       b, loc,
       arith::MulIOp::create(
           b, loc,
@@ -53,6 +52,23 @@ LogicalResult BackwardKernelBuilder::addQueryGrad(BackwardQueryLoop &l,
               b, loc, arith::MulIOp::create(b, loc, outer[0], heads), head),
           seqQ),
       idx(d));
+  std::optional<int64_t> outerCol = getConstantIntValue(outer[3]);
+  std::optional<int64_t> innerCol = getConstantIntValue(inner[2]);
+  if (outerCol && innerCol)
+    t.constantCol = *outerCol + *innerCol;
+  return t;
+}
+
+LogicalResult BackwardKernelBuilder::addQueryGrad(BackwardQueryLoop &l,
+                                                  IRMapping &scope,
+                                                  ArrayRef<mma::FragC> c,
+                                                  Value slab, Value col0) {
+  int64_t nTiles = c.size();
+  FailureOr<QueryGradTarget> target = queryGradTarget(l, scope);
+  if (failed(target))
+    return failure();
+  Value matrix = target->matrix, qRow0 = target->row0,
+        colBase = target->col;
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 1);
   Value dqBase = param("dq_accum");
   // `body` with the offset of this thread's row (qRow0 + 16 slab + quad
@@ -104,9 +120,7 @@ LogicalResult BackwardKernelBuilder::addQueryGrad(BackwardQueryLoop &l,
     else
       emit("red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f", operands);
   };
-  std::optional<int64_t> outerCol = getConstantIntValue(outer[3]);
-  std::optional<int64_t> innerCol = getConstantIntValue(inner[2]);
-  if (vectors && outerCol && innerCol && (*outerCol + *innerCol) % 4 == 0) {
+  if (vectors && target->constantCol && *target->constantCol % 4 == 0) {
     // sm_90 adds four f32 in one reduction. Quad neighbours (2c, 2c + 1)
     // trade a pair: the even one then holds columns 4c'..4c'+3 of row r,
     // the odd one those of row r + 8 (one shuffle per value sent), and
@@ -166,4 +180,99 @@ LogicalResult BackwardKernelBuilder::addQueryGrad(BackwardQueryLoop &l,
       }
     });
   return success();
+}
+
+FailureOr<bool> BackwardKernelBuilder::addQueryGradBulk(BackwardQueryLoop &l,
+                                                        IRMapping &scope,
+                                                        ArrayRef<mma::FragC> c,
+                                                        Value slab,
+                                                        Value col0) {
+  FailureOr<QueryGradTarget> target = queryGradTarget(l, scope);
+  if (failed(target))
+    return failure();
+  // A bulk reduction needs 16-byte aligned global rows and whole 16 bytes.
+  int64_t cols = int64_t(c.size()) * mma::kN;
+  if (!target->constantCol || *target->constantCol % 4 != 0 || d % 4 != 0 ||
+      cols * 4 + 32 > dqRowBytes)
+    return false;
+  // The warp stages its 16 x cols block of dQ in its own rows of shared
+  // memory and each of lanes 0..15 hands one row to the bulk-copy engine,
+  // which adds it to the workspace (atomically per element): the warps add
+  // no f32 themselves, and nothing but the warp itself synchronises. The
+  // rows are 32 bytes longer than the data, so the fragments' 8 rows of a
+  // store land in distinct banks per half-warp.
+  MLIRContext *ctx = b.getContext();
+  Value full = arith::ConstantIntOp::create(b, loc, b.getI32Type(), -1);
+  // The previous step's reductions have read the rows (each lane waits for
+  // its own bulk group; the warp then agrees).
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
+                                       UnitAttr::get(ctx));
+  NVVM::SyncWarpOp::create(b, loc, full);
+  auto pairType = VectorType::get({2}, b.getF32Type());
+  for (auto [n, frag] : llvm::enumerate(c))
+    for (int64_t h = 0; h < 2; ++h) {
+      Value pair = vector::FromElementsOp::create(
+          b, loc, pairType, ValueRange{frag[2 * h], frag[2 * h + 1]});
+      Value row = arith::AddIOp::create(
+          b, loc, w.warpRow0,
+          arith::AddIOp::create(b, loc, w.quadRow, idx(8 * h)));
+      Value col = arith::AddIOp::create(
+          b, loc, idx(int64_t(n) * mma::kN),
+          arith::MulIOp::create(b, loc, w.quadCol, idx(2)));
+      vector::StoreOp::create(b, loc, pair, dqSmem, ValueRange{row, col});
+    }
+  // Generic-proxy writes, async-proxy reads: each writer fences first.
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+  NVVM::SyncWarpOp::create(b, loc, full);
+
+  Value row = arith::AddIOp::create(
+      b, loc, target->row0,
+      arith::AddIOp::create(b, loc,
+                            arith::MulIOp::create(b, loc, slab, idx(mma::kM)),
+                            w.lane));
+  Value issues = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, w.lane,
+                            idx(mma::kM)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, seqQ));
+  auto issue = scf::IfOp::create(b, loc, issues, false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(issue.thenBlock());
+    Value offset = arith::AddIOp::create(
+        b, loc, target->matrix,
+        arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, row, idx(d)),
+            arith::AddIOp::create(b, loc, target->col, col0)));
+    auto ptrType = LLVM::LLVMPointerType::get(ctx, 1);
+    Value global = LLVM::GEPOp::create(
+        b, loc, ptrType, b.getF32Type(), param("dq_accum"),
+        ValueRange{arith::IndexCastOp::create(b, loc, b.getI64Type(), offset)});
+    Value stagingRow = arith::AddIOp::create(b, loc, w.warpRow0, w.lane);
+    Value shared = arith::TruncIOp::create(
+        b, loc, b.getI32Type(),
+        arith::AddIOp::create(
+            b, loc, smemAddress,
+            arith::IndexCastOp::create(
+                b, loc, b.getI64Type(),
+                arith::AddIOp::create(
+                    b, loc, idx(dqOffset),
+                    arith::MulIOp::create(b, loc, stagingRow,
+                                          idx(dqRowBytes))))));
+    // MLIR has the tensor form of the bulk reduction only; the no-S x S
+    // check traces $0 to the workspace.
+    std::string text =
+        "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], "
+        "[$1], " +
+        std::to_string(cols * 4) + ";";
+    LLVM::InlineAsmOp::create(
+        b, loc, TypeRange{}, ValueRange{global, shared}, b.getStringAttr(text),
+        b.getStringAttr("l,r"), b.getUnitAttr(), /*is_align_stack=*/nullptr,
+        /*tail_call_kind=*/nullptr, /*asm_dialect=*/nullptr,
+        /*operand_attrs=*/nullptr);
+    NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+  }
+  return true;
 }

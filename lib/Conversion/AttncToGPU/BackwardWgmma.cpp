@@ -45,7 +45,7 @@ using namespace attnc::wgmma;
 
 /// Thread coordinates; shared memory from a 1024-byte-aligned base: K | V |
 /// Q [stages] | dO [stages] | dSᵀ (tiles in boxes of [rows][64]) | lse
-/// [stages][block_q] f32 | delta.
+/// [stages][block_q] f32 | delta | dQ's staging rows (f32).
 void BackwardKernelBuilder::emitWgmmaPrologue() {
   emitThreadCoords();
   group = arith::DivUIOp::create(b, loc, warp, idx(kWarpsPerGroup));
@@ -59,7 +59,13 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
   dsOffset = doOffset + stages * blockQ * dv * eb;
   int64_t lseOffset = dsOffset + blockKV * blockQ * eb;
   int64_t deltaOffset = lseOffset + stages * blockQ * 4;
-  int64_t end = deltaOffset + stages * blockQ * 4;
+  // dQ's staging rows: warp w's 16 rows of the columns its warpgroup
+  // computes (see emitWgmmaStep), 32 bytes of padding per row.
+  int64_t groups = warps / kWarpsPerGroup;
+  int64_t dqCols = groups == 2 && d == 2 * kBoxElems ? kBoxElems : d;
+  dqRowBytes = dqCols * 4 + 32;
+  dqOffset = deltaOffset + stages * blockQ * 4;
+  int64_t end = dqOffset + warps * mma::kM * dqRowBytes;
 
   auto ws =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
@@ -74,6 +80,7 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
   tiles = view(0, {lseOffset / eb}, T);
   lseSmem = view(lseOffset, {stages, blockQ}, b.getF32Type());
   deltaSmem = view(deltaOffset, {stages, blockQ}, b.getF32Type());
+  dqSmem = view(dqOffset, {warps * mma::kM, dqRowBytes / 4}, b.getF32Type());
   smemAddress = aligned.address;
   abi.dynamicSharedMemoryBytes = end + kAtomBytes;
 }
@@ -246,5 +253,8 @@ BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
   Value col0 = splitColumns
                    ? arith::MulIOp::create(b, loc, group, idx(kBoxElems))
                    : idx(0);
-  return addQueryGrad(l, scope, dqFrags, slab, col0);
+  FailureOr<bool> bulk = addQueryGradBulk(l, scope, dqFrags, slab, col0);
+  if (failed(bulk))
+    return failure();
+  return *bulk ? success() : addQueryGrad(l, scope, dqFrags, slab, col0);
 }
