@@ -310,7 +310,10 @@ LogicalResult BackwardKernelBuilder::emitQueryGrad(BackwardQueryLoop &l,
       c[2 * np + 1] = mma::mmaSync(b, loc, T, a, {r[2], r[3]}, c[2 * np + 1]);
     }
   }
-  return addQueryGrad(l, scope, c, slab, col0);
+  FailureOr<QueryGradTarget> target = queryGradTarget(l, scope);
+  if (failed(target))
+    return failure();
+  return addQueryGrad(*target, c, slab, col0);
 }
 
 //===----------------------------------------------------------------------===//
@@ -320,9 +323,10 @@ LogicalResult BackwardKernelBuilder::emitQueryGrad(BackwardQueryLoop &l,
 LogicalResult BackwardKernelBuilder::emitStep(BackwardQueryLoop &l,
                                               IRMapping &scope, Value stage,
                                               MutableArrayRef<Value> dk,
-                                              MutableArrayRef<Value> dvAcc) {
+                                              MutableArrayRef<Value> dvAcc,
+                                              MutableArrayRef<Value> pending) {
   if (wgmma)
-    return emitWgmmaStep(l, scope, stage, dk, dvAcc);
+    return emitWgmmaStep(l, scope, stage, dk, dvAcc, pending);
   SmallVector<mma::FragC> sT = keyRowProducts(kSmem, qSmem, stage, d);
   SmallVector<mma::FragC> dpT = keyRowProducts(vSmem, doSmem, stage, dv);
   int64_t nTiles = blockQ / mma::kN;
@@ -528,8 +532,8 @@ BackwardKernelBuilder::emitQueryLoop(BackwardQueryLoop &l, IRMapping &scope,
   Value stage = arith::RemUIOp::create(b, loc, i, idx(stages));
   SmallVector<Value> args(loop.getRegionIterArgs());
   MutableArrayRef<Value> all(args);
-  if (failed(emitStep(l, inner, stage, all.take_front(d / 2),
-                      all.drop_front(d / 2))))
+  if (failed(emitStep(l, inner, stage, all.slice(0, d / 2),
+                      all.slice(d / 2, dv / 2), all.drop_front((d + dv) / 2))))
     return failure();
   if (stages == 1) {
     // One buffer: the next tile loads only once every warp is done.
@@ -563,6 +567,10 @@ LogicalResult BackwardKernelBuilder::emitBody() {
   Value zero =
       arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f));
   SmallVector<Value> acc((d + dv) / 2, zero);
+  if (wgmma) {
+    // No step's dQ is pending yet: zero rows (see kPendingValues).
+    acc.append(kPendingValues, idx(0));
+  }
   auto runLoops = [&](IRMapping &scope,
                       SmallVector<Value> acc) -> FailureOr<SmallVector<Value>> {
     for (BackwardQueryLoop &l : form.loops) {
@@ -598,16 +606,18 @@ LogicalResult BackwardKernelBuilder::emitBody() {
   // No copy may be in flight when the kernel ends (a K/V tile no query
   // tile sees was never waited for).
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-  // Nor a bulk reduction of dQ reading shared memory (wgmma).
-  if (wgmma)
+  if (wgmma) {
+    flushQueryGrad(ArrayRef(acc).take_back(kPendingValues));
+    // No bulk reduction of dQ may still read shared memory.
     NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
                                          UnitAttr());
+  }
 
   // dK and dV where the inserts put them.
   mma::AccumulatorTiles layout(1, d / mma::kN, w);
   for (auto [insert, t, values] :
-       {std::tuple{form.dkInsert, "dk", ArrayRef(acc).take_front(d / 2)},
-        std::tuple{form.dvInsert, "dv", ArrayRef(acc).drop_front(d / 2)}}) {
+       {std::tuple{form.dkInsert, "dk", ArrayRef(acc).slice(0, d / 2)},
+        std::tuple{form.dvInsert, "dv", ArrayRef(acc).slice(d / 2, dv / 2)}}) {
     FailureOr<GlobalTile> out = tileOf(insert, t, prologue);
     if (failed(out))
       return failure();

@@ -35,6 +35,13 @@ using namespace mlir;
 
 inline constexpr int64_t kCopyBytes = 16;
 inline constexpr double kLog2e = 1.4426950408889634;
+/// wgmma: dSᵀ is double-buffered, so that a step's dQ product (issued by
+/// the next step) reads one buffer while that step writes the other.
+inline constexpr int64_t kDsBuffers = 2;
+/// wgmma: the loop-carried state of the step whose dQ is not yet added:
+/// its QueryGradTarget's start and rows (0 rows: none pending), and the
+/// count of steps so far (it picks the dSᵀ buffers); all index.
+inline constexpr int64_t kPendingValues = 3;
 inline constexpr const char *kSizeSymbols[] = {"B", "H", "Hkv", "Sq", "Skv"};
 /// Tensors with stride parameters (dims 0..2 each), in launch order.
 inline constexpr const char *kStridedTensors[] = {"q",   "k",     "v",  "do",
@@ -87,8 +94,11 @@ private:
   LogicalResult emitBody();
   FailureOr<SmallVector<Value>>
   emitQueryLoop(BackwardQueryLoop &l, IRMapping &scope, ArrayRef<Value> acc);
+  /// One step of loop `l`; with wgmma `pending` (kPendingValues values) is
+  /// the state of the step before, updated to this step's.
   LogicalResult emitStep(BackwardQueryLoop &l, IRMapping &scope, Value stage,
-                         MutableArrayRef<Value> dk, MutableArrayRef<Value> dv);
+                         MutableArrayRef<Value> dk, MutableArrayRef<Value> dv,
+                         MutableArrayRef<Value> pending);
   /// Rows x (k 16-wide steps) products of the warp's 16 keys with
   /// `blockQ` rows of `rowsSmem` (both operands non-transposed): Sᵀ or dPᵀ.
   SmallVector<mma::FragC> keyRowProducts(Value keysSmem, Value rowsSmem,
@@ -111,31 +121,37 @@ private:
   void emitScoreGrads(Value stage, ArrayRef<Value> factors,
                       ArrayRef<mma::FragC> dpT,
                       SmallVectorImpl<std::array<Value, 2>> &dsPacked);
-  /// Adds `c`, the n8 tiles of dQ's rows 16 slab .. 16 slab + 15 and columns
-  /// col0 .., to the workspace where the IR's accumulates put them.
-  LogicalResult addQueryGrad(BackwardQueryLoop &l, IRMapping &scope,
-                             ArrayRef<mma::FragC> c, Value slab, Value col0);
   /// Where the IR adds a query tile's dQ in the contiguous [B, H, Sq, d]
-  /// f32 workspace: the element offset of the (batch, head) matrix, the
-  /// tile's first row and its first column (with its value when constant).
+  /// f32 workspace: the element offset of the tile's first row and column,
+  /// the tile's rows inside the sequence (index), the first column when it
+  /// is a constant.
   struct QueryGradTarget {
-    Value matrix, row0, col;
+    Value start, rows;
     std::optional<int64_t> constantCol;
   };
   FailureOr<QueryGradTarget> queryGradTarget(BackwardQueryLoop &l,
                                              IRMapping &scope);
+  /// Adds `c`, the n8 tiles of dQ's rows 16 slab .. 16 slab + 15 and columns
+  /// col0 .., to `target` by the threads' reductions.
+  LogicalResult addQueryGrad(const QueryGradTarget &target,
+                             ArrayRef<mma::FragC> c, Value slab, Value col0);
   /// wgmma: the same addition by the warp's bulk reductions from its
-  /// staging rows in shared memory (dqOffset); false when the columns are
-  /// not known to start 16-byte aligned (the caller then adds by threads).
-  FailureOr<bool> addQueryGradBulk(BackwardQueryLoop &l, IRMapping &scope,
-                                   ArrayRef<mma::FragC> c, Value slab,
-                                   Value col0);
+  /// staging rows in shared memory (dqOffset); needs dqBulk.
+  void addQueryGradBulk(const QueryGradTarget &target, ArrayRef<mma::FragC> c,
+                        Value slab, Value col0);
 
   // The wgmma strategy (BackwardWgmma.cpp).
   void emitWgmmaPrologue();
   LogicalResult emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
                               Value stage, MutableArrayRef<Value> dk,
-                              MutableArrayRef<Value> dvAcc);
+                              MutableArrayRef<Value> dvAcc,
+                              MutableArrayRef<Value> pending);
+  Value issueQueryGradProduct(Value base, Value dsTile);
+  LogicalResult addPendingQueryGrad(Value dq, ArrayRef<Value> pending);
+  /// The byte offset (i64) of the dSᵀ buffer of step `counter`.
+  Value dsTileOf(Value counter);
+  /// After the last step: its dQ product and addition.
+  void flushQueryGrad(ArrayRef<Value> pending);
   /// The byte offset (i64) of tile `first` + stage x `bytes`.
   Value tileOffset(int64_t first, Value stage, int64_t bytes);
   Value issueKeyRowProducts(Value base, int64_t keysOffset, Value rowsTile,
@@ -171,6 +187,11 @@ private:
   /// byte dqOffset, the f32 view `dqSmem` over them.
   int64_t dqOffset = 0, dqRowBytes = 0;
   Value dqSmem;
+  /// wgmma: dQ's columns per warpgroup (split: two warpgroups take a box of
+  /// d each), and whether bulk reductions add it (its columns start 16-byte
+  /// aligned in every loop).
+  bool dqSplitColumns = false, dqBulk = false;
+  int64_t dqCols = 0;
   Value scale; // c = scale x run-time scale, f32
 };
 

@@ -42,16 +42,21 @@ BackwardKernelBuilder::queryGradTarget(BackwardQueryLoop &l, IRMapping &scope) {
   QueryGradTarget t;
   Value heads = extentOf(form.query, 1);
   Value head = arith::AddIOp::create(b, loc, outer[1], inner[0]);
-  t.row0 = arith::AddIOp::create(b, loc, outer[2], inner[1]);
-  t.col = arith::AddIOp::create(b, loc, outer[3], inner[2]);
-  t.matrix = arith::MulIOp::create(
+  Value row0 = arith::AddIOp::create(b, loc, outer[2], inner[1]);
+  Value col = arith::AddIOp::create(b, loc, outer[3], inner[2]);
+  Value matrix = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, outer[0], heads), head);
+  t.start = arith::AddIOp::create(
       b, loc,
       arith::MulIOp::create(
-          b, loc,
-          arith::AddIOp::create(
-              b, loc, arith::MulIOp::create(b, loc, outer[0], heads), head),
-          seqQ),
-      idx(d));
+          b, loc, arith::AddIOp::create(
+                      b, loc, arith::MulIOp::create(b, loc, matrix, seqQ), row0),
+          idx(d)),
+      col);
+  t.rows = arith::SelectOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row0, seqQ),
+      arith::SubIOp::create(b, loc, seqQ, row0), idx(0));
   std::optional<int64_t> outerCol = getConstantIntValue(outer[3]);
   std::optional<int64_t> innerCol = getConstantIntValue(inner[2]);
   if (outerCol && innerCol)
@@ -59,33 +64,26 @@ BackwardKernelBuilder::queryGradTarget(BackwardQueryLoop &l, IRMapping &scope) {
   return t;
 }
 
-LogicalResult BackwardKernelBuilder::addQueryGrad(BackwardQueryLoop &l,
-                                                  IRMapping &scope,
+LogicalResult BackwardKernelBuilder::addQueryGrad(const QueryGradTarget &target,
                                                   ArrayRef<mma::FragC> c,
                                                   Value slab, Value col0) {
   int64_t nTiles = c.size();
-  FailureOr<QueryGradTarget> target = queryGradTarget(l, scope);
-  if (failed(target))
-    return failure();
-  Value matrix = target->matrix, qRow0 = target->row0,
-        colBase = target->col;
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 1);
   Value dqBase = param("dq_accum");
-  // `body` with the offset of this thread's row (qRow0 + 16 slab + quad
-  // row + `below`) in the workspace, for rows inside the sequence.
+  // `body` with the offset of this thread's row (16 slab + quad row +
+  // `below` of the tile) in the workspace, for rows inside the sequence.
   auto inRow = [&](Value below, function_ref<void(Value)> body) {
     Value row = arith::AddIOp::create(
-        b, loc, qRow0,
-        arith::AddIOp::create(b, loc,
-                              arith::MulIOp::create(b, loc, slab, idx(mma::kM)),
-                              arith::AddIOp::create(b, loc, w.quadRow, below)));
+        b, loc, arith::MulIOp::create(b, loc, slab, idx(mma::kM)),
+        arith::AddIOp::create(b, loc, w.quadRow, below));
     auto inside = scf::IfOp::create(
         b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, seqQ),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                              target.rows),
         false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(inside.thenBlock());
-    body(arith::AddIOp::create(b, loc, matrix,
+    body(arith::AddIOp::create(b, loc, target.start,
                                arith::MulIOp::create(b, loc, row, idx(d))));
   };
   // Vector reductions (.v2, .v4 of f32) need sm_90; before it, one f32
@@ -120,7 +118,7 @@ LogicalResult BackwardKernelBuilder::addQueryGrad(BackwardQueryLoop &l,
     else
       emit("red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f", operands);
   };
-  if (vectors && target->constantCol && *target->constantCol % 4 == 0) {
+  if (vectors && target.constantCol && *target.constantCol % 4 == 0) {
     // sm_90 adds four f32 in one reduction. Quad neighbours (2c, 2c + 1)
     // trade a pair: the even one then holds columns 4c'..4c'+3 of row r,
     // the odd one those of row r + 8 (one shuffle per value sent), and
@@ -153,11 +151,9 @@ LogicalResult BackwardKernelBuilder::addQueryGrad(BackwardQueryLoop &l,
             for (int64_t n = 0; n < nTiles; ++n)
               reduce(rowBase,
                      arith::AddIOp::create(
-                         b, loc, colBase,
-                         arith::AddIOp::create(
-                             b, loc, col0,
-                             arith::AddIOp::create(b, loc, pairCol,
-                                                   idx(n * mma::kN)))),
+                         b, loc, col0,
+                         arith::AddIOp::create(b, loc, pairCol,
+                                               idx(n * mma::kN))),
                      vecs[n]);
           });
     return success();
@@ -170,31 +166,21 @@ LogicalResult BackwardKernelBuilder::addQueryGrad(BackwardQueryLoop &l,
     inRow(idx(8 * half), [&](Value rowBase) {
       for (int64_t n = 0; n < nTiles; ++n) {
         Value col = arith::AddIOp::create(
-            b, loc, colBase,
+            b, loc, col0,
             arith::AddIOp::create(
-                b, loc, col0,
-                arith::AddIOp::create(
-                    b, loc, arith::MulIOp::create(b, loc, w.quadCol, idx(2)),
-                    idx(n * mma::kN))));
+                b, loc, arith::MulIOp::create(b, loc, w.quadCol, idx(2)),
+                idx(n * mma::kN)));
         reduce(rowBase, col, {c[n][2 * half], c[n][2 * half + 1]});
       }
     });
   return success();
 }
 
-FailureOr<bool> BackwardKernelBuilder::addQueryGradBulk(BackwardQueryLoop &l,
-                                                        IRMapping &scope,
-                                                        ArrayRef<mma::FragC> c,
-                                                        Value slab,
-                                                        Value col0) {
-  FailureOr<QueryGradTarget> target = queryGradTarget(l, scope);
-  if (failed(target))
-    return failure();
-  // A bulk reduction needs 16-byte aligned global rows and whole 16 bytes.
+void BackwardKernelBuilder::addQueryGradBulk(const QueryGradTarget &target,
+                                             ArrayRef<mma::FragC> c,
+                                             Value slab, Value col0) {
   int64_t cols = int64_t(c.size()) * mma::kN;
-  if (!target->constantCol || *target->constantCol % 4 != 0 || d % 4 != 0 ||
-      cols * 4 + 32 > dqRowBytes)
-    return false;
+  assert(cols * 4 + 32 <= dqRowBytes && "dQ staging rows too short");
   // The warp stages its 16 x cols block of dQ in its own rows of shared
   // memory and each of lanes 0..15 hands one row to the bulk-copy engine,
   // which adds it to the workspace (atomically per element): the warps add
@@ -219,7 +205,8 @@ FailureOr<bool> BackwardKernelBuilder::addQueryGradBulk(BackwardQueryLoop &l,
       Value col = arith::AddIOp::create(
           b, loc, idx(int64_t(n) * mma::kN),
           arith::MulIOp::create(b, loc, w.quadCol, idx(2)));
-      vector::StoreOp::create(b, loc, pair, dqSmem, ValueRange{row, col});
+      vector::StoreOp::create(b, loc, pair, dqSmem, ValueRange{row, col},
+                              /*nontemporal=*/false, llvm::MaybeAlign(8));
     }
   // Generic-proxy writes, async-proxy reads: each writer fences first.
   NVVM::FenceProxyOp::create(
@@ -228,24 +215,21 @@ FailureOr<bool> BackwardKernelBuilder::addQueryGradBulk(BackwardQueryLoop &l,
   NVVM::SyncWarpOp::create(b, loc, full);
 
   Value row = arith::AddIOp::create(
-      b, loc, target->row0,
-      arith::AddIOp::create(b, loc,
-                            arith::MulIOp::create(b, loc, slab, idx(mma::kM)),
-                            w.lane));
+      b, loc, arith::MulIOp::create(b, loc, slab, idx(mma::kM)), w.lane);
   Value issues = arith::AndIOp::create(
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, w.lane,
                             idx(mma::kM)),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, seqQ));
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                            target.rows));
   auto issue = scf::IfOp::create(b, loc, issues, false);
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(issue.thenBlock());
     Value offset = arith::AddIOp::create(
-        b, loc, target->matrix,
+        b, loc, target.start,
         arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, row, idx(d)),
-            arith::AddIOp::create(b, loc, target->col, col0)));
+            b, loc, arith::MulIOp::create(b, loc, row, idx(d)), col0));
     auto ptrType = LLVM::LLVMPointerType::get(ctx, 1);
     Value global = LLVM::GEPOp::create(
         b, loc, ptrType, b.getF32Type(), param("dq_accum"),
@@ -274,5 +258,4 @@ FailureOr<bool> BackwardKernelBuilder::addQueryGradBulk(BackwardQueryLoop &l,
         /*operand_attrs=*/nullptr);
     NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
   }
-  return true;
 }

@@ -36,6 +36,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -44,7 +45,7 @@ using namespace attnc::backward_kernel;
 using namespace attnc::wgmma;
 
 /// Thread coordinates; shared memory from a 1024-byte-aligned base: K | V |
-/// Q [stages] | dO [stages] | dSᵀ (tiles in boxes of [rows][64]) | lse
+/// Q [stages] | dO [stages] | dSᵀ [2] (tiles in boxes of [rows][64]) | lse
 /// [stages][block_q] f32 | delta | dQ's staging rows (f32).
 void BackwardKernelBuilder::emitWgmmaPrologue() {
   emitThreadCoords();
@@ -57,13 +58,26 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
   qOffset = vOffset + blockKV * dv * eb;
   doOffset = qOffset + stages * blockQ * d * eb;
   dsOffset = doOffset + stages * blockQ * dv * eb;
-  int64_t lseOffset = dsOffset + blockKV * blockQ * eb;
+  int64_t lseOffset = dsOffset + kDsBuffers * blockKV * blockQ * eb;
   int64_t deltaOffset = lseOffset + stages * blockQ * 4;
   // dQ's staging rows: warp w's 16 rows of the columns its warpgroup
   // computes (see emitWgmmaStep), 32 bytes of padding per row.
   int64_t groups = warps / kWarpsPerGroup;
-  int64_t dqCols = groups == 2 && d == 2 * kBoxElems ? kBoxElems : d;
+  dqSplitColumns = groups == 2 && d == 2 * kBoxElems;
+  dqCols = dqSplitColumns ? kBoxElems : d;
   dqRowBytes = dqCols * 4 + 32;
+  // Bulk reductions need 16-byte aligned rows: known when every loop's dQ
+  // columns start at a constant multiple of 4.
+  auto constantCol = [](ValueRange offsets, size_t i) {
+    return getConstantIntValue(offsets[i]);
+  };
+  std::optional<int64_t> outerCol =
+      constantCol(form.dqAccumulate.getOffsets(), 3);
+  dqBulk = d % 4 == 0 && outerCol && llvm::all_of(form.loops, [&](auto &l) {
+             std::optional<int64_t> inner =
+                 constantCol(l.accumulate.getOffsets(), 2);
+             return inner && (*outerCol + *inner) % 4 == 0;
+           });
   dqOffset = deltaOffset + stages * blockQ * 4;
   int64_t end = dqOffset + warps * mma::kM * dqRowBytes;
 
@@ -117,11 +131,91 @@ static SmallVector<mma::FragC> fragmentsOf(ArrayRef<Value> values) {
   return c;
 }
 
-LogicalResult
-BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
-                                     Value stage, MutableArrayRef<Value> dk,
-                                     MutableArrayRef<Value> dvAcc) {
+/// dQ = dS K of the step whose dSᵀ is the tile at byte `dsTile` (i64):
+/// with two warpgroups and two boxes of d, warpgroup g computes box g of
+/// dQ's columns over all keys; otherwise its own keys' share of all
+/// columns (both add theirs to the workspace). Issued and committed.
+Value BackwardKernelBuilder::issueQueryGradProduct(Value base, Value dsTile) {
   MLIRContext *ctx = b.getContext();
+  Type T = form.elementType;
+  int64_t dqKeys = dqSplitColumns ? blockKV : kGroupRows;
+  Value groupI64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), group);
+  Value dsStart =
+      dqSplitColumns
+          ? dsTile
+          : arith::AddIOp::create(
+                b, loc, dsTile,
+                arith::MulIOp::create(b, loc, groupI64,
+                                      i64(kGroupRows * kBoxRowBytes)));
+  Value kStart = arith::AddIOp::create(
+      b, loc, i64(kOffset),
+      arith::MulIOp::create(b, loc, groupI64,
+                            i64(dqSplitColumns ? blockKV * kBoxRowBytes
+                                               : kGroupRows * kBoxRowBytes)));
+  auto elem = T.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  Type dqType = accumulatorType(ctx, dqCols);
+  Value dq = LLVM::ZeroOp::create(b, loc, dqType);
+  for (int64_t ks = 0; ks < dqKeys / kStepK; ++ks) {
+    Value step = i64(ks * kStepK * kBoxRowBytes);
+    dq = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, dqType, dq,
+        sharedDescriptor(b, loc, base,
+                         arith::AddIOp::create(b, loc, dsStart, step),
+                         blockKV * kBoxRowBytes),
+        sharedDescriptor(b, loc, base,
+                         arith::AddIOp::create(b, loc, kStart, step),
+                         blockKV * kBoxRowBytes),
+        NVVM::MMAShapeAttr::get(ctx, kGroupRows, dqCols, kStepK), elem, elem,
+        NVVM::WGMMATypes::f32,
+        ks == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+        // Both MN-major: A is dSᵀ (queries contiguous), B rows of K.
+        NVVM::MMALayout::col, NVVM::MMALayout::row, /*satfinite=*/nullptr);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  return dq;
+}
+
+/// Adds the completed product `dq` of the pending step (`pending`: see
+/// kPendingValues) to the workspace.
+LogicalResult
+BackwardKernelBuilder::addPendingQueryGrad(Value dq, ArrayRef<Value> pending) {
+  SmallVector<mma::FragC> frags =
+      fragmentsOf(unpackAccumulator(b, loc, dq, dqCols));
+  Value slab = arith::RemUIOp::create(b, loc, warp, idx(kWarpsPerGroup));
+  Value col0 = dqSplitColumns
+                   ? arith::MulIOp::create(b, loc, group, idx(kBoxElems))
+                   : idx(0);
+  QueryGradTarget target{pending[0], pending[1], std::nullopt};
+  if (dqBulk) {
+    addQueryGradBulk(target, frags, slab, col0);
+    return success();
+  }
+  return addQueryGrad(target, frags, slab, col0);
+}
+
+Value BackwardKernelBuilder::dsTileOf(Value counter) {
+  return tileOffset(dsOffset,
+                    arith::RemUIOp::create(b, loc, counter, idx(kDsBuffers)),
+                    blockKV * blockQ * elemBytes);
+}
+
+void BackwardKernelBuilder::flushQueryGrad(ArrayRef<Value> pending) {
+  // The last step's dSᵀ is visible to both warpgroups.
+  gpu::BarrierOp::create(b, loc);
+  Value base = tiedFence(b, loc, smemAddress, "=l,0");
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  Value dq = issueQueryGradProduct(
+      base,
+      dsTileOf(arith::AddIOp::create(b, loc, pending[2], idx(kDsBuffers - 1))));
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  (void)addPendingQueryGrad(dq, pending);
+}
+
+LogicalResult BackwardKernelBuilder::emitWgmmaStep(
+    BackwardQueryLoop &l, IRMapping &scope, Value stage,
+    MutableArrayRef<Value> dk, MutableArrayRef<Value> dvAcc,
+    MutableArrayRef<Value> pending) {
   Type T = form.elementType;
   int64_t eb = elemBytes;
   // The shared base through an opaque copy per step: the descriptors built
@@ -131,6 +225,7 @@ BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
   Value base = tiedFence(b, loc, smemAddress, "=l,0");
   Value qTile = tileOffset(qOffset, stage, blockQ * d * eb);
   Value doTile = tileOffset(doOffset, stage, blockQ * dv * eb);
+  Value counter = pending[2];
 
   auto registerA = [&](ArrayRef<std::array<Value, 2>> packed) {
     SmallVector<Value> a;
@@ -154,8 +249,18 @@ BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
 
   // Each product is its own group, issued as soon as its operands exist, so
   // that the tensor cores run while the warps compute the next operands:
-  // Sᵀ | dPᵀ; P while dPᵀ runs; dV += Pᵀ dO while dS is computed; dK +=
-  // dSᵀ Q while dSᵀ is stored; then dQ = dS K.
+  // the previous step's dQ = dS K (its dSᵀ published by the barrier that
+  // began this step), added to the workspace; Sᵀ | dPᵀ; P while dPᵀ runs; dV += Pᵀ dO while dS is computed; dK += dSᵀ Q while dSᵀ is
+  // stored (in the other buffer: dQ read this one).
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  Value dq = issueQueryGradProduct(
+      base, dsTileOf(arith::AddIOp::create(b, loc, counter,
+                                           idx(kDsBuffers - 1))));
+  // Added before Sᵀ is issued: with Sᵀ in flight beside dQ, dK and dV
+  // the accumulators spill (measured slower at d = 128, equal at d = 64).
+  waitAllBut(0);
+  if (failed(addPendingQueryGrad(dq, pending)))
+    return failure();
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   Value sAcc = issueKeyRowProducts(base, kOffset, qTile, d);
   commit();
@@ -183,62 +288,27 @@ BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
       mmaRegisterA(b, loc, T, d, dk, dsA, blockQ / kStepK, rowsDesc(qTile));
   commit();
 
-  // dSᵀ into its swizzled box, a key row per box row.
+  // dSᵀ into its swizzled box, a key row per box row; the next step's
+  // barrier publishes it.
+  Value buffer = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                            dsTileOf(counter));
+  Value shift = arith::SubIOp::create(b, loc, buffer, idx(dsOffset));
   for (auto [n, pair] : llvm::enumerate(dsPacked))
     for (int64_t h = 0; h < 2; ++h) {
       Value row = arith::AddIOp::create(
           b, loc, w.warpRow0,
           arith::AddIOp::create(b, loc, w.quadRow, idx(8 * h)));
-      Value bytes =
-          swizzledPairOffset(b, loc, row, w.quadCol, n, blockKV, eb, dsOffset);
+      Value bytes = arith::AddIOp::create(
+          b, loc,
+          swizzledPairOffset(b, loc, row, w.quadCol, n, blockKV, eb, dsOffset),
+          shift);
+      // A pair is aligned; said so, as the buffer's offset is dynamic.
       vector::StoreOp::create(
           b, loc, pair[h], tiles,
-          ValueRange{arith::DivUIOp::create(b, loc, bytes, idx(eb))});
+          ValueRange{arith::DivUIOp::create(b, loc, bytes, idx(eb))},
+          /*nontemporal=*/false, llvm::MaybeAlign(2 * eb));
     }
   wgmma::fenceProxyAsync(b, loc);
-  gpu::BarrierOp::create(b, loc);
-
-  // dQ: with two warpgroups and two boxes of d, warpgroup g computes box g
-  // of dQ's columns over all keys; otherwise its own keys' share of all
-  // columns (both add theirs to the workspace).
-  int64_t groups = warps / kWarpsPerGroup;
-  bool splitColumns = groups == 2 && d == 2 * kBoxElems;
-  int64_t dqCols = splitColumns ? kBoxElems : d;
-  int64_t dqKeys = splitColumns ? blockKV : kGroupRows;
-  Value groupI64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), group);
-  Value dsStart =
-      splitColumns ? i64(dsOffset)
-                   : arith::AddIOp::create(
-                         b, loc, i64(dsOffset),
-                         arith::MulIOp::create(b, loc, groupI64,
-                                               i64(kGroupRows * kBoxRowBytes)));
-  Value kStart = arith::AddIOp::create(
-      b, loc, i64(kOffset),
-      arith::MulIOp::create(b, loc, groupI64,
-                            i64(splitColumns ? blockKV * kBoxRowBytes
-                                             : kGroupRows * kBoxRowBytes)));
-  auto elem = T.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
-  NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  Type dqType = accumulatorType(ctx, dqCols);
-  Value dq = LLVM::ZeroOp::create(b, loc, dqType);
-  for (int64_t ks = 0; ks < dqKeys / kStepK; ++ks) {
-    Value step = i64(ks * kStepK * kBoxRowBytes);
-    dq = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, dqType, dq,
-        sharedDescriptor(b, loc, base,
-                         arith::AddIOp::create(b, loc, dsStart, step),
-                         blockKV * kBoxRowBytes),
-        sharedDescriptor(b, loc, base,
-                         arith::AddIOp::create(b, loc, kStart, step),
-                         blockKV * kBoxRowBytes),
-        NVVM::MMAShapeAttr::get(ctx, kGroupRows, dqCols, kStepK), elem, elem,
-        NVVM::WGMMATypes::f32,
-        ks == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-        // Both MN-major: A is dSᵀ (queries contiguous), B rows of K.
-        NVVM::MMALayout::col, NVVM::MMALayout::row, /*satfinite=*/nullptr);
-  }
-  commit();
   waitAllBut(0);
   // The MMAs read the A registers asynchronously: live until the wait.
   keepAlive(b, loc, pA);
@@ -247,14 +317,13 @@ BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
   SmallVector<Value> dkValues = unpackAccumulator(b, loc, dkNew, d);
   llvm::copy(dvValues, dvAcc.begin());
   llvm::copy(dkValues, dk.begin());
-  SmallVector<mma::FragC> dqFrags =
-      fragmentsOf(unpackAccumulator(b, loc, dq, dqCols));
-  Value slab = arith::RemUIOp::create(b, loc, warp, idx(kWarpsPerGroup));
-  Value col0 = splitColumns
-                   ? arith::MulIOp::create(b, loc, group, idx(kBoxElems))
-                   : idx(0);
-  FailureOr<bool> bulk = addQueryGradBulk(l, scope, dqFrags, slab, col0);
-  if (failed(bulk))
+
+  // This step's dQ is pending until the next step (or the flush).
+  FailureOr<QueryGradTarget> target = queryGradTarget(l, scope);
+  if (failed(target))
     return failure();
-  return *bulk ? success() : addQueryGrad(l, scope, dqFrags, slab, col0);
+  pending[0] = target->start;
+  pending[1] = target->rows;
+  pending[2] = arith::AddIOp::create(b, loc, counter, idx(1));
+  return success();
 }
