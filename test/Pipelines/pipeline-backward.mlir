@@ -38,40 +38,38 @@
 // backward-strategy=wgmma: two warpgroups of four warps own 64 keys each of
 // the 128-row K/V tile; query tiles of 64 rows; swizzled tiles from a
 // 1024-byte-aligned base (K, V, two stages of Q and dO, two buffers of
-// dSᵀ, the row statistics, dQ's staging rows: 8 warps x 16 x (64 f32 + 32
-// bytes), an atom of slack).
+// dSᵀ, the row statistics, two staging tiles of dQ: 64 x 128 f32 each, an
+// atom of slack): 231424 bytes, within sm_90a's 232448.
 // WGMMA-GPU: gpu.module @naive_attention_backward_1_module
 // WGMMA-GPU-SAME: kind = "attention_backward"
-// WGMMA-GPU-SAME: grid = {{\[}}[ceil_div(Skv, 128)], [Hkv], [B]], block = [256, 1, 1], shared_memory = 202752
+// WGMMA-GPU-SAME: grid = {{\[}}[ceil_div(Skv, 128)], [Hkv], [B]], block = [256, 1, 1], shared_memory = 231424
 // WGMMA-GPU-SAME: block_kv = 128 : i64, block_q = 64 : i64
 // WGMMA-GPU-SAME: strategy = "wgmma"
 
 // Its PTX, in order: the tiles by cp.async, fenced into the async proxy
-// before the step's one CTA barrier; the previous step's dQ = dS K from
-// its stored dSᵀ, both transposed (1, 1), waited for, staged in the
-// warp's shared rows (once the previous bulk reductions read them),
-// fenced into the async proxy and added by one bulk reduction per row
-// (256 bytes: a warpgroup's 64 columns); Sᵀ = K Qᵀ and dPᵀ = V dOᵀ from
-// two K-major descriptors (trans 0, 0); the recomputed P; dV += Pᵀ dO and
-// dK += dSᵀ Q with A from registers and B transposed; dSᵀ stored (4-byte
-// pairs) and fenced, with no CTA barrier before the next step's. After
-// the loops, the last step's dQ; the bulk reductions waited for before
-// the kernel ends. No reductions by the threads.
+// before the step's one CTA barrier; the dQ tile the previous step staged,
+// added to the workspace by one bulk reduction of its rows (a register
+// size: fewer rows at the end of Sq); the previous step's dQ = dS K from
+// its stored dSᵀ, both transposed (1, 1), waited for, staged as it lies in
+// the workspace and fenced into the async proxy; Sᵀ = K Qᵀ and dPᵀ = V
+// dOᵀ from two K-major descriptors (trans 0, 0); the recomputed P; dV +=
+// Pᵀ dO and dK += dSᵀ Q with A from registers and B transposed; dSᵀ
+// stored (4-byte pairs) and fenced; the bulk reduction's reads waited
+// for, with no CTA barrier before the next step's. After the loops, the
+// last two steps' dQ tiles; the bulk reductions waited for before the
+// kernel ends. No reductions by the threads.
 // WGMMA: gpu.binary @naive_attention_backward_1_module
 // WGMMA-SAME: cp.async.cg.shared.global
 // WGMMA-SAME: fence.proxy.async.shared::cta
 // WGMMA-SAME: bar.sync
+// WGMMA-SAME: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rd{{[0-9]+}}], [%r{{[0-9]+}}], %r{{[0-9]+}};
+// WGMMA-SAME: cp.async.bulk.commit_group
 // WGMMA-SAME: wgmma.fence.sync.aligned
 // WGMMA-SAME: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{[{][^}]*[}]}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1,  1, 1,  1;
 // WGMMA-SAME: wgmma.commit_group.sync.aligned
 // WGMMA-SAME: wgmma.wait_group.sync.aligned \090;
-// WGMMA-SAME: cp.async.bulk.wait_group.read \090;
-// WGMMA-SAME: bar.warp.sync
 // WGMMA-SAME: st.shared.v2.b32
 // WGMMA-SAME: fence.proxy.async.shared::cta
-// WGMMA-SAME: bar.warp.sync
-// WGMMA-SAME: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rd{{[0-9]+}}], [%r{{[0-9]+}}], 256;
-// WGMMA-SAME: cp.async.bulk.commit_group
 // WGMMA-SAME: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{[{][^}]*[}]}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1,  1, 0,  0;
 // WGMMA-SAME: wgmma.commit_group.sync.aligned
 // WGMMA-SAME: wgmma.wait_group.sync.aligned \091;
@@ -80,8 +78,11 @@
 // WGMMA-SAME: st.shared.b32
 // WGMMA-SAME: fence.proxy.async.shared::cta
 // WGMMA-SAME: wgmma.wait_group.sync.aligned \090;
+// WGMMA-SAME: cp.async.bulk.wait_group.read \090;
 // WGMMA-NOT: bar.sync
 // WGMMA-SAME: cp.async.wait_group
+// WGMMA-SAME: bar.sync
+// WGMMA-SAME: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
 // WGMMA-SAME: bar.sync
 // WGMMA-SAME: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
 // WGMMA-SAME: cp.async.bulk.wait_group \090;

@@ -38,10 +38,11 @@ inline constexpr double kLog2e = 1.4426950408889634;
 /// wgmma: dSᵀ is double-buffered, so that a step's dQ product (issued by
 /// the next step) reads one buffer while that step writes the other.
 inline constexpr int64_t kDsBuffers = 2;
-/// wgmma: the loop-carried state of the step whose dQ is not yet added:
-/// its QueryGradTarget's start and rows (0 rows: none pending), and the
-/// count of steps so far (it picks the dSᵀ buffers); all index.
-inline constexpr int64_t kPendingValues = 3;
+/// wgmma: the loop-carried state of dQ's deferred work (all index): the
+/// QueryGradTarget (start, rows; 0 rows: none) of the step whose dQ product
+/// is not yet issued, that of the step whose dQ is staged but not yet
+/// added, and the count of steps so far (it picks the buffers).
+inline constexpr int64_t kPendingValues = 5;
 inline constexpr const char *kSizeSymbols[] = {"B", "H", "Hkv", "Sq", "Skv"};
 /// Tensors with stride parameters (dims 0..2 each), in launch order.
 inline constexpr const char *kStridedTensors[] = {"q",   "k",     "v",  "do",
@@ -135,9 +136,17 @@ private:
   /// col0 .., to `target` by the threads' reductions.
   LogicalResult addQueryGrad(const QueryGradTarget &target,
                              ArrayRef<mma::FragC> c, Value slab, Value col0);
-  /// wgmma: the same addition by the warp's bulk reductions from its
-  /// staging rows in shared memory (dqOffset); needs dqBulk.
-  void addQueryGradBulk(const QueryGradTarget &target, ArrayRef<mma::FragC> c,
+  /// wgmma with BulkTiles: stores `c` (as addQueryGrad's) into staging tile
+  /// (`buffer`, `partial`) at dqOffset, [kDsBuffers][dqPartials][block_q][d]
+  /// f32, and fences it into the async proxy.
+  void stageQueryGrad(ArrayRef<mma::FragC> c, Value slab, Value col0,
+                      Value buffer, Value partial);
+  /// Thread 0 adds the staged tiles of `buffer` (published by a barrier
+  /// since) to `target` by one bulk reduction each.
+  void issueQueryGradBulk(const QueryGradTarget &target, Value buffer);
+  /// wgmma with BulkRows: the warp stages `c` in its padded rows at
+  /// dqOffset and lanes 0..15 add one row each by a bulk reduction.
+  void addQueryGradRows(const QueryGradTarget &target, ArrayRef<mma::FragC> c,
                         Value slab, Value col0);
 
   // The wgmma strategy (BackwardWgmma.cpp).
@@ -147,7 +156,8 @@ private:
                               MutableArrayRef<Value> dvAcc,
                               MutableArrayRef<Value> pending);
   Value issueQueryGradProduct(Value base, Value dsTile);
-  LogicalResult addPendingQueryGrad(Value dq, ArrayRef<Value> pending);
+  LogicalResult finishQueryGrad(Value dq, const QueryGradTarget &target,
+                                Value counter);
   /// The byte offset (i64) of the dSᵀ buffer of step `counter`.
   Value dsTileOf(Value counter);
   /// After the last step: its dQ product and addition.
@@ -183,14 +193,21 @@ private:
   bool wgmma = false;
   Value tiles, smemAddress, group;
   int64_t kOffset = 0, vOffset = 0, qOffset = 0, doOffset = 0, dsOffset = 0;
-  /// wgmma: each warp's 16 staging rows of dQ (f32, `dqRowBytes` apart) at
-  /// byte dqOffset, the f32 view `dqSmem` over them.
-  int64_t dqOffset = 0, dqRowBytes = 0;
+  /// wgmma: how dQ's tiles reach the workspace. BulkTiles: staged as
+  /// workspace rows (dQ's columns split over two warpgroups, starting at
+  /// 0), `dqPartials` tiles per buffer, one bulk reduction each after the
+  /// next barrier. BulkRows: each warp's 16 rows staged (`dqRowBytes`
+  /// apart) and added by one bulk reduction per row. Threads: the threads'
+  /// reductions (columns not known to be 16-byte aligned).
+  enum class QueryGradAdd { Threads, BulkTiles, BulkRows };
+  QueryGradAdd dqAdd = QueryGradAdd::Threads;
+  /// The staging at byte dqOffset and its f32 view: BulkTiles [tile x
+  /// block_q rows][d], BulkRows [warps x 16 rows][dqRowBytes / 4].
+  int64_t dqOffset = 0, dqPartials = 1, dqRowBytes = 0;
   Value dqSmem;
   /// wgmma: dQ's columns per warpgroup (split: two warpgroups take a box of
-  /// d each), and whether bulk reductions add it (its columns start 16-byte
-  /// aligned in every loop).
-  bool dqSplitColumns = false, dqBulk = false;
+  /// d each).
+  bool dqSplitColumns = false;
   int64_t dqCols = 0;
   Value scale; // c = scale x run-time scale, f32
 };

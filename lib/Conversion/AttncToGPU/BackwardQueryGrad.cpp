@@ -176,17 +176,104 @@ LogicalResult BackwardKernelBuilder::addQueryGrad(const QueryGradTarget &target,
   return success();
 }
 
-void BackwardKernelBuilder::addQueryGradBulk(const QueryGradTarget &target,
+void BackwardKernelBuilder::stageQueryGrad(ArrayRef<mma::FragC> c,
+                                           Value slab, Value col0,
+                                           Value buffer, Value partial) {
+  // The tile is staged as it lies in the workspace (rows of d f32, no
+  // padding), so that one bulk reduction adds all of it: the rows of a
+  // store fall in the same banks, the price of one reduction per tile.
+  Value tileRow0 = arith::MulIOp::create(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, buffer, idx(dqPartials)),
+          partial),
+      idx(blockQ));
+  Value slabRow0 = arith::AddIOp::create(
+      b, loc, tileRow0, arith::MulIOp::create(b, loc, slab, idx(mma::kM)));
+  auto pairType = VectorType::get({2}, b.getF32Type());
+  for (auto [n, frag] : llvm::enumerate(c))
+    for (int64_t h = 0; h < 2; ++h) {
+      Value pair = vector::FromElementsOp::create(
+          b, loc, pairType, ValueRange{frag[2 * h], frag[2 * h + 1]});
+      Value row = arith::AddIOp::create(
+          b, loc, slabRow0,
+          arith::AddIOp::create(b, loc, w.quadRow, idx(8 * h)));
+      Value col = arith::AddIOp::create(
+          b, loc, col0,
+          arith::AddIOp::create(
+              b, loc, idx(int64_t(n) * mma::kN),
+              arith::MulIOp::create(b, loc, w.quadCol, idx(2))));
+      vector::StoreOp::create(b, loc, pair, dqSmem, ValueRange{row, col},
+                              /*nontemporal=*/false, llvm::MaybeAlign(8));
+    }
+  // Generic-proxy writes, read by the async proxy after the next barrier.
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
+void BackwardKernelBuilder::issueQueryGradBulk(const QueryGradTarget &target,
+                                               Value buffer) {
+  MLIRContext *ctx = b.getContext();
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value issues = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, target.rows,
+                            idx(0)));
+  auto issue = scf::IfOp::create(b, loc, issues, false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(issue.thenBlock());
+  Value rows = arith::MinUIOp::create(b, loc, target.rows, idx(blockQ));
+  Value bytes = arith::IndexCastOp::create(
+      b, loc, b.getI32Type(),
+      arith::MulIOp::create(b, loc, rows, idx(d * 4)));
+  auto ptrType = LLVM::LLVMPointerType::get(ctx, 1);
+  Value global = LLVM::GEPOp::create(
+      b, loc, ptrType, b.getF32Type(), param("dq_accum"),
+      ValueRange{
+          arith::IndexCastOp::create(b, loc, b.getI64Type(), target.start)});
+  for (int64_t p = 0; p < dqPartials; ++p) {
+    Value tile = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, buffer, idx(dqPartials)),
+        idx(p));
+    Value shared = arith::TruncIOp::create(
+        b, loc, b.getI32Type(),
+        arith::AddIOp::create(
+            b, loc, smemAddress,
+            arith::IndexCastOp::create(
+                b, loc, b.getI64Type(),
+                arith::AddIOp::create(
+                    b, loc, idx(dqOffset),
+                    arith::MulIOp::create(b, loc, tile,
+                                          idx(blockQ * d * 4))))));
+    // MLIR has the tensor form of the bulk reduction only; the no-S x S
+    // check traces $0 to the workspace. Element-wise atomic: the partials
+    // of several warpgroups and CTAs add up.
+    LLVM::InlineAsmOp::create(
+        b, loc, TypeRange{}, ValueRange{global, shared, bytes},
+        b.getStringAttr("cp.reduce.async.bulk.global.shared::cta.bulk_group."
+                        "add.f32 [$0], [$1], $2;"),
+        b.getStringAttr("l,r,r"), b.getUnitAttr(), /*is_align_stack=*/nullptr,
+        /*tail_call_kind=*/nullptr, /*asm_dialect=*/nullptr,
+        /*operand_attrs=*/nullptr);
+  }
+  NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+}
+
+void BackwardKernelBuilder::addQueryGradRows(const QueryGradTarget &target,
                                              ArrayRef<mma::FragC> c,
                                              Value slab, Value col0) {
   int64_t cols = int64_t(c.size()) * mma::kN;
   assert(cols * 4 + 32 <= dqRowBytes && "dQ staging rows too short");
   // The warp stages its 16 x cols block of dQ in its own rows of shared
   // memory and each of lanes 0..15 hands one row to the bulk-copy engine,
-  // which adds it to the workspace (atomically per element): the warps add
-  // no f32 themselves, and nothing but the warp itself synchronises. The
-  // rows are 32 bytes longer than the data, so the fragments' 8 rows of a
-  // store land in distinct banks per half-warp.
+  // which adds it to the workspace (atomically per element); nothing but
+  // the warp itself synchronises. The rows are 32 bytes longer than the
+  // data, so the fragments' 8 rows of a store land in distinct banks per
+  // half-warp. (The bulk instruction takes uniform addresses: the 16
+  // lanes' issues are serialised.)
   MLIRContext *ctx = b.getContext();
   Value full = arith::ConstantIntOp::create(b, loc, b.getI32Type(), -1);
   // The previous step's reductions have read the rows (each lane waits for

@@ -46,7 +46,7 @@ using namespace attnc::wgmma;
 
 /// Thread coordinates; shared memory from a 1024-byte-aligned base: K | V |
 /// Q [stages] | dO [stages] | dSᵀ [2] (tiles in boxes of [rows][64]) | lse
-/// [stages][block_q] f32 | delta | dQ's staging rows (f32).
+/// [stages][block_q] f32 | delta | dQ's staging tiles (f32).
 void BackwardKernelBuilder::emitWgmmaPrologue() {
   emitThreadCoords();
   group = arith::DivUIOp::create(b, loc, warp, idx(kWarpsPerGroup));
@@ -60,26 +60,38 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
   dsOffset = doOffset + stages * blockQ * dv * eb;
   int64_t lseOffset = dsOffset + kDsBuffers * blockKV * blockQ * eb;
   int64_t deltaOffset = lseOffset + stages * blockQ * 4;
-  // dQ's staging rows: warp w's 16 rows of the columns its warpgroup
-  // computes (see emitWgmmaStep), 32 bytes of padding per row.
   int64_t groups = warps / kWarpsPerGroup;
   dqSplitColumns = groups == 2 && d == 2 * kBoxElems;
   dqCols = dqSplitColumns ? kBoxElems : d;
-  dqRowBytes = dqCols * 4 + 32;
-  // Bulk reductions need 16-byte aligned rows: known when every loop's dQ
-  // columns start at a constant multiple of 4.
-  auto constantCol = [](ValueRange offsets, size_t i) {
-    return getConstantIntValue(offsets[i]);
-  };
-  std::optional<int64_t> outerCol =
-      constantCol(form.dqAccumulate.getOffsets(), 3);
-  dqBulk = d % 4 == 0 && outerCol && llvm::all_of(form.loops, [&](auto &l) {
+  dqPartials = dqSplitColumns ? 1 : groups;
+  // A bulk reduction needs 16-byte aligned rows (every loop's dQ columns
+  // start at a constant multiple of 4); one per staged tile needs the tile
+  // to be whole rows of the workspace (columns start at 0). Tiles are
+  // taken where dQ's columns are split over warpgroups (d = 128: 411
+  // against 380 TFLOP/s at S = 16k), rows otherwise (d = 64: 307 against
+  // 283; the unpadded tile's bank conflicts weigh more on its shorter
+  // steps).
+  auto columnsStart = [&](auto pred) {
+    std::optional<int64_t> outer =
+        getConstantIntValue(form.dqAccumulate.getOffsets()[3]);
+    return outer && llvm::all_of(form.loops, [&](auto &l) {
              std::optional<int64_t> inner =
-                 constantCol(l.accumulate.getOffsets(), 2);
-             return inner && (*outerCol + *inner) % 4 == 0;
+                 getConstantIntValue(l.accumulate.getOffsets()[2]);
+             return inner && pred(*outer + *inner);
            });
+  };
+  dqAdd = QueryGradAdd::Threads;
+  if (dqSplitColumns && columnsStart([](int64_t c) { return c == 0; }))
+    dqAdd = QueryGradAdd::BulkTiles;
+  else if (d % 4 == 0 && columnsStart([](int64_t c) { return c % 4 == 0; }))
+    dqAdd = QueryGradAdd::BulkRows;
   dqOffset = deltaOffset + stages * blockQ * 4;
-  int64_t end = dqOffset + warps * mma::kM * dqRowBytes;
+  dqRowBytes = dqCols * 4 + 32;
+  int64_t end = dqOffset;
+  if (dqAdd == QueryGradAdd::BulkTiles)
+    end += kDsBuffers * dqPartials * blockQ * d * 4;
+  else if (dqAdd == QueryGradAdd::BulkRows)
+    end += warps * mma::kM * dqRowBytes;
 
   auto ws =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
@@ -94,7 +106,11 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
   tiles = view(0, {lseOffset / eb}, T);
   lseSmem = view(lseOffset, {stages, blockQ}, b.getF32Type());
   deltaSmem = view(deltaOffset, {stages, blockQ}, b.getF32Type());
-  dqSmem = view(dqOffset, {warps * mma::kM, dqRowBytes / 4}, b.getF32Type());
+  if (dqAdd == QueryGradAdd::BulkTiles)
+    dqSmem = view(dqOffset, {kDsBuffers * dqPartials * blockQ, d},
+                  b.getF32Type());
+  else if (dqAdd == QueryGradAdd::BulkRows)
+    dqSmem = view(dqOffset, {warps * mma::kM, dqRowBytes / 4}, b.getF32Type());
   smemAddress = aligned.address;
   abi.dynamicSharedMemoryBytes = end + kAtomBytes;
 }
@@ -176,22 +192,26 @@ Value BackwardKernelBuilder::issueQueryGradProduct(Value base, Value dsTile) {
   return dq;
 }
 
-/// Adds the completed product `dq` of the pending step (`pending`: see
-/// kPendingValues) to the workspace.
-LogicalResult
-BackwardKernelBuilder::addPendingQueryGrad(Value dq, ArrayRef<Value> pending) {
+/// The completed product `dq` of step `counter`, whose target is `target`:
+/// staged for the bulk reduction, or added by the threads.
+LogicalResult BackwardKernelBuilder::finishQueryGrad(
+    Value dq, const QueryGradTarget &target, Value counter) {
   SmallVector<mma::FragC> frags =
       fragmentsOf(unpackAccumulator(b, loc, dq, dqCols));
   Value slab = arith::RemUIOp::create(b, loc, warp, idx(kWarpsPerGroup));
   Value col0 = dqSplitColumns
                    ? arith::MulIOp::create(b, loc, group, idx(kBoxElems))
                    : idx(0);
-  QueryGradTarget target{pending[0], pending[1], std::nullopt};
-  if (dqBulk) {
-    addQueryGradBulk(target, frags, slab, col0);
+  if (dqAdd == QueryGradAdd::Threads)
+    return addQueryGrad(target, frags, slab, col0);
+  if (dqAdd == QueryGradAdd::BulkRows) {
+    addQueryGradRows(target, frags, slab, col0);
     return success();
   }
-  return addQueryGrad(target, frags, slab, col0);
+  stageQueryGrad(frags, slab, col0,
+                 arith::RemUIOp::create(b, loc, counter, idx(kDsBuffers)),
+                 dqSplitColumns ? idx(0) : group);
+  return success();
 }
 
 Value BackwardKernelBuilder::dsTileOf(Value counter) {
@@ -201,15 +221,26 @@ Value BackwardKernelBuilder::dsTileOf(Value counter) {
 }
 
 void BackwardKernelBuilder::flushQueryGrad(ArrayRef<Value> pending) {
-  // The last step's dSᵀ is visible to both warpgroups.
+  // The last step's dSᵀ and the staged tile of the step before are
+  // visible to every warp.
   gpu::BarrierOp::create(b, loc);
+  Value counter = pending[4];
+  Value before = arith::AddIOp::create(b, loc, counter, idx(kDsBuffers - 2));
+  Value last = arith::AddIOp::create(b, loc, counter, idx(kDsBuffers - 1));
+  if (dqAdd == QueryGradAdd::BulkTiles)
+    issueQueryGradBulk({pending[2], pending[3], std::nullopt},
+                       arith::RemUIOp::create(b, loc, before, idx(kDsBuffers)));
   Value base = tiedFence(b, loc, smemAddress, "=l,0");
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  Value dq = issueQueryGradProduct(
-      base,
-      dsTileOf(arith::AddIOp::create(b, loc, pending[2], idx(kDsBuffers - 1))));
+  Value dq = issueQueryGradProduct(base, dsTileOf(last));
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  (void)addPendingQueryGrad(dq, pending);
+  QueryGradTarget target{pending[0], pending[1], std::nullopt};
+  (void)finishQueryGrad(dq, target, last);
+  if (dqAdd != QueryGradAdd::BulkTiles)
+    return;
+  gpu::BarrierOp::create(b, loc);
+  issueQueryGradBulk(target,
+                     arith::RemUIOp::create(b, loc, last, idx(kDsBuffers)));
 }
 
 LogicalResult BackwardKernelBuilder::emitWgmmaStep(
@@ -225,7 +256,7 @@ LogicalResult BackwardKernelBuilder::emitWgmmaStep(
   Value base = tiedFence(b, loc, smemAddress, "=l,0");
   Value qTile = tileOffset(qOffset, stage, blockQ * d * eb);
   Value doTile = tileOffset(doOffset, stage, blockQ * dv * eb);
-  Value counter = pending[2];
+  Value counter = pending[4];
 
   auto registerA = [&](ArrayRef<std::array<Value, 2>> packed) {
     SmallVector<Value> a;
@@ -252,14 +283,19 @@ LogicalResult BackwardKernelBuilder::emitWgmmaStep(
   // the previous step's dQ = dS K (its dSᵀ published by the barrier that
   // began this step), added to the workspace; Sᵀ | dPᵀ; P while dPᵀ runs; dV += Pᵀ dO while dS is computed; dK += dSᵀ Q while dSᵀ is
   // stored (in the other buffer: dQ read this one).
+  Value previous = arith::AddIOp::create(b, loc, counter, idx(kDsBuffers - 1));
+  QueryGradTarget productTarget{pending[0], pending[1], std::nullopt};
+  // The tile staged by the previous step (step counter - 2) goes to the
+  // workspace: the barrier that began this step published it.
+  if (dqAdd == QueryGradAdd::BulkTiles)
+    issueQueryGradBulk({pending[2], pending[3], std::nullopt},
+                       arith::RemUIOp::create(b, loc, counter, idx(kDsBuffers)));
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  Value dq = issueQueryGradProduct(
-      base, dsTileOf(arith::AddIOp::create(b, loc, counter,
-                                           idx(kDsBuffers - 1))));
-  // Added before Sᵀ is issued: with Sᵀ in flight beside dQ, dK and dV
+  Value dq = issueQueryGradProduct(base, dsTileOf(previous));
+  // Staged before Sᵀ is issued: with Sᵀ in flight beside dQ, dK and dV
   // the accumulators spill (measured slower at d = 128, equal at d = 64).
   waitAllBut(0);
-  if (failed(addPendingQueryGrad(dq, pending)))
+  if (failed(finishQueryGrad(dq, productTarget, previous)))
     return failure();
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   Value sAcc = issueKeyRowProducts(base, kOffset, qTile, d);
@@ -318,12 +354,20 @@ LogicalResult BackwardKernelBuilder::emitWgmmaStep(
   llvm::copy(dvValues, dvAcc.begin());
   llvm::copy(dkValues, dk.begin());
 
-  // This step's dQ is pending until the next step (or the flush).
+  // The bulk reduction issued at the top of the step has read its tile
+  // before the next step's barrier (after which that tile is restaged).
+  if (dqAdd == QueryGradAdd::BulkTiles)
+    NVVM::CpAsyncBulkWaitGroupOp::create(
+        b, loc, b.getI32IntegerAttr(0), UnitAttr::get(b.getContext()));
+  // This step's dQ product is pending until the next step (or the flush),
+  // the previous step's is staged.
   FailureOr<QueryGradTarget> target = queryGradTarget(l, scope);
   if (failed(target))
     return failure();
+  pending[2] = pending[0];
+  pending[3] = pending[1];
   pending[0] = target->start;
   pending[1] = target->rows;
-  pending[2] = arith::AddIOp::create(b, loc, counter, idx(1));
+  pending[4] = arith::AddIOp::create(b, loc, counter, idx(1));
   return success();
 }
