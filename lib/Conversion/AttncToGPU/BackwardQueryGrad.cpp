@@ -49,8 +49,9 @@ BackwardKernelBuilder::queryGradTarget(BackwardQueryLoop &l, IRMapping &scope) {
   t.start = arith::AddIOp::create(
       b, loc,
       arith::MulIOp::create(
-          b, loc, arith::AddIOp::create(
-                      b, loc, arith::MulIOp::create(b, loc, matrix, seqQ), row0),
+          b, loc,
+          arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, matrix, seqQ), row0),
           idx(d)),
       col);
   t.rows = arith::SelectOp::create(
@@ -149,12 +150,12 @@ LogicalResult BackwardKernelBuilder::addQueryGrad(const QueryGradTarget &target,
     inRow(arith::SelectOp::create(b, loc, odd, idx(8), idx(0)),
           [&](Value rowBase) {
             for (int64_t n = 0; n < nTiles; ++n)
-              reduce(rowBase,
-                     arith::AddIOp::create(
-                         b, loc, col0,
-                         arith::AddIOp::create(b, loc, pairCol,
-                                               idx(n * mma::kN))),
-                     vecs[n]);
+              reduce(
+                  rowBase,
+                  arith::AddIOp::create(
+                      b, loc, col0,
+                      arith::AddIOp::create(b, loc, pairCol, idx(n * mma::kN))),
+                  vecs[n]);
           });
     return success();
   }
@@ -176,9 +177,9 @@ LogicalResult BackwardKernelBuilder::addQueryGrad(const QueryGradTarget &target,
   return success();
 }
 
-void BackwardKernelBuilder::stageQueryGrad(ArrayRef<mma::FragC> c,
-                                           Value slab, Value col0,
-                                           Value buffer, Value partial) {
+void BackwardKernelBuilder::stageQueryGrad(ArrayRef<mma::FragC> c, Value slab,
+                                           Value col0, Value buffer,
+                                           Value partial) {
   // The tile is staged as it lies in the workspace (rows of d f32, no
   // padding), so that one bulk reduction adds all of it: the rows of a
   // store fall in the same banks, the price of one reduction per tile.
@@ -227,17 +228,15 @@ void BackwardKernelBuilder::issueQueryGradBulk(const QueryGradTarget &target,
   b.setInsertionPointToStart(issue.thenBlock());
   Value rows = arith::MinUIOp::create(b, loc, target.rows, idx(blockQ));
   Value bytes = arith::IndexCastOp::create(
-      b, loc, b.getI32Type(),
-      arith::MulIOp::create(b, loc, rows, idx(d * 4)));
+      b, loc, b.getI32Type(), arith::MulIOp::create(b, loc, rows, idx(d * 4)));
   auto ptrType = LLVM::LLVMPointerType::get(ctx, 1);
-  Value global = LLVM::GEPOp::create(
-      b, loc, ptrType, b.getF32Type(), param("dq_accum"),
-      ValueRange{
-          arith::IndexCastOp::create(b, loc, b.getI64Type(), target.start)});
+  Value global =
+      LLVM::GEPOp::create(b, loc, ptrType, b.getF32Type(), param("dq_accum"),
+                          ValueRange{arith::IndexCastOp::create(
+                              b, loc, b.getI64Type(), target.start)});
   for (int64_t p = 0; p < dqPartials; ++p) {
     Value tile = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, buffer, idx(dqPartials)),
-        idx(p));
+        b, loc, arith::MulIOp::create(b, loc, buffer, idx(dqPartials)), idx(p));
     Value shared = arith::TruncIOp::create(
         b, loc, b.getI32Type(),
         arith::AddIOp::create(
@@ -263,8 +262,8 @@ void BackwardKernelBuilder::issueQueryGradBulk(const QueryGradTarget &target,
 }
 
 void BackwardKernelBuilder::addQueryGradRows(const QueryGradTarget &target,
-                                             ArrayRef<mma::FragC> c,
-                                             Value slab, Value col0) {
+                                             ArrayRef<mma::FragC> c, Value slab,
+                                             Value col0) {
   int64_t cols = int64_t(c.size()) * mma::kN;
   assert(cols * 4 + 32 <= dqRowBytes && "dQ staging rows too short");
   // The warp stages its 16 x cols block of dQ in its own rows of shared

@@ -107,8 +107,8 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
   lseSmem = view(lseOffset, {stages, blockQ}, b.getF32Type());
   deltaSmem = view(deltaOffset, {stages, blockQ}, b.getF32Type());
   if (dqAdd == QueryGradAdd::BulkTiles)
-    dqSmem = view(dqOffset, {kDsBuffers * dqPartials * blockQ, d},
-                  b.getF32Type());
+    dqSmem =
+        view(dqOffset, {kDsBuffers * dqPartials * blockQ, d}, b.getF32Type());
   else if (dqAdd == QueryGradAdd::BulkRows)
     dqSmem = view(dqOffset, {warps * mma::kM, dqRowBytes / 4}, b.getF32Type());
   smemAddress = aligned.address;
@@ -194,8 +194,9 @@ Value BackwardKernelBuilder::issueQueryGradProduct(Value base, Value dsTile) {
 
 /// The completed product `dq` of step `counter`, whose target is `target`:
 /// staged for the bulk reduction, or added by the threads.
-LogicalResult BackwardKernelBuilder::finishQueryGrad(
-    Value dq, const QueryGradTarget &target, Value counter) {
+LogicalResult
+BackwardKernelBuilder::finishQueryGrad(Value dq, const QueryGradTarget &target,
+                                       Value counter) {
   SmallVector<mma::FragC> frags =
       fragmentsOf(unpackAccumulator(b, loc, dq, dqCols));
   Value slab = arith::RemUIOp::create(b, loc, warp, idx(kWarpsPerGroup));
@@ -243,10 +244,11 @@ void BackwardKernelBuilder::flushQueryGrad(ArrayRef<Value> pending) {
                      arith::RemUIOp::create(b, loc, last, idx(kDsBuffers)));
 }
 
-LogicalResult BackwardKernelBuilder::emitWgmmaStep(
-    BackwardQueryLoop &l, IRMapping &scope, Value stage,
-    MutableArrayRef<Value> dk, MutableArrayRef<Value> dvAcc,
-    MutableArrayRef<Value> pending) {
+LogicalResult
+BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
+                                     Value stage, MutableArrayRef<Value> dk,
+                                     MutableArrayRef<Value> dvAcc,
+                                     MutableArrayRef<Value> pending) {
   Type T = form.elementType;
   int64_t eb = elemBytes;
   // The shared base through an opaque copy per step: the descriptors built
@@ -281,15 +283,17 @@ LogicalResult BackwardKernelBuilder::emitWgmmaStep(
   // Each product is its own group, issued as soon as its operands exist, so
   // that the tensor cores run while the warps compute the next operands:
   // the previous step's dQ = dS K (its dSᵀ published by the barrier that
-  // began this step), added to the workspace; Sᵀ | dPᵀ; P while dPᵀ runs; dV += Pᵀ dO while dS is computed; dK += dSᵀ Q while dSᵀ is
-  // stored (in the other buffer: dQ read this one).
+  // began this step), added to the workspace; Sᵀ | dPᵀ; P while dPᵀ runs; dV +=
+  // Pᵀ dO while dS is computed; dK += dSᵀ Q while dSᵀ is stored (in the other
+  // buffer: dQ read this one).
   Value previous = arith::AddIOp::create(b, loc, counter, idx(kDsBuffers - 1));
   QueryGradTarget productTarget{pending[0], pending[1], std::nullopt};
   // The tile staged by the previous step (step counter - 2) goes to the
   // workspace: the barrier that began this step published it.
   if (dqAdd == QueryGradAdd::BulkTiles)
-    issueQueryGradBulk({pending[2], pending[3], std::nullopt},
-                       arith::RemUIOp::create(b, loc, counter, idx(kDsBuffers)));
+    issueQueryGradBulk(
+        {pending[2], pending[3], std::nullopt},
+        arith::RemUIOp::create(b, loc, counter, idx(kDsBuffers)));
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   Value dq = issueQueryGradProduct(base, dsTileOf(previous));
   // Staged before Sᵀ is issued: with Sᵀ in flight beside dQ, dK and dV
@@ -326,8 +330,8 @@ LogicalResult BackwardKernelBuilder::emitWgmmaStep(
 
   // dSᵀ into its swizzled box, a key row per box row; the next step's
   // barrier publishes it.
-  Value buffer = arith::IndexCastOp::create(b, loc, b.getIndexType(),
-                                            dsTileOf(counter));
+  Value buffer =
+      arith::IndexCastOp::create(b, loc, b.getIndexType(), dsTileOf(counter));
   Value shift = arith::SubIOp::create(b, loc, buffer, idx(dsOffset));
   for (auto [n, pair] : llvm::enumerate(dsPacked))
     for (int64_t h = 0; h < 2; ++h) {
@@ -357,8 +361,8 @@ LogicalResult BackwardKernelBuilder::emitWgmmaStep(
   // The bulk reduction issued at the top of the step has read its tile
   // before the next step's barrier (after which that tile is restaged).
   if (dqAdd == QueryGradAdd::BulkTiles)
-    NVVM::CpAsyncBulkWaitGroupOp::create(
-        b, loc, b.getI32IntegerAttr(0), UnitAttr::get(b.getContext()));
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
+                                         UnitAttr::get(b.getContext()));
   // This step's dQ product is pending until the next step (or the flush),
   // the previous step's is staged.
   FailureOr<QueryGradTarget> target = queryGradTarget(l, scope);
