@@ -68,14 +68,19 @@ struct ContractBuilder {
   /// the parameter's verifier reports with the parameter's name.
   Type dtype(const std::string &name) { return parseContractDType(ctx, name); }
 
+  SmallVector<Attribute> shapeAttrs(const std::vector<ABIDim> &dims) {
+    SmallVector<Attribute> shape;
+    for (const ABIDim &d : dims)
+      shape.push_back(std::holds_alternative<int64_t>(d)
+                          ? Attribute(b.getI64IntegerAttr(std::get<0>(d)))
+                          : Attribute(b.getStringAttr(std::get<1>(d))));
+    return shape;
+  }
+
   Attribute param(const ABIParam &p) {
     switch (p.kind) {
     case ABIParam::Kind::Tensor: {
-      SmallVector<Attribute> shape;
-      for (const ABIDim &d : p.shape)
-        shape.push_back(std::holds_alternative<int64_t>(d)
-                            ? Attribute(b.getI64IntegerAttr(std::get<0>(d)))
-                            : Attribute(b.getStringAttr(std::get<1>(d))));
+      SmallVector<Attribute> shape = shapeAttrs(p.shape);
       if (p.role != "input" && p.role != "output") {
         emitError() << "tensor parameter '" << p.name << "' has role '"
                     << p.role << "'; it must be input or output";
@@ -112,9 +117,11 @@ struct ContractBuilder {
       FailureOr<SmallVector<GridFactorAttr>> bytes = factors(p.bytes);
       if (failed(bytes))
         return {};
-      return WorkspaceParamAttr::getChecked(emitError, ctx, StringRef(p.name),
-                                            ArrayRef<GridFactorAttr>(*bytes),
-                                            p.zeroInit);
+      SmallVector<Attribute> view = shapeAttrs(p.viewShape);
+      return WorkspaceParamAttr::getChecked(
+          emitError, ctx, StringRef(p.name), ArrayRef<GridFactorAttr>(*bytes),
+          p.zeroInit, p.viewDtype.empty() ? Type() : dtype(p.viewDtype),
+          ArrayRef<Attribute>(view));
     }
     }
     return {};
@@ -233,20 +240,24 @@ static json::Array factorsToJSON(ArrayRef<GridFactorAttr> fs) {
   return out;
 }
 
+static json::Array shapeToJSON(ArrayRef<Attribute> dims) {
+  json::Array shape;
+  for (Attribute d : dims) {
+    if (auto i = dyn_cast<IntegerAttr>(d))
+      shape.push_back(i.getInt());
+    else
+      shape.push_back(cast<StringAttr>(d).getValue().str());
+  }
+  return shape;
+}
+
 static json::Value paramToJSON(Attribute a) {
   auto p = cast<KernelParamAttrInterface>(a);
   json::Object o{{"name", p.getName().str()}, {"kind", p.getKindName().str()}};
   llvm::TypeSwitch<Attribute>(a)
       .Case([&](TensorParamAttr t) {
-        json::Array shape;
-        for (Attribute d : t.getShape()) {
-          if (auto i = dyn_cast<IntegerAttr>(d))
-            shape.push_back(i.getInt());
-          else
-            shape.push_back(cast<StringAttr>(d).getValue().str());
-        }
         o["dtype"] = dtypeToJSON(t.getDtype());
-        o["shape"] = std::move(shape);
+        o["shape"] = shapeToJSON(t.getShape());
         o["role"] = stringifyTensorRole(t.getRole()).str();
         o["align"] = t.getAlign();
         o["contiguous_last"] = true;
@@ -269,6 +280,9 @@ static json::Value paramToJSON(Attribute a) {
       .Case([&](WorkspaceParamAttr w) {
         o["bytes"] = factorsToJSON(w.getBytes());
         o["zero_init"] = w.getZeroInit();
+        if (w.getViewType())
+          o["view"] = json::Object{{"dtype", dtypeToJSON(w.getViewType())},
+                                   {"shape", shapeToJSON(w.getViewShape())}};
       });
   return json::Value(std::move(o));
 }

@@ -455,6 +455,11 @@ bool ManifestReader::checkSymbols(const std::string &path,
         return failAt(path + ".params[" + std::to_string(j) + "].bytes[" +
                           std::to_string(i) + "]",
                       message("workspace size symbol", p.bytes[i].symbol));
+    for (size_t i = 0; i < p.viewShape.size(); ++i)
+      if (!p.viewShape[i].symbol.empty() && unbound(p.viewShape[i].symbol))
+        return failAt(path + ".params[" + std::to_string(j) + "].view.shape[" +
+                          std::to_string(i) + "]",
+                      message("workspace view symbol", p.viewShape[i].symbol));
   }
   for (size_t i = 0; i < k.constraints.size(); ++i) {
     const Constraint &c = k.constraints[i];

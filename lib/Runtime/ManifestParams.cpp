@@ -110,6 +110,11 @@ bool ManifestReader::parseTensor(const json::Object &o, const std::string &path,
   if (p.align & (p.align - 1))
     return failAt(path + ".align", "alignment " + std::to_string(p.align) +
                                        " is not a power of two");
+  return parseShape(o, path, p.shape);
+}
+
+bool ManifestReader::parseShape(const json::Object &o, const std::string &path,
+                                std::vector<Dim> &shape) {
   const json::Array *dims = requireArray(o, path, "shape");
   if (!dims)
     return false;
@@ -134,7 +139,7 @@ bool ManifestReader::parseTensor(const json::Object &o, const std::string &path,
                                        "name, got ") +
                                describe(d));
     }
-    p.shape.push_back(dim);
+    shape.push_back(dim);
   }
   return true;
 }
@@ -201,9 +206,23 @@ bool ManifestReader::parseWorkspace(const json::Object &o,
                             std::numeric_limits<int64_t>::max(),
                             "a workspace size must fit 63 bits"))
     return false;
-  if (!require(o, path, "zero_init"))
+  if (!require(o, path, "zero_init") ||
+      !getOptBool(o, path, "zero_init", p.zeroInit))
     return false;
-  return getOptBool(o, path, "zero_init", p.zeroInit);
+  const json::Value *view = o.get("view");
+  if (!view)
+    return true;
+  const json::Object *v = view->getAsObject();
+  std::string vpath = path + ".view";
+  if (!v)
+    return failAt(vpath,
+                  std::string("expected an object, got ") + describe(*view));
+  if (!getDType(*v, vpath, allDTypes, ATTNC_DTYPE_INVALID, p.viewDtype) ||
+      !parseShape(*v, vpath, p.viewShape))
+    return false;
+  if (p.viewShape.empty())
+    return failAt(vpath + ".shape", "a view has at least one dimension");
+  return true;
 }
 
 bool ManifestReader::parseFactor(const json::Value &f, const std::string &path,
@@ -292,10 +311,27 @@ bool ManifestReader::checkStride(const std::string &path, const attnc_kernel &k,
 bool ManifestReader::checkTensorMap(const std::string &path,
                                     const attnc_kernel &k, Param &p) {
   p.tensorIndex = findTensor(k, p.tensor);
+  for (size_t j = 0; p.tensorIndex < 0 && j < k.params.size(); ++j)
+    if (k.params[j].kind == ATTNC_PARAM_WORKSPACE &&
+        k.params[j].name == p.tensor) {
+      if (k.params[j].viewDtype == ATTNC_DTYPE_INVALID)
+        return failAt(path + ".tensor", "'" + p.tensor +
+                                            "' is a workspace without a "
+                                            "view; a tensormap maps a tensor "
+                                            "or a workspace's view");
+      p.tensorIndex = static_cast<int64_t>(j);
+    }
   if (p.tensorIndex < 0)
     return failAt(path + ".tensor",
                   "'" + p.tensor + "' is not a tensor parameter");
-  const Param &t = k.params[p.tensorIndex];
+  // A workspace's view stands for the tensor.
+  Param t = k.params[p.tensorIndex];
+  std::string what = "tensor '" + t.name + "'";
+  if (t.kind == ATTNC_PARAM_WORKSPACE) {
+    t.dtype = t.viewDtype;
+    t.shape = t.viewShape;
+    what = "the view of workspace '" + t.name + "'";
+  }
   p.dtype = t.dtype;
   int32_t rank = rankOf(t);
   if (rank < 1 || rank > 5)
@@ -305,8 +341,8 @@ bool ManifestReader::checkTensorMap(const std::string &path,
   // Plan.cpp reads box[d] for every dimension d of the tensor.
   if (static_cast<int32_t>(p.box.size()) != rank)
     return failAt(path + ".box", "box has " + std::to_string(p.box.size()) +
-                                     " dimensions but tensor '" + t.name +
-                                     "' has rank " + std::to_string(rank));
+                                     " dimensions but " + what + " has rank " +
+                                     std::to_string(rank));
   std::string inner = path + ".box[" + std::to_string(rank - 1) + "]";
   int64_t rowBytes =
       p.box.back() * static_cast<int64_t>(attnc_dtype_size(t.dtype));

@@ -96,6 +96,9 @@ public:
                       Param &p);
   bool parseWorkspace(const llvm::json::Object &o, const std::string &path,
                       Param &p);
+  /// The "shape" array of `o` (a tensor's, a workspace view's).
+  bool parseShape(const llvm::json::Object &o, const std::string &path,
+                  std::vector<Dim> &shape);
   bool parseFactor(const llvm::json::Value &v, const std::string &path,
                    Factor &f);
   bool checkStride(const std::string &path, const attnc_kernel &k, Param &p);

@@ -153,7 +153,7 @@ attnc_status PlanBuilder::packInt(size_t index, const Param &p, int64_t v,
 /// The driver's view of the tensor: dimension 0 innermost, strides in
 /// bytes for dimensions 1 and up. Validation checked what TMA requires.
 attnc_status PlanBuilder::encodeTensorMap(size_t index, const Param &p) {
-  const attnc_tensor &t = *argOf[p.tensorIndex];
+  const attnc_tensor &t = mappedBy(p);
   uint64_t elem = attnc_dtype_size(t.dtype);
   TensorMapRequest r;
   r.dtype = t.dtype;
@@ -196,7 +196,7 @@ attnc_status PlanBuilder::pack(const attnc_scalar *scalars) {
       // An empty plan never launches, and an empty tensor has nothing to
       // read (TMA cannot describe it): the map stays zero, and needs no
       // driver.
-      if (!plan.empty && !hasNoElements(*argOf[p.tensorIndex]))
+      if (!plan.empty && !hasNoElements(mappedBy(p)))
         st = encodeTensorMap(i, p);
       break;
     case ATTNC_PARAM_SIZE:

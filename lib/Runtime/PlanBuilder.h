@@ -44,6 +44,20 @@ private:
   std::vector<std::pair<std::string, std::pair<int64_t, std::string>>> bound;
   /// Per parameter index: the tensor or workspace argument given for it.
   std::vector<const attnc_tensor *> argOf;
+  /// Per parameter index of a workspace with a view: the view as a tensor
+  /// (the workspace's pointer; the view's dtype, extents, packed strides),
+  /// which its tensormaps describe. Sized once: tensors point into it.
+  struct View {
+    attnc_tensor t{};
+    std::vector<int64_t> sizes, strides;
+  };
+  std::vector<View> views;
+  /// What tensormap M describes: its tensor argument or workspace view.
+  const attnc_tensor &mappedBy(const Param &m) const {
+    return k.params[m.tensorIndex].kind == ATTNC_PARAM_WORKSPACE
+               ? views[m.tensorIndex].t
+               : *argOf[m.tensorIndex];
+  }
 
   attnc_status refuse(const std::string &message) {
     return fail(ATTNC_ERROR_VALIDATION, k.name + ": " + message);
@@ -63,6 +77,7 @@ private:
   attnc_status checkWorkspaceShape(const Param &p, const attnc_tensor &t);
   attnc_status checkConstraints();
   attnc_status checkWorkspaces();
+  attnc_status checkWorkspaceViews();
   attnc_status checkExtents();
   attnc_status checkTensorMaps();
 

@@ -67,6 +67,10 @@ struct Param {
   // Workspace only: the product of `bytes` is the minimum size.
   std::vector<Factor> bytes;
   bool zeroInit = false;
+  /// Workspace only, optional: its typed view, a contiguous row-major
+  /// array a tensormap may map (viewDtype INVALID: none).
+  attnc_dtype viewDtype = ATTNC_DTYPE_INVALID;
+  std::vector<Dim> viewShape;
 };
 
 struct Constraint {

@@ -267,6 +267,38 @@ attnc_status PlanBuilder::checkWorkspaces() {
       return refuse("workspace " + p.name + ": data pointer " +
                     hexText(t.data) + " is not aligned to 16 bytes");
   }
+  return checkWorkspaceViews();
+}
+
+/// A view's extents come from bound symbols; its bytes must lie inside
+/// the workspace given (they may not, if the byte rule says less).
+attnc_status PlanBuilder::checkWorkspaceViews() {
+  views.assign(k.params.size(), View());
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const Param &p = k.params[i];
+    if (p.kind != ATTNC_PARAM_WORKSPACE || p.viewDtype == ATTNC_DTYPE_INVALID)
+      continue;
+    View &v = views[i];
+    int64_t bytes = static_cast<int64_t>(attnc_dtype_size(p.viewDtype));
+    bool overflow = false;
+    for (const Dim &d : p.viewShape) {
+      int64_t e = d.symbol.empty() ? d.extent : lookup(d.symbol)->first;
+      v.sizes.push_back(e);
+      overflow |= llvm::MulOverflow(bytes, e, bytes);
+    }
+    v.strides.assign(v.sizes.size(), 1);
+    for (size_t d = v.sizes.size() - 1; d > 0; --d)
+      v.strides[d - 1] = v.strides[d] * std::max<int64_t>(v.sizes[d], 1);
+    const attnc_tensor &w = *argOf[i];
+    if (overflow || bytes > w.sizes[0])
+      return refuse("workspace " + p.name + " is " +
+                    std::to_string(w.sizes[0]) + " bytes but its view " +
+                    attnc_dtype_name(p.viewDtype) + formatShape(p.viewShape) +
+                    (overflow ? " overflows 64 bits"
+                              : " needs " + std::to_string(bytes)));
+    v.t = {w.data, p.viewDtype, static_cast<int32_t>(v.sizes.size()),
+           v.sizes.data(), v.strides.data()};
+  }
   return ATTNC_OK;
 }
 
@@ -317,7 +349,7 @@ attnc_status PlanBuilder::checkTensorMaps() {
     if (p.kind != ATTNC_PARAM_TENSORMAP)
       continue;
     const Param &tp = k.params[p.tensorIndex];
-    const attnc_tensor &t = *argOf[p.tensorIndex];
+    const attnc_tensor &t = mappedBy(p);
     const std::string &n = tp.name;
     std::string at = "tensormap " + p.name + ": ";
     uint64_t elem = attnc_dtype_size(t.dtype);

@@ -18,7 +18,7 @@
 // GPU-SAME: tensor<"result0", f32, [D0, D1, D2, 1], output
 // GPU: gpu.module @naive_attention_backward_1_module
 // GPU-SAME: kind = "attention_backward"
-// GPU-SAME: workspace<"dq_accum", bytes = [B, H, Sq, 512], zero_init>
+// GPU-SAME: workspace<"dq_accum", bytes = [B, H, Sq, 512], zero_init, view = f32 [B, H, Sq, 128]>
 // GPU-SAME: mask = "causal"
 // dQ converted from the workspace's f32.
 // GPU: gpu.module @naive_attention_backward_2_module
@@ -38,31 +38,39 @@
 // backward-strategy=wgmma: two warpgroups of four warps own 64 keys each of
 // the 128-row K/V tile; query tiles of 64 rows; swizzled tiles from a
 // 1024-byte-aligned base (K, V, two stages of Q and dO, two buffers of
-// dSᵀ, the row statistics, two staging tiles of dQ: 64 x 128 f32 each, an
-// atom of slack): 231424 bytes, within sm_90a's 232448.
+// dSᵀ, the row statistics, two staging tiles of dQ: 64 x 128 f32 each in
+// four 128-byte-swizzled boxes of 32 columns, an atom of slack): 231424
+// bytes, within sm_90a's 232448. The dQ workspace is also an f32 [B, H,
+// Sq, 128] view, and its tensor map's box is a staging box.
 // WGMMA-GPU: gpu.module @naive_attention_backward_1_module
 // WGMMA-GPU-SAME: kind = "attention_backward"
+// WGMMA-GPU-SAME: workspace<"dq_accum", bytes = [B, H, Sq, 512], zero_init, view = f32 [B, H, Sq, 128]>
+// WGMMA-GPU-SAME: tensormap<"dq_accum.map", tensor = "dq_accum", box = [1, 1, 64, 32], swizzle = 128, oob_fill = zero>
 // WGMMA-GPU-SAME: grid = {{\[}}[ceil_div(Skv, 128)], [Hkv], [B]], block = [256, 1, 1], shared_memory = 231424
 // WGMMA-GPU-SAME: block_kv = 128 : i64, block_q = 64 : i64
 // WGMMA-GPU-SAME: strategy = "wgmma"
 
 // Its PTX, in order: the tiles by cp.async, fenced into the async proxy
 // before the step's one CTA barrier; the dQ tile the previous step staged,
-// added to the workspace by one bulk reduction of its rows (a register
-// size: fewer rows at the end of Sq); the previous step's dQ = dS K from
-// its stored dSᵀ, both transposed (1, 1), waited for, staged as it lies in
-// the workspace and fenced into the async proxy; Sᵀ = K Qᵀ and dPᵀ = V
-// dOᵀ from two K-major descriptors (trans 0, 0); the recomputed P; dV +=
-// Pᵀ dO and dK += dSᵀ Q with A from registers and B transposed; dSᵀ
-// stored (4-byte pairs) and fenced; the bulk reduction's reads waited
-// for, with no CTA barrier before the next step's. After the loops, the
-// last two steps' dQ tiles; the bulk reductions waited for before the
-// kernel ends. No reductions by the threads.
+// added to the workspace by four TMA reductions (a box of 32 columns each;
+// TMA leaves out rows past Sq) through the workspace's tensor map; the
+// previous step's dQ = dS K from its stored dSᵀ, both transposed (1, 1),
+// waited for, staged into the swizzled boxes (8-byte pairs) and fenced
+// into the async proxy; Sᵀ = K Qᵀ and dPᵀ = V dOᵀ from two K-major
+// descriptors (trans 0, 0); the recomputed P; dV += Pᵀ dO and dK += dSᵀ Q
+// with A from registers and B transposed; dSᵀ stored (4-byte pairs) and
+// fenced; the reductions' reads waited for, with no CTA barrier before the
+// next step's. After the loops, the last two steps' dQ tiles; the
+// reductions waited for before the kernel ends. No reductions by the
+// threads.
 // WGMMA: gpu.binary @naive_attention_backward_1_module
 // WGMMA-SAME: cp.async.cg.shared.global
 // WGMMA-SAME: fence.proxy.async.shared::cta
 // WGMMA-SAME: bar.sync
-// WGMMA-SAME: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rd{{[0-9]+}}], [%r{{[0-9]+}}], %r{{[0-9]+}};
+// WGMMA-SAME: cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}], [%rd{{[0-9]+}}];
+// WGMMA-SAME: cp.reduce.async.bulk.tensor.4d
+// WGMMA-SAME: cp.reduce.async.bulk.tensor.4d
+// WGMMA-SAME: cp.reduce.async.bulk.tensor.4d
 // WGMMA-SAME: cp.async.bulk.commit_group
 // WGMMA-SAME: wgmma.fence.sync.aligned
 // WGMMA-SAME: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{[{][^}]*[}]}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1,  1, 1,  1;
@@ -82,9 +90,9 @@
 // WGMMA-NOT: bar.sync
 // WGMMA-SAME: cp.async.wait_group
 // WGMMA-SAME: bar.sync
-// WGMMA-SAME: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
+// WGMMA-SAME: cp.reduce.async.bulk.tensor.4d
 // WGMMA-SAME: bar.sync
-// WGMMA-SAME: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
+// WGMMA-SAME: cp.reduce.async.bulk.tensor.4d
 // WGMMA-SAME: cp.async.bulk.wait_group \090;
 // WGMMA-NOT: ldmatrix
 // WGMMA-NOT: red.global

@@ -193,6 +193,35 @@ TEST_F(Driver, EncodesTensorMapsInDriverOrder) {
   }
 }
 
+TEST_F(Driver, EncodesAWorkspaceView) {
+  // grad_accum: acc (M x 64 bytes) is also an f32 [M, N] view its tensormap
+  // describes: the workspace's pointer, the view's extents, packed strides.
+  attnc_kernel *k = nullptr;
+  ASSERT_EQ(attnc_module_get_kernel(module, "grad_accum", &k), ATTNC_OK);
+  auto planFor = [&](int64_t n, attnc_plan **out) {
+    std::vector<Tensor> args = {Tensor(0x100000, ATTNC_DTYPE_F32, {100, n}),
+                                Tensor(0x700000, ATTNC_DTYPE_I8, {6400})};
+    std::vector<attnc_tensor> descs = descsOf(args);
+    return attnc_plan_create(k, descs.data(), descs.size(), nullptr, 0, out);
+  };
+  attnc_plan *p = nullptr;
+  ASSERT_EQ(planFor(16, &p), ATTNC_OK) << attnc_last_error();
+  ASSERT_EQ(fake().encodes.size(), 1u);
+  const fakecuda::EncodeCall &e = fake().encodes[0];
+  EXPECT_EQ(e.dtype, 7); // CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+  EXPECT_EQ(e.rank, 2u);
+  EXPECT_EQ(e.address, 0x700000u);
+  EXPECT_EQ(e.dims, (std::vector<uint64_t>{16, 100}));
+  EXPECT_EQ(e.strides, (std::vector<uint64_t>{64}));
+  EXPECT_EQ(e.box, (std::vector<uint32_t>{16, 64}));
+  EXPECT_EQ(e.swizzle, 2); // 64B
+  attnc_plan_destroy(p);
+  // The byte rule (M x 64) does not cover the view when N = 32.
+  EXPECT_EQ(planFor(32, &p), ATTNC_ERROR_VALIDATION);
+  EXPECT_STREQ(attnc_last_error(), "grad_accum: workspace acc is 6400 bytes "
+                                   "but its view f32[M, N] needs 12800");
+}
+
 TEST_F(Driver, OneElementDimensionsGetAValidStride) {
   // Hkv = 1 with a stride TMA could not take; it is never stepped along.
   tensors[1] = Tensor(0x100000000000, ATTNC_DTYPE_BF16, {2, 1, 1000, 128});

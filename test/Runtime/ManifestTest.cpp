@@ -430,8 +430,11 @@ const std::string v2Kernel =
     R"({"name": "a_map", "kind": "tensormap", "tensor": "a", )"
     R"("box": [64, 64], "swizzle": 128, "oob_fill": "zero"}, )"
     R"({"name": "ws", "kind": "workspace", )"
-    R"("bytes": [{"device": "num_sms"}, "M", 4], "zero_init": true}, )"
-    R"({"name": "seed", "kind": "scalar", "dtype": "i64"}], )"
+    R"("bytes": [{"device": "num_sms"}, "M", 4], "zero_init": true, )"
+    R"("view": {"dtype": "f32", "shape": ["M", 16]}}, )"
+    R"({"name": "seed", "kind": "scalar", "dtype": "i64"}, )"
+    R"({"name": "ws_map", "kind": "tensormap", "tensor": "ws", )"
+    R"("box": [64, 16], "swizzle": 64, "oob_fill": "zero"}], )"
     R"("constraints": [{"kind": "divisible", "lhs": "K", "rhs": "M"}, )"
     R"({"kind": "equal", "lhs": "K", "rhs": "K2"}, )"
     R"({"kind": "min", "sym": "M", "value": 1}]})";
@@ -465,8 +468,33 @@ TEST(Manifest, EachVersion2RuleHasItsMessage) {
       // Tensormaps.
       {R"("tensor": "a", "box")", R"("tensor": "z", "box")",
        "kernels[0].params[2].tensor: 'z' is not a tensor parameter"},
+      {R"("tensor": "a", "box")", R"("tensor": "seed", "box")",
+       "kernels[0].params[2].tensor: 'seed' is not a tensor parameter"},
+      // A workspace's view stands for the tensor.
       {R"("tensor": "a", "box")", R"("tensor": "ws", "box")",
-       "kernels[0].params[2].tensor: 'ws' is not a tensor parameter"},
+       "kernels[0].params[2].box[1]: the innermost box row is 256 bytes (64 "
+       "f32), more than the 128-byte swizzle span"},
+      {R"(, "view": {"dtype": "f32", "shape": ["M", 16]})", "",
+       "kernels[0].params[5].tensor: 'ws' is a workspace without a view; a "
+       "tensormap maps a tensor or a workspace's view"},
+      {R"("box": [64, 16])", R"("box": [16])",
+       "kernels[0].params[5].box: box has 1 dimensions but the view of "
+       "workspace 'ws' has rank 2"},
+      {R"("box": [64, 16])", R"("box": [64, 32])",
+       "kernels[0].params[5].box[1]: the innermost box row is 128 bytes (32 "
+       "f32), more than the 64-byte swizzle span"},
+      {R"("shape": ["M", 16]})", R"("shape": ["Q", 16]})",
+       "kernels[0].params[3].view.shape[0]: workspace view symbol 'Q' is not "
+       "a symbol of any tensor shape, so no argument can bind it"},
+      {R"("shape": ["M", 16]})", R"("shape": []})",
+       "kernels[0].params[3].view.shape: a view has at least one dimension"},
+      {R"("view": {"dtype": "f32")", R"("view": {"dtype": "f33")",
+       "kernels[0].params[3].view.dtype: unknown or unsupported dtype 'f33' "
+       "(expected one of bf16, f16, f32, f64, i1, i8, i32, i64)"},
+      {R"("view": {"dtype": "f32", )", R"("view": {)",
+       "kernels[0].params[3].view: missing required key 'dtype'"},
+      {R"("view": {"dtype": "f32", "shape": ["M", 16]})", R"("view": 3)",
+       "kernels[0].params[3].view: expected an object, got a number"},
       {R"("tensor": "a", "box")", R"("box")",
        "kernels[0].params[2]: missing required key 'tensor'"},
       {R"("box": [64, 64])", R"("box": [64])",

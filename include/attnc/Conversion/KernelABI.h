@@ -80,6 +80,10 @@ struct ABIParam {
   /// and whether the host zeroes it before each launch.
   std::vector<GridFactor> bytes;
   bool zeroInit = false;
+  /// Workspace only, optional: its typed view (element type, row-major
+  /// shape), which a tensormap may map.
+  std::string viewDtype;
+  std::vector<ABIDim> viewShape;
 
   /// Size parameter `sym` (i64).
   static ABIParam size(std::string sym) {

@@ -568,8 +568,10 @@ LogicalResult BackwardKernelBuilder::emitBody() {
       arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f));
   SmallVector<Value> acc((d + dv) / 2, zero);
   if (wgmma) {
-    // No step's dQ is pending yet: zero rows (see kPendingValues).
-    acc.append(kPendingValues, idx(0));
+    // No step's dQ is pending yet: no targets (see kPendingValues).
+    acc.append(2 * kTargetValues,
+               arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
+    acc.push_back(idx(0));
   }
   auto runLoops = [&](IRMapping &scope,
                       SmallVector<Value> acc) -> FailureOr<SmallVector<Value>> {

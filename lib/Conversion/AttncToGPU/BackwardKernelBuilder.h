@@ -38,11 +38,18 @@ inline constexpr double kLog2e = 1.4426950408889634;
 /// wgmma: dSᵀ is double-buffered, so that a step's dQ product (issued by
 /// the next step) reads one buffer while that step writes the other.
 inline constexpr int64_t kDsBuffers = 2;
-/// wgmma: the loop-carried state of dQ's deferred work (all index): the
-/// QueryGradTarget (start, rows; 0 rows: none) of the step whose dQ product
-/// is not yet issued, that of the step whose dQ is staged but not yet
-/// added, and the count of steps so far (it picks the buffers).
-inline constexpr int64_t kPendingValues = 5;
+/// wgmma: a QueryGradTarget carried from step to step, as i32: whether
+/// it is one (0: none), then its tensor-map coordinates (column, row, head,
+/// batch).
+inline constexpr int64_t kTargetValues = 5;
+/// wgmma: the loop-carried state of dQ's deferred work: the target of the
+/// step whose dQ product is not yet issued, that of the step whose dQ is
+/// staged but not yet added, and the count of steps so far (index; it
+/// picks the buffers).
+inline constexpr int64_t kPendingValues = 2 * kTargetValues + 1;
+/// wgmma: dQ's staging boxes, [block_q rows][32 f32] (128 bytes a row,
+/// 128-byte swizzled), as the workspace's tensor map moves them.
+inline constexpr int64_t kQueryGradBoxCols = 32;
 inline constexpr const char *kSizeSymbols[] = {"B", "H", "Hkv", "Sq", "Skv"};
 /// Tensors with stride parameters (dims 0..2 each), in launch order.
 inline constexpr const char *kStridedTensors[] = {"q",   "k",     "v",  "do",
@@ -125,10 +132,11 @@ private:
   /// Where the IR adds a query tile's dQ in the contiguous [B, H, Sq, d]
   /// f32 workspace: the element offset of the tile's first row and column,
   /// the tile's rows inside the sequence (index), the first column when it
-  /// is a constant.
+  /// is a constant; and (wgmma) the same as kTargetValues i32 values.
   struct QueryGradTarget {
     Value start, rows;
     std::optional<int64_t> constantCol;
+    SmallVector<Value> carried;
   };
   FailureOr<QueryGradTarget> queryGradTarget(BackwardQueryLoop &l,
                                              IRMapping &scope);
@@ -136,18 +144,17 @@ private:
   /// col0 .., to `target` by the threads' reductions.
   LogicalResult addQueryGrad(const QueryGradTarget &target,
                              ArrayRef<mma::FragC> c, Value slab, Value col0);
-  /// wgmma with BulkTiles: stores `c` (as addQueryGrad's) into staging tile
-  /// (`buffer`, `partial`) at dqOffset, [kDsBuffers][dqPartials][block_q][d]
-  /// f32, and fences it into the async proxy.
+  /// wgmma: stores `c` (as addQueryGrad's; columns col0.. of the tile)
+  /// into the staging boxes of (`buffer`, `partial`) at dqOffset,
+  /// [kDsBuffers][dqPartials][d / 32 boxes][block_q][32] f32, swizzled as
+  /// the workspace's tensor map reads them, and fences it into the async
+  /// proxy.
   void stageQueryGrad(ArrayRef<mma::FragC> c, Value slab, Value col0,
                       Value buffer, Value partial);
-  /// Thread 0 adds the staged tiles of `buffer` (published by a barrier
-  /// since) to `target` by one bulk reduction each.
-  void issueQueryGradBulk(const QueryGradTarget &target, Value buffer);
-  /// wgmma with BulkRows: the warp stages `c` in its padded rows at
-  /// dqOffset and lanes 0..15 add one row each by a bulk reduction.
-  void addQueryGradRows(const QueryGradTarget &target, ArrayRef<mma::FragC> c,
-                        Value slab, Value col0);
+  /// Thread 0 adds the staged boxes of `buffer` (published by a barrier
+  /// since) to the target of `carried` (kTargetValues) by one TMA
+  /// reduction each.
+  void issueQueryGradReduce(ValueRange carried, Value buffer);
 
   // The wgmma strategy (BackwardWgmma.cpp).
   void emitWgmmaPrologue();
@@ -156,8 +163,7 @@ private:
                               MutableArrayRef<Value> dvAcc,
                               MutableArrayRef<Value> pending);
   Value issueQueryGradProduct(Value base, Value dsTile);
-  LogicalResult finishQueryGrad(Value dq, const QueryGradTarget &target,
-                                Value counter);
+  void finishQueryGrad(Value dq, Value counter);
   /// The byte offset (i64) of the dSᵀ buffer of step `counter`.
   Value dsTileOf(Value counter);
   /// After the last step: its dQ product and addition.
@@ -193,23 +199,17 @@ private:
   bool wgmma = false;
   Value tiles, smemAddress, group;
   int64_t kOffset = 0, vOffset = 0, qOffset = 0, doOffset = 0, dsOffset = 0;
-  /// wgmma: how dQ's tiles reach the workspace. BulkTiles: staged as
-  /// workspace rows (dQ's columns split over two warpgroups, starting at
-  /// 0), `dqPartials` tiles per buffer, one bulk reduction each after the
-  /// next barrier. BulkRows: each warp's 16 rows staged (`dqRowBytes`
-  /// apart) and added by one bulk reduction per row. Threads: the threads'
-  /// reductions (columns not known to be 16-byte aligned).
-  enum class QueryGradAdd { Threads, BulkTiles, BulkRows };
-  QueryGradAdd dqAdd = QueryGradAdd::Threads;
-  /// The staging at byte dqOffset and its f32 view: BulkTiles [tile x
-  /// block_q rows][d], BulkRows [warps x 16 rows][dqRowBytes / 4].
-  int64_t dqOffset = 0, dqPartials = 1, dqRowBytes = 0;
-  Value dqSmem;
+  /// wgmma: dQ's tiles are staged at byte dqOffset (1024-aligned),
+  /// `dqPartials` per buffer (one per warpgroup when each adds its own
+  /// keys' share, one when they split the columns), and added to the
+  /// workspace by TMA reductions after the next barrier.
+  int64_t dqOffset = 0, dqPartials = 1;
   /// wgmma: dQ's columns per warpgroup (split: two warpgroups take a box of
   /// d each).
   bool dqSplitColumns = false;
   int64_t dqCols = 0;
   Value scale; // c = scale x run-time scale, f32
+  std::string runtimeScaleParamName;
 };
 
 } // namespace attnc::backward_kernel

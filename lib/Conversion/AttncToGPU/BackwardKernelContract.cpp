@@ -171,6 +171,9 @@ void BackwardKernelBuilder::planParameters() {
     }
     p.bytes.push_back(GridFactor::constant(d * 4));
     p.zeroInit = true;
+    p.viewDtype = "f32";
+    p.viewShape = shapeOf(form.query, 3);
+    p.viewShape.push_back(d);
     push(std::move(p));
   }
   for (const char *sym : kSizeSymbols)
@@ -182,8 +185,21 @@ void BackwardKernelBuilder::planParameters() {
   for (const BlockTensor &bt : form.regionTensors)
     for (int64_t dim = 0; dim < static_cast<int64_t>(bt.coords.size()); ++dim)
       push(ABIParam::stride(bt.name, dim));
-  if (form.runtimeScale)
+  if (form.runtimeScale) {
     push(runtimeScaleParam(form.runtimeScale));
+    runtimeScaleParamName = abi.params.back().name;
+  }
+  if (wgmma) {
+    // dQ's tiles are added by TMA reductions, in boxes of block_q rows x 32
+    // f32 (one 128-byte swizzled row each).
+    ABIParam p;
+    p.kind = ABIParam::Kind::TensorMap;
+    p.name = "dq_accum.map";
+    p.tensor = "dq_accum";
+    p.box = {1, 1, blockQ, kQueryGradBoxCols};
+    p.swizzle = 128;
+    push(std::move(p));
+  }
 }
 
 FailureOr<GridFactor> BackwardKernelBuilder::gridFactor(OpFoldResult extent) {
@@ -218,7 +234,7 @@ Value BackwardKernelBuilder::extentOf(Value tensor, int64_t dim) {
 
 FailureOr<Value> BackwardKernelBuilder::leafValue(Value v) {
   if (form.runtimeScale && v == form.runtimeScale)
-    return param(abi.params.back().name);
+    return param(runtimeScaleParamName);
   auto dim = v.getDefiningOp<tensor::DimOp>();
   if (!dim)
     return Value();

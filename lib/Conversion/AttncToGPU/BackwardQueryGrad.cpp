@@ -7,8 +7,10 @@
 // The backward kernel's dQ reductions, shared by both strategies: each K/V
 // tile's contribution dS K to a query tile's dQ is added to the zeroed f32
 // workspace where the IR's attnc.accumulate and attnc.parallel_accumulate
-// put it, by reduction instructions (inline PTX: MLIR has no vector
-// reduction, and the no-S x S check traces these to the workspace).
+// put it: mma_sync by the threads' reduction instructions (inline PTX:
+// MLIR has no vector reduction, and the no-S x S check traces these to the
+// workspace); wgmma by staging each tile in shared memory and adding it by
+// TMA reductions through the workspace's tensor map.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,6 +64,16 @@ BackwardKernelBuilder::queryGradTarget(BackwardQueryLoop &l, IRMapping &scope) {
   std::optional<int64_t> innerCol = getConstantIntValue(inner[2]);
   if (outerCol && innerCol)
     t.constantCol = *outerCol + *innerCol;
+  auto i32 = [&](Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), v).getResult();
+  };
+  // A tile is one if any of its rows is inside the sequence; TMA skips the
+  // rest (they are outside the map).
+  t.carried = {
+      arith::ExtUIOp::create(
+          b, loc, b.getI32Type(),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row0, seqQ)),
+      i32(col), i32(row0), i32(head), i32(outer[0])};
   return t;
 }
 
@@ -180,33 +192,62 @@ LogicalResult BackwardKernelBuilder::addQueryGrad(const QueryGradTarget &target,
 void BackwardKernelBuilder::stageQueryGrad(ArrayRef<mma::FragC> c, Value slab,
                                            Value col0, Value buffer,
                                            Value partial) {
-  // The tile is staged as it lies in the workspace (rows of d f32, no
-  // padding), so that one bulk reduction adds all of it: the rows of a
-  // store fall in the same banks, the price of one reduction per tile.
-  Value tileRow0 = arith::MulIOp::create(
-      b, loc,
+  // Box k of a tile holds its columns [32 k, 32 k + 32), a 128-byte row per
+  // query row with 16-byte chunk j at j ^ (row mod 8), as the tensor map's
+  // 128-byte swizzle has it. A thread's row mod 8 is its quad row, so the
+  // eight rows of a store (four threads, 32 bytes each) fall in four
+  // distinct 32-byte bank groups twice: two wavefronts, the least for 256
+  // bytes.
+  int64_t rowBytes = kQueryGradBoxCols * 4;
+  int64_t boxBytes = blockQ * rowBytes;
+  int64_t tileBytes = d / kQueryGradBoxCols * boxBytes;
+  Value tile = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, buffer, idx(dqPartials)), partial);
+  Value slabRow0 = arith::MulIOp::create(b, loc, slab, idx(mma::kM));
+  Value base = arith::AddIOp::create(
+      b, loc, idx(dqOffset),
       arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, buffer, idx(dqPartials)),
-          partial),
-      idx(blockQ));
-  Value slabRow0 = arith::AddIOp::create(
-      b, loc, tileRow0, arith::MulIOp::create(b, loc, slab, idx(mma::kM)));
-  auto pairType = VectorType::get({2}, b.getF32Type());
-  for (auto [n, frag] : llvm::enumerate(c))
+          b, loc, arith::MulIOp::create(b, loc, tile, idx(tileBytes)),
+          arith::MulIOp::create(b, loc, slabRow0, idx(rowBytes))));
+  // col0 is a multiple of 64: whole boxes.
+  Value firstBox = arith::DivUIOp::create(b, loc, col0, idx(kQueryGradBoxCols));
+  base = arith::AddIOp::create(
+      b, loc, base, arith::MulIOp::create(b, loc, firstBox, idx(boxBytes)));
+  Value half = arith::MulIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, w.quadCol, idx(1)), idx(8));
+  Value chunkOfQuad = arith::DivUIOp::create(b, loc, w.quadCol, idx(2));
+  int64_t tilesPerBox = kQueryGradBoxCols / mma::kN;
+  for (auto [n, frag] : llvm::enumerate(c)) {
+    int64_t box = int64_t(n) / tilesPerBox;
+    Value chunk = arith::XOrIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, chunkOfQuad,
+                              idx(2 * (int64_t(n) % tilesPerBox))),
+        w.quadRow);
     for (int64_t h = 0; h < 2; ++h) {
-      Value pair = vector::FromElementsOp::create(
-          b, loc, pairType, ValueRange{frag[2 * h], frag[2 * h + 1]});
-      Value row = arith::AddIOp::create(
-          b, loc, slabRow0,
-          arith::AddIOp::create(b, loc, w.quadRow, idx(8 * h)));
-      Value col = arith::AddIOp::create(
-          b, loc, col0,
+      Value row = arith::AddIOp::create(b, loc, w.quadRow, idx(8 * h));
+      Value bytes = arith::AddIOp::create(
+          b, loc, base,
           arith::AddIOp::create(
-              b, loc, idx(int64_t(n) * mma::kN),
-              arith::MulIOp::create(b, loc, w.quadCol, idx(2))));
-      vector::StoreOp::create(b, loc, pair, dqSmem, ValueRange{row, col},
-                              /*nontemporal=*/false, llvm::MaybeAlign(8));
+              b, loc,
+              arith::AddIOp::create(
+                  b, loc, arith::MulIOp::create(b, loc, row, idx(rowBytes)),
+                  idx(box * boxBytes)),
+              arith::AddIOp::create(
+                  b, loc, arith::MulIOp::create(b, loc, chunk, idx(16)),
+                  half)));
+      Value ptr = LLVM::IntToPtrOp::create(
+          b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
+          arith::AddIOp::create(
+              b, loc, smemAddress,
+              arith::IndexCastOp::create(b, loc, b.getI64Type(), bytes))
+              .getResult());
+      Value pair = vector::FromElementsOp::create(
+          b, loc, VectorType::get({2}, b.getF32Type()),
+          ValueRange{frag[2 * h], frag[2 * h + 1]});
+      LLVM::StoreOp::create(b, loc, pair, ptr, /*alignment=*/8);
     }
+  }
   // Generic-proxy writes, read by the async proxy after the next barrier.
   NVVM::FenceProxyOp::create(
       b, loc, NVVM::ProxyKind::async_shared,
@@ -214,134 +255,49 @@ void BackwardKernelBuilder::stageQueryGrad(ArrayRef<mma::FragC> c, Value slab,
                                  NVVM::SharedSpace::shared_cta));
 }
 
-void BackwardKernelBuilder::issueQueryGradBulk(const QueryGradTarget &target,
-                                               Value buffer) {
+void BackwardKernelBuilder::issueQueryGradReduce(ValueRange carried,
+                                                 Value buffer) {
   MLIRContext *ctx = b.getContext();
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value none = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
   Value issues = arith::AndIOp::create(
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0)),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, target.rows,
-                            idx(0)));
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, carried[0],
+                            none));
   auto issue = scf::IfOp::create(b, loc, issues, false);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(issue.thenBlock());
-  Value rows = arith::MinUIOp::create(b, loc, target.rows, idx(blockQ));
-  Value bytes = arith::IndexCastOp::create(
-      b, loc, b.getI32Type(), arith::MulIOp::create(b, loc, rows, idx(d * 4)));
-  auto ptrType = LLVM::LLVMPointerType::get(ctx, 1);
-  Value global =
-      LLVM::GEPOp::create(b, loc, ptrType, b.getF32Type(), param("dq_accum"),
-                          ValueRange{arith::IndexCastOp::create(
-                              b, loc, b.getI64Type(), target.start)});
+  int64_t boxBytes = blockQ * kQueryGradBoxCols * 4;
+  int64_t boxes = d / kQueryGradBoxCols;
+  Value col = carried[1];
   for (int64_t p = 0; p < dqPartials; ++p) {
     Value tile = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, buffer, idx(dqPartials)), idx(p));
-    Value shared = arith::TruncIOp::create(
-        b, loc, b.getI32Type(),
+    Value tileStart = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(),
         arith::AddIOp::create(
-            b, loc, smemAddress,
-            arith::IndexCastOp::create(
-                b, loc, b.getI64Type(),
-                arith::AddIOp::create(
-                    b, loc, idx(dqOffset),
-                    arith::MulIOp::create(b, loc, tile,
-                                          idx(blockQ * d * 4))))));
-    // MLIR has the tensor form of the bulk reduction only; the no-S x S
-    // check traces $0 to the workspace. Element-wise atomic: the partials
-    // of several warpgroups and CTAs add up.
-    LLVM::InlineAsmOp::create(
-        b, loc, TypeRange{}, ValueRange{global, shared, bytes},
-        b.getStringAttr("cp.reduce.async.bulk.global.shared::cta.bulk_group."
-                        "add.f32 [$0], [$1], $2;"),
-        b.getStringAttr("l,r,r"), b.getUnitAttr(), /*is_align_stack=*/nullptr,
-        /*tail_call_kind=*/nullptr, /*asm_dialect=*/nullptr,
-        /*operand_attrs=*/nullptr);
+            b, loc, idx(dqOffset),
+            arith::MulIOp::create(b, loc, tile, idx(boxes * boxBytes))));
+    for (int64_t box = 0; box < boxes; ++box) {
+      Value shared = LLVM::IntToPtrOp::create(
+          b, loc, LLVM::LLVMPointerType::get(ctx, 3),
+          arith::AddIOp::create(
+              b, loc, smemAddress,
+              arith::AddIOp::create(b, loc, tileStart, i64(box * boxBytes)))
+              .getResult());
+      Value boxCol = arith::AddIOp::create(
+          b, loc, col,
+          arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                       box * kQueryGradBoxCols));
+      // Element-wise atomic adds: the partials of several warpgroups and
+      // CTAs add up; rows past the sequence are outside the map.
+      NVVM::CpAsyncBulkTensorReduceOp::create(
+          b, loc, param("dq_accum.map"), shared, NVVM::TMAReduxKind::ADD,
+          NVVM::TMAStoreMode::TILE,
+          ValueRange{boxCol, carried[2], carried[3], carried[4]},
+          /*l2CacheHint=*/Value());
+    }
   }
   NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
-}
-
-void BackwardKernelBuilder::addQueryGradRows(const QueryGradTarget &target,
-                                             ArrayRef<mma::FragC> c, Value slab,
-                                             Value col0) {
-  int64_t cols = int64_t(c.size()) * mma::kN;
-  assert(cols * 4 + 32 <= dqRowBytes && "dQ staging rows too short");
-  // The warp stages its 16 x cols block of dQ in its own rows of shared
-  // memory and each of lanes 0..15 hands one row to the bulk-copy engine,
-  // which adds it to the workspace (atomically per element); nothing but
-  // the warp itself synchronises. The rows are 32 bytes longer than the
-  // data, so the fragments' 8 rows of a store land in distinct banks per
-  // half-warp. (The bulk instruction takes uniform addresses: the 16
-  // lanes' issues are serialised.)
-  MLIRContext *ctx = b.getContext();
-  Value full = arith::ConstantIntOp::create(b, loc, b.getI32Type(), -1);
-  // The previous step's reductions have read the rows (each lane waits for
-  // its own bulk group; the warp then agrees).
-  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
-                                       UnitAttr::get(ctx));
-  NVVM::SyncWarpOp::create(b, loc, full);
-  auto pairType = VectorType::get({2}, b.getF32Type());
-  for (auto [n, frag] : llvm::enumerate(c))
-    for (int64_t h = 0; h < 2; ++h) {
-      Value pair = vector::FromElementsOp::create(
-          b, loc, pairType, ValueRange{frag[2 * h], frag[2 * h + 1]});
-      Value row = arith::AddIOp::create(
-          b, loc, w.warpRow0,
-          arith::AddIOp::create(b, loc, w.quadRow, idx(8 * h)));
-      Value col = arith::AddIOp::create(
-          b, loc, idx(int64_t(n) * mma::kN),
-          arith::MulIOp::create(b, loc, w.quadCol, idx(2)));
-      vector::StoreOp::create(b, loc, pair, dqSmem, ValueRange{row, col},
-                              /*nontemporal=*/false, llvm::MaybeAlign(8));
-    }
-  // Generic-proxy writes, async-proxy reads: each writer fences first.
-  NVVM::FenceProxyOp::create(
-      b, loc, NVVM::ProxyKind::async_shared,
-      NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
-  NVVM::SyncWarpOp::create(b, loc, full);
-
-  Value row = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, slab, idx(mma::kM)), w.lane);
-  Value issues = arith::AndIOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, w.lane,
-                            idx(mma::kM)),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
-                            target.rows));
-  auto issue = scf::IfOp::create(b, loc, issues, false);
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(issue.thenBlock());
-    Value offset = arith::AddIOp::create(
-        b, loc, target.start,
-        arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, row, idx(d)), col0));
-    auto ptrType = LLVM::LLVMPointerType::get(ctx, 1);
-    Value global = LLVM::GEPOp::create(
-        b, loc, ptrType, b.getF32Type(), param("dq_accum"),
-        ValueRange{arith::IndexCastOp::create(b, loc, b.getI64Type(), offset)});
-    Value stagingRow = arith::AddIOp::create(b, loc, w.warpRow0, w.lane);
-    Value shared = arith::TruncIOp::create(
-        b, loc, b.getI32Type(),
-        arith::AddIOp::create(
-            b, loc, smemAddress,
-            arith::IndexCastOp::create(
-                b, loc, b.getI64Type(),
-                arith::AddIOp::create(
-                    b, loc, idx(dqOffset),
-                    arith::MulIOp::create(b, loc, stagingRow,
-                                          idx(dqRowBytes))))));
-    // MLIR has the tensor form of the bulk reduction only; the no-S x S
-    // check traces $0 to the workspace.
-    std::string text =
-        "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], "
-        "[$1], " +
-        std::to_string(cols * 4) + ";";
-    LLVM::InlineAsmOp::create(
-        b, loc, TypeRange{}, ValueRange{global, shared}, b.getStringAttr(text),
-        b.getStringAttr("l,r"), b.getUnitAttr(), /*is_align_stack=*/nullptr,
-        /*tail_call_kind=*/nullptr, /*asm_dialect=*/nullptr,
-        /*operand_attrs=*/nullptr);
-    NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
-  }
 }

@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // The wgmma strategy of the backward kernel (sm_90a): the loops, the
-// recomputation of P and dS and the dQ atomics are BackwardKernel.cpp's;
+// recomputation of P and dS are BackwardKernel.cpp's, dQ's staging and TMA
+// reductions BackwardQueryGrad.cpp's;
 // the five products are warpgroup MMAs reading shared memory through
 // descriptors (WgmmaStrategy.h), in 128-byte-swizzled tiles that cp.async
 // fills. Each warpgroup owns 64 keys of the K/V tile, so its accumulators
@@ -46,7 +47,7 @@ using namespace attnc::wgmma;
 
 /// Thread coordinates; shared memory from a 1024-byte-aligned base: K | V |
 /// Q [stages] | dO [stages] | dSᵀ [2] (tiles in boxes of [rows][64]) | lse
-/// [stages][block_q] f32 | delta | dQ's staging tiles (f32).
+/// [stages][block_q] f32 | delta | dQ's staging tiles (f32, 1024-aligned).
 void BackwardKernelBuilder::emitWgmmaPrologue() {
   emitThreadCoords();
   group = arith::DivUIOp::create(b, loc, warp, idx(kWarpsPerGroup));
@@ -64,34 +65,10 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
   dqSplitColumns = groups == 2 && d == 2 * kBoxElems;
   dqCols = dqSplitColumns ? kBoxElems : d;
   dqPartials = dqSplitColumns ? 1 : groups;
-  // A bulk reduction needs 16-byte aligned rows (every loop's dQ columns
-  // start at a constant multiple of 4); one per staged tile needs the tile
-  // to be whole rows of the workspace (columns start at 0). Tiles are
-  // taken where dQ's columns are split over warpgroups (d = 128: 411
-  // against 380 TFLOP/s at S = 16k), rows otherwise (d = 64: 307 against
-  // 283; the unpadded tile's bank conflicts weigh more on its shorter
-  // steps).
-  auto columnsStart = [&](auto pred) {
-    std::optional<int64_t> outer =
-        getConstantIntValue(form.dqAccumulate.getOffsets()[3]);
-    return outer && llvm::all_of(form.loops, [&](auto &l) {
-             std::optional<int64_t> inner =
-                 getConstantIntValue(l.accumulate.getOffsets()[2]);
-             return inner && pred(*outer + *inner);
-           });
-  };
-  dqAdd = QueryGradAdd::Threads;
-  if (dqSplitColumns && columnsStart([](int64_t c) { return c == 0; }))
-    dqAdd = QueryGradAdd::BulkTiles;
-  else if (d % 4 == 0 && columnsStart([](int64_t c) { return c % 4 == 0; }))
-    dqAdd = QueryGradAdd::BulkRows;
-  dqOffset = deltaOffset + stages * blockQ * 4;
-  dqRowBytes = dqCols * 4 + 32;
-  int64_t end = dqOffset;
-  if (dqAdd == QueryGradAdd::BulkTiles)
-    end += kDsBuffers * dqPartials * blockQ * d * 4;
-  else if (dqAdd == QueryGradAdd::BulkRows)
-    end += warps * mma::kM * dqRowBytes;
+  // The staging boxes start on a swizzle atom, as the tensor map's 128-byte
+  // swizzle needs.
+  dqOffset = llvm::alignTo(deltaOffset + stages * blockQ * 4, kAtomBytes);
+  int64_t end = dqOffset + kDsBuffers * dqPartials * blockQ * d * 4;
 
   auto ws =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
@@ -106,11 +83,6 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
   tiles = view(0, {lseOffset / eb}, T);
   lseSmem = view(lseOffset, {stages, blockQ}, b.getF32Type());
   deltaSmem = view(deltaOffset, {stages, blockQ}, b.getF32Type());
-  if (dqAdd == QueryGradAdd::BulkTiles)
-    dqSmem =
-        view(dqOffset, {kDsBuffers * dqPartials * blockQ, d}, b.getF32Type());
-  else if (dqAdd == QueryGradAdd::BulkRows)
-    dqSmem = view(dqOffset, {warps * mma::kM, dqRowBytes / 4}, b.getF32Type());
   smemAddress = aligned.address;
   abi.dynamicSharedMemoryBytes = end + kAtomBytes;
 }
@@ -192,27 +164,18 @@ Value BackwardKernelBuilder::issueQueryGradProduct(Value base, Value dsTile) {
   return dq;
 }
 
-/// The completed product `dq` of step `counter`, whose target is `target`:
-/// staged for the bulk reduction, or added by the threads.
-LogicalResult
-BackwardKernelBuilder::finishQueryGrad(Value dq, const QueryGradTarget &target,
-                                       Value counter) {
+/// The completed product `dq` of step `counter`, staged for the TMA
+/// reduction that the next step issues.
+void BackwardKernelBuilder::finishQueryGrad(Value dq, Value counter) {
   SmallVector<mma::FragC> frags =
       fragmentsOf(unpackAccumulator(b, loc, dq, dqCols));
   Value slab = arith::RemUIOp::create(b, loc, warp, idx(kWarpsPerGroup));
   Value col0 = dqSplitColumns
                    ? arith::MulIOp::create(b, loc, group, idx(kBoxElems))
                    : idx(0);
-  if (dqAdd == QueryGradAdd::Threads)
-    return addQueryGrad(target, frags, slab, col0);
-  if (dqAdd == QueryGradAdd::BulkRows) {
-    addQueryGradRows(target, frags, slab, col0);
-    return success();
-  }
   stageQueryGrad(frags, slab, col0,
                  arith::RemUIOp::create(b, loc, counter, idx(kDsBuffers)),
                  dqSplitColumns ? idx(0) : group);
-  return success();
 }
 
 Value BackwardKernelBuilder::dsTileOf(Value counter) {
@@ -225,23 +188,21 @@ void BackwardKernelBuilder::flushQueryGrad(ArrayRef<Value> pending) {
   // The last step's dSᵀ and the staged tile of the step before are
   // visible to every warp.
   gpu::BarrierOp::create(b, loc);
-  Value counter = pending[4];
+  ValueRange product = pending.take_front(kTargetValues);
+  ValueRange staged = pending.slice(kTargetValues, kTargetValues);
+  Value counter = pending.back();
   Value before = arith::AddIOp::create(b, loc, counter, idx(kDsBuffers - 2));
   Value last = arith::AddIOp::create(b, loc, counter, idx(kDsBuffers - 1));
-  if (dqAdd == QueryGradAdd::BulkTiles)
-    issueQueryGradBulk({pending[2], pending[3], std::nullopt},
+  issueQueryGradReduce(staged,
                        arith::RemUIOp::create(b, loc, before, idx(kDsBuffers)));
   Value base = tiedFence(b, loc, smemAddress, "=l,0");
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   Value dq = issueQueryGradProduct(base, dsTileOf(last));
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  QueryGradTarget target{pending[0], pending[1], std::nullopt};
-  (void)finishQueryGrad(dq, target, last);
-  if (dqAdd != QueryGradAdd::BulkTiles)
-    return;
+  finishQueryGrad(dq, last);
   gpu::BarrierOp::create(b, loc);
-  issueQueryGradBulk(target,
-                     arith::RemUIOp::create(b, loc, last, idx(kDsBuffers)));
+  issueQueryGradReduce(product,
+                       arith::RemUIOp::create(b, loc, last, idx(kDsBuffers)));
 }
 
 LogicalResult
@@ -258,7 +219,7 @@ BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
   Value base = tiedFence(b, loc, smemAddress, "=l,0");
   Value qTile = tileOffset(qOffset, stage, blockQ * d * eb);
   Value doTile = tileOffset(doOffset, stage, blockQ * dv * eb);
-  Value counter = pending[4];
+  Value counter = pending.back();
 
   auto registerA = [&](ArrayRef<std::array<Value, 2>> packed) {
     SmallVector<Value> a;
@@ -287,20 +248,17 @@ BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
   // Pᵀ dO while dS is computed; dK += dSᵀ Q while dSᵀ is stored (in the other
   // buffer: dQ read this one).
   Value previous = arith::AddIOp::create(b, loc, counter, idx(kDsBuffers - 1));
-  QueryGradTarget productTarget{pending[0], pending[1], std::nullopt};
   // The tile staged by the previous step (step counter - 2) goes to the
   // workspace: the barrier that began this step published it.
-  if (dqAdd == QueryGradAdd::BulkTiles)
-    issueQueryGradBulk(
-        {pending[2], pending[3], std::nullopt},
-        arith::RemUIOp::create(b, loc, counter, idx(kDsBuffers)));
+  issueQueryGradReduce(
+      ValueRange(pending).slice(kTargetValues, kTargetValues),
+      arith::RemUIOp::create(b, loc, counter, idx(kDsBuffers)));
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   Value dq = issueQueryGradProduct(base, dsTileOf(previous));
   // Staged before Sᵀ is issued: with Sᵀ in flight beside dQ, dK and dV
   // the accumulators spill (measured slower at d = 128, equal at d = 64).
   waitAllBut(0);
-  if (failed(finishQueryGrad(dq, productTarget, previous)))
-    return failure();
+  finishQueryGrad(dq, previous);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   Value sAcc = issueKeyRowProducts(base, kOffset, qTile, d);
   commit();
@@ -358,20 +316,19 @@ BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
   llvm::copy(dvValues, dvAcc.begin());
   llvm::copy(dkValues, dk.begin());
 
-  // The bulk reduction issued at the top of the step has read its tile
-  // before the next step's barrier (after which that tile is restaged).
-  if (dqAdd == QueryGradAdd::BulkTiles)
-    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
-                                         UnitAttr::get(b.getContext()));
+  // The reductions issued at the top of the step have read their tiles
+  // before the next step's barrier (after which those are restaged).
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
+                                       UnitAttr::get(b.getContext()));
   // This step's dQ product is pending until the next step (or the flush),
   // the previous step's is staged.
   FailureOr<QueryGradTarget> target = queryGradTarget(l, scope);
   if (failed(target))
     return failure();
-  pending[2] = pending[0];
-  pending[3] = pending[1];
-  pending[0] = target->start;
-  pending[1] = target->rows;
-  pending[4] = arith::AddIOp::create(b, loc, counter, idx(1));
+  for (int64_t i = 0; i < kTargetValues; ++i) {
+    pending[kTargetValues + i] = pending[i];
+    pending[i] = target->carried[i];
+  }
+  pending.back() = arith::AddIOp::create(b, loc, counter, idx(1));
   return success();
 }

@@ -13,7 +13,7 @@
 // CHECK-SAME: tensor<"delta", f32, [B, 8, Sq, 1], input, align = 4
 // CHECK-SAME: tensor<"dk", bf16, [B, 2, Skv, 128], output
 // CHECK-SAME: tensor<"dv", bf16, [B, 2, Skv, 128], output
-// CHECK-SAME: workspace<"dq_accum", bytes = [B, 8, Sq, 512], zero_init>
+// CHECK-SAME: workspace<"dq_accum", bytes = [B, 8, Sq, 512], zero_init, view = f32 [B, 8, Sq, 128]>
 // CHECK-SAME: grid = {{\[}}[ceil_div(Skv, 128)], [2], [B]], block = [256, 1, 1], shared_memory = 158720
 // CHECK-SAME: mask = "causal_bottom_right"
 // CHECK: gpu.func @causal_gqa(
@@ -67,7 +67,7 @@ func.func @causal_gqa(%q: tensor<?x8x?x128xbf16>, %k: tensor<?x2x?x128xbf16>, %v
 // Static shapes of one query tile: canonicalization folds the query loop
 // (and the head loop of MHA) away; the kernel runs the step once.
 // CHECK-LABEL: gpu.module @one_tile_module
-// CHECK-SAME: workspace<"dq_accum", bytes = [1, 2, 64, 256], zero_init>
+// CHECK-SAME: workspace<"dq_accum", bytes = [1, 2, 64, 256], zero_init, view = f32 [1, 2, 64, 64]>
 // CHECK-SAME: grid = {{\[}}[1], [2], [1]]
 // CHECK: gpu.func @one_tile(
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step

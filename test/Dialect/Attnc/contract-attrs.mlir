@@ -15,7 +15,9 @@
 // CHECK-SAME: tensormap<"q.map", tensor = "q", box = [1, 1, 64, 64], swizzle = 128, oob_fill = zero>,
 // CHECK-SAME: tensormap<"k.map", tensor = "k", box = [1, 1, 64, 64], swizzle = 128, oob_fill = nan>,
 // CHECK-SAME: workspace<"partials", bytes = [device(num_sms), 4096], zero_init>,
-// CHECK-SAME: workspace<"rows", bytes = [B, H, ceil_div(Sq, 128), 8]>],
+// CHECK-SAME: workspace<"rows", bytes = [B, H, ceil_div(Sq, 128), 8]>,
+// CHECK-SAME: workspace<"acc", bytes = [B, H, Sq, 512], zero_init, view = f32 [B, H, Sq, 128]>,
+// CHECK-SAME: tensormap<"acc.map", tensor = "acc", box = [1, 1, 64, 32], swizzle = 128, oob_fill = zero>],
 // CHECK-SAME: grid = {{\[\[}}ceil_div(Sq, 128)], [H], [B]], block = [256, 1, 1], shared_memory = 99328,
 // CHECK-SAME: constraints = [divisible(H, Hkv), equal(Skv, Skv), min(Sq, 1)],
 // CHECK-SAME: attrs = {block_q = 128 : i64, causal = true, note = "v2", scale = 1.250000e-01 : f64},
@@ -32,14 +34,17 @@ gpu.module @attn_module attributes {attnc.launch_contract = #attnc.launch_contra
               tensormap<"q.map", tensor = "q", box = [1, 1, 64, 64], swizzle = 128, oob_fill = zero>,
               tensormap<"k.map", tensor = "k", box = [1, 1, 64, 64], swizzle = 128, oob_fill = nan>,
               workspace<"partials", bytes = [device(num_sms), 4096], zero_init>,
-              workspace<"rows", bytes = [B, H, ceil_div(Sq, 128), 8]>],
+              workspace<"rows", bytes = [B, H, ceil_div(Sq, 128), 8]>,
+              workspace<"acc", bytes = [B, H, Sq, 512], zero_init, view = f32 [B, H, Sq, 128]>,
+              tensormap<"acc.map", tensor = "acc", box = [1, 1, 64, 32], swizzle = 128, oob_fill = zero>],
     grid = [[ceil_div(Sq, 128)], [H], [B]], block = [256, 1, 1], shared_memory = 99328,
     constraints = [divisible(H, Hkv), equal(Skv, Skv), min(Sq, 1)],
     fallback = @attn_fallback,
     attrs = {causal = true, scale = 0.125 : f64, block_q = 128 : i64, note = "v2"}>} {
   llvm.func @attn(%q: !llvm.ptr<1>, %o: !llvm.ptr<1>, %lse: !llvm.ptr<1>, %k: !llvm.ptr<1>,
                   %b: i64, %sq: i32, %qs0: i64, %scale: f32, %qmap: !llvm.ptr, %kmap: !llvm.ptr,
-                  %partials: !llvm.ptr<1>, %rows: !llvm.ptr<1>) attributes {nvvm.kernel} {
+                  %partials: !llvm.ptr<1>, %rows: !llvm.ptr<1>, %acc: !llvm.ptr<1>,
+                  %accmap: !llvm.ptr) attributes {nvvm.kernel} {
     llvm.return
   }
 }

@@ -1049,6 +1049,36 @@ func.func @contract_tensormap_span() attributes {c = #attnc.launch_contract<kern
 
 // -----
 
+// expected-error @+1 {{workspace parameter 'w' has a view of element type vector<2xf32>; contracts carry bf16, f16, f32, f64, i1, i8, i32 and i64}}
+func.func @workspace_view_type() attributes {c = #attnc.workspace_param<"w", bytes = [64], view = vector<2xf32> [8]>} { return }
+
+// -----
+
+// expected-error @+1 {{workspace parameter 'w' has a view of rank 0}}
+func.func @workspace_view_rank() attributes {c = #attnc.workspace_param<"w", bytes = [64], view = f32 []>} { return }
+
+// -----
+
+// expected-error @+1 {{workspace parameter 'w' has view shape entry -1 : i64; entries are non-negative extents and symbol names}}
+func.func @workspace_view_entry() attributes {c = #attnc.workspace_param<"w", bytes = [64], view = f32 [-1]>} { return }
+
+// -----
+
+// expected-error @+1 {{workspace parameter 'w' has a view with symbol 'M', which occurs in no tensor's shape}}
+func.func @contract_workspace_view_symbol() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>, workspace<"w", bytes = [N, 4], view = f32 [M]>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{tensormap parameter 'm' maps workspace 'w', which has no typed view}}
+func.func @contract_tensormap_workspace() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>, workspace<"w", bytes = [N, 4]>, tensormap<"m", tensor = "w", box = [32], swizzle = 128, oob_fill = zero>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{tensormap parameter 'm' has a box of rank 1 but the view of workspace 'w' has rank 2}}
+func.func @contract_tensormap_view_rank() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>, workspace<"w", bytes = [N, 128], view = f32 [N, 32]>, tensormap<"m", tensor = "w", box = [32], swizzle = 128, oob_fill = zero>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
 // expected-error @+1 {{workspace parameter 'w' uses symbol 'M', which occurs in no tensor's shape}}
 func.func @contract_workspace_symbol() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>, workspace<"w", bytes = [M, 4]>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
 

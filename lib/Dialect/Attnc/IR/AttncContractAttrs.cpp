@@ -370,13 +370,32 @@ TensorMapParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult
 WorkspaceParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                           StringRef name, ArrayRef<GridFactorAttr> bytes,
-                           bool) {
+                           StringRef name, ArrayRef<GridFactorAttr> bytes, bool,
+                           Type viewType, ArrayRef<Attribute> viewShape) {
   if (failed(checkName(emitError, name)))
     return failure();
   if (bytes.empty())
     return emitError() << "workspace parameter '" << name
                        << "' has no byte rule";
+  if (!viewType && viewShape.empty())
+    return success();
+  if (!viewType || !contractDTypeName(viewType))
+    return emitError() << "workspace parameter '" << name
+                       << "' has a view of element type " << render(viewType)
+                       << "; contracts carry bf16, f16, f32, f64, i1, i8, "
+                          "i32 and i64";
+  if (viewShape.empty())
+    return emitError() << "workspace parameter '" << name
+                       << "' has a view of rank 0";
+  for (Attribute d : viewShape) {
+    auto i = dyn_cast<IntegerAttr>(d);
+    auto s = dyn_cast<StringAttr>(d);
+    if ((i && i.getInt() >= 0) || (s && !s.getValue().empty()))
+      continue;
+    return emitError() << "workspace parameter '" << name
+                       << "' has view shape entry " << d
+                       << "; entries are non-negative extents and symbol names";
+  }
   return success();
 }
 
@@ -389,15 +408,24 @@ Attribute WorkspaceParamAttr::parse(AsmParser &parser, Type) {
       parseFactorList(parser, bytes))
     return {};
   bool zeroInit = false;
-  if (succeeded(parser.parseOptionalComma())) {
-    if (parser.parseKeyword("zero_init"))
+  Type viewType;
+  SmallVector<Attribute> viewShape;
+  // `, zero_init` and `, view = <type> [shape]`, in that order.
+  while (succeeded(parser.parseOptionalComma())) {
+    if (!zeroInit && !viewType &&
+        succeeded(parser.parseOptionalKeyword("zero_init"))) {
+      zeroInit = true;
+      continue;
+    }
+    if (viewType || parser.parseKeyword("view") || parser.parseEqual() ||
+        parser.parseType(viewType) || parseContractShape(parser, viewShape))
       return {};
-    zeroInit = true;
   }
   if (parser.parseGreater())
     return {};
   return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
-                    StringRef(name), ArrayRef<GridFactorAttr>(bytes), zeroInit);
+                    StringRef(name), ArrayRef<GridFactorAttr>(bytes), zeroInit,
+                    viewType, ArrayRef<Attribute>(viewShape));
 }
 
 void WorkspaceParamAttr::print(AsmPrinter &printer) const {
@@ -407,6 +435,10 @@ void WorkspaceParamAttr::print(AsmPrinter &printer) const {
   printFactorList(printer, getBytes());
   if (getZeroInit())
     printer << ", zero_init";
+  if (getViewType()) {
+    printer << ", view = " << getViewType() << ' ';
+    printContractShape(printer, getViewShape());
+  }
   printer << '>';
 }
 
@@ -430,17 +462,18 @@ TensorParamAttr LaunchContractAttr::lookupTensor(StringRef name) const {
   return dyn_cast_or_null<TensorParamAttr>(lookupParam(name));
 }
 
-/// Checks a tensor map against the tensor it maps: rank and the TMA rules
-/// on the innermost box row.
+/// Checks a tensor map against the array it maps (`what` names it, of
+/// `rank` and element type `dtype`): rank and the TMA rules on the
+/// innermost box row.
 static LogicalResult
 verifyTensorMap(function_ref<InFlightDiagnostic()> emitError,
-                TensorMapParamAttr m, TensorParamAttr t) {
-  if ((int64_t)m.getBox().size() != t.getRank())
+                TensorMapParamAttr m, const Twine &what, int64_t rank,
+                Type dtype) {
+  if ((int64_t)m.getBox().size() != rank)
     return emitError() << "tensormap parameter '" << m.getName()
-                       << "' has a box of rank " << m.getBox().size()
-                       << " but tensor '" << t.getName() << "' has rank "
-                       << t.getRank();
-  int64_t rowBytes = m.getBox().back() * elementBytes(t.getDtype());
+                       << "' has a box of rank " << m.getBox().size() << " but "
+                       << what << " has rank " << rank;
+  int64_t rowBytes = m.getBox().back() * elementBytes(dtype);
   if (rowBytes % 16 != 0)
     return emitError() << "tensormap parameter '" << m.getName()
                        << "' has an innermost box row of " << rowBytes
@@ -487,6 +520,7 @@ LogicalResult LaunchContractAttr::verify(
                           "fallback's)";
   llvm::StringSet<> names, bound;
   llvm::StringMap<TensorParamAttr> tensors;
+  llvm::StringMap<WorkspaceParamAttr> workspaces;
   for (auto [i, a] : llvm::enumerate(params)) {
     auto p = dyn_cast<KernelParamAttrInterface>(a);
     if (!p)
@@ -495,6 +529,8 @@ LogicalResult LaunchContractAttr::verify(
     if (!names.insert(p.getName()).second)
       return emitError() << "parameter name '" << p.getName()
                          << "' is used twice";
+    if (auto w = dyn_cast<WorkspaceParamAttr>(a))
+      workspaces[w.getName()] = w;
     if (auto t = dyn_cast<TensorParamAttr>(a)) {
       tensors[t.getName()] = t;
       for (Attribute d : t.getShape())
@@ -530,16 +566,35 @@ LogicalResult LaunchContractAttr::verify(
                            << t.getName() << "' has rank " << t.getRank();
     }
     if (auto m = dyn_cast<TensorMapParamAttr>(a)) {
+      WorkspaceParamAttr w = workspaces.lookup(m.getTensor());
+      if (w && !w.getViewType())
+        return emitError() << "tensormap parameter '" << m.getName()
+                           << "' maps workspace '" << w.getName()
+                           << "', which has no typed view";
+      if (w && failed(verifyTensorMap(
+                   emitError, m, "the view of workspace '" + w.getName() + "'",
+                   w.getViewShape().size(), w.getViewType())))
+        return failure();
+      if (w)
+        continue;
       TensorParamAttr t = mapped(m.getTensor());
-      if (!t || failed(verifyTensorMap(emitError, m, t)))
+      if (!t ||
+          failed(verifyTensorMap(emitError, m, "tensor '" + t.getName() + "'",
+                                 t.getRank(), t.getDtype())))
         return failure();
     }
-    if (auto w = dyn_cast<WorkspaceParamAttr>(a))
+    if (auto w = dyn_cast<WorkspaceParamAttr>(a)) {
       for (GridFactorAttr f : w.getBytes())
         if (!f.getSymbol().empty() && !bound.contains(f.getSymbol()))
           return emitError()
                  << "workspace parameter '" << w.getName() << "' uses symbol '"
                  << f.getSymbol() << "', which occurs in no tensor's shape";
+      for (Attribute d : w.getViewShape())
+        if (auto s = dyn_cast<StringAttr>(d); s && !bound.contains(s))
+          return emitError() << "workspace parameter '" << w.getName()
+                             << "' has a view with symbol '" << s.getValue()
+                             << "', which occurs in no tensor's shape";
+    }
   }
   // What is known at compile time must be launchable: the constant factors
   // of a grid extent alone may not exceed CUDA's limit on that dimension

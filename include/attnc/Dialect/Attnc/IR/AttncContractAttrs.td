@@ -257,7 +257,8 @@ def Attnc_TensorMapParamAttr
   let summary = "a TMA descriptor of a tensor parameter, passed by value";
   let description = [{
     The 128-byte CUtensorMap the host encodes from the tensor argument
-    `tensor` names (its pointer, shape and strides), with a box of `box`
+    `tensor` names (its pointer, shape and strides), or from the typed view
+    of the workspace it names, with a box of `box`
     elements per dimension (innermost last, one entry per dimension of the
     tensor), `swizzle` bytes (0, 32, 64 or 128) and `oob_fill` for the
     elements outside the tensor. The caller supplies nothing for it. TMA
@@ -288,19 +289,28 @@ def Attnc_WorkspaceParamAttr
     Passed like a tensor (a 16-byte aligned pointer) to at least the
     product of `bytes` bytes (factors as in a grid extent). With
     `zero_init` the host zeroes those bytes on the launch stream before the
-    launch.
+    launch. With `view = <dtype> [shape]` the workspace is also a typed,
+    contiguous (row-major) array of that shape, whose bytes must not exceed
+    the byte rule's: a tensormap parameter may then name the workspace, and
+    the host encodes its descriptor from that view.
 
     Example:
 
     ```mlir
     #attnc.workspace_param<"partials", bytes = [device(num_sms), 4096],
                            zero_init>
+    #attnc.workspace_param<"dq_accum", bytes = [B, H, Sq, 512], zero_init,
+                           view = f32 [B, H, Sq, 128]>
     ```
   }];
   let parameters = (ins StringRefParameter<"parameter name">:$name,
                         ArrayRefParameter<"::attnc::GridFactorAttr",
                                           "byte rule">:$bytes,
-                        "bool":$zeroInit);
+                        "bool":$zeroInit,
+                        OptionalParameter<"::mlir::Type",
+                                          "the view's element type">:$viewType,
+                        OptionalArrayRefParameter<"::mlir::Attribute",
+                                          "the view's extents and symbols">:$viewShape);
   let hasCustomAssemblyFormat = 1;
 }
 
