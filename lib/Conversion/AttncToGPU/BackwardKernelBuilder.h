@@ -120,14 +120,23 @@ private:
   /// block_q queries), packed in pairs (the A fragments of dV's product),
   /// and per element the factor of dS = factor x (dPᵀ - delta): c P, times
   /// the score modifier's derivative.
+  /// The thread's values of a row statistic (the logsumexp or delta) of
+  /// `stage` in n8 tiles [first, first + count): its query columns, in
+  /// accumulator order. `scaledLse`: the logsumexp times log2(e), +inf for
+  /// a row that saw no key.
+  SmallVector<Value> loadRowValues(Value smem, Value stage, int64_t first,
+                                   int64_t count, bool scaledLse = false);
+  /// `lse2s`: the scaled logsumexp's values (loadRowValues of every tile),
+  /// or none to load them tile by tile where they are used.
   LogicalResult
   emitProbabilities(BackwardQueryLoop &l, IRMapping &scope, Value stage,
-                    ArrayRef<mma::FragC> sT,
+                    ArrayRef<Value> lse2s, ArrayRef<mma::FragC> sT,
                     SmallVectorImpl<std::array<Value, 2>> &pPacked,
                     SmallVectorImpl<Value> &factors);
-  /// dS from the factors and dPᵀ, packed in pairs (dK's A fragments).
-  void emitScoreGrads(Value stage, ArrayRef<Value> factors,
-                      ArrayRef<mma::FragC> dpT,
+  /// dS from the factors and dPᵀ, packed in pairs (dK's A fragments);
+  /// `deltas` as emitProbabilities' `lse2s`.
+  void emitScoreGrads(Value stage, ArrayRef<Value> deltas,
+                      ArrayRef<Value> factors, ArrayRef<mma::FragC> dpT,
                       SmallVectorImpl<std::array<Value, 2>> &dsPacked);
   /// Where the IR adds a query tile's dQ in the contiguous [B, H, Sq, d]
   /// f32 workspace: the element offset of the tile's first row and column,
