@@ -50,21 +50,26 @@
 // WGMMA-GPU-SAME: block_kv = 128 : i64, block_q = 64 : i64
 // WGMMA-GPU-SAME: strategy = "wgmma"
 
-// Its PTX, in order: the tiles by cp.async, fenced into the async proxy
-// before the step's one CTA barrier; the dQ tile the previous step staged,
+// Its PTX, in order: the tiles by cp.async, their logsumexp rows rewritten
+// as exp2's exponents (-log2(e) lse) by the threads that loaded them,
+// fenced into the async proxy before the step's one CTA barrier; the dQ
+// tile the previous step staged,
 // added to the workspace by four TMA reductions (a box of 32 columns each;
 // TMA leaves out rows past Sq) through the workspace's tensor map; the
 // previous step's dQ = dS K from its stored dSᵀ, both transposed (1, 1),
-// waited for, staged into the swizzled boxes (8-byte pairs) and fenced
-// into the async proxy; Sᵀ = K Qᵀ and dPᵀ = V dOᵀ from two K-major
+// waited for, staged into the swizzled boxes (8-byte pairs, not fenced
+// yet); Sᵀ = K Qᵀ and dPᵀ = V dOᵀ from two K-major
 // descriptors (trans 0, 0); the recomputed P; dV += Pᵀ dO and dK += dSᵀ Q
 // with A from registers and B transposed; dSᵀ stored (4-byte pairs) and
-// fenced; the reductions' reads waited for, with no CTA barrier before the
+// one fence for both stores; the reductions' reads waited for, with no CTA barrier before the
 // next step's. After the loops, the last two steps' dQ tiles; the
 // reductions waited for before the kernel ends. No reductions by the
 // threads.
 // WGMMA: gpu.binary @naive_attention_backward_1_module
 // WGMMA-SAME: cp.async.cg.shared.global
+// WGMMA-SAME: cp.async.wait_group
+// WGMMA-SAME: mul.rn.f32 \09%r{{[0-9]+}}, %r{{[0-9]+}}, 0fBFB8AA3B;
+// WGMMA-SAME: st.shared.b32
 // WGMMA-SAME: fence.proxy.async.shared::cta
 // WGMMA-SAME: bar.sync
 // WGMMA-SAME: cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}], [%rd{{[0-9]+}}];
@@ -77,7 +82,7 @@
 // WGMMA-SAME: wgmma.commit_group.sync.aligned
 // WGMMA-SAME: wgmma.wait_group.sync.aligned \090;
 // WGMMA-SAME: st.shared.v2.b32
-// WGMMA-SAME: fence.proxy.async.shared::cta
+// WGMMA-NOT: fence.proxy.async
 // WGMMA-SAME: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{[{][^}]*[}]}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1,  1, 0,  0;
 // WGMMA-SAME: wgmma.commit_group.sync.aligned
 // WGMMA-SAME: wgmma.wait_group.sync.aligned \091;

@@ -320,13 +320,14 @@ LogicalResult BackwardKernelBuilder::emitQueryGrad(BackwardQueryLoop &l,
 // Kernel body
 //===----------------------------------------------------------------------===//
 
-LogicalResult BackwardKernelBuilder::emitStep(BackwardQueryLoop &l,
-                                              IRMapping &scope, Value stage,
-                                              MutableArrayRef<Value> dk,
-                                              MutableArrayRef<Value> dvAcc,
-                                              MutableArrayRef<Value> pending) {
+LogicalResult BackwardKernelBuilder::emitStep(
+    BackwardQueryLoop &l, IRMapping &scope, Value stage,
+    MutableArrayRef<Value> dk, MutableArrayRef<Value> dvAcc,
+    MutableArrayRef<Value> pending, function_ref<LogicalResult()> prefetch) {
   if (wgmma)
-    return emitWgmmaStep(l, scope, stage, dk, dvAcc, pending);
+    return emitWgmmaStep(l, scope, stage, dk, dvAcc, pending, prefetch);
+  if (failed(prefetch()))
+    return failure();
   SmallVector<mma::FragC> sT = keyRowProducts(kSmem, qSmem, stage, d);
   SmallVector<mma::FragC> dpT = keyRowProducts(vSmem, doSmem, stage, dv);
   int64_t nTiles = blockQ / mma::kN;
@@ -355,16 +356,10 @@ LogicalResult BackwardKernelBuilder::emitStep(BackwardQueryLoop &l,
 
 SmallVector<Value> BackwardKernelBuilder::loadRowValues(Value smem, Value stage,
                                                         int64_t first,
-                                                        int64_t count,
-                                                        bool scaledLse) {
+                                                        int64_t count) {
   // The thread's columns come in pairs (2 quad col, + 1): one 8-byte load
   // each when all tiles are loaded at once.
-  Type f32 = b.getF32Type();
-  auto cst = [&](double v) {
-    return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
-                                          APFloat(static_cast<float>(v)));
-  };
-  auto pair = VectorType::get({2}, f32);
+  auto pair = VectorType::get({2}, b.getF32Type());
   SmallVector<Value> out;
   for (int64_t n = first; n < first + count; ++n) {
     Value col = arith::AddIOp::create(
@@ -377,30 +372,45 @@ SmallVector<Value> BackwardKernelBuilder::loadRowValues(Value smem, Value stage,
             ? vector::LoadOp::create(b, loc, pair, smem, ValueRange{stage, col},
                                      /*nontemporal=*/false, llvm::MaybeAlign(8))
             : Value();
-    for (int64_t e = 0; e < 2; ++e) {
-      Value x =
+    for (int64_t e = 0; e < 2; ++e)
+      out.push_back(
           v ? vector::ExtractOp::create(b, loc, v, e).getResult()
             : memref::LoadOp::create(
                   b, loc, smem,
                   ValueRange{stage, arith::AddIOp::create(b, loc, col, idx(e))})
-                  .getResult();
-      if (scaledLse) {
-        // A row that saw no key (lse = -inf) recomputes P = 0: exp2 of
-        // -inf, not of +inf.
-        Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                            x, cst(-INFINITY));
-        x = arith::SelectOp::create(
-            b, loc, empty, cst(INFINITY),
-            arith::MulFOp::create(b, loc, x, cst(kLog2e)));
-      }
-      out.push_back(x);
-    }
+                  .getResult());
   }
   return out;
 }
 
+void BackwardKernelBuilder::emitLogsumexpExponents(Value stage) {
+  // The thread that loaded row r's logsumexp (tid r < block_q) rewrites it
+  // as -log2(e) lse, which P's exp2 adds: once per row, not once per use. A
+  // row that saw no key (lse = -inf) keeps -inf: P = exp2(-inf) = 0, not
+  // exp2(+inf).
+  Type f32 = b.getF32Type();
+  auto cst = [&](double v) {
+    return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
+                                          APFloat(static_cast<float>(v)));
+  };
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  auto mine =
+      scf::IfOp::create(b, loc,
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              tid, idx(blockQ)),
+                        false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(mine.thenBlock());
+  Value lse = memref::LoadOp::create(b, loc, lseSmem, ValueRange{stage, tid});
+  Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, lse,
+                                      cst(-INFINITY));
+  Value exponent = arith::SelectOp::create(
+      b, loc, empty, lse, arith::MulFOp::create(b, loc, lse, cst(-kLog2e)));
+  memref::StoreOp::create(b, loc, exponent, lseSmem, ValueRange{stage, tid});
+}
+
 LogicalResult BackwardKernelBuilder::emitProbabilities(
-    BackwardQueryLoop &l, IRMapping &scope, Value stage, ArrayRef<Value> lse2s,
+    BackwardQueryLoop &l, IRMapping &scope, Value stage, ArrayRef<Value> nlse2s,
     ArrayRef<mma::FragC> sT, SmallVectorImpl<std::array<Value, 2>> &pPacked,
     SmallVectorImpl<Value> &factors) {
   OnlineAttentionGradOp step = l.step;
@@ -437,13 +447,13 @@ LogicalResult BackwardKernelBuilder::emitProbabilities(
   for (int64_t n = 0; n < nTiles; ++n) {
     Value p[4];
     SmallVector<Value> tileLse =
-        lse2s.empty() ? loadRowValues(lseSmem, stage, n, 1, /*scaledLse=*/true)
-                      : SmallVector<Value>(lse2s.slice(2 * n, 2));
+        nlse2s.empty() ? loadRowValues(lseSmem, stage, n, 1)
+                       : SmallVector<Value>(nlse2s.slice(2 * n, 2));
     for (int64_t e = 0; e < 2; ++e) {
       Value col = arith::AddIOp::create(
           b, loc, arith::MulIOp::create(b, loc, w.quadCol, idx(2)),
           idx(n * mma::kN + e));
-      Value lse2 = tileLse[e];
+      Value nlse2 = tileLse[e];
       Value query = arith::AddIOp::create(b, loc, *q0, col);
       for (int64_t h = 0; h < 2; ++h) {
         int64_t i = 2 * h + e;
@@ -472,12 +482,10 @@ LogicalResult BackwardKernelBuilder::emitProbabilities(
             p[i] = factors[4 * n + i] = zero;
             continue;
           }
-          x = math::FmaOp::create(b, loc, *mod, log2e,
-                                  arith::NegFOp::create(b, loc, lse2));
+          x = math::FmaOp::create(b, loc, *mod, log2e, nlse2);
           slope = *der;
         } else {
-          x = math::FmaOp::create(b, loc, sT[n][i], scaleLog2,
-                                  arith::NegFOp::create(b, loc, lse2));
+          x = math::FmaOp::create(b, loc, sT[n][i], scaleLog2, nlse2);
         }
         Value prob =
             arith::SelectOp::create(b, loc, keep, approxExp2(b, loc, x), zero);
@@ -521,9 +529,10 @@ void BackwardKernelBuilder::emitScoreGrads(
 }
 
 /// One kernel loop over the query tiles [lb, ub) of IR loop `l`: each
-/// iteration waits for its tiles, barriers (they are visible, and every
-/// warp is done with the stage the prefetch overwrites and with dSᵀ),
-/// prefetches the next tile of the loop, then runs the step.
+/// iteration waits for its tiles, turns its logsumexp rows into exp2's
+/// exponents, barriers (they are visible, and every warp is done with the
+/// stage the prefetch overwrites and with dSᵀ), then runs the step, which
+/// prefetches the next tile of the loop.
 FailureOr<SmallVector<Value>>
 BackwardKernelBuilder::emitQueryLoop(BackwardQueryLoop &l, IRMapping &scope,
                                      ArrayRef<Value> acc) {
@@ -554,27 +563,32 @@ BackwardKernelBuilder::emitQueryLoop(BackwardQueryLoop &l, IRMapping &scope,
   if (l.loop)
     inner.map(l.loop.getInductionVar(), i);
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  Value stage = arith::RemUIOp::create(b, loc, i, idx(stages));
+  emitLogsumexpExponents(stage);
   // cp.async writes through the generic proxy, wgmma reads through the
   // async one: each writer fences before the barrier that publishes.
   if (wgmma)
     wgmma::fenceProxyAsync(b, loc);
   gpu::BarrierOp::create(b, loc);
-  if (stages > 1) {
+  // The next tile's loads, where the step places them (the barrier above
+  // has freed their stage).
+  auto prefetch = [&]() -> LogicalResult {
+    if (stages == 1)
+      return success();
     Value next = arith::AddIOp::create(b, loc, i, idx(1));
-    auto prefetch = scf::IfOp::create(
+    auto load = scf::IfOp::create(
         b, loc,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, *ub),
         false);
     OpBuilder::InsertionGuard g2(b);
-    b.setInsertionPointToStart(prefetch.thenBlock());
-    if (failed(loadQueryTile(l, next, scope)))
-      return failure();
-  }
-  Value stage = arith::RemUIOp::create(b, loc, i, idx(stages));
+    b.setInsertionPointToStart(load.thenBlock());
+    return loadQueryTile(l, next, scope);
+  };
   SmallVector<Value> args(loop.getRegionIterArgs());
   MutableArrayRef<Value> all(args);
   if (failed(emitStep(l, inner, stage, all.slice(0, d / 2),
-                      all.slice(d / 2, dv / 2), all.drop_front((d + dv) / 2))))
+                      all.slice(d / 2, dv / 2), all.drop_front((d + dv) / 2),
+                      prefetch)))
     return failure();
   if (stages == 1) {
     // One buffer: the next tile loads only once every warp is done.

@@ -103,10 +103,12 @@ private:
   FailureOr<SmallVector<Value>>
   emitQueryLoop(BackwardQueryLoop &l, IRMapping &scope, ArrayRef<Value> acc);
   /// One step of loop `l`; with wgmma `pending` (kPendingValues values) is
-  /// the state of the step before, updated to this step's.
+  /// the state of the step before, updated to this step's. `prefetch`
+  /// emits the next tile's loads, where the step places them.
   LogicalResult emitStep(BackwardQueryLoop &l, IRMapping &scope, Value stage,
                          MutableArrayRef<Value> dk, MutableArrayRef<Value> dv,
-                         MutableArrayRef<Value> pending);
+                         MutableArrayRef<Value> pending,
+                         function_ref<LogicalResult()> prefetch);
   /// Rows x (k 16-wide steps) products of the warp's 16 keys with
   /// `blockQ` rows of `rowsSmem` (both operands non-transposed): Sᵀ or dPᵀ.
   SmallVector<mma::FragC> keyRowProducts(Value keysSmem, Value rowsSmem,
@@ -120,21 +122,24 @@ private:
   /// block_q queries), packed in pairs (the A fragments of dV's product),
   /// and per element the factor of dS = factor x (dPᵀ - delta): c P, times
   /// the score modifier's derivative.
-  /// The thread's values of a row statistic (the logsumexp or delta) of
-  /// `stage` in n8 tiles [first, first + count): its query columns, in
-  /// accumulator order. `scaledLse`: the logsumexp times log2(e), +inf for
-  /// a row that saw no key.
+  /// The thread's values of a row statistic (the logsumexp's exponents or
+  /// delta) of `stage` in n8 tiles [first, first + count): its query
+  /// columns, in accumulator order.
   SmallVector<Value> loadRowValues(Value smem, Value stage, int64_t first,
-                                   int64_t count, bool scaledLse = false);
-  /// `lse2s`: the scaled logsumexp's values (loadRowValues of every tile),
-  /// or none to load them tile by tile where they are used.
+                                   int64_t count);
+  /// Rewrites the loaded logsumexp of `stage` in place as exp2's exponent
+  /// -log2(e) lse (-inf stays), each row by the thread that loaded it,
+  /// before the barrier that publishes the tile.
+  void emitLogsumexpExponents(Value stage);
+  /// `nlse2s`: those exponents (loadRowValues of every tile), or none to
+  /// load them tile by tile where they are used.
   LogicalResult
   emitProbabilities(BackwardQueryLoop &l, IRMapping &scope, Value stage,
-                    ArrayRef<Value> lse2s, ArrayRef<mma::FragC> sT,
+                    ArrayRef<Value> nlse2s, ArrayRef<mma::FragC> sT,
                     SmallVectorImpl<std::array<Value, 2>> &pPacked,
                     SmallVectorImpl<Value> &factors);
   /// dS from the factors and dPᵀ, packed in pairs (dK's A fragments);
-  /// `deltas` as emitProbabilities' `lse2s`.
+  /// `deltas` as emitProbabilities' `nlse2s`.
   void emitScoreGrads(Value stage, ArrayRef<Value> deltas,
                       ArrayRef<Value> factors, ArrayRef<mma::FragC> dpT,
                       SmallVectorImpl<std::array<Value, 2>> &dsPacked);
@@ -156,8 +161,8 @@ private:
   /// wgmma: stores `c` (as addQueryGrad's; columns col0.. of the tile)
   /// into the staging boxes of (`buffer`, `partial`) at dqOffset,
   /// [kDsBuffers][dqPartials][d / 32 boxes][block_q][32] f32, swizzled as
-  /// the workspace's tensor map reads them, and fences it into the async
-  /// proxy.
+  /// the workspace's tensor map reads them (unfenced: the caller fences
+  /// into the async proxy before the barrier that publishes them).
   void stageQueryGrad(ArrayRef<mma::FragC> c, Value slab, Value col0,
                       Value buffer, Value partial);
   /// Thread 0 adds the staged boxes of `buffer` (published by a barrier
@@ -170,7 +175,8 @@ private:
   LogicalResult emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
                               Value stage, MutableArrayRef<Value> dk,
                               MutableArrayRef<Value> dvAcc,
-                              MutableArrayRef<Value> pending);
+                              MutableArrayRef<Value> pending,
+                              function_ref<LogicalResult()> prefetch);
   Value issueQueryGradProduct(Value base, Value dsTile);
   void finishQueryGrad(Value dq, Value counter);
   /// The byte offset (i64) of the dSᵀ buffer of step `counter`.

@@ -200,16 +200,16 @@ void BackwardKernelBuilder::flushQueryGrad(ArrayRef<Value> pending) {
   Value dq = issueQueryGradProduct(base, dsTileOf(last));
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   finishQueryGrad(dq, last);
+  wgmma::fenceProxyAsync(b, loc);
   gpu::BarrierOp::create(b, loc);
   issueQueryGradReduce(product,
                        arith::RemUIOp::create(b, loc, last, idx(kDsBuffers)));
 }
 
-LogicalResult
-BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
-                                     Value stage, MutableArrayRef<Value> dk,
-                                     MutableArrayRef<Value> dvAcc,
-                                     MutableArrayRef<Value> pending) {
+LogicalResult BackwardKernelBuilder::emitWgmmaStep(
+    BackwardQueryLoop &l, IRMapping &scope, Value stage,
+    MutableArrayRef<Value> dk, MutableArrayRef<Value> dvAcc,
+    MutableArrayRef<Value> pending, function_ref<LogicalResult()> prefetch) {
   Type T = form.elementType;
   int64_t eb = elemBytes;
   // The shared base through an opaque copy per step: the descriptors built
@@ -248,6 +248,10 @@ BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
   // Pᵀ dO while dS is computed; dK += dSᵀ Q while dSᵀ is stored (in the other
   // buffer: dQ read this one).
   Value previous = arith::AddIOp::create(b, loc, counter, idx(kDsBuffers - 1));
+  // The next tile's loads first: later in the step they were measured
+  // 1-10% slower (their latency shows at the next step's wait).
+  if (failed(prefetch()))
+    return failure();
   // The tile staged by the previous step (step counter - 2) goes to the
   // workspace: the barrier that began this step published it.
   issueQueryGradReduce(
@@ -270,15 +274,15 @@ BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
   // = 128, they spill: 2-3% slower).
   int64_t rowTiles = blockQ / mma::kN;
   bool hoist = (d + dv) / 2 <= 64;
-  SmallVector<Value> lse2s;
+  SmallVector<Value> nlse2s;
   if (hoist)
-    lse2s = loadRowValues(lseSmem, stage, 0, rowTiles, /*scaledLse=*/true);
+    nlse2s = loadRowValues(lseSmem, stage, 0, rowTiles);
   waitAllBut(1);
   SmallVector<mma::FragC> sT =
       fragmentsOf(unpackAccumulator(b, loc, sAcc, blockQ));
   SmallVector<std::array<Value, 2>> pPacked, dsPacked;
   SmallVector<Value> factors;
-  if (failed(emitProbabilities(l, scope, stage, lse2s, sT, pPacked, factors)))
+  if (failed(emitProbabilities(l, scope, stage, nlse2s, sT, pPacked, factors)))
     return failure();
   SmallVector<Value> pA = registerA(pPacked);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
@@ -318,6 +322,9 @@ BackwardKernelBuilder::emitWgmmaStep(BackwardQueryLoop &l, IRMapping &scope,
           ValueRange{arith::DivUIOp::create(b, loc, bytes, idx(eb))},
           /*nontemporal=*/false, llvm::MaybeAlign(2 * eb));
     }
+  // One fence for this step's generic-proxy writes read by the async proxy
+  // after the next barrier: dSᵀ (the next step's dQ product) and the staged
+  // dQ tile (its TMA reductions).
   wgmma::fenceProxyAsync(b, loc);
   waitAllBut(0);
   // The MMAs read the A registers asynchronously: live until the wait.
