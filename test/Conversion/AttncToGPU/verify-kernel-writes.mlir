@@ -141,6 +141,20 @@ gpu.module @tma_module attributes {attnc.launch_contract = #attnc.launch_contrac
 
 // -----
 
+// A TMA reduction through the tensor map of a workspace's view (the
+// backward's dQ) lands in the workspace: accepted.
+gpu.module @view_module attributes {attnc.launch_contract = #attnc.launch_contract<kernel = @view, kind = "test", params = [tensor<"q", bf16, [S, 64], input, align = 16>, workspace<"acc", bytes = [S, 256], zero_init, view = f32 [S, 64]>, tensormap<"acc.map", tensor = "acc", box = [64, 32], swizzle = 128, oob_fill = zero>], grid = [[ceil_div(S, 64)], [1], [1]], block = [128, 1, 1], shared_memory = 8192>} {
+  llvm.func @view(%q: !llvm.ptr<1>, %acc: !llvm.ptr<1>, %accmap: !llvm.ptr) attributes {nvvm.kernel} {
+    %c0 = llvm.mlir.constant(0 : i32) : i32
+    %smem = llvm.mlir.addressof @staging : !llvm.ptr<3>
+    nvvm.cp.async.bulk.tensor.reduce %accmap, %smem, box[%c0, %c0] {redKind = #nvvm.tma_redux_kind<add>} : !llvm.ptr, !llvm.ptr<3>
+    llvm.return
+  }
+  llvm.mlir.global internal @staging() {addr_space = 3 : i32} : !llvm.array<8192 x i8>
+}
+
+// -----
+
 // Inline PTX: global writes are classified by mnemonic and their `$N`
 // address is traced; anything else is no write.
 gpu.module @asm_module attributes {attnc.launch_contract = #attnc.launch_contract<kernel = @asm, kind = "test", params = [tensor<"x", f32, [N], input, align = 16>, tensor<"y", f32, [N], output, align = 16>, workspace<"w", bytes = [device(num_sms), 16]>], grid = [[N], [1], [1]], block = [32, 1, 1], shared_memory = 0>} {
