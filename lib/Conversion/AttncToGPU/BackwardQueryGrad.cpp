@@ -196,8 +196,11 @@ void BackwardKernelBuilder::stageQueryGrad(ArrayRef<mma::FragC> c, Value slab,
   // query row with 16-byte chunk j at j ^ (row mod 8), as the tensor map's
   // 128-byte swizzle has it. A thread's row mod 8 is its quad row, so the
   // eight rows of a store (four threads, 32 bytes each) fall in four
-  // distinct 32-byte bank groups twice: two wavefronts, the least for 256
-  // bytes.
+  // distinct 32-byte bank groups twice. (A 64-bit store goes by half
+  // warps, whose rows r and r ^ 1 share a bank group: ncu counts 8-12% of
+  // the shared wavefronts excessive. Unswizzled boxes of one n8 tile, 32
+  // bytes a row, avoid that but need four times the TMA reductions, of
+  // 32-byte rows: 5-10% slower on the H200.)
   int64_t rowBytes = kQueryGradBoxCols * 4;
   int64_t boxBytes = blockQ * rowBytes;
   int64_t tileBytes = d / kQueryGradBoxCols * boxBytes;
