@@ -290,9 +290,9 @@ def Attnc_WorkspaceParamAttr
     product of `bytes` bytes (factors as in a grid extent). With
     `zero_init` the host zeroes those bytes on the launch stream before the
     launch. With `view = <dtype> [shape]` the workspace is also a typed,
-    contiguous (row-major) array of that shape, whose bytes must not exceed
-    the byte rule's: a tensormap parameter may then name the workspace, and
-    the host encodes its descriptor from that view.
+    contiguous (row-major) array of that shape (a host refuses a workspace
+    smaller than its view): a tensormap parameter may then name the
+    workspace, and the host encodes its descriptor from that view.
 
     Example:
 
