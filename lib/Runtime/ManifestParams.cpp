@@ -29,9 +29,10 @@ constexpr std::initializer_list<attnc_dtype> allDTypes = {
 
 } // namespace
 
-int64_t attnc::rt::findTensor(const attnc_kernel &k, const std::string &name) {
+int64_t attnc::rt::findParam(const attnc_kernel &k, const std::string &name,
+                             attnc_param_kind kind) {
   for (size_t j = 0; j < k.params.size(); ++j)
-    if (k.params[j].kind == ATTNC_PARAM_TENSOR && k.params[j].name == name)
+    if (k.params[j].kind == kind && k.params[j].name == name)
       return static_cast<int64_t>(j);
   return -1;
 }
@@ -311,16 +312,15 @@ bool ManifestReader::checkStride(const std::string &path, const attnc_kernel &k,
 bool ManifestReader::checkTensorMap(const std::string &path,
                                     const attnc_kernel &k, Param &p) {
   p.tensorIndex = findTensor(k, p.tensor);
-  for (size_t j = 0; p.tensorIndex < 0 && j < k.params.size(); ++j)
-    if (k.params[j].kind == ATTNC_PARAM_WORKSPACE &&
-        k.params[j].name == p.tensor) {
-      if (k.params[j].viewDtype == ATTNC_DTYPE_INVALID)
-        return failAt(path + ".tensor", "'" + p.tensor +
-                                            "' is a workspace without a "
-                                            "view; a tensormap maps a tensor "
-                                            "or a workspace's view");
-      p.tensorIndex = static_cast<int64_t>(j);
-    }
+  if (p.tensorIndex < 0) {
+    p.tensorIndex = findParam(k, p.tensor, ATTNC_PARAM_WORKSPACE);
+    if (p.tensorIndex >= 0 &&
+        k.params[p.tensorIndex].viewDtype == ATTNC_DTYPE_INVALID)
+      return failAt(path + ".tensor", "'" + p.tensor +
+                                          "' is a workspace without a "
+                                          "view; a tensormap maps a tensor "
+                                          "or a workspace's view");
+  }
   if (p.tensorIndex < 0)
     return failAt(path + ".tensor",
                   "'" + p.tensor + "' is not a tensor parameter");

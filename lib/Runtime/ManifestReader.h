@@ -49,8 +49,13 @@ constexpr int64_t kMaxDynamicSharedMemoryBytes = 232448;
 /// "a string", "an array", ... for error messages.
 const char *describe(const llvm::json::Value &v);
 
+/// The index of the parameter of KIND named NAME in K, or -1.
+int64_t findParam(const attnc_kernel &k, const std::string &name,
+                  attnc_param_kind kind);
 /// The index of tensor parameter NAME in K, or -1.
-int64_t findTensor(const attnc_kernel &k, const std::string &name);
+inline int64_t findTensor(const attnc_kernel &k, const std::string &name) {
+  return findParam(k, name, ATTNC_PARAM_TENSOR);
+}
 
 /// Walks the JSON tree, remembering the first error with its path.
 class ManifestReader {

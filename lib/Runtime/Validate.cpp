@@ -273,11 +273,15 @@ attnc_status PlanBuilder::checkWorkspaces() {
 /// A view's extents come from bound symbols; its bytes must lie inside
 /// the workspace given (they may not, if the byte rule says less).
 attnc_status PlanBuilder::checkWorkspaceViews() {
-  views.assign(k.params.size(), View());
+  views.clear();
   for (size_t i = 0; i < k.params.size(); ++i) {
     const Param &p = k.params[i];
     if (p.kind != ATTNC_PARAM_WORKSPACE || p.viewDtype == ATTNC_DTYPE_INVALID)
       continue;
+    // Sized on the first view only: most kernels have none, and a plan is
+    // built per call.
+    if (views.empty())
+      views.resize(k.params.size());
     View &v = views[i];
     int64_t bytes = static_cast<int64_t>(attnc_dtype_size(p.viewDtype));
     bool overflow = false;

@@ -197,7 +197,7 @@ void BackwardKernelBuilder::planParameters() {
     p.name = "dq_accum.map";
     p.tensor = "dq_accum";
     p.box = {1, 1, blockQ, kQueryGradBoxCols};
-    p.swizzle = 128;
+    p.swizzle = kTensorMapSwizzleBytes;
     push(std::move(p));
   }
 }

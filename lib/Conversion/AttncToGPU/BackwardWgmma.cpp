@@ -249,7 +249,7 @@ LogicalResult BackwardKernelBuilder::emitWgmmaStep(
   // buffer: dQ read this one).
   Value previous = arith::AddIOp::create(b, loc, counter, idx(kDsBuffers - 1));
   // The next tile's loads first: later in the step they were measured
-  // 1-10% slower (their latency shows at the next step's wait).
+  // 1-12% slower (their latency shows at the next step's wait).
   if (failed(prefetch()))
     return failure();
   // The tile staged by the previous step (step counter - 2) goes to the

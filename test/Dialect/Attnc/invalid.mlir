@@ -1049,7 +1049,7 @@ func.func @contract_tensormap_span() attributes {c = #attnc.launch_contract<kern
 
 // -----
 
-// expected-error @+1 {{workspace parameter 'w' has a view of element type vector<2xf32>; contracts carry bf16, f16, f32, f64, i1, i8, i32 and i64}}
+// expected-error @+1 {{workspace parameter 'w' has a view with element type vector<2xf32>; contracts carry bf16, f16, f32, f64, i1, i8, i32 and i64}}
 func.func @workspace_view_type() attributes {c = #attnc.workspace_param<"w", bytes = [64], view = vector<2xf32> [8]>} { return }
 
 // -----
@@ -1059,7 +1059,7 @@ func.func @workspace_view_rank() attributes {c = #attnc.workspace_param<"w", byt
 
 // -----
 
-// expected-error @+1 {{workspace parameter 'w' has view shape entry -1 : i64; entries are non-negative extents and symbol names}}
+// expected-error @+1 {{workspace parameter 'w' has a view with shape entry -1 : i64; entries are non-negative extents and symbol names}}
 func.func @workspace_view_entry() attributes {c = #attnc.workspace_param<"w", bytes = [64], view = f32 [-1]>} { return }
 
 // -----

@@ -277,15 +277,13 @@ checkIndexType(function_ref<InFlightDiagnostic()> emitError, StringRef kind,
                      << render(t) << "; sizes and strides are i64 or i32";
 }
 
-LogicalResult
-TensorParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                        StringRef name, Type dtype, ArrayRef<Attribute> shape,
-                        TensorRole, int64_t align, int64_t rowAlign) {
-  if (failed(checkName(emitError, name)))
-    return failure();
-  if (!contractDTypeName(dtype))
-    return emitError() << "tensor parameter '" << name << "' has element type "
-                       << render(dtype)
+/// The element type and shape of an array a parameter describes (a
+/// tensor, a workspace's view); `subject` begins each message.
+static LogicalResult
+checkArrayType(function_ref<InFlightDiagnostic()> emitError,
+               const Twine &subject, Type dtype, ArrayRef<Attribute> shape) {
+  if (!dtype || !contractDTypeName(dtype))
+    return emitError() << subject << " element type " << render(dtype)
                        << "; contracts carry bf16, f16, f32, f64, i1, i8, "
                           "i32 and i64";
   for (Attribute d : shape) {
@@ -293,11 +291,22 @@ TensorParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     auto s = dyn_cast<StringAttr>(d);
     if ((i && i.getInt() >= 0) || (s && !s.getValue().empty()))
       continue;
-    return emitError() << "tensor parameter '" << name << "' has shape entry "
-                       << d
+    return emitError() << subject << " shape entry " << d
                        << "; entries are non-negative extents and symbol "
                           "names";
   }
+  return success();
+}
+
+LogicalResult
+TensorParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        StringRef name, Type dtype, ArrayRef<Attribute> shape,
+                        TensorRole, int64_t align, int64_t rowAlign) {
+  if (failed(checkName(emitError, name)))
+    return failure();
+  if (failed(checkArrayType(emitError, "tensor parameter '" + name + "' has",
+                            dtype, shape)))
+    return failure();
   if (align < 1 || !llvm::isPowerOf2_64(align))
     return emitError() << "tensor parameter '" << name << "' has align "
                        << align << "; it must be a power of two";
@@ -379,24 +388,12 @@ WorkspaceParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << "' has no byte rule";
   if (!viewType && viewShape.empty())
     return success();
-  if (!viewType || !contractDTypeName(viewType))
-    return emitError() << "workspace parameter '" << name
-                       << "' has a view of element type " << render(viewType)
-                       << "; contracts carry bf16, f16, f32, f64, i1, i8, "
-                          "i32 and i64";
-  if (viewShape.empty())
+  if (viewType && viewShape.empty())
     return emitError() << "workspace parameter '" << name
                        << "' has a view of rank 0";
-  for (Attribute d : viewShape) {
-    auto i = dyn_cast<IntegerAttr>(d);
-    auto s = dyn_cast<StringAttr>(d);
-    if ((i && i.getInt() >= 0) || (s && !s.getValue().empty()))
-      continue;
-    return emitError() << "workspace parameter '" << name
-                       << "' has view shape entry " << d
-                       << "; entries are non-negative extents and symbol names";
-  }
-  return success();
+  return checkArrayType(emitError,
+                        "workspace parameter '" + name + "' has a view with",
+                        viewType, viewShape);
 }
 
 Attribute WorkspaceParamAttr::parse(AsmParser &parser, Type) {
