@@ -46,7 +46,7 @@
 // WGMMA-GPU-SAME: kind = "attention_backward"
 // WGMMA-GPU-SAME: workspace<"dq_accum", bytes = [B, H, Sq, 512], zero_init, view = f32 [B, H, Sq, 128]>
 // WGMMA-GPU-SAME: tensormap<"dq_accum.map", tensor = "dq_accum", box = [1, 1, 64, 32], swizzle = 128, oob_fill = zero>
-// WGMMA-GPU-SAME: grid = {{\[}}[ceil_div(Skv, 128)], [Hkv], [B]], block = [256, 1, 1], shared_memory = 231424
+// WGMMA-GPU-SAME: grid = {{\[}}[Hkv], [ceil_div(Skv, 128)], [B]], block = [256, 1, 1], shared_memory = 231424
 // WGMMA-GPU-SAME: block_kv = 128 : i64, block_q = 64 : i64
 // WGMMA-GPU-SAME: strategy = "wgmma"
 

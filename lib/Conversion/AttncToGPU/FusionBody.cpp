@@ -62,12 +62,17 @@ Value FusionEmitter::blockReduce(Value partial, bool isMax) {
   };
   Value identity = f32(isMax ? -INFINITY : 0.0);
   Value v = arith::SelectOp::create(b, loc, active, partial, identity);
+  // The whole warp shuffles (width 32: a narrower width lowers to a member
+  // mask of the low lanes only); offsets below a packed row's lane count
+  // stay within its aligned lanes.
   Value width = i32(kWarpSize);
-  for (int64_t off = kWarpSize / 2; off >= 1; off /= 2) {
+  for (int64_t off = std::min(rowLanes, kWarpSize) / 2; off >= 1; off /= 2) {
     auto sh = gpu::ShuffleOp::create(b, loc, v, i32(off), width,
                                      gpu::ShuffleMode::XOR);
     v = combine(v, sh.getShuffleResult());
   }
+  if (packed())
+    return v;
   int64_t slot = nextSlot++ * kWarpSize;
   Value warp = arith::DivUIOp::create(b, loc, tid, idx(kWarpSize));
   Value lane = arith::RemUIOp::create(b, loc, tid, idx(kWarpSize));

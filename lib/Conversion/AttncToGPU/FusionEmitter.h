@@ -38,6 +38,8 @@ constexpr uint64_t kAccessAlign = 16;
 constexpr int64_t kWarpSize = 32;
 /// CUDA's limit on threads per block.
 constexpr int64_t kMaxThreads = 1024;
+/// Threads of a block that packs several rows (rows of at most a warp).
+constexpr int64_t kPackedThreads = 256;
 /// 16-byte accesses one thread makes per row (it keeps them in registers):
 /// rows of up to kMaxThreads * kMaxChunks * kVec = 262144 elements.
 constexpr int64_t kMaxChunks = 32;
@@ -101,6 +103,12 @@ private:
   // Iteration space [R..., N].
   SmallVector<int64_t> iter;
   int64_t n = 0, chunks = 1, activeThreads = 0, threads = 0, slots = 0;
+  /// Rows of at most a warp's threads are packed: `rowsPerBlock` rows per
+  /// block, `rowLanes` (a power of two) consecutive threads per row, so a
+  /// row's reductions stay within its lanes of one warp. Longer rows take
+  /// one block each (rowsPerBlock = 1, rowLanes = threads).
+  int64_t rowsPerBlock = 1, rowLanes = 0;
+  bool packed() const { return rowsPerBlock > 1; }
   // Per fusion input / result: the ABI parameter of its pointer or value,
   // its class and the parameters of its leading strides.
   SmallVector<int64_t> inputParam, resultParam;
@@ -115,8 +123,10 @@ private:
   SmallVector<TensorParam> tensorParams;
   SmallVector<int64_t> sizeParam; // per leading dim, -1 when static
 
-  // Kernel values.
-  Value tid, rowId, active, smem;
+  // Kernel values: the thread's lane within its row's lanes, whether the
+  // row exists (a packed block's last rows may not) and the row's linear
+  // index.
+  Value tid, lane, rowValid, rowId, active, smem;
   SmallVector<Value> args, memrefs, leadIdx, colBase;
   int64_t nextSlot = 0;
   DenseMap<Value, Val> vals;

@@ -4,7 +4,8 @@
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax=backward-strategy=mma_sync --canonicalize --cse --attnc-convert-to-gpu | FileCheck %s
 
 // GQA 8:2, bottom-right causal, dynamic lengths: the contract names every
-// tensor and the zero-initialised f32 dQ workspace; K/V tiles on grid x.
+// tensor and the zero-initialised f32 dQ workspace; causal, so heads on
+// grid x and K/V tiles on y (longest first).
 // CHECK-LABEL: gpu.module @causal_gqa_module
 // CHECK-SAME: kind = "attention_backward"
 // CHECK-SAME: tensor<"q", bf16, [B, 8, Sq, 128], input, align = 16, row_align = 16>
@@ -14,7 +15,7 @@
 // CHECK-SAME: tensor<"dk", bf16, [B, 2, Skv, 128], output
 // CHECK-SAME: tensor<"dv", bf16, [B, 2, Skv, 128], output
 // CHECK-SAME: workspace<"dq_accum", bytes = [B, 8, Sq, 512], zero_init, view = f32 [B, 8, Sq, 128]>
-// CHECK-SAME: grid = {{\[}}[ceil_div(Skv, 128)], [2], [B]], block = [256, 1, 1], shared_memory = 158720
+// CHECK-SAME: grid = {{\[}}[2], [ceil_div(Skv, 128)], [B]], block = [256, 1, 1], shared_memory = 158720
 // CHECK-SAME: mask = "causal_bottom_right"
 // CHECK: gpu.func @causal_gqa(
 // The K/V tile once, by cp.async.

@@ -2,7 +2,8 @@
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax --canonicalize --cse | FileCheck %s --check-prefix=WG
 
 // The backward's flash form, K/V stationary: a forall over (batch, K/V
-// head, K/V tile) on grid (z, y, x); dQ starts at 0 and every K/V tile adds
+// head, K/V tile), with a causal mask on grid (z, x, y) (the longest K/V
+// tiles, the first of each head, start first); dQ starts at 0 and every K/V tile adds
 // its contributions; a loop over the 4 query heads of the group, and for
 // each, with a top-left causal mask, the query tiles crossing the diagonal
 // (masked) then those past it (unmasked): the ones before it are skipped.
@@ -33,10 +34,10 @@
 // CHECK:     attnc.parallel_accumulate %{{.*}} into %[[DQ]][%[[B]], %{{.*}}, %c0, %c0] : tensor<4x?x64xf32> into tensor<?x8x?x64xf32>
 // CHECK:     tensor.parallel_insert_slice %{{.*}} into %[[DK]][%[[B]], %[[HKV]], %[[KV0]], 0]
 // CHECK:     tensor.parallel_insert_slice %{{.*}} into %[[DV]][%[[B]], %[[HKV]], %[[KV0]], 0]
-// CHECK: } {attnc.flash_config = #attnc.flash_config<block_q = 64, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync>, mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+// CHECK: } {attnc.flash_config = #attnc.flash_config<block_q = 64, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync>, mapping = [#gpu.block<z>, #gpu.block<x>, #gpu.block<y>]}
 // sm_90a's default backward runs on warpgroup MMAs, at d = 64 one warpgroup
 // of 64 keys per K/V tile (two blocks fit an SM).
-// WG: } {attnc.flash_config = #attnc.flash_config<block_q = 64, block_kv = 64, warps = 4, stages = 2, strategy = wgmma>, mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+// WG: } {attnc.flash_config = #attnc.flash_config<block_q = 64, block_kv = 64, warps = 4, stages = 2, strategy = wgmma>, mapping = [#gpu.block<z>, #gpu.block<x>, #gpu.block<y>]}
 func.func @causal_gqa(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>,
     %do: tensor<?x8x?x64xbf16>, %lse: tensor<?x8x?xf32>, %dl: tensor<?x8x?x1xf32>)
     -> (tensor<?x8x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>) {
@@ -63,6 +64,9 @@ func.func @causal_gqa(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: 
 // CHECK:     scf.for %{{.*}} = %c0 to %c4 step %c1
 // CHECK:       attnc.online_attention_grad {{.*}} at [%[[B]], %[[H]], %{{.*}}, %{{.*}}] {scale = 1.250000e-01 : f64} : tensor<64x128xf16>, tensor<128x128xf16>
 // CHECK-NOT:   mask
+// Every K/V tile costs the same: K/V tiles on grid x, whose consecutive
+// CTAs read the same query rows.
+// CHECK: mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]
 func.func @plain(%q: tensor<2x4x256x128xf16>, %do: tensor<2x4x256x128xf16>, %lse: tensor<2x4x256xf32>, %dl: tensor<2x4x256x1xf32>)
     -> (tensor<2x4x256x128xf32>, tensor<2x4x256x128xf16>, tensor<2x4x256x128xf16>) {
   %dq, %dk, %dv = attnc.attention_grad %q, %q, %q, %do, %lse, %dl {scale = 0.125 : f64}

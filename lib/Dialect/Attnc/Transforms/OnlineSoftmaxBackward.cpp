@@ -293,14 +293,26 @@ scf::ForallOp BackwardFormBuilder::build() {
   Value dkInit = createEmpty(b, loc, kType, {batchExt, headsKV, seqKV, d});
   Value dvInit = createEmpty(b, loc, vType, {batchExt, headsKV, seqKV, dv});
 
-  // K/V tiles on grid x (fastest): consecutive CTAs read the same query
-  // heads' Q, dO and dQ rows, which stay in L2; heads on y, batch on z.
+  // Without a causal mask every K/V tile does the same work: K/V tiles go on
+  // grid x (fastest), so consecutive CTAs read the same query heads' Q, dO
+  // and dQ rows, which stay in L2; heads on y, batch on z.
+  //
+  // Under a causal mask (either alignment) K/V tile n is seen by the query
+  // tiles from about n * block_kv / block_q on: the first tile of a head is
+  // the longest. Heads then go on x and K/V tiles on y, so the grid runs
+  // longest first across all heads of a batch and the short tiles fill the
+  // tail, as the forward's causal grid does (FlashAttention-2's order is
+  // longest first only within one head, whose long first tiles then start
+  // late in the grid and run alone at its end).
   auto block = [&](gpu::MappingId id) -> Attribute {
     return gpu::GPUBlockMappingAttr::get(ctx, id);
   };
   using gpu::MappingId;
+  bool longestFirst = causal.has_value();
   ArrayAttr mapping = b.getArrayAttr(
-      {block(MappingId::DimZ), block(MappingId::DimY), block(MappingId::DimX)});
+      {block(MappingId::DimZ),
+       block(longestFirst ? MappingId::DimX : MappingId::DimY),
+       block(longestFirst ? MappingId::DimY : MappingId::DimX)});
   auto forall = scf::ForallOp::create(
       b, loc, SmallVector<OpFoldResult>{batchExt, headsKV, numKVTiles},
       ValueRange{dqInit, dkInit, dvInit}, mapping);
