@@ -143,16 +143,13 @@ Value BackwardKernelBuilder::issueQueryGradProduct(Value base, Value dsTile) {
   auto elem = T.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   Type dqType = accumulatorType(ctx, dqCols);
   Value dq = LLVM::ZeroOp::create(b, loc, dqType);
+  Value dsDesc = opaqueDescriptor(b, loc, base, dsStart, blockKV * kBoxRowBytes);
+  Value kDesc = opaqueDescriptor(b, loc, base, kStart, blockKV * kBoxRowBytes);
   for (int64_t ks = 0; ks < dqKeys / kStepK; ++ks) {
-    Value step = i64(ks * kStepK * kBoxRowBytes);
+    int64_t step = ks * kStepK * kBoxRowBytes;
     dq = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, dqType, dq,
-        sharedDescriptor(b, loc, base,
-                         arith::AddIOp::create(b, loc, dsStart, step),
-                         blockKV * kBoxRowBytes),
-        sharedDescriptor(b, loc, base,
-                         arith::AddIOp::create(b, loc, kStart, step),
-                         blockKV * kBoxRowBytes),
+        b, loc, dqType, dq, advanceDescriptor(b, loc, dsDesc, step),
+        advanceDescriptor(b, loc, kDesc, step),
         NVVM::MMAShapeAttr::get(ctx, kGroupRows, dqCols, kStepK), elem, elem,
         NVVM::WGMMATypes::f32,
         ks == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
@@ -229,11 +226,9 @@ LogicalResult BackwardKernelBuilder::emitWgmmaStep(
     return a;
   };
   auto rowsDesc = [&](Value tile) {
-    return [&, tile](int64_t ks) {
-      return sharedDescriptor(
-          b, loc, base,
-          arith::AddIOp::create(b, loc, tile, i64(ks * kStepK * kBoxRowBytes)),
-          blockQ * kBoxRowBytes);
+    Value first = opaqueDescriptor(b, loc, base, tile, blockQ * kBoxRowBytes);
+    return [&, first](int64_t ks) {
+      return advanceDescriptor(b, loc, first, ks * kStepK * kBoxRowBytes);
     };
   };
   auto commit = [&] { NVVM::WgmmaGroupSyncAlignedOp::create(b, loc); };

@@ -177,16 +177,15 @@ Value wgmma::mmaKMajor(OpBuilder &b, Location loc, Value base, Type elementType,
       elementType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   int64_t elemBytes = elementType.getIntOrFloatBitWidth() / 8;
   int64_t stepsPerBox = kBoxElems / kStepK;
+  Value descA = opaqueDescriptor(b, loc, base, aTile, kChunkBytes);
+  Value descB = opaqueDescriptor(b, loc, base, bTile, kChunkBytes);
   for (int64_t ks = 0; ks < depth / kStepK; ++ks) {
     int64_t inBox = (ks % stepsPerBox) * kStepK * elemBytes;
     int64_t box = ks / stepsPerBox;
-    Value aOff = arith::AddIOp::create(b, loc, aTile,
-                                       i64(box * aRows * kBoxRowBytes + inBox));
-    Value bOff = arith::AddIOp::create(b, loc, bTile,
-                                       i64(box * bRows * kBoxRowBytes + inBox));
     acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, accType, acc, sharedDescriptor(b, loc, base, aOff, kChunkBytes),
-        sharedDescriptor(b, loc, base, bOff, kChunkBytes),
+        b, loc, accType, acc,
+        advanceDescriptor(b, loc, descA, box * aRows * kBoxRowBytes + inBox),
+        advanceDescriptor(b, loc, descB, box * bRows * kBoxRowBytes + inBox),
         NVVM::MMAShapeAttr::get(ctx, kGroupRows, bRows, kStepK), elem, elem,
         NVVM::WGMMATypes::f32,
         ks == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
@@ -229,6 +228,24 @@ Value wgmma::sharedDescriptor(OpBuilder &b, Location loc, Value base,
   int64_t fixed = ((leadingBytes >> 4) << kLeadingShift) |
                   ((kAtomBytes >> 4) << kStrideShift) | kSwizzle128B;
   return arith::OrIOp::create(b, loc, field, i64(fixed));
+}
+
+Value wgmma::opaqueDescriptor(OpBuilder &b, Location loc, Value base,
+                              Value offset, int64_t leadingBytes) {
+  // Opaque, so that LLVM does not fold the advances back into per-step
+  // address arithmetic.
+  return tiedFence(b, loc, sharedDescriptor(b, loc, base, offset, leadingBytes),
+                   "=l,0");
+}
+
+Value wgmma::advanceDescriptor(OpBuilder &b, Location loc, Value desc,
+                               int64_t bytes) {
+  assert(bytes % 16 == 0 && "descriptor addresses are in 16-byte units");
+  if (bytes == 0)
+    return desc;
+  return arith::AddIOp::create(
+      b, loc, desc,
+      arith::ConstantIntOp::create(b, loc, b.getI64Type(), bytes >> 4));
 }
 
 Type wgmma::accumulatorType(MLIRContext *ctx, int64_t n) {
