@@ -62,8 +62,10 @@ def AttncConvertToGPU : Pass<"attnc-convert-to-gpu", "::mlir::ModuleOp"> {
     `attnc.attention` left in a function is an error too: run
     --attnc-online-softmax first.
 
-    Fusions: each `attnc.fusion` becomes a row kernel (one CTA per row,
-    16-byte accesses, reductions through shuffles and shared memory); its
+    Fusions: each `attnc.fusion` becomes a row kernel (16-byte accesses;
+    rows of at most a warp's accesses packed several to a 256-thread block
+    and reduced by shuffles within their lanes, longer rows a block each,
+    reduced through shuffles and shared memory); its
     parameters take their names from the source function's `attnc.name`
     argument and result attributes. Any other attnc op left at the top of a
     function is an error naming it: it has no kernel of its own.

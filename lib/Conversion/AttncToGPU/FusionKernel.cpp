@@ -5,9 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // Emits the kernel of one attnc.fusion. The fusion's iteration space is its
-// result shape [R..., N]: one CTA per row, each active thread owning
-// `chunks` groups of 8 consecutive columns (one 16-byte access for 16-bit
-// types). Every body value is classified by how it broadcasts against a row:
+// result shape [R..., N]: each active thread owns `chunks` groups of 8
+// consecutive columns (one 16-byte access for 16-bit types); a row of at
+// most a warp's threads gets a power of two of lanes and a block packs
+// several consecutive rows, a longer row gets a block. Every body value is classified by how it broadcasts against a row:
 // Full (one value per element), Col (per column, same for every row), Row
 // (one per row, e.g. a reduction) or Scalar. Full and Col values live in
 // registers as vector<8xf32> chunks, Row and Scalar values as scalars, so the

@@ -5,9 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // Builds one gpu.func for one attnc.fusion: an elementwise chain with row
-// reductions over the last dimension becomes a kernel with one CTA per row,
-// 16-byte vector loads and stores, the row held in registers and reductions
-// through warp shuffles and shared memory.
+// reductions over the last dimension becomes a row kernel: 16-byte vector
+// loads and stores, the row held in registers; short rows (at most a warp's
+// accesses) packed several to a block and reduced within their lanes, long
+// ones a block each, reduced through warp shuffles and shared memory.
 //
 //===----------------------------------------------------------------------===//
 
