@@ -2,6 +2,7 @@
 (PyTorch's flash backend), peers in the same process.
 
     python3 bench/backward.py --work .gpuwork-bwd --out bench/results/backward.md
+        [--split 4096,16384]   # also each kernel's time, attnc's and cuDNN's
 
 Backward time runs from dO to dQ, dK, dV: attnc's three kernels (delta,
 the K/V-stationary kernel with its dq_accum zeroing, dQ's conversion);
@@ -61,6 +62,49 @@ def peer_backward(backend, q, k, v, do, causal):
     return run
 
 
+def kernel_split(fn, calls=5):
+    """GPU time per call of each kernel `fn` launches (torch.profiler), in
+    microseconds, largest first: where a backward's time goes."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    activity = torch.profiler.ProfilerActivity.CUDA
+    with torch.profiler.profile(activities=[activity]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    split = []
+    for e in prof.key_averages():
+        us = getattr(e, "device_time_total", 0) / calls
+        if us > 0:
+            split.append((us, e.key))
+    return sorted(split, reverse=True)
+
+
+def split_table(strategy, mods, dims, sizes):
+    """Per-kernel time of attnc's backward (delta, the dq_accum zeroing, the
+    main kernel, dQ's conversion) beside cuDNN's kernels, same inputs."""
+    lines = ["| d | mask | S | backend | kernel | µs per call |",
+             "|---|---|---|---|---|---|"]
+    for d, causal in ((d, c) for d in dims for c in (False, True)):
+        m = mods.get((d, causal))
+        if m is None:
+            continue
+        for S in sizes:
+            B, H = max(1, 16384 // S), 2048 // d
+            q, k, v, do = (torch.randn(B, H, S, d, device="cuda", dtype=BF)
+                           for _ in range(4))
+            for backend, fn in (
+                    (f"attnc {strategy}", attnc_backward(m, q, k, v, do)),
+                    ("cuDNN", peer_backward(SDPBackend.CUDNN_ATTENTION, q, k,
+                                            v, do, causal))):
+                for us, name in kernel_split(fn):
+                    lines.append(f"| {d} | {'causal' if causal else 'full'} "
+                                 f"| {S} | {backend} | {name[:60]} "
+                                 f"| {us:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", default=str(ROOT / ".gpuwork-bwd"))
@@ -72,8 +116,12 @@ def main():
     ap.add_argument("--strategies", default="mma_sync,wgmma",
                     help="backward strategies timed side by side (modules "
                          "PREFIX_..._<strategy>, none for mma_sync)")
+    ap.add_argument("--split", default="",
+                    help="also time each kernel of the backward (torch."
+                         "profiler) at these sizes, for the first strategy")
     args = ap.parse_args()
     rows = []
+    first_mods = {}
     dims = [int(x) for x in args.dims.split(",")]
     strategies = args.strategies.split(",")
     for d, causal in ((d, c) for d in dims for c in (False, True)):
@@ -88,6 +136,8 @@ def main():
                 print(f"(no module {path.name})", flush=True)
         if not mods:
             continue
+        if strategies[0] in mods:
+            first_mods[(d, causal)] = mods[strategies[0]]
         for S in (int(s) for s in args.sizes.split(",")):
             B, H = max(1, 16384 // S), 2048 // d
             flops = 2.5 * 4 * B * H * S * S * d / (2 if causal else 1)
@@ -126,6 +176,10 @@ def main():
             f"{os.environ.get('ATTNC_GIT_COMMIT', 'unknown')}, torch "
             f"{torch.__version__}, cuDNN {torch.backends.cudnn.version()}\n\n"
             + head + "\n" + "\n".join(rows) + "\n")
+    if args.split:
+        text += ("\nWhere the time goes (torch.profiler, 5 calls):\n\n"
+                 + split_table(strategies[0], first_mods, dims,
+                               [int(x) for x in args.split.split(",")]))
     print(text)
     if args.out:
         Path(args.out).write_text(text)
