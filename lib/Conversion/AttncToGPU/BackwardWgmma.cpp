@@ -143,7 +143,8 @@ Value BackwardKernelBuilder::issueQueryGradProduct(Value base, Value dsTile) {
   auto elem = T.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   Type dqType = accumulatorType(ctx, dqCols);
   Value dq = LLVM::ZeroOp::create(b, loc, dqType);
-  Value dsDesc = opaqueDescriptor(b, loc, base, dsStart, blockKV * kBoxRowBytes);
+  Value dsDesc =
+      opaqueDescriptor(b, loc, base, dsStart, blockKV * kBoxRowBytes);
   Value kDesc = opaqueDescriptor(b, loc, base, kStart, blockKV * kBoxRowBytes);
   for (int64_t ks = 0; ks < dqKeys / kStepK; ++ks) {
     int64_t step = ks * kStepK * kBoxRowBytes;

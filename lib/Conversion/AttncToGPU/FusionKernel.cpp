@@ -8,13 +8,13 @@
 // result shape [R..., N]: each active thread owns `chunks` groups of 8
 // consecutive columns (one 16-byte access for 16-bit types); a row of at
 // most a warp's threads gets a power of two of lanes and a block packs
-// several consecutive rows, a longer row gets a block. Every body value is classified by how it broadcasts against a row:
-// Full (one value per element), Col (per column, same for every row), Row
-// (one per row, e.g. a reduction) or Scalar. Full and Col values live in
-// registers as vector<8xf32> chunks, Row and Scalar values as scalars, so the
-// whole chain runs in registers and only inputs and results touch global
-// memory. Row reductions combine per-thread partials with warp shuffles and
-// a small shared-memory array.
+// several consecutive rows, a longer row gets a block. Every body value is
+// classified by how it broadcasts against a row: Full (one value per element),
+// Col (per column, same for every row), Row (one per row, e.g. a reduction) or
+// Scalar. Full and Col values live in registers as vector<8xf32> chunks, Row
+// and Scalar values as scalars, so the whole chain runs in registers and only
+// inputs and results touch global memory. Row reductions combine per-thread
+// partials with warp shuffles and a small shared-memory array.
 //
 //===----------------------------------------------------------------------===//
 
@@ -282,8 +282,7 @@ void FusionEmitter::emitPrologue(gpu::GPUFuncOp func) {
   smem = slots ? Value(func.getWorkgroupAttributions().front()) : Value();
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  lane = packed() ? arith::RemUIOp::create(b, loc, tid, idx(rowLanes))
-                  : tid;
+  lane = packed() ? arith::RemUIOp::create(b, loc, tid, idx(rowLanes)) : tid;
   rowValid = arith::ConstantIntOp::create(b, loc, 1, 1);
   // Block id -> index of each leading dimension (the last one varies
   // fastest); a packed block covers rowsPerBlock rows of the last one.
@@ -302,12 +301,11 @@ void FusionEmitter::emitPrologue(gpu::GPUFuncOp func) {
       r = arith::DivUIOp::create(b, loc, r, sizes[k]);
       continue;
     }
-    Value tiles = arith::CeilDivUIOp::create(b, loc, sizes[k],
-                                             idx(rowsPerBlock));
+    Value tiles =
+        arith::CeilDivUIOp::create(b, loc, sizes[k], idx(rowsPerBlock));
     Value row = arith::AddIOp::create(
         b, loc,
-        arith::MulIOp::create(b, loc,
-                              arith::RemUIOp::create(b, loc, r, tiles),
+        arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, r, tiles),
                               idx(rowsPerBlock)),
         arith::DivUIOp::create(b, loc, tid, idx(rowLanes)));
     r = arith::DivUIOp::create(b, loc, r, tiles);
@@ -316,8 +314,7 @@ void FusionEmitter::emitPrologue(gpu::GPUFuncOp func) {
     rowValid =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, sizes[k]);
     leadIdx[k] = arith::SelectOp::create(
-        b, loc, rowValid, row,
-        arith::SubIOp::create(b, loc, sizes[k], idx(1)));
+        b, loc, rowValid, row, arith::SubIOp::create(b, loc, sizes[k], idx(1)));
   }
   rowId = block;
   if (packed()) {

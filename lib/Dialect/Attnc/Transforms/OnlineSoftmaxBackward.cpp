@@ -309,10 +309,10 @@ scf::ForallOp BackwardFormBuilder::build() {
   };
   using gpu::MappingId;
   bool longestFirst = causal.has_value();
-  ArrayAttr mapping = b.getArrayAttr(
-      {block(MappingId::DimZ),
-       block(longestFirst ? MappingId::DimX : MappingId::DimY),
-       block(longestFirst ? MappingId::DimY : MappingId::DimX)});
+  ArrayAttr mapping =
+      b.getArrayAttr({block(MappingId::DimZ),
+                      block(longestFirst ? MappingId::DimX : MappingId::DimY),
+                      block(longestFirst ? MappingId::DimY : MappingId::DimX)});
   auto forall = scf::ForallOp::create(
       b, loc, SmallVector<OpFoldResult>{batchExt, headsKV, numKVTiles},
       ValueRange{dqInit, dkInit, dvInit}, mapping);
