@@ -14,7 +14,8 @@
 // Scalar. Full and Col values live in registers as vector<8xf32> chunks, Row
 // and Scalar values as scalars, so the whole chain runs in registers and only
 // inputs and results touch global memory. Row reductions combine per-thread
-// partials with warp shuffles and a small shared-memory array.
+// partials with warp shuffles (a longer row's warps then through a small
+// shared-memory array).
 //
 //===----------------------------------------------------------------------===//
 
