@@ -54,9 +54,9 @@
 // operands advance 16 rows of 128 bytes (2048 / 16 = 128) per step.
 // WGMMA-GPU: %[[DQ0:.*]] = nvvm.wgmma.mma_async %[[DS:[0-9]+]], %[[K:[0-9]+]], %{{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <col>]
 // WGMMA-GPU-NEXT: %[[C1:.*]] = arith.constant 128 : i64
-// WGMMA-GPU-NEXT: %[[K1:.*]] = arith.addi %[[K]], %[[C1]] : i64
+// WGMMA-GPU-NEXT: %[[DS1:.*]] = arith.addi %[[DS]], %[[C1]] : i64
 // WGMMA-GPU-NEXT: %[[C2:.*]] = arith.constant 128 : i64
-// WGMMA-GPU-NEXT: %[[DS1:.*]] = arith.addi %[[DS]], %[[C2]] : i64
+// WGMMA-GPU-NEXT: %[[K1:.*]] = arith.addi %[[K]], %[[C2]] : i64
 // WGMMA-GPU-NEXT: nvvm.wgmma.mma_async %[[DS1]], %[[K1]], %[[DQ0]], <m = 64, n = 64, k = 16>, D[<f32>, <one>]
 
 // Its PTX, in order: the tiles by cp.async, their logsumexp rows rewritten

@@ -147,10 +147,13 @@ Value BackwardKernelBuilder::issueQueryGradProduct(Value base, Value dsTile) {
       opaqueDescriptor(b, loc, base, dsStart, blockKV * kBoxRowBytes);
   Value kDesc = opaqueDescriptor(b, loc, base, kStart, blockKV * kBoxRowBytes);
   for (int64_t ks = 0; ks < dqKeys / kStepK; ++ks) {
+    // Named, so that the ops come in one order whatever order a C++
+    // compiler evaluates arguments in.
     int64_t step = ks * kStepK * kBoxRowBytes;
+    Value a = advanceDescriptor(b, loc, dsDesc, step);
+    Value bDesc = advanceDescriptor(b, loc, kDesc, step);
     dq = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, dqType, dq, advanceDescriptor(b, loc, dsDesc, step),
-        advanceDescriptor(b, loc, kDesc, step),
+        b, loc, dqType, dq, a, bDesc,
         NVVM::MMAShapeAttr::get(ctx, kGroupRows, dqCols, kStepK), elem, elem,
         NVVM::WGMMATypes::f32,
         ks == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,

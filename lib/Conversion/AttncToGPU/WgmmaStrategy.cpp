@@ -182,10 +182,13 @@ Value wgmma::mmaKMajor(OpBuilder &b, Location loc, Value base, Type elementType,
   for (int64_t ks = 0; ks < depth / kStepK; ++ks) {
     int64_t inBox = (ks % stepsPerBox) * kStepK * elemBytes;
     int64_t box = ks / stepsPerBox;
+    // Named: one op order whatever order arguments are evaluated in.
+    Value a =
+        advanceDescriptor(b, loc, descA, box * aRows * kBoxRowBytes + inBox);
+    Value bDesc =
+        advanceDescriptor(b, loc, descB, box * bRows * kBoxRowBytes + inBox);
     acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, accType, acc,
-        advanceDescriptor(b, loc, descA, box * aRows * kBoxRowBytes + inBox),
-        advanceDescriptor(b, loc, descB, box * bRows * kBoxRowBytes + inBox),
+        b, loc, accType, acc, a, bDesc,
         NVVM::MMAShapeAttr::get(ctx, kGroupRows, bRows, kStepK), elem, elem,
         NVVM::WGMMATypes::f32,
         ks == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
