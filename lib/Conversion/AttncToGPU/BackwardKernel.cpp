@@ -206,8 +206,7 @@ SmallVector<mma::FragC> BackwardKernelBuilder::keyRowProducts(Value keysSmem,
                                                               int64_t depth) {
   Type T = form.elementType;
   int64_t nTiles = blockQ / mma::kN;
-  Value zero =
-      arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f));
+  Value zero = f32(0.0);
   SmallVector<mma::FragC> c(nTiles, mma::FragC{zero, zero, zero, zero});
   // A: the warp's 16 key rows (as Q in the forward); B: query rows as n
   // (as K in the forward).
@@ -277,8 +276,7 @@ LogicalResult BackwardKernelBuilder::emitQueryGrad(BackwardQueryLoop &l,
   Value slab = arith::RemUIOp::create(b, loc, warp, idx(slabs));
   Value colGroup = arith::DivUIOp::create(b, loc, warp, idx(slabs));
   Value col0 = arith::MulIOp::create(b, loc, colGroup, idx(nTiles * mma::kN));
-  Value zero =
-      arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f));
+  Value zero = f32(0.0);
   SmallVector<mma::FragC> c(nTiles, mma::FragC{zero, zero, zero, zero});
   // A = dS from dSᵀ [key][query]: ldmatrix.trans, matrix i of lane 8i..8i+7
   // at keys (i / 2) * 8, queries (i % 2) * 8.
@@ -388,11 +386,6 @@ void BackwardKernelBuilder::emitLogsumexpExponents(Value stage) {
   // as -log2(e) lse, which P's exp2 adds: once per row, not once per use. A
   // row that saw no key (lse = -inf) keeps -inf: P = exp2(-inf) = 0, not
   // exp2(+inf).
-  Type f32 = b.getF32Type();
-  auto cst = [&](double v) {
-    return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
-                                          APFloat(static_cast<float>(v)));
-  };
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   auto mine =
       scf::IfOp::create(b, loc,
@@ -403,9 +396,9 @@ void BackwardKernelBuilder::emitLogsumexpExponents(Value stage) {
   b.setInsertionPointToStart(mine.thenBlock());
   Value lse = memref::LoadOp::create(b, loc, lseSmem, ValueRange{stage, tid});
   Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, lse,
-                                      cst(-INFINITY));
+                                      f32(-INFINITY));
   Value exponent = arith::SelectOp::create(
-      b, loc, empty, lse, arith::MulFOp::create(b, loc, lse, cst(-kLog2e)));
+      b, loc, empty, lse, arith::MulFOp::create(b, loc, lse, f32(-kLog2e)));
   memref::StoreOp::create(b, loc, exponent, lseSmem, ValueRange{stage, tid});
 }
 
@@ -420,15 +413,10 @@ LogicalResult BackwardKernelBuilder::emitProbabilities(
   FailureOr<Value> k0 = materialize(step.getKvStart(), scope);
   if (failed(batch) || failed(head) || failed(q0) || failed(k0))
     return failure();
-  Type f32 = b.getF32Type();
-  auto cst = [&](double v) {
-    return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
-                                          APFloat(static_cast<float>(v)));
-  };
   // Per element: key row (slot) and query column.
-  Value log2e = cst(kLog2e);
+  Value log2e = f32(kLog2e);
   Value scaleLog2 = arith::MulFOp::create(b, loc, scale, log2e);
-  Value zero = cst(0.0);
+  Value zero = f32(0.0);
   int64_t nTiles = blockQ / mma::kN;
   pPacked.resize(nTiles);
   factors.assign(nTiles * 4, Value());
@@ -619,8 +607,7 @@ LogicalResult BackwardKernelBuilder::emitBody() {
   copyTile(*k, kSmem, kOffset, Value(), blockKV, d);
   copyTile(*v, vSmem, vOffset, Value(), blockKV, dv);
 
-  Value zero =
-      arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f));
+  Value zero = f32(0.0);
   SmallVector<Value> acc((d + dv) / 2, zero);
   if (wgmma) {
     // No step's dQ is pending yet: no targets (see kPendingValues).

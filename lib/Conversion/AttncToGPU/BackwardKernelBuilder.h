@@ -69,6 +69,10 @@ private:
   Value i64(int64_t v) {
     return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
   }
+  Value f32(double v) {
+    return arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                          APFloat(static_cast<float>(v)));
+  }
   Value param(StringRef n) { return func.getArgument(paramIndex.lookup(n)); }
   Value paramIndexValue(StringRef n) {
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), param(n));
