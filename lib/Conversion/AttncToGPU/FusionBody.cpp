@@ -75,9 +75,9 @@ Value FusionEmitter::blockReduce(Value partial, bool isMax) {
     return v;
   int64_t slot = nextSlot++ * kWarpSize;
   Value warp = arith::DivUIOp::create(b, loc, tid, idx(kWarpSize));
-  Value lane = arith::RemUIOp::create(b, loc, tid, idx(kWarpSize));
+  Value warpLane = arith::RemUIOp::create(b, loc, tid, idx(kWarpSize));
   Value isLane0 =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, idx(0));
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpLane, idx(0));
   scf::IfOp::create(b, loc, isLane0, [&](OpBuilder &nb, Location l) {
     memref::StoreOp::create(
         nb, l, v, smem,
