@@ -158,8 +158,7 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
                                Value chainEnd, bool bounds,
                                const OnlineSoftmaxState &init, Value &slot) {
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value numStages =
-      arith::ConstantIndexOp::create(b, loc, form.config.getStages());
+  int64_t stagesCount = form.config.getStages();
   bool ring = strategy->hasProducer();
   SmallVector<Value> inits = init.flatten();
   if (ring)
@@ -182,7 +181,7 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
     n = args.back();
     strategy->waitSlot(b, n);
     strategy->beginStep(b);
-    stage = arith::RemUIOp::create(b, loc, n, numStages);
+    stage = ringDivRem(b, loc, n, stagesCount).second;
   } else if (buffers) {
     // The page-table entries of the tiles of loads 2j + buffers - 1 and 2j
     // + buffers, read before the wait.
@@ -203,7 +202,7 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
     SmallVector<Value> pages = lookUpPages(l, j, loadsAhead());
     strategy->waitLoadsBut(b, loadsAhead() - 1);
     strategy->beginStep(b);
-    stage = arith::RemUIOp::create(b, loc, j, numStages);
+    stage = ringDivRem(b, loc, j, stagesCount).second;
     Value next = arith::AddIOp::create(
         b, loc, j, arith::ConstantIndexOp::create(b, loc, loadsAhead()));
     if (failed(prefetchKVTiles(l, next, chainEnd, pages)))
@@ -238,7 +237,7 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
     strategy->beginMMAs(b);
     Value scores = strategy->issueScores(b, stage);
     Value pv = strategy->issuePV(
-        b, arith::RemUIOp::create(b, loc, pending.back(), numStages), probs,
+        b, ringDivRem(b, loc, pending.back(), stagesCount).second, probs,
         st.acc);
     strategy->endMMAs(b);
     // Dropout's draws while the tensor cores compute S and the previous
@@ -300,13 +299,11 @@ void FlashKernelBuilder::flushPending(OnlineSoftmaxState &st, Value steps) {
   if (!strategy->overlapsPV())
     return;
   ArrayRef<Value> pending(st.pending);
-  Value stages =
-      arith::ConstantIndexOp::create(b, loc, form.config.getStages());
   auto flush = [&](OpBuilder &b) {
+    Value stage =
+        ringDivRem(b, loc, pending.back(), form.config.getStages()).second;
     return strategy->waitPV(
-        b, strategy->issuePV(
-               b, arith::RemUIOp::create(b, loc, pending.back(), stages),
-               pending.drop_back(), st.acc));
+        b, strategy->issuePV(b, stage, pending.drop_back(), st.acc));
   };
   if (!steps) {
     st.acc = flush(b);

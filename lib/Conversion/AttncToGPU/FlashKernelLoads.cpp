@@ -16,6 +16,8 @@
 
 #include "FlashKernelBuilder.h"
 
+#include "attnc/Conversion/AttncToGPU/KernelUtils.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -78,9 +80,7 @@ LogicalResult FlashKernelBuilder::loadKVTiles(FlashKVLoop &l, Value tile,
   if (failed(k) || failed(v))
     return failure();
   if (!stage)
-    stage = arith::RemUIOp::create(
-        b, loc, tile,
-        arith::ConstantIndexOp::create(b, loc, form.config.getStages()));
+    stage = ringDivRem(b, loc, tile, form.config.getStages()).second;
   strategy->loadKV(b, *k, *v, stage);
   return success();
 }
@@ -89,11 +89,12 @@ Value FlashKernelBuilder::ringBuffer(Value tile, int64_t ahead) {
   auto idx = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };
-  return arith::RemUIOp::create(
-      b, loc,
-      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, tile, idx(2)),
-                            idx(ahead)),
-      idx(strategy->kvBuffers()));
+  return ringDivRem(b, loc,
+                    arith::AddIOp::create(
+                        b, loc, arith::MulIOp::create(b, loc, tile, idx(2)),
+                        idx(ahead)),
+                    strategy->kvBuffers())
+      .second;
 }
 
 LogicalResult FlashKernelBuilder::loadInterleaved(FlashKVLoop &l, Value tile,

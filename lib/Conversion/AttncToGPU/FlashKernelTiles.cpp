@@ -16,6 +16,8 @@
 
 #include "FlashKernelBuilder.h"
 
+#include "attnc/Conversion/AttncToGPU/KernelUtils.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -94,8 +96,7 @@ FailureOr<FlashKernelBuilder::TileValues> FlashKernelBuilder::prepareTile() {
 FailureOr<Value> FlashKernelBuilder::emitProducerLoops(const LoopBounds &bounds,
                                                        Value slot) {
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value stages =
-      arith::ConstantIndexOp::create(b, loc, form.config.getStages());
+  int64_t stages = form.config.getStages();
   for (auto [l, lb, ub] : llvm::zip(form.loops, bounds.lbs, bounds.ubs)) {
     auto loop = scf::ForOp::create(b, loc, lb, ub, one, ValueRange{slot});
     OpBuilder::InsertionGuard g(b);
@@ -103,7 +104,7 @@ FailureOr<Value> FlashKernelBuilder::emitProducerLoops(const LoopBounds &bounds,
     Value n = loop.getRegionIterArgs()[0];
     strategy->acquireSlot(b, n);
     if (failed(loadKVTiles(l, loop.getInductionVar(),
-                           arith::RemUIOp::create(b, loc, n, stages))))
+                           ringDivRem(b, loc, n, stages).second)))
       return failure();
     strategy->commitSlot(b, n);
     scf::YieldOp::create(b, loc,

@@ -89,6 +89,19 @@ Value attnc::opaqueIndex(OpBuilder &b, Location loc, Value v) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), mov.getRes());
 }
 
+std::pair<Value, Value> attnc::ringDivRem(OpBuilder &b, Location loc, Value n,
+                                          int64_t d) {
+  Type i32 = b.getI32Type();
+  Value narrow = arith::IndexCastOp::create(b, loc, i32, n);
+  Value divisor = arith::ConstantIntOp::create(b, loc, i32, d);
+  auto widen = [&](Value v) {
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v)
+        .getResult();
+  };
+  return {widen(arith::DivUIOp::create(b, loc, narrow, divisor)),
+          widen(arith::RemUIOp::create(b, loc, narrow, divisor))};
+}
+
 FailureOr<GridFactor> attnc::gridFactorOf(
     OpFoldResult extent,
     function_ref<std::optional<std::string>(Value)> symbolOfDim) {

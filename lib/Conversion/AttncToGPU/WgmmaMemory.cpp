@@ -12,6 +12,8 @@
 
 #include "WgmmaStrategy.h"
 
+#include "attnc/Conversion/AttncToGPU/KernelUtils.h"
+
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
@@ -19,8 +21,7 @@ using namespace attnc;
 using namespace attnc::wgmma;
 Value WgmmaStrategy::barrier(OpBuilder &b, Value n, bool empty) {
   Value slot = arith::IndexCastOp::create(
-      b, loc, b.getI64Type(),
-      arith::RemUIOp::create(b, loc, n, idx(b, s.stages)));
+      b, loc, b.getI64Type(), ringDivRem(b, loc, n, s.stages).second);
   int64_t first = barriersOffset() + (empty ? s.stages * kBarrierBytes : 0);
   return sharedPointer(
       b, arith::AddIOp::create(
@@ -122,7 +123,7 @@ void WgmmaStrategy::storeOutputByTensorMap(OpBuilder &b, ArrayRef<Value> acc,
 }
 
 void WgmmaStrategy::waitParity(OpBuilder &b, Value bar, Value n, bool flip) {
-  Value use = arith::DivUIOp::create(b, loc, n, idx(b, s.stages));
+  Value use = ringDivRem(b, loc, n, s.stages).first;
   Value parity = arith::AndIOp::create(b, loc, use, idx(b, 1));
   if (flip)
     parity = arith::XOrIOp::create(b, loc, parity, idx(b, 1));

@@ -382,16 +382,17 @@ Value WgmmaStrategy::issuePV(OpBuilder &b, Value stage, ArrayRef<Value> packed,
                              ArrayRef<Value> acc) {
   Value vTile = arith::IndexCastOp::create(b, loc, b.getI64Type(),
                                            stageOffset(b, stage, true));
+  // One descriptor per step, the other k steps' by one add each (as
+  // mmaKMajor's operands): built per k step, the address arithmetic was
+  // repeated for every MMA.
+  Value first =
+      opaqueDescriptor(b, loc, smemAddress, vTile, s.blockKV * kBoxRowBytes);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  Value result =
-      mmaRegisterA(b, loc, s.elementType, s.headDim, acc, packed,
-                   s.blockKV / kStepK, [&](int64_t ks) {
-                     return descriptor(
-                         b,
-                         arith::AddIOp::create(
-                             b, loc, vTile, i64(b, ks * kStepK * kBoxRowBytes)),
-                         s.blockKV * kBoxRowBytes);
-                   });
+  Value result = mmaRegisterA(b, loc, s.elementType, s.headDim, acc, packed,
+                              s.blockKV / kStepK, [&](int64_t ks) {
+                                return advanceDescriptor(
+                                    b, loc, first, ks * kStepK * kBoxRowBytes);
+                              });
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   inFlightA.assign(packed.begin(), packed.end());
   return result;

@@ -462,11 +462,6 @@ private:
     copySwizzledRows(b, loc, src, smem, tileOffset, rows, s.headDim, elemBytes,
                      thread, threads, pending);
   }
-  /// The shared-memory descriptor of a 128-byte-swizzled operand at byte
-  /// `offset` (i64) from the aligned base.
-  Value descriptor(OpBuilder &b, Value offset, int64_t leadingBytes) {
-    return sharedDescriptor(b, loc, smemAddress, offset, leadingBytes);
-  }
   /// An f32 accumulator of `n` columns: the struct a warpgroup MMA
   /// returns (n / 2 values per thread).
   Type accumulatorType(OpBuilder &b, int64_t n) {

@@ -42,6 +42,13 @@ mlir::Value dynamicSharedBytes(mlir::OpBuilder &b, mlir::Location loc);
 /// a kernel's hot loop.
 mlir::Value opaqueIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
 
+/// `n / d` and `n mod d` (indices) of a pipeline counter `n` by a constant
+/// `d`, computed in 32 bits: `n` counts a CTA's K/V tiles or steps, far
+/// below 2^32. In 64 bits a stage count of 3 costs a multiply-high and its
+/// carries at every use, on the path between a step's MMAs.
+std::pair<mlir::Value, mlir::Value>
+ringDivRem(mlir::OpBuilder &b, mlir::Location loc, mlir::Value n, int64_t d);
+
 /// The scalar parameter of a kernel's run-time softmax scale: named by the
 /// function argument's `attnc.name`, else "scale".
 ABIParam runtimeScaleParam(mlir::Value runtimeScale);
