@@ -103,6 +103,7 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
       tiles.keyWarps = options.keyWarps;
     if (options.interleaveKV.hasValue())
       tiles.interleaveKV = options.interleaveKV;
+    tiles.overlapPV = options.overlapPV;
     tiles.fallback = options.fallback;
     tiles.backwardStrategy = options.backwardStrategy;
     // Decoding: the query heads of a K/V group share one tile.

@@ -181,7 +181,7 @@ SmallVector<StringRef> TargetDescription::getFeatureNames() const {
 FlashConfigAttr TargetDescription::attentionConfig(
     MLIRContext *ctx, int64_t headDim, int64_t blockQ, int64_t blockKV,
     std::optional<TileStrategy> strategy, int64_t stages, bool masked,
-    int64_t keyWarps, bool interleaveKV) const {
+    int64_t keyWarps, bool interleaveKV, std::optional<bool> overlapPV) const {
   TileStrategy kind = strategy.value_or(
       headDim > 64 ? attentionStrategyLargeHead : attentionStrategy);
   // Without a mask every work tile costs the same, and the persistent grid
@@ -220,8 +220,10 @@ FlashConfigAttr TargetDescription::attentionConfig(
     stages = warpgroups     ? wgmmaStages
              : interleaveKV ? interleavedStages
                             : attentionStages;
+  bool overlap =
+      overlapPV.value_or(specialised && headDim > 64 && wgmmaOverlapLargeHead);
   return FlashConfigAttr::get(ctx, q, kv, warps, stages, kind,
-                              /*fallback=*/{}, keyWarps, interleaveKV);
+                              /*fallback=*/{}, keyWarps, interleaveKV, overlap);
 }
 
 FlashConfigAttr
@@ -263,10 +265,10 @@ FlashConfigAttr TargetDescription::withFallback(FlashConfigAttr config,
   auto fallback = FlashConfigAttr::get(
       config.getContext(), config.getBlockQ(), config.getBlockKV(),
       config.getWarps(), kFallbackStages, TileStrategy::mma_sync_unaligned);
-  return FlashConfigAttr::get(config.getContext(), config.getBlockQ(),
-                              config.getBlockKV(), config.getWarps(),
-                              config.getStages(), kind, fallback,
-                              config.getKeyWarps(), config.getInterleaveKV());
+  return FlashConfigAttr::get(
+      config.getContext(), config.getBlockQ(), config.getBlockKV(),
+      config.getWarps(), config.getStages(), kind, fallback,
+      config.getKeyWarps(), config.getInterleaveKV(), config.getOverlapPV());
 }
 
 std::string attnc::ptxFeaturesForChip(StringRef chip) {

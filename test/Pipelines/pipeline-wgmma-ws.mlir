@@ -6,13 +6,13 @@
 // boxes' bytes) and an empty one; the consumers load Q by TMA the same way,
 // wait on a slot's full barrier, read it (wgmma) and release it on its
 // empty one. ptxas must not serialize the
-// warpgroup MMAs (its note C7513), neither here nor in the wgmma strategy's
-// overlapped form (stages = 3), where a loop-carried A operand copied after
-// the step's first MMA once made it do so. With 3 stages the ring's slot
+// warpgroup MMAs (its note C7513), neither here nor in the overlapped forms
+// (overlap_pv, the default at d = 128), where a loop-carried A operand
+// copied after the step's first MMA once made it do so. With 3 stages the ring's slot
 // and phase (a counter mod and div 3) are 32-bit arithmetic: in 64 bits
 // they cost 5-6% (H200, d = 128).
 // REQUIRES: ptxas
-// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="binary=isa" | FileCheck %s
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="binary=isa overlap-pv=off" | FileCheck %s
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-gpu=false" | FileCheck %s --check-prefix=CONFIG
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-nvvm=false" | FileCheck %s --check-prefix=CONTRACT
 // RUN: rm -rf %t && attnc-compile %attnc_src_root/examples/naive_attention.mlir -o %t/ws
@@ -22,20 +22,22 @@
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/ws/naive_attention_fallback.ptx -o %t/fallback.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --fallback=false -o %t/nofallback
 // RUN: FileCheck %s --check-prefix=NOFALLBACK < %t/nofallback/manifest.json
-// RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --stages=3 -o %t/pingpong
-// RUN: FileCheck %s --check-prefix=PINGPONG < %t/pingpong/naive_attention.ptx
-// RUN: FileCheck %s --check-prefix=RING3 < %t/pingpong/naive_attention.ptx
-// RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/pingpong/naive_attention.ptx -o %t/pingpong.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: FileCheck %s --check-prefix=PINGPONG < %t/ws/naive_attention.ptx
+// RUN: FileCheck %s --check-prefix=SPLIT < %t/ws/naive_attention.ptx
+// RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --stages=3 -o %t/ring3
+// RUN: FileCheck %s --check-prefix=PINGPONG < %t/ring3/naive_attention.ptx
+// RUN: FileCheck %s --check-prefix=RING3 < %t/ring3/naive_attention.ptx
+// RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/ring3/naive_attention.ptx -o %t/ring3.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --strategy=wgmma_ws_persistent -o %t/persistent
 // RUN: FileCheck %s --check-prefix=PERSISTENT < %t/persistent/naive_attention.ptx
 // RUN: FileCheck %s --check-prefix=PGRID < %t/persistent/manifest.json
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/persistent/naive_attention.ptx -o %t/persistent.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
-// RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --strategy=wgmma --stages=3 -o %t/overlap
+// RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --strategy=wgmma --stages=3 --overlap-pv=on -o %t/overlap
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/overlap/naive_attention.ptx -o %t/overlap.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
 // The kernel reads by TMA, so it gets a fallback of the same tiles for
 // tensors TMA cannot address: mma.sync with element-wide global accesses.
-// CONFIG: #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
+// CONFIG: #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, overlap_pv, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
 
 // The fallback is a second kernel of the module, named in the first's
 // contract and manifest entry; it takes the same tensors with element
@@ -81,6 +83,37 @@
 // RING3-NOT: mul.hi.u64
 // RING3: mul.hi.u32 {{.*}}, -1431655765;
 // RING3-NOT: mul.hi.u64
+
+// The default at d = 128 overlaps P V with 2 stages: K and V of a slot have
+// a full and an empty barrier each (after the 163840 bytes of tiles: K's
+// full, K's empty, V's full, V's empty, two slots each, then the query
+// tile's). The producer fills K (32768 bytes) on K's barrier, waits for V's empty one,
+// then fills V on V's. A step waits for its K and the previous step's V,
+// releases K once S is done (wait_group 1) and the previous V once P V is.
+// SPLIT-DAG: mbarrier.init.shared.b64 {{[^;]*}}+163840], {{[^;]*}};
+// SPLIT-DAG: mbarrier.init.shared.b64 {{[^;]*}}+163856], {{[^;]*}};
+// SPLIT-DAG: mbarrier.init.shared.b64 {{[^;]*}}+163872], {{[^;]*}};
+// SPLIT-DAG: mbarrier.init.shared.b64 {{[^;]*}}+163888], {{[^;]*}};
+// SPLIT-DAG: mbarrier.init.shared.b64 {{[^;]*}}+163896], {{[^;]*}};
+// SPLIT-DAG: mbarrier.init.shared.b64 {{[^;]*}}+163904], {{[^;]*}};
+// SPLIT: fence.mbarrier_init
+// SPLIT: setmaxnreg.dec.sync.aligned.u32
+// SPLIT: mbarrier.try_wait.parity
+// SPLIT: mbarrier.arrive.expect_tx.shared.b64
+// SPLIT: cp.async.bulk.tensor.4d.shared::cta.global
+// SPLIT: cp.async.bulk.tensor.4d.shared::cta.global
+// SPLIT: mbarrier.try_wait.parity
+// SPLIT: mbarrier.arrive.expect_tx.shared.b64
+// SPLIT: cp.async.bulk.tensor.4d.shared::cta.global
+// SPLIT: cp.async.bulk.tensor.4d.shared::cta.global
+// SPLIT: setmaxnreg.inc.sync.aligned.u32
+// SPLIT: mbarrier.try_wait.parity
+// SPLIT: mbarrier.try_wait.parity
+// SPLIT: bar.sync
+// SPLIT: wgmma.wait_group.sync.aligned {{[[:space:]]*}}1;
+// SPLIT: mbarrier.arrive.shared.b64
+// SPLIT: wgmma.wait_group.sync.aligned {{[[:space:]]*}}0;
+// SPLIT: mbarrier.arrive.shared.b64
 
 // PTXAS-NOT: C7513
 // PTXAS: Used {{[0-9]+}} registers
@@ -137,7 +170,8 @@
 // query barrier with each tile's parity, meet at named barrier 1 once past
 // their last MMA, and one of them loads the next tile's query. O is staged
 // for its TMA store in a buffer of its own after the ring (32 KB at
-// d = 128), which moves the barriers up by as much.
+// d = 128), which moves the barriers up by as much (the query tile's after
+// the ring's eight: K and V apart, overlapped).
 // PGRID: "grid": [
 // PGRID-NEXT: [
 // PGRID-NEXT: {
@@ -146,7 +180,7 @@
 // PERSISTENT: mov.u32 {{%r[0-9]+}}, %nctaid.x;
 // PERSISTENT: setmaxnreg.dec.sync.aligned.u32 {{[[:space:]]*}}24;
 // PERSISTENT: setmaxnreg.inc.sync.aligned.u32 {{[[:space:]]*}}240;
-// PERSISTENT: mbarrier.arrive.expect_tx.shared.b64 {{[^;]*}}+196640]
+// PERSISTENT: mbarrier.arrive.expect_tx.shared.b64 {{[^;]*}}+196672]
 // PERSISTENT: and.b32 [[PHASE:%r[0-9]+]], {{%r[0-9]+}}, 1;
 // PERSISTENT: mbarrier.try_wait.parity.shared.b64 P1, [{{%r[0-9]+}}], [[PHASE]],
 // PERSISTENT: wgmma.mma_async

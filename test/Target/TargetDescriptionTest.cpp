@@ -68,20 +68,30 @@ TEST(TargetDescription, AttentionDefaults) {
   // computing warpgroups for d = 128, 192 x 128 and three for d <= 64, 2
   // stages (measured on an H200); wgmma asked for: 128 x 64 at d <= 64; with
   // mma_sync asked for, 256 x 64 for d = 128 and 256 x 128 for d <= 64, 8
-  // warps. sm_90 has no wgmma: mma_sync.
+  // warps. sm_90 has no wgmma: mma_sync. Above d = 64 the warp-specialised
+  // kernels overlap P V with the next step's softmax, unless told not to.
+  auto ws = [&](int64_t q, int64_t kv, int64_t warps, TileStrategy kind,
+                bool overlap) {
+    return FlashConfigAttr::get(&ctx, q, kv, warps, 2, kind, /*fallback=*/{},
+                                /*keyWarps=*/1, /*interleaveKV=*/false,
+                                overlap);
+  };
   EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 128),
-            FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma_ws));
+            ws(128, 128, 8, TileStrategy::wgmma_ws, true));
+  EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0, std::nullopt, 0,
+                                             /*masked=*/true, 1, false,
+                                             /*overlapPV=*/false),
+            ws(128, 128, 8, TileStrategy::wgmma_ws, false));
   // Without a mask the default is the persistent form, with 128 K/V rows at
   // d = 128; asked for, wgmma_ws takes 176 K/V rows a step there; other
   // strategies and head dims keep theirs.
   EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0, std::nullopt, 0,
                                              /*masked=*/false),
-            FlashConfigAttr::get(&ctx, 128, 128, 8, 2,
-                                 TileStrategy::wgmma_ws_persistent));
+            ws(128, 128, 8, TileStrategy::wgmma_ws_persistent, true));
   EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0,
                                              TileStrategy::wgmma_ws, 0,
                                              /*masked=*/false),
-            FlashConfigAttr::get(&ctx, 128, 176, 8, 2, TileStrategy::wgmma_ws));
+            ws(128, 176, 8, TileStrategy::wgmma_ws, true));
   EXPECT_EQ(lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0,
                                              TileStrategy::wgmma, 0,
                                              /*masked=*/false),
@@ -117,7 +127,7 @@ TEST(TargetDescription, AttentionDefaults) {
       FlashConfigAttr::get(&ctx, 64, 32, 4, 2, TileStrategy::mma_sync));
   // wgmma: a warp owns 16 rows of its warpgroup's m64 tile.
   EXPECT_EQ(lookup("h100").attentionConfig(&ctx, 128, 192, 64),
-            FlashConfigAttr::get(&ctx, 192, 64, 12, 2, TileStrategy::wgmma_ws));
+            ws(192, 64, 12, TileStrategy::wgmma_ws, true));
 }
 
 TEST(TargetDescription, TmaKernelsGetAnUnalignedFallback) {

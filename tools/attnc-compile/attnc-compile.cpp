@@ -110,6 +110,11 @@ static cl::opt<bool> interleaveKV(
     cl::desc("mma_sync attention kernels interleave their K and V loads in "
              "one ring of `stages` tile buffers (default: the target's)"),
     cl::init(false));
+static cl::opt<std::string> overlapPV(
+    "overlap-pv",
+    cl::desc("wgmma attention kernels overlap P V of a step with the next "
+             "step's softmax: on or off (default: the target's choice)"),
+    cl::init(""));
 static cl::opt<bool> fallback(
     "fallback",
     cl::desc("give attention kernels that load by TMA an mma_sync_unaligned "
@@ -431,6 +436,7 @@ int main(int argc, char **argv) {
     o.keyWarps = keyWarps;
     if (interleaveKV.getNumOccurrences())
       o.interleaveKV = interleaveKV;
+    o.overlapPV = overlapPV;
     o.fallback = fallback;
     o.backward = backward;
     o.backwardStrategy = backwardStrategy;

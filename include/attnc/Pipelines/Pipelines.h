@@ -61,6 +61,12 @@ struct AttncPipelineOptions
                      "loads in one ring of `stages` tile buffers (default: "
                      "the target's decode choice with split-kv, else off)"),
       llvm::cl::init(false)};
+  PassOptions::Option<std::string> overlapPV{
+      *this, "overlap-pv",
+      llvm::cl::desc("wgmma attention kernels overlap P V of a step with the "
+                     "next step's softmax: on or off (empty: the target's "
+                     "choice)"),
+      llvm::cl::init("")};
   PassOptions::Option<bool> fallback{
       *this, "fallback",
       llvm::cl::desc("give attention kernels that read by TMA an "

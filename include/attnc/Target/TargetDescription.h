@@ -142,6 +142,15 @@ struct TargetDescription {
   /// of one step during the next step's softmax, measured slower on the
   /// H200 (2026-12-01, d = 128, S = 8192: 452 against 468 TFLOP/s).
   int64_t wgmmaStages = 2;
+  /// wgmma_ws (persistent or not) above d = 64 overlaps P V of a step with
+  /// the next step's softmax (overlap_pv; its ring's K and V barriers
+  /// apart). H200 2026-12-04, d = 128, bf16, B·S = 16k, TFLOP/s at S = 512
+  /// / 1k / 2k / 4k / 8k / 16k: non-causal (persistent, 128 K/V rows) 430
+  /// / 496 / 547 / 577 / 599 / 607 against 450 / 504 / 528 / 557 / 570 /
+  /// 580 without; causal (128 x 128) at 1k / 2k / 4k / 8k / 16k 355 / 437
+  /// / 491 / 523 / 546 against 357 / 442 / 483 / 515 / 528. At d = 64
+  /// (three consumer warpgroups) it loses 2-4%.
+  bool wgmmaOverlapLargeHead = true;
 
   /// The attention backward (K/V stationary, mma.sync): each of
   /// `backwardWarps` warps owns 16 rows of the K/V tile, and query tiles of
@@ -198,13 +207,15 @@ struct TargetDescription {
   /// The kernel configuration for `headDim`, with the tiles, the strategy
   /// and the stages given (0 and none: the target's default); `masked`
   /// when the attention has a mask; `keyWarps` warps splitting each K/V
-  /// tile's keys (FlashConfigAttr's key_warps) for each warp's rows.
+  /// tile's keys (FlashConfigAttr's key_warps) for each warp's rows;
+  /// `overlapPV` as given, else the target's choice for the strategy.
   FlashConfigAttr
   attentionConfig(mlir::MLIRContext *ctx, int64_t headDim, int64_t blockQ = 0,
                   int64_t blockKV = 0,
                   std::optional<TileStrategy> strategy = std::nullopt,
                   int64_t stages = 0, bool masked = true, int64_t keyWarps = 1,
-                  bool interleaveKV = false) const;
+                  bool interleaveKV = false,
+                  std::optional<bool> overlapPV = std::nullopt) const;
 
   /// The configuration of an attention backward kernel, with the tiles
   /// given (0: the target's default).

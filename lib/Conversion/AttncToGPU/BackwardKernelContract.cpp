@@ -59,6 +59,9 @@ LogicalResult BackwardKernelBuilder::verifyConfig() {
     return emitError(diag) << "attention backward: its pipeline loads Q, dO "
                               "and the row statistics together; interleave_kv "
                               "is the forward's";
+  if (c.getOverlapPV())
+    return emitError(diag) << "attention backward: its steps wait for each "
+                              "product they issue; overlap_pv is the forward's";
   if ((d != 64 && d != 128) || dv != d)
     return emitError(diag) << "attention backward: head dims must be equal "
                               "and 64 or 128, got d = "

@@ -232,6 +232,8 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
     // for S leaves P V running through this step's score stage; acc is
     // rescaled once P V is done.
     ArrayRef<Value> pending(st.pending);
+    if (ring)
+      strategy->waitValues(b, pending.back());
     SmallVector<Value> probs =
         strategy->stageProbabilities(b, pending.drop_back());
     strategy->beginMMAs(b);
@@ -246,6 +248,8 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
     if (failed(draws))
       return failure();
     SmallVector<Value> s = strategy->waitScores(b, scores, /*inFlight=*/1);
+    if (ring)
+      strategy->releaseKeys(b, n);
     if (failed(emitScoreStage(l, scope, bounds, s)))
       return failure();
     SmallVector<Value> alphas;
@@ -299,11 +303,18 @@ void FlashKernelBuilder::flushPending(OnlineSoftmaxState &st, Value steps) {
   if (!strategy->overlapsPV())
     return;
   ArrayRef<Value> pending(st.pending);
+  bool ring = strategy->hasProducer();
   auto flush = [&](OpBuilder &b) {
     Value stage =
         ringDivRem(b, loc, pending.back(), form.config.getStages()).second;
-    return strategy->waitPV(
+    if (ring)
+      strategy->waitValues(b, pending.back());
+    SmallVector<Value> acc = strategy->waitPV(
         b, strategy->issuePV(b, stage, pending.drop_back(), st.acc));
+    // The last step's slot: a persistent producer refills it.
+    if (ring)
+      strategy->releaseSlot(b, pending.back());
+    return acc;
   };
   if (!steps) {
     st.acc = flush(b);
@@ -434,6 +445,7 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
                   config.getWarps(),  config.getStages(),  form.elementType,
                   chip.str(),         config.getKeyWarps()};
   shape.interleaveKV = config.getInterleaveKV();
+  shape.overlapPV = config.getOverlapPV();
   auto vType = cast<RankedTensorType>(form.value.getType());
   int64_t dv = vType.getDimSize(vType.getRank() - 1);
   if (dv != form.headDim)
@@ -545,6 +557,8 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
     abi.attrs["key_warps"] = std::to_string(config.getKeyWarps());
   if (config.getInterleaveKV())
     abi.attrs["interleave_kv"] = "1";
+  if (config.getOverlapPV())
+    abi.attrs["overlap_pv"] = "1";
   // Query heads packed into one tile (--attnc-pack-gqa), for the cost
   // model's tile count.
   if (form.packedSource)

@@ -163,6 +163,9 @@ struct TileShape {
   /// K and V tiles take turns in one ring of `stages` single-tile buffers
   /// (FlashConfigAttr's interleave_kv; AttentionTileStrategy::kvBuffers).
   bool interleaveKV = false;
+  /// P V of a step overlaps the next step's softmax (FlashConfigAttr's
+  /// overlap_pv; AttentionTileStrategy::overlapsPV).
+  bool overlapPV = false;
 };
 
 /// Data movement and matrix products of one flash-attention kernel. Calls
@@ -323,6 +326,13 @@ public:
   virtual void releaseSlot(mlir::OpBuilder &b, mlir::Value n) {
     llvm_unreachable("only for strategies with a producer");
   }
+  /// Overlapped with a producer, a slot's K and V may have barriers of their
+  /// own: waitSlot then waits for K only, waitValues for V before the P V
+  /// that reads it, releaseKeys gives K back once S has been read and
+  /// releaseSlot gives back V. K of later tiles then loads while a step's
+  /// V is still in use, so two stages suffice.
+  virtual void waitValues(mlir::OpBuilder &b, mlir::Value n) {}
+  virtual void releaseKeys(mlir::OpBuilder &b, mlir::Value n) {}
 
   /// Overlapped P V. A strategy whose MMAs run asynchronously may run the P V
   /// of step j on the tensor cores while step j + 1's score stage runs on

@@ -19,10 +19,11 @@
 using namespace mlir;
 using namespace attnc;
 using namespace attnc::wgmma;
-Value WgmmaStrategy::barrier(OpBuilder &b, Value n, bool empty) {
+Value WgmmaStrategy::barrier(OpBuilder &b, Value n, bool empty, bool value) {
   Value slot = arith::IndexCastOp::create(
       b, loc, b.getI64Type(), ringDivRem(b, loc, n, s.stages).second);
-  int64_t first = barriersOffset() + (empty ? s.stages * kBarrierBytes : 0);
+  int64_t kind = (value ? 2 : 0) + (empty ? 1 : 0);
+  int64_t first = barriersOffset() + kind * s.stages * kBarrierBytes;
   return sharedPointer(
       b, arith::AddIOp::create(
              b, loc, i64(b, first),

@@ -97,8 +97,8 @@ LogicalResult WgmmaStrategy::verify(Location diagLoc) const {
   if (!producer && s.stages != 2 && s.stages != 3)
     return emitError(diagLoc)
            << "wgmma strategy: stages must be 2 (one K/V tile computed while "
-              "the next loads) or 3 (and P V of a step overlapping the next "
-              "step's softmax), got "
+              "the next loads) or 3 (two loading; with overlap_pv, a step's V "
+              "in use while the next step computes), got "
            << s.stages;
   return success();
 }
@@ -141,10 +141,12 @@ void WgmmaStrategy::emitPrologue(OpBuilder &b) {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(first.thenBlock());
     for (int64_t i = 0; i < s.stages; ++i)
-      for (bool empty : {false, true})
-        NVVM::MBarrierInitOp::create(b, loc, barrier(b, idx(b, i), empty),
-                                     i32(b, empty ? consumerThreads() : 1),
-                                     Value());
+      for (int64_t kind = 0; kind < slotBarriers(); ++kind) {
+        bool empty = kind % 2;
+        NVVM::MBarrierInitOp::create(
+            b, loc, barrier(b, idx(b, i), empty, /*value=*/kind >= 2),
+            i32(b, empty ? consumerThreads() : 1), Value());
+      }
     NVVM::MBarrierInitOp::create(b, loc, queryBarrier(b), i32(b, 1), Value());
     NVVM::FenceMbarrierInitOp::create(b, loc);
   }

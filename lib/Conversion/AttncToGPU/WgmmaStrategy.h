@@ -180,7 +180,7 @@ public:
   /// up to 1024 bytes.
   int64_t sharedMemoryBytes() const override {
     return kAtomBytes + barriersOffset() +
-           (producer ? (2 * s.stages + 1) * kBarrierBytes : 0);
+           (producer ? (slotBarriers() * s.stages + 1) * kBarrierBytes : 0);
   }
   int64_t rowAlignmentBytes() const override { return kChunkBytes; }
   /// With a producer, Q, K and V come by TMA, and O leaves by TMA, a
@@ -220,6 +220,19 @@ public:
   /// slot `stage`, whose full barrier then expects their bytes.
   void loadKV(OpBuilder &b, const GlobalTile &k, const GlobalTile &v,
               Value stage) override {
+    if (producer && splitKV()) {
+      Value fullK = barrier(b, stage, /*empty=*/false);
+      expectBytes(b, fullK, tileBytes(s.blockKV));
+      emitTensorMapTile(b, k, stageOffset(b, stage, /*value=*/false), s.blockKV,
+                        fullK);
+      waitParity(b, barrier(b, acquiring, /*empty=*/true, /*value=*/true),
+                 acquiring, /*flip=*/true);
+      Value fullV = barrier(b, stage, /*empty=*/false, /*value=*/true);
+      expectBytes(b, fullV, tileBytes(s.blockKV));
+      emitTensorMapTile(b, v, stageOffset(b, stage, /*value=*/true), s.blockKV,
+                        fullV);
+      return;
+    }
     if (producer) {
       Value full = barrier(b, stage, /*empty=*/false);
       expectBytes(b, full, 2 * tileBytes(s.blockKV));
@@ -265,7 +278,11 @@ public:
     acc.assign(values.begin(), values.end());
   }
 
-  bool overlapsPV() const override { return s.stages >= 3; }
+  bool overlapsPV() const override { return s.overlapPV; }
+  /// Overlapped, the producer's ring has barriers for K and V apart.
+  bool splitKV() const { return producer && overlapsPV(); }
+  /// Barriers per ring slot: full and empty, for K and V apart or together.
+  int64_t slotBarriers() const { return splitKV() ? 4 : 2; }
 
   bool hasProducer() const override { return producer; }
   Value isProducer(OpBuilder &b) override {
@@ -333,16 +350,28 @@ public:
                                  idx(b, consumerThreads()));
   }
   void acquireSlot(OpBuilder &b, Value n) override {
+    acquiring = n;
     waitParity(b, barrier(b, n, /*empty=*/true), n, /*flip=*/true);
   }
   /// loadKV's expect_tx was the slot's one arrival: nothing left to do.
-  void commitSlot(OpBuilder &b, Value n) override {}
+  void commitSlot(OpBuilder &b, Value n) override { acquiring = {}; }
   void waitSlot(OpBuilder &b, Value n) override {
     waitParity(b, barrier(b, n, /*empty=*/false), n, /*flip=*/false);
   }
   void releaseSlot(OpBuilder &b, Value n) override {
-    NVVM::MBarrierArriveOp::create(b, loc, Type(), barrier(b, n, true),
-                                   Value());
+    NVVM::MBarrierArriveOp::create(
+        b, loc, Type(), barrier(b, n, /*empty=*/true, /*value=*/splitKV()),
+        Value());
+  }
+  void waitValues(OpBuilder &b, Value n) override {
+    if (splitKV())
+      waitParity(b, barrier(b, n, /*empty=*/false, /*value=*/true), n,
+                 /*flip=*/false);
+  }
+  void releaseKeys(OpBuilder &b, Value n) override {
+    if (splitKV())
+      NVVM::MBarrierArriveOp::create(b, loc, Type(),
+                                     barrier(b, n, /*empty=*/true), Value());
   }
   SmallVector<Value> takenProbabilities() override;
   SmallVector<Value> zeroProbabilities(OpBuilder &b) override {
@@ -402,7 +431,8 @@ private:
     return std::min<int64_t>(256, left / consumerThreads() / 8 * 8);
   }
   /// Byte offset of the barriers: the ring's full[stages], then its
-  /// empty[stages], then the query tile's.
+  /// empty[stages] (with K and V apart: K's, then V's), then the query
+  /// tile's.
   int64_t barriersOffset() const {
     return tileBytes(s.blockQ) + 2 * s.stages * tileBytes(s.blockKV) +
            (persistentGrid ? tileBytes(s.blockQ) : 0);
@@ -415,11 +445,13 @@ private:
                ? tileBytes(s.blockQ) + 2 * s.stages * tileBytes(s.blockKV)
                : 0;
   }
-  /// The full or empty barrier of ring slot `n` (!llvm.ptr<3>).
-  Value barrier(OpBuilder &b, Value n, bool empty);
+  /// The full or empty barrier of ring slot `n` (!llvm.ptr<3>); with K and
+  /// V apart, V's with `value`.
+  Value barrier(OpBuilder &b, Value n, bool empty, bool value = false);
   Value queryBarrier(OpBuilder &b) {
     return sharedPointer(
-        b, i64(b, barriersOffset() + 2 * s.stages * kBarrierBytes));
+        b,
+        i64(b, barriersOffset() + slotBarriers() * s.stages * kBarrierBytes));
   }
   /// The shared-memory pointer (!llvm.ptr<3>) `offset` (i64) bytes past
   /// the aligned base.
@@ -490,6 +522,10 @@ private:
   Value tid;
   /// Parity (i32) of the query barrier's phase of the current tile.
   Value queryPhase;
+  /// The ring slot counter the producer is filling (between acquireSlot
+  /// and commitSlot): with K and V apart, loadKV waits for V's empty
+  /// barrier of its use.
+  Value acquiring;
   /// This thread's warpgroup (index).
   Value group;
   /// Element view of the aligned shared memory, and its base's shared

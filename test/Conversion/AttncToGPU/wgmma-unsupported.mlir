@@ -15,16 +15,22 @@
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma key-warps=2" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=KEYS
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma_ws key-warps=2" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=KEYS
 // RUN: not attnc-opt %s --attnc-online-softmax="key-warps=-1" 2>&1 | FileCheck %s --check-prefix=KEYS-OPTION
+// RUN: not attnc-opt %s --attnc-online-softmax="overlap-pv=yes" 2>&1 | FileCheck %s --check-prefix=OVERLAP-OPTION
+// RUN: not attnc-opt %s --attnc-online-softmax="strategy=mma_sync overlap-pv=on" 2>&1 | FileCheck %s --check-prefix=OVERLAP-MMA
+// RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma overlap-pv=on" 2>&1 | FileCheck %s --check-prefix=OVERLAP-STAGES
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=mma_sync block-q=16 block-kv=32 key-warps=4" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=KEYS-PART
 
 // CHIP: tile strategy wgmma needs warpgroup MMAs, which sm_80 lacks (sm_90a only)
 // CHIP-WS: tile strategy wgmma_ws needs warpgroup MMAs, which sm_80 lacks (sm_90a only)
 // NAME: unknown tile strategy 'tma' for --attnc-online-softmax; known: mma_sync, wgmma, wgmma_ws
-// STAGES: wgmma strategy: stages must be 2 (one K/V tile computed while the next loads) or 3 (and P V of a step overlapping the next step's softmax), got 4
+// STAGES: wgmma strategy: stages must be 2 (one K/V tile computed while the next loads) or 3 (two loading; with overlap_pv, a step's V in use while the next step computes), got 4
 // RING: wgmma_ws strategy: stages (the producer's ring) must be in [2, 4], got 5
 // OPTION: --attnc-online-softmax option stages must be in [1, 8] (or 0 for the target's default), got 9
 // KEYS: wgmma strategy: each warpgroup computes all keys of its rows; key_warps must be 1, got 2 (key-split warps are mma_sync's)
 // KEYS-OPTION: --attnc-online-softmax option key-warps must be positive (or 0 for 1), got -1
+// OVERLAP-OPTION: --attnc-online-softmax option overlap-pv must be 'on' or 'off' (or empty for the target's choice), got 'yes'
+// OVERLAP-MMA: --attnc-online-softmax option overlap-pv=on needs a wgmma strategy (asynchronous warpgroup MMAs), got mma_sync
+// OVERLAP-STAGES: --attnc-online-softmax option overlap-pv=on with strategy wgmma needs stages >= 3 (a step's V stays in use during the next step), got 2
 // KEYS-PART: mma_sync strategy: block_kv / key_warps (32 / 4) must be a multiple of 16
 
 func.func @on_sm80(%q: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {

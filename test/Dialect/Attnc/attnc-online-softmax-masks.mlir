@@ -29,9 +29,9 @@
 // HALF-LABEL: func.func @prefix_d128
 // HALF: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma>
 // WGMMA-LABEL: func.func @window_d128
-// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
+// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, overlap_pv, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
 // WGMMA-LABEL: func.func @prefix_d128
-// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
+// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, overlap_pv, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
 // CHECK-LABEL: func.func @window
 // CHECK:     %[[M:.*]] = affine.min affine_map<(d0)[s0] -> (128, d0 * -128 + s0)>(%[[T:.*]])[%{{.*}}]
 // CHECK:     %[[F0:.*]] = affine.max affine_map<(d0) -> (d0 * 2 - 16, 0)>(%[[T]])

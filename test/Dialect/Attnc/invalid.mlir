@@ -683,13 +683,28 @@ func.func @flash_config_key_warps_rows() attributes {c = #attnc.flash_config<blo
 
 // -----
 
-// expected-error @+1 {{expected 'key_warps', 'interleave_kv' or 'fallback' (each at most once, in that order), got 'key_warps'}}
+// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv' or 'fallback' (each at most once, in that order), got 'key_warps'}}
 func.func @flash_config_tail_order() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>, key_warps = 2>} { return }
 
 // -----
 
-// expected-error @+1 {{expected 'key_warps', 'interleave_kv' or 'fallback' (each at most once, in that order), got 'interleave_kv'}}
+// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv' or 'fallback' (each at most once, in that order), got 'interleave_kv'}}
 func.func @flash_config_interleave_twice() attributes {c = #attnc.flash_config<block_q = 16, block_kv = 128, warps = 4, stages = 3, strategy = mma_sync, interleave_kv, interleave_kv>} { return }
+
+// -----
+
+// expected-error @+1 {{overlap_pv needs a wgmma strategy (asynchronous warpgroup MMAs), got mma_sync}}
+func.func @flash_config_overlap_mma_sync() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = mma_sync, overlap_pv>} { return }
+
+// -----
+
+// expected-error @+1 {{overlap_pv with strategy wgmma needs stages >= 3 (a step's V stays in use during the next step), got 2}}
+func.func @flash_config_overlap_wgmma_stages() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma, overlap_pv>} { return }
+
+// -----
+
+// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv' or 'fallback' (each at most once, in that order), got 'interleave_kv'}}
+func.func @flash_config_overlap_order() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, overlap_pv, interleave_kv>} { return }
 
 // -----
 

@@ -420,6 +420,22 @@ func.func @key_warps(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v:
   return %a, %b, %c : tensor<1x8x1x64xbf16>, tensor<1x8x1x64xbf16>, tensor<1x8x1x64xbf16>
 }
 
+// overlap_pv (a bare keyword after interleave_kv, before fallback)
+// round-trips.
+// CHECK-LABEL: func.func @overlap_pv
+// CHECK: {config = #attnc.flash_config<block_q = 128, block_kv = 176, warps = 8, stages = 2, strategy = wgmma_ws, overlap_pv, fallback = <block_q = 128, block_kv = 176, warps = 8, stages = 2, strategy = mma_sync_unaligned>>, scale = 1.250000e-01 : f64}
+// CHECK: {config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 3, strategy = wgmma, overlap_pv>, scale = 1.250000e-01 : f64}
+func.func @overlap_pv(%q: tensor<1x8x128x128xbf16>, %k: tensor<1x8x512x128xbf16>, %v: tensor<1x8x512x128xbf16>)
+    -> (tensor<1x8x128x128xbf16>, tensor<1x8x128x128xbf16>) {
+  %a = attnc.attention %q, %k, %v
+      {config = #attnc.flash_config<block_q = 128, block_kv = 176, warps = 8, stages = 2, strategy = wgmma_ws, overlap_pv, fallback = <block_q = 128, block_kv = 176, warps = 8, stages = 2, strategy = mma_sync_unaligned>>, scale = 0.125 : f64}
+      : tensor<1x8x128x128xbf16>, tensor<1x8x512x128xbf16>, tensor<1x8x512x128xbf16> -> tensor<1x8x128x128xbf16>
+  %b = attnc.attention %q, %k, %v
+      {config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 3, strategy = wgmma, overlap_pv>, scale = 0.125 : f64}
+      : tensor<1x8x128x128xbf16>, tensor<1x8x512x128xbf16>, tensor<1x8x512x128xbf16> -> tensor<1x8x128x128xbf16>
+  return %a, %b : tensor<1x8x128x128xbf16>, tensor<1x8x128x128xbf16>
+}
+
 // interleave_kv (a bare keyword after key_warps, before fallback) round-trips.
 // CHECK-LABEL: func.func @interleave_kv
 // CHECK: {config = #attnc.flash_config<block_q = 16, block_kv = 128, warps = 4, stages = 3, strategy = mma_sync, key_warps = 4, interleave_kv>, scale = 1.250000e-01 : f64}

@@ -37,10 +37,11 @@ void printContractShape(AsmPrinter &printer, ArrayRef<Attribute> shape);
 /// when 1) then `, fallback = <...>`, each after a comma that alone cannot
 /// tell them apart (hence no generated optional groups).
 static ParseResult parseFlashConfigTail(AsmParser &parser, int64_t &keyWarps,
-                                        bool &interleaveKV,
+                                        bool &interleaveKV, bool &overlapPV,
                                         FlashConfigAttr &fallback) {
   keyWarps = 1;
   interleaveKV = false;
+  overlapPV = false;
   // Each optional entry at most once, in this order.
   int next = 0;
   while (succeeded(parser.parseOptionalComma())) {
@@ -55,15 +56,18 @@ static ParseResult parseFlashConfigTail(AsmParser &parser, int64_t &keyWarps,
     } else if (key == "interleave_kv" && next <= 1) {
       interleaveKV = true;
       next = 2;
-    } else if (key == "fallback" && next <= 2) {
+    } else if (key == "overlap_pv" && next <= 2) {
+      overlapPV = true;
+      next = 3;
+    } else if (key == "fallback" && next <= 3) {
       if (parser.parseEqual() ||
           parser.parseCustomAttributeWithFallback(fallback))
         return failure();
-      next = 3;
+      next = 4;
     } else {
       return parser.emitError(at)
-             << "expected 'key_warps', 'interleave_kv' or 'fallback' (each at "
-                "most once, in that order), got '"
+             << "expected 'key_warps', 'interleave_kv', 'overlap_pv' or "
+                "'fallback' (each at most once, in that order), got '"
              << key << "'";
     }
   }
@@ -71,11 +75,14 @@ static ParseResult parseFlashConfigTail(AsmParser &parser, int64_t &keyWarps,
 }
 
 static void printFlashConfigTail(AsmPrinter &printer, int64_t keyWarps,
-                                 bool interleaveKV, FlashConfigAttr fallback) {
+                                 bool interleaveKV, bool overlapPV,
+                                 FlashConfigAttr fallback) {
   if (keyWarps != 1)
     printer << ", key_warps = " << keyWarps;
   if (interleaveKV)
     printer << ", interleave_kv";
+  if (overlapPV)
+    printer << ", overlap_pv";
   if (fallback) {
     printer << ", fallback = ";
     printer.printStrippedAttrOrType(fallback);
@@ -98,7 +105,8 @@ LogicalResult
 FlashConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         int64_t blockQ, int64_t blockKV, int64_t warps,
                         int64_t stages, TileStrategy strategy, int64_t keyWarps,
-                        bool interleaveKV, FlashConfigAttr fallback) {
+                        bool interleaveKV, bool overlapPV,
+                        FlashConfigAttr fallback) {
   if (blockQ <= 0 || blockKV <= 0)
     return emitError() << "block_q and block_kv must be positive, got "
                        << blockQ << " and " << blockKV;
@@ -126,6 +134,19 @@ FlashConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "interleave_kv needs stages >= 2 (a ring of "
                           "single K/V tile buffers, one computed while the "
                           "others load), got "
+                       << stages;
+  bool warpgroups = strategy == TileStrategy::wgmma ||
+                    strategy == TileStrategy::wgmma_ws ||
+                    strategy == TileStrategy::wgmma_ws_persistent;
+  if (overlapPV && !warpgroups)
+    return emitError() << "overlap_pv needs a wgmma strategy (asynchronous "
+                          "warpgroup MMAs), got "
+                       << stringifyTileStrategy(strategy);
+  // Without a producer's barriers, a step's V stays in its stage one step
+  // longer while the next tile loads.
+  if (overlapPV && strategy == TileStrategy::wgmma && stages < 3)
+    return emitError() << "overlap_pv with strategy wgmma needs stages >= 3 "
+                          "(a step's V stays in use during the next step), got "
                        << stages;
   if (!fallback)
     return success();

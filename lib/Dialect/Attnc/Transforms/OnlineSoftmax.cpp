@@ -611,9 +611,35 @@ struct AttncOnlineSoftmaxPass
       return emitError(loc)
              << "--" DEBUG_TYPE " option interleave-kv needs stages >= 2 (a "
                 "ring of single K/V tile buffers), got 1";
+    std::optional<bool> overlap;
+    if (overlapPV == "on" || overlapPV == "off")
+      overlap = overlapPV == "on";
+    else if (!overlapPV.empty())
+      return emitError(loc) << "--" DEBUG_TYPE " option overlap-pv must be "
+                               "'on' or 'off' (or empty for the target's "
+                               "choice), got '"
+                            << overlapPV << "'";
+    if (overlap.value_or(false)) {
+      // (FlashConfigAttr's rules for overlap_pv, said as the options.)
+      FlashConfigAttr plain = target->attentionConfig(
+          &getContext(), headDim, q, kv, kind, stages, masked, parts,
+          interleaveKV, /*overlapPV=*/false);
+      TileStrategy s = plain.getStrategy();
+      if (s == TileStrategy::mma_sync || s == TileStrategy::mma_sync_unaligned)
+        return emitError(loc)
+               << "--" DEBUG_TYPE " option overlap-pv=on needs a wgmma "
+                  "strategy (asynchronous warpgroup MMAs), got "
+               << stringifyTileStrategy(s);
+      if (s == TileStrategy::wgmma && plain.getStages() < 3)
+        return emitError(loc)
+               << "--" DEBUG_TYPE " option overlap-pv=on with strategy wgmma "
+                  "needs stages >= 3 (a step's V stays in use during the "
+                  "next step), got "
+               << plain.getStages();
+    }
     FlashConfigAttr config =
         target->attentionConfig(&getContext(), headDim, q, kv, kind, stages,
-                                masked, parts, interleaveKV);
+                                masked, parts, interleaveKV, overlap);
     // The persistent grid walks many tiles in one block, and what a region
     // reads once per block (a per-head slope) changes from tile to tile:
     // without a strategy option such ops take the one-tile-per-block form.
@@ -621,7 +647,7 @@ struct AttncOnlineSoftmaxPass
         config.getStrategy() == TileStrategy::wgmma_ws_persistent)
       config = target->attentionConfig(&getContext(), headDim, q, kv,
                                        TileStrategy::wgmma_ws, stages, masked,
-                                       parts, interleaveKV);
+                                       parts, interleaveKV, overlap);
     return config;
   }
 
@@ -701,11 +727,11 @@ struct AttncOnlineSoftmaxPass
                  : target->attentionConfig(
                        &getContext(), headDim, q, kv / 2, config.getStrategy(),
                        config.getStages(), true, config.getKeyWarps(),
-                       config.getInterleaveKV());
-    return target->attentionConfig(&getContext(), headDim, q / 2, blockKV,
-                                   config.getStrategy(), config.getStages(),
-                                   true, config.getKeyWarps(),
-                                   config.getInterleaveKV());
+                       config.getInterleaveKV(), config.getOverlapPV());
+    return target->attentionConfig(
+        &getContext(), headDim, q / 2, blockKV, config.getStrategy(),
+        config.getStages(), true, config.getKeyWarps(),
+        config.getInterleaveKV(), config.getOverlapPV());
   }
 
   void runOnOperation() override {

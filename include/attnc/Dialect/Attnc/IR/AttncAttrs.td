@@ -64,8 +64,7 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
       rows and many keys: split this way, a K/V tile's products are spread
       over several warps instead of one.
     - `stages`: K/V tiles in flight in shared memory (2: the next tile loads
-      while the current one is computed; the wgmma strategies with 3 or more
-      also run P V of a step during the next step's softmax).
+      while the current one is computed).
     - `interleave_kv` (optional keyword; mma_sync strategies): K and V
       tiles take turns in one ring of `stages` single-tile buffers (K of
       tile j, then its V, then K of tile j + 1, ...) instead of `stages`
@@ -74,6 +73,16 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
       while the next K loads. All loads but one are in flight at any time,
       and an odd ring fits where pairs do not (decoding's 16 x 128 tile
       twice per SM with three buffers).
+    - `overlap_pv` (optional keyword; wgmma strategies): P V of a step runs
+      on the tensor cores during the next step's softmax
+      (FlashAttention-3's intra-warpgroup overlap): a step issues its S,
+      then the previous step's P V, waits for S only, and rescales the
+      accumulator once P V is done. A step's V is then read one step
+      longer: `wgmma_ws` gives K and V barriers of their own in its ring
+      (K is released once S is read), so 2 stages suffice; `wgmma`'s
+      cp.async pipeline needs `stages = 3`. With a producer and several
+      consumer warpgroups, they also take turns issuing their MMAs
+      (ping-pong), so one's softmax runs while another's MMAs do.
     - `strategy`: how tiles move and multiply: `mma_sync` (cp.async into
       padded shared memory, ldmatrix, mma.sync m16n8k16; sm_80 and later)
       or `wgmma` (cp.async into 128-byte-swizzled shared memory, Q K^T by
@@ -106,8 +115,8 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
     #attnc.flash_config<block_q = 16, block_kv = 64, warps = 2, stages = 2,
                         strategy = mma_sync, key_warps = 2>
     #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2,
-      strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128,
-      warps = 8, stages = 2, strategy = mma_sync_unaligned>>
+      strategy = wgmma_ws, overlap_pv, fallback = <block_q = 128,
+      block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
     ```
   }];
   let parameters = (ins "int64_t":$blockQ, "int64_t":$blockKV,
@@ -115,6 +124,7 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
                         "::attnc::TileStrategy":$strategy,
                         DefaultValuedParameter<"int64_t", "1">:$keyWarps,
                         DefaultValuedParameter<"bool", "false">:$interleaveKV,
+                        DefaultValuedParameter<"bool", "false">:$overlapPV,
                         OptionalParameter<"::attnc::FlashConfigAttr">:
                             $fallback);
   let builders = [
@@ -122,16 +132,18 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
                      "int64_t":$stages, "::attnc::TileStrategy":$strategy,
                      CArg<"::attnc::FlashConfigAttr", "{}">:$fallback,
                      CArg<"int64_t", "1">:$keyWarps,
-                     CArg<"bool", "false">:$interleaveKV), [{
+                     CArg<"bool", "false">:$interleaveKV,
+                     CArg<"bool", "false">:$overlapPV), [{
       return $_get($_ctxt, blockQ, blockKV, warps, stages, strategy, keyWarps,
-                   interleaveKV, fallback);
+                   interleaveKV, overlapPV, fallback);
     }]>
   ];
   let skipDefaultBuilders = 1;
   let assemblyFormat = [{
     `<` `block_q` `=` $blockQ `,` `block_kv` `=` $blockKV `,` `warps` `=`
     $warps `,` `stages` `=` $stages `,` `strategy` `=` $strategy
-    `` custom<FlashConfigTail>($keyWarps, $interleaveKV, $fallback) `>`
+    `` custom<FlashConfigTail>($keyWarps, $interleaveKV, $overlapPV,
+                               $fallback) `>`
   }];
   let genVerifyDecl = 1;
 }

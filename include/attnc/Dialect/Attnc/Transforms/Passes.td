@@ -265,6 +265,9 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
     Option<"interleaveKV", "interleave-kv", "bool", /*default=*/"false",
            "mma_sync: K and V tiles take turns in one ring of `stages` "
            "single-tile buffers instead of stages (K, V) pairs">,
+    Option<"overlapPV", "overlap-pv", "std::string", /*default=*/"\"\"",
+           "wgmma strategies: P V of a step runs during the next step's "
+           "softmax, `on` or `off` (empty: the target's choice)">,
     Option<"fallback", "fallback", "bool", /*default=*/"true",
            "give kernels that read by TMA an mma_sync_unaligned fallback "
            "for tensors TMA cannot address (when its shared memory fits)">,
