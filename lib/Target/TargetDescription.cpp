@@ -201,7 +201,7 @@ FlashConfigAttr TargetDescription::attentionConfig(
     defaultQ = wgmmaBlockQ;
     defaultKV = headDim <= 64 ? wgmmaBlockKVSmallHead : wgmmaBlockKV;
     if (headDim <= 64 && specialised) {
-      defaultQ = wgmmaWsBlockQSmallHead;
+      defaultQ = masked ? wgmmaWsBlockQSmallHeadMasked : wgmmaWsBlockQSmallHead;
       defaultKV = wgmmaWsBlockKVSmallHead;
     }
     if (headDim > 64 && !masked && specialised)

@@ -138,6 +138,13 @@ struct TargetDescription {
   /// 192 x 64 and wgmma's 392 / 397 / 399 with 128 x 64).
   int64_t wgmmaWsBlockQSmallHead = 192;
   int64_t wgmmaWsBlockKVSmallHead = 128;
+  /// With a mask, two consumer warpgroups (128 x 128): a causal kernel's
+  /// 192-row tiles leave too few CTAs and too much masked fringe at short
+  /// sequences (H200 2026-12-04, d = 64 causal, S = 512 / 1k / 2k / 4k / 8k /
+  /// 16k: 161 / 244 / 326 / 387 / 412 / 423 TFLOP/s against 192 x 128's
+  /// 135 / 202 / 310 / 379 / 425 / 447; the same kernel overlapped, 153 /
+  /// 231 / 310 / 372 / 393 / 413, loses too).
+  int64_t wgmmaWsBlockQSmallHeadMasked = 128;
   /// K/V stages of the wgmma strategies. Three, with which wgmma runs P V
   /// of one step during the next step's softmax, measured slower on the
   /// H200 (2026-12-01, d = 128, S = 8192: 452 against 468 TFLOP/s).

@@ -134,14 +134,14 @@ func.func @unmasked_d64(%q: tensor<?x?x?x64xf16>, %k: tensor<?x?x?x64xf16>, %v: 
 // evaluated too, then masked), parameters with the positions' extents. The
 // tiles come from attnc.id_tile_bounds, which the block computes before
 // its loops: one strided pass over the keys (five partials per thread),
-// reduced per warp by redux.sync and across the 16 warps through 80 words
-// of shared memory past the strategy's 91184 bytes, behind a CTA barrier.
+// reduced per warp by redux.sync and across the 12 warps through 60 words
+// of shared memory past the strategy's 82992 bytes, behind a CTA barrier.
 // CHECK-LABEL: gpu.module @documents_module
 // CHECK-SAME: tensor<"doc_q", i64, [B, 1, Sq, 1], input, align = 8>
 // CHECK-SAME: tensor<"doc_kv", i64, [B, 1, 1, Skv], input, align = 8>
 // CHECK-SAME: stride<"doc_kv.stride3", i64, tensor = "doc_kv", dim = 3>
-// CHECK-SAME: block = [512, 1, 1], shared_memory = 91504
-// CHECK: memref.view %{{.+}}[%c91184][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<80xi32, #gpu.address_space<workgroup>>
+// CHECK-SAME: block = [384, 1, 1], shared_memory = 83232
+// CHECK: memref.view %{{.+}}[%c82992][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<60xi32, #gpu.address_space<workgroup>>
 // CHECK: scf.for {{.+}} -> (i32, i32, i32, i32, i32)
 // CHECK: nvvm.redux.sync  min
 // CHECK: nvvm.redux.sync  max

@@ -19,11 +19,11 @@
 // DEFAULT-LABEL: func.func @prefix
 // DEFAULT: attnc.flash_config = #attnc.flash_config<block_q = 256,
 // wgmma keeps its two-warpgroup query tile and halves the K/V tile instead
-// (at d = 128); wgmma_ws (sm_90a's default: three consumer warpgroups at
-// d = 64, two above) keeps both, and has an mma_sync_unaligned fallback of
+// (at d = 128); wgmma_ws (sm_90a's default: two consumer warpgroups with a
+// mask) keeps both, and has an mma_sync_unaligned fallback of
 // the same tiles for tensors TMA cannot address.
 // WGMMA-LABEL: func.func @window
-// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 192, block_kv = 128, warps = 12, stages = 2, strategy = wgmma_ws, fallback = <block_q = 192, block_kv = 128, warps = 12, stages = 2, strategy = mma_sync_unaligned>>
+// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
 // HALF-LABEL: func.func @window_d128
 // HALF: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = wgmma>
 // HALF-LABEL: func.func @prefix_d128
