@@ -221,6 +221,7 @@ public:
   void loadKV(OpBuilder &b, const GlobalTile &k, const GlobalTile &v,
               Value stage) override {
     if (producer && splitKV()) {
+      assert(acquiring && "loadKV runs between acquireSlot and commitSlot");
       Value fullK = barrier(b, stage, /*empty=*/false);
       expectBytes(b, fullK, tileBytes(s.blockKV));
       emitTensorMapTile(b, k, stageOffset(b, stage, /*value=*/false), s.blockKV,
