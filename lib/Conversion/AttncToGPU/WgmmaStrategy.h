@@ -217,7 +217,9 @@ public:
     pending.clear();
   }
   /// With a producer, its issuing thread loads K and V by TMA into ring
-  /// slot `stage`, whose full barrier then expects their bytes.
+  /// slot `stage`, whose full barrier then expects their bytes; with K and
+  /// V apart, K on K's barrier (acquireSlot waited for K's empty one), then,
+  /// once the slot's V has been released too, V on V's.
   void loadKV(OpBuilder &b, const GlobalTile &k, const GlobalTile &v,
               Value stage) override {
     if (producer && splitKV()) {
