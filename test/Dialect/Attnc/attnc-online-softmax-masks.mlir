@@ -22,14 +22,18 @@
 // (at d = 128); wgmma_ws (sm_90a's default: two consumer warpgroups with a
 // mask) keeps both, and has an mma_sync_unaligned fallback of
 // the same tiles for tensors TMA cannot address.
-// WGMMA-LABEL: func.func @window
+// A constant-span window (every query tile visits about as many K/V tiles)
+// takes the persistent grid; other masks keep one tile per block.
+// WGMMA-LABEL: func.func @window(
+// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws_persistent, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
+// WGMMA-LABEL: func.func @prefix(
 // WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
 // HALF-LABEL: func.func @window_d128
 // HALF: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = wgmma>
 // HALF-LABEL: func.func @prefix_d128
 // HALF: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma>
 // WGMMA-LABEL: func.func @window_d128
-// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, overlap_pv, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
+// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws_persistent, overlap_pv, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
 // WGMMA-LABEL: func.func @prefix_d128
 // WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, overlap_pv, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
 // CHECK-LABEL: func.func @window

@@ -692,7 +692,8 @@ struct AttncOnlineSoftmaxPass
            op.getKey().getDefiningOp<RaggedViewOp>();
   }
 
-  /// A query tile of a sliding window (each query sees at most W + 1 keys,
+  /// A constant-span window takes the persistent grid (wgmma_ws). A query
+  /// tile of a sliding window (each query sees at most W + 1 keys,
   /// W a constant) visits W + block_q + block_kv keys for W visible ones,
   /// the fringe masked: for windows shorter than 8 default tiles, half the
   /// default tile (measured on the H200, window 1024 at hd128, S = 4096:
@@ -708,12 +709,28 @@ struct AttncOnlineSoftmaxPass
       return config;
     auto span = dyn_cast<AffineConstantExpr>(simplifyAffineExpr(
         interval->hi->expr - interval->lo->expr, 1, interval->symbols.size()));
-    int64_t q = config.getBlockQ(), kv = config.getBlockKV();
-    if (!span || span.getValue() >= 8 * q || q < 128)
+    if (!span)
       return config;
     FailureOr<TargetDescription> target = lookupTargetDescription(chip);
     if (failed(target))
       return failure();
+    // Every query tile of a constant-span window visits about as many K/V
+    // tiles, the case the persistent grid wins (the next tile's loads and
+    // the last one's store overlap the current one; causal tiles vary, and
+    // its static order loses there). H200 2026-12-04, TFLOP/s of all pairs
+    // at S = 2k / 4k / 8k / 16k: window 256 at d = 64 1033 / 2068 / 4098 /
+    // 8156 against wgmma_ws's 953 / 1867 / 3683 / 7280; window 1024 at
+    // d = 128 982 / 1755 / 3300 / 6236 against 980 / 1717 / 3220 / 6251.
+    if (config.getStrategy() == TileStrategy::wgmma_ws && strategy.empty() &&
+        !readsTensors(op))
+      return target->attentionConfig(&getContext(), headDim, blockQ, blockKV,
+                                     TileStrategy::wgmma_ws_persistent, stages,
+                                     /*masked=*/true, config.getKeyWarps(),
+                                     config.getInterleaveKV(),
+                                     config.getOverlapPV());
+    int64_t q = config.getBlockQ(), kv = config.getBlockKV();
+    if (span.getValue() >= 8 * q || q < 128)
+      return config;
     // wgmma_ws keeps its tiles: its warpgroups are not held together by a
     // CTA barrier, and the fringe costs less than the halved MMAs (window
     // 1024, d = 128, S = 4096 / 8192 on the H200: 4% faster with 128 K/V
