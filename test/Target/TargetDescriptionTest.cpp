@@ -107,9 +107,8 @@ TEST(TargetDescription, AttentionDefaults) {
       lookup("sm_90a").attentionConfig(&ctx, 128, 0, 0, TileStrategy::wgmma, 3),
       FlashConfigAttr::get(&ctx, 128, 128, 8, 3, TileStrategy::wgmma));
   // With a mask (the default), d <= 64 takes two warpgroups: 128 x 128.
-  EXPECT_EQ(
-      lookup("h200").attentionConfig(&ctx, 64),
-      FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma_ws));
+  EXPECT_EQ(lookup("h200").attentionConfig(&ctx, 64),
+            FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma_ws));
   EXPECT_EQ(lookup("h200").attentionConfig(&ctx, 64, 0, 0, TileStrategy::wgmma),
             FlashConfigAttr::get(&ctx, 128, 64, 8, 2, TileStrategy::wgmma));
   EXPECT_EQ(
