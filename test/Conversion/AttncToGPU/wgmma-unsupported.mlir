@@ -29,8 +29,8 @@
 // KEYS: wgmma strategy: each warpgroup computes all keys of its rows; key_warps must be 1, got 2 (key-split warps are mma_sync's)
 // KEYS-OPTION: --attnc-online-softmax option key-warps must be positive (or 0 for 1), got -1
 // OVERLAP-OPTION: --attnc-online-softmax option overlap-pv must be 'on' or 'off' (or empty for the target's choice), got 'yes'
-// OVERLAP-MMA: --attnc-online-softmax option overlap-pv=on needs a wgmma strategy (asynchronous warpgroup MMAs), got mma_sync
-// OVERLAP-STAGES: --attnc-online-softmax option overlap-pv=on with strategy wgmma needs stages >= 3 (a step's V stays in use during the next step), got 2
+// OVERLAP-MMA: --attnc-online-softmax option overlap-pv=on: overlap_pv needs a wgmma strategy (asynchronous warpgroup MMAs), got mma_sync
+// OVERLAP-STAGES: --attnc-online-softmax option overlap-pv=on: overlap_pv with strategy wgmma needs stages >= 3 (a step's V stays in use during the next step), got 2
 // KEYS-PART: mma_sync strategy: block_kv / key_warps (32 / 4) must be a multiple of 16
 
 func.func @on_sm80(%q: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {

@@ -620,22 +620,21 @@ struct AttncOnlineSoftmaxPass
                                "choice), got '"
                             << overlapPV << "'";
     if (overlap.value_or(false)) {
-      // (FlashConfigAttr's rules for overlap_pv, said as the options.)
+      // FlashConfigAttr's own rules for overlap_pv, checked on the config
+      // the options give before it is built with the keyword.
       FlashConfigAttr plain = target->attentionConfig(
           &getContext(), headDim, q, kv, kind, stages, masked, parts,
           interleaveKV, /*overlapPV=*/false);
-      TileStrategy s = plain.getStrategy();
-      if (s == TileStrategy::mma_sync || s == TileStrategy::mma_sync_unaligned)
-        return emitError(loc)
-               << "--" DEBUG_TYPE " option overlap-pv=on needs a wgmma "
-                  "strategy (asynchronous warpgroup MMAs), got "
-               << stringifyTileStrategy(s);
-      if (s == TileStrategy::wgmma && plain.getStages() < 3)
-        return emitError(loc)
-               << "--" DEBUG_TYPE " option overlap-pv=on with strategy wgmma "
-                  "needs stages >= 3 (a step's V stays in use during the "
-                  "next step), got "
-               << plain.getStages();
+      if (failed(FlashConfigAttr::verify(
+              [&] {
+                return emitError(loc)
+                       << "--" DEBUG_TYPE " option overlap-pv=on: ";
+              },
+              plain.getBlockQ(), plain.getBlockKV(), plain.getWarps(),
+              plain.getStages(), plain.getStrategy(), plain.getKeyWarps(),
+              plain.getInterleaveKV(), /*overlapPV=*/true,
+              plain.getFallback())))
+        return failure();
     }
     FlashConfigAttr config =
         target->attentionConfig(&getContext(), headDim, q, kv, kind, stages,
