@@ -265,10 +265,17 @@ FlashConfigAttr TargetDescription::withFallback(FlashConfigAttr config,
   auto fallback = FlashConfigAttr::get(
       config.getContext(), config.getBlockQ(), config.getBlockKV(),
       config.getWarps(), kFallbackStages, TileStrategy::mma_sync_unaligned);
-  return FlashConfigAttr::get(
-      config.getContext(), config.getBlockQ(), config.getBlockKV(),
-      config.getWarps(), config.getStages(), kind, fallback,
-      config.getKeyWarps(), config.getInterleaveKV(), config.getOverlapPV());
+  return FlashConfigAttr::get(config.getContext(), config.getBlockQ(),
+                              config.getBlockKV(), config.getWarps(),
+                              config.getStages(), kind, fallback,
+                              config.getKeyWarps(), config.getInterleaveKV(),
+                              config.getOverlapPV(), config.getL2GroupMib());
+}
+
+int64_t TargetDescription::attentionL2GroupMib(int64_t headDim,
+                                               TileStrategy strategy) const {
+  return strategy == TileStrategy::wgmma_ws && headDim > 64 ? wgmmaL2GroupMib
+                                                            : 0;
 }
 
 std::string attnc::ptxFeaturesForChip(StringRef chip) {

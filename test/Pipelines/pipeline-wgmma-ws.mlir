@@ -37,7 +37,7 @@
 
 // The kernel reads by TMA, so it gets a fallback of the same tiles for
 // tensors TMA cannot address: mma.sync with element-wide global accesses.
-// CONFIG: #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, overlap_pv, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
+// CONFIG: #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, overlap_pv, l2_group_mib = 32, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
 
 // The fallback is a second kernel of the module, named in the first's
 // contract and manifest entry; it takes the same tensors with element
@@ -181,6 +181,11 @@
 // PERSISTENT: setmaxnreg.dec.sync.aligned.u32 {{[[:space:]]*}}24;
 // PERSISTENT: setmaxnreg.inc.sync.aligned.u32 {{[[:space:]]*}}240;
 // PERSISTENT: mbarrier.arrive.expect_tx.shared.b64 {{[^;]*}}+196672]
+// Each work tile's coordinates: a causal grid's tiles longest first, odd
+// full rounds of the CTAs' stride walked backwards (serpentine), in 32 bits.
+// PERSISTENT: div.u32 [[ROUND:%r[0-9]+]], {{%r[0-9]+}}, {{%r[0-9]+}};
+// PERSISTENT: and.b32 {{%r[0-9]+}}, [[ROUND]], 1;
+// PERSISTENT: selp.b32
 // PERSISTENT: and.b32 [[PHASE:%r[0-9]+]], {{%r[0-9]+}}, 1;
 // PERSISTENT: mbarrier.try_wait.parity.shared.b64 P1, [{{%r[0-9]+}}], [[PHASE]],
 // PERSISTENT: wgmma.mma_async

@@ -159,6 +159,30 @@ TEST(TargetDescription, TmaKernelsGetAnUnalignedFallback) {
   auto lockstep =
       FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma);
   EXPECT_EQ(h200.withFallback(lockstep, 128, 16), lockstep);
+  // The fallback lowers the config's grid: l2_group_mib stays on the
+  // config, not on the fallback.
+  auto grouped =
+      FlashConfigAttr::get(&ctx, 128, 128, 8, 2, TileStrategy::wgmma_ws, {}, 1,
+                           false, true, /*l2GroupMib=*/16);
+  EXPECT_EQ(h200.withFallback(grouped, 128, 16),
+            FlashConfigAttr::get(
+                &ctx, 128, 128, 8, 2, TileStrategy::wgmma_ws,
+                FlashConfigAttr::get(&ctx, 128, 128, 8, 2,
+                                     TileStrategy::mma_sync_unaligned),
+                1, false, true, 16));
+}
+
+TEST(TargetDescription, L2GroupsOfCausalGrids) {
+  // A causal wgmma_ws grid above d = 64 groups its heads by 32 MiB of K/V
+  // (measured on an H200); d = 64, mma_sync and the persistent grid (whose
+  // blocks walk the tiles themselves) do not.
+  TargetDescription h200 = lookup("h200");
+  EXPECT_EQ(h200.attentionL2GroupMib(128, TileStrategy::wgmma_ws), 32);
+  EXPECT_EQ(h200.attentionL2GroupMib(256, TileStrategy::wgmma_ws), 32);
+  EXPECT_EQ(h200.attentionL2GroupMib(64, TileStrategy::wgmma_ws), 0);
+  EXPECT_EQ(h200.attentionL2GroupMib(128, TileStrategy::mma_sync), 0);
+  EXPECT_EQ(h200.attentionL2GroupMib(128, TileStrategy::wgmma_ws_persistent),
+            0);
 }
 
 TEST(TargetDescription, MachineNumbers) {

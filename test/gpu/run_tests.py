@@ -90,7 +90,13 @@ def attn_cases(quick):
          (1, 2, 2, 1000, 17, "bhsd", 1),       # Sq > Skv (top-left causal)
          (1, 2, 1, 64, 0, "bhsd", 1),          # Skv = 0: every row masked
          (2, 2, 2, 1000, 1000, "bhsd", 55),    # logits ~ +-1e4 (std 3e3)
-         (1, 8, 2, 4097, 4097, "bhsd", 55)]
+         (1, 8, 2, 4097, 4097, "bhsd", 55),
+         # Causal d = 128 grids whose K/V heads exceed l2_group_mib's 32
+         # MiB take their heads in groups: 7 + 6 of 13, two batches of 4 + 4,
+         # GQA 12:4 in groups of 6 query heads (2 K/V heads).
+         (1, 13, 13, 300, 5200, "bhsd", 1),
+         (2, 8, 8, 1000, 8200, "bhsd", 1),
+         (1, 12, 4, 300, 18000, "bhsd", 1)]
     if quick:
         c = [x for x in c if x[3] <= 4097 and x[0] * x[1] <= 16]
     return c

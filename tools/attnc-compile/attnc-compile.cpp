@@ -115,6 +115,12 @@ static cl::opt<std::string> overlapPV(
     cl::desc("wgmma attention kernels overlap P V of a step with the next "
              "step's softmax: on or off (default: the target's choice)"),
     cl::init(""));
+static cl::opt<int64_t> l2GroupMib(
+    "l2-group-mib",
+    cl::desc("attention grids that run longest first (causal) take their "
+             "heads in groups whose K and V fit this many MiB (0: a batch's "
+             "heads together; default: the target's choice)"),
+    cl::init(-1));
 static cl::opt<bool> fallback(
     "fallback",
     cl::desc("give attention kernels that load by TMA an mma_sync_unaligned "
@@ -437,6 +443,7 @@ int main(int argc, char **argv) {
     if (interleaveKV.getNumOccurrences())
       o.interleaveKV = interleaveKV;
     o.overlapPV = overlapPV;
+    o.l2GroupMib = l2GroupMib;
     o.fallback = fallback;
     o.backward = backward;
     o.backwardStrategy = backwardStrategy;

@@ -67,6 +67,12 @@ struct AttncPipelineOptions
                      "next step's softmax: on or off (empty: the target's "
                      "choice)"),
       llvm::cl::init("")};
+  PassOptions::Option<int64_t> l2GroupMib{
+      *this, "l2-group-mib",
+      llvm::cl::desc("attention grids that run longest first take their "
+                     "heads in groups whose K and V fit this many MiB (0: a "
+                     "batch's heads together; -1: the target's choice)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<bool> fallback{
       *this, "fallback",
       llvm::cl::desc("give attention kernels that read by TMA an "

@@ -158,6 +158,16 @@ struct TargetDescription {
   /// / 491 / 523 / 546 against 357 / 442 / 483 / 515 / 528. At d = 64
   /// (three consumer warpgroups) it loses 2-4%.
   bool wgmmaOverlapLargeHead = true;
+  /// A causal wgmma_ws grid above d = 64 takes its heads in groups whose K
+  /// and V fit this many MiB of L2 (FlashConfigAttr's l2_group_mib; 0:
+  /// none). Without groups the blocks running together read the K/V of
+  /// all heads of a batch. H200 2026-12-04, d = 128 causal, B·S = 16k,
+  /// H = 16, TFLOP/s at S = 4k / 8k / 16k with groups of 5-9 / 3-8 / 2-5
+  /// heads: 500-510 / 543-555 / 573-592 against 500 / 524 / 540. Half L2
+  /// (50 MB) rather than a third: GQA 32:8 at S = 8k, whose 8 K/V heads
+  /// take 32 MiB, ran 564-566 in groups of 16 MiB against 588 without. At
+  /// d = 64 groups measured 1-2% slower.
+  int64_t wgmmaL2GroupMib = 32;
 
   /// The attention backward (K/V stationary, mma.sync): each of
   /// `backwardWarps` warps owns 16 rows of the K/V tile, and query tiles of
@@ -223,6 +233,9 @@ struct TargetDescription {
                   int64_t stages = 0, bool masked = true, int64_t keyWarps = 1,
                   bool interleaveKV = false,
                   std::optional<bool> overlapPV = std::nullopt) const;
+
+  /// The l2_group_mib of a longest-first grid of `strategy` at `headDim`.
+  int64_t attentionL2GroupMib(int64_t headDim, TileStrategy strategy) const;
 
   /// The configuration of an attention backward kernel, with the tiles
   /// given (0: the target's default).

@@ -559,6 +559,11 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
     abi.attrs["interleave_kv"] = "1";
   if (config.getOverlapPV())
     abi.attrs["overlap_pv"] = "1";
+  // The grid's order (the forall's config: a fallback follows it).
+  if (auto top =
+          form.forall->getAttrOfType<FlashConfigAttr>(kFlashConfigAttrName);
+      top && top.getL2GroupMib())
+    abi.attrs["l2_group_mib"] = std::to_string(top.getL2GroupMib());
   // Query heads packed into one tile (--attnc-pack-gqa), for the cost
   // model's tile count.
   if (form.packedSource)
@@ -615,10 +620,8 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
       wrapGlobalPointer(b, loc, param(lseName()), b.getF32Type());
   // The forall's induction variables are block indices (the order in which
   // CTAs run, longest first for causal masks, is the flash form's choice).
-  if (!strategy->persistent())
-    for (auto [iv, dim] : llvm::zip(form.forall.getInductionVars(), gridDims))
-      prologue.map(
-          iv, gpu::BlockIdOp::create(b, loc, static_cast<gpu::Dimension>(dim)));
+  if (!strategy->persistent() && failed(mapBlockIndices()))
+    return failure();
   // (A ragged batch's rows are per sequence: its Q tiles end at their own
   // extent, its keys are form.seqKV.)
   if (!form.ragged) {

@@ -209,6 +209,9 @@ private:
   scf::IfOp enterProducer();
   void enterConsumers(scf::IfOp roles);
   void mapWorkTile(Value t);
+  /// Maps the forall's induction variables to block indices (one block
+  /// per tile): the grid dimensions, or the groups of l2_group_mib.
+  LogicalResult mapBlockIndices();
   /// The producer's K/V loops; returns the slot counter after them.
   FailureOr<Value> emitProducerLoops(const LoopBounds &bounds, Value slot);
   /// The computing threads' part of one work tile. With a producer, `slot`
@@ -278,8 +281,10 @@ private:
   /// indices: a row's or a column's value is loaded once per step.
   std::map<SmallVector<const void *>, Value> elementCache;
   std::optional<AccumulatorLayout::DrawExchange> drawExchange;
-  /// Persistent kernels: the forall's extents, in the kernel.
+  /// Persistent kernels: the forall's extents, in the kernel, their
+  /// product and the CTAs' stride over it (the grid's size).
   SmallVector<Value> tileExtents;
+  Value workTiles, workStride;
 };
 
 } // namespace attnc::flash_kernel

@@ -19,6 +19,7 @@
 #include "attnc/Conversion/AttncToGPU/KernelUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
@@ -118,10 +119,40 @@ FailureOr<Value> FlashKernelBuilder::emitProducerLoops(const LoopBounds &bounds,
 /// kernel: the grid's x dimension varies fastest, then z, then y. The flash
 /// form puts query tiles on x when they all cost the same (consecutive
 /// tiles then share K/V in L2) and on y, longest first, under a causal
-/// mask: the CTAs then take the longest tiles first, the short ones fill
-/// the end.
+/// mask. Walked longest first, round r of the CTAs' stride G takes tiles
+/// rG .. rG + G - 1, and CTA c would take the longest tile of every round:
+/// at S = 4k (B = 4, H = 16) 6% more steps than the average CTA, which all
+/// the others wait for at the end. Odd full rounds are therefore walked
+/// backwards (c takes rG + G - 1 - c), so that each pair of rounds costs
+/// every CTA about the same.
 void FlashKernelBuilder::mapWorkTile(Value t) {
   Value rest = t;
+  bool longestFirst = gridDims.size() > 2 && gridDims[2] == 1;
+  if (longestFirst) {
+    // In 32 bits: a grid has fewer than 2^31 tiles (the runtime refuses
+    // larger ones), and 64-bit division is a long sequence.
+    Type i32 = b.getI32Type();
+    auto narrow = [&](Value v) {
+      return arith::IndexCastOp::create(b, loc, i32, v).getResult();
+    };
+    Value t32 = narrow(t), g = narrow(workStride);
+    Value round = arith::DivUIOp::create(b, loc, t32, g);
+    Value first = arith::MulIOp::create(b, loc, round, g);
+    Value c = arith::SubIOp::create(b, loc, t32, first);
+    Value one = arith::ConstantIntOp::create(b, loc, i32, 1);
+    Value odd =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                              arith::AndIOp::create(b, loc, round, one),
+                              arith::ConstantIntOp::create(b, loc, i32, 0));
+    Value next = arith::AddIOp::create(b, loc, first, g);
+    Value full = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, next,
+                                       narrow(workTiles));
+    Value mirrored = arith::SubIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, next, one), c);
+    Value serpentine = arith::SelectOp::create(
+        b, loc, arith::AndIOp::create(b, loc, odd, full), mirrored, t32);
+    rest = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), serpentine);
+  }
   for (unsigned dim : {0u, 2u, 1u}) {
     auto it = llvm::find(gridDims, dim);
     if (it == gridDims.end())
@@ -132,6 +163,102 @@ void FlashKernelBuilder::mapWorkTile(Value t) {
                  arith::RemUIOp::create(b, loc, rest, extent));
     rest = arith::DivUIOp::create(b, loc, rest, extent);
   }
+}
+
+/// A grid that runs longest first (batch on z, heads on x, query tiles
+/// counted down on y) starts its blocks x fastest: a batch's heads
+/// together, the longest query tiles of all of them first. With
+/// l2_group_mib, when a batch's K and V take more than that, block (x, y)
+/// of a batch takes instead the tile of its position in groups of heads
+/// whose K and V fit it (whole GQA groups: their query heads read one K/V
+/// head), each group longest first: the blocks that run at
+/// once then read the K/V of a few heads, which stay in L2 (H200, d = 128
+/// causal, S = 16k: 16 heads read together streamed their K/V through L2
+/// 9% slower). Shorter sequences, whose tiles are short, keep the plain
+/// block indices: the group's divisions sit before the first load.
+LogicalResult FlashKernelBuilder::mapBlockIndices() {
+  auto block = [&](unsigned dim) -> Value {
+    return gpu::BlockIdOp::create(b, loc, static_cast<gpu::Dimension>(dim));
+  };
+  ValueRange ivs = form.forall.getInductionVars();
+  auto top = form.forall->getAttrOfType<FlashConfigAttr>(kFlashConfigAttrName);
+  int64_t mib = top ? top.getL2GroupMib() : 0;
+  if (mib == 0) {
+    for (auto [iv, dim] : llvm::zip(ivs, gridDims))
+      prologue.map(iv, block(dim));
+    return success();
+  }
+  if (ArrayRef<unsigned>(gridDims) != ArrayRef<unsigned>{2, 0, 1})
+    return form.forall.emitOpError()
+           << "has l2_group_mib = " << mib
+           << " in its flash config but its grid does not run longest first "
+              "(batch on z, heads on x, query tiles on y), the grid whose "
+              "heads the groups order";
+  prologue.map(ivs[0], block(2));
+  Value bx = block(0), by = block(1);
+  auto kvType = cast<RankedTensorType>(form.value.getType());
+  int64_t rowBytes = (form.headDim + kvType.getDimSize(3)) *
+                     form.elementType.getIntOrFloatBitWidth() / 8;
+  // K/V heads: the query heads of a GQA group read one K/V head.
+  Value heads = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  Value kvHeads = extentOf(form.key, 1);
+  Value headBytes =
+      arith::MulIOp::create(b, loc, extentOf(form.key, 2),
+                            arith::ConstantIndexOp::create(b, loc, rowBytes));
+  Value budget = arith::ConstantIndexOp::create(b, loc, mib << 20);
+  Value grouped = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ugt,
+      arith::MulIOp::create(b, loc, kvHeads, headBytes), budget);
+  Type index = b.getIndexType();
+  auto order = scf::IfOp::create(b, loc, TypeRange{index, index}, grouped,
+                                 /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(order.thenBlock());
+    // In 32 bits: heads * query tiles is a grid's x * y.
+    Type i32 = b.getI32Type();
+    auto narrow = [&](Value v) -> Value {
+      return arith::IndexCastOp::create(b, loc, i32, v);
+    };
+    // The K/V heads that fit (at least one; fewer than all here), as many
+    // groups as that needs, made as equal as they can be; a group's query
+    // heads are its K/V heads' GQA groups.
+    Value x = narrow(heads);
+    Value kv = narrow(kvHeads);
+    Value fit = narrow(arith::MaxUIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, budget, headBytes),
+        arith::ConstantIndexOp::create(b, loc, 1)));
+    Value groups = arith::CeilDivUIOp::create(b, loc, kv, fit);
+    Value size = arith::MulIOp::create(
+        b, loc, arith::CeilDivUIOp::create(b, loc, kv, groups),
+        arith::DivUIOp::create(b, loc, x, kv));
+    Value y = narrow(gpu::GridDimOp::create(b, loc, gpu::Dimension::y));
+    // The block's position in launch order within its batch.
+    Value at = arith::AddIOp::create(
+        b, loc, narrow(bx), arith::MulIOp::create(b, loc, x, narrow(by)));
+    Value perGroup = arith::MulIOp::create(b, loc, size, y);
+    Value group = arith::DivUIOp::create(b, loc, at, perGroup);
+    Value rest = arith::SubIOp::create(
+        b, loc, at, arith::MulIOp::create(b, loc, group, perGroup));
+    Value first = arith::MulIOp::create(b, loc, group, size);
+    // The last group may be smaller.
+    Value width = arith::MinUIOp::create(
+        b, loc, size, arith::SubIOp::create(b, loc, x, first));
+    Value tile = arith::DivUIOp::create(b, loc, rest, width);
+    Value head = arith::AddIOp::create(
+        b, loc, first,
+        arith::SubIOp::create(b, loc, rest,
+                              arith::MulIOp::create(b, loc, tile, width)));
+    auto wide = [&](Value v) -> Value {
+      return arith::IndexCastUIOp::create(b, loc, index, v);
+    };
+    scf::YieldOp::create(b, loc, ValueRange{wide(head), wide(tile)});
+    b.setInsertionPointToStart(order.elseBlock());
+    scf::YieldOp::create(b, loc, ValueRange{bx, by});
+  }
+  prologue.map(ivs[1], order.getResult(0));
+  prologue.map(ivs[2], order.getResult(1));
+  return success();
 }
 
 LogicalResult FlashKernelBuilder::emitBody() {
@@ -208,6 +335,8 @@ LogicalResult FlashKernelBuilder::emitPersistentBody() {
   }
   Value first = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value step = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  workTiles = total;
+  workStride = step;
   IRMapping base = prologue;
 
   OpBuilder::InsertionGuard guard(b);

@@ -683,12 +683,12 @@ func.func @flash_config_key_warps_rows() attributes {c = #attnc.flash_config<blo
 
 // -----
 
-// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv' or 'fallback' (each at most once, in that order), got 'key_warps'}}
+// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'key_warps'}}
 func.func @flash_config_tail_order() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>, key_warps = 2>} { return }
 
 // -----
 
-// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv' or 'fallback' (each at most once, in that order), got 'interleave_kv'}}
+// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'interleave_kv'}}
 func.func @flash_config_interleave_twice() attributes {c = #attnc.flash_config<block_q = 16, block_kv = 128, warps = 4, stages = 3, strategy = mma_sync, interleave_kv, interleave_kv>} { return }
 
 // -----
@@ -703,8 +703,28 @@ func.func @flash_config_overlap_wgmma_stages() attributes {c = #attnc.flash_conf
 
 // -----
 
-// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv' or 'fallback' (each at most once, in that order), got 'interleave_kv'}}
+// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'interleave_kv'}}
 func.func @flash_config_overlap_order() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, overlap_pv, interleave_kv>} { return }
+
+// -----
+
+// expected-error @+1 {{l2_group_mib must be positive (or 0: no groups), got -4}}
+func.func @flash_config_l2_group_negative() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, l2_group_mib = -4>} { return }
+
+// -----
+
+// expected-error @+1 {{l2_group_mib orders a grid of one block per tile; wgmma_ws_persistent's blocks walk the tiles themselves}}
+func.func @flash_config_l2_group_persistent() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws_persistent, l2_group_mib = 16>} { return }
+
+// -----
+
+// expected-error @+1 {{a fallback lowers its config's grid and has no l2_group_mib of its own}}
+func.func @flash_config_l2_group_fallback() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned, l2_group_mib = 16>>} { return }
+
+// -----
+
+// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'overlap_pv'}}
+func.func @flash_config_l2_group_order() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, l2_group_mib = 16, overlap_pv>} { return }
 
 // -----
 

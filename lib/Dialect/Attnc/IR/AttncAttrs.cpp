@@ -38,10 +38,12 @@ void printContractShape(AsmPrinter &printer, ArrayRef<Attribute> shape);
 /// tell them apart (hence no generated optional groups).
 static ParseResult parseFlashConfigTail(AsmParser &parser, int64_t &keyWarps,
                                         bool &interleaveKV, bool &overlapPV,
+                                        int64_t &l2GroupMib,
                                         FlashConfigAttr &fallback) {
   keyWarps = 1;
   interleaveKV = false;
   overlapPV = false;
+  l2GroupMib = 0;
   // Each optional entry at most once, in this order.
   int next = 0;
   while (succeeded(parser.parseOptionalComma())) {
@@ -59,15 +61,20 @@ static ParseResult parseFlashConfigTail(AsmParser &parser, int64_t &keyWarps,
     } else if (key == "overlap_pv" && next <= 2) {
       overlapPV = true;
       next = 3;
-    } else if (key == "fallback" && next <= 3) {
+    } else if (key == "l2_group_mib" && next <= 3) {
+      if (parser.parseEqual() || parser.parseInteger(l2GroupMib))
+        return failure();
+      next = 4;
+    } else if (key == "fallback" && next <= 4) {
       if (parser.parseEqual() ||
           parser.parseCustomAttributeWithFallback(fallback))
         return failure();
-      next = 4;
+      next = 5;
     } else {
       return parser.emitError(at)
-             << "expected 'key_warps', 'interleave_kv', 'overlap_pv' or "
-                "'fallback' (each at most once, in that order), got '"
+             << "expected 'key_warps', 'interleave_kv', 'overlap_pv', "
+                "'l2_group_mib' or 'fallback' (each at most once, in that "
+                "order), got '"
              << key << "'";
     }
   }
@@ -76,13 +83,15 @@ static ParseResult parseFlashConfigTail(AsmParser &parser, int64_t &keyWarps,
 
 static void printFlashConfigTail(AsmPrinter &printer, int64_t keyWarps,
                                  bool interleaveKV, bool overlapPV,
-                                 FlashConfigAttr fallback) {
+                                 int64_t l2GroupMib, FlashConfigAttr fallback) {
   if (keyWarps != 1)
     printer << ", key_warps = " << keyWarps;
   if (interleaveKV)
     printer << ", interleave_kv";
   if (overlapPV)
     printer << ", overlap_pv";
+  if (l2GroupMib != 0)
+    printer << ", l2_group_mib = " << l2GroupMib;
   if (fallback) {
     printer << ", fallback = ";
     printer.printStrippedAttrOrType(fallback);
@@ -105,7 +114,7 @@ LogicalResult
 FlashConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         int64_t blockQ, int64_t blockKV, int64_t warps,
                         int64_t stages, TileStrategy strategy, int64_t keyWarps,
-                        bool interleaveKV, bool overlapPV,
+                        bool interleaveKV, bool overlapPV, int64_t l2GroupMib,
                         FlashConfigAttr fallback) {
   if (blockQ <= 0 || blockKV <= 0)
     return emitError() << "block_q and block_kv must be positive, got "
@@ -148,8 +157,19 @@ FlashConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "overlap_pv with strategy wgmma needs stages >= 3 "
                           "(a step's V stays in use during the next step), got "
                        << stages;
+  if (l2GroupMib < 0)
+    return emitError() << "l2_group_mib must be positive (or 0: no groups), "
+                          "got "
+                       << l2GroupMib;
+  if (l2GroupMib > 0 && strategy == TileStrategy::wgmma_ws_persistent)
+    return emitError() << "l2_group_mib orders a grid of one block per tile; "
+                          "wgmma_ws_persistent's blocks walk the tiles "
+                          "themselves";
   if (!fallback)
     return success();
+  if (fallback.getL2GroupMib() != 0)
+    return emitError() << "a fallback lowers its config's grid and has no "
+                          "l2_group_mib of its own";
   // The fallback lowers the same loops, whose steps are the tiles.
   if (fallback.getBlockQ() != blockQ || fallback.getBlockKV() != blockKV)
     return emitError() << "fallback tiles (block_q = " << fallback.getBlockQ()

@@ -611,6 +611,16 @@ struct AttncOnlineSoftmaxPass
       return emitError(loc)
              << "--" DEBUG_TYPE " option interleave-kv needs stages >= 2 (a "
                 "ring of single K/V tile buffers), got 1";
+    if (l2GroupMib < -1)
+      return emitError(loc)
+             << "--" DEBUG_TYPE " option l2-group-mib must be positive, 0 (no "
+                "groups) or -1 (the target's choice), got "
+             << static_cast<int64_t>(l2GroupMib);
+    if (l2GroupMib > 0 && kind == TileStrategy::wgmma_ws_persistent)
+      return emitError(loc)
+             << "--" DEBUG_TYPE " option l2-group-mib orders a grid of one "
+                "block per tile; strategy wgmma_ws_persistent's blocks walk "
+                "the tiles themselves";
     std::optional<bool> overlap;
     if (overlapPV == "on" || overlapPV == "off")
       overlap = overlapPV == "on";
@@ -633,7 +643,7 @@ struct AttncOnlineSoftmaxPass
               plain.getBlockQ(), plain.getBlockKV(), plain.getWarps(),
               plain.getStages(), plain.getStrategy(), plain.getKeyWarps(),
               plain.getInterleaveKV(), /*overlapPV=*/true,
-              plain.getFallback())))
+              plain.getL2GroupMib(), plain.getFallback())))
         return failure();
     }
     FlashConfigAttr config =
@@ -750,6 +760,24 @@ struct AttncOnlineSoftmaxPass
         config.getInterleaveKV(), config.getOverlapPV());
   }
 
+  /// `config` with the l2_group_mib of the option or the target when the
+  /// flash form's grid runs longest first (a causal mask) with one block
+  /// per tile.
+  FlashConfigAttr withL2Group(AttentionOp op, FlashConfigAttr c,
+                              int64_t headDim) {
+    if (!op.getCausalMask() ||
+        c.getStrategy() == TileStrategy::wgmma_ws_persistent)
+      return c;
+    int64_t mib = l2GroupMib >= 0
+                      ? static_cast<int64_t>(l2GroupMib)
+                      : lookupTargetDescription(chip)->attentionL2GroupMib(
+                            headDim, c.getStrategy());
+    return FlashConfigAttr::get(&getContext(), c.getBlockQ(), c.getBlockKV(),
+                                c.getWarps(), c.getStages(), c.getStrategy(),
+                                c.getFallback(), c.getKeyWarps(),
+                                c.getInterleaveKV(), c.getOverlapPV(), mib);
+  }
+
   void runOnOperation() override {
     // Mask bounds are reasoned about with ValueBounds, which reads past a
     // shape on a dim query beyond it.
@@ -771,6 +799,8 @@ struct AttncOnlineSoftmaxPass
                                          needsRowLoads(op), readsTensors(op));
       if (succeeded(config) && !op.getConfigAttr() && blockQ == 0)
         config = narrowForWindow(op, *config, headDim);
+      if (succeeded(config) && !op.getConfigAttr())
+        config = withL2Group(op, *config, headDim);
       if (succeeded(config) && !op.getConfigAttr() && fallback &&
           !needsRowLoads(op))
         config = lookupTargetDescription(chip)->withFallback(

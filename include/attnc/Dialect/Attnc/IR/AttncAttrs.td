@@ -83,6 +83,19 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
       cp.async pipeline needs `stages = 3`. With a producer and several
       consumer warpgroups, they also take turns issuing their MMAs
       (ping-pong), so one's softmax runs while another's MMAs do.
+    - `l2_group_mib` (optional keyword; 0 when omitted): the order of the
+      blocks of a grid that runs longest first (a causal mask: heads on
+      grid x, query tiles counted down on y, batch on z; one block per
+      tile, so not `wgmma_ws_persistent`). The grid runs a batch's heads
+      together, the longest query tiles of all its heads first; when the
+      K and V of that many heads exceed this many MiB, each block takes
+      the tile of its position in groups of heads whose K and V fit it
+      (groups as equal as they can be), each group longest first. The
+      blocks that run together then read the K/V of few heads, which stay
+      in L2, instead of every head's K/V streaming through it. The kernel
+      evaluates the group from Skv; a fallback lowers the same grid, so it
+      follows the config it is the fallback of and carries no group of
+      its own.
     - `strategy`: how tiles move and multiply: `mma_sync` (cp.async into
       padded shared memory, ldmatrix, mma.sync m16n8k16; sm_80 and later)
       or `wgmma` (cp.async into 128-byte-swizzled shared memory, Q K^T by
@@ -115,8 +128,9 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
     #attnc.flash_config<block_q = 16, block_kv = 64, warps = 2, stages = 2,
                         strategy = mma_sync, key_warps = 2>
     #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2,
-      strategy = wgmma_ws, overlap_pv, fallback = <block_q = 128,
-      block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
+      strategy = wgmma_ws, overlap_pv, l2_group_mib = 32,
+      fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2,
+      strategy = mma_sync_unaligned>>
     ```
   }];
   let parameters = (ins "int64_t":$blockQ, "int64_t":$blockKV,
@@ -125,6 +139,7 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
                         DefaultValuedParameter<"int64_t", "1">:$keyWarps,
                         DefaultValuedParameter<"bool", "false">:$interleaveKV,
                         DefaultValuedParameter<"bool", "false">:$overlapPV,
+                        DefaultValuedParameter<"int64_t", "0">:$l2GroupMib,
                         OptionalParameter<"::attnc::FlashConfigAttr">:
                             $fallback);
   let builders = [
@@ -133,9 +148,10 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
                      CArg<"::attnc::FlashConfigAttr", "{}">:$fallback,
                      CArg<"int64_t", "1">:$keyWarps,
                      CArg<"bool", "false">:$interleaveKV,
-                     CArg<"bool", "false">:$overlapPV), [{
+                     CArg<"bool", "false">:$overlapPV,
+                     CArg<"int64_t", "0">:$l2GroupMib), [{
       return $_get($_ctxt, blockQ, blockKV, warps, stages, strategy, keyWarps,
-                   interleaveKV, overlapPV, fallback);
+                   interleaveKV, overlapPV, l2GroupMib, fallback);
     }]>
   ];
   let skipDefaultBuilders = 1;
@@ -143,7 +159,7 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
     `<` `block_q` `=` $blockQ `,` `block_kv` `=` $blockKV `,` `warps` `=`
     $warps `,` `stages` `=` $stages `,` `strategy` `=` $strategy
     `` custom<FlashConfigTail>($keyWarps, $interleaveKV, $overlapPV,
-                               $fallback) `>`
+                               $l2GroupMib, $fallback) `>`
   }];
   let genVerifyDecl = 1;
 }

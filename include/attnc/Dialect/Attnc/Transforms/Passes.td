@@ -268,6 +268,11 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
     Option<"overlapPV", "overlap-pv", "std::string", /*default=*/"\"\"",
            "wgmma strategies: P V of a step runs during the next step's "
            "softmax, `on` or `off` (empty: the target's choice)">,
+    Option<"l2GroupMib", "l2-group-mib", "int64_t", /*default=*/"-1",
+           "a grid that runs longest first (a causal mask, one block per "
+           "tile) takes its heads in groups whose K and V fit this many MiB, "
+           "each group longest first (0: a batch's heads together; -1: the "
+           "target's choice)">,
     Option<"fallback", "fallback", "bool", /*default=*/"true",
            "give kernels that read by TMA an mma_sync_unaligned fallback "
            "for tensors TMA cannot address (when its shared memory fits)">,
