@@ -82,15 +82,25 @@ LogicalResult FlashKernelBuilder::emitScoreStage(FlashKVLoop &l,
   Value result;
   if (step.hasScoreModifier() && foldsModifierFactor)
     result = trailingPositiveFactor(step.getScore())->first;
-  if (step.hasScoreModifier())
-    scoreStage->modify(
-        b, s, [&](OpBuilder &, Value score, Value row, Value col) -> Value {
-          auto [i, j] = absolute(b, row, col);
-          FailureOr<Value> v = cloneRegion(
-              step.getScore(), {score, *batch, *head, i, j}, scope, result);
-          failedRegion |= failed(v);
-          return succeeded(v) ? *v : score;
-        });
+  PositionFloats floats;
+  if (step.hasScoreModifier()) {
+    Block &body = step.getScore().front();
+    Value iArg = body.getArgument(3), jArg = body.getArgument(4);
+    scoreStage->modify(b, s,
+                       [&](OpBuilder &, Value score, Value row, Value col,
+                           const ScoreStage::Position &at) -> Value {
+                         auto [i, j] = absolute(b, row, col);
+                         FailureOr<Value> v = cloneRegion(
+                             step.getScore(), {score, *batch, *head, i, j},
+                             scope, result, [&](arith::SIToFPOp cast) -> Value {
+                               return positionToFloat(floats, at, iArg, jArg,
+                                                      step.getScore(), *q0, *k0,
+                                                      scope, cast);
+                             });
+                         failedRegion |= failed(v);
+                         return succeeded(v) ? *v : score;
+                       });
+  }
   if (!step.getMask().empty() || bounds)
     scoreStage->mask(b, s, [&](OpBuilder &, Value row, Value col) -> Value {
       auto [i, j] = absolute(b, row, col);

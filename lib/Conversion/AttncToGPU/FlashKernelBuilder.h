@@ -30,6 +30,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <map>
+#include <vector>
 
 namespace attnc::flash_kernel {
 
@@ -127,9 +128,17 @@ private:
   FailureOr<Value> materialize(OpFoldResult v, IRMapping &scope) {
     return values.materialize(v, scope);
   }
-  FailureOr<Value> cloneRegion(Region &r, ArrayRef<Value> args,
-                               IRMapping &scope, Value result = {}) {
-    return values.cloneRegion(r, args, scope, result);
+  /// Per step: a score modifier's position expressions converted to f32
+  /// once per thread (positionToFloat), by form.
+  using PositionFloats = std::map<std::vector<intptr_t>, Value>;
+  Value positionToFloat(PositionFloats &floats, const ScoreStage::Position &at,
+                        Value iArg, Value jArg, Region &score, Value q0,
+                        Value k0, IRMapping &scope, arith::SIToFPOp cast);
+  FailureOr<Value>
+  cloneRegion(Region &r, ArrayRef<Value> args, IRMapping &scope,
+              Value result = {},
+              function_ref<Value(arith::SIToFPOp)> convert = {}) {
+    return values.cloneRegion(r, args, scope, result, convert);
   }
   /// The K (`key`) or V tile of iteration `tile` of loop `l`, rows past
   /// the sequence (or a ragged batch's) limited; paged, with `pageEntries`

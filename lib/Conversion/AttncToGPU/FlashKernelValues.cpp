@@ -23,6 +23,7 @@
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
 
 #include <functional>
+#include <optional>
 
 using namespace mlir;
 using namespace attnc;
@@ -180,4 +181,127 @@ Value FlashKernelBuilder::loadElement(const BlockTensor &bt,
       b, loc, bt, globalMem[bt.name], indices,
       [&](const std::string &n) { return paramIndexValue(n); }, seqQ,
       extentOf(form.key, 2));
+}
+
+//===----------------------------------------------------------------------===//
+// Positions turned into floats
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// An integer of a score region as ci * i + cj * j + c + sum(k * u) over
+/// its query and key positions and values u from above it (an extent).
+struct PositionForm {
+  int64_t ci = 0, cj = 0, c = 0;
+  SmallVector<std::pair<Value, int64_t>> terms;
+
+  PositionForm &add(const PositionForm &o, int64_t sign) {
+    ci += sign * o.ci;
+    cj += sign * o.cj;
+    c += sign * o.c;
+    for (auto [u, k] : o.terms)
+      terms.push_back({u, sign * k});
+    return *this;
+  }
+  bool isConstant() const { return ci == 0 && cj == 0 && terms.empty(); }
+};
+} // namespace
+
+/// `v` as a PositionForm of the positions `i` and `j` of region `r`,
+/// through integer adds, subtracts, multiplies by constants and casts that
+/// keep at least 32 bits and the sign (positions and their differences are
+/// far below 2^31); none for anything else.
+static std::optional<PositionForm> positionForm(Value v, Value i, Value j,
+                                                Region &r) {
+  if (v == i)
+    return PositionForm{1, 0, 0, {}};
+  if (v == j)
+    return PositionForm{0, 1, 0, {}};
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return PositionForm{0, 0, *c, {}};
+  if (!r.isAncestor(v.getParentRegion()))
+    return v.getType().isIndex()
+               ? std::optional(PositionForm{0, 0, 0, {{v, 1}}})
+               : std::nullopt;
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  auto wide = [](Type t) {
+    return t.isIndex() || t.getIntOrFloatBitWidth() >= 32;
+  };
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp>(def))
+    return wide(def->getResult(0).getType())
+               ? positionForm(def->getOperand(0), i, j, r)
+               : std::nullopt;
+  if (!isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(def))
+    return std::nullopt;
+  std::optional<PositionForm> a = positionForm(def->getOperand(0), i, j, r);
+  std::optional<PositionForm> b = positionForm(def->getOperand(1), i, j, r);
+  if (!a || !b)
+    return std::nullopt;
+  if (isa<arith::AddIOp>(def))
+    return a->add(*b, 1);
+  if (isa<arith::SubIOp>(def))
+    return a->add(*b, -1);
+  // A product stays a form when one side is a constant.
+  if (!a->isConstant())
+    std::swap(a, b);
+  if (!a->isConstant())
+    return std::nullopt;
+  PositionForm scaled;
+  return scaled.add(*b, a->c);
+}
+
+/// A position expression turned into a float by a score modifier (ALiBi's
+/// slope * float(j - i)) would convert every score's integer, a
+/// quarter-rate instruction like the exponential (cvt.rn.f32.s64: ALiBi at
+/// 0.85x of plain causal on the H200 at d = 128). An element's position is
+/// its thread's base plus a constant, so the expression is converted once
+/// per thread and step (`floats` keeps it) and each score adds its constant
+/// in f32: exactly sitofp's value while |expression| < 2^24, within one ulp
+/// beyond. Null when `cast` is not such a conversion (it is then cloned).
+Value FlashKernelBuilder::positionToFloat(PositionFloats &floats,
+                                          const ScoreStage::Position &at,
+                                          Value iArg, Value jArg, Region &score,
+                                          Value q0, Value k0, IRMapping &scope,
+                                          arith::SIToFPOp cast) {
+  if (!at.rowBase || !at.colBase || !cast.getType().isF32())
+    return {};
+  std::optional<PositionForm> f = positionForm(cast.getIn(), iArg, jArg, score);
+  if (!f || (f->ci == 0 && f->cj == 0))
+    return {};
+  std::vector<intptr_t> key = {f->ci, f->cj, f->c};
+  for (auto [u, k] : f->terms)
+    key.insert(key.end(),
+               {reinterpret_cast<intptr_t>(u.getAsOpaquePointer()), k});
+  Value &base = floats[key];
+  if (!base) {
+    auto idx = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value v = idx(f->c);
+    for (auto [u, k] : f->terms) {
+      FailureOr<Value> outer = materialize(u, scope);
+      if (failed(outer))
+        return {};
+      v = arith::AddIOp::create(b, loc, v,
+                                arith::MulIOp::create(b, loc, *outer, idx(k)));
+    }
+    Value i0 = arith::AddIOp::create(b, loc, q0, at.rowBase);
+    Value j0 = arith::AddIOp::create(b, loc, k0, at.colBase);
+    v = arith::AddIOp::create(
+        b, loc, v,
+        arith::AddIOp::create(b, loc,
+                              arith::MulIOp::create(b, loc, i0, idx(f->ci)),
+                              arith::MulIOp::create(b, loc, j0, idx(f->cj))));
+    base = arith::SIToFPOp::create(
+        b, loc, b.getF32Type(),
+        arith::IndexCastOp::create(b, loc, b.getI64Type(), v));
+  }
+  int64_t k = f->ci * at.rowOffset + f->cj * at.colOffset;
+  if (k == 0)
+    return base;
+  return arith::AddFOp::create(
+      b, loc, base,
+      arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                     APFloat(static_cast<float>(k))));
 }

@@ -200,8 +200,10 @@ FailureOr<Value> KernelValues::materialize(OpFoldResult v, IRMapping &scope) {
 
 /// The value a mask or score region yields for block arguments `args`,
 /// its body cloned in place.
-FailureOr<Value> KernelValues::cloneRegion(Region &r, ArrayRef<Value> args,
-                                           IRMapping &scope, Value result) {
+FailureOr<Value>
+KernelValues::cloneRegion(Region &r, ArrayRef<Value> args, IRMapping &scope,
+                          Value result,
+                          function_ref<Value(arith::SIToFPOp)> convert) {
   Block &body = r.front();
   IRMapping m;
   m.map(body.getArguments(), args);
@@ -240,6 +242,11 @@ FailureOr<Value> KernelValues::cloneRegion(Region &r, ArrayRef<Value> args,
     // as FlashAttention-3 does, instead of libdevice's tanhf (about 20
     // instructions and a branch). LLVM's NVPTX back-end selects it for
     // llvm.tanh with the afn flag.
+    if (auto cast = dyn_cast<arith::SIToFPOp>(op); cast && convert)
+      if (Value v = convert(cast)) {
+        m.map(cast.getResult(), v);
+        continue;
+      }
     if (auto tanh = dyn_cast<math::TanhOp>(op);
         tanh && tanh.getType().isF32()) {
       auto approx =

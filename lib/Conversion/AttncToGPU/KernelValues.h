@@ -16,6 +16,7 @@
 #ifndef ATTNC_LIB_CONVERSION_ATTNCTOGPU_KERNELVALUES_H
 #define ATTNC_LIB_CONVERSION_ATTNCTOGPU_KERNELVALUES_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -43,11 +44,13 @@ public:
                                            mlir::IRMapping &scope);
   /// The value region `r` (a mask or score region: arith and math only)
   /// yields for block arguments `args`, its body cloned in place; with
-  /// `result` (a value of the region), that value instead.
-  mlir::FailureOr<mlir::Value> cloneRegion(mlir::Region &r,
-                                           llvm::ArrayRef<mlir::Value> args,
-                                           mlir::IRMapping &scope,
-                                           mlir::Value result = {});
+  /// `result` (a value of the region), that value instead. `convert`, when
+  /// given, may compute an arith.sitofp of the region its own way (null:
+  /// cloned as it is).
+  mlir::FailureOr<mlir::Value> cloneRegion(
+      mlir::Region &r, llvm::ArrayRef<mlir::Value> args, mlir::IRMapping &scope,
+      mlir::Value result = {},
+      llvm::function_ref<mlir::Value(mlir::arith::SIToFPOp)> convert = {});
 
   /// How a region's tensor.extract of a tensor from above becomes a load,
   /// given the read's indices in the kernel (a value per query or key

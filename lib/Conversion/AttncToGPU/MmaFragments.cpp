@@ -92,19 +92,26 @@ Value quadAllReduce(OpBuilder &b, Location loc, Value v, QuadReduction kind) {
   return v;
 }
 
+Value AccumulatorTiles::rowBase(OpBuilder &b, Location loc) const {
+  return arith::AddIOp::create(b, loc, w.warpRow0, w.quadRow);
+}
+
+Value AccumulatorTiles::columnBase(OpBuilder &b, Location loc) const {
+  Value two = arith::ConstantIndexOp::create(b, loc, 2);
+  Value c = arith::MulIOp::create(b, loc, w.quadCol, two);
+  return w.warpCol0 ? arith::AddIOp::create(b, loc, c, w.warpCol0) : c;
+}
+
 Value AccumulatorTiles::slotRow(OpBuilder &b, Location loc,
                                 int64_t slot) const {
-  Value off =
-      arith::ConstantIndexOp::create(b, loc, (slot / 2) * kM + 8 * (slot % 2));
-  Value r = arith::AddIOp::create(b, loc, w.warpRow0, w.quadRow);
-  return arith::AddIOp::create(b, loc, r, off);
+  Value off = arith::ConstantIndexOp::create(b, loc, slotRowOffset(slot));
+  return arith::AddIOp::create(b, loc, rowBase(b, loc), off);
 }
 
 Value AccumulatorTiles::column(OpBuilder &b, Location loc, int64_t e) const {
-  int64_t n = (e / 4) % nTiles;
   Value two = arith::ConstantIndexOp::create(b, loc, 2);
   Value c = arith::MulIOp::create(b, loc, w.quadCol, two);
-  Value off = arith::ConstantIndexOp::create(b, loc, n * kN + e % 2);
+  Value off = arith::ConstantIndexOp::create(b, loc, columnOffset(e));
   Value col = arith::AddIOp::create(b, loc, c, off);
   return w.warpCol0 ? arith::AddIOp::create(b, loc, col, w.warpCol0) : col;
 }

@@ -96,6 +96,14 @@ public:
   int64_t columnKey(int64_t e) const override {
     return ((e / 4) % nTiles) * 2 + e % 2;
   }
+  mlir::Value rowBase(mlir::OpBuilder &b, mlir::Location loc) const override;
+  mlir::Value columnBase(mlir::OpBuilder &b, mlir::Location loc) const override;
+  int64_t slotRowOffset(int64_t slot) const override {
+    return (slot / 2) * kM + 8 * (slot % 2);
+  }
+  int64_t columnOffset(int64_t e) const override {
+    return ((e / 4) % nTiles) * kN + e % 2;
+  }
   mlir::Value reduceRow(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                         RowReduction kind) const override;
   mlir::Value isRowLeader(mlir::OpBuilder &b,

@@ -161,12 +161,17 @@ void ScoreStage::modify(OpBuilder &b, SmallVectorImpl<Value> &s,
                         Modifier modifier) const {
   SmallVector<Value> rows = slotRows(b, loc, scores);
   DenseMap<int64_t, Value> columns;
+  Position at;
+  at.rowBase = scores.rowBase(b, loc);
+  at.colBase = scores.columnBase(b, loc);
   for (int64_t e = 0; e < scores.numElements(); ++e) {
     // (contract: the modifier's first add may take it into an FMA.)
     Value scaled = arith::MulFOp::create(b, loc, s[e], scale,
                                          arith::FastMathFlags::contract);
+    at.rowOffset = scores.slotRowOffset(scores.rowSlot(e));
+    at.colOffset = scores.columnOffset(e);
     s[e] = modifier(b, scaled, rows[scores.rowSlot(e)],
-                    columnOf(b, loc, scores, e, columns));
+                    columnOf(b, loc, scores, e, columns), at);
   }
 }
 

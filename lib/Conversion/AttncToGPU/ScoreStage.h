@@ -71,8 +71,16 @@ public:
   /// `(row, col)` tile-relative -> an i1 (visible) or an f32 (new score).
   using Predicate = llvm::function_ref<mlir::Value(mlir::OpBuilder &,
                                                    mlir::Value, mlir::Value)>;
+  /// An element's tile-relative position as the thread's base plus a
+  /// constant (AccumulatorLayout::rowBase ...; null bases: none).
+  struct Position {
+    mlir::Value rowBase, colBase;
+    int64_t rowOffset = 0, colOffset = 0;
+  };
+  /// `(score, row, col, position)` -> the new score.
   using Modifier = llvm::function_ref<mlir::Value(
-      mlir::OpBuilder &, mlir::Value, mlir::Value, mlir::Value)>;
+      mlir::OpBuilder &, mlir::Value, mlir::Value, mlir::Value,
+      const Position &)>;
 
   /// Emits the loop-invariant constants at the builder's position.
   ScoreStage(mlir::OpBuilder &b, mlir::Location loc,

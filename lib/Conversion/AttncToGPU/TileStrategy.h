@@ -109,6 +109,18 @@ public:
                               int64_t slot) const = 0;
   virtual mlir::Value column(mlir::OpBuilder &b, mlir::Location loc,
                              int64_t element) const = 0;
+  /// The same positions as a thread's base plus a constant: slotRow(slot)
+  /// = rowBase + slotRowOffset(slot), column(e) = columnBase +
+  /// columnOffset(e). A null base: the layout has no such form (its
+  /// positions are then only what slotRow and column give).
+  virtual mlir::Value rowBase(mlir::OpBuilder &, mlir::Location) const {
+    return {};
+  }
+  virtual mlir::Value columnBase(mlir::OpBuilder &, mlir::Location) const {
+    return {};
+  }
+  virtual int64_t slotRowOffset(int64_t) const { return 0; }
+  virtual int64_t columnOffset(int64_t) const { return 0; }
   /// Elements with equal keys are in one column (their column values are
   /// built once per step, so that what a region reads per key position is
   /// loaded once per column).

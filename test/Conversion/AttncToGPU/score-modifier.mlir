@@ -1,6 +1,10 @@
 // A score modifier (a softcap, 30 * tanh(s / 30), before a causal mask) is
 // evaluated per score in the kernel; its tanh is LLVM's tanh with the afn
 // flag, which NVPTX selects as tanh.approx.f32 (not libdevice's tanhf).
+// A position converted to a float (ALiBi's slope * float(j - i)) is
+// converted once per thread and step, at the thread's first row and column;
+// each score adds its constant offset in f32 (no per-score integer-to-float
+// conversion, a quarter-rate instruction).
 // RUN: attnc-opt %s --attnc-pipeline="to-nvvm=false" | FileCheck %s
 
 // The scale's multiply and the modifier's arithmetic carry the contract
@@ -29,6 +33,38 @@ func.func @softcap(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: t
   %keep = attnc.cmp le, %cols, %rows : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
   %ninf = arith.constant dense<0xFF800000> : tensor<f32>
   %m = attnc.select %keep, %sc, %ninf : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %m : tensor<?x?x?x?xf32>
+  %pb = attnc.cast %p : tensor<?x?x?x?xf32> to tensor<?x?x?x?xbf16>
+  %o = attnc.matmul %pb, %v : tensor<?x?x?x?xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
+
+// CHECK-LABEL: gpu.module @alibi_module
+// CHECK: gpu.func @alibi(
+// One conversion at (q0 + row base) and (k0 + column base): -1 * i + 1 * j.
+// CHECK: %[[I:.*]] = arith.muli %{{.*}}, %c-1 : index
+// CHECK: %[[D:.*]] = arith.addi %[[I]], %{{.*}} : index
+// CHECK: %[[D64:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK: %[[BASE:.*]] = arith.sitofp %[[D64]] : i64 to f32
+// CHECK-NOT: arith.sitofp
+// Then every other score of the step: the base plus its column offset
+// minus its row offset (constants), times the slope.
+// CHECK: %[[F:.*]] = arith.addf %[[BASE]], %{{.*}} : f32
+// CHECK-NEXT: arith.mulf %{{.*}}, %[[F]] fastmath<contract> : f32
+// CHECK-COUNT-8: arith.addf %[[BASE]], %{{.*}} : f32
+func.func @alibi(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>, %t: tensor<?x1x1xf32> {attnc.name = "slopes"}) -> tensor<?x?x?x128xbf16> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x?xf32>
+  %c = arith.constant dense<0.08838834764831843> : tensor<f32>
+  %ss = attnc.mul %s, %c : tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %rows = attnc.iota %ss {dimension = 2} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %cols = attnc.iota %ss {dimension = 3} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xi64>
+  %d = attnc.sub %cols, %rows : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi64>
+  %df = attnc.cast %d : tensor<?x?x?x?xi64> to tensor<?x?x?x?xf32>
+  %bias = attnc.mul %t, %df : tensor<?x1x1xf32>, tensor<?x?x?x?xf32> -> tensor<?x?x?x?xf32>
+  %sb = attnc.add %ss, %bias : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32> -> tensor<?x?x?x?xf32>
+  %keep = attnc.cmp le, %cols, %rows : tensor<?x?x?x?xi64>, tensor<?x?x?x?xi64> -> tensor<?x?x?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = attnc.select %keep, %sb, %ninf : tensor<?x?x?x?xi1>, tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
   %p = attnc.softmax %m : tensor<?x?x?x?xf32>
   %pb = attnc.cast %p : tensor<?x?x?x?xf32> to tensor<?x?x?x?xbf16>
   %o = attnc.matmul %pb, %v : tensor<?x?x?x?xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
