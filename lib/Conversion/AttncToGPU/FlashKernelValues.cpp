@@ -207,17 +207,29 @@ struct PositionForm {
 } // namespace
 
 /// `v` as a PositionForm of the positions `i` and `j` of region `r`,
-/// through integer adds, subtracts, multiplies by constants and casts that
-/// keep at least 32 bits and the sign (positions and their differences are
-/// far below 2^31); none for anything else.
+/// through 64-bit (or index) adds, subtracts, multiplies by constants and
+/// casts between index and i64, every coefficient at most 2^24 in
+/// magnitude: the form's value is then the region's (positions are far
+/// below 2^31, no 64-bit operation wraps). None for anything else.
 static std::optional<PositionForm> positionForm(Value v, Value i, Value j,
                                                 Region &r) {
+  constexpr int64_t kLimit = int64_t(1) << 24;
+  auto bounded = [&](PositionForm f) -> std::optional<PositionForm> {
+    auto small = [&](int64_t x) { return x >= -kLimit && x <= kLimit; };
+    if (!small(f.ci) || !small(f.cj) || !small(f.c) ||
+        llvm::any_of(f.terms, [&](auto t) { return !small(t.second); }))
+      return std::nullopt;
+    return f;
+  };
   if (v == i)
     return PositionForm{1, 0, 0, {}};
   if (v == j)
     return PositionForm{0, 1, 0, {}};
+  auto wide = [](Type t) { return t.isIndex() || t.isSignlessInteger(64); };
+  if (!wide(v.getType()))
+    return std::nullopt;
   if (std::optional<int64_t> c = getConstantIntValue(v))
-    return PositionForm{0, 0, *c, {}};
+    return bounded(PositionForm{0, 0, *c, {}});
   if (!r.isAncestor(v.getParentRegion()))
     return v.getType().isIndex()
                ? std::optional(PositionForm{0, 0, 0, {{v, 1}}})
@@ -225,11 +237,8 @@ static std::optional<PositionForm> positionForm(Value v, Value i, Value j,
   Operation *def = v.getDefiningOp();
   if (!def)
     return std::nullopt;
-  auto wide = [](Type t) {
-    return t.isIndex() || t.getIntOrFloatBitWidth() >= 32;
-  };
-  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp>(def))
-    return wide(def->getResult(0).getType())
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(def))
+    return wide(def->getOperand(0).getType())
                ? positionForm(def->getOperand(0), i, j, r)
                : std::nullopt;
   if (!isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(def))
@@ -239,16 +248,16 @@ static std::optional<PositionForm> positionForm(Value v, Value i, Value j,
   if (!a || !b)
     return std::nullopt;
   if (isa<arith::AddIOp>(def))
-    return a->add(*b, 1);
+    return bounded(a->add(*b, 1));
   if (isa<arith::SubIOp>(def))
-    return a->add(*b, -1);
+    return bounded(a->add(*b, -1));
   // A product stays a form when one side is a constant.
   if (!a->isConstant())
     std::swap(a, b);
   if (!a->isConstant())
     return std::nullopt;
   PositionForm scaled;
-  return scaled.add(*b, a->c);
+  return bounded(scaled.add(*b, a->c));
 }
 
 /// A position expression turned into a float by a score modifier (ALiBi's
@@ -268,6 +277,10 @@ Value FlashKernelBuilder::positionToFloat(PositionFloats &floats,
     return {};
   std::optional<PositionForm> f = positionForm(cast.getIn(), iArg, jArg, score);
   if (!f || (f->ci == 0 && f->cj == 0))
+    return {};
+  // The score's offset from the base, exact in f32.
+  int64_t k = f->ci * at.rowOffset + f->cj * at.colOffset;
+  if (k <= -(int64_t(1) << 24) || k >= (int64_t(1) << 24))
     return {};
   std::vector<intptr_t> key = {f->ci, f->cj, f->c};
   for (auto [u, k] : f->terms)
@@ -297,7 +310,6 @@ Value FlashKernelBuilder::positionToFloat(PositionFloats &floats,
         b, loc, b.getF32Type(),
         arith::IndexCastOp::create(b, loc, b.getI64Type(), v));
   }
-  int64_t k = f->ci * at.rowOffset + f->cj * at.colOffset;
   if (k == 0)
     return base;
   return arith::AddFOp::create(

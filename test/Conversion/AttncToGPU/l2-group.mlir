@@ -12,6 +12,7 @@
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-gpu=false strategy=mma_sync" | FileCheck %s --check-prefix=MMA
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-gpu=false strategy=wgmma_ws_persistent" | FileCheck %s --check-prefix=PERSISTENT
 // RUN: not attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-online-softmax="l2-group-mib=-2" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-online-softmax="l2-group-mib=1048577" 2>&1 | FileCheck %s --check-prefix=HUGE
 // RUN: not attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-online-softmax="strategy=wgmma_ws_persistent l2-group-mib=8" 2>&1 | FileCheck %s --check-prefix=PERSISTENT-OPTION
 // RUN: attnc-opt %s -split-input-file -verify-diagnostics --attnc-online-softmax --attnc-convert-to-gpu
 
@@ -55,7 +56,8 @@
 // MMA: strategy = mma_sync
 // MMA-NOT: l2_group_mib
 // PERSISTENT: strategy = wgmma_ws_persistent, overlap_pv, fallback
-// NEGATIVE: option l2-group-mib must be positive, 0 (no groups) or -1 (the target's choice), got -2
+// NEGATIVE: option l2-group-mib must be in [0, 1048576] (MiB; 0: no groups) or -1 (the target's choice), got -2
+// HUGE: option l2-group-mib must be in [0, 1048576] (MiB; 0: no groups) or -1 (the target's choice), got 1048577
 // PERSISTENT-OPTION: option l2-group-mib orders a grid of one block per tile; strategy wgmma_ws_persistent's blocks walk the tiles themselves
 
 // -----

@@ -708,7 +708,7 @@ func.func @flash_config_overlap_order() attributes {c = #attnc.flash_config<bloc
 
 // -----
 
-// expected-error @+1 {{l2_group_mib must be positive (or 0: no groups), got -4}}
+// expected-error @+1 {{l2_group_mib must be in [0, 1048576] (MiB; 0: no groups), got -4}}
 func.func @flash_config_l2_group_negative() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, l2_group_mib = -4>} { return }
 
 // -----
@@ -1550,3 +1550,8 @@ func.func @ragged_k_dense_v(%q: tensor<?x8x?x64xbf16>, %kp: tensor<?x8x64xbf16>,
   %0 = attnc.attention %q, %k, %v {scale = 0.125 : f64} : tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16> -> tensor<?x8x?x64xbf16>
   return %0 : tensor<?x8x?x64xbf16>
 }
+
+// -----
+
+// expected-error @+1 {{l2_group_mib must be in [0, 1048576] (MiB; 0: no groups), got 1099511627776}}
+func.func @flash_config_l2_group_huge() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, l2_group_mib = 1099511627776>} { return }

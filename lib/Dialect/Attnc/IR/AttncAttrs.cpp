@@ -157,10 +157,10 @@ FlashConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "overlap_pv with strategy wgmma needs stages >= 3 "
                           "(a step's V stays in use during the next step), got "
                        << stages;
-  if (l2GroupMib < 0)
-    return emitError() << "l2_group_mib must be positive (or 0: no groups), "
-                          "got "
-                       << l2GroupMib;
+  // (A budget of 1 TiB exceeds every L2, and its bytes fit an int64.)
+  if (l2GroupMib < 0 || l2GroupMib > kMaxL2GroupMib)
+    return emitError() << "l2_group_mib must be in [0, " << kMaxL2GroupMib
+                       << "] (MiB; 0: no groups), got " << l2GroupMib;
   if (l2GroupMib > 0 && strategy == TileStrategy::wgmma_ws_persistent)
     return emitError() << "l2_group_mib orders a grid of one block per tile; "
                           "wgmma_ws_persistent's blocks walk the tiles "

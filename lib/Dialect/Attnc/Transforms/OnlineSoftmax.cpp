@@ -611,10 +611,12 @@ struct AttncOnlineSoftmaxPass
       return emitError(loc)
              << "--" DEBUG_TYPE " option interleave-kv needs stages >= 2 (a "
                 "ring of single K/V tile buffers), got 1";
-    if (l2GroupMib < -1)
+    if (l2GroupMib < -1 || l2GroupMib > kMaxL2GroupMib)
       return emitError(loc)
-             << "--" DEBUG_TYPE " option l2-group-mib must be positive, 0 (no "
-                "groups) or -1 (the target's choice), got "
+             << "--" DEBUG_TYPE " option l2-group-mib must be in [0, "
+             << kMaxL2GroupMib
+             << "] (MiB; 0: no groups) or -1 (the target's "
+                "choice), got "
              << static_cast<int64_t>(l2GroupMib);
     if (l2GroupMib > 0 && kind == TileStrategy::wgmma_ws_persistent)
       return emitError(loc)

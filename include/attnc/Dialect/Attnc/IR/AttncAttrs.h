@@ -27,6 +27,9 @@ class ConstraintAttr;
 #include "attnc/Dialect/Attnc/IR/AttncAttrs.h.inc"
 
 namespace attnc {
+/// The largest l2_group_mib of a #attnc.flash_config (1 TiB).
+inline constexpr int64_t kMaxL2GroupMib = int64_t(1) << 20;
+
 /// The name under which the flash form's `scf.forall` carries its
 /// FlashConfigAttr.
 inline constexpr llvm::StringLiteral kFlashConfigAttrName =
