@@ -140,10 +140,10 @@ void FlashKernelBuilder::mapWorkTile(Value t) {
     Value first = arith::MulIOp::create(b, loc, round, g);
     Value c = arith::SubIOp::create(b, loc, t32, first);
     Value one = arith::ConstantIntOp::create(b, loc, i32, 1);
+    Value parity = arith::AndIOp::create(b, loc, round, one);
+    Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
     Value odd =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                              arith::AndIOp::create(b, loc, round, one),
-                              arith::ConstantIntOp::create(b, loc, i32, 0));
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, parity, zero);
     Value next = arith::AddIOp::create(b, loc, first, g);
     Value full = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, next,
                                        narrow(workTiles));
@@ -180,7 +180,7 @@ LogicalResult FlashKernelBuilder::mapBlockIndices() {
   auto block = [&](unsigned dim) -> Value {
     return gpu::BlockIdOp::create(b, loc, static_cast<gpu::Dimension>(dim));
   };
-  ValueRange ivs = form.forall.getInductionVars();
+  SmallVector<Value> ivs = form.forall.getInductionVars();
   auto top = form.forall->getAttrOfType<FlashConfigAttr>(kFlashConfigAttrName);
   int64_t mib = top ? top.getL2GroupMib() : 0;
   if (mib == 0) {
@@ -202,9 +202,11 @@ LogicalResult FlashKernelBuilder::mapBlockIndices() {
   // K/V heads: the query heads of a GQA group read one K/V head.
   Value heads = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
   Value kvHeads = extentOf(form.key, 1);
-  Value headBytes =
-      arith::MulIOp::create(b, loc, extentOf(form.key, 2),
-                            arith::ConstantIndexOp::create(b, loc, rowBytes));
+  // (One op per statement here: the order of a call's arguments is the
+  // compiler's, and the IR's order should not be.)
+  Value keys = extentOf(form.key, 2);
+  Value headBytes = arith::MulIOp::create(
+      b, loc, keys, arith::ConstantIndexOp::create(b, loc, rowBytes));
   Value budget = arith::ConstantIndexOp::create(b, loc, mib << 20);
   Value grouped = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::ugt,
@@ -225,17 +227,18 @@ LogicalResult FlashKernelBuilder::mapBlockIndices() {
     // heads are its K/V heads' GQA groups.
     Value x = narrow(heads);
     Value kv = narrow(kvHeads);
+    Value fitting = arith::DivUIOp::create(b, loc, budget, headBytes);
     Value fit = narrow(arith::MaxUIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, budget, headBytes),
-        arith::ConstantIndexOp::create(b, loc, 1)));
+        b, loc, fitting, arith::ConstantIndexOp::create(b, loc, 1)));
     Value groups = arith::CeilDivUIOp::create(b, loc, kv, fit);
-    Value size = arith::MulIOp::create(
-        b, loc, arith::CeilDivUIOp::create(b, loc, kv, groups),
-        arith::DivUIOp::create(b, loc, x, kv));
+    Value kvSize = arith::CeilDivUIOp::create(b, loc, kv, groups);
+    Value gqa = arith::DivUIOp::create(b, loc, x, kv);
+    Value size = arith::MulIOp::create(b, loc, kvSize, gqa);
     Value y = narrow(gpu::GridDimOp::create(b, loc, gpu::Dimension::y));
     // The block's position in launch order within its batch.
-    Value at = arith::AddIOp::create(
-        b, loc, narrow(bx), arith::MulIOp::create(b, loc, x, narrow(by)));
+    Value column = narrow(bx);
+    Value row = arith::MulIOp::create(b, loc, x, narrow(by));
+    Value at = arith::AddIOp::create(b, loc, column, row);
     Value perGroup = arith::MulIOp::create(b, loc, size, y);
     Value group = arith::DivUIOp::create(b, loc, at, perGroup);
     Value rest = arith::SubIOp::create(

@@ -301,11 +301,11 @@ Value FlashKernelBuilder::positionToFloat(PositionFloats &floats,
     }
     Value i0 = arith::AddIOp::create(b, loc, q0, at.rowBase);
     Value j0 = arith::AddIOp::create(b, loc, k0, at.colBase);
-    v = arith::AddIOp::create(
-        b, loc, v,
-        arith::AddIOp::create(b, loc,
-                              arith::MulIOp::create(b, loc, i0, idx(f->ci)),
-                              arith::MulIOp::create(b, loc, j0, idx(f->cj))));
+    // (One op per statement: the IR's order is not the compiler's.)
+    Value rowTerm = arith::MulIOp::create(b, loc, i0, idx(f->ci));
+    Value colTerm = arith::MulIOp::create(b, loc, j0, idx(f->cj));
+    Value terms = arith::AddIOp::create(b, loc, rowTerm, colTerm);
+    v = arith::AddIOp::create(b, loc, v, terms);
     base = arith::SIToFPOp::create(
         b, loc, b.getF32Type(),
         arith::IndexCastOp::create(b, loc, b.getI64Type(), v));

@@ -32,8 +32,8 @@
 // be, each the query heads of its K/V heads (H / Hkv of each).
 // CHECK: arith.divui %[[BUDGET]], %[[HEAD]]
 // CHECK: %[[GROUPS:.*]] = arith.ceildivui
-// CHECK: %[[GQA:.*]] = arith.divui %{{.*}}, %{{.*}} : i32
 // CHECK: %[[KVSIZE:.*]] = arith.ceildivui %{{.*}}, %[[GROUPS]] : i32
+// CHECK: %[[GQA:.*]] = arith.divui %{{.*}}, %{{.*}} : i32
 // CHECK: arith.muli %[[KVSIZE]], %[[GQA]] : i32
 // Then the position's group, tile and head.
 // CHECK: arith.divui %{{.*}} : i32
