@@ -570,10 +570,8 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   if (config.getOverlapPV())
     abi.attrs["overlap_pv"] = "1";
   // The grid's order (the forall's config: a fallback follows it).
-  if (auto top =
-          form.forall->getAttrOfType<FlashConfigAttr>(kFlashConfigAttrName);
-      top && top.getL2GroupMib())
-    abi.attrs["l2_group_mib"] = std::to_string(top.getL2GroupMib());
+  if (int64_t mib = l2GroupMib())
+    abi.attrs["l2_group_mib"] = std::to_string(mib);
   // Query heads packed into one tile (--attnc-pack-gqa), for the cost
   // model's tile count.
   if (form.packedSource)

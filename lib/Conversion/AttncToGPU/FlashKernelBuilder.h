@@ -221,6 +221,18 @@ private:
   /// Maps the forall's induction variables to block indices (one block
   /// per tile): the grid dimensions, or the groups of l2_group_mib.
   LogicalResult mapBlockIndices();
+  /// True when the forall's grid runs longest first (a causal mask): batch
+  /// on z, heads on x, query tiles (counted down) on y.
+  bool runsLongestFirst() const {
+    return ArrayRef<unsigned>(gridDims) == ArrayRef<unsigned>{2, 0, 1};
+  }
+  /// The l2_group_mib of the forall's own config: a fallback lowers the
+  /// same grid in the same order.
+  int64_t l2GroupMib() const {
+    auto top =
+        form.forall->getAttrOfType<FlashConfigAttr>(kFlashConfigAttrName);
+    return top ? top.getL2GroupMib() : 0;
+  }
   /// The producer's K/V loops; returns the slot counter after them.
   FailureOr<Value> emitProducerLoops(const LoopBounds &bounds, Value slot);
   /// The computing threads' part of one work tile. With a producer, `slot`

@@ -127,8 +127,7 @@ FailureOr<Value> FlashKernelBuilder::emitProducerLoops(const LoopBounds &bounds,
 /// every CTA about the same.
 void FlashKernelBuilder::mapWorkTile(Value t) {
   Value rest = t;
-  bool longestFirst = gridDims.size() > 2 && gridDims[2] == 1;
-  if (longestFirst) {
+  if (runsLongestFirst()) {
     // In 32 bits: a grid has fewer than 2^31 tiles (the runtime refuses
     // larger ones), and 64-bit division is a long sequence.
     Type i32 = b.getI32Type();
@@ -181,14 +180,13 @@ LogicalResult FlashKernelBuilder::mapBlockIndices() {
     return gpu::BlockIdOp::create(b, loc, static_cast<gpu::Dimension>(dim));
   };
   SmallVector<Value> ivs = form.forall.getInductionVars();
-  auto top = form.forall->getAttrOfType<FlashConfigAttr>(kFlashConfigAttrName);
-  int64_t mib = top ? top.getL2GroupMib() : 0;
+  int64_t mib = l2GroupMib();
   if (mib == 0) {
     for (auto [iv, dim] : llvm::zip(ivs, gridDims))
       prologue.map(iv, block(dim));
     return success();
   }
-  if (ArrayRef<unsigned>(gridDims) != ArrayRef<unsigned>{2, 0, 1})
+  if (!runsLongestFirst())
     return form.forall.emitOpError()
            << "has l2_group_mib = " << mib
            << " in its flash config but its grid does not run longest first "
