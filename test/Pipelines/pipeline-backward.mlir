@@ -39,14 +39,14 @@
 // the 128-row K/V tile; query tiles of 64 rows; swizzled tiles from a
 // 1024-byte-aligned base (K, V, two stages of Q and dO, two buffers of
 // dSᵀ, the row statistics, two staging tiles of dQ: 64 x 128 f32 each in
-// four 128-byte-swizzled boxes of 32 columns, an atom of slack): 231424
-// bytes, within sm_90a's 232448. The dQ workspace is also an f32 [B, H,
+// four 128-byte-swizzled boxes of 32 columns, an atom less 16 bytes of
+// slack for the 16-byte-aligned base): 231408 bytes, within sm_90a's 232448. The dQ workspace is also an f32 [B, H,
 // Sq, 128] view, and its tensor map's box is a staging box.
 // WGMMA-GPU: gpu.module @naive_attention_backward_1_module
 // WGMMA-GPU-SAME: kind = "attention_backward"
 // WGMMA-GPU-SAME: workspace<"dq_accum", bytes = [B, H, Sq, 512], zero_init, view = f32 [B, H, Sq, 128]>
 // WGMMA-GPU-SAME: tensormap<"dq_accum.map", tensor = "dq_accum", box = [1, 1, 64, 32], swizzle = 128, oob_fill = zero>
-// WGMMA-GPU-SAME: grid = {{\[}}[Hkv], [ceil_div(Skv, 128)], [B]], block = [256, 1, 1], shared_memory = 231424
+// WGMMA-GPU-SAME: grid = {{\[}}[Hkv], [ceil_div(Skv, 128)], [B]], block = [256, 1, 1], shared_memory = 231408
 // WGMMA-GPU-SAME: block_kv = 128 : i64, block_q = 64 : i64
 // WGMMA-GPU-SAME: strategy = "wgmma"
 // An operand's first descriptor is built from its address (behind an opaque

@@ -127,6 +127,22 @@ EXTRA_ARGS = {"alibi_causal":
 
 # Every module is built with each backward strategy (--backward-strategy).
 STRATEGIES = ("mma_sync", "wgmma")
+# Configurations besides the strategies' defaults, as a module suffix ->
+# (the head dims it applies to, its attnc-compile arguments): at d = 64
+# the wgmma kernel's two-warpgroup form with 128-row query tiles (dQ's rows
+# split between the warpgroups).
+CONFIGS = {"wgmma_q128": ((64,), ["--backward-strategy=wgmma",
+                                  "--block-q", "128", "--block-kv", "128"])}
+
+
+def variants():
+    """(d, t, mask, suffix, compile arguments) of every module."""
+    for (d, t, mask), strategy in itertools.product(MODULES, STRATEGIES):
+        yield d, t, mask, strategy, [f"--backward-strategy={strategy}"]
+    for (d, t, mask), (suffix, (dims, args)) in itertools.product(
+            MODULES, CONFIGS.items()):
+        if d in dims:
+            yield d, t, mask, suffix, args
 
 
 def module_name(d, t, mask, strategy="mma_sync"):
@@ -136,7 +152,7 @@ def module_name(d, t, mask, strategy="mma_sync"):
 
 def build(work: Path, compiler: Path):
     (work / "mlir").mkdir(parents=True, exist_ok=True)
-    for (d, t, mask), strategy in itertools.product(MODULES, STRATEGIES):
+    for d, t, mask, strategy, args in variants():
         name = module_name(d, t, mask, strategy)
         src = work / "mlir" / f"{name}.mlir"
         src.write_text(FUNC.format(d=d, t=t, scale=1.0 / math.sqrt(d),
@@ -145,8 +161,7 @@ def build(work: Path, compiler: Path):
         out = work / "modules" / name
         t0 = time.time()
         subprocess.run([str(compiler), str(src), "-o", str(out), "--backward",
-                        "--fallback=false",
-                        f"--backward-strategy={strategy}"], check=True)
+                        "--fallback=false"] + args, check=True)
         print(f"{name}: {time.time() - t0:.1f} s", flush=True)
         for ptx in out.glob("*.ptx"):  # the cubins are what runs
             ptx.unlink()
@@ -272,7 +287,7 @@ def run(work: Path, small: bool, only: str = ""):
     gpu_common.use_source_package()
     import attnc
     cases = []
-    for (d, t, mask), strategy in itertools.product(MODULES, STRATEGIES):
+    for d, t, mask, strategy, _ in variants():
         dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[t]
         # Tails of both tiles, GQA and MQA, Sq != Skv both ways (with
         # bottom-right, rows that see no key).
@@ -281,7 +296,7 @@ def run(work: Path, small: bool, only: str = ""):
                   (1, 2, 2, 300, 100)]
         if not small:
             shapes += [(2, 2, 2, 128, 128), (1, 2, 2, 1000, 1000)]
-        if d == 128 and t == "bf16" and not small:
+        if t == "bf16" and not small:
             shapes += [(1, 2, 2, 4096, 4096), (1, 1, 1, 4097, 4097),
                        (2, 8, 2, 1024, 1024)]
         for s in shapes:

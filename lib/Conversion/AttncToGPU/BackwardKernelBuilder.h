@@ -223,9 +223,11 @@ private:
   /// keys' share, one when they split the columns), and added to the
   /// workspace by TMA reductions after the next barrier.
   int64_t dqOffset = 0, dqPartials = 1;
-  /// wgmma: dQ's columns per warpgroup (split: two warpgroups take a box of
-  /// d each).
-  bool dqSplitColumns = false;
+  /// wgmma: how two warpgroups share dQ = dS K: a box of d's columns each
+  /// over all keys (d = 128), or 64 of block_q = 128's rows each over all
+  /// keys (d = 64). Neither: each its own keys' share of the whole tile.
+  bool dqSplitColumns = false, dqSplitRows = false;
+  /// wgmma: dQ's columns per warpgroup.
   int64_t dqCols = 0;
   Value scale; // c = scale x run-time scale, f32
   std::string runtimeScaleParamName;

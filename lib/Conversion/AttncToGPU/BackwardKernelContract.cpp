@@ -75,15 +75,18 @@ LogicalResult BackwardKernelBuilder::verifyConfig() {
                            << stages;
   if (wgmma) {
     // Warpgroups of four warps own 64 keys each; a query tile is the N of
-    // Sᵀ's MMAs and the M of dQ's (one m64), from one 128-byte box of dSᵀ.
+    // Sᵀ's MMAs and the M of dQ's: one m64 from one 128-byte box of dSᵀ,
+    // or, at d = 64 with two warpgroups, two (one box each).
     if (warps != 4 && warps != 8)
       return emitError(diag) << "attention backward: strategy wgmma runs one "
                                 "or two warpgroups (4 or 8 warps), got "
                              << warps;
-    if (blockQ != 64)
-      return emitError(diag) << "attention backward: strategy wgmma needs "
-                                "block_q 64 (one m64 MMA of dQ), got "
-                             << blockQ;
+    if (blockQ != 64 && !(blockQ == 128 && warps == 8 && d == 64))
+      return emitError(diag)
+             << "attention backward: strategy wgmma needs block_q 64 (one m64 "
+                "MMA of dQ), or 128 with two warpgroups at d = 64 (one m64 "
+                "each), got block_q "
+             << blockQ << " with " << warps << " warps at d = " << d;
     return success();
   }
   int64_t threads = warps * mma::kWarpSize;

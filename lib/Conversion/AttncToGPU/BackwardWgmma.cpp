@@ -63,8 +63,9 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
   int64_t deltaOffset = lseOffset + stages * blockQ * 4;
   int64_t groups = warps / kWarpsPerGroup;
   dqSplitColumns = groups == 2 && d == 2 * kBoxElems;
+  dqSplitRows = groups == 2 && blockQ == 2 * kGroupRows;
   dqCols = dqSplitColumns ? kBoxElems : d;
-  dqPartials = dqSplitColumns ? 1 : groups;
+  dqPartials = dqSplitColumns || dqSplitRows ? 1 : groups;
   // The staging boxes start on a swizzle atom, as the tensor map's 128-byte
   // swizzle needs.
   dqOffset = llvm::alignTo(deltaOffset + stages * blockQ * 4, kAtomBytes);
@@ -84,7 +85,10 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
   lseSmem = view(lseOffset, {stages, blockQ}, b.getF32Type());
   deltaSmem = view(deltaOffset, {stages, blockQ}, b.getF32Type());
   smemAddress = aligned.address;
-  abi.dynamicSharedMemoryBytes = end + kAtomBytes;
+  // The base's padding is at most kAtomBytes - 16: at d = 64 with 128 x 128
+  // tiles the kernel then asks for 232432 bytes, 16 under sm_90a's 227 KiB
+  // (a whole atom would exceed it).
+  abi.dynamicSharedMemoryBytes = end + kAtomBytes - kSharedBaseAlign;
 }
 
 Value BackwardKernelBuilder::tileOffset(int64_t first, Value stage,
@@ -121,25 +125,31 @@ static SmallVector<mma::FragC> fragmentsOf(ArrayRef<Value> values) {
 
 /// dQ = dS K of the step whose dSᵀ is the tile at byte `dsTile` (i64):
 /// with two warpgroups and two boxes of d, warpgroup g computes box g of
-/// dQ's columns over all keys; otherwise its own keys' share of all
-/// columns (both add theirs to the workspace). Issued and committed.
+/// dQ's columns over all keys; with two warpgroups and two boxes of
+/// block_q, rows 64 g .. 64 g + 63 (dSᵀ's box g) over all keys; otherwise
+/// its own keys' share of all columns (both add theirs to the workspace).
+/// Issued and committed.
 Value BackwardKernelBuilder::issueQueryGradProduct(Value base, Value dsTile) {
   MLIRContext *ctx = b.getContext();
   Type T = form.elementType;
-  int64_t dqKeys = dqSplitColumns ? blockKV : kGroupRows;
+  bool allKeys = dqSplitColumns || dqSplitRows;
+  int64_t dqKeys = allKeys ? blockKV : kGroupRows;
   Value groupI64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), group);
-  Value dsStart =
-      dqSplitColumns
-          ? dsTile
-          : arith::AddIOp::create(
-                b, loc, dsTile,
-                arith::MulIOp::create(b, loc, groupI64,
-                                      i64(kGroupRows * kBoxRowBytes)));
+  // dSᵀ's start: its box g of queries (rows split), its 64 keys of g
+  // (own keys) or the whole tile (columns split).
+  int64_t dsStride = dqSplitRows      ? blockKV * kBoxRowBytes
+                     : dqSplitColumns ? 0
+                                      : kGroupRows * kBoxRowBytes;
+  Value dsStart = arith::AddIOp::create(
+      b, loc, dsTile, arith::MulIOp::create(b, loc, groupI64, i64(dsStride)));
+  // K's start: its box g of d (columns split), all its keys (rows split)
+  // or g's 64 keys.
+  int64_t kStride = dqSplitColumns ? blockKV * kBoxRowBytes
+                    : dqSplitRows  ? 0
+                                   : kGroupRows * kBoxRowBytes;
   Value kStart = arith::AddIOp::create(
       b, loc, i64(kOffset),
-      arith::MulIOp::create(b, loc, groupI64,
-                            i64(dqSplitColumns ? blockKV * kBoxRowBytes
-                                               : kGroupRows * kBoxRowBytes)));
+      arith::MulIOp::create(b, loc, groupI64, i64(kStride)));
   auto elem = T.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   Type dqType = accumulatorType(ctx, dqCols);
   Value dq = LLVM::ZeroOp::create(b, loc, dqType);
@@ -170,13 +180,16 @@ Value BackwardKernelBuilder::issueQueryGradProduct(Value base, Value dsTile) {
 void BackwardKernelBuilder::finishQueryGrad(Value dq, Value counter) {
   SmallVector<mma::FragC> frags =
       fragmentsOf(unpackAccumulator(b, loc, dq, dqCols));
-  Value slab = arith::RemUIOp::create(b, loc, warp, idx(kWarpsPerGroup));
+  // Rows split: the warp's 16 rows of the whole tile.
+  Value slab = dqSplitRows
+                   ? warp
+                   : arith::RemUIOp::create(b, loc, warp, idx(kWarpsPerGroup));
   Value col0 = dqSplitColumns
                    ? arith::MulIOp::create(b, loc, group, idx(kBoxElems))
                    : idx(0);
   stageQueryGrad(frags, slab, col0,
                  arith::RemUIOp::create(b, loc, counter, idx(kDsBuffers)),
-                 dqSplitColumns ? idx(0) : group);
+                 dqPartials == 1 ? idx(0) : group);
 }
 
 Value BackwardKernelBuilder::dsTileOf(Value counter) {
@@ -270,9 +283,10 @@ LogicalResult BackwardKernelBuilder::emitWgmmaStep(
   // Where registers allow (dK and dV's accumulators in 64 per thread, d
   // = 64: 2-4% faster on the H200), the row statistics are read while Sᵀ
   // and dPᵀ run; otherwise tile by tile where they are used (hoisted at d
-  // = 128, they spill: 2-3% slower).
+  // = 128, they spill: 2-3% slower; with 128-row query tiles Sᵀ and dPᵀ
+  // alone hold 128 registers, and 32 more for the statistics spill).
   int64_t rowTiles = blockQ / mma::kN;
-  bool hoist = (d + dv) / 2 <= 64;
+  bool hoist = (d + dv) / 2 <= 64 && blockQ <= kGroupRows;
   SmallVector<Value> nlse2s;
   if (hoist)
     nlse2s = loadRowValues(lseSmem, stage, 0, rowTiles);

@@ -37,6 +37,10 @@ constexpr int64_t kBoxElems = 64;
 /// A swizzle atom: eight box rows; tiles and descriptors start on one.
 constexpr int64_t kAtomBytes = 1024;
 constexpr int64_t kAtomRows = 8;
+/// The alignment of the dynamic shared array's base (gpu.dynamic_shared_
+/// memory's `.shared .align 16` symbol): alignSharedBase pads it by at most
+/// kAtomBytes - kSharedBaseAlign bytes.
+constexpr int64_t kSharedBaseAlign = 16;
 /// One cp.async copy, one swizzled chunk.
 constexpr int64_t kChunkBytes = 16;
 /// One mbarrier.
