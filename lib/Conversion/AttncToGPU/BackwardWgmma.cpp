@@ -140,16 +140,20 @@ Value BackwardKernelBuilder::issueQueryGradProduct(Value base, Value dsTile) {
   int64_t dsStride = dqSplitRows      ? blockKV * kBoxRowBytes
                      : dqSplitColumns ? 0
                                       : kGroupRows * kBoxRowBytes;
-  Value dsStart = arith::AddIOp::create(
-      b, loc, dsTile, arith::MulIOp::create(b, loc, groupI64, i64(dsStride)));
+  // One op per statement: the IR's order must not depend on the order a
+  // C++ compiler evaluates arguments in.
+  Value dsStrideValue = i64(dsStride);
+  Value dsShift = arith::MulIOp::create(b, loc, groupI64, dsStrideValue);
+  Value dsStart = arith::AddIOp::create(b, loc, dsTile, dsShift);
   // K's start: its box g of d (columns split), all its keys (rows split)
   // or g's 64 keys.
   int64_t kStride = dqSplitColumns ? blockKV * kBoxRowBytes
                     : dqSplitRows  ? 0
                                    : kGroupRows * kBoxRowBytes;
-  Value kStart = arith::AddIOp::create(
-      b, loc, i64(kOffset),
-      arith::MulIOp::create(b, loc, groupI64, i64(kStride)));
+  Value kStrideValue = i64(kStride);
+  Value kShift = arith::MulIOp::create(b, loc, groupI64, kStrideValue);
+  Value kFirst = i64(kOffset);
+  Value kStart = arith::AddIOp::create(b, loc, kFirst, kShift);
   auto elem = T.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   Type dqType = accumulatorType(ctx, dqCols);
   Value dq = LLVM::ZeroOp::create(b, loc, dqType);
@@ -187,9 +191,9 @@ void BackwardKernelBuilder::finishQueryGrad(Value dq, Value counter) {
   Value col0 = dqSplitColumns
                    ? arith::MulIOp::create(b, loc, group, idx(kBoxElems))
                    : idx(0);
-  stageQueryGrad(frags, slab, col0,
-                 arith::RemUIOp::create(b, loc, counter, idx(kDsBuffers)),
-                 dqPartials == 1 ? idx(0) : group);
+  Value buffer = arith::RemUIOp::create(b, loc, counter, idx(kDsBuffers));
+  Value partial = dqPartials == 1 ? idx(0) : group;
+  stageQueryGrad(frags, slab, col0, buffer, partial);
 }
 
 Value BackwardKernelBuilder::dsTileOf(Value counter) {
