@@ -220,13 +220,15 @@ private:
   int64_t kOffset = 0, vOffset = 0, qOffset = 0, doOffset = 0, dsOffset = 0;
   /// wgmma: dQ's tiles are staged at byte dqOffset (1024-aligned),
   /// `dqPartials` per buffer (one per warpgroup when each adds its own
-  /// keys' share, one when they split the columns), and added to the
+  /// keys' share, one when they split its columns or rows), and added to the
   /// workspace by TMA reductions after the next barrier.
   int64_t dqOffset = 0, dqPartials = 1;
-  /// wgmma: how two warpgroups share dQ = dS K: a box of d's columns each
-  /// over all keys (d = 128), or 64 of block_q = 128's rows each over all
-  /// keys (d = 64). Neither: each its own keys' share of the whole tile.
-  bool dqSplitColumns = false, dqSplitRows = false;
+  /// wgmma: how the warpgroups share dQ = dS K: each its own keys' share of
+  /// the whole tile (one warpgroup, or two at d = 64 with 64-row query
+  /// tiles), or two over all keys, each a box of d's columns (d = 128) or
+  /// 64 of block_q = 128's rows (d = 64).
+  enum class QueryGradSplit { OwnKeys, Columns, Rows };
+  QueryGradSplit dqSplit = QueryGradSplit::OwnKeys;
   /// wgmma: dQ's columns per warpgroup.
   int64_t dqCols = 0;
   Value scale; // c = scale x run-time scale, f32

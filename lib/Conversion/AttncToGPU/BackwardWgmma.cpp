@@ -62,10 +62,12 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
   int64_t lseOffset = dsOffset + kDsBuffers * blockKV * blockQ * eb;
   int64_t deltaOffset = lseOffset + stages * blockQ * 4;
   int64_t groups = warps / kWarpsPerGroup;
-  dqSplitColumns = groups == 2 && d == 2 * kBoxElems;
-  dqSplitRows = groups == 2 && blockQ == 2 * kGroupRows;
-  dqCols = dqSplitColumns ? kBoxElems : d;
-  dqPartials = dqSplitColumns || dqSplitRows ? 1 : groups;
+  dqSplit = groups != 2                ? QueryGradSplit::OwnKeys
+            : d == 2 * kBoxElems       ? QueryGradSplit::Columns
+            : blockQ == 2 * kGroupRows ? QueryGradSplit::Rows
+                                       : QueryGradSplit::OwnKeys;
+  dqCols = dqSplit == QueryGradSplit::Columns ? kBoxElems : d;
+  dqPartials = dqSplit == QueryGradSplit::OwnKeys ? groups : 1;
   // The staging boxes start on a swizzle atom, as the tensor map's 128-byte
   // swizzle needs.
   dqOffset = llvm::alignTo(deltaOffset + stages * blockQ * 4, kAtomBytes);
@@ -132,24 +134,28 @@ static SmallVector<mma::FragC> fragmentsOf(ArrayRef<Value> values) {
 Value BackwardKernelBuilder::issueQueryGradProduct(Value base, Value dsTile) {
   MLIRContext *ctx = b.getContext();
   Type T = form.elementType;
-  bool allKeys = dqSplitColumns || dqSplitRows;
-  int64_t dqKeys = allKeys ? blockKV : kGroupRows;
+  int64_t dqKeys = dqSplit == QueryGradSplit::OwnKeys ? kGroupRows : blockKV;
   Value groupI64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), group);
-  // dSᵀ's start: its box g of queries (rows split), its 64 keys of g
-  // (own keys) or the whole tile (columns split).
-  int64_t dsStride = dqSplitRows      ? blockKV * kBoxRowBytes
-                     : dqSplitColumns ? 0
-                                      : kGroupRows * kBoxRowBytes;
+  // The warpgroup's byte offsets into dSᵀ and K: each its 64 keys of
+  // both (own keys), the whole dSᵀ and K's box g of d (columns split), or
+  // dSᵀ's box g of queries and all of K (rows split).
+  int64_t dsStride = 0, kStride = 0;
+  switch (dqSplit) {
+  case QueryGradSplit::OwnKeys:
+    dsStride = kStride = kGroupRows * kBoxRowBytes;
+    break;
+  case QueryGradSplit::Columns:
+    kStride = blockKV * kBoxRowBytes;
+    break;
+  case QueryGradSplit::Rows:
+    dsStride = blockKV * kBoxRowBytes;
+    break;
+  }
   // One op per statement: the IR's order must not depend on the order a
   // C++ compiler evaluates arguments in.
   Value dsStrideValue = i64(dsStride);
   Value dsShift = arith::MulIOp::create(b, loc, groupI64, dsStrideValue);
   Value dsStart = arith::AddIOp::create(b, loc, dsTile, dsShift);
-  // K's start: its box g of d (columns split), all its keys (rows split)
-  // or g's 64 keys.
-  int64_t kStride = dqSplitColumns ? blockKV * kBoxRowBytes
-                    : dqSplitRows  ? 0
-                                   : kGroupRows * kBoxRowBytes;
   Value kStrideValue = i64(kStride);
   Value kShift = arith::MulIOp::create(b, loc, groupI64, kStrideValue);
   Value kFirst = i64(kOffset);
@@ -185,10 +191,10 @@ void BackwardKernelBuilder::finishQueryGrad(Value dq, Value counter) {
   SmallVector<mma::FragC> frags =
       fragmentsOf(unpackAccumulator(b, loc, dq, dqCols));
   // Rows split: the warp's 16 rows of the whole tile.
-  Value slab = dqSplitRows
+  Value slab = dqSplit == QueryGradSplit::Rows
                    ? warp
                    : arith::RemUIOp::create(b, loc, warp, idx(kWarpsPerGroup));
-  Value col0 = dqSplitColumns
+  Value col0 = dqSplit == QueryGradSplit::Columns
                    ? arith::MulIOp::create(b, loc, group, idx(kBoxElems))
                    : idx(0);
   Value buffer = arith::RemUIOp::create(b, loc, counter, idx(kDsBuffers));
