@@ -195,10 +195,7 @@ RecurrenceState FlashFormBuilder::buildKVLoop(OpFoldResult lb, OpFoldResult ub,
       getValueOrCreateConstantIndexOp(b, loc, ub), one,
       ValueRange{init.acc, init.max, init.sum},
       [&](OpBuilder &nested, Location loc, Value j, ValueRange iterArgs) {
-        AffineExpr d0;
-        bindDims(nested.getContext(), d0);
-        OpFoldResult kvStart = affine::makeComposedFoldedAffineApply(
-            nested, loc, d0 * tiles.blockKV, {j});
+        OpFoldResult kvStart = getTileStart(nested, loc, j, tiles.blockKV);
         OpFoldResult kvRows =
             getTileExtent(nested, loc, kvStart, tiles.blockKV, seqKV);
         Value key, value;
@@ -410,10 +407,7 @@ scf::ForallOp FlashFormBuilder::build() {
     qTile = arith::SubIOp::create(b, loc, lastQTile, qTile,
                                   arith::IntegerOverflowFlags::nsw |
                                       arith::IntegerOverflowFlags::nuw);
-  AffineExpr d0;
-  bindDims(ctx, d0);
-  qStart =
-      affine::makeComposedFoldedAffineApply(b, loc, d0 * tiles.blockQ, {qTile});
+  qStart = getTileStart(b, loc, qTile, tiles.blockQ);
   qRows = getTileExtent(b, loc, qStart, tiles.blockQ, e.seqQ);
   // A ragged Q: the tile's rows stop at its sequence's end; a tile past it
   // has none and visits no K/V tile (the grid covers the longest sequence

@@ -36,6 +36,13 @@ OpFoldResult attnc::tiling::getExtent(OpBuilder &b, Location loc, Value source,
 /// tile (`total <= block`, so `start` is 0); the tile type is then static
 /// too. (An empty `total` has no tiles: a `block`-row slice of it would be
 /// out of bounds even though it is never executed.)
+OpFoldResult attnc::tiling::getTileStart(OpBuilder &b, Location loc, Value tile,
+                                         int64_t block) {
+  AffineExpr d0;
+  bindDims(b.getContext(), d0);
+  return affine::makeComposedFoldedAffineApply(b, loc, d0 * block, {tile});
+}
+
 OpFoldResult attnc::tiling::getTileExtent(OpBuilder &b, Location loc,
                                           OpFoldResult start, int64_t block,
                                           OpFoldResult total) {

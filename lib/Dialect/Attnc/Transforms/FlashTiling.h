@@ -27,6 +27,10 @@ using namespace mlir;
 /// static, else a `tensor.dim`.
 OpFoldResult getExtent(OpBuilder &b, Location loc, Value source, int64_t dim,
                        ArrayRef<Type> peers = {});
+/// `tile * block`, the first row of tile `tile` (an affine.apply, folded
+/// where `tile` is a constant).
+OpFoldResult getTileStart(OpBuilder &b, Location loc, Value tile,
+                          int64_t block);
 /// `min(block, total - start)`, folded where the shapes allow.
 OpFoldResult getTileExtent(OpBuilder &b, Location loc, OpFoldResult start,
                            int64_t block, OpFoldResult total);

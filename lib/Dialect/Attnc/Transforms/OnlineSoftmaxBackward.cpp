@@ -214,10 +214,7 @@ GradState BackwardFormBuilder::buildQueryLoop(OpFoldResult lb, OpFoldResult ub,
       getValueOrCreateConstantIndexOp(b, loc, ub), one,
       ValueRange{init.dk, init.dv, init.dq},
       [&](OpBuilder &nb, Location loc, Value i, ValueRange acc) {
-        AffineExpr d0;
-        bindDims(nb.getContext(), d0);
-        OpFoldResult qStart =
-            affine::makeComposedFoldedAffineApply(nb, loc, d0 * blockQ, {i});
+        OpFoldResult qStart = getTileStart(nb, loc, i, blockQ);
         OpFoldResult qRows = getTileExtent(nb, loc, qStart, blockQ, seqQ);
         Value q =
             extractTile(nb, loc, op.getQuery(), batch, head, qStart, qRows);
@@ -323,10 +320,7 @@ scf::ForallOp BackwardFormBuilder::build() {
   SmallVector<Value> ivs = forall.getInductionVars();
   batch = ivs[0];
   headKV = ivs[1];
-  AffineExpr d0;
-  bindDims(ctx, d0);
-  kvStart =
-      affine::makeComposedFoldedAffineApply(b, loc, d0 * blockKV, {ivs[2]});
+  kvStart = getTileStart(b, loc, ivs[2], blockKV);
   kvRows = getTileExtent(b, loc, kvStart, blockKV, seqKV);
   keyTile = extractTile(b, loc, op.getKey(), batch, headKV, kvStart, kvRows);
   valueTile =
@@ -390,6 +384,8 @@ scf::ForallOp BackwardFormBuilder::build() {
   ValueRange outs = forall.getRegionIterArgs();
   // The first query head of the group: the dQ contributions are [G, Sq, d].
   Value firstHead = headKV;
+  AffineExpr d0;
+  bindDims(ctx, d0);
   if (getConstantIntValue(headGroup) != 1)
     firstHead = getValueOrCreateConstantIndexOp(
         b, loc,
