@@ -492,6 +492,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // (pipeline-split-kv.mlir lowers them to PTX).
   if (hash % 4 == 2)
     options.splitKV = 8;
+  // Half of them (another bit) visit an interval mask's masked tiles in
+  // one loop.
+  options.oneMaskedLoop = (hash >> 8) % 2 == 1;
   if ((options.backward || options.splitKV > 0) &&
       options.binary == attnc::KernelBinary::None)
     options.toNVVM = false;

@@ -106,6 +106,7 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
     tiles.overlapPV = options.overlapPV;
     tiles.l2GroupMib = options.l2GroupMib;
     tiles.fallback = options.fallback;
+    tiles.oneMaskedLoop = options.oneMaskedLoop;
     tiles.backwardStrategy = options.backwardStrategy;
     // Decoding: the query heads of a K/V group share one tile.
     if (options.splitKV > 0) {

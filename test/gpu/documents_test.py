@@ -15,7 +15,8 @@ causal mask intersected with the diagonal's. Documents have seeded lengths that 
 not tile multiples; queries and keys may be split differently (Sq != Skv),
 so that a query's document can have no key: its row is empty (O = 0,
 logsumexp -inf). Built for the target's default strategy (with the
-fallback the "odd" layout reaches) and for mma_sync.
+fallback the "odd" layout reaches), for mma_sync, and with the masked tiles
+of both sides in one K/V loop (--one-masked-loop, its fallback too).
 """
 
 import math
@@ -99,7 +100,8 @@ def module_text(d, t, causal):
 def build(work: Path, compiler: Path):
     gpu_common.build_strategies(
         work, compiler,
-        {name: module_text(*spec) for name, spec in VARIANTS.items()})
+        {name: module_text(*spec) for name, spec in VARIANTS.items()},
+        gpu_common.INTERVAL_STRATEGIES)
 
 
 def doc_ids(B, S, seed, docs, pattern="seeded"):
@@ -209,7 +211,8 @@ def run(work: Path, small: bool, only: str = ""):
                        f"{layout}",
                        run_case, (m, causal, B, H, Sq, Skv, docs, pattern,
                                   dtype, d, layout))
-    return gpu_common.run_strategies(work, only, VARIANTS, cases)
+    return gpu_common.run_strategies(work, only, VARIANTS, cases,
+                                     strategies=gpu_common.INTERVAL_STRATEGIES)
 
 
 if __name__ == "__main__":

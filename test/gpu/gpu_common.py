@@ -87,18 +87,24 @@ def check_output(o, lse, ref, low, ref_lse, dtype):
 # The target's default strategy (wgmma_ws on sm_90a, with the fallback
 # that tensors TMA cannot address reach) and mma_sync.
 STRATEGIES = {"default": [], "mma_sync": ["--strategy=mma_sync"]}
+# Masks with tiles to mask on both sides of the visible ones (windows,
+# documents) also run with those tiles in one K/V loop (the default's
+# kernels and fallback, built with --one-masked-loop).
+INTERVAL_STRATEGIES = dict(STRATEGIES,
+                           one_masked_loop=["--one-masked-loop"])
 
 
-def build_strategies(work, compiler, sources):
-    """Compiles each {name: MLIR text} once per strategy of STRATEGIES into
-    WORK/modules/NAME_STRATEGY (PTX dropped: the cubins are what runs)."""
+def build_strategies(work, compiler, sources, strategies=None):
+    """Compiles each {name: MLIR text} once per strategy of `strategies`
+    (default STRATEGIES) into WORK/modules/NAME_STRATEGY (PTX dropped: the
+    cubins are what runs)."""
     import subprocess
     import time
     (work / "mlir").mkdir(parents=True, exist_ok=True)
     for name, text in sources.items():
         src = work / "mlir" / f"{name}.mlir"
         src.write_text(text)
-        for strategy, flags in STRATEGIES.items():
+        for strategy, flags in (strategies or STRATEGIES).items():
             out = work / "modules" / f"{name}_{strategy}"
             t0 = time.time()
             subprocess.run([str(compiler), str(src), "-o", str(out)] + flags,
@@ -111,8 +117,10 @@ def build_strategies(work, compiler, sources):
 def layouts(strategy):
     """The layouts a strategy's module is run on: "odd" (tensors one
     element off 16-byte alignment, misalign()) reaches the default's
-    fallback."""
-    return ["bhsd", "odd"] if strategy == "default" else ["bhsd"]
+    fallback (that of one_masked_loop too)."""
+    if strategy in ("default", "one_masked_loop"):
+        return ["bhsd", "odd"]
+    return ["bhsd"]
 
 
 def launch_only():
@@ -132,8 +140,9 @@ def misalign(x):
     return torch.cat([x.new_zeros(1), x.flatten()])[1:].view(x.shape)
 
 
-def run_strategies(work, only, names, cases, extra=()):
-    """Loads each module NAME_STRATEGY (`names` x STRATEGIES, then the
+def run_strategies(work, only, names, cases, extra=(), strategies=None):
+    """Loads each module NAME_STRATEGY (`names` x `strategies`, default
+    STRATEGIES, then the
     (module, name, strategy) triples of `extra`: modules of a name built
     with other options) whose name contains `only` and runs, guarded, every
     (label, case, args) that `cases(name, strategy, module)` yields; prints
@@ -141,7 +150,8 @@ def run_strategies(work, only, names, cases, extra=()):
     use_source_package()
     import attnc
     failures = total = 0
-    modules = [(f"{n}_{s}", n, s) for n in names for s in STRATEGIES]
+    modules = [(f"{n}_{s}", n, s) for n in names
+               for s in (strategies or STRATEGIES)]
     for mod, name, strategy in modules + list(extra):
         if only not in mod:
             continue

@@ -12,7 +12,8 @@ it like with a constant (the bounds read it once per block), so one kernel
 serves every size: sizes from 0 (every row empty: O = 0, logsumexp -inf)
 to past the sequence (plain causal), tile multiples and not, each against
 the float64 reference. Built for the target's default strategy (with the
-fallback the "odd" layout reaches) and for mma_sync.
+fallback the "odd" layout reaches), for mma_sync, and with the masked tiles
+of both sides in one K/V loop (--one-masked-loop, its fallback too).
 """
 
 import math
@@ -40,7 +41,8 @@ def module_text(d, t):
 
 def build(work: Path, compiler: Path):
     gpu_common.build_strategies(
-        work, compiler, {n: module_text(*spec) for n, spec in VARIANTS.items()})
+        work, compiler, {n: module_text(*spec) for n, spec in VARIANTS.items()},
+        gpu_common.INTERVAL_STRATEGIES)
 
 
 def run_case(m, B, H, Sq, Skv, window, dtype, d, layout):
@@ -88,7 +90,8 @@ def run(work: Path, small: bool, only: str = ""):
             for layout in gpu_common.layouts(strategy):
                 yield (f"B{B} H{H} Sq{Sq} Skv{Skv} window{window} {layout}",
                        run_case, (m, B, H, Sq, Skv, window, dtype, d, layout))
-    return gpu_common.run_strategies(work, only, VARIANTS, cases)
+    return gpu_common.run_strategies(work, only, VARIANTS, cases,
+                                     strategies=gpu_common.INTERVAL_STRATEGIES)
 
 
 if __name__ == "__main__":

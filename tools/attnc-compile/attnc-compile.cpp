@@ -126,6 +126,13 @@ static cl::opt<bool> fallback(
     cl::desc("give attention kernels that load by TMA an mma_sync_unaligned "
              "fallback kernel for tensors TMA cannot address (default: on)"),
     cl::init(true));
+static cl::opt<bool> oneMaskedLoop(
+    "one-masked-loop",
+    cl::desc("attention under a mask whose keys form an interval with tiles "
+             "to mask on both sides of the fully visible ones (a sliding "
+             "window, document ids) visits all of them in one K/V loop: one "
+             "masked loop body less per kernel (default: off)"),
+    cl::init(false));
 static cl::opt<int64_t> splitKV(
     "split-kv",
     cl::desc("split the K/V loops of forward attention into at most N "
@@ -445,6 +452,7 @@ int main(int argc, char **argv) {
     o.overlapPV = overlapPV;
     o.l2GroupMib = l2GroupMib;
     o.fallback = fallback;
+    o.oneMaskedLoop = oneMaskedLoop;
     o.backward = backward;
     o.backwardStrategy = backwardStrategy;
     o.splitKV = splitKV;

@@ -50,8 +50,10 @@ def AttncConvertToGPU : Pass<"attnc-convert-to-gpu", "::mlir::ModuleOp"> {
     of Q, K or V, or a ceildiv of one); slice rows that disagree with `flash_config`; a K/V
     loop whose step is not 1, with more than one step, or with ops other
     than its K/V slices and index computations; a K/V tile of iteration j
-    that does not start at row j * block_kv (or whose step's `kv_start`
-    says otherwise) or whose rows are neither block_kv nor
+    that does not start at row t * block_kv, t being j or an index
+    computation of j in the loop (a loop that visits tiles out of order;
+    or whose step's `kv_start` says otherwise) or whose rows are neither
+    block_kv nor
     min(block_kv, Skv - kv_start); steps that differ in scale, run-time
     scale or the presence of a score modifier; a recurrence that does not
     start from acc = 0, max = -inf, sum = 0; ops other than arith and math

@@ -79,6 +79,13 @@ struct AttncPipelineOptions
                      "mma_sync_unaligned fallback kernel for tensors TMA "
                      "cannot address"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> oneMaskedLoop{
+      *this, "one-masked-loop",
+      llvm::cl::desc("interval masks with tiles to mask on both sides of the "
+                     "fully visible ones (windows, document ids) visit them "
+                     "in one K/V loop (--attnc-online-softmax "
+                     "one-masked-loop)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> backward{
       *this, "backward",
       llvm::cl::desc("add the backward of each attention function "

@@ -360,11 +360,10 @@ FlashKernelBuilder::emitConsumer(const LoopBounds &bounds, Value &slot,
   ArrayRef<Value> lbs = bounds.lbs, ubs = bounds.ubs;
   size_t n = form.loops.size();
   bool ring = strategy->hasProducer();
-  // Loops whose bounds meet form one pipeline.
+  // Loops whose bounds meet (and slice tiles alike) form one pipeline.
   SmallVector<bool> chained(n, false);
   for (size_t i = 1; i < n; ++i)
-    chained[i] = form.loops[i].loop.getLowerBound() ==
-                 form.loops[i - 1].loop.getUpperBound();
+    chained[i] = form.loops[i].continuesPrevious;
   // The query tile and the first K/V tile (the two oldest groups).
   strategy->waitLoadsBut(b, ring ? 0 : loadsAhead() - 1);
   strategy->prepareQuery(b);
@@ -402,7 +401,8 @@ FlashKernelBuilder::emitConsumer(const LoopBounds &bounds, Value &slot,
     bool splitTail =
         form.config.getStrategy() != TileStrategy::mma_sync_unaligned;
     FailureOr<OnlineSoftmaxState> next = failure();
-    if (l.mayBePartial && !masked && splitTail) {
+    // (The split is a bound on iterations: it needs tile j at iteration j.)
+    if (l.mayBePartial && !masked && splitTail && l.tileIsIteration) {
       // Full tiles without the bounds test, the tail with it: the split is
       // min(ub, max(lb, Skv floordiv block_kv)), each clamp dropped where
       // the IR proves it redundant.

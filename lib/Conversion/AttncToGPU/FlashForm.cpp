@@ -203,6 +203,36 @@ bool attnc::isIndexComputation(Operation *op) {
           op->getNumRegions() == 0 && isMemoryEffectFree(op));
 }
 
+/// True when `x` of loop `lx` and `y` of loop `ly` are the same function of
+/// their loops' iterations: both induction variables, one value defined
+/// above both, or results of equivalent ops of such operands.
+static bool sameOfIteration(Value x, scf::ForOp lx, Value y, scf::ForOp ly) {
+  bool xIter = x == lx.getInductionVar(), yIter = y == ly.getInductionVar();
+  if (xIter || yIter)
+    return xIter && yIter;
+  if (x == y)
+    return !lx->isAncestor(x.getParentRegion()->getParentOp());
+  auto rx = dyn_cast<OpResult>(x), ry = dyn_cast<OpResult>(y);
+  if (!rx || !ry || rx.getResultNumber() != ry.getResultNumber() ||
+      !isIndexComputation(rx.getOwner()))
+    return false;
+  return OperationEquivalence::isEquivalentTo(
+      rx.getOwner(), ry.getOwner(),
+      [&](Value a, Value b) { return success(sameOfIteration(a, lx, b, ly)); },
+      /*markEquivalent=*/nullptr, OperationEquivalence::IgnoreLocations);
+}
+
+/// True when loops `a` and `b` slice iteration j's K/V tile alike: a load
+/// for an iteration of one may then be sliced by the other, and one
+/// pipeline runs through both where their bounds meet. (Loops whose
+/// iterations count visits in one order, or tiles, are alike; a loop that
+/// canonicalization folded to one tile and the reroll made count tiles
+/// again is not like one that counts visits.)
+static bool slicesAlike(FlashKVLoop a, FlashKVLoop b) {
+  return sameOfIteration(a.step.getKvStart(), a.loop, b.step.getKvStart(),
+                         b.loop);
+}
+
 static LogicalResult readLoop(FlashForm &form, FlashKVLoop &l) {
   scf::ForOp loop = l.loop;
   if (!isConstantIntValue(loop.getStep(), 1))
@@ -255,13 +285,25 @@ static LogicalResult readLoop(FlashForm &form, FlashKVLoop &l) {
   if (l.key.getSource() != form.key || l.value.getSource() != form.value)
     return step.emitOpError("reads other K/V tensors than the other steps of "
                             "its flash form");
-  // The tile starts where the step says it does: row j * block_kv.
+  // The tile starts where the step says it does: row t * block_kv, with t
+  // the iteration j or an index computation of it in the loop's body.
   using Variable = ValueBoundsConstraintSet::Variable;
   int64_t blockKV = form.config.getBlockKV();
   AffineExpr d0;
   bindDims(loop->getContext(), d0);
-  Variable expected(AffineMap::get(1, 0, d0 * blockKV),
-                    ValueRange{loop.getInductionVar()});
+  Value tile = loop.getInductionVar();
+  if (auto start = step.getKvStart().getDefiningOp<affine::AffineApplyOp>();
+      start && start.getMapOperands().size() == 1 &&
+      start.getAffineMap() == AffineMap::get(1, 0, d0 * blockKV) &&
+      start.getMapOperands()[0] != tile) {
+    Value t = start.getMapOperands()[0];
+    Operation *def = t.getDefiningOp();
+    if (def && def->getBlock() == body && isIndexComputation(def)) {
+      tile = t;
+      l.tileIsIteration = false;
+    }
+  }
+  Variable expected(AffineMap::get(1, 0, d0 * blockKV), ValueRange{tile});
   for (tensor::ExtractSliceOp s : {l.key, l.value}) {
     OpFoldResult row = s.getMixedOffsets()[rowDim(s)];
     // A ragged batch's tile starts at its sequence's first row plus
@@ -282,9 +324,11 @@ static LogicalResult readLoop(FlashForm &form, FlashKVLoop &l) {
     if (!provablyEqual(Variable(row), expected) ||
         !provablyEqual(Variable(step.getKvStart()), expected))
       return s.emitOpError()
-             << "must start the K/V tile of iteration j at row j * block_kv "
+             << "must start the K/V tile of iteration j at row t * block_kv "
                 "("
-             << blockKV << "), as the step's kv_start says";
+             << blockKV
+             << "), as the step's kv_start says, with t = j or an index "
+                "computation of j in the loop";
   }
   FailureOr<bool> partial = checkKVRows(l, blockKV, form.seqKV);
   if (failed(partial))
@@ -597,6 +641,9 @@ FailureOr<FlashForm> attnc::analyzeFlashForm(scf::ForallOp forall) {
     l.loop = loop;
     if (failed(readLoop(form, l)))
       return failure();
+    l.continuesPrevious =
+        !form.loops.empty() && slicesAlike(form.loops.back(), l) &&
+        loop.getLowerBound() == form.loops.back().loop.getUpperBound();
     form.loops.push_back(l);
   }
 

@@ -30,8 +30,17 @@ struct FlashKVLoop {
   OnlineAttentionOp step;
   mlir::tensor::ExtractSliceOp key, value;
   /// The K/V slice may be shorter than block_kv (a tail tile): then its
-  /// extent is min(block_kv, Skv - j * block_kv).
+  /// extent is min(block_kv, Skv - kv_start).
   bool mayBePartial = false;
+  /// Iteration j reads K/V tile j. Otherwise j counts visits and the tile
+  /// is an index computation of j in the loop's body (masked tiles of both
+  /// sides of an interval in one loop): kernels then derive nothing about
+  /// a tile from j but through the slices.
+  bool tileIsIteration = true;
+  /// The loop starts where the previous one ends and slices its tiles by
+  /// the same computation of the iteration: one load pipeline runs through
+  /// both.
+  bool continuesPrevious = false;
 };
 
 /// A tensor defined above the flash form (a kernel parameter: i32, i64 or

@@ -88,6 +88,17 @@ FailureOr<FlashKernelBuilder::TileValues> FlashKernelBuilder::prepareTile() {
       return failure();
     tile.bounds.lbs.push_back(*lb);
     tile.bounds.ubs.push_back(*ub);
+    if (l.tileIsIteration)
+      continue;
+    // The values from above that the tile of a visit is computed from:
+    // once per work tile, not again for every load.
+    for (Operation &op : l.loop.getBody()->without_terminator())
+      if (isIndexComputation(&op))
+        for (Value v : op.getOperands())
+          if (v.getType().isIndex() &&
+              !l.loop.getRegion().isAncestor(v.getParentRegion()) &&
+              failed(materialize(v, prologue)))
+            return failure();
   }
   return tile;
 }
@@ -287,9 +298,7 @@ LogicalResult FlashKernelBuilder::emitBody() {
     if (!tile->queryLoaded)
       strategy->loadQuery(b, tile->q);
     size_t end = 0;
-    while (end + 1 < form.loops.size() &&
-           form.loops[end + 1].loop.getLowerBound() ==
-               form.loops[end].loop.getUpperBound())
+    while (end + 1 < form.loops.size() && form.loops[end + 1].continuesPrevious)
       ++end;
     if (failed(startKVPipeline(form.loops[0], tile->bounds.lbs[0],
                                tile->bounds.ubs[end])))

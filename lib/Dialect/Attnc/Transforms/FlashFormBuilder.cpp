@@ -187,17 +187,20 @@ std::array<OpFoldResult, 4> FlashFormBuilder::getIntervalTileBounds() {
   return {first, full, fullEnd, end};
 }
 
-RecurrenceState FlashFormBuilder::buildKVLoop(OpFoldResult lb, OpFoldResult ub,
-                                              bool masked,
-                                              RecurrenceState init) {
+RecurrenceState FlashFormBuilder::buildKVLoop(
+    OpFoldResult lb, OpFoldResult ub, bool masked, RecurrenceState init,
+    function_ref<Value(OpBuilder &, Value)> tileOf, bool wholeTiles) {
   auto loop = scf::ForOp::create(
       b, loc, getValueOrCreateConstantIndexOp(b, loc, lb),
       getValueOrCreateConstantIndexOp(b, loc, ub), one,
       ValueRange{init.acc, init.max, init.sum},
-      [&](OpBuilder &nested, Location loc, Value j, ValueRange iterArgs) {
+      [&](OpBuilder &nested, Location loc, Value n, ValueRange iterArgs) {
+        Value j = tileOf ? tileOf(nested, n) : n;
         OpFoldResult kvStart = getTileStart(nested, loc, j, tiles.blockKV);
         OpFoldResult kvRows =
-            getTileExtent(nested, loc, kvStart, tiles.blockKV, seqKV);
+            wholeTiles
+                ? OpFoldResult(nested.getIndexAttr(tiles.blockKV))
+                : getTileExtent(nested, loc, kvStart, tiles.blockKV, seqKV);
         Value key, value;
         if (ragged) {
           key = extractPackedTile(nested, ragged->k.getPacked(), kvBase, headKV,
@@ -228,6 +231,69 @@ RecurrenceState FlashFormBuilder::buildKVLoop(OpFoldResult lb, OpFoldResult ub,
       });
   hoistBlockReads(*loop.getBody()->getOps<OnlineAttentionOp>().begin(), loop);
   return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+}
+
+/// The masked tiles of an interval lie on both sides of the fully visible
+/// ones: [first, full) left of them and [fullEnd, end) right. Two loops, one
+/// per side, would give every kernel two copies of the masked step; here
+/// one loop visits both sides and a second one the unmasked tiles. Their
+/// induction variable n counts visits, and the tile of visit n is
+///
+///   t(n) = first + n           for n < L = full - first
+///          fullEnd' + n - L    for L <= n < M = L + end - fullEnd'
+///          full + n - M        for M <= n < T = M + fullEnd' - full
+///
+/// The masked loop runs n over [0, M), the unmasked one over [M, T). Both
+/// evaluate the same t, so a kernel's pipeline runs through them as through
+/// consecutive tile ranges (the load of visit n + 1 is sliced by the loop
+/// of visit n). fullEnd' = max(full, min(fullEnd, Skv floordiv block_kv))
+/// ends the unmasked tiles at the last one that holds block_kv keys: a
+/// short tail tile joins the masked ones, whose steps test the keys'
+/// bounds, and the unmasked loop's tiles are whole.
+RecurrenceState
+FlashFormBuilder::buildMaskedFirst(std::array<OpFoldResult, 4> bounds,
+                                   RecurrenceState init) {
+  auto [first, full, fullEnd, end] = bounds;
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0, d1, d2;
+  bindDims(ctx, d0, d1, d2);
+  auto apply = [&](AffineExpr e, ArrayRef<OpFoldResult> operands) {
+    return affine::makeComposedFoldedAffineApply(
+        b, loc, AffineMap::get(operands.size(), 0, e, ctx), operands);
+  };
+  auto pair = AffineMap::get(2, 0, {d0, d1}, ctx);
+  OpFoldResult wholeEnd = affine::makeComposedFoldedAffineMin(
+      b, loc, pair, {fullEnd, apply(d0.floorDiv(tiles.blockKV), {seqKV})});
+  wholeEnd =
+      affine::makeComposedFoldedAffineMax(b, loc, pair, {full, wholeEnd});
+  OpFoldResult left = apply(d0 - d1, {full, first});
+  OpFoldResult masked = apply(d0 + d1 - d2, {left, end, wholeEnd});
+  OpFoldResult visits = apply(d0 + d1 - d2, {masked, wholeEnd, full});
+  auto value = [&](OpFoldResult v) {
+    return getValueOrCreateConstantIndexOp(b, loc, v);
+  };
+  Value firstV = value(first), fullV = value(full), wholeEndV = value(wholeEnd);
+  Value leftV = value(left), maskedV = value(masked);
+  // One op per statement: the order of the IR does not depend on the
+  // compiler's order of evaluating arguments.
+  auto tileOf = [&](OpBuilder &nb, Value n) -> Value {
+    Value onLeft =
+        arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult, n, leftV);
+    Value onRight =
+        arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult, n, maskedV);
+    Value leftTile = arith::AddIOp::create(nb, loc, firstV, n);
+    Value pastLeft = arith::SubIOp::create(nb, loc, n, leftV);
+    Value rightTile = arith::AddIOp::create(nb, loc, wholeEndV, pastLeft);
+    Value pastMasked = arith::SubIOp::create(nb, loc, n, maskedV);
+    Value fullTile = arith::AddIOp::create(nb, loc, fullV, pastMasked);
+    Value notLeft =
+        arith::SelectOp::create(nb, loc, onRight, rightTile, fullTile);
+    return arith::SelectOp::create(nb, loc, onLeft, leftTile, notLeft);
+  };
+  RecurrenceState state =
+      buildKVLoop(b.getIndexAttr(0), maskedV, /*masked=*/true, init, tileOf);
+  return buildKVLoop(maskedV, visits, /*masked=*/false, state, tileOf,
+                     /*wholeTiles=*/true);
 }
 
 std::pair<Value, Value> FlashFormBuilder::buildQueryTileBody() {
@@ -274,11 +340,18 @@ std::pair<Value, Value> FlashFormBuilder::buildQueryTileBody() {
     if (!interval->matches.empty() && !ragged)
       bounds = boundByIds(bounds);
     auto [begin, full, fullEnd, end] = bounds;
-    if (exact) {
+    // (Tiles to mask left of the fully visible ones need a lower bound on
+    // the keys: a bounded interval or ids.)
+    if (exact && oneMaskedLoop &&
+        (interval->lo || !interval->matches.empty())) {
+      state = buildMaskedFirst(bounds, state);
+    } else if (exact) {
       state = buildKVLoop(begin, full, /*masked=*/true, state);
       state = buildKVLoop(full, fullEnd, /*masked=*/false, state);
+      state = buildKVLoop(fullEnd, end, /*masked=*/true, state);
+    } else {
+      state = buildKVLoop(begin, end, /*masked=*/true, state);
     }
-    state = buildKVLoop(exact ? fullEnd : begin, end, /*masked=*/true, state);
   } else if (!causal) {
     // No mask, or one without an interval form: every tile, each with the
     // mask.

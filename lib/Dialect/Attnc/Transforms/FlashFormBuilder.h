@@ -81,9 +81,18 @@ private:
   OpFoldResult evaluate(const KeyBound &bound, OpFoldResult row);
   /// `scf.for %j = lb to ub` over K/V tiles, each step one
   /// `attnc.online_attention` (with the op's mask iff `masked`), carrying
-  /// `init`.
-  RecurrenceState buildKVLoop(OpFoldResult lb, OpFoldResult ub, bool masked,
-                              RecurrenceState init);
+  /// `init`. With `tileOf`, %j counts visits and the step's tile is
+  /// `tileOf(%j)`; with `wholeTiles`, every tile holds block_kv keys (a
+  /// static extent).
+  RecurrenceState
+  buildKVLoop(OpFoldResult lb, OpFoldResult ub, bool masked,
+              RecurrenceState init,
+              function_ref<Value(OpBuilder &, Value)> tileOf = nullptr,
+              bool wholeTiles = false);
+  /// The K/V loops of interval tile bounds {first, full, fullEnd, end}
+  /// with every masked tile in one loop; see the definition.
+  RecurrenceState buildMaskedFirst(std::array<OpFoldResult, 4> bounds,
+                                   RecurrenceState init);
   /// The body of the forall for one (batch, head, query tile) up to the
   /// finalize; returns the O tile and the logsumexp tile.
   std::pair<Value, Value> buildQueryTileBody();
@@ -155,6 +164,9 @@ private:
   Value readBatchIndex(Value tensor);
 
 public:
+  /// Masked tiles on both sides of an interval's fully visible ones go in
+  /// one K/V loop (buildMaskedFirst).
+  bool oneMaskedLoop = false;
   /// A ragged batch (attnc.ragged_view Q, K and V, the result packed by
   /// attnc.ragged_pack): the loop nest reads and writes the packed rows
   /// [T, H, d] directly, each sequence from its first row.

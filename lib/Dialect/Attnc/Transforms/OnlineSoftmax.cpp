@@ -56,10 +56,12 @@ using namespace attnc::flash_form;
 
 LogicalResult attnc::convertToOnlineAttention(RewriterBase &rewriter,
                                               AttentionOp op,
-                                              FlashConfigAttr config) {
+                                              FlashConfigAttr config,
+                                              bool oneMaskedLoop) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   FlashFormBuilder builder(rewriter, op, config);
+  builder.oneMaskedLoop = oneMaskedLoop;
   auto qView = op.getQuery().getDefiningOp<RaggedViewOp>();
   auto kView = op.getKey().getDefiningOp<RaggedViewOp>();
   if ((qView || kView) && op.hasDropout())
@@ -375,8 +377,8 @@ struct AttncOnlineSoftmaxPass
         config = lookupTargetDescription(chip)->withFallback(
             *config, headDim,
             op.getQuery().getType().getElementType().getIntOrFloatBitWidth());
-      if (failed(config) ||
-          failed(convertToOnlineAttention(rewriter, op, *config)))
+      if (failed(config) || failed(convertToOnlineAttention(
+                                rewriter, op, *config, oneMaskedLoop)))
         return signalPassFailure();
     }
     SmallVector<AttentionGradOp> grads;

@@ -276,6 +276,12 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
     Option<"fallback", "fallback", "bool", /*default=*/"true",
            "give kernels that read by TMA an mma_sync_unaligned fallback "
            "for tensors TMA cannot address (when its shared memory fits)">,
+    Option<"oneMaskedLoop", "one-masked-loop", "bool", /*default=*/"false",
+           "a mask whose keys form an interval with tiles to mask on both "
+           "sides of the fully visible ones (a sliding window, document ids) "
+           "visits all of them in one K/V loop, whose tile is a function of "
+           "the visit count, instead of one loop per side: one masked loop "
+           "body less in every kernel">,
     Option<"backwardStrategy", "backward-strategy", "std::string",
            /*default=*/"\"\"",
            "tile strategy of attnc.attention_grad without a config: mma_sync "

@@ -40,10 +40,15 @@ int64_t fuseElementwiseChains(mlir::RewriterBase &rewriter,
 //===----------------------------------------------------------------------===//
 
 /// Replaces `op` by its flash form (see --attnc-online-softmax), tiled as
-/// `config` says; the forall carries `config` as `attnc.flash_config`.
+/// `config` says; the forall carries `config` as `attnc.flash_config`. With
+/// `oneMaskedLoop`, a mask whose visible keys form an interval with tiles to
+/// mask on both sides of the fully visible ones (a sliding window, document
+/// ids) visits all its masked tiles in one K/V loop (the option of the same
+/// name).
 mlir::LogicalResult convertToOnlineAttention(mlir::RewriterBase &rewriter,
                                              AttentionOp op,
-                                             FlashConfigAttr config);
+                                             FlashConfigAttr config,
+                                             bool oneMaskedLoop = false);
 
 /// Replaces `op` by its flash form (K/V-stationary loops of
 /// attnc.online_attention_grad steps, dQ summed with attnc.accumulate and

@@ -1,0 +1,114 @@
+// --attnc-online-softmax=one-masked-loop: an interval mask bounded on both
+// sides visits the masked tiles of both sides of its unmasked ones in one
+// K/V loop, then the unmasked tiles (whole ones: static 64-row slices) in a
+// second. Both loops count visits n and slice tile t(n), the same select of
+// three index values; the second loop starts where the first ends.
+// Without a lower bound on the keys (prefix-LM) or with a causal mask the
+// loops stay as they are.
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=64 strategy=mma_sync one-masked-loop" -mlir-print-local-scope | FileCheck %s
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=64 strategy=mma_sync" -mlir-print-local-scope | FileCheck %s --check-prefix=OFF
+
+// A window of 1024 keys (keys [i - 1023, i]). FIRST, FULL, FULLEND and END
+// are the bounds of attnc-online-softmax-masks.mlir; WHOLE stops the
+// unmasked tiles at the last whole one (Skv floordiv 64); L = FULL - FIRST
+// tiles are masked on the left, M = L + END - WHOLE in all, and END - FIRST
+// are visited.
+// CHECK-LABEL: func.func @window
+// CHECK:     %[[FIRST:.*]] = affine.min affine_map<(d0)[s0] -> (d0, s0 ceildiv 64)>
+// CHECK:     %[[END:.*]] = affine.min affine_map<(d0)[s0] -> (d0, s0 ceildiv 64)>
+// CHECK:     %[[FULL:.*]] = affine.min affine_map<(d0, d1) -> (d0, d1)>(%{{.*}}, %[[END]])
+// CHECK:     %[[FULLEND:.*]] = affine.min affine_map<(d0, d1) -> (d0, d1)>(%{{.*}}, %[[END]])
+// CHECK:     %[[W0:.*]] = affine.min affine_map<(d0)[s0] -> (d0, s0 floordiv 64)>(%[[FULLEND]])
+// CHECK:     %[[WHOLE:.*]] = affine.max affine_map<(d0, d1) -> (d0, d1)>(%[[FULL]], %[[W0]])
+// CHECK:     %[[L:.*]] = affine.apply affine_map<(d0, d1) -> (d0 - d1)>(%[[FULL]], %[[FIRST]])
+// CHECK:     %[[M:.*]] = affine.apply affine_map<(d0, d1, d2, d3) -> (d0 - d1 + d2 - d3)>(%[[END]], %[[WHOLE]], %[[FULL]], %[[FIRST]])
+// CHECK:     %[[T:.*]] = affine.apply affine_map<(d0, d1, d2, d3) -> (d2 - d3)>(%[[WHOLE]], %[[FULL]], %[[END]], %[[FIRST]])
+// CHECK:     %[[C0:.*]] = arith.constant 0 : index
+// CHECK:     scf.for %[[N:.*]] = %[[C0]] to %[[M]]
+// CHECK:       %[[ONL:.*]] = arith.cmpi ult, %[[N]], %[[L]]
+// CHECK:       %[[ONR:.*]] = arith.cmpi ult, %[[N]], %[[M]]
+// CHECK:       %[[LT:.*]] = arith.addi %[[FIRST]], %[[N]]
+// CHECK:       %[[PL:.*]] = arith.subi %[[N]], %[[L]]
+// CHECK:       %[[RT:.*]] = arith.addi %[[WHOLE]], %[[PL]]
+// CHECK:       %[[PM:.*]] = arith.subi %[[N]], %[[M]]
+// CHECK:       %[[FT:.*]] = arith.addi %[[FULL]], %[[PM]]
+// CHECK:       %[[NL:.*]] = arith.select %[[ONR]], %[[RT]], %[[FT]]
+// CHECK:       %[[TILE:.*]] = arith.select %[[ONL]], %[[LT]], %[[NL]]
+// CHECK:       %[[K0:.*]] = affine.apply affine_map<(d0) -> (d0 * 64)>(%[[TILE]])
+// CHECK:       %[[ROWS:.*]] = affine.min affine_map<(d0)[s0] -> (64, d0 * -64 + s0)>(%[[TILE]])
+// CHECK:       tensor.extract_slice %arg1[%{{.*}}, %{{.*}}, %[[K0]], 0] [1, 1, %[[ROWS]], 64]
+// CHECK:       attnc.online_attention {{.*}} at [%{{.*}}, %{{.*}}, %{{.*}}, %[[K0]]] {{.*}} mask {
+// CHECK:     scf.for %[[N2:.*]] = %[[M]] to %[[T]]
+// CHECK:       arith.select
+// CHECK:       %[[TILE2:.*]] = arith.select
+// CHECK:       %[[K2:.*]] = affine.apply affine_map<(d0) -> (d0 * 64)>(%[[TILE2]])
+// CHECK:       tensor.extract_slice %arg1[%{{.*}}, %{{.*}}, %[[K2]], 0] [1, 1, 64, 64] {{.*}} to tensor<64x64xbf16>
+// CHECK-NOT:   mask {
+// CHECK:       attnc.online_attention
+// CHECK:     attnc.online_attention_finalize
+// OFF-LABEL: func.func @window
+// OFF-COUNT-3: scf.for
+// OFF-NOT:   arith.select
+// OFF:       attnc.online_attention_finalize
+func.func @window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %w = arith.constant 1024 : index
+    %d = arith.subi %i, %j : index
+    %near = arith.cmpi slt, %d, %w : index
+    %causal = arith.cmpi sle, %j, %i : index
+    %keep = arith.andi %causal, %near : i1
+    attnc.yield %keep : i1
+  }
+  return %0 : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// Document ids with a causal conjunct: the bounds come from
+// attnc.id_tile_bounds, then the same two loops.
+// CHECK-LABEL: func.func @documents_causal
+// CHECK:     attnc.id_tile_bounds
+// CHECK:     scf.for %[[N:.*]] = %{{.*}} to %[[M:.*]] step
+// CHECK:       %[[TILE:.*]] = arith.select
+// CHECK:       attnc.online_attention {{.*}} mask {
+// CHECK:     scf.for %{{.*}} = %[[M]] to
+// CHECK:       tensor<64x64xbf16>
+// CHECK-NOT:   mask {
+// CHECK:       attnc.online_attention
+// CHECK:     attnc.online_attention_finalize
+func.func @documents_causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %dq: tensor<?x?xi64>, %dk: tensor<?x?xi64>) -> tensor<?x?x?x64xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %x = tensor.extract %dq[%b, %i] : tensor<?x?xi64>
+        %y = tensor.extract %dk[%b, %j] : tensor<?x?xi64>
+        %same = arith.cmpi eq, %x, %y : i64
+        %c = arith.cmpi sle, %j, %i : index
+        %keep = arith.andi %same, %c : i1
+        attnc.yield %keep : i1
+      }
+  return %o : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// Prefix-LM (keys < 1000 or causal): no lower bound on the keys, no tile
+// masked on the left; the three loops of the interval stay.
+// CHECK-LABEL: func.func @prefix
+// CHECK-NOT: arith.select
+// CHECK-COUNT-3: scf.for
+// CHECK-NOT: arith.select
+// CHECK:     attnc.online_attention_finalize
+func.func @prefix(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %n = arith.constant 1000 : index
+    %p = arith.cmpi slt, %j, %n : index
+    %c = arith.cmpi sle, %j, %i : index
+    %keep = arith.ori %c, %p : i1
+    attnc.yield %keep : i1
+  }
+  return %0 : tensor<?x?x?x64xbf16>
+}
