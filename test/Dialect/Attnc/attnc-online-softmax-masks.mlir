@@ -69,17 +69,17 @@ func.func @window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tens
 // -----
 
 // Prefix-LM (keys < 1000 or causal): hi(i) = max(i, 999), lo unbounded, so
-// every tile from 0 is visited and the tiles up to hi of the first row are
-// unmasked.
+// every tile from 0 is visited, the tiles up to hi of the first row are
+// unmasked, and none is masked on their left: two loops.
 // CHECK-LABEL: func.func @prefix
 // CHECK:     affine.max affine_map<(d0) -> (d0 * 128, 999)>
 // CHECK:     affine.max affine_map<(d0, d1) -> (d0 + d1 * 128 - 1, 999)>
-// CHECK:     scf.for
-// CHECK:       mask {
-// CHECK:     scf.for
+// CHECK:     scf.for %{{.*}} = %c0{{.*}} to
 // CHECK-NOT:   mask {
+// CHECK:       attnc.online_attention
 // CHECK:     scf.for
 // CHECK:       mask {
+// CHECK-NOT: scf.for %
 func.func @prefix(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
   %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
   ^bb0(%b: index, %h: index, %i: index, %j: index):
@@ -123,9 +123,8 @@ func.func @chunks(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tens
 // loop over the hull.
 // CHECK-LABEL: func.func @sinks
 // CHECK:     affine.max affine_map<(d0, d1) -> (3, d0 + d1 * 128 - 1)>
-// CHECK:     %[[FIRST:.*]] = affine.min affine_map<()[s0] -> (0, s0 ceildiv 64)>
 // CHECK:     %[[END:.*]] = affine.min affine_map<(d0)[s0] -> (d0, s0 ceildiv 64)>
-// CHECK:     scf.for %{{.*}} = %[[FIRST]] to %[[END]]
+// CHECK:     scf.for %{{.*}} = %c0{{.*}} to %[[END]]
 // CHECK:       mask {
 // CHECK-NOT: scf.for %
 func.func @sinks(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
@@ -230,8 +229,8 @@ func.func @prefix_d128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %
 // -----
 
 // Document ids compared (an id match) with a causal conjunct: the
-// diagonal's tile bounds (first tile 0, end at the last row's diagonal,
-// unmasked up to the first row's) go to attnc.id_tile_bounds as the tiles
+// diagonal's tile bounds (first tile 0, the constant, end at the last
+// row's diagonal, unmasked from 0 up to the first row's) go to attnc.id_tile_bounds as the tiles
 // to look at, and its run-time bounds intersect them: masked from the
 // first tile holding a key of the tile's documents, unmasked where both
 // prove every key visible, masked to the last.
@@ -240,10 +239,9 @@ func.func @prefix_d128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %
 // CHECK:   %[[Q0:.+]] = affine.apply affine_map<(d0) -> (d0 * 128)>(%[[T]])
 // CHECK:   %[[M:.+]] = affine.min affine_map<(d0)[s0] -> (128, d0 * -128 + s0)>(%[[T]])
 // CHECK:   %[[END:.+]] = affine.min affine_map<(d0)[s0] -> (d0, s0 ceildiv 64)>
-// CHECK:   %[[FULL:.+]] = affine.min affine_map<(d0)[s0] -> (s0, d0)>(%[[END]])
 // CHECK:   %[[FULLEND:.+]] = affine.min affine_map<(d0, d1) -> (d0, d1)>(%{{.+}}, %[[END]])
 // CHECK:   %[[V0:.+]], %[[F0:.+]], %[[F1:.+]], %[[V1:.+]] = attnc.id_tile_bounds %arg3[%[[B]]] at 1 rows %[[Q0]] + %[[M]], %arg4[%[[B]]] at 1 keys %{{.+}} tiles %{{.+}} to %[[END]] block_kv 64 : tensor<?x?xi64>, tensor<?x?xi64>
-// CHECK:   %[[A:.+]] = affine.max affine_map<(d0, d1) -> (d0, d1)>(%[[FULL]], %[[F0]])
+// CHECK:   %[[A:.+]] = affine.max affine_map<(d0) -> (0, d0)>(%[[F0]])
 // CHECK:   %[[B2:.+]] = affine.min affine_map<(d0, d1) -> (d0, d1)>(%[[A]], %[[V1]])
 // CHECK:   %[[U0:.+]] = affine.max affine_map<(d0, d1) -> (d0, d1)>(%[[B2]], %[[V0]])
 // CHECK:   %[[C:.+]] = affine.min affine_map<(d0, d1) -> (d0, d1)>(%[[FULLEND]], %[[F1]])

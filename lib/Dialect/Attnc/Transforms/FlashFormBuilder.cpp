@@ -176,13 +176,17 @@ std::array<OpFoldResult, 4> FlashFormBuilder::getIntervalTileBounds() {
         b, loc, AffineMap::get(2, 0, {d0, d1}, ctx), {v, hi});
   };
   // The tile holding key lo(q0); one past the tile holding key hi(q1).
-  OpFoldResult first = clamp(d0.floorDiv(bkv), {loFirst}, zero, kvTiles);
+  // Without lo, tile 0: a constant, so that an empty left side is seen to
+  // be empty (no loop for it).
+  OpFoldResult first =
+      interval->lo ? clamp(d0.floorDiv(bkv), {loFirst}, zero, kvTiles) : zero;
   OpFoldResult end = clamp(d0.floorDiv(bkv) + 1, {hiLast}, first, kvTiles);
   if (!interval->exact)
     return {first, first, first, end};
   // Tiles whose first key is at least lo(q1) and whose last key is at most
   // hi(q0).
-  OpFoldResult full = clamp(d0.ceilDiv(bkv), {loLast}, first, end);
+  OpFoldResult full =
+      interval->lo ? clamp(d0.ceilDiv(bkv), {loLast}, first, end) : first;
   OpFoldResult fullEnd = clamp((d0 + 1).floorDiv(bkv), {hiFirst}, full, end);
   return {first, full, fullEnd, end};
 }
@@ -346,7 +350,10 @@ std::pair<Value, Value> FlashFormBuilder::buildQueryTileBody() {
         (interval->lo || !interval->matches.empty())) {
       state = buildMaskedFirst(bounds, state);
     } else if (exact) {
-      state = buildKVLoop(begin, full, /*masked=*/true, state);
+      // (No tile is masked left of the unmasked ones without a lower bound
+      // on the keys or ids: prefix-LM.)
+      if (begin != full)
+        state = buildKVLoop(begin, full, /*masked=*/true, state);
       state = buildKVLoop(full, fullEnd, /*masked=*/false, state);
       state = buildKVLoop(fullEnd, end, /*masked=*/true, state);
     } else {
