@@ -128,20 +128,30 @@ EXTRA_ARGS = {"alibi_causal":
 # Every module is built with each backward strategy (--backward-strategy).
 STRATEGIES = ("mma_sync", "wgmma")
 # Configurations besides the strategies' defaults, as a module suffix ->
-# (the head dims it applies to, its attnc-compile arguments): at d = 64
-# the wgmma kernel's two-warpgroup form with 128-row query tiles (dQ's rows
-# split between the warpgroups).
-CONFIGS = {"wgmma_q128": ((64,), ["--backward-strategy=wgmma",
-                                  "--block-q", "128", "--block-kv", "128"])}
+# (the head dims it applies to, the masks it applies to or None for all,
+# its attnc-compile arguments): at d = 64 the wgmma kernel's two-warpgroup
+# form with 128-row query tiles (dQ's rows split between the warpgroups);
+# for the window, its masked query tiles of both sides in one loop
+# (--one-masked-loop) with either strategy.
+CONFIGS = {
+    "wgmma_q128": ((64,), None, ["--backward-strategy=wgmma",
+                                 "--block-q", "128", "--block-kv", "128"]),
+    "one_masked_loop": ((64, 128), ("window",),
+                        ["--backward-strategy=mma_sync",
+                         "--one-masked-loop"]),
+    "wgmma_one_masked_loop": ((64, 128), ("window",),
+                              ["--backward-strategy=wgmma",
+                               "--one-masked-loop"]),
+}
 
 
 def variants():
     """(d, t, mask, suffix, compile arguments) of every module."""
     for (d, t, mask), strategy in itertools.product(MODULES, STRATEGIES):
         yield d, t, mask, strategy, [f"--backward-strategy={strategy}"]
-    for (d, t, mask), (suffix, (dims, args)) in itertools.product(
+    for (d, t, mask), (suffix, (dims, masks, args)) in itertools.product(
             MODULES, CONFIGS.items()):
-        if d in dims:
+        if d in dims and (masks is None or mask in masks):
             yield d, t, mask, suffix, args
 
 

@@ -78,8 +78,10 @@ LogicalResult BackwardFormReader::readStep(BackwardQueryLoop &l) {
       if (&op != l.step && &op != l.accumulate &&
           !isa<tensor::ExtractSliceOp, arith::ConstantOp>(op) &&
           !(isMemoryEffectFree(&op) && op.getNumRegions() == 0 &&
-            llvm::all_of(op.getResultTypes(),
-                         [](Type t) { return t.isIndex(); })))
+            llvm::all_of(op.getResultTypes(), [](Type t) {
+              // (Comparisons of index values choose a visit's tile.)
+              return t.isIndex() || t.isInteger(1);
+            })))
         return fail(&op, "only slices and index arithmetic may sit next to "
                          "the step in a query loop");
   }

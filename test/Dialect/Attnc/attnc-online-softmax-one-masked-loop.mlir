@@ -112,3 +112,46 @@ func.func @prefix(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tens
   }
   return %0 : tensor<?x?x?x64xbf16>
 }
+
+// -----
+
+// The backward of a window of 100 keys: the K/V tile's query tiles are
+// masked on both sides of those that see all of it. One loop visits both
+// sides (tile first + n, then fullEnd + n - L), a second the unmasked
+// tiles, which keep their own tile index (each query loop of the backward
+// kernel starts its own load pipeline).
+// CHECK-LABEL: func.func @window_backward
+// CHECK:     scf.for %{{.*}} = %c0
+// CHECK:     scf.for %[[N:.*]] = %c0{{.*}} to %{{.*}} step
+// CHECK:       %[[ONL:.*]] = arith.cmpi ult, %[[N]], %[[L:[^ ]*]]
+// CHECK:       %[[LT:.*]] = arith.addi %{{.*}}, %[[N]]
+// CHECK:       %[[PL:.*]] = arith.subi %[[N]], %[[L]]
+// CHECK:       %[[RT:.*]] = arith.addi %{{.*}}, %[[PL]]
+// CHECK:       %[[T:.*]] = arith.select %[[ONL]], %[[LT]], %[[RT]]
+// CHECK:       affine.apply affine_map<(d0) -> (d0 * 128)>(%[[T]])
+// CHECK:       attnc.online_attention_grad {{.*}} mask {
+// CHECK:     scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NOT:   arith.select
+// CHECK:       affine.apply affine_map<(d0) -> (d0 * 128)>(%[[I]])
+// CHECK-NOT:   mask {
+// CHECK:       attnc.online_attention_grad
+// CHECK-NOT: scf.for %
+// OFF-LABEL: func.func @window_backward
+// OFF-COUNT-4: scf.for %
+func.func @window_backward(%q: tensor<?x?x?x64xbf16>, %do: tensor<?x?x?x64xbf16>, %lse: tensor<?x?x?xf32>, %dl: tensor<?x?x?x1xf32>)
+    -> (tensor<?x?x?x64xf32>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>) {
+  %dq, %dk, %dv = attnc.attention_grad %q, %q, %q, %do, %lse, %dl {scale = 0.125 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>,
+        tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>, tensor<?x?x?x1xf32>
+        -> tensor<?x?x?x64xf32>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %c = arith.constant 100 : index
+        %le = arith.cmpi sle, %j, %i : index
+        %jj = arith.addi %j, %c : index
+        %near = arith.cmpi sgt, %jj, %i : index
+        %keep = arith.andi %le, %near : i1
+        attnc.yield %keep : i1
+      }
+  return %dq, %dk, %dv : tensor<?x?x?x64xf32>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>
+}

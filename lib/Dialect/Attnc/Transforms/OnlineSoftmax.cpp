@@ -389,7 +389,8 @@ struct AttncOnlineSoftmaxPass
         config = lookupTargetDescription(chip)->attentionBackwardConfig(
             &getContext(), op.getQuery().getType().getDimSize(3), blockQ,
             blockKV, *gradStrategy);
-      if (failed(convertToOnlineAttentionGrad(rewriter, op, config)))
+      if (failed(convertToOnlineAttentionGrad(rewriter, op, config,
+                                              oneMaskedLoop)))
         return signalPassFailure();
     }
   }

@@ -73,6 +73,10 @@ public:
 
   scf::ForallOp build();
 
+  /// Masked query tiles on both sides of a K/V tile's fully visible ones go
+  /// in one loop (buildMaskedFirst).
+  bool oneMaskedLoop = false;
+
 private:
   /// With an interval mask whose bounds are the query index plus a value
   /// (windows, shifted causal), the query tiles {first, full, fullEnd,
@@ -82,8 +86,17 @@ private:
   /// Query tiles [first, diagonalEnd) cross the diagonal of the K/V tile
   /// and need the mask; [diagonalEnd, numQ) see all of it.
   std::pair<OpFoldResult, OpFoldResult> getCausalQueryTiles();
-  GradState buildQueryLoop(OpFoldResult lb, OpFoldResult ub, bool masked,
-                           Value group, GradState init);
+  /// `scf.for %i = lb to ub` over query tiles, each step one
+  /// `attnc.online_attention_grad` (with the op's mask iff `masked`); with
+  /// `tileOf`, %i counts visits and the step's tile is `tileOf(%i)`.
+  GradState
+  buildQueryLoop(OpFoldResult lb, OpFoldResult ub, bool masked, Value group,
+                 GradState init,
+                 function_ref<Value(OpBuilder &, Value)> tileOf = nullptr);
+  /// The query loops of interval tiles {first, full, fullEnd, end} with
+  /// the masked tiles of both sides in one loop; see the definition.
+  GradState buildMaskedFirst(std::array<OpFoldResult, 4> tiles, Value group,
+                             GradState init);
 
   RewriterBase &b;
   AttentionGradOp op;
@@ -206,14 +219,15 @@ BackwardFormBuilder::getIntervalQueryTiles() {
   return std::array<OpFoldResult, 4>{first, full, fullEnd, end};
 }
 
-GradState BackwardFormBuilder::buildQueryLoop(OpFoldResult lb, OpFoldResult ub,
-                                              bool masked, Value group,
-                                              GradState init) {
+GradState BackwardFormBuilder::buildQueryLoop(
+    OpFoldResult lb, OpFoldResult ub, bool masked, Value group, GradState init,
+    function_ref<Value(OpBuilder &, Value)> tileOf) {
   auto loop = scf::ForOp::create(
       b, loc, getValueOrCreateConstantIndexOp(b, loc, lb),
       getValueOrCreateConstantIndexOp(b, loc, ub), one,
       ValueRange{init.dk, init.dv, init.dq},
-      [&](OpBuilder &nb, Location loc, Value i, ValueRange acc) {
+      [&](OpBuilder &nb, Location loc, Value n, ValueRange acc) {
+        Value i = tileOf ? tileOf(nb, n) : n;
         OpFoldResult qStart = getTileStart(nb, loc, i, blockQ);
         OpFoldResult qRows = getTileExtent(nb, loc, qStart, blockQ, seqQ);
         Value q =
@@ -256,6 +270,42 @@ GradState BackwardFormBuilder::buildQueryLoop(OpFoldResult lb, OpFoldResult ub,
             ValueRange{step.getNewKeyAcc(), step.getNewValueAcc(), dq});
       });
   return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+}
+
+/// The query tiles a K/V tile masks lie on both sides of those that see
+/// all of it: [first, full) and [fullEnd, end). As in the forward
+/// (FlashFormBuilder::buildMaskedFirst), one loop visits both sides, the
+/// tile of visit n being first + n for n < L = full - first and
+/// fullEnd + n - L after, and a second loop the unmasked tiles. (Each query
+/// loop of the backward kernel starts its own load pipeline: the loops need
+/// not share a tile function.)
+GradState
+BackwardFormBuilder::buildMaskedFirst(std::array<OpFoldResult, 4> tiles,
+                                      Value group, GradState init) {
+  auto [first, full, fullEnd, end] = tiles;
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0, d1, d2;
+  bindDims(ctx, d0, d1, d2);
+  OpFoldResult left = affine::makeComposedFoldedAffineApply(
+      b, loc, AffineMap::get(2, 0, d0 - d1, ctx), {full, first});
+  OpFoldResult masked = affine::makeComposedFoldedAffineApply(
+      b, loc, AffineMap::get(3, 0, d0 + d1 - d2, ctx), {left, end, fullEnd});
+  Value firstV = getValueOrCreateConstantIndexOp(b, loc, first);
+  Value fullEndV = getValueOrCreateConstantIndexOp(b, loc, fullEnd);
+  Value leftV = getValueOrCreateConstantIndexOp(b, loc, left);
+  // One op per statement: the order of the IR does not depend on the
+  // compiler's order of evaluating arguments.
+  auto tileOf = [&](OpBuilder &nb, Value n) -> Value {
+    Value onLeft =
+        arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult, n, leftV);
+    Value leftTile = arith::AddIOp::create(nb, loc, firstV, n);
+    Value pastLeft = arith::SubIOp::create(nb, loc, n, leftV);
+    Value rightTile = arith::AddIOp::create(nb, loc, fullEndV, pastLeft);
+    return arith::SelectOp::create(nb, loc, onLeft, leftTile, rightTile);
+  };
+  GradState st = buildQueryLoop(b.getIndexAttr(0), masked, /*masked=*/true,
+                                group, init, tileOf);
+  return buildQueryLoop(full, fullEnd, /*masked=*/false, group, st);
 }
 
 scf::ForallOp BackwardFormBuilder::build() {
@@ -365,9 +415,15 @@ scf::ForallOp BackwardFormBuilder::build() {
       st = buildQueryLoop(full, numQTiles, /*masked=*/false, group, st);
     } else if (auto tiles = getIntervalQueryTiles()) {
       auto [begin, full, fullEnd, end] = *tiles;
-      st = buildQueryLoop(begin, full, /*masked=*/true, group, st);
-      st = buildQueryLoop(full, fullEnd, /*masked=*/false, group, st);
-      st = buildQueryLoop(fullEnd, end, /*masked=*/true, group, st);
+      if (oneMaskedLoop && begin != full && fullEnd != end) {
+        st = buildMaskedFirst(*tiles, group, st);
+      } else {
+        if (begin != full)
+          st = buildQueryLoop(begin, full, /*masked=*/true, group, st);
+        st = buildQueryLoop(full, fullEnd, /*masked=*/false, group, st);
+        if (fullEnd != end)
+          st = buildQueryLoop(fullEnd, end, /*masked=*/true, group, st);
+      }
     } else {
       st = buildQueryLoop(first, numQTiles, !op.getMask().empty(), group, st);
     }
@@ -403,10 +459,13 @@ scf::ForallOp BackwardFormBuilder::build() {
 
 LogicalResult attnc::convertToOnlineAttentionGrad(RewriterBase &rewriter,
                                                   AttentionGradOp op,
-                                                  FlashConfigAttr config) {
+                                                  FlashConfigAttr config,
+                                                  bool oneMaskedLoop) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
-  scf::ForallOp forall = BackwardFormBuilder(rewriter, op, config).build();
+  BackwardFormBuilder builder(rewriter, op, config);
+  builder.oneMaskedLoop = oneMaskedLoop;
+  scf::ForallOp forall = builder.build();
   rewriter.replaceOp(op, forall.getResults());
   return success();
 }

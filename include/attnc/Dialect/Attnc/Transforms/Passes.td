@@ -279,7 +279,8 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
     Option<"oneMaskedLoop", "one-masked-loop", "bool", /*default=*/"false",
            "a mask whose keys form an interval with tiles to mask on both "
            "sides of the fully visible ones (a sliding window, document ids) "
-           "visits all of them in one K/V loop, whose tile is a function of "
+           "visits all of them in one loop (the forward's over K/V tiles, "
+           "the backward's over query tiles), whose tile is a function of "
            "the visit count, instead of one loop per side: one masked loop "
            "body less in every kernel">,
     Option<"backwardStrategy", "backward-strategy", "std::string",

@@ -52,10 +52,13 @@ mlir::LogicalResult convertToOnlineAttention(mlir::RewriterBase &rewriter,
 
 /// Replaces `op` by its flash form (K/V-stationary loops of
 /// attnc.online_attention_grad steps, dQ summed with attnc.accumulate and
-/// attnc.parallel_accumulate), tiled as `config` says.
+/// attnc.parallel_accumulate), tiled as `config` says; `oneMaskedLoop` as
+/// for convertToOnlineAttention (masked query tiles of both sides in one
+/// loop).
 mlir::LogicalResult convertToOnlineAttentionGrad(mlir::RewriterBase &rewriter,
                                                  AttentionGradOp op,
-                                                 FlashConfigAttr config);
+                                                 FlashConfigAttr config,
+                                                 bool oneMaskedLoop = false);
 
 } // namespace attnc
 
