@@ -115,6 +115,33 @@ func.func @prefix(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tens
 
 // -----
 
+// A causal mask: the unmasked tiles [0, unmasked) stop at the last whole
+// tile (Skv floordiv 64) and have static 64-row slices; the short tail
+// tile, when visited, is masked with the diagonal's tiles.
+// CHECK-LABEL: func.func @causal
+// CHECK:     %[[V:.*]] = affine.min affine_map<(d0, d1)[s0] -> (s0 ceildiv 64, (d0 + d1 * 128) ceildiv 64)>
+// CHECK:     %[[U:.*]] = affine.min affine_map<(d0)[s0] -> (s0 ceildiv 64, d0 * 2)>
+// CHECK:     %[[W:.*]] = affine.min affine_map<(d0)[s0] -> (d0, s0 floordiv 64)>(%[[U]])
+// CHECK:     scf.for %{{.*}} = %c0{{.*}} to %[[W]]
+// CHECK-NOT:   mask {
+// CHECK:       attnc.online_attention {{.*}} : tensor<?x64xbf16>, tensor<64x64xbf16>, tensor<64x64xbf16>,
+// CHECK:     scf.for %{{.*}} = %[[W]] to %[[V]]
+// CHECK:       attnc.online_attention {{.*}} : tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xbf16>,
+// OFF-LABEL: func.func @causal
+// OFF:       scf.for
+// OFF-NOT:   tensor<64x64xbf16>
+// OFF:       attnc.online_attention_finalize
+func.func @causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c = arith.cmpi sle, %j, %i : index
+    attnc.yield %c : i1
+  }
+  return %0 : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
 // The backward of a window of 100 keys: the K/V tile's query tiles are
 // masked on both sides of those that see all of it. One loop visits both
 // sides (tile first + n, then fullEnd + n - L), a second the unmasked

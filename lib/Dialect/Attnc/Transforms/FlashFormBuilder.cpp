@@ -366,8 +366,24 @@ std::pair<Value, Value> FlashFormBuilder::buildQueryTileBody() {
         buildKVLoop(first, kvTiles, /*masked=*/!op.getMask().empty(), state);
   } else {
     auto [unmasked, visited] = getCausalTileCounts();
-    state = buildKVLoop(first, unmasked, /*masked=*/false, state);
-    state = buildKVLoop(unmasked, visited, /*masked=*/true, state);
+    if (oneMaskedLoop) {
+      // The unmasked tiles stop at the last whole one: a short tail tile
+      // joins the masked ones, whose steps test the keys' bounds, and the
+      // kernel has one loop body with tests per score instead of two.
+      MLIRContext *ctx = b.getContext();
+      AffineExpr d0, s0;
+      bindDims(ctx, d0);
+      bindSymbols(ctx, s0);
+      OpFoldResult whole = affine::makeComposedFoldedAffineMin(
+          b, loc, AffineMap::get(1, 1, {d0, s0.floorDiv(tiles.blockKV)}, ctx),
+          {unmasked, seqKV});
+      state = buildKVLoop(first, whole, /*masked=*/false, state,
+                          /*tileOf=*/nullptr, /*wholeTiles=*/true);
+      state = buildKVLoop(whole, visited, /*masked=*/true, state);
+    } else {
+      state = buildKVLoop(first, unmasked, /*masked=*/false, state);
+      state = buildKVLoop(unmasked, visited, /*masked=*/true, state);
+    }
   }
 
   Type elementType = op.getResult().getType().getElementType();
