@@ -128,10 +128,11 @@ static cl::opt<bool> fallback(
     cl::init(true));
 static cl::opt<bool> oneMaskedLoop(
     "one-masked-loop",
-    cl::desc("attention under a mask whose keys form an interval with tiles "
-             "to mask on both sides of the fully visible ones (a sliding "
-             "window, document ids) visits all of them in one K/V loop: one "
-             "masked loop body less per kernel (default: off)"),
+    cl::desc("attention under a mask visits every tile that tests scores "
+             "(masked tiles on both sides of the fully visible ones, as "
+             "under a sliding window or document ids, and a short tail "
+             "tile) in one loop: one loop body that tests scores per kernel "
+             "(default: off)"),
     cl::init(false));
 static cl::opt<int64_t> splitKV(
     "split-kv",

@@ -81,9 +81,9 @@ struct AttncPipelineOptions
       llvm::cl::init(true)};
   PassOptions::Option<bool> oneMaskedLoop{
       *this, "one-masked-loop",
-      llvm::cl::desc("interval masks with tiles to mask on both sides of the "
-                     "fully visible ones (windows, document ids) visit them "
-                     "in one K/V loop (--attnc-online-softmax "
+      llvm::cl::desc("attention visits every tile that tests scores "
+                     "(masked tiles of both sides of the fully visible ones, "
+                     "a short tail tile) in one loop (--attnc-online-softmax "
                      "one-masked-loop)"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> backward{

@@ -3,8 +3,8 @@
 // K/V loop, then the unmasked tiles (whole ones: static 64-row slices) in a
 // second. Both loops count visits n and slice tile t(n), the same select of
 // three index values; the second loop starts where the first ends.
-// Without a lower bound on the keys (prefix-LM) or with a causal mask the
-// loops stay as they are.
+// Without a lower bound on the keys (prefix-LM) there is no left side; a
+// causal mask's unmasked tiles are made whole the same way.
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=64 strategy=mma_sync one-masked-loop" -mlir-print-local-scope | FileCheck %s
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=64 strategy=mma_sync" -mlir-print-local-scope | FileCheck %s --check-prefix=OFF
 
@@ -25,14 +25,14 @@
 // CHECK:     %[[T:.*]] = affine.apply affine_map<(d0, d1, d2, d3) -> (d2 - d3)>(%[[WHOLE]], %[[FULL]], %[[END]], %[[FIRST]])
 // CHECK:     %[[C0:.*]] = arith.constant 0 : index
 // CHECK:     scf.for %[[N:.*]] = %[[C0]] to %[[M]]
-// CHECK:       %[[ONL:.*]] = arith.cmpi ult, %[[N]], %[[L]]
 // CHECK:       %[[ONR:.*]] = arith.cmpi ult, %[[N]], %[[M]]
-// CHECK:       %[[LT:.*]] = arith.addi %[[FIRST]], %[[N]]
 // CHECK:       %[[PL:.*]] = arith.subi %[[N]], %[[L]]
 // CHECK:       %[[RT:.*]] = arith.addi %[[WHOLE]], %[[PL]]
 // CHECK:       %[[PM:.*]] = arith.subi %[[N]], %[[M]]
 // CHECK:       %[[FT:.*]] = arith.addi %[[FULL]], %[[PM]]
 // CHECK:       %[[NL:.*]] = arith.select %[[ONR]], %[[RT]], %[[FT]]
+// CHECK:       %[[ONL:.*]] = arith.cmpi ult, %[[N]], %[[L]]
+// CHECK:       %[[LT:.*]] = arith.addi %[[FIRST]], %[[N]]
 // CHECK:       %[[TILE:.*]] = arith.select %[[ONL]], %[[LT]], %[[NL]]
 // CHECK:       %[[K0:.*]] = affine.apply affine_map<(d0) -> (d0 * 64)>(%[[TILE]])
 // CHECK:       %[[ROWS:.*]] = affine.min affine_map<(d0)[s0] -> (64, d0 * -64 + s0)>(%[[TILE]])
@@ -95,11 +95,21 @@ func.func @documents_causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>
 // -----
 
 // Prefix-LM (keys < 1000 or causal): no lower bound on the keys, no tile
-// masked on the left; the interval's two loops stay.
+// masked on the left. The masked tiles (from the first row's last visible
+// one, or the last whole tile) come first, t(n) = fullEnd' + n, then the
+// unmasked ones from tile 0, t(n) = n - M: one select, no left side.
 // CHECK-LABEL: func.func @prefix
-// CHECK-NOT: arith.select
-// CHECK-COUNT-2: scf.for
-// CHECK-NOT: arith.select
+// CHECK:     scf.for %[[N:.*]] = %c0{{.*}} to %[[M:[^ ]*]] step
+// CHECK:       %[[ONR:.*]] = arith.cmpi ult, %[[N]], %[[M]]
+// CHECK:       %[[RT:.*]] = arith.addi %{{.*}}, %[[N]]
+// CHECK:       %[[PM:.*]] = arith.subi %[[N]], %[[M]]
+// CHECK:       %[[FT:.*]] = arith.addi %c0{{.*}}, %[[PM]]
+// CHECK:       %[[T:.*]] = arith.select %[[ONR]], %[[RT]], %[[FT]]
+// CHECK-NOT:   arith.select
+// CHECK:       attnc.online_attention {{.*}} mask {
+// CHECK:     scf.for %{{.*}} = %[[M]] to
+// CHECK:       tensor<64x64xbf16>
+// CHECK-NOT:   mask {
 // CHECK:     attnc.online_attention_finalize
 func.func @prefix(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
   %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {

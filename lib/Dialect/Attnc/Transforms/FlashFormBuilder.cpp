@@ -280,18 +280,24 @@ FlashFormBuilder::buildMaskedFirst(std::array<OpFoldResult, 4> bounds,
   Value leftV = value(left), maskedV = value(masked);
   // One op per statement: the order of the IR does not depend on the
   // compiler's order of evaluating arguments.
+  // (No left side, as under prefix-LM: t(n) = fullEnd' + n, then full +
+  // n - M.)
+  bool noLeft = isConstantIntValue(left, 0);
   auto tileOf = [&](OpBuilder &nb, Value n) -> Value {
-    Value onLeft =
-        arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult, n, leftV);
     Value onRight =
         arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult, n, maskedV);
-    Value leftTile = arith::AddIOp::create(nb, loc, firstV, n);
-    Value pastLeft = arith::SubIOp::create(nb, loc, n, leftV);
+    Value pastLeft =
+        noLeft ? n : arith::SubIOp::create(nb, loc, n, leftV).getResult();
     Value rightTile = arith::AddIOp::create(nb, loc, wholeEndV, pastLeft);
     Value pastMasked = arith::SubIOp::create(nb, loc, n, maskedV);
     Value fullTile = arith::AddIOp::create(nb, loc, fullV, pastMasked);
     Value notLeft =
         arith::SelectOp::create(nb, loc, onRight, rightTile, fullTile);
+    if (noLeft)
+      return notLeft;
+    Value onLeft =
+        arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult, n, leftV);
+    Value leftTile = arith::AddIOp::create(nb, loc, firstV, n);
     return arith::SelectOp::create(nb, loc, onLeft, leftTile, notLeft);
   };
   RecurrenceState state =
@@ -344,10 +350,9 @@ std::pair<Value, Value> FlashFormBuilder::buildQueryTileBody() {
     if (!interval->matches.empty() && !ragged)
       bounds = boundByIds(bounds);
     auto [begin, full, fullEnd, end] = bounds;
-    // (Tiles to mask left of the fully visible ones need a lower bound on
-    // the keys: a bounded interval or ids.)
-    if (exact && oneMaskedLoop &&
-        (interval->lo || !interval->matches.empty())) {
+    // (Without tiles to mask on the left, prefix-LM, the visit order is
+    // the tiles' with the unmasked ones last; the selects fold.)
+    if (exact && oneMaskedLoop) {
       state = buildMaskedFirst(bounds, state);
     } else if (exact) {
       // (No tile is masked left of the unmasked ones without a lower bound

@@ -277,12 +277,12 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
            "give kernels that read by TMA an mma_sync_unaligned fallback "
            "for tensors TMA cannot address (when its shared memory fits)">,
     Option<"oneMaskedLoop", "one-masked-loop", "bool", /*default=*/"false",
-           "a mask whose keys form an interval with tiles to mask on both "
-           "sides of the fully visible ones (a sliding window, document ids) "
-           "visits all of them in one loop (the forward's over K/V tiles, "
-           "the backward's over query tiles), whose tile is a function of "
-           "the visit count, instead of one loop per side: one masked loop "
-           "body less in every kernel">,
+           "every tile that tests scores (masked on either side of the "
+           "fully visible ones, as under a sliding window or document ids, "
+           "or a short tail tile) is visited in one loop (the forward's "
+           "over K/V tiles, the backward's over query tiles), its tile a "
+           "function of the visit count, and the unmasked loop's tiles are "
+           "whole: one loop body that tests scores per kernel">,
     Option<"backwardStrategy", "backward-strategy", "std::string",
            /*default=*/"\"\"",
            "tile strategy of attnc.attention_grad without a config: mma_sync "
