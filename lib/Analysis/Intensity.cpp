@@ -239,8 +239,8 @@ void CostCounter::addTraffic(KernelCost &kernel, ValueRange values) {
 
 double CostCounter::vectorFlops(Operation *op) {
   return llvm::TypeSwitch<Operation *, double>(op)
-      .Case<AddOp, SubOp, MulOp, DivOp, MaxOp, ExpOp, LogOp, NegOp, TanhOp,
-            RsqrtOp, CmpOp, DropoutOp>(
+      .Case<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, AbsOp, ExpOp, LogOp,
+            NegOp, TanhOp, RsqrtOp, CmpOp, DropoutOp>(
           [&](Operation *) { return numElements(op->getResult(0)); })
       .Case<ReduceMaxOp, ReduceSumOp>(
           [&](Operation *) { return numElements(op->getOperand(0)); })
@@ -349,7 +349,9 @@ void CostCounter::countKernel(Operation *op, KernelCost &kernel) {
   counted.clear();
   if (auto forall = dyn_cast<scf::ForallOp>(op))
     return countForall(forall, kernel);
-  addTraffic(kernel, op->getOperands());
+  // (An iota reads only its operand's shape.)
+  if (!isa<IotaOp>(op))
+    addTraffic(kernel, op->getOperands());
   addTraffic(kernel, op->getResults());
   llvm::TypeSwitch<Operation *>(op)
       .Case<MatmulOp>([&](MatmulOp mm) {

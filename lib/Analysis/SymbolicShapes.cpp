@@ -243,7 +243,8 @@ bool ShapeAnalysis::visitAttncOp(Operation *op) {
       setShape(to, *s);
   };
   return llvm::TypeSwitch<Operation *, bool>(op)
-      .Case<AddOp, SubOp, MulOp, DivOp, MaxOp, CmpOp, SelectOp>([&](auto) {
+      .Case<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, AndOp, OrOp, CmpOp,
+            SelectOp>([&](auto) {
         SmallVector<const SymbolicShape *> operands;
         for (Value v : op->getOperands())
           operands.push_back(shapeOf(v));
@@ -251,8 +252,8 @@ bool ShapeAnalysis::visitAttncOp(Operation *op) {
         setShape(op->getResult(0), broadcast(operands, rank));
         return true;
       })
-      .Case<ExpOp, LogOp, NegOp, TanhOp, RsqrtOp, CastOp, SoftmaxOp, DropoutOp,
-            LayerNormOp, RmsNormOp, IotaOp>([&](auto) {
+      .Case<ExpOp, LogOp, NegOp, AbsOp, NotOp, TanhOp, RsqrtOp, CastOp,
+            SoftmaxOp, DropoutOp, LayerNormOp, RmsNormOp, IotaOp>([&](auto) {
         copyShape(op->getOperand(0), op->getResult(0));
         return true;
       })
