@@ -237,6 +237,18 @@ RecurrenceState FlashFormBuilder::buildKVLoop(
   return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
 }
 
+/// min(bound, Skv floordiv block_kv): the end of the K/V tiles before
+/// `bound` that hold block_kv keys each.
+OpFoldResult FlashFormBuilder::getWholeTilesBefore(OpFoldResult bound) {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0, s0;
+  bindDims(ctx, d0);
+  bindSymbols(ctx, s0);
+  return affine::makeComposedFoldedAffineMin(
+      b, loc, AffineMap::get(1, 1, {d0, s0.floorDiv(tiles.blockKV)}, ctx),
+      {bound, seqKV});
+}
+
 /// The masked tiles of an interval lie on both sides of the fully visible
 /// ones: [first, full) left of them and [fullEnd, end) right. Two loops, one
 /// per side, would give every kernel two copies of the masked step; here
@@ -266,10 +278,8 @@ FlashFormBuilder::buildMaskedFirst(std::array<OpFoldResult, 4> bounds,
         b, loc, AffineMap::get(operands.size(), 0, e, ctx), operands);
   };
   auto pair = AffineMap::get(2, 0, {d0, d1}, ctx);
-  OpFoldResult wholeEnd = affine::makeComposedFoldedAffineMin(
-      b, loc, pair, {fullEnd, apply(d0.floorDiv(tiles.blockKV), {seqKV})});
-  wholeEnd =
-      affine::makeComposedFoldedAffineMax(b, loc, pair, {full, wholeEnd});
+  OpFoldResult wholeEnd = affine::makeComposedFoldedAffineMax(
+      b, loc, pair, {full, getWholeTilesBefore(fullEnd)});
   OpFoldResult left = apply(d0 - d1, {full, first});
   OpFoldResult masked = apply(d0 + d1 - d2, {left, end, wholeEnd});
   OpFoldResult visits = apply(d0 + d1 - d2, {masked, wholeEnd, full});
@@ -375,13 +385,7 @@ std::pair<Value, Value> FlashFormBuilder::buildQueryTileBody() {
       // The unmasked tiles stop at the last whole one: a short tail tile
       // joins the masked ones, whose steps test the keys' bounds, and the
       // kernel has one loop body with tests per score instead of two.
-      MLIRContext *ctx = b.getContext();
-      AffineExpr d0, s0;
-      bindDims(ctx, d0);
-      bindSymbols(ctx, s0);
-      OpFoldResult whole = affine::makeComposedFoldedAffineMin(
-          b, loc, AffineMap::get(1, 1, {d0, s0.floorDiv(tiles.blockKV)}, ctx),
-          {unmasked, seqKV});
+      OpFoldResult whole = getWholeTilesBefore(unmasked);
       state = buildKVLoop(first, whole, /*masked=*/false, state,
                           /*tileOf=*/nullptr, /*wholeTiles=*/true);
       state = buildKVLoop(whole, visited, /*masked=*/true, state);

@@ -89,6 +89,8 @@ private:
               RecurrenceState init,
               function_ref<Value(OpBuilder &, Value)> tileOf = nullptr,
               bool wholeTiles = false);
+  /// min(bound, Skv floordiv block_kv); see the definition.
+  OpFoldResult getWholeTilesBefore(OpFoldResult bound);
   /// The K/V loops of interval tile bounds {first, full, fullEnd, end}
   /// with every masked tile in one loop; see the definition.
   RecurrenceState buildMaskedFirst(std::array<OpFoldResult, 4> bounds,
