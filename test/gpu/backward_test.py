@@ -131,17 +131,18 @@ STRATEGIES = ("mma_sync", "wgmma")
 # (the head dims it applies to, the masks it applies to or None for all,
 # its attnc-compile arguments): at d = 64 the wgmma kernel's two-warpgroup
 # form with 128-row query tiles (dQ's rows split between the warpgroups);
-# for the window, its masked query tiles of both sides in one loop
-# (--one-masked-loop) with either strategy.
+# for the window, a loop per side of its masked query tiles
+# (--one-masked-loop=false; the default visits both in one loop) with
+# either strategy.
 CONFIGS = {
     "wgmma_q128": ((64,), None, ["--backward-strategy=wgmma",
                                  "--block-q", "128", "--block-kv", "128"]),
-    "one_masked_loop": ((64, 128), ("window",),
-                        ["--backward-strategy=mma_sync",
-                         "--one-masked-loop"]),
-    "wgmma_one_masked_loop": ((64, 128), ("window",),
-                              ["--backward-strategy=wgmma",
-                               "--one-masked-loop"]),
+    "loop_per_side": ((64, 128), ("window",),
+                      ["--backward-strategy=mma_sync",
+                       "--one-masked-loop=false"]),
+    "wgmma_loop_per_side": ((64, 128), ("window",),
+                            ["--backward-strategy=wgmma",
+                             "--one-masked-loop=false"]),
 }
 
 

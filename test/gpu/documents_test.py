@@ -15,8 +15,9 @@ causal mask intersected with the diagonal's. Documents have seeded lengths that 
 not tile multiples; queries and keys may be split differently (Sq != Skv),
 so that a query's document can have no key: its row is empty (O = 0,
 logsumexp -inf). Built for the target's default strategy (with the
-fallback the "odd" layout reaches), for mma_sync, and with the masked tiles
-of both sides in one K/V loop (--one-masked-loop, its fallback too).
+fallback the "odd" layout reaches; its K/V loop visits the masked tiles of
+both sides in one loop), for mma_sync, and with a loop per side
+(--one-masked-loop=false, its fallback too).
 """
 
 import math

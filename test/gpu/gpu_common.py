@@ -88,10 +88,11 @@ def check_output(o, lse, ref, low, ref_lse, dtype):
 # that tensors TMA cannot address reach) and mma_sync.
 STRATEGIES = {"default": [], "mma_sync": ["--strategy=mma_sync"]}
 # Masks with tiles to mask on both sides of the visible ones (windows,
-# documents) also run with those tiles in one K/V loop (the default's
-# kernels and fallback, built with --one-masked-loop).
+# documents) visit those tiles in one K/V loop by default; they also run
+# with a loop per side (the default's kernels and fallback, built with
+# --one-masked-loop=false).
 INTERVAL_STRATEGIES = dict(STRATEGIES,
-                           one_masked_loop=["--one-masked-loop"])
+                           loop_per_side=["--one-masked-loop=false"])
 
 
 def build_strategies(work, compiler, sources, strategies=None):
@@ -117,8 +118,8 @@ def build_strategies(work, compiler, sources, strategies=None):
 def layouts(strategy):
     """The layouts a strategy's module is run on: "odd" (tensors one
     element off 16-byte alignment, misalign()) reaches the default's
-    fallback (that of one_masked_loop too)."""
-    if strategy in ("default", "one_masked_loop"):
+    fallback (that of loop_per_side too)."""
+    if strategy in ("default", "loop_per_side"):
         return ["bhsd", "odd"]
     return ["bhsd"]
 

@@ -12,8 +12,9 @@ it like with a constant (the bounds read it once per block), so one kernel
 serves every size: sizes from 0 (every row empty: O = 0, logsumexp -inf)
 to past the sequence (plain causal), tile multiples and not, each against
 the float64 reference. Built for the target's default strategy (with the
-fallback the "odd" layout reaches), for mma_sync, and with the masked tiles
-of both sides in one K/V loop (--one-masked-loop, its fallback too).
+fallback the "odd" layout reaches; its K/V loop visits the masked tiles of
+both sides in one loop), for mma_sync, and with a loop per side
+(--one-masked-loop=false, its fallback too).
 """
 
 import math

@@ -132,8 +132,8 @@ static cl::opt<bool> oneMaskedLoop(
              "(masked tiles on both sides of the fully visible ones, as "
              "under a sliding window or document ids, and a short tail "
              "tile) in one loop: one loop body that tests scores per kernel "
-             "(default: off)"),
-    cl::init(false));
+             "(default: on)"),
+    cl::init(true));
 static cl::opt<int64_t> splitKV(
     "split-kv",
     cl::desc("split the K/V loops of forward attention into at most N "

@@ -85,7 +85,7 @@ struct AttncPipelineOptions
                      "(masked tiles of both sides of the fully visible ones, "
                      "a short tail tile) in one loop (--attnc-online-softmax "
                      "one-masked-loop)"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
   PassOptions::Option<bool> backward{
       *this, "backward",
       llvm::cl::desc("add the backward of each attention function "

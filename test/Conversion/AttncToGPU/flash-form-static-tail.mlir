@@ -2,7 +2,10 @@
 // or causal) over S = 100 with block_kv = 64 splits the K/V loop in three,
 // canonicalization folds the one-iteration loop of the last tile into a
 // static 36-row slice, and the back-end must take that tail tile (it is the
-// rest of the sequence) instead of refusing it.
+// rest of the sequence) instead of refusing it. That split is the form of
+// one-masked-loop=false; the default visits the short tile in its masked
+// loop, and must compile too.
+// RUN: attnc-opt %s --attnc-pipeline="to-nvvm=false one-masked-loop=false" | FileCheck %s
 // RUN: attnc-opt %s --attnc-pipeline="to-nvvm=false" | FileCheck %s
 // CHECK: gpu.func @g5_6(
 // CHECK-SAME: kernel

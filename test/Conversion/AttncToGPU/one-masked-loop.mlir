@@ -1,12 +1,12 @@
-// A window's flash form with its masked tiles in one loop
-// (--attnc-online-softmax=one-masked-loop): the kernel's K/V loops count
+// A window's flash form with its masked tiles in one loop (the default,
+// --attnc-online-softmax's one-masked-loop): the kernel's K/V loops count
 // visits and load tile t(n), the select of the form, in every loop and in
 // the loads ahead of them. The two loops slice their tiles alike and meet,
 // so one load pipeline runs through both: the unmasked loop follows the
 // masked one directly (no barrier and first loads of a new pipeline in
 // between), carrying its results. The unmasked loop's tiles are whole
 // (static 64-row slices): it has no tail split either.
-// RUN: attnc-opt %s --attnc-online-softmax="block-q=128 block-kv=64 strategy=mma_sync one-masked-loop" --canonicalize --cse --attnc-convert-to-gpu | FileCheck %s --strict-whitespace
+// RUN: attnc-opt %s --attnc-online-softmax="block-q=128 block-kv=64 strategy=mma_sync" --canonicalize --cse --attnc-convert-to-gpu | FileCheck %s --strict-whitespace
 // CHECK-LABEL: gpu.func @window
 // CHECK:       gpu.barrier
 // CHECK:       %[[MASKED:.*]]:72 = scf.for %{{.*}} = %{{.*}} to %[[M:[^ ]*]] step

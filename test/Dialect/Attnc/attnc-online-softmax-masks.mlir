@@ -1,6 +1,8 @@
 // The K/V tile bounds --attnc-online-softmax derives from a mask region with
 // an interval form (lo(i) <= j <= hi(i), non-decreasing): visited tiles,
-// masked at both ends, unmasked in between; and the fallback.
+// masked at both ends, unmasked in between; and the fallback. The masked
+// tiles of both ends are visited in one loop, then the unmasked ones (the
+// visit order is pinned in attnc-online-softmax-one-masked-loop.mlir).
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=64 strategy=mma_sync" -mlir-print-local-scope | FileCheck %s
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="strategy=mma_sync" | FileCheck %s --check-prefix=DEFAULT
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax | FileCheck %s --check-prefix=WGMMA
@@ -10,7 +12,9 @@
 // rows [128 t, 128 t + m - 1], K/V tiles of 64 from the one holding key
 // 128 t - 1023 (2 t - 16, at least 0) to the one holding the last row's
 // key; unmasked from the first tile whose first key is >= the last row's
-// lo (ceildiv) to the last tile whose last key is <= 128 t (2 t).
+// lo (ceildiv) to the last tile whose last key is <= 128 t (2 t). The
+// masked loop visits END - FULLEND' + FULL - FIRST tiles (FULLEND' stops
+// the unmasked ones at the last whole tile), the unmasked loop the rest.
 // With the target's tiles, a window shorter than 8 query tiles halves the
 // query tile (the masked fringe of each tile is block_q + block_kv keys);
 // the prefix mask keeps the default.
@@ -46,13 +50,16 @@
 // CHECK:     %[[FULL:.*]] = affine.min affine_map<(d0, d1) -> (d0, d1)>(%{{.*}}, %[[END]])
 // CHECK:     affine.max affine_map<(d0, d1) -> (d0 * 2, d1)>(%[[T]], %[[FULL]])
 // CHECK:     %[[FULLEND:.*]] = affine.min affine_map<(d0, d1) -> (d0, d1)>(%{{.*}}, %[[END]])
-// CHECK:     scf.for %{{.*}} = %[[FIRST]] to %[[FULL]]
+// CHECK:     %[[W0:.*]] = affine.min affine_map<(d0)[s0] -> (d0, s0 floordiv 64)>(%[[FULLEND]])
+// CHECK:     %[[WHOLE:.*]] = affine.max affine_map<(d0, d1) -> (d0, d1)>(%[[FULL]], %[[W0]])
+// CHECK:     %[[NM:.*]] = affine.apply affine_map<(d0, d1, d2, d3) -> (d0 - d1 + d2 - d3)>(%[[END]], %[[WHOLE]], %[[FULL]], %[[FIRST]])
+// CHECK:     %[[NV:.*]] = affine.apply affine_map<(d0, d1, d2, d3) -> (d2 - d3)>(%[[WHOLE]], %[[FULL]], %[[END]], %[[FIRST]])
+// CHECK:     scf.for %{{.*}} = %c0{{.*}} to %[[NM]]
 // CHECK:       attnc.online_attention {{.*}} mask {
-// CHECK:     scf.for %{{.*}} = %[[FULL]] to %[[FULLEND]]
+// CHECK:     scf.for %{{.*}} = %[[NM]] to %[[NV]]
 // CHECK-NOT:   mask {
 // CHECK:       attnc.online_attention
-// CHECK:     scf.for %{{.*}} = %[[FULLEND]] to %[[END]]
-// CHECK:       attnc.online_attention {{.*}} mask {
+// CHECK-NOT: scf.for %
 func.func @window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
   %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
   ^bb0(%b: index, %h: index, %i: index, %j: index):
@@ -70,15 +77,16 @@ func.func @window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tens
 
 // Prefix-LM (keys < 1000 or causal): hi(i) = max(i, 999), lo unbounded, so
 // every tile from 0 is visited, the tiles up to hi of the first row are
-// unmasked, and none is masked on their left: two loops.
+// unmasked, and none is masked on their left: two loops, the masked tiles
+// (right of the unmasked ones) first.
 // CHECK-LABEL: func.func @prefix
 // CHECK:     affine.max affine_map<(d0) -> (d0 * 128, 999)>
 // CHECK:     affine.max affine_map<(d0, d1) -> (d0 + d1 * 128 - 1, 999)>
-// CHECK:     scf.for %{{.*}} = %c0{{.*}} to
+// CHECK:     scf.for %{{.*}} = %c0{{.*}} to %[[NM:[^ ]*]] step
+// CHECK:       attnc.online_attention {{.*}} mask {
+// CHECK:     scf.for %{{.*}} = %[[NM]] to
 // CHECK-NOT:   mask {
 // CHECK:       attnc.online_attention
-// CHECK:     scf.for
-// CHECK:       mask {
 // CHECK-NOT: scf.for %
 func.func @prefix(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
   %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
@@ -96,11 +104,17 @@ func.func @prefix(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tens
 
 // Chunks of 512, causal inside: lo(i) = 512 (i floordiv 512), hi(i) =
 // min(lo(i) + 511, i); a query tile of 128 rows starts its K/V loop at
-// tile 8 (t floordiv 4).
+// tile 8 (t floordiv 4). Masked tiles on both sides: one loop for them,
+// one for the unmasked ones.
 // CHECK-LABEL: func.func @chunks
 // CHECK:     affine.min affine_map<(d0) -> ((d0 floordiv 4) * 512 + 511, d0 * 128)>
 // CHECK:     affine.max affine_map<(d0) -> ((d0 floordiv 4) * 8, 0)>
-// CHECK-COUNT-3: scf.for %
+// CHECK:     scf.for %
+// CHECK:       attnc.online_attention {{.*}} mask {
+// CHECK:     scf.for %
+// CHECK-NOT:   mask {
+// CHECK:       attnc.online_attention
+// CHECK-NOT: scf.for %
 func.func @chunks(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
   %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
   ^bb0(%b: index, %h: index, %i: index, %j: index):
@@ -176,7 +190,9 @@ func.func @no_interval(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v:
 // CHECK:     scf.forall
 // CHECK:       %[[S:.*]] = arith.index_cast %[[OFF]] : i64 to index
 // CHECK:       affine.apply affine_map<(d0)[s0] -> (d0 * 128 + s0 - 127)>(%{{.*}})[%[[S]]]
-// CHECK-COUNT-3: scf.for %
+// CHECK-COUNT-2: scf.for %
+// CHECK-NOT:   scf.for %
+// CHECK:     scf.forall.in_parallel
 func.func @bottom_right_window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
   %c2 = arith.constant 2 : index
   %sq = tensor.dim %q, %c2 : tensor<?x?x?x64xbf16>
@@ -233,7 +249,9 @@ func.func @prefix_d128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %
 // row's diagonal, unmasked from 0 up to the first row's) go to attnc.id_tile_bounds as the tiles
 // to look at, and its run-time bounds intersect them: masked from the
 // first tile holding a key of the tile's documents, unmasked where both
-// prove every key visible, masked to the last.
+// prove every key visible, masked to the last. The masked tiles of both
+// sides (V0..U0 and U1'..V1, U1' = max(U0, min(U1, Skv floordiv 64)))
+// are visited first, in one loop, then the unmasked ones.
 // CHECK-LABEL: func.func @documents_causal
 // CHECK: scf.forall (%[[B:.+]], %{{.+}}, %[[T:.+]]) in
 // CHECK:   %[[Q0:.+]] = affine.apply affine_map<(d0) -> (d0 * 128)>(%[[T]])
@@ -247,15 +265,17 @@ func.func @prefix_d128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %
 // CHECK:   %[[C:.+]] = affine.min affine_map<(d0, d1) -> (d0, d1)>(%[[FULLEND]], %[[F1]])
 // CHECK:   %[[D:.+]] = affine.min affine_map<(d0, d1) -> (d0, d1)>(%[[C]], %[[V1]])
 // CHECK:   %[[U1:.+]] = affine.max affine_map<(d0, d1) -> (d0, d1)>(%[[D]], %[[U0]])
-// CHECK:   scf.for %{{.+}} = %[[V0]] to %[[U0]]
+// CHECK:   %[[W0:.+]] = affine.min affine_map<(d0)[s0] -> (d0, s0 floordiv 64)>(%[[U1]])
+// CHECK:   %[[W:.+]] = affine.max affine_map<(d0, d1) -> (d0, d1)>(%[[U0]], %[[W0]])
+// CHECK:   %[[NL:.+]] = affine.apply affine_map<(d0, d1) -> (d0 - d1)>(%[[U0]], %[[V0]])
+// CHECK:   %[[NM:.+]] = affine.apply affine_map<(d0, d1, d2, d3) -> (d0 - d1 + d2 - d3)>(%[[V1]], %[[W]], %[[U0]], %[[V0]])
+// CHECK:   %[[NV:.+]] = affine.apply affine_map<(d0, d1, d2, d3) -> (d2 - d3)>(%[[W]], %[[U0]], %[[V1]], %[[V0]])
+// CHECK:   scf.for %{{.+}} = %{{.+}} to %[[NM]]
 // CHECK:     attnc.online_attention
 // CHECK-SAME: mask {
-// CHECK:   scf.for %{{.+}} = %[[U0]] to %[[U1]]
+// CHECK:   scf.for %{{.+}} = %[[NM]] to %[[NV]]
 // CHECK-NOT: mask {
 // CHECK:     attnc.online_attention
-// CHECK:   scf.for %{{.+}} = %[[U1]] to %[[V1]]
-// CHECK:     attnc.online_attention
-// CHECK-SAME: mask {
 // CHECK: attnc.online_attention_finalize
 func.func @documents_causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %dq: tensor<?x?xi64>, %dk: tensor<?x?xi64>) -> tensor<?x?x?x64xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
@@ -280,9 +300,11 @@ func.func @documents_causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>
 // CHECK-LABEL: func.func @documents
 // CHECK: %[[V0:.+]], %[[F0:.+]], %[[F1:.+]], %[[V1:.+]] = attnc.id_tile_bounds %arg3[%{{.+}}, %{{.+}}] at 2 rows %{{.+}} + %{{.+}}, %arg4[%{{.+}}, %{{.+}}] at 2 keys
 // CHECK-SAME: tiles %{{.+}} to %{{.+}} block_kv 64 : tensor<?x?x?xi32>, tensor<?x?x?xi32>
-// CHECK: scf.for %{{.+}} = %[[V0]] to
-// CHECK: scf.for
-// CHECK: scf.for %{{.+}} = %{{.+}} to %[[V1]]
+// CHECK: %[[NM:.+]] = affine.apply affine_map<(d0, d1, d2, d3) -> (d0 - d1 + d2 - d3)>(%[[V1]], %{{.+}}, %{{.+}}, %[[V0]])
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[NM]]
+// CHECK:   mask {
+// CHECK: scf.for %{{.+}} = %[[NM]] to
+// CHECK-NOT: scf.for %
 func.func @documents(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %dq: tensor<?x?x?xi32>, %dk: tensor<?x?x?xi32>) -> tensor<?x?x?x64xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
       : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
@@ -324,8 +346,8 @@ func.func @documents_or_prefix(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf
 
 // A window whose size comes at run time (a 0-d tensor in device memory):
 // the read is a symbol of the bounds, read once per (batch, head, query
-// tile) before them; the K/V loop splits in three as for a constant size
-// (lo(i) = i - w + 1).
+// tile) before them; the K/V loops are those of a constant size
+// (lo(i) = i - w + 1): masked tiles of both sides, then the unmasked ones.
 // CHECK-LABEL: func.func @window_runtime
 // CHECK: scf.forall
 // CHECK:   %[[W:.+]] = tensor.extract %arg3[] : tensor<i64>
@@ -337,8 +359,7 @@ func.func @documents_or_prefix(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf
 // CHECK:   scf.for %
 // CHECK-NOT: mask {
 // CHECK:     attnc.online_attention
-// CHECK:   scf.for %
-// CHECK:     attnc.online_attention {{.*}} mask {
+// CHECK-NOT: scf.for %
 func.func @window_runtime(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %w: tensor<i64>) -> tensor<?x?x?x64xbf16> {
   %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
   ^bb0(%b: index, %h: index, %i: index, %j: index):

@@ -1,12 +1,15 @@
-// --attnc-online-softmax=one-masked-loop: an interval mask bounded on both
-// sides visits the masked tiles of both sides of its unmasked ones in one
-// K/V loop, then the unmasked tiles (whole ones: static 64-row slices) in a
+// --attnc-online-softmax's one-masked-loop (on by default): an interval
+// mask bounded on both sides visits the masked tiles of both sides of its
+// unmasked ones in one K/V loop, then the unmasked tiles (whole ones: static 64-row slices) in a
 // second. Both loops count visits n and slice tile t(n), the same select of
 // three index values; the second loop starts where the first ends.
 // Without a lower bound on the keys (prefix-LM) there is no left side; a
 // causal mask's unmasked tiles are made whole the same way.
-// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=64 strategy=mma_sync one-masked-loop" -mlir-print-local-scope | FileCheck %s
-// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=64 strategy=mma_sync" -mlir-print-local-scope | FileCheck %s --check-prefix=OFF
+// With one-masked-loop=false (OFF) the masked tiles of each side have a
+// loop of their own, in key order, and tiles are not made whole.
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=64 strategy=mma_sync" -mlir-print-local-scope | FileCheck %s
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=64 strategy=mma_sync one-masked-loop=true" -mlir-print-local-scope | FileCheck %s
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=64 strategy=mma_sync one-masked-loop=false" -mlir-print-local-scope | FileCheck %s --check-prefix=OFF
 
 // A window of 1024 keys (keys [i - 1023, i]). FIRST, FULL, FULLEND and END
 // are the bounds of attnc-online-softmax-masks.mlir; WHOLE stops the
@@ -47,8 +50,18 @@
 // CHECK:       attnc.online_attention
 // CHECK:     attnc.online_attention_finalize
 // OFF-LABEL: func.func @window
-// OFF-COUNT-3: scf.for
+// OFF:       %[[FIRST:.*]] = affine.min affine_map<(d0)[s0] -> (d0, s0 ceildiv 64)>
+// OFF:       %[[END:.*]] = affine.min affine_map<(d0)[s0] -> (d0, s0 ceildiv 64)>
+// OFF:       %[[FULL:.*]] = affine.min affine_map<(d0, d1) -> (d0, d1)>(%{{.*}}, %[[END]])
+// OFF:       %[[FULLEND:.*]] = affine.min affine_map<(d0, d1) -> (d0, d1)>(%{{.*}}, %[[END]])
 // OFF-NOT:   arith.select
+// OFF:       scf.for %{{.*}} = %[[FIRST]] to %[[FULL]]
+// OFF:         attnc.online_attention {{.*}} mask {
+// OFF:       scf.for %{{.*}} = %[[FULL]] to %[[FULLEND]]
+// OFF-NOT:     mask {
+// OFF:         attnc.online_attention {{.*}} : tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xbf16>,
+// OFF:       scf.for %{{.*}} = %[[FULLEND]] to %[[END]]
+// OFF:         attnc.online_attention {{.*}} mask {
 // OFF:       attnc.online_attention_finalize
 func.func @window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
   %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {

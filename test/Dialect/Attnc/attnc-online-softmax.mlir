@@ -85,11 +85,14 @@ func.func @noncausal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v:
 
 // -----
 
-// Causal: tiles [0, nfull) run unmasked, [nfull, nvisit) with the mask, and
-// tiles past the last query row of the tile are not visited. With
+// Causal: tiles [0, nwhole) run unmasked, [nwhole, nvisit) with the mask,
+// and tiles past the last query row of the tile are not visited. With
 // q0 = 64 * qt and mq rows in the query tile:
 //   nvisit = min(ceildiv(Skv, 64), ceildiv(q0 + mq, 64))
 //   nfull  = min(ceildiv(Skv, 64), (q0 + 1) floordiv 64) = min(.., qt)
+//   nwhole = min(nfull, Skv floordiv 64)
+// The unmasked tiles are whole (static 64-row slices); a short last K/V
+// tile is masked with the diagonal's.
 
 // CHECK-LABEL: func.func @causal
 // CHECK-SAME: (%[[Q:.+]]: tensor<?x?x?x128xbf16>, %[[K:.+]]: tensor<?x?x?x128xbf16>, %[[V:.+]]: tensor<?x?x?x128xbf16>)
@@ -107,13 +110,15 @@ func.func @noncausal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v:
 // CHECK-DAG: %[[ACC0:.+]] = tensor.splat %{{.+}}[%[[MQ]]] : tensor<?x128xf32>
 // CHECK-DAG: %[[NVISIT:.+]] = affine.min affine_map<(d0, d1)[s0] -> (s0 ceildiv 64, (d0 + d1 * 64) ceildiv 64)>(%[[MQ]], %[[QT]])[%[[SKV]]]
 // CHECK-DAG: %[[NFULL:.+]] = affine.min affine_map<(d0)[s0] -> (s0 ceildiv 64, d0)>(%[[QT]])[%[[SKV]]]
-// CHECK: %[[FULL:.+]]:3 = scf.for %[[J:.+]] = %{{.+}} to %[[NFULL]] step %{{.+}} iter_args(%[[ACC:.+]] = %[[ACC0]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}})
+// CHECK: %[[NWHOLE:.+]] = affine.min affine_map<(d0)[s0] -> (d0, s0 floordiv 64)>(%[[NFULL]])[%[[SKV]]]
+// CHECK: %[[FULL:.+]]:3 = scf.for %[[J:.+]] = %{{.+}} to %[[NWHOLE]] step %{{.+}} iter_args(%[[ACC:.+]] = %[[ACC0]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}})
 // CHECK: %[[K0:.+]] = affine.apply affine_map<(d0) -> (d0 * 64)>(%[[J]])
+// CHECK: tensor.extract_slice %[[K]][%{{.+}}, %{{.+}}, %[[K0]], 0] [1, 1, 64, 128] [1, 1, 1, 1] : tensor<?x?x?x128xbf16> to tensor<64x128xbf16>
 // CHECK: attnc.online_attention %[[QTILE]], %{{.+}}, %{{.+}}, %[[ACC]], %{{.+}}, %{{.+}} at{{ ?}}[%{{.+}}, %{{.+}}, %[[Q0]], %[[K0]]]
 // CHECK-SAME: {scale = 0.088388347648318447 : f64}
 // CHECK-NOT: mask
 // CHECK: scf.yield
-// CHECK: %[[DIAG:.+]]:3 = scf.for %[[J2:.+]] = %[[NFULL]] to %[[NVISIT]] step %{{.+}} iter_args(%{{.+}} = %[[FULL]]#0, %{{.+}} = %[[FULL]]#1, %{{.+}} = %[[FULL]]#2)
+// CHECK: %[[DIAG:.+]]:3 = scf.for %[[J2:.+]] = %[[NWHOLE]] to %[[NVISIT]] step %{{.+}} iter_args(%{{.+}} = %[[FULL]]#0, %{{.+}} = %[[FULL]]#1, %{{.+}} = %[[FULL]]#2)
 // CHECK: %[[K02:.+]] = affine.apply affine_map<(d0) -> (d0 * 64)>(%[[J2]])
 // CHECK: attnc.online_attention %[[QTILE]], {{.+}} at{{ ?}}[%{{.+}}, %{{.+}}, %[[Q0]], %[[K02]]]
 // CHECK-SAME: {scale = 0.088388347648318447 : f64}
@@ -127,13 +132,15 @@ func.func @noncausal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v:
 // CHECK: mapping = [#gpu.block<z>, #gpu.block<x>, #gpu.block<y>]
 
 // With 128 x 32 tiles: nvisit = min(ceildiv(Skv, 32), ceildiv(q0 + mq, 32)),
-// nfull = min(ceildiv(Skv, 32), (128 * qt + 1) floordiv 32 = 4 * qt).
+// nfull = min(ceildiv(Skv, 32), (128 * qt + 1) floordiv 32 = 4 * qt),
+// nwhole = min(nfull, Skv floordiv 32).
 // TILE-LABEL: func.func @causal
 // TILE: %[[MQ:.+]] = affine.min affine_map<(d0)[s0] -> (128, d0 * -128 + s0)>(%[[QT:.+]])[%{{.+}}]
 // TILE-DAG: %[[NVISIT:.+]] = affine.min affine_map<(d0, d1)[s0] -> (s0 ceildiv 32, (d0 + d1 * 128) ceildiv 32)>(%[[MQ]], %[[QT]])
 // TILE-DAG: %[[NFULL:.+]] = affine.min affine_map<(d0)[s0] -> (s0 ceildiv 32, d0 * 4)>(%[[QT]])
-// TILE: scf.for %{{.+}} = %{{.+}} to %[[NFULL]]
-// TILE: scf.for %{{.+}} = %[[NFULL]] to %[[NVISIT]]
+// TILE: %[[NWHOLE:.+]] = affine.min affine_map<(d0)[s0] -> (d0, s0 floordiv 32)>(%[[NFULL]])
+// TILE: scf.for %{{.+}} = %{{.+}} to %[[NWHOLE]]
+// TILE: scf.for %{{.+}} = %[[NWHOLE]] to %[[NVISIT]]
 // TILE: mask
 func.func @causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
@@ -193,14 +200,16 @@ func.func @gqa(%q: tensor<2x32x?x64xf16>, %k: tensor<2x8x?x64xf16>, %v: tensor<2
 // CHECK-DAG: tensor.splat %{{.+}} : tensor<64x96xf32>
 // CHECK-DAG: %[[NVISIT:.+]] = affine.min affine_map<(d0) -> (2, d0 + 1)>(%[[QT]])
 // CHECK-DAG: %[[NFULL:.+]] = affine.min affine_map<(d0) -> (2, d0)>(%[[QT]])
-// CHECK: scf.for %[[J:.+]] = %{{.+}} to %[[NFULL]]
-// CHECK: %[[NK:.+]] = affine.min affine_map<(d0) -> (64, d0 * -64 + 100)>(%[[J]])
-// CHECK: tensor.extract_slice %[[K]][%[[BI]], %[[HI]], %{{.+}}, 0] [1, 1, %[[NK]], 128]
-// CHECK: tensor.extract_slice %[[V]][%[[BI]], %[[HI]], %{{.+}}, 0] [1, 1, %[[NK]], 96] [1, 1, 1, 1] : tensor<1x4x100x96xbf16> to tensor<?x96xbf16>
+// CHECK: %[[NWHOLE:.+]] = affine.min affine_map<(d0) -> (d0, 1)>(%[[NFULL]])
+// CHECK: scf.for %[[J:.+]] = %{{.+}} to %[[NWHOLE]]
+// CHECK: tensor.extract_slice %[[K]][%[[BI]], %[[HI]], %{{.+}}, 0] [1, 1, 64, 128]
+// CHECK: tensor.extract_slice %[[V]][%[[BI]], %[[HI]], %{{.+}}, 0] [1, 1, 64, 96] [1, 1, 1, 1] : tensor<1x4x100x96xbf16> to tensor<64x96xbf16>
 // CHECK: attnc.online_attention
 // CHECK-SAME: {scale = 5.000000e-01 : f64}
-// CHECK-SAME: : tensor<64x128xbf16>, tensor<?x128xbf16>, tensor<?x96xbf16>, tensor<64x96xf32>, tensor<64xf32>, tensor<64xf32>{{$}}
-// CHECK: scf.for %{{.+}} = %[[NFULL]] to %[[NVISIT]]
+// CHECK-SAME: : tensor<64x128xbf16>, tensor<64x128xbf16>, tensor<64x96xbf16>, tensor<64x96xf32>, tensor<64xf32>, tensor<64xf32>{{$}}
+// CHECK: scf.for %[[J2:.+]] = %[[NWHOLE]] to %[[NVISIT]]
+// CHECK: %[[NK:.+]] = affine.min affine_map<(d0) -> (64, d0 * -64 + 100)>(%[[J2]])
+// CHECK: tensor.extract_slice %[[K]][%[[BI]], %[[HI]], %{{.+}}, 0] [1, 1, %[[NK]], 128]
 // CHECK: attnc.online_attention
 // CHECK-SAME: {scale = 5.000000e-01 : f64}
 // CHECK-SAME: mask
@@ -210,16 +219,19 @@ func.func @gqa(%q: tensor<2x32x?x64xf16>, %k: tensor<2x8x?x64xf16>, %v: tensor<2
 // CHECK: tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[BI]], %[[HI]], %[[Q0]]] [1, 1, 64] [1, 1, 1] : tensor<64xf32> into tensor<1x4x256xf32>
 // CHECK: return %[[RES]]#0 : tensor<1x4x256x96xbf16>
 
-// With 128 x 32 tiles: two query tiles, Skv = 100 gives 4 K/V tiles.
+// With 128 x 32 tiles: two query tiles, Skv = 100 gives 4 K/V tiles, 3
+// whole ones; the fourth (4 rows) is masked.
 // TILE-LABEL: func.func @static_causal
 // TILE: scf.forall (%{{.+}}, %{{.+}}, %[[IV:.+]]) in (1, 4, 2)
 // TILE: %[[QT:.+]] = arith.subi %{{.+}}, %[[IV]]
 // TILE: tensor.extract_slice {{.+}} to tensor<128x128xbf16>
 // TILE-DAG: %[[NVISIT:.+]] = affine.min affine_map<(d0) -> (4, d0 * 4 + 4)>(%[[QT]])
 // TILE-DAG: %[[NFULL:.+]] = affine.min affine_map<(d0) -> (4, d0 * 4)>(%[[QT]])
-// TILE: scf.for %{{.+}} = %{{.+}} to %[[NFULL]]
+// TILE: %[[NWHOLE:.+]] = affine.min affine_map<(d0) -> (d0, 3)>(%[[NFULL]])
+// TILE: scf.for %{{.+}} = %{{.+}} to %[[NWHOLE]]
+// TILE-NOT: affine.min
+// TILE: scf.for %{{.+}} = %[[NWHOLE]] to %[[NVISIT]]
 // TILE: affine.min affine_map<(d0) -> (32, d0 * -32 + 100)>
-// TILE: scf.for %{{.+}} = %[[NFULL]] to %[[NVISIT]]
 func.func @static_causal(%q: tensor<1x4x256x128xbf16>, %k: tensor<1x4x100x128xbf16>, %v: tensor<1x4x100x96xbf16>) -> tensor<1x4x256x96xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.5 : f64}
       : tensor<1x4x256x128xbf16>, tensor<1x4x100x128xbf16>, tensor<1x4x100x96xbf16> -> tensor<1x4x256x96xbf16>

@@ -168,7 +168,7 @@ private:
 public:
   /// Masked tiles on both sides of an interval's fully visible ones go in
   /// one K/V loop (buildMaskedFirst).
-  bool oneMaskedLoop = false;
+  bool oneMaskedLoop = true;
   /// A ragged batch (attnc.ragged_view Q, K and V, the result packed by
   /// attnc.ragged_pack): the loop nest reads and writes the packed rows
   /// [T, H, d] directly, each sequence from its first row.

@@ -75,7 +75,7 @@ public:
 
   /// Masked query tiles on both sides of a K/V tile's fully visible ones go
   /// in one loop (buildMaskedFirst).
-  bool oneMaskedLoop = false;
+  bool oneMaskedLoop = true;
 
 private:
   /// With an interval mask whose bounds are the query index plus a value

@@ -276,7 +276,7 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
     Option<"fallback", "fallback", "bool", /*default=*/"true",
            "give kernels that read by TMA an mma_sync_unaligned fallback "
            "for tensors TMA cannot address (when its shared memory fits)">,
-    Option<"oneMaskedLoop", "one-masked-loop", "bool", /*default=*/"false",
+    Option<"oneMaskedLoop", "one-masked-loop", "bool", /*default=*/"true",
            "every tile that tests scores (masked on either side of the "
            "fully visible ones, as under a sliding window or document ids, "
            "or a short tail tile) is visited in one loop (the forward's "

@@ -48,7 +48,7 @@ int64_t fuseElementwiseChains(mlir::RewriterBase &rewriter,
 mlir::LogicalResult convertToOnlineAttention(mlir::RewriterBase &rewriter,
                                              AttentionOp op,
                                              FlashConfigAttr config,
-                                             bool oneMaskedLoop = false);
+                                             bool oneMaskedLoop = true);
 
 /// Replaces `op` by its flash form (K/V-stationary loops of
 /// attnc.online_attention_grad steps, dQ summed with attnc.accumulate and
@@ -58,7 +58,7 @@ mlir::LogicalResult convertToOnlineAttention(mlir::RewriterBase &rewriter,
 mlir::LogicalResult convertToOnlineAttentionGrad(mlir::RewriterBase &rewriter,
                                                  AttentionGradOp op,
                                                  FlashConfigAttr config,
-                                                 bool oneMaskedLoop = false);
+                                                 bool oneMaskedLoop = true);
 
 } // namespace attnc
 
