@@ -77,16 +77,16 @@ func.func @window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tens
 
 // Prefix-LM (keys < 1000 or causal): hi(i) = max(i, 999), lo unbounded, so
 // every tile from 0 is visited, the tiles up to hi of the first row are
-// unmasked, and none is masked on their left: two loops, the masked tiles
-// (right of the unmasked ones) first.
+// unmasked, and none is masked on their left: two loops, the unmasked
+// tiles (up to the last whole one) then the masked ones.
 // CHECK-LABEL: func.func @prefix
 // CHECK:     affine.max affine_map<(d0) -> (d0 * 128, 999)>
 // CHECK:     affine.max affine_map<(d0, d1) -> (d0 + d1 * 128 - 1, 999)>
-// CHECK:     scf.for %{{.*}} = %c0{{.*}} to %[[NM:[^ ]*]] step
-// CHECK:       attnc.online_attention {{.*}} mask {
-// CHECK:     scf.for %{{.*}} = %[[NM]] to
+// CHECK:     scf.for %{{.*}} = %c0{{.*}} to %[[W:[^ ]*]] step
 // CHECK-NOT:   mask {
 // CHECK:       attnc.online_attention
+// CHECK:     scf.for %{{.*}} = %[[W]] to
+// CHECK:       attnc.online_attention {{.*}} mask {
 // CHECK-NOT: scf.for %
 func.func @prefix(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
   %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {

@@ -108,21 +108,23 @@ func.func @documents_causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>
 // -----
 
 // Prefix-LM (keys < 1000 or causal): no lower bound on the keys, no tile
-// masked on the left. The masked tiles (from the first row's last visible
-// one, or the last whole tile) come first, t(n) = fullEnd' + n, then the
-// unmasked ones from tile 0, t(n) = n - M: one select, no left side.
+// masked on the left. As under a causal mask the tiles keep their order
+// (no select): the unmasked ones from tile 0 up to the last whole one
+// before the first row's last visible key (FULLEND' = max(0, min(FULLEND,
+// Skv floordiv 64))), whole, then the masked ones.
 // CHECK-LABEL: func.func @prefix
-// CHECK:     scf.for %[[N:.*]] = %c0{{.*}} to %[[M:[^ ]*]] step
-// CHECK:       %[[ONR:.*]] = arith.cmpi ult, %[[N]], %[[M]]
-// CHECK:       %[[RT:.*]] = arith.addi %{{.*}}, %[[N]]
-// CHECK:       %[[PM:.*]] = arith.subi %[[N]], %[[M]]
-// CHECK:       %[[FT:.*]] = arith.addi %c0{{.*}}, %[[PM]]
-// CHECK:       %[[T:.*]] = arith.select %[[ONR]], %[[RT]], %[[FT]]
-// CHECK-NOT:   arith.select
-// CHECK:       attnc.online_attention {{.*}} mask {
-// CHECK:     scf.for %{{.*}} = %[[M]] to
+// CHECK:     %[[END:.*]] = affine.min affine_map<(d0)[s0] -> (d0, s0 ceildiv 64)>
+// CHECK:     %[[FULLEND:.*]] = affine.min affine_map<(d0, d1) -> (d0, d1)>(%{{.*}}, %[[END]])
+// CHECK:     %[[W0:.*]] = affine.min affine_map<(d0)[s0] -> (d0, s0 floordiv 64)>(%[[FULLEND]])
+// CHECK:     %[[W:.*]] = affine.max affine_map<(d0) -> (0, d0)>(%[[W0]])
+// CHECK-NOT: arith.select
+// CHECK:     scf.for %{{.*}} = %c0{{.*}} to %[[W]] step
 // CHECK:       tensor<64x64xbf16>
 // CHECK-NOT:   mask {
+// CHECK:       attnc.online_attention
+// CHECK:     scf.for %{{.*}} = %[[W]] to %[[END]] step
+// CHECK-NOT:   arith.select
+// CHECK:       attnc.online_attention {{.*}} mask {
 // CHECK:     attnc.online_attention_finalize
 func.func @prefix(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
   %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {

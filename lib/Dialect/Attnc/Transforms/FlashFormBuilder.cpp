@@ -265,7 +265,10 @@ OpFoldResult FlashFormBuilder::getWholeTilesBefore(OpFoldResult bound) {
 /// of visit n). fullEnd' = max(full, min(fullEnd, Skv floordiv block_kv))
 /// ends the unmasked tiles at the last one that holds block_kv keys: a
 /// short tail tile joins the masked ones, whose steps test the keys'
-/// bounds, and the unmasked loop's tiles are whole.
+/// bounds, and the unmasked loop's tiles are whole. Without tiles masked on
+/// the left (prefix-LM) the tiles keep their order, as a causal mask's do:
+/// the unmasked ones [full, fullEnd') then the masked ones [fullEnd', end),
+/// t(n) = n.
 RecurrenceState
 FlashFormBuilder::buildMaskedFirst(std::array<OpFoldResult, 4> bounds,
                                    RecurrenceState init) {
@@ -281,6 +284,12 @@ FlashFormBuilder::buildMaskedFirst(std::array<OpFoldResult, 4> bounds,
   OpFoldResult wholeEnd = affine::makeComposedFoldedAffineMax(
       b, loc, pair, {full, getWholeTilesBefore(fullEnd)});
   OpFoldResult left = apply(d0 - d1, {full, first});
+  if (isConstantIntValue(left, 0)) {
+    RecurrenceState state =
+        buildKVLoop(full, wholeEnd, /*masked=*/false, init,
+                    /*tileOf=*/nullptr, /*wholeTiles=*/true);
+    return buildKVLoop(wholeEnd, end, /*masked=*/true, state);
+  }
   OpFoldResult masked = apply(d0 + d1 - d2, {left, end, wholeEnd});
   OpFoldResult visits = apply(d0 + d1 - d2, {masked, wholeEnd, full});
   auto value = [&](OpFoldResult v) {
@@ -290,21 +299,15 @@ FlashFormBuilder::buildMaskedFirst(std::array<OpFoldResult, 4> bounds,
   Value leftV = value(left), maskedV = value(masked);
   // One op per statement: the order of the IR does not depend on the
   // compiler's order of evaluating arguments.
-  // (No left side, as under prefix-LM: t(n) = fullEnd' + n, then full +
-  // n - M.)
-  bool noLeft = isConstantIntValue(left, 0);
   auto tileOf = [&](OpBuilder &nb, Value n) -> Value {
     Value onRight =
         arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult, n, maskedV);
-    Value pastLeft =
-        noLeft ? n : arith::SubIOp::create(nb, loc, n, leftV).getResult();
+    Value pastLeft = arith::SubIOp::create(nb, loc, n, leftV);
     Value rightTile = arith::AddIOp::create(nb, loc, wholeEndV, pastLeft);
     Value pastMasked = arith::SubIOp::create(nb, loc, n, maskedV);
     Value fullTile = arith::AddIOp::create(nb, loc, fullV, pastMasked);
     Value notLeft =
         arith::SelectOp::create(nb, loc, onRight, rightTile, fullTile);
-    if (noLeft)
-      return notLeft;
     Value onLeft =
         arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult, n, leftV);
     Value leftTile = arith::AddIOp::create(nb, loc, firstV, n);
@@ -360,8 +363,6 @@ std::pair<Value, Value> FlashFormBuilder::buildQueryTileBody() {
     if (!interval->matches.empty() && !ragged)
       bounds = boundByIds(bounds);
     auto [begin, full, fullEnd, end] = bounds;
-    // (Without tiles to mask on the left, prefix-LM, the visit order is
-    // the tiles' with the unmasked ones last; the selects fold.)
     if (exact && oneMaskedLoop) {
       state = buildMaskedFirst(bounds, state);
     } else if (exact) {
