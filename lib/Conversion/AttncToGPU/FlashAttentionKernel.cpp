@@ -101,7 +101,13 @@ LogicalResult FlashKernelBuilder::emitScoreStage(FlashKVLoop &l,
                          return succeeded(v) ? *v : score;
                        });
   }
-  if (!step.getMask().empty() || bounds)
+  if (step.getMask().empty() && !bounds)
+    return failure(failedRegion);
+  FailureOr<bool> byInterval =
+      maskByKeyInterval(step, scope, bounds, *batch, *head, *q0, *k0, s);
+  if (failed(byInterval))
+    return failure();
+  if (!*byInterval)
     scoreStage->mask(b, s, [&](OpBuilder &, Value row, Value col) -> Value {
       auto [i, j] = absolute(b, row, col);
       Value keep;

@@ -249,6 +249,12 @@ private:
                                                          IRMapping &scope);
   LogicalResult emitScoreStage(FlashKVLoop &l, IRMapping &scope, bool bounds,
                                SmallVectorImpl<Value> &s);
+  /// Masks `s` by key interval when the step's mask is one (see the
+  /// definition); false when it is not (nothing emitted).
+  FailureOr<bool> maskByKeyInterval(OnlineAttentionOp step, IRMapping &scope,
+                                    bool bounds, Value batch, Value head,
+                                    Value q0, Value k0,
+                                    SmallVectorImpl<Value> &s);
   LogicalResult emitEpilogue(OnlineSoftmaxState &st);
   LogicalResult emitPartialEpilogue(ArrayRef<Value> acc, ArrayRef<Value> lse);
   void storeRowValues(ArrayRef<Value> values, const GlobalTile &to, Value q0,

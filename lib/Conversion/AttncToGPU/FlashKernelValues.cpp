@@ -14,6 +14,7 @@
 
 #include "FlashKernelBuilder.h"
 #include "attnc/Conversion/AttncToGPU/KernelUtils.h"
+#include "attnc/Dialect/Attnc/IR/AttentionMask.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Affine/Utils.h"
@@ -316,4 +317,159 @@ Value FlashKernelBuilder::positionToFloat(PositionFloats &floats,
       b, loc, base,
       arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
                                      APFloat(static_cast<float>(k))));
+}
+
+/// A mask that keeps keys lo(i) <= j <= hi(i) of query i (a causal mask, or
+/// a region analyzeKeyInterval reads as an exact interval, with its id
+/// matches), and a tail tile's j < Skv, test each score against its row's
+/// bounds instead of evaluating the region: the bounds are computed once
+/// per row slot and step, relative to the thread's first column j0 and
+/// clamped to [-1, 2^20] (an element's column offset from j0 is in
+/// [0, block_kv), so the clamp keeps every comparison's outcome), and a
+/// score's test is a 32-bit comparison of its constant column offset with
+/// them. The region's own form compares 64-bit positions per score: on
+/// the H200 about three times the instructions of the rest of a masked
+/// step's per-score work (a sub and two compares of 64 bits, each two
+/// instructions). The interval is the one the flash form's tile bounds
+/// came from, so the masked steps test what the unmasked ones were proven
+/// to pass. Id matches (document masks) keep their per-row and per-column
+/// reads and an equality per score.
+FailureOr<bool> FlashKernelBuilder::maskByKeyInterval(
+    OnlineAttentionOp step, IRMapping &scope, bool bounds, Value batch,
+    Value head, Value q0, Value k0, SmallVectorImpl<Value> &s) {
+  Region &mask = step.getMask();
+  std::function<Value(Value)> lo, hi;
+  SmallVector<IdMatch> matches;
+  SmallVector<Value> symbols;
+  std::optional<KeyInterval> interval;
+  std::function<Value(const KeyBound &, Value)> eval = [&](const KeyBound &k,
+                                                           Value i) -> Value {
+    if (k.kind == KeyBound::Kind::Affine)
+      return affine::expandAffineExpr(b, loc, k.expr, ValueRange{i}, symbols);
+    Value l = eval(*k.lhs, i);
+    Value r = eval(*k.rhs, i);
+    if (k.kind == KeyBound::Kind::Min)
+      return arith::MinSIOp::create(b, loc, l, r);
+    return arith::MaxSIOp::create(b, loc, l, r);
+  };
+  if (!mask.empty()) {
+    if (std::optional<CausalMask> causal = matchCausalMask(mask)) {
+      Value shift;
+      if (causal->alignment == CausalMask::Alignment::BottomRight) {
+        FailureOr<Value> sq = materialize(causal->seqQ, scope);
+        FailureOr<Value> skv = materialize(causal->seqKV, scope);
+        if (failed(sq) || failed(skv))
+          return failure();
+        shift = arith::SubIOp::create(b, loc, *skv, *sq);
+      }
+      hi = [this, shift](Value i) -> Value {
+        return shift ? arith::AddIOp::create(b, loc, i, shift).getResult() : i;
+      };
+    } else {
+      interval = analyzeKeyInterval(mask);
+      if (!interval || !interval->exact)
+        return false;
+      for (Value sym : interval->symbols) {
+        // (The flash form reads a region's per-block reads above its
+        // loops; one left in a step's region is evaluated with it.)
+        if (KeyInterval::isRegionRead(sym, mask))
+          return false;
+        FailureOr<Value> v = materialize(sym, scope);
+        if (failed(v))
+          return failure();
+        Value x = *v;
+        if (!x.getType().isIndex())
+          x = arith::IndexCastOp::create(b, loc, b.getIndexType(), x);
+        symbols.push_back(x);
+      }
+      if (interval->lo)
+        lo = [&, bound = interval->lo](Value i) { return eval(*bound, i); };
+      if (interval->hi)
+        hi = [&, bound = interval->hi](Value i) { return eval(*bound, i); };
+      matches = interval->matches;
+    }
+  }
+
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value j0, below, above, lastKey;
+  auto range = [&](OpBuilder &, Value row,
+                   Value colBase) -> std::pair<Value, Value> {
+    if (!j0) {
+      j0 = arith::AddIOp::create(b, loc, k0, colBase);
+      below = arith::SubIOp::create(b, loc, j0, idx(1));
+      above = arith::AddIOp::create(b, loc, j0, idx(int64_t(1) << 20));
+      if (bounds)
+        lastKey = arith::SubIOp::create(b, loc, seqKV, idx(1));
+    }
+    auto relative = [&](Value key) -> Value {
+      Value atLeast = arith::MaxSIOp::create(b, loc, key, below);
+      Value clamped = arith::MinSIOp::create(b, loc, atLeast, above);
+      Value offset = arith::SubIOp::create(b, loc, clamped, j0);
+      return arith::IndexCastOp::create(b, loc, b.getI32Type(), offset);
+    };
+    Value i = arith::AddIOp::create(b, loc, q0, row);
+    Value first = lo ? relative(lo(i)) : Value();
+    Value last = hi ? hi(i) : Value();
+    if (lastKey)
+      last = last ? arith::MinSIOp::create(b, loc, last, lastKey).getResult()
+                  : lastKey;
+    return {first, last ? relative(last) : Value()};
+  };
+
+  // Id matches: qIds[.., i, ..] == kIds[.., j, ..], each read once per row
+  // and per column of the step.
+  bool failedRead = false;
+  DenseMap<Value, Value> rows, cols;
+  auto readAt = [&](Operation *op, Value i, Value j) -> Value {
+    auto read = cast<tensor::ExtractOp>(op);
+    Block &body = mask.front();
+    SmallVector<Value> indices;
+    for (Value x : read.getIndices()) {
+      if (auto arg = dyn_cast<BlockArgument>(x);
+          arg && arg.getOwner() == &body) {
+        Value args[] = {batch, head, i, j};
+        indices.push_back(args[arg.getArgNumber()]);
+      } else if (std::optional<int64_t> c = getConstantIntValue(x)) {
+        indices.push_back(idx(*c));
+      } else {
+        FailureOr<Value> v = materialize(x, scope);
+        if (failed(v)) {
+          failedRead = true;
+          return {};
+        }
+        indices.push_back(*v);
+      }
+    }
+    FailureOr<Value> v = values.readElement(read, indices);
+    failedRead |= failed(v);
+    return succeeded(v) ? *v : Value();
+  };
+  auto sameIds = [&](OpBuilder &, Value row, Value col) -> Value {
+    Value &i = rows[row], &j = cols[col];
+    if (!i)
+      i = arith::AddIOp::create(b, loc, q0, row);
+    if (!j)
+      j = arith::AddIOp::create(b, loc, k0, col);
+    Value keep;
+    for (const IdMatch &m : matches) {
+      Value x = readAt(m.queryRead, i, j), y = readAt(m.keyRead, i, j);
+      if (!x || !y)
+        return arith::ConstantIntOp::create(b, loc, 1, 1);
+      Value same =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
+      keep =
+          keep ? arith::AndIOp::create(b, loc, keep, same).getResult() : same;
+    }
+    return keep;
+  };
+  if (!scoreStage->maskColumns(b, s, range,
+                               matches.empty()
+                                   ? ScoreStage::Predicate()
+                                   : ScoreStage::Predicate(sameIds)))
+    return false;
+  if (failedRead)
+    return failure();
+  return true;
 }

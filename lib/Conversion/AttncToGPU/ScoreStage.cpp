@@ -186,6 +186,40 @@ void ScoreStage::mask(OpBuilder &b, SmallVectorImpl<Value> &s,
   }
 }
 
+bool ScoreStage::maskColumns(OpBuilder &b, SmallVectorImpl<Value> &s,
+                             ColumnRange range, Predicate visible) const {
+  Value colBase = scores.columnBase(b, loc);
+  if (!colBase)
+    return false;
+  SmallVector<Value> rows = slotRows(b, loc, scores);
+  SmallVector<std::pair<Value, Value>> ranges;
+  for (Value row : rows)
+    ranges.push_back(range(b, row, colBase));
+  DenseMap<int64_t, Value> columns;
+  for (int64_t e = 0; e < scores.numElements(); ++e) {
+    int64_t slot = scores.rowSlot(e);
+    auto [first, last] = ranges[slot];
+    Value offset = arith::ConstantOp::create(
+        b, loc, b.getI32IntegerAttr(scores.columnOffset(e)));
+    auto both = [&](Value x, Value y) -> Value {
+      return x ? arith::AndIOp::create(b, loc, x, y).getResult() : y;
+    };
+    Value keep;
+    if (first)
+      keep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, first,
+                                   offset);
+    if (last)
+      keep = both(keep, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                              offset, last));
+    if (visible)
+      keep = both(keep,
+                  visible(b, rows[slot], columnOf(b, loc, scores, e, columns)));
+    if (keep)
+      s[e] = arith::SelectOp::create(b, loc, keep, s[e], negInf);
+  }
+  return true;
+}
+
 SmallVector<SmallVector<Value>>
 ScoreStage::dropoutDraws(OpBuilder &b, ArrayRef<Value> rowCounters,
                          AccumulatorLayout::DrawExchange &exchange) const {

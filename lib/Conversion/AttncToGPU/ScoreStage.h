@@ -95,6 +95,16 @@ public:
   /// s = -inf where `visible` is false.
   void mask(mlir::OpBuilder &b, llvm::SmallVectorImpl<mlir::Value> &s,
             Predicate visible) const;
+  /// `(row, colBase)` -> the columns a row keeps, [first, last] as offsets
+  /// from the layout's column base (i32; a null side is unbounded).
+  using ColumnRange = llvm::function_ref<std::pair<mlir::Value, mlir::Value>(
+      mlir::OpBuilder &, mlir::Value, mlir::Value)>;
+  /// s = -inf outside each row's column range and, when `visible` is given,
+  /// where it is false. An element's column offset is a constant, so each
+  /// test is one 32-bit comparison with an immediate. False when the
+  /// layout has no column base (nothing is emitted).
+  bool maskColumns(mlir::OpBuilder &b, llvm::SmallVectorImpl<mlir::Value> &s,
+                   ColumnRange range, Predicate visible) const;
   /// One online-softmax step: new max per row, rescale of sum and acc by
   /// exp(old max - new max), P = exp(s - new max) handed to `strategy` row
   /// slot by row slot. A row that has seen no visible key keeps max = -inf
