@@ -1,0 +1,96 @@
+// Masks whose keys are an interval lo(i) <= j <= hi(i) are tested per row in
+// the kernel, not evaluated per score: once per row slot and step the
+// bounds relative to the thread's first column, clamped into [-1, 2^20] and
+// cast to i32; per score one 32-bit comparison of its constant column
+// offset per side. The region's own constants and 64-bit position
+// arithmetic do not reach the score path. Document ids keep their reads
+// and an equality per score; a mask with no interval form (|i - j| <= 256
+// through max) is evaluated per score as written.
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=64 strategy=mma_sync" --canonicalize --cse --attnc-convert-to-gpu | FileCheck %s
+
+// A window of 1024 keys: lo(i) = i - 1024 + 1 (the size is a value from
+// above once canonicalization hoists the region's constant), hi(i) = i (at
+// most Skv - 1: the masked loop takes the tail tile too).
+// CHECK-LABEL: gpu.func @window
+// CHECK-NOT:   arith.cmpi slt, %{{.*}}, %c1024
+// CHECK:       scf.for {{.*}} -> (f32
+// CHECK:         %[[LOMAX:.*]] = arith.maxsi %{{.*}}, %[[BELOW:[^ ]*]] : index
+// CHECK-NEXT:    %[[LOCLAMP:.*]] = arith.minsi %[[LOMAX]], %[[ABOVE:[^ ]*]] : index
+// CHECK-NEXT:    %[[LOREL:.*]] = arith.subi %[[LOCLAMP]], %[[J0:[^ ]*]] : index
+// CHECK-NEXT:    %[[FIRST:.*]] = arith.index_cast %[[LOREL]] : index to i32
+// CHECK-NEXT:    %[[HI:.*]] = arith.minsi %{{.*}}, %[[LASTKEY:[^ ]*]] : index
+// CHECK-NEXT:    %[[HIMAX:.*]] = arith.maxsi %[[HI]], %[[BELOW]] : index
+// CHECK-NEXT:    %[[HICLAMP:.*]] = arith.minsi %[[HIMAX]], %[[ABOVE]] : index
+// CHECK-NEXT:    %[[HIREL:.*]] = arith.subi %[[HICLAMP]], %[[J0]] : index
+// CHECK-NEXT:    %[[LAST:.*]] = arith.index_cast %[[HIREL]] : index to i32
+// CHECK:         %[[GE:.*]] = arith.cmpi sle, %[[FIRST]], %c0_i32{{.*}} : i32
+// CHECK-NEXT:    %[[LE:.*]] = arith.cmpi sle, %c0_i32{{.*}}, %[[LAST]] : i32
+// CHECK-NEXT:    %[[KEEP:.*]] = arith.andi %[[GE]], %[[LE]] : i1
+// CHECK-NEXT:    arith.select %[[KEEP]], %{{.*}}, %{{.*}} : f32
+// CHECK:       gpu.return
+func.func @window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %w = arith.constant 1024 : index
+    %d = arith.subi %i, %j : index
+    %near = arith.cmpi slt, %d, %w : index
+    %causal = arith.cmpi sle, %j, %i : index
+    %keep = arith.andi %causal, %near : i1
+    attnc.yield %keep : i1
+  }
+  return %0 : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// Documents with a causal conjunct: hi(i) = i per row, and the ids of the
+// row and of the column (each read once per step) compared per score.
+// CHECK-LABEL: gpu.func @documents_causal
+// CHECK:       scf.for {{.*}} -> (f32
+// CHECK:         %[[HIMAX:.*]] = arith.maxsi %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:    %[[CL:.*]] = arith.minsi %[[HIMAX]], %{{.*}} : index
+// CHECK-NEXT:    %[[REL:.*]] = arith.subi %[[CL]], %{{.*}} : index
+// CHECK-NEXT:    %[[LAST:.*]] = arith.index_cast %[[REL]] : index to i32
+// CHECK:         %[[LE:.*]] = arith.cmpi sle, %c0_i32{{.*}}, %[[LAST]] : i32
+// CHECK:         %[[SAME:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT:    %[[KEEP:.*]] = arith.andi %[[LE]], %[[SAME]] : i1
+// CHECK-NEXT:    arith.select %[[KEEP]], %{{.*}}, %{{.*}} : f32
+// CHECK:       gpu.return
+func.func @documents_causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %dq: tensor<?x?xi64>, %dk: tensor<?x?xi64>) -> tensor<?x?x?x64xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %x = tensor.extract %dq[%b, %i] : tensor<?x?xi64>
+        %y = tensor.extract %dk[%b, %j] : tensor<?x?xi64>
+        %same = arith.cmpi eq, %x, %y : i64
+        %c = arith.cmpi sle, %j, %i : index
+        %keep = arith.andi %same, %c : i1
+        attnc.yield %keep : i1
+      }
+  return %o : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// No interval form: the region per score, on 64-bit positions.
+// CHECK-LABEL: gpu.func @symmetric
+// CHECK:       scf.for {{.*}} -> (f32
+// CHECK-NOT:     arith.cmpi sle, %{{.*}}, %c{{.*}}_i32{{.*}} : i32
+// CHECK:         %[[A:.*]] = arith.maxsi %{{.*}}, %{{.*}} : index
+// CHECK:         %[[KEEP:.*]] = arith.cmpi sle, %[[A]], %c256{{.*}} : index
+// CHECK:         arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK:       gpu.return
+func.func @symmetric(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %w = arith.constant 256 : index
+    %z = arith.constant 0 : index
+    %d = arith.subi %i, %j : index
+    %n = arith.subi %z, %d : index
+    %a = arith.maxsi %d, %n : index
+    %keep = arith.cmpi sle, %a, %w : index
+    attnc.yield %keep : i1
+  }
+  return %0 : tensor<?x?x?x64xbf16>
+}
