@@ -1,9 +1,10 @@
-// Masks whose keys are an interval lo(i) <= j <= hi(i) are tested per row in
-// the kernel, not evaluated per score: once per row slot and step the
-// bounds relative to the thread's first column, clamped into [-1, 2^20] and
-// cast to i32; per score one 32-bit comparison of its constant column
-// offset per side. The region's own constants and 64-bit position
-// arithmetic do not reach the score path. Document ids keep their reads
+// Masks whose keys are an interval lo(i) <= j <= hi(i) bounded on both sides
+// (or with id matches) are tested per row in the kernel, not evaluated per
+// score (one-sided ones, causal, keep the region: flash-form.mlir): once
+// per row slot and step the bounds relative to the thread's first column,
+// clamped into [-1, 2^20] and cast to i32; per score one 32-bit comparison
+// of its constant column offset per side. The region's 64-bit position
+// arithmetic does not reach the score path. Document ids keep their reads
 // and an equality per score; a mask with no interval form (|i - j| <= 256
 // through max) is evaluated per score as written.
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=64 strategy=mma_sync" --canonicalize --cse --attnc-convert-to-gpu | FileCheck %s
