@@ -338,20 +338,6 @@ FailureOr<bool> FlashKernelBuilder::maskByKeyInterval(
     OnlineAttentionOp step, IRMapping &scope, bool bounds, Value batch,
     Value head, Value q0, Value k0, SmallVectorImpl<Value> &s) {
   Region &mask = step.getMask();
-  std::function<Value(Value)> lo, hi;
-  SmallVector<IdMatch> matches;
-  SmallVector<Value> symbols;
-  std::optional<KeyInterval> interval;
-  std::function<Value(const KeyBound &, Value)> eval = [&](const KeyBound &k,
-                                                           Value i) -> Value {
-    if (k.kind == KeyBound::Kind::Affine)
-      return affine::expandAffineExpr(b, loc, k.expr, ValueRange{i}, symbols);
-    Value l = eval(*k.lhs, i);
-    Value r = eval(*k.rhs, i);
-    if (k.kind == KeyBound::Kind::Min)
-      return arith::MinSIOp::create(b, loc, l, r);
-    return arith::MaxSIOp::create(b, loc, l, r);
-  };
   // Masks bounded on both sides of the keys, or with id matches, only: a
   // one-sided mask (causal, prefix-LM) is one comparison per score as
   // written, and its per-row bounds measured 0.5-4% slower at d = 128
@@ -359,10 +345,11 @@ FailureOr<bool> FlashKernelBuilder::maskByKeyInterval(
   // and S = 1k.
   if (mask.empty())
     return false;
-  interval = analyzeKeyInterval(mask);
+  std::optional<KeyInterval> interval = analyzeKeyInterval(mask);
   if (!interval || !interval->exact ||
       (!interval->lo && interval->matches.empty()))
     return false;
+  SmallVector<Value> symbols;
   for (Value sym : interval->symbols) {
     // (The flash form reads a region's per-block reads above its loops;
     // one left in a step's region is evaluated with it.)
@@ -376,14 +363,27 @@ FailureOr<bool> FlashKernelBuilder::maskByKeyInterval(
       x = arith::IndexCastOp::create(b, loc, b.getIndexType(), x);
     symbols.push_back(x);
   }
-  if (interval->lo)
-    lo = [&, bound = interval->lo](Value i) { return eval(*bound, i); };
-  if (interval->hi)
-    hi = [&, bound = interval->hi](Value i) { return eval(*bound, i); };
-  matches = interval->matches;
+  std::function<Value(const KeyBound &, Value)> eval = [&](const KeyBound &k,
+                                                           Value i) -> Value {
+    if (k.kind == KeyBound::Kind::Affine)
+      return affine::expandAffineExpr(b, loc, k.expr, ValueRange{i}, symbols);
+    Value l = eval(*k.lhs, i);
+    Value r = eval(*k.rhs, i);
+    if (k.kind == KeyBound::Kind::Min)
+      return arith::MinSIOp::create(b, loc, l, r);
+    return arith::MaxSIOp::create(b, loc, l, r);
+  };
 
   auto idx = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  // Absolute positions, once per row and per column of the step.
+  DenseMap<Value, Value> rows, cols;
+  auto queryAt = [&](Value row) {
+    Value &i = rows[row];
+    if (!i)
+      i = arith::AddIOp::create(b, loc, q0, row);
+    return i;
   };
   Value j0, below, above, lastKey;
   auto range = [&](OpBuilder &, Value row,
@@ -401,9 +401,9 @@ FailureOr<bool> FlashKernelBuilder::maskByKeyInterval(
       Value offset = arith::SubIOp::create(b, loc, clamped, j0);
       return arith::IndexCastOp::create(b, loc, b.getI32Type(), offset);
     };
-    Value i = arith::AddIOp::create(b, loc, q0, row);
-    Value first = lo ? relative(lo(i)) : Value();
-    Value last = hi ? hi(i) : Value();
+    Value i = queryAt(row);
+    Value first = interval->lo ? relative(eval(*interval->lo, i)) : Value();
+    Value last = interval->hi ? eval(*interval->hi, i) : Value();
     if (lastKey)
       last = last ? arith::MinSIOp::create(b, loc, last, lastKey).getResult()
                   : lastKey;
@@ -413,51 +413,31 @@ FailureOr<bool> FlashKernelBuilder::maskByKeyInterval(
   // Id matches: qIds[.., i, ..] == kIds[.., j, ..], each read once per row
   // and per column of the step.
   bool failedRead = false;
-  DenseMap<Value, Value> rows, cols;
-  auto readAt = [&](Operation *op, Value i, Value j) -> Value {
-    auto read = cast<tensor::ExtractOp>(op);
-    Block &body = mask.front();
-    SmallVector<Value> indices;
-    for (Value x : read.getIndices()) {
-      if (auto arg = dyn_cast<BlockArgument>(x);
-          arg && arg.getOwner() == &body) {
-        Value args[] = {batch, head, i, j};
-        indices.push_back(args[arg.getArgNumber()]);
-      } else if (std::optional<int64_t> c = getConstantIntValue(x)) {
-        indices.push_back(idx(*c));
-      } else {
-        FailureOr<Value> v = materialize(x, scope);
-        if (failed(v)) {
-          failedRead = true;
-          return {};
-        }
-        indices.push_back(*v);
-      }
-    }
-    FailureOr<Value> v = values.readElement(read, indices);
-    failedRead |= failed(v);
-    return succeeded(v) ? *v : Value();
-  };
   auto sameIds = [&](OpBuilder &, Value row, Value col) -> Value {
-    Value &i = rows[row], &j = cols[col];
-    if (!i)
-      i = arith::AddIOp::create(b, loc, q0, row);
+    Value &j = cols[col];
     if (!j)
       j = arith::AddIOp::create(b, loc, k0, col);
+    IRMapping args;
+    args.map(mask.getArguments(), ValueRange{batch, head, queryAt(row), j});
     Value keep;
-    for (const IdMatch &m : matches) {
-      Value x = readAt(m.queryRead, i, j), y = readAt(m.keyRead, i, j);
-      if (!x || !y)
+    for (const IdMatch &m : interval->matches) {
+      FailureOr<Value> x = values.readRegionElement(
+          cast<tensor::ExtractOp>(m.queryRead), args, scope);
+      FailureOr<Value> y = values.readRegionElement(
+          cast<tensor::ExtractOp>(m.keyRead), args, scope);
+      if (failed(x) || failed(y)) {
+        failedRead = true;
         return arith::ConstantIntOp::create(b, loc, 1, 1);
+      }
       Value same =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, *x, *y);
       keep =
           keep ? arith::AndIOp::create(b, loc, keep, same).getResult() : same;
     }
     return keep;
   };
   if (!scoreStage->maskColumns(b, s, range,
-                               matches.empty()
+                               interval->matches.empty()
                                    ? ScoreStage::Predicate()
                                    : ScoreStage::Predicate(sameIds)))
     return false;

@@ -198,6 +198,25 @@ FailureOr<Value> KernelValues::materialize(OpFoldResult v, IRMapping &scope) {
   return materialize(cast<Value>(v), scope);
 }
 
+FailureOr<Value> KernelValues::readRegionElement(tensor::ExtractOp read,
+                                                 const IRMapping &m,
+                                                 IRMapping &scope) {
+  SmallVector<Value> indices;
+  for (Value i : read.getIndices()) {
+    FailureOr<Value> v;
+    if (Value known = m.lookupOrNull(i))
+      v = known;
+    else if (std::optional<int64_t> c = getConstantIntValue(i))
+      v = arith::ConstantIndexOp::create(b, loc, *c).getResult();
+    else
+      v = materialize(i, scope);
+    if (failed(v))
+      return failure();
+    indices.push_back(*v);
+  }
+  return readElement(read, indices);
+}
+
 /// The value a mask or score region yields for block arguments `args`,
 /// its body cloned in place.
 FailureOr<Value>
@@ -211,15 +230,7 @@ KernelValues::cloneRegion(Region &r, ArrayRef<Value> args, IRMapping &scope,
     if (auto read = dyn_cast<tensor::ExtractOp>(op);
         read && readElement &&
         !r.isAncestor(read.getTensor().getParentRegion())) {
-      SmallVector<Value> indices;
-      for (Value i : read.getIndices()) {
-        FailureOr<Value> v = m.contains(i) ? FailureOr<Value>(m.lookup(i))
-                                           : materialize(i, scope);
-        if (failed(v))
-          return failure();
-        indices.push_back(*v);
-      }
-      FailureOr<Value> loaded = readElement(read, indices);
+      FailureOr<Value> loaded = readRegionElement(read, m, scope);
       if (failed(loaded))
         return failure();
       m.map(read.getResult(), *loaded);

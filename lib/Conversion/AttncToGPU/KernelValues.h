@@ -58,6 +58,12 @@ public:
   using ReadFn = std::function<mlir::FailureOr<mlir::Value>(
       mlir::tensor::ExtractOp, llvm::ArrayRef<mlir::Value>)>;
   ReadFn readElement;
+  /// readElement of a region's `read` of a tensor from above, its indices
+  /// the region's values in `m` (block arguments, cloned ops) or else
+  /// constants or values from above, materialized.
+  mlir::FailureOr<mlir::Value> readRegionElement(mlir::tensor::ExtractOp read,
+                                                 const mlir::IRMapping &m,
+                                                 mlir::IRMapping &scope);
 
 private:
   mlir::FailureOr<mlir::Value> expandAffine(mlir::Operation *def,
