@@ -58,6 +58,14 @@ void queryKernel(const attnc_kernel *k) {
     if (attnc_kernel_constraint(k, i, &c) == ATTNC_OK)
       use(c.value), use(c.lhs), use(c.rhs);
   }
+  for (size_t i = 0; i < attnc_kernel_num_variants(k); ++i) {
+    use(attnc_kernel_name(attnc_kernel_variant(k, i)));
+    for (size_t j = 0; j < attnc_kernel_variant_num_conditions(k, i); ++j) {
+      attnc_constraint c;
+      if (attnc_kernel_variant_condition(k, i, j, &c) == ATTNC_OK)
+        use(c.value), use(c.lhs), use(c.rhs);
+    }
+  }
   for (size_t i = 0; i < attnc_kernel_num_size_rules(k); ++i) {
     attnc_size_rule r;
     if (attnc_kernel_size_rule_info(k, i, &r) != ATTNC_OK)

@@ -274,6 +274,21 @@ ATTNC_API const attnc_kernel *attnc_kernel_fallback(const attnc_kernel *kernel);
  * it instead of KERNEL and the combine (which would only convert the
  * partial). NULL when KERNEL has none. */
 ATTNC_API const attnc_kernel *attnc_kernel_unsplit(const attnc_kernel *kernel);
+/* The kernel's size variants (the manifest's "variants"), in order: other
+ * kernels of the module that take the same arguments and compute the same
+ * result with other tiles, each for the sizes its conditions (constraints on
+ * size symbols) allow. A plan of KERNEL runs the first variant whose
+ * conditions the call's sizes meet and that accepts the arguments, else
+ * KERNEL (attnc_plan_kernel tells which). attnc_kernel_variant is NULL for
+ * an index out of range. */
+ATTNC_API size_t attnc_kernel_num_variants(const attnc_kernel *kernel);
+ATTNC_API const attnc_kernel *attnc_kernel_variant(const attnc_kernel *kernel,
+                                                   size_t index);
+ATTNC_API size_t attnc_kernel_variant_num_conditions(const attnc_kernel *kernel,
+                                                     size_t index);
+ATTNC_API attnc_status
+attnc_kernel_variant_condition(const attnc_kernel *kernel, size_t index,
+                               size_t condition, attnc_constraint *out);
 /* 1 when the manifest says "programmatic_launch": the kernel waits for the
  * grids before it on its stream (griddepcontrol.wait) before it touches
  * global memory, and attnc_plan_launch launches it with programmatic stream
@@ -362,8 +377,10 @@ ATTNC_API attnc_status attnc_kernel_size_rule(const attnc_kernel *kernel,
  * if it accepts them (attnc_plan_kernel tells which); if it refuses them
  * too, the status is KERNEL's and the message KERNEL's followed by "; its
  * fallback kernel NAME refuses them too: " and the fallback's. Other
- * errors never fall back. Same as attnc_plan_create_with_options with NULL
- * options. */
+ * errors never fall back. A kernel with size variants first plans the call
+ * with the first variant whose conditions the tensors' sizes meet; if that
+ * variant refuses the arguments, KERNEL plans it as above. Same as
+ * attnc_plan_create_with_options with NULL options. */
 ATTNC_API attnc_status attnc_plan_create(const attnc_kernel *kernel,
                                          const attnc_tensor *tensors,
                                          size_t num_tensors,

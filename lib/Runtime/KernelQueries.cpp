@@ -26,6 +26,14 @@ void toPublic(const Factor &f, attnc_factor &out) {
   out.ceil_div = f.kind == ATTNC_FACTOR_SYMBOL ? f.ceilDiv : 1;
 }
 
+void toPublic(const Constraint &c, attnc_constraint *out) {
+  out->kind = c.kind;
+  out->lhs = c.lhs.c_str();
+  bool bound = c.kind == ATTNC_CONSTRAINT_MIN || c.kind == ATTNC_CONSTRAINT_MAX;
+  out->rhs = bound ? nullptr : c.rhs.c_str();
+  out->value = bound || c.kind == ATTNC_CONSTRAINT_RATIO ? c.value : 0;
+}
+
 /// Parameter INDEX of K when it has KIND, else an error naming FN.
 const Param *paramOfKind(const attnc_kernel *k, size_t index,
                          attnc_param_kind kind, const void *out, const char *fn,
@@ -258,12 +266,32 @@ attnc_status attnc_kernel_constraint(const attnc_kernel *k, size_t index,
     return fail(ATTNC_ERROR_INVALID_ARGUMENT,
                 "attnc_kernel_constraint: NULL argument or index out of "
                 "range");
-  const Constraint &c = k->constraints[index];
-  out->kind = c.kind;
-  out->lhs = c.lhs.c_str();
-  bool bound = c.kind == ATTNC_CONSTRAINT_MIN || c.kind == ATTNC_CONSTRAINT_MAX;
-  out->rhs = bound ? nullptr : c.rhs.c_str();
-  out->value = bound || c.kind == ATTNC_CONSTRAINT_RATIO ? c.value : 0;
+  toPublic(k->constraints[index], out);
+  return ok();
+}
+
+size_t attnc_kernel_num_variants(const attnc_kernel *k) {
+  return k ? k->variants.size() : 0;
+}
+
+const attnc_kernel *attnc_kernel_variant(const attnc_kernel *k, size_t index) {
+  return k && index < k->variants.size() ? k->variants[index].kernel : nullptr;
+}
+
+size_t attnc_kernel_variant_num_conditions(const attnc_kernel *k,
+                                           size_t index) {
+  return k && index < k->variants.size() ? k->variants[index].when.size() : 0;
+}
+
+attnc_status attnc_kernel_variant_condition(const attnc_kernel *k, size_t index,
+                                            size_t condition,
+                                            attnc_constraint *out) {
+  if (!k || !out || index >= k->variants.size() ||
+      condition >= k->variants[index].when.size())
+    return fail(ATTNC_ERROR_INVALID_ARGUMENT,
+                "attnc_kernel_variant_condition: NULL argument or index out "
+                "of range");
+  toPublic(k->variants[index].when[condition], out);
   return ok();
 }
 

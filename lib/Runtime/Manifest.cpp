@@ -357,6 +357,9 @@ bool ManifestReader::parseKernel(const json::Value &v, const std::string &path,
   }
   if (!getOptBool(*o, path, "programmatic_launch", k.programmaticLaunch))
     return false;
+  if (const json::Value *variants = o->get("variants"))
+    if (!parseVariants(*variants, path + ".variants", k))
+      return false;
   // The cubin must stay inside the module directory.
   if (k.cubin.empty() || k.cubin[0] == '/' ||
       k.cubin.find("..") != std::string::npos)
@@ -493,7 +496,7 @@ bool ManifestReader::checkSymbols(const std::string &path,
         return failAt(fpath, message("size rule symbol", f.symbol));
     }
   }
-  return true;
+  return checkVariantSymbols(path, k, symbols);
 }
 
 /// The cross-references: what validation and grid computation assume.
@@ -654,7 +657,7 @@ bool ManifestReader::resolveUnsplit(attnc_module &m) {
                               u->unsplitName + "')");
     k.unsplit = u;
   }
-  return true;
+  return resolveVariants(m);
 }
 
 namespace {

@@ -420,10 +420,11 @@ bool sameShape(const std::vector<Dim> &a, const std::vector<Dim> &b) {
 /// runtime's, so they may differ.
 bool ManifestReader::checkFallbackParams(const std::string &path,
                                          const attnc_kernel &k,
-                                         const attnc_kernel &f) {
+                                         const attnc_kernel &f,
+                                         const char *role) {
   std::vector<const Param *> mine = suppliedParams(k),
                              theirs = suppliedParams(f);
-  std::string head = "fallback kernel '" + f.name +
+  std::string head = std::string(role) + " kernel '" + f.name +
                      "' must take the arguments of '" + k.name +
                      "' (only align and row_align may differ): ";
   std::string here = " in '" + k.name + "' but ",

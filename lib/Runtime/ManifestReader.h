@@ -108,10 +108,11 @@ public:
                    Factor &f);
   bool checkStride(const std::string &path, const attnc_kernel &k, Param &p);
   bool checkTensorMap(const std::string &path, const attnc_kernel &k, Param &p);
-  /// F, the fallback of K, takes the arguments K takes (PATH is K's
-  /// `fallback` key).
+  /// F, the fallback (or, with ROLE "variant", a variant) of K, takes the
+  /// arguments K takes (PATH is K's `fallback` or `variants` key).
   bool checkFallbackParams(const std::string &path, const attnc_kernel &k,
-                           const attnc_kernel &f);
+                           const attnc_kernel &f,
+                           const char *role = "fallback");
   /// The product of FACTORS' constants must not exceed MAX (what a plan
   /// could ever reach, whatever the symbols are bound to).
   bool checkConstantProduct(const std::vector<Factor> &factors,
@@ -134,6 +135,13 @@ public:
   bool checkKernel(const std::string &path, attnc_kernel &k);
   bool resolveFallbacks(attnc_module &m);
   bool resolveUnsplit(attnc_module &m);
+
+  // Size variants (ManifestVariants.cpp).
+  bool parseVariants(const llvm::json::Value &v, const std::string &path,
+                     attnc_kernel &k);
+  bool checkVariantSymbols(const std::string &path, const attnc_kernel &k,
+                           const std::set<std::string> &symbols);
+  bool resolveVariants(attnc_module &m);
   bool parseModule(const llvm::json::Value &v, attnc_module &m);
 };
 

@@ -287,6 +287,42 @@ attnc_status PlanBuilder::build(const attnc_tensor *tensors, size_t numTensors,
   return ATTNC_OK;
 }
 
+namespace {
+
+/// A plan of K for the call, or of K's fallback when K refuses the
+/// arguments and the fallback accepts them.
+attnc_status planOrFallBack(const attnc_kernel &k, const attnc_tensor *tensors,
+                            size_t numTensors, const attnc_scalar *scalars,
+                            size_t numScalars, int64_t numSMs,
+                            std::unique_ptr<attnc_plan> &plan) {
+  plan = std::make_unique<attnc_plan>();
+  PlanBuilder builder(k, *plan, numSMs);
+  attnc_status st = builder.build(tensors, numTensors, scalars, numScalars);
+  // Only a refusal of the arguments falls back: a driver or CUDA error
+  // would be the same for the fallback, and misuse of the API is the
+  // caller's to fix.
+  if (st == ATTNC_ERROR_VALIDATION && k.fallback) {
+    const attnc_kernel &f = *k.fallback;
+    std::string refusal = attnc_last_error();
+    plan = std::make_unique<attnc_plan>();
+    // One SM count per call, whichever kernel runs it.
+    PlanBuilder fallback(f, *plan, builder.usedNumSMs());
+    attnc_status fst = fallback.build(tensors, numTensors, scalars, numScalars);
+    if (fst == ATTNC_ERROR_VALIDATION)
+      return fail(st, refusal + "; its fallback kernel " + f.name +
+                          " refuses them too: " + attnc_last_error());
+    if (fst != ATTNC_OK)
+      return fail(fst, refusal + "; planning its fallback kernel " + f.name +
+                           " failed: " + attnc_last_error());
+    st = ATTNC_OK;
+  }
+  if (st != ATTNC_OK)
+    plan.reset();
+  return st;
+}
+
+} // namespace
+
 extern "C" {
 
 attnc_status attnc_plan_create_with_options(
@@ -302,27 +338,16 @@ attnc_status attnc_plan_create_with_options(
     return fail(ATTNC_ERROR_INVALID_ARGUMENT,
                 "attnc_plan_create: options.num_sms = " +
                     std::to_string(numSMs) + " is negative");
-  auto plan = std::make_unique<attnc_plan>();
-  PlanBuilder builder(*kernel, *plan, numSMs);
-  attnc_status st = builder.build(tensors, numTensors, scalars, numScalars);
-  // Only a refusal of the arguments falls back: a driver or CUDA error
-  // would be the same for the fallback, and misuse of the API is the
-  // caller's to fix.
-  if (st == ATTNC_ERROR_VALIDATION && kernel->fallback) {
-    const attnc_kernel &f = *kernel->fallback;
-    std::string refusal = attnc_last_error();
-    plan = std::make_unique<attnc_plan>();
-    // One SM count per call, whichever kernel runs it.
-    PlanBuilder fallback(f, *plan, builder.usedNumSMs());
-    attnc_status fst = fallback.build(tensors, numTensors, scalars, numScalars);
-    if (fst == ATTNC_ERROR_VALIDATION)
-      return fail(st, refusal + "; its fallback kernel " + f.name +
-                          " refuses them too: " + attnc_last_error());
-    if (fst != ATTNC_OK)
-      return fail(fst, refusal + "; planning its fallback kernel " + f.name +
-                           " failed: " + attnc_last_error());
-    st = ATTNC_OK;
-  }
+  std::unique_ptr<attnc_plan> plan;
+  attnc_status st = ATTNC_ERROR_VALIDATION;
+  // A variant whose sizes the call meets runs it, unless it refuses the
+  // arguments (say, for its own alignment rules): then the kernel does.
+  if (const attnc_kernel *variant = chooseVariant(*kernel, tensors, numTensors))
+    st = planOrFallBack(*variant, tensors, numTensors, scalars, numScalars,
+                        numSMs, plan);
+  if (st == ATTNC_ERROR_VALIDATION)
+    st = planOrFallBack(*kernel, tensors, numTensors, scalars, numScalars,
+                        numSMs, plan);
   if (st != ATTNC_OK)
     return st;
   *out = plan.release();

@@ -35,6 +35,12 @@ public:
   attnc_status evaluateSizeRule(const SizeRule &r, const attnc_tensor *tensors,
                                 size_t numTensors, int64_t &value);
 
+  /// Binds the size symbols of the call's tensors and workspaces (all of
+  /// them, in manifest order) as build does, checking nothing else.
+  attnc_status bindSizes(const attnc_tensor *tensors, size_t numTensors);
+  /// Whether the bound symbols meet every constraint of WHEN.
+  bool meets(const std::vector<Constraint> &when) const;
+
 private:
   const attnc_kernel &k;
   attnc_plan &plan;
@@ -94,6 +100,13 @@ private:
                        const std::string &what);
   attnc_status encodeTensorMap(size_t index, const Param &p);
 };
+
+/// The first variant of K (the manifest's `variants`) whose `when` the
+/// sizes of the call's tensors meet, or null: none does, K has none, or the
+/// tensors bind no sizes (K's own plan then refuses them).
+const attnc_kernel *chooseVariant(const attnc_kernel &k,
+                                  const attnc_tensor *tensors,
+                                  size_t numTensors);
 
 } // namespace attnc::rt
 

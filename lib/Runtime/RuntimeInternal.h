@@ -79,6 +79,15 @@ struct Constraint {
   int64_t value = 0;    // min only
 };
 
+/// A kernel of the same module that runs a kernel's calls whose sizes meet
+/// `when` (the manifest's `variants`): the same computation with other
+/// tiles, which measured faster there. Resolved once every kernel is read.
+struct Variant {
+  std::string kernelName;
+  const attnc_kernel *kernel = nullptr;
+  std::vector<Constraint> when;
+};
+
 /// How to choose a size symbol that the caller picks (the manifest's
 /// size_rules): kv_splits from the grid with `symbol` set to 1, the K/V
 /// tiles of a row (the product of `kvTiles`), `max` and `ctasPerSM`.
@@ -152,6 +161,9 @@ struct attnc_kernel {
   /// `splits` size rule gives 1. Resolved like the fallback; null when none.
   std::string unsplitName;
   const attnc_kernel *unsplit = nullptr;
+  /// The manifest's `variants`, in order: a plan of this kernel runs the
+  /// first whose `when` the call's sizes meet and that accepts the call.
+  std::vector<attnc::rt::Variant> variants;
   /// The manifest's `programmatic_launch`: the kernel waits for the grids
   /// before it (griddepcontrol.wait) before touching global memory, so it is
   /// launched with programmatic stream serialization.

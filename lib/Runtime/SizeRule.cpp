@@ -10,7 +10,8 @@
 // a plan binds them (PlanBuilder::bindShape), the rule's own symbol aside;
 // the rule reads the grid with that symbol set to 1 and its K/V tile count
 // (PlanBuilder::evaluate), then the device's SM count. CPU only when the
-// caller gives the SM count.
+// caller gives the SM count. Also here: the choice of a kernel's size
+// variant (chooseVariant), from the same binding of a call's sizes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -120,6 +121,67 @@ attnc_status PlanBuilder::evaluateSizeRule(const SizeRule &r,
     slots = UINT64_MAX;
   value = kvSplits(ctas, tiles, slots, r.max);
   return ATTNC_OK;
+}
+
+attnc_status PlanBuilder::bindSizes(const attnc_tensor *tensors,
+                                    size_t numTensors) {
+  size_t want = 0;
+  for (const Param &p : k.params)
+    want += p.kind == ATTNC_PARAM_TENSOR || p.kind == ATTNC_PARAM_WORKSPACE;
+  if (numTensors != want || (numTensors && !tensors))
+    return refuse("expected " + std::to_string(want) +
+                  " tensors and workspaces, got " + std::to_string(numTensors));
+  size_t next = 0;
+  for (const Param &p : k.params) {
+    if (p.kind != ATTNC_PARAM_TENSOR && p.kind != ATTNC_PARAM_WORKSPACE)
+      continue;
+    const attnc_tensor &t = tensors[next++];
+    attnc_status st = p.kind == ATTNC_PARAM_TENSOR ? bindShape(p, t, "")
+                                                   : checkWorkspaceShape(p, t);
+    if (st)
+      return st;
+  }
+  return ATTNC_OK;
+}
+
+bool PlanBuilder::meets(const std::vector<Constraint> &when) const {
+  for (const Constraint &c : when) {
+    // The manifest guarantees that the kernel's tensors bind every symbol.
+    const auto *l = lookup(c.lhs);
+    if (!l)
+      return false;
+    int64_t lhs = l->first;
+    if (c.kind == ATTNC_CONSTRAINT_MIN || c.kind == ATTNC_CONSTRAINT_MAX) {
+      if (c.kind == ATTNC_CONSTRAINT_MIN ? lhs < c.value : lhs > c.value)
+        return false;
+      continue;
+    }
+    const auto *r = lookup(c.rhs);
+    if (!r)
+      return false;
+    int64_t rhs = r->first, scaled;
+    if ((c.kind == ATTNC_CONSTRAINT_EQUAL && lhs != rhs) ||
+        (c.kind == ATTNC_CONSTRAINT_DIVISIBLE && (rhs <= 0 || lhs % rhs)) ||
+        (c.kind == ATTNC_CONSTRAINT_RATIO &&
+         (__builtin_mul_overflow(c.value, rhs, &scaled) || lhs != scaled)))
+      return false;
+  }
+  return true;
+}
+
+const attnc_kernel *attnc::rt::chooseVariant(const attnc_kernel &k,
+                                             const attnc_tensor *tensors,
+                                             size_t numTensors) {
+  if (k.variants.empty())
+    return nullptr;
+  attnc_plan scratch;
+  PlanBuilder sizes(k, scratch, 0);
+  if (sizes.bindSizes(tensors, numTensors) != ATTNC_OK)
+    return nullptr;
+  for (const Variant &v : k.variants)
+    if (sizes.meets(v.when))
+      return v.kernel;
+  return nullptr;
 }
 
 extern "C" {

@@ -110,8 +110,9 @@ class Module:
     @property
     def entries(self) -> list["Kernel"]:
         """The kernels a program calls: those that are no other kernel's
-        ``fallback`` (a fallback runs through the kernel it backs)."""
+        ``fallback`` or variant (they run through the kernel naming them)."""
         backing = {k.fallback.name for k in self if k.fallback is not None}
+        backing |= {v.name for k in self for v, _ in k.variants}
         return [k for k in self if k.name not in backing]
 
     def __len__(self):
@@ -184,6 +185,30 @@ class Kernel:
         if not handle:
             return None
         return self.module.kernel(text(lib().attnc_kernel_name(handle)))
+
+    @property
+    def variants(self) -> list[tuple["Kernel", tuple[Constraint, ...]]]:
+        """The manifest's ``variants``, in order: kernels of the same module
+        that take this one's arguments and compute the same result with
+        other tiles, each with the conditions on sizes where it runs. A plan
+        of this kernel runs the first variant whose conditions the call
+        meets and that accepts the arguments (``Plan.kernel`` says which),
+        else this kernel."""
+        out = []
+        for i in range(lib().attnc_kernel_num_variants(self._handle)):
+            handle = lib().attnc_kernel_variant(self._handle, i)
+            conditions = []
+            for j in range(lib().attnc_kernel_variant_num_conditions(
+                    self._handle, i)):
+                c = _capi.ConstraintInfo()
+                check(lib().attnc_kernel_variant_condition(self._handle, i, j,
+                                                           byref(c)))
+                conditions.append(Constraint(_capi.CONSTRAINT_KINDS[c.kind],
+                                             text(c.lhs), text(c.rhs),
+                                             c.value))
+            out.append((self.module.kernel(
+                text(lib().attnc_kernel_name(handle))), tuple(conditions)))
+        return out
 
     @property
     def unsplit(self) -> "Kernel | None":
@@ -574,10 +599,11 @@ class Plan:
         self._device = next((tensors[p.name].device for p in params
                              if _is_torch(tensors[p.name])), None)
         self._device_index = getattr(self._device, "index", None)
-        # The fallback, if the plan picks it, uses the same count.
-        if num_sms is None and self._device is not None and (
-                kernel.needs_num_sms or
-                (kernel.fallback and kernel.fallback.needs_num_sms)):
+        # A fallback or variant, if the plan picks it, uses the same count.
+        if num_sms is None and self._device is not None and any(
+                k is not None and k.needs_num_sms
+                for k in [kernel, kernel.fallback] + [
+                    x for v, _ in kernel.variants for x in (v, v.fallback)]):
             num_sms = _device_num_sms(self._device)
         options = _capi.PlanOptions(num_sms or 0)
         self._handle = c_void_p()

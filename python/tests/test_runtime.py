@@ -424,6 +424,40 @@ PADDED_Q = FakeTensor(0x100000, (2, 8, 300, 64), BF16,
                       (8 * 300 * 68, 300 * 68, 68, 1))
 
 
+class VariantTest(unittest.TestCase):
+    """A kernel's plans run its size variant where the sizes meet the
+    variant's conditions and the variant accepts the call (Inputs/variants:
+    `rows`, and `rows_long` from S = 4096 on, 16-byte rows only)."""
+
+    def setUp(self):
+        self.module = attnc.load(INPUTS / "variants")
+        self.rows = self.module["rows"]
+
+    def xy(self, S, row=64):
+        shape, strides = (2, 4, S, 64), (4 * S * row, S * row, row, 1)
+        return {"x": FakeTensor(0x100000, shape, BF16, strides),
+                "y": FakeTensor(0x10000000, shape, BF16)}
+
+    def test_metadata(self):
+        long = self.module["rows_long"]
+        self.assertEqual(self.rows.variants, [
+            (long, (attnc.Constraint("min", "S", None, 4096),))])
+        self.assertEqual(long.variants, [])
+        # What a program calls: the kernel, not its variant.
+        self.assertEqual([k.name for k in self.module.entries], ["rows"])
+
+    def test_plan_picks_by_size(self):
+        plan = self.rows.plan(**self.xy(4095))
+        self.assertIs(plan.kernel, self.rows)
+        self.assertEqual(plan.grid, (64, 4, 2))  # ceil(4095 / 64)
+        plan = self.rows.plan(**self.xy(4096))
+        self.assertIs(plan.kernel, self.module["rows_long"])
+        self.assertEqual(plan.grid, (32, 4, 2))  # its 128-row blocks
+        # Rows of 66 bf16 (132 bytes): rows_long refuses them, rows runs.
+        plan = self.rows.plan(**self.xy(4096, row=66))
+        self.assertIs(plan.kernel, self.rows)
+
+
 def split_qkv(B, H, Hkv, Sq, Skv):
     """q, k, v of a split-KV decode call."""
     return (FakeTensor(0x100000, (B, H, Sq, 128), BF16),

@@ -32,16 +32,13 @@ namespace {
 using attnc_test::descsOf;
 using attnc_test::fallbackFixtureScalars;
 using attnc_test::fallbackFixtureTensors;
+using attnc_test::ModulePtr;
+using attnc_test::parse;
 using attnc_test::Tensor;
 
 const std::string inputs = ATTNC_TEST_INPUTS;
 // Before any test: whatever libcuda the machine has is never loaded.
 const int noDriverSet = setenv("ATTNC_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
-
-struct ModuleDeleter {
-  void operator()(attnc_module *m) const { attnc_module_unload(m); }
-};
-using ModulePtr = std::unique_ptr<attnc_module, ModuleDeleter>;
 
 //===--- Loader rules -----------------------------------------------------===//
 
@@ -81,18 +78,6 @@ std::string moduleWith(const std::string &primary,
                        const std::string &fallback) {
   return R"({"attnc_manifest_version": 2, "module": "m", "kernels": [)" +
          primary + ", " + fallback + "]}";
-}
-
-attnc_status parse(const std::string &text, std::string &error,
-                   ModulePtr *keep = nullptr) {
-  attnc_module *m = nullptr;
-  attnc_status st = attnc_manifest_parse(text.data(), text.size(), nullptr, &m);
-  error = attnc_last_error();
-  if (keep)
-    keep->reset(m);
-  else
-    attnc_module_unload(m);
-  return st;
 }
 
 /// Parses the inline pair (primaryKernel with its fallbackKernel) and

@@ -6,9 +6,10 @@
 //===----------------------------------------------------------------------===//
 //
 // Tensor arguments for attnc_plan_create and attnc_launch in the runtime's
-// unit tests (ValidateTest.cpp, FallbackTest.cpp, DriverTest.cpp): made-up
-// device addresses that no test dereferences, with sizes and strides owned
-// next to the descriptor that points at them.
+// unit tests (ValidateTest.cpp, FallbackTest.cpp, VariantTest.cpp,
+// DriverTest.cpp): made-up device addresses that no test dereferences, with
+// sizes and strides owned next to the descriptor that points at them; and
+// the parsing of inline manifests.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,8 @@
 #include "attnc-c/Runtime.h"
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace attnc_test {
@@ -67,6 +70,25 @@ inline std::vector<attnc_scalar> fallbackFixtureScalars() {
   std::vector<attnc_scalar> scalars = {attnc_scalar{1, {0}}};
   scalars[0].value.f = 0.125;
   return scalars;
+}
+
+struct ModuleDeleter {
+  void operator()(attnc_module *m) const { attnc_module_unload(m); }
+};
+using ModulePtr = std::unique_ptr<attnc_module, ModuleDeleter>;
+
+/// Parses manifest TEXT; ERROR gets the loader's message (empty when it
+/// loads), KEEP the module (else it is unloaded).
+inline attnc_status parse(const std::string &text, std::string &error,
+                          ModulePtr *keep = nullptr) {
+  attnc_module *m = nullptr;
+  attnc_status st = attnc_manifest_parse(text.data(), text.size(), nullptr, &m);
+  error = attnc_last_error();
+  if (keep)
+    keep->reset(m);
+  else
+    attnc_module_unload(m);
+  return st;
 }
 
 } // namespace attnc_test
