@@ -295,6 +295,18 @@ bool ManifestReader::parseConstraint(const json::Value &v,
                     "' (expected divisible, equal, min, max or ratio)");
 }
 
+bool ManifestReader::parseConstraints(const json::Array &cs,
+                                      const std::string &path,
+                                      std::vector<Constraint> &out) {
+  for (size_t i = 0; i < cs.size(); ++i) {
+    Constraint c;
+    if (!parseConstraint(cs[i], path + "[" + std::to_string(i) + "]", c))
+      return false;
+    out.push_back(std::move(c));
+  }
+  return true;
+}
+
 bool ManifestReader::parseSizeRule(const json::Value &v,
                                    const std::string &path, SizeRule &r) {
   const json::Object *o = v.getAsObject();
@@ -390,13 +402,8 @@ bool ManifestReader::parseKernel(const json::Value &v, const std::string &path,
       return failAt(path + ".constraints", std::string("expected an array, "
                                                        "got ") +
                                                describe(*constraints));
-    for (size_t i = 0; i < cs->size(); ++i) {
-      Constraint c;
-      if (!parseConstraint((*cs)[i],
-                           path + ".constraints[" + std::to_string(i) + "]", c))
-        return false;
-      k.constraints.push_back(std::move(c));
-    }
+    if (!parseConstraints(*cs, path + ".constraints", k.constraints))
+      return false;
   }
 
   if (const json::Value *rules = o->get("size_rules")) {
@@ -432,8 +439,9 @@ bool ManifestReader::parseKernel(const json::Value &v, const std::string &path,
   return checkKernel(path, k);
 }
 
-/// Every symbol a launch reads (grid, workspace sizes, constraints) must be
-/// bound by some tensor argument, or no call could give it a value.
+/// Every symbol a launch reads (grid, workspace sizes, constraints, the
+/// variants' conditions) must be bound by some tensor argument, or no call
+/// could give it a value.
 bool ManifestReader::checkSymbols(const std::string &path,
                                   const attnc_kernel &k,
                                   const std::set<std::string> &symbols) {
@@ -464,16 +472,29 @@ bool ManifestReader::checkSymbols(const std::string &path,
                           std::to_string(i) + "]",
                       message("workspace view symbol", p.viewShape[i].symbol));
   }
-  for (size_t i = 0; i < k.constraints.size(); ++i) {
-    const Constraint &c = k.constraints[i];
-    std::string cpath = path + ".constraints[" + std::to_string(i) + "]";
+  auto checkConstraint = [&](const Constraint &c, const std::string &cpath,
+                             const char *what) {
     bool min = c.kind == ATTNC_CONSTRAINT_MIN || c.kind == ATTNC_CONSTRAINT_MAX;
     if (unbound(c.lhs))
-      return failAt(cpath + (min ? ".sym" : ".lhs"),
-                    message("constraint symbol", c.lhs));
+      return failAt(cpath + (min ? ".sym" : ".lhs"), message(what, c.lhs));
     if (!min && unbound(c.rhs))
-      return failAt(cpath + ".rhs", message("constraint symbol", c.rhs));
-  }
+      return failAt(cpath + ".rhs", message(what, c.rhs));
+    return true;
+  };
+  for (size_t i = 0; i < k.constraints.size(); ++i)
+    if (!checkConstraint(k.constraints[i],
+                         path + ".constraints[" + std::to_string(i) + "]",
+                         "constraint symbol"))
+      return false;
+  // A variant's conditions are read on the symbols the kernel's own tensors
+  // bind (the variant takes the same ones).
+  for (size_t i = 0; i < k.variants.size(); ++i)
+    for (size_t j = 0; j < k.variants[i].when.size(); ++j)
+      if (!checkConstraint(k.variants[i].when[j],
+                           path + ".variants[" + std::to_string(i) + "].when[" +
+                               std::to_string(j) + "]",
+                           "variant condition symbol"))
+        return false;
   // A size rule reads the grid and its K/V tiles with its own symbol unset.
   std::set<std::string> ruled;
   for (size_t i = 0; i < k.sizeRules.size(); ++i) {
@@ -496,7 +517,7 @@ bool ManifestReader::checkSymbols(const std::string &path,
         return failAt(fpath, message("size rule symbol", f.symbol));
     }
   }
-  return checkVariantSymbols(path, k, symbols);
+  return true;
 }
 
 /// The cross-references: what validation and grid computation assume.
@@ -571,10 +592,8 @@ bool ManifestReader::parseModule(const json::Value &v, attnc_module &m) {
   return resolveFallbacks(m);
 }
 
-/// The index in `m` of the kernel named `name`, or m.kernels.size();
-/// `known` lists every kernel's name, for the message of a miss.
-static size_t findKernel(const attnc_module &m, const std::string &name,
-                         std::string &known) {
+size_t attnc::rt::findKernel(const attnc_module &m, const std::string &name,
+                             std::string &known) {
   size_t at = m.kernels.size();
   for (size_t j = 0; j < m.kernels.size(); ++j) {
     known += (known.empty() ? "" : ", ") + m.kernels[j]->name;

@@ -57,6 +57,11 @@ inline int64_t findTensor(const attnc_kernel &k, const std::string &name) {
   return findParam(k, name, ATTNC_PARAM_TENSOR);
 }
 
+/// The index in M of the kernel named NAME, or M.kernels.size(); KNOWN
+/// lists every kernel's name, for the message of a miss.
+size_t findKernel(const attnc_module &m, const std::string &name,
+                  std::string &known);
+
 /// Walks the JSON tree, remembering the first error with its path.
 class ManifestReader {
 public:
@@ -126,6 +131,9 @@ public:
                  attnc_kernel &k);
   bool parseConstraint(const llvm::json::Value &v, const std::string &path,
                        Constraint &c);
+  /// Each constraint of CS (at PATH[i]) appended to OUT.
+  bool parseConstraints(const llvm::json::Array &cs, const std::string &path,
+                        std::vector<Constraint> &out);
   bool parseSizeRule(const llvm::json::Value &v, const std::string &path,
                      SizeRule &r);
   bool checkSymbols(const std::string &path, const attnc_kernel &k,
@@ -139,8 +147,6 @@ public:
   // Size variants (ManifestVariants.cpp).
   bool parseVariants(const llvm::json::Value &v, const std::string &path,
                      attnc_kernel &k);
-  bool checkVariantSymbols(const std::string &path, const attnc_kernel &k,
-                           const std::set<std::string> &symbols);
   bool resolveVariants(attnc_module &m);
   bool parseModule(const llvm::json::Value &v, attnc_module &m);
 };

@@ -10,8 +10,9 @@
 // plan of the kernel runs the first variant whose `when` the call meets and
 // that accepts the call, else the kernel itself. The reader checks what the
 // plan relies on: the variant exists, takes the kernel's arguments (as a
-// fallback must), chooses no further (no variants of its own), and every
-// symbol of `when` is one the kernel's tensors bind.
+// fallback must) and chooses no further (no variants of its own); that
+// every symbol of `when` is one the kernel's tensors bind is checked with
+// the kernel's other symbols (ManifestReader::checkSymbols).
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,41 +46,10 @@ bool ManifestReader::parseVariants(const json::Value &v,
       return failAt(vpath + ".when",
                     "expected at least one constraint (a variant with none "
                     "would run every call)");
-    for (size_t j = 0; j < when->size(); ++j) {
-      Constraint c;
-      if (!parseConstraint((*when)[j],
-                           vpath + ".when[" + std::to_string(j) + "]", c))
-        return false;
-      variant.when.push_back(std::move(c));
-    }
+    if (!parseConstraints(*when, vpath + ".when", variant.when))
+      return false;
     k.variants.push_back(std::move(variant));
   }
-  return true;
-}
-
-/// The variants' conditions are evaluated on the symbols the kernel's own
-/// tensors bind (the variant takes the same ones).
-bool ManifestReader::checkVariantSymbols(const std::string &path,
-                                         const attnc_kernel &k,
-                                         const std::set<std::string> &symbols) {
-  for (size_t i = 0; i < k.variants.size(); ++i)
-    for (size_t j = 0; j < k.variants[i].when.size(); ++j) {
-      const Constraint &c = k.variants[i].when[j];
-      std::string cpath = path + ".variants[" + std::to_string(i) + "].when[" +
-                          std::to_string(j) + "]";
-      bool bound =
-          c.kind == ATTNC_CONSTRAINT_MIN || c.kind == ATTNC_CONSTRAINT_MAX;
-      for (const std::string *s : {&c.lhs, bound ? nullptr : &c.rhs}) {
-        if (!s || symbols.count(*s))
-          continue;
-        return failAt(cpath + (s == &c.rhs ? ".rhs"
-                               : bound     ? ".sym"
-                                           : ".lhs"),
-                      "variant condition symbol '" + *s +
-                          "' is not a symbol of any tensor shape, so no "
-                          "argument can bind it");
-      }
-    }
   return true;
 }
 
@@ -96,18 +66,14 @@ bool ManifestReader::resolveVariants(attnc_module &m) {
       if (v.kernelName == k.name)
         return failAt(path,
                       "kernel '" + k.name + "' names itself as its variant");
-      const attnc_kernel *found = nullptr;
       std::string known;
-      for (const auto &other : m.kernels) {
-        known += (known.empty() ? "" : ", ") + other->name;
-        if (other->name == v.kernelName)
-          found = other.get();
-      }
-      if (!found)
+      size_t at = findKernel(m, v.kernelName, known);
+      if (at == m.kernels.size())
         return failAt(path,
                       "variant '" + v.kernelName + "' of kernel '" + k.name +
                           "' is not a kernel of this module (it has: " + known +
                           ")");
+      const attnc_kernel *found = m.kernels[at].get();
       if (!found->variants.empty())
         return failAt(path, "variant kernel '" + found->name + "' of '" +
                                 k.name + "' has variants of its own ('" +

@@ -38,6 +38,10 @@ public:
   /// Binds the size symbols of the call's tensors and workspaces (all of
   /// them, in manifest order) as build does, checking nothing else.
   attnc_status bindSizes(const attnc_tensor *tensors, size_t numTensors);
+  /// Binds the first COUNT tensor and workspace arguments' sizes (but
+  /// UNBOUND, a size rule's own symbol), checking their shapes.
+  attnc_status bindArguments(const attnc_tensor *tensors, size_t count,
+                             const std::string &unbound);
   /// Whether the bound symbols meet every constraint of WHEN.
   bool meets(const std::vector<Constraint> &when) const;
 
@@ -82,6 +86,9 @@ private:
                          const std::string &unbound);
   attnc_status checkWorkspaceShape(const Param &p, const attnc_tensor &t);
   attnc_status checkConstraints();
+  /// Why the bound symbols break constraint C, or empty when they meet it
+  /// (every symbol of C bound, as the manifest guarantees after binding).
+  std::string violation(const Constraint &c) const;
   attnc_status checkWorkspaces();
   attnc_status checkWorkspaceViews();
   attnc_status checkExtents();

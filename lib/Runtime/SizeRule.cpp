@@ -58,18 +58,8 @@ attnc_status PlanBuilder::evaluateSizeRule(const SizeRule &r,
   if (numTensors && !tensors)
     return fail(ATTNC_ERROR_INVALID_ARGUMENT,
                 k.name + ": " + what + ": tensors array is NULL");
-  size_t next = 0;
-  for (const Param &p : k.params) {
-    if (next == numTensors)
-      break;
-    if (p.kind != ATTNC_PARAM_TENSOR && p.kind != ATTNC_PARAM_WORKSPACE)
-      continue;
-    const attnc_tensor &t = tensors[next++];
-    attnc_status st = p.kind == ATTNC_PARAM_TENSOR ? bindShape(p, t, r.symbol)
-                                                   : checkWorkspaceShape(p, t);
-    if (st)
-      return st;
-  }
+  if (attnc_status st = bindArguments(tensors, numTensors, r.symbol))
+    return st;
   // Refusals first, then what may need the driver.
   const std::vector<Factor> *reads[] = {&k.grid[0], &k.grid[1], &k.grid[2],
                                         &r.kvTiles};
@@ -123,6 +113,24 @@ attnc_status PlanBuilder::evaluateSizeRule(const SizeRule &r,
   return ATTNC_OK;
 }
 
+attnc_status PlanBuilder::bindArguments(const attnc_tensor *tensors,
+                                        size_t count,
+                                        const std::string &unbound) {
+  size_t next = 0;
+  for (const Param &p : k.params) {
+    if (next == count)
+      break;
+    if (p.kind != ATTNC_PARAM_TENSOR && p.kind != ATTNC_PARAM_WORKSPACE)
+      continue;
+    const attnc_tensor &t = tensors[next++];
+    attnc_status st = p.kind == ATTNC_PARAM_TENSOR ? bindShape(p, t, unbound)
+                                                   : checkWorkspaceShape(p, t);
+    if (st)
+      return st;
+  }
+  return ATTNC_OK;
+}
+
 attnc_status PlanBuilder::bindSizes(const attnc_tensor *tensors,
                                     size_t numTensors) {
   size_t want = 0;
@@ -131,42 +139,12 @@ attnc_status PlanBuilder::bindSizes(const attnc_tensor *tensors,
   if (numTensors != want || (numTensors && !tensors))
     return refuse("expected " + std::to_string(want) +
                   " tensors and workspaces, got " + std::to_string(numTensors));
-  size_t next = 0;
-  for (const Param &p : k.params) {
-    if (p.kind != ATTNC_PARAM_TENSOR && p.kind != ATTNC_PARAM_WORKSPACE)
-      continue;
-    const attnc_tensor &t = tensors[next++];
-    attnc_status st = p.kind == ATTNC_PARAM_TENSOR ? bindShape(p, t, "")
-                                                   : checkWorkspaceShape(p, t);
-    if (st)
-      return st;
-  }
-  return ATTNC_OK;
+  return bindArguments(tensors, numTensors, "");
 }
 
 bool PlanBuilder::meets(const std::vector<Constraint> &when) const {
-  for (const Constraint &c : when) {
-    // The manifest guarantees that the kernel's tensors bind every symbol.
-    const auto *l = lookup(c.lhs);
-    if (!l)
-      return false;
-    int64_t lhs = l->first;
-    if (c.kind == ATTNC_CONSTRAINT_MIN || c.kind == ATTNC_CONSTRAINT_MAX) {
-      if (c.kind == ATTNC_CONSTRAINT_MIN ? lhs < c.value : lhs > c.value)
-        return false;
-      continue;
-    }
-    const auto *r = lookup(c.rhs);
-    if (!r)
-      return false;
-    int64_t rhs = r->first, scaled;
-    if ((c.kind == ATTNC_CONSTRAINT_EQUAL && lhs != rhs) ||
-        (c.kind == ATTNC_CONSTRAINT_DIVISIBLE && (rhs <= 0 || lhs % rhs)) ||
-        (c.kind == ATTNC_CONSTRAINT_RATIO &&
-         (__builtin_mul_overflow(c.value, rhs, &scaled) || lhs != scaled)))
-      return false;
-  }
-  return true;
+  return std::all_of(when.begin(), when.end(),
+                     [&](const Constraint &c) { return violation(c).empty(); });
 }
 
 const attnc_kernel *attnc::rt::chooseVariant(const attnc_kernel &k,

@@ -310,36 +310,36 @@ attnc_status PlanBuilder::checkWorkspaceViews() {
 /// not know why a kernel needs them (e.g. H a multiple of Hkv for grouped
 /// heads), only that it cannot run without.
 attnc_status PlanBuilder::checkConstraints() {
-  for (const Constraint &c : k.constraints) {
-    // The manifest guarantees that some tensor binds every symbol.
-    int64_t lhs = lookup(c.lhs)->first;
-    std::string l = c.lhs + " (= " + std::to_string(lhs) + ")";
-    if (c.kind == ATTNC_CONSTRAINT_MIN) {
-      if (lhs < c.value)
-        return refuse(l + " must be at least " + std::to_string(c.value));
-      continue;
-    }
-    if (c.kind == ATTNC_CONSTRAINT_MAX) {
-      if (lhs > c.value)
-        return refuse(l + " must be at most " + std::to_string(c.value));
-      continue;
-    }
-    int64_t rhs = lookup(c.rhs)->first;
-    std::string r = c.rhs + " (= " + std::to_string(rhs) + ")";
-    if (c.kind == ATTNC_CONSTRAINT_EQUAL && lhs != rhs)
-      return refuse(l + " must equal " + r);
-    // (A factor times a size can overflow; an overflowing product is no
-    // size's.)
-    int64_t scaled;
-    if (c.kind == ATTNC_CONSTRAINT_RATIO &&
-        (llvm::MulOverflow(c.value, rhs, scaled) || lhs != scaled))
-      return refuse(l + " must be " + std::to_string(c.value) + " times " + r);
-    if (c.kind == ATTNC_CONSTRAINT_DIVISIBLE && (rhs <= 0 || lhs % rhs != 0))
-      return refuse(
-          l + " must be a multiple of " + r +
-          (rhs <= 0 ? std::string(", which must be positive") : std::string()));
-  }
+  for (const Constraint &c : k.constraints)
+    if (std::string why = violation(c); !why.empty())
+      return refuse(why);
   return ATTNC_OK;
+}
+
+std::string PlanBuilder::violation(const Constraint &c) const {
+  // The manifest guarantees that some tensor binds every symbol.
+  int64_t lhs = lookup(c.lhs)->first;
+  std::string l = c.lhs + " (= " + std::to_string(lhs) + ")";
+  if (c.kind == ATTNC_CONSTRAINT_MIN)
+    return lhs < c.value ? l + " must be at least " + std::to_string(c.value)
+                         : "";
+  if (c.kind == ATTNC_CONSTRAINT_MAX)
+    return lhs > c.value ? l + " must be at most " + std::to_string(c.value)
+                         : "";
+  int64_t rhs = lookup(c.rhs)->first;
+  std::string r = c.rhs + " (= " + std::to_string(rhs) + ")";
+  if (c.kind == ATTNC_CONSTRAINT_EQUAL && lhs != rhs)
+    return l + " must equal " + r;
+  // (A factor times a size can overflow; an overflowing product is no
+  // size's.)
+  int64_t scaled;
+  if (c.kind == ATTNC_CONSTRAINT_RATIO &&
+      (llvm::MulOverflow(c.value, rhs, scaled) || lhs != scaled))
+    return l + " must be " + std::to_string(c.value) + " times " + r;
+  if (c.kind == ATTNC_CONSTRAINT_DIVISIBLE && (rhs <= 0 || lhs % rhs != 0))
+    return l + " must be a multiple of " + r +
+           (rhs <= 0 ? std::string(", which must be positive") : std::string());
+  return "";
 }
 
 /// What cuTensorMapEncodeTiled accepts of a tensor, checked here so that
