@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Analysis/GlobalBuffers.h"
+#include "attnc/Analysis/KernelVersions.h"
 #include "attnc/Dialect/Attnc/IR/AttncOps.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -20,6 +21,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/SetVector.h"
+
+#include <functional>
 
 using namespace mlir;
 using namespace attnc;
@@ -35,7 +38,7 @@ static constexpr unsigned kAttentionRank = 4;
 static constexpr unsigned kSequenceDim = 2;
 
 bool attnc::isKernelOp(Operation *op) {
-  if (isa<scf::ForallOp>(op))
+  if (isa<scf::ForallOp>(op) || isVersionedKernel(op))
     return true;
   if (isa<YieldOp>(op))
     return false;
@@ -80,13 +83,21 @@ attnc::collectGlobalBuffers(FunctionOpInterface func,
 
   // Graph and fused level: the results of top-level kernels cross a kernel
   // boundary through HBM; top-level tensor.empty is a kernel's destination.
-  for (Operation &op : entry) {
-    if (isKernelOp(&op))
-      for (Value r : op.getResults())
-        add(r, GlobalBuffer::Kind::KernelResult);
-    if (isa<tensor::EmptyOp>(op))
-      add(op.getResult(0), GlobalBuffer::Kind::Allocation);
-  }
+  // The versions of a kernel (KernelVersions.h) are kernels of their own.
+  std::function<void(Block &)> addKernels = [&](Block &block) {
+    for (Operation &op : block) {
+      if (isKernelOp(&op))
+        for (Value r : op.getResults())
+          add(r, GlobalBuffer::Kind::KernelResult);
+      if (isa<tensor::EmptyOp>(op))
+        add(op.getResult(0), GlobalBuffer::Kind::Allocation);
+      if (isVersionedKernel(&op))
+        for (Region &r : op.getRegions())
+          if (!r.empty())
+            addKernels(r.front());
+    }
+  };
+  addKernels(entry);
 
   // GPU level: allocations anywhere on the host side (not inside a kernel
   // body) and what is handed to kernels.

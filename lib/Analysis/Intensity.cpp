@@ -13,6 +13,7 @@
 
 #include "attnc/Analysis/Intensity.h"
 #include "attnc/Analysis/GlobalBuffers.h"
+#include "attnc/Analysis/KernelVersions.h"
 #include "attnc/Dialect/Attnc/IR/AttncOps.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -123,6 +124,8 @@ private:
                         bool causal, KernelCost &kernel);
 
   FunctionOpInterface func;
+  /// A kernel's versions could not be read (reported on the op).
+  bool failedVersions = false;
   const SizeBindings &sizes;
   ShapeAnalysis shapes;
   ScoreBufferRule rule;
@@ -346,6 +349,23 @@ void CostCounter::describeSchedule(FlashConfigAttr config, Value q, Value k,
 }
 
 void CostCounter::countKernel(Operation *op, KernelCost &kernel) {
+  // A kernel in versions costs what the version a host runs at the
+  // report's sizes costs (they compute the same; the tiles differ).
+  if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+    FailureOr<SmallVector<KernelVersion>> versions = readKernelVersions(ifOp);
+    if (failed(versions)) {
+      failedVersions = true;
+      return;
+    }
+    const KernelVersion &runs = selectKernelVersion(
+        *versions, [&](Value t, int64_t d) -> std::optional<int64_t> {
+          const SymbolicShape *s = shapes.getShape(t);
+          if (!s || d >= (int64_t)s->size())
+            return std::nullopt;
+          return int64_t(extent(t, d));
+        });
+    return countKernel(runs.kernel, kernel);
+  }
   counted.clear();
   if (auto forall = dyn_cast<scf::ForallOp>(op))
     return countForall(forall, kernel);
@@ -398,6 +418,8 @@ FailureOr<FunctionCost> CostCounter::run() {
     countKernel(&op, kernel);
     cost.kernels.push_back(std::move(kernel));
   }
+  if (failedVersions)
+    return failure();
   if (unbound) {
     mlir::emitError(func.getLoc())
         << "cannot bind " << *unbound

@@ -427,6 +427,10 @@ bool ShapeAnalysis::visitUpstreamOp(Operation *op) {
         setShape(e, shapeFromSizes(e, e.getDynamicSizes()));
         return true;
       })
+      .Case<tensor::SplatOp>([&](tensor::SplatOp splat) {
+        setShape(splat, shapeFromSizes(splat, splat.getDynamicSizes()));
+        return true;
+      })
       .Case<memref::AllocOp, memref::AllocaOp>([&](auto alloc) {
         setShape(alloc, shapeFromSizes(alloc, alloc.getDynamicSizes()));
         return true;
@@ -469,6 +473,23 @@ bool ShapeAnalysis::visitUpstreamOp(Operation *op) {
       .Case<scf::ForallOp>([&](scf::ForallOp forall) {
         loopCarried(forall.getOutputs(), forall.getRegionIterArgs(),
                     forall.getResults());
+        return true;
+      })
+      .Case<scf::IfOp>([&](scf::IfOp ifOp) {
+        // A result has the shape both regions yield (the versions of a
+        // kernel compute the same results), else none.
+        for (Region &region : ifOp->getRegions())
+          for (Block &block : region)
+            visitBlock(block);
+        if (ifOp.getElseRegion().empty())
+          return true;
+        for (auto [then, other, result] :
+             llvm::zip(ifOp.thenYield().getOperands(),
+                       ifOp.elseYield().getOperands(), ifOp.getResults())) {
+          const SymbolicShape *a = getShape(then), *b = getShape(other);
+          if (a && b && *a == *b)
+            setShape(result, *a);
+        }
         return true;
       })
       .Default([](Operation *) { return false; });

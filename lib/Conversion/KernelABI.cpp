@@ -197,6 +197,21 @@ attnc::buildLaunchContract(MLIRContext *ctx, const KernelABI &abi,
       return {};
     sizeRules.push_back(a);
   }
+  SmallVector<KernelVariantAttr> variants;
+  for (const ABIVariant &v : abi.variants) {
+    SmallVector<ConstraintAttr> when;
+    for (const ABIConstraint &c : v.when) {
+      ConstraintAttr a = cb.constraint(c);
+      if (!a)
+        return {};
+      when.push_back(a);
+    }
+    KernelVariantAttr a = KernelVariantAttr::getChecked(
+        emitError, ctx, StringRef(v.kernel), ArrayRef<ConstraintAttr>(when));
+    if (!a)
+      return {};
+    variants.push_back(a);
+  }
   SmallVector<NamedAttribute> attrs;
   for (const auto &[k, v] : abi.attrs)
     attrs.push_back(cb.b.getNamedAttr(k, cb.attrValue(v)));
@@ -207,7 +222,8 @@ attnc::buildLaunchContract(MLIRContext *ctx, const KernelABI &abi,
       ArrayRef<int64_t>(abi.block), abi.dynamicSharedMemoryBytes,
       ArrayRef<ConstraintAttr>(constraints), ArrayRef<SizeRuleAttr>(sizeRules),
       cb.b.getDictionaryAttr(attrs), StringRef(abi.fallback),
-      StringRef(abi.unsplit), abi.programmaticLaunch);
+      StringRef(abi.unsplit), ArrayRef<KernelVariantAttr>(variants),
+      abi.programmaticLaunch);
 }
 
 //===----------------------------------------------------------------------===//
@@ -349,6 +365,17 @@ json::Object attnc::launchContractToJSONObject(LaunchContractAttr c) {
     entry["fallback"] = c.getFallback().str();
   if (!c.getUnsplit().empty())
     entry["unsplit"] = c.getUnsplit().str();
+  if (!c.getVariants().empty()) {
+    json::Array variants;
+    for (KernelVariantAttr v : c.getVariants()) {
+      json::Array when;
+      for (ConstraintAttr k : v.getWhen())
+        when.push_back(constraintToJSON(k));
+      variants.push_back(json::Object{{"kernel", v.getKernel().str()},
+                                      {"when", std::move(when)}});
+    }
+    entry["variants"] = std::move(variants);
+  }
   if (c.getProgrammaticLaunch())
     entry["programmatic_launch"] = true;
   return entry;

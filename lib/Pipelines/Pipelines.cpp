@@ -108,6 +108,7 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
     tiles.fallback = options.fallback;
     tiles.oneMaskedLoop = options.oneMaskedLoop;
     tiles.backwardStrategy = options.backwardStrategy;
+    tiles.sizeVariants = options.sizeVariants;
     // Decoding: the query heads of a K/V group share one tile.
     if (options.splitKV > 0) {
       AttncPackGQAOptions pack;

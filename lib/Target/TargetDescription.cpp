@@ -80,6 +80,7 @@ static TargetDescription hopper(StringRef device) {
   // non-causal at d = 128 against mma_sync's 175 / 215 / 230, and 159 /
   // 221 / 245 at d = 64 against 147 / 196 / 216; never slower.
   t.backwardStrategy = TileStrategy::wgmma;
+  t.wgmmaBackwardLongMinSeqQ = 4096;
   t.roofline = rooflineOf(*cost::builtinDeviceModel(device.str()));
   return t;
 }
@@ -246,6 +247,19 @@ TargetDescription::attentionBackwardConfig(MLIRContext *ctx, int64_t headDim,
   int64_t kv = blockKV ? blockKV : backwardWarps * 16;
   return FlashConfigAttr::get(ctx, blockQ ? blockQ : backwardBlockQ, kv,
                               kv / 16, backwardStages, TileStrategy::mma_sync);
+}
+
+std::optional<TargetDescription::SizeVariant>
+TargetDescription::attentionBackwardVariant(FlashConfigAttr config,
+                                            int64_t headDim) const {
+  if (wgmmaBackwardLongMinSeqQ <= 0 || headDim > 64 ||
+      config.getStrategy() != TileStrategy::wgmma || config.getBlockQ() >= 128)
+    return std::nullopt;
+  constexpr int64_t kLongTile = 128;
+  return SizeVariant{attentionBackwardConfig(config.getContext(), headDim,
+                                             kLongTile, kLongTile,
+                                             TileStrategy::wgmma),
+                     wgmmaBackwardLongMinSeqQ};
 }
 
 FlashConfigAttr TargetDescription::withFallback(FlashConfigAttr config,

@@ -165,6 +165,13 @@ ROLES = {"attention": "forward", "attention_backward": "backward",
          "attention_combine": "decode combine"}
 
 
+def _condition(c: dict) -> str:
+    """A manifest constraint as text: `Sq >= 4096`."""
+    if c["kind"] in ("min", "max"):
+        return f"{c['sym']} {'>=' if c['kind'] == 'min' else '<='} {c['value']}"
+    return f"{c['kind']}({c['lhs']}, {c['rhs']})"
+
+
 def describe(module_dir: str | os.PathLike) -> dict:
     """One variant of a library as its manifest states it: head dim, dtype,
     mask, chip and, per kernel, its role and strategy."""
@@ -175,6 +182,9 @@ def describe(module_dir: str | os.PathLike) -> dict:
                  if k.get("fallback")}
     # A split function's unsplit twin: run when the split rule gives 1.
     twins = {k["unsplit"] for k in manifest["kernels"] if k.get("unsplit")}
+    # A kernel's size variants, each with the sizes it runs for.
+    sized = {v["kernel"]: " and ".join(map(_condition, v["when"]))
+             for k in manifest["kernels"] for v in k.get("variants", ())}
     for k in manifest["kernels"]:
         attrs = k.get("attrs", {})
         role = ROLES.get(k.get("kind"), "backward")
@@ -182,6 +192,8 @@ def describe(module_dir: str | os.PathLike) -> dict:
             role = "decode one split"
         if k["name"] in fallbacks:
             role += " fallback"
+        if k["name"] in sized:
+            role += f" when {sized[k['name']]}"
         kernels[k["name"]] = {"role": role,
                               "strategy": attrs.get("strategy", "fusion")}
     main = next(k for k in manifest["kernels"]

@@ -160,6 +160,13 @@ static cl::opt<std::string> backwardStrategy(
     cl::desc("with --backward: the backward kernels' tile strategy, mma_sync "
              "or wgmma (sm_90a; default: the target's)"),
     cl::init(""));
+static cl::opt<bool> sizeVariants(
+    "size-variants",
+    cl::desc("compile kernels the target runs faster with other tiles at "
+             "some sizes (the d <= 64 backward from Sq = 4096 on, sm_90a) "
+             "also in those tiles, as size variants in the manifest that the "
+             "runtime chooses by size (default: on)"),
+    cl::init(true));
 static cl::opt<int64_t> fusionAccesses(
     "fusion-accesses-per-thread",
     cl::desc("16-byte accesses per thread in the row kernels of fusions"),
@@ -456,6 +463,7 @@ int main(int argc, char **argv) {
     o.oneMaskedLoop = oneMaskedLoop;
     o.backward = backward;
     o.backwardStrategy = backwardStrategy;
+    o.sizeVariants = sizeVariants;
     o.splitKV = splitKV;
     o.unsplit = unsplit;
     o.gqaGroup = gqaGroup;

@@ -40,8 +40,9 @@ struct GlobalBuffer {
 };
 
 /// True when `op`, directly in a function body, is launched as a kernel of
-/// its own: every attnc op except constants and yields, and scf.forall
-/// (the flash form's grid).
+/// its own: every attnc op except constants and yields, scf.forall (the
+/// flash form's grid) and an scf.if holding the versions of one kernel
+/// (KernelVersions.h).
 bool isKernelOp(mlir::Operation *op);
 
 /// True for memrefs in shared or private (local) memory; everything else,

@@ -154,6 +154,14 @@ struct ABISizeRule {
   int64_t ctasPerSM = 1;
 };
 
+/// A size variant of a kernel (LaunchContractAttr's `variants`): another
+/// kernel with the same caller-supplied parameters and the sizes it runs
+/// for.
+struct ABIVariant {
+  std::string kernel;
+  std::vector<ABIConstraint> when;
+};
+
 /// Everything a host needs to launch one kernel.
 struct KernelABI {
   std::string name;
@@ -175,6 +183,8 @@ struct KernelABI {
   /// result in one launch when the split rule gives one split
   /// (LaunchContractAttr's `unsplit`), or empty.
   std::string unsplit;
+  /// Size variants, in the order a host tries them.
+  std::vector<ABIVariant> variants;
   /// The kernel waits for the grids before it (griddepcontrol.wait) before
   /// it touches global memory (LaunchContractAttr's `programmatic_launch`).
   bool programmaticLaunch = false;

@@ -96,6 +96,12 @@ struct AttncPipelineOptions
       llvm::cl::desc("tile strategy of the backward kernels: mma_sync or "
                      "wgmma (sm_90a; default: the target's)"),
       llvm::cl::init("")};
+  PassOptions::Option<bool> sizeVariants{
+      *this, "size-variants",
+      llvm::cl::desc("compile kernels the target runs faster with other "
+                     "tiles at some sizes in versions, a host choosing by "
+                     "size (--attnc-online-softmax size-variants)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> splitKV{
       *this, "split-kv",
       llvm::cl::desc("split the K/V loops of forward attention into at most "

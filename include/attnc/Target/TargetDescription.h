@@ -185,6 +185,15 @@ struct TargetDescription {
   int64_t wgmmaBackwardBlockQ = 64;
   int64_t wgmmaBackwardBlockKV = 128;
   int64_t wgmmaBackwardBlockKVSmallHead = 64;
+  /// From this many query rows on (0: never), a d <= 64 wgmma backward
+  /// runs 128-row query tiles and two warpgroups of 128 K/V rows, as a size
+  /// variant of the default kernel (attentionBackwardVariant). H200
+  /// 2026-12-05, bf16, TFLOP/s at S = 1k / 4k / 16k, full: 291 / 372 / 400
+  /// against the default's 298 / 347 / 359; causal: 202 / 327 / 381
+  /// against 234 / 313 / 338. Each query tile serves twice the products
+  /// but each CTA has half the query tiles to amortise its K/V loads and
+  /// dK/dV stores over, which short sequences lose on.
+  int64_t wgmmaBackwardLongMinSeqQ = 0;
 
   /// Split-KV decoding (--attnc-split-kv with --attnc-pack-gqa): a query
   /// tile holds the packed rows of a K/V group (a few), so its tile is
@@ -243,6 +252,16 @@ struct TargetDescription {
   attentionBackwardConfig(mlir::MLIRContext *ctx, int64_t headDim,
                           int64_t blockQ = 0, int64_t blockKV = 0,
                           TileStrategy strategy = TileStrategy::mma_sync) const;
+
+  /// A size variant of the backward of `config` (attentionBackwardConfig's
+  /// default for `headDim`): another configuration and the query rows
+  /// from which it runs instead, or none.
+  struct SizeVariant {
+    FlashConfigAttr config;
+    int64_t minSeqQ;
+  };
+  std::optional<SizeVariant> attentionBackwardVariant(FlashConfigAttr config,
+                                                      int64_t headDim) const;
 
   /// `config` with a fallback (FlashConfigAttr's `fallback`) when it reads
   /// by TMA: an mma_sync_unaligned kernel of the same tiles and warps, two

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Analysis/DimIndices.h"
+#include "attnc/Analysis/KernelVersions.h"
 #include "attnc/Conversion/AttncToGPU/BackwardKernel.h"
 #include "attnc/Conversion/AttncToGPU/CombineKernel.h"
 #include "attnc/Conversion/AttncToGPU/FlashAttentionKernel.h"
@@ -66,7 +67,7 @@ struct AttncConvertToGPUPass
     for (func::FuncOp fn : funcs) {
       SmallVector<Operation *> kernels;
       for (Operation &op : fn.getBody().getOps()) {
-        if (isKernelForming(op)) {
+        if (isKernelForming(op) || isVersionedKernel(&op)) {
           kernels.push_back(&op);
           continue;
         }
@@ -110,36 +111,169 @@ struct AttncConvertToGPUPass
           failedAny = true;
           continue;
         }
-        // A fallback is a second kernel of the same flash form, under a
-        // name of its own that the first's contract records.
-        FlashConfigAttr fallback;
-        if (auto forall = dyn_cast<scf::ForallOp>(op))
-          if (auto config =
-                  forall->getAttrOfType<FlashConfigAttr>(kFlashConfigAttrName))
-            fallback = config.getFallback();
-        std::string fallbackName = fallback ? name + "_fallback" : "";
-        if (fallback && (!isKernelName(fallbackName) ||
-                         !kernelNames.insert(fallbackName).second)) {
-          op->emitOpError()
-              << "would have fallback kernel '" << fallbackName
-              << "', a name another kernel of this module has or that is "
-                 "not a C identifier of at most "
-              << kMaxKernelNameLength << " characters; rename the function";
-          failedAny = true;
-          continue;
-        }
-        KernelABI primary;
-        if (failed(buildKernel(b, module, target, name, op, primary,
-                               /*config=*/{}, fallbackName)))
-          failedAny = true;
-        else if (fallback &&
-                 failed(buildFallback(b, module, target, fallbackName, op,
-                                      fallback, primary)))
+        KernelABI abi;
+        auto ifOp = dyn_cast<scf::IfOp>(op);
+        if (ifOp ? failed(buildVersions(b, module, target, name, ifOp,
+                                        kernelNames))
+                 : failed(buildWithFallback(b, module, target, name, op, abi,
+                                            kernelNames)))
           failedAny = true;
       }
     }
     if (failedAny)
       signalPassFailure();
+  }
+
+  /// The kernel of `op` named `name` and, when its flash config has one,
+  /// its fallback: a second kernel of the same flash form, under a name of
+  /// its own that the first's contract records.
+  LogicalResult buildWithFallback(OpBuilder &b, ModuleOp module,
+                                  Attribute target, StringRef name,
+                                  Operation *op, KernelABI &primary,
+                                  llvm::StringSet<> &kernelNames,
+                                  ArrayRef<ABIVariant> variants = {}) {
+    FlashConfigAttr fallback;
+    if (auto forall = dyn_cast<scf::ForallOp>(op))
+      if (auto config =
+              forall->getAttrOfType<FlashConfigAttr>(kFlashConfigAttrName))
+        fallback = config.getFallback();
+    std::string fallbackName = fallback ? (name + "_fallback").str() : "";
+    if (fallback && (!isKernelName(fallbackName) ||
+                     !kernelNames.insert(fallbackName).second))
+      return op->emitOpError()
+             << "would have fallback kernel '" << fallbackName
+             << "', a name another kernel of this module has or that is "
+                "not a C identifier of at most "
+             << kMaxKernelNameLength << " characters; rename the function";
+    if (failed(buildKernel(b, module, target, name, op, primary,
+                           /*config=*/{}, fallbackName, variants)))
+      return failure();
+    if (fallback && failed(buildFallback(b, module, target, fallbackName, op,
+                                         fallback, primary)))
+      return failure();
+    return success();
+  }
+
+  /// The kernels of a kernel in versions (KernelVersions.h): the default
+  /// under `name`, the one a host calls, whose contract lists the others,
+  /// built as `<name>_v<i>`, with the sizes each runs for.
+  LogicalResult buildVersions(OpBuilder &b, ModuleOp module, Attribute target,
+                              StringRef name, scf::IfOp op,
+                              llvm::StringSet<> &kernelNames) {
+    FailureOr<SmallVector<KernelVersion>> versions = readKernelVersions(op);
+    if (failed(versions))
+      return failure();
+    for (const KernelVersion &v : *versions)
+      if (!isKernelForming(*v.kernel))
+        return v.kernel->emitOpError()
+               << "is a version of kernel '" << name
+               << "', but only flash forms and attnc.fusion have kernels";
+    // The variants' names and conditions first: the default's contract
+    // lists them, and its kernel comes first in the module.
+    ArrayRef<KernelVersion> others = ArrayRef(*versions).drop_back();
+    std::vector<ABIVariant> variants;
+    for (auto [i, v] : llvm::enumerate(others)) {
+      std::string variant = (name + "_v" + Twine(i)).str();
+      if (!isKernelName(variant) || !kernelNames.insert(variant).second)
+        return v.kernel->emitOpError()
+               << "would be kernel '" << variant
+               << "', a name another kernel of this module has or that is "
+                  "not a C identifier of at most "
+               << kMaxKernelNameLength << " characters; rename the function";
+      ABIVariant &entry = variants.emplace_back();
+      entry.kernel = variant;
+      for (const SizeCondition &c : v.when) {
+        std::optional<std::string> sym = sizeSymbol(v.kernel, c.tensor, c.dim);
+        if (!sym)
+          return op.emitOpError()
+                 << "runs version '" << variant << "' by dim " << c.dim
+                 << " of a tensor that is not the Q, K or V of its kernel "
+                    "(or by the head dimension); a host evaluates a version's "
+                    "conditions on the kernel's size symbols";
+        entry.when.push_back(c.kind == SizeCondition::Kind::Min
+                                 ? ABIConstraint::min(*sym, c.value)
+                                 : ABIConstraint::max(*sym, c.value));
+      }
+    }
+    KernelABI primary;
+    if (failed(buildWithFallback(b, module, target, name,
+                                 versions->back().kernel, primary, kernelNames,
+                                 variants)))
+      return failure();
+    for (auto [v, variant] : llvm::zip(others, variants)) {
+      KernelABI abi;
+      if (failed(buildWithFallback(b, module, target, variant.kernel, v.kernel,
+                                   abi, kernelNames)))
+        return failure();
+      if (!sameCallerArguments(abi, primary))
+        return op.emitOpError()
+               << "holds kernel '" << name << "' in versions, but version '"
+               << variant.kernel
+               << "' takes other arguments than the default; every version "
+                  "takes the same tensors, workspaces and scalars";
+    }
+    return success();
+  }
+
+  /// The size symbol a flash form's kernel binds from dim `dim` of
+  /// `tensor`: the batch, heads and rows of its Q (B, H, Sq) or of its K
+  /// and V (B, Hkv, Skv), the names its contract gives them.
+  static std::optional<std::string> sizeSymbol(Operation *kernel, Value tensor,
+                                               int64_t dim) {
+    auto forall = dyn_cast<scf::ForallOp>(kernel);
+    if (!forall || dim < 0 || dim > 2)
+      return std::nullopt;
+    auto source = [](Value v) {
+      while (auto slice = v.getDefiningOp<tensor::ExtractSliceOp>())
+        v = slice.getSource();
+      return v;
+    };
+    Value q, k, v;
+    forall.getBody()->walk([&](Operation *op) {
+      if (auto step = dyn_cast<OnlineAttentionOp>(op))
+        q = step.getQuery(), k = step.getKey(), v = step.getValue();
+      else if (auto grad = dyn_cast<OnlineAttentionGradOp>(op))
+        q = grad.getQuery(), k = grad.getKey(), v = grad.getValue();
+      else
+        return WalkResult::advance();
+      return WalkResult::interrupt();
+    });
+    if (!q)
+      return std::nullopt;
+    static constexpr const char *queryRows[] = {"B", "H", "Sq"};
+    static constexpr const char *keyRows[] = {"B", "Hkv", "Skv"};
+    if (source(q) == tensor)
+      return std::string(queryRows[dim]);
+    if (source(k) == tensor || source(v) == tensor)
+      return std::string(keyRows[dim]);
+    return std::nullopt;
+  }
+
+  /// True when `a` and `b` take the same caller-supplied parameters
+  /// (tensors, scalars, workspaces: names, kinds, types, shapes and roles)
+  /// in the same order, so a host may call either with one set of
+  /// arguments.
+  static bool sameCallerArguments(const KernelABI &a, const KernelABI &b) {
+    auto callerSupplied = [](const KernelABI &k) {
+      SmallVector<const ABIParam *> ps;
+      for (const ABIParam &p : k.params)
+        if (p.kind == ABIParam::Kind::Tensor ||
+            p.kind == ABIParam::Kind::Scalar ||
+            p.kind == ABIParam::Kind::Workspace)
+          ps.push_back(&p);
+      return ps;
+    };
+    auto mine = callerSupplied(a), theirs = callerSupplied(b);
+    if (mine.size() != theirs.size())
+      return false;
+    for (size_t i = 0; i < mine.size(); ++i)
+      if (mine[i]->name != theirs[i]->name ||
+          mine[i]->kind != theirs[i]->kind ||
+          mine[i]->dtype != theirs[i]->dtype ||
+          mine[i]->shape != theirs[i]->shape ||
+          mine[i]->role != theirs[i]->role)
+        return false;
+    return true;
   }
 
   /// A paged K/V view read only by flash forms (whose kernels read the
@@ -198,25 +332,9 @@ struct AttncConvertToGPUPass
                               FlashConfigAttr config,
                               const KernelABI &primary) {
     KernelABI abi;
-    if (failed(buildKernel(b, module, target, name, op, abi, config, "")))
+    if (failed(buildKernel(b, module, target, name, op, abi, config, "", {})))
       return failure();
-    auto callerSupplied = [](const KernelABI &k) {
-      SmallVector<const ABIParam *> ps;
-      for (const ABIParam &p : k.params)
-        if (p.kind == ABIParam::Kind::Tensor ||
-            p.kind == ABIParam::Kind::Scalar ||
-            p.kind == ABIParam::Kind::Workspace)
-          ps.push_back(&p);
-      return ps;
-    };
-    auto mine = callerSupplied(abi), theirs = callerSupplied(primary);
-    bool same = mine.size() == theirs.size();
-    for (size_t i = 0; same && i < mine.size(); ++i)
-      same = mine[i]->name == theirs[i]->name &&
-             mine[i]->kind == theirs[i]->kind &&
-             mine[i]->dtype == theirs[i]->dtype &&
-             mine[i]->shape == theirs[i]->shape &&
-             mine[i]->role == theirs[i]->role;
+    bool same = sameCallerArguments(abi, primary);
     bool tma = llvm::any_of(abi.params, [](const ABIParam &p) {
       return p.kind == ABIParam::Kind::TensorMap;
     });
@@ -233,7 +351,8 @@ struct AttncConvertToGPUPass
 
   LogicalResult buildKernel(OpBuilder &b, ModuleOp module, Attribute target,
                             StringRef name, Operation *op, KernelABI &abi,
-                            FlashConfigAttr config, StringRef fallback) {
+                            FlashConfigAttr config, StringRef fallback,
+                            ArrayRef<ABIVariant> variants = {}) {
     b.setInsertionPointToEnd(module.getBody());
     auto gpuModule = gpu::GPUModuleOp::create(
         b, op->getLoc(), (name + "_module").str(), b.getArrayAttr({target}));
@@ -258,6 +377,7 @@ struct AttncConvertToGPUPass
     }
     abi.name = name.str();
     abi.fallback = fallback.str();
+    abi.variants.assign(variants.begin(), variants.end());
     // The partial kernel of a split form names its unsplit twin (a fallback
     // runs in its kernel's place, so only the primary does).
     if (auto twin = op->getAttrOfType<FlatSymbolRefAttr>(kUnsplitAttrName);

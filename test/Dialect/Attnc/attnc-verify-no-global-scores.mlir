@@ -282,3 +282,31 @@ func.func @backward_without_recompute(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x
   %dq = attnc.matmul %dsb, %k : tensor<?x?x?x?xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
   return %dq, %dv : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>
 }
+
+// -----
+
+// A kernel in versions (scf.if on sizes) is a kernel: its result crosses
+// to the next kernel through HBM, so scores computed in versions are
+// refused like scores computed by one kernel, and each version's own
+// result too.
+func.func @scores_in_versions(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>)
+    -> tensor<?x?x?x1xf32> {
+  %c2 = arith.constant 2 : index
+  %c4096 = arith.constant 4096 : index
+  %sq = tensor.dim %q, %c2 : tensor<?x?x?x128xbf16>
+  %long = arith.cmpi sge, %sq, %c4096 : index
+  // expected-error @+1 {{'scf.if' result #0 is a buffer in global memory of dim 0 of %arg0 x dim 1 of %arg0 x dim 2 of %arg0 x dim 2 of %arg1 elements}}
+  %s = scf.if %long -> tensor<?x?x?x?xf32> {
+    // expected-error @+1 {{'attnc.matmul' result #0 is a buffer in global memory}}
+    %a = attnc.matmul %q, %k {transpose_b}
+        : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x?xf32>
+    scf.yield %a : tensor<?x?x?x?xf32>
+  } else {
+    // expected-error @+1 {{'attnc.matmul' result #0 is a buffer in global memory}}
+    %a = attnc.matmul %q, %k {transpose_b}
+        : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x?xf32>
+    scf.yield %a : tensor<?x?x?x?xf32>
+  }
+  %m = attnc.reduce_max %s {dimension = 3 : i64} : tensor<?x?x?x?xf32> -> tensor<?x?x?x1xf32>
+  return %m : tensor<?x?x?x1xf32>
+}

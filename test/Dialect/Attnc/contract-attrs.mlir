@@ -85,6 +85,22 @@ gpu.module @combine_module attributes {attnc.launch_contract = #attnc.launch_con
   }
 }
 
+// A kernel with size variants (docs/abi.md, "Variants"): the kernels a host
+// runs instead, in order, each with the sizes it runs for.
+// CHECK-LABEL: gpu.module @grad_module
+// CHECK-SAME: shared_memory = 0, fallback = @grad_fallback, variants = [@grad_v0 when [min(Sq, 4096), max(Skv, 65536)], @grad_v1 when [min(Sq, 1024)]]>
+gpu.module @grad_module attributes {attnc.launch_contract = #attnc.launch_contract<
+    kernel = @grad, kind = "attention_backward",
+    params = [tensor<"q", bf16, [B, H, Sq, 64], input, align = 16>,
+              tensor<"k", bf16, [B, H, Skv, 64], input, align = 16>],
+    grid = [[H], [ceil_div(Skv, 64)], [B]], block = [128, 1, 1], shared_memory = 0,
+    variants = [@grad_v0 when [min(Sq, 4096), max(Skv, 65536)], @grad_v1 when [min(Sq, 1024)]],
+    fallback = @grad_fallback>} {
+  gpu.func @grad(%q: !llvm.ptr<1>, %k: !llvm.ptr<1>) kernel {
+    gpu.return
+  }
+}
+
 // Without constraints and attrs, neither is printed; symbols that are not
 // identifiers are quoted.
 // CHECK-LABEL: gpu.module @fill_module
@@ -103,6 +119,7 @@ gpu.module @fill_module attributes {attnc.launch_contract = #attnc.launch_contra
 // CHECK-SAME: c2 = #attnc.constraint<ratio(H, Hkv, 4)>
 // CHECK-SAME: f = #attnc.factor<ceil_div(S, 64)>
 // CHECK-SAME: g = #attnc.factor<device(num_sms)>
+// CHECK-SAME: k = #attnc.kernel_variant<@attn_v0 when [min(Sq, 4096)]>
 // CHECK-SAME: p = #attnc.tensor_param<"q", bf16, [B, 64], input, align = 16>
 // CHECK-SAME: r = #attnc.size_rule<kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)], max = 128, per_sm = 2)>
 // CHECK-SAME: w = #attnc.workspace_param<"w", bytes = [64]>
@@ -110,6 +127,7 @@ func.func @parts(%x: f32 {attnc.name = "x"}) -> (f32 {attnc.name = "y"}) attribu
     c = #attnc.constraint<divisible(H, Hkv)>, f = #attnc.factor<ceil_div(S, 64)>,
     c2 = #attnc.constraint<ratio(H, Hkv, 4)>,
     g = #attnc.factor<device(num_sms)>,
+    k = #attnc.kernel_variant<@attn_v0 when [min(Sq, 4096)]>,
     r = #attnc.size_rule<kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)], max = 128, per_sm = 2)>,
     p = #attnc.tensor_param<"q", bf16, [B, 64], input, align = 16>,
     w = #attnc.workspace_param<"w", bytes = [64]>} {

@@ -1024,6 +1024,31 @@ func.func @contract_unsplit_fallback() attributes {c = #attnc.launch_contract<ke
 
 // -----
 
+// expected-error @+1 {{launch contract of 'k' names variant 'f', which must be another kernel's name (not its fallback's, its unsplit kernel's or another variant's)}}
+func.func @contract_variant_fallback() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0, fallback = @f, variants = [@f when [min(N, 2)]]>} { return }
+
+// -----
+
+// expected-error @+1 {{launch contract of 'k' names variant 'v', which must be another kernel's name (not its fallback's, its unsplit kernel's or another variant's)}}
+func.func @contract_variant_twice() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0, variants = [@v when [min(N, 2)], @v when [max(N, 1)]]>} { return }
+
+// -----
+
+// expected-error @+1 {{variant 'v' runs when symbol 'M' meets a condition, but 'M' occurs in no tensor's shape}}
+func.func @contract_variant_symbol() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0, variants = [@v when [min(M, 2)]]>} { return }
+
+// -----
+
+// expected-error @+1 {{kernel variant names kernel '../v'; a kernel name is a C identifier of at most 200 characters}}
+func.func @kernel_variant_name() attributes {v = #attnc.kernel_variant<@"../v" when [min(N, 2)]>} { return }
+
+// -----
+
+// expected-error @+1 {{kernel variant 'v' has no condition; a variant that always runs would be the kernel}}
+func.func @kernel_variant_always() attributes {v = #attnc.kernel_variant<@v when []>} { return }
+
+// -----
+
 // expected-error @+1 {{launch contract names kernel '../k'; a kernel name is a C identifier of at most 200 characters}}
 func.func @contract_kernel_name() attributes {c = #attnc.launch_contract<kernel = @"../k", kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[1], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
 

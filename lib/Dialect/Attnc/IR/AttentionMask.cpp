@@ -367,22 +367,7 @@ struct IntervalAnalysis {
     P p = cmp.getPredicate();
     if (coeff < 0) {
       // -x + rest pred 0  <=>  x swapped-pred rest.
-      switch (p) {
-      case P::slt:
-        p = P::sgt;
-        break;
-      case P::sle:
-        p = P::sge;
-        break;
-      case P::sgt:
-        p = P::slt;
-        break;
-      case P::sge:
-        p = P::sle;
-        break;
-      default:
-        break;
-      }
+      p = swapSignedOrder(p);
     } else {
       rest = -rest;
     }
@@ -478,4 +463,20 @@ std::optional<KeyInterval> attnc::analyzeKeyInterval(Region &mask) {
     return std::nullopt;
   k->symbols = analysis.symbols;
   return k;
+}
+
+arith::CmpIPredicate attnc::swapSignedOrder(arith::CmpIPredicate p) {
+  using P = arith::CmpIPredicate;
+  switch (p) {
+  case P::slt:
+    return P::sgt;
+  case P::sle:
+    return P::sge;
+  case P::sgt:
+    return P::slt;
+  case P::sge:
+    return P::sle;
+  default:
+    return p;
+  }
 }

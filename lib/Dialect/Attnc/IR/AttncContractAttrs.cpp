@@ -498,7 +498,7 @@ LogicalResult LaunchContractAttr::verify(
     ArrayRef<int64_t> block, int64_t sharedMemory,
     ArrayRef<ConstraintAttr> constraints, ArrayRef<SizeRuleAttr> sizeRules,
     DictionaryAttr attrs, StringRef fallback, StringRef unsplit,
-    bool programmaticLaunch) {
+    ArrayRef<KernelVariantAttr> variants, bool programmaticLaunch) {
   if (kernel.empty() || kind.empty())
     return emitError() << "launch contract needs a kernel and a kind";
   if (!isKernelName(kernel))
@@ -515,6 +515,15 @@ LogicalResult LaunchContractAttr::verify(
                        << "' names unsplit kernel '" << unsplit
                        << "', which must be another kernel's name (not its "
                           "fallback's)";
+  llvm::StringSet<> variantNames;
+  for (KernelVariantAttr v : variants)
+    if (v.getKernel() == kernel || v.getKernel() == fallback ||
+        v.getKernel() == unsplit || !variantNames.insert(v.getKernel()).second)
+      return emitError() << "launch contract of '" << kernel
+                         << "' names variant '" << v.getKernel()
+                         << "', which must be another kernel's name (not its "
+                            "fallback's, its unsplit kernel's or another "
+                            "variant's)";
   llvm::StringSet<> names, bound;
   llvm::StringMap<TensorParamAttr> tensors;
   llvm::StringMap<WorkspaceParamAttr> workspaces;
@@ -617,6 +626,14 @@ LogicalResult LaunchContractAttr::verify(
       if (!s.empty() && !bound.contains(s))
         return emitError() << "constraint symbol '" << s
                            << "' occurs in no tensor's shape";
+  for (KernelVariantAttr v : variants)
+    for (ConstraintAttr c : v.getWhen())
+      for (StringRef s : {c.getLhs(), c.getRhs()})
+        if (!s.empty() && !bound.contains(s))
+          return emitError()
+                 << "variant '" << v.getKernel() << "' runs when symbol '" << s
+                 << "' meets a condition, but '" << s
+                 << "' occurs in no tensor's shape";
   llvm::StringSet<> ruled;
   for (SizeRuleAttr r : sizeRules) {
     if (!bound.contains(r.getSymbol()))

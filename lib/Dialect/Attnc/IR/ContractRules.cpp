@@ -4,10 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Syntax and verifiers of the two kinds of rules a launch contract states
-// on its size symbols: #attnc.constraint, which a host checks before every
-// launch, and #attnc.size_rule, which a host evaluates to choose a symbol
-// that the caller picks (the split count of split-KV attention). Inside a
+// Syntax and verifiers of the rules a launch contract states on its size
+// symbols: #attnc.constraint, which a host checks before every launch,
+// #attnc.size_rule, which a host evaluates to choose a symbol that the
+// caller picks (the split count of split-KV attention), and
+// #attnc.kernel_variant, the sizes another kernel runs for instead. Inside a
 // contract both are written without their `#attnc.` prefix; the contract's
 // verifier (AttncContractAttrs.cpp) checks that their symbols are bound.
 //
@@ -178,6 +179,58 @@ Attribute SizeRuleAttr::parse(AsmParser &parser, Type) {
 }
 
 void SizeRuleAttr::print(AsmPrinter &printer) const {
+  printer << '<';
+  printBody(printer);
+  printer << '>';
+}
+
+//===----------------------------------------------------------------------===//
+// KernelVariantAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+KernelVariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                          StringRef kernel, ArrayRef<ConstraintAttr> when) {
+  if (!isKernelName(kernel))
+    return emitError() << "kernel variant names kernel '" << kernel
+                       << "'; a kernel name is a C identifier of at most "
+                       << kMaxKernelNameLength << " characters";
+  if (when.empty())
+    return emitError() << "kernel variant '" << kernel
+                       << "' has no condition; a variant that always runs "
+                          "would be the kernel";
+  return success();
+}
+
+void KernelVariantAttr::printBody(AsmPrinter &printer) const {
+  printer.printSymbolName(getKernel());
+  printer << " when [";
+  llvm::interleaveComma(getWhen(), printer,
+                        [&](ConstraintAttr c) { c.printBody(printer); });
+  printer << ']';
+}
+
+KernelVariantAttr KernelVariantAttr::parseBody(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringAttr kernel;
+  SmallVector<ConstraintAttr> when;
+  if (parser.parseSymbolName(kernel) || parser.parseKeyword("when") ||
+      parseBodyList(parser, when))
+    return {};
+  return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
+                    kernel.getValue(), ArrayRef<ConstraintAttr>(when));
+}
+
+Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
+  if (parser.parseLess())
+    return {};
+  KernelVariantAttr v = parseBody(parser);
+  if (!v || parser.parseGreater())
+    return {};
+  return v;
+}
+
+void KernelVariantAttr::print(AsmPrinter &printer) const {
   printer << '<';
   printBody(printer);
   printer << '>';

@@ -6,7 +6,7 @@
 //
 // The custom syntax of #attnc.launch_contract: its fixed head (kernel,
 // kind, params, grid, block, shared_memory), then the optional parts in any
-// order (constraints, size_rules, attrs, fallback, unsplit,
+// order (constraints, size_rules, attrs, fallback, unsplit, variants,
 // programmatic_launch), each printed only when set. Parameters, factors,
 // constraints and size rules appear without their `#attnc.` prefix; their
 // own syntax and the contract's verifier are in AttncContractAttrs.cpp and
@@ -83,6 +83,7 @@ Attribute LaunchContractAttr::parse(AsmParser &parser, Type) {
   int64_t sharedMemory = 0;
   SmallVector<ConstraintAttr> constraints;
   SmallVector<SizeRuleAttr> sizeRules;
+  SmallVector<KernelVariantAttr> variants;
   DictionaryAttr attrs = DictionaryAttr::get(parser.getContext());
   StringAttr fallback, unsplit;
   bool programmaticLaunch = false;
@@ -136,6 +137,11 @@ Attribute LaunchContractAttr::parse(AsmParser &parser, Type) {
         return {};
       continue;
     }
+    if (succeeded(parser.parseOptionalKeyword("variants"))) {
+      if (parser.parseEqual() || parseBodyList(parser, variants))
+        return {};
+      continue;
+    }
     if (succeeded(parser.parseOptionalKeyword("programmatic_launch"))) {
       programmaticLaunch = true;
       continue;
@@ -153,7 +159,8 @@ Attribute LaunchContractAttr::parse(AsmParser &parser, Type) {
       ArrayRef<GridFactorAttr>(grid[2]), ArrayRef<int64_t>(block), sharedMemory,
       ArrayRef<ConstraintAttr>(constraints), ArrayRef<SizeRuleAttr>(sizeRules),
       attrs, fallback ? fallback.getValue() : StringRef(),
-      unsplit ? unsplit.getValue() : StringRef(), programmaticLaunch);
+      unsplit ? unsplit.getValue() : StringRef(),
+      ArrayRef<KernelVariantAttr>(variants), programmaticLaunch);
 }
 
 void LaunchContractAttr::print(AsmPrinter &printer) const {
@@ -194,6 +201,12 @@ void LaunchContractAttr::print(AsmPrinter &printer) const {
   if (!getUnsplit().empty()) {
     printer << ", unsplit = ";
     printer.printSymbolName(getUnsplit());
+  }
+  if (!getVariants().empty()) {
+    printer << ", variants = [";
+    llvm::interleaveComma(getVariants(), printer,
+                          [&](KernelVariantAttr v) { v.printBody(printer); });
+    printer << ']';
   }
   if (getProgrammaticLaunch())
     printer << ", programmatic_launch";

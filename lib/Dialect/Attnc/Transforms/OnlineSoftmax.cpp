@@ -385,14 +385,62 @@ struct AttncOnlineSoftmaxPass
     getOperation()->walk([&](AttentionGradOp op) { grads.push_back(op); });
     for (AttentionGradOp op : grads) {
       FlashConfigAttr config = op.getConfigAttr();
-      if (!config)
-        config = lookupTargetDescription(chip)->attentionBackwardConfig(
-            &getContext(), op.getQuery().getType().getDimSize(3), blockQ,
-            blockKV, *gradStrategy);
-      if (failed(convertToOnlineAttentionGrad(rewriter, op, config,
+      std::optional<TargetDescription::SizeVariant> variant;
+      if (!config) {
+        int64_t headDim = op.getQuery().getType().getDimSize(3);
+        FailureOr<TargetDescription> target = lookupTargetDescription(chip);
+        config = target->attentionBackwardConfig(&getContext(), headDim, blockQ,
+                                                 blockKV, *gradStrategy);
+        if (sizeVariants && blockQ == 0 && blockKV == 0)
+          variant = target->attentionBackwardVariant(config, headDim);
+      }
+      // A static Sq picks its version here.
+      int64_t seqQ = op.getQuery().getType().getDimSize(2);
+      if (variant && !ShapedType::isDynamic(seqQ)) {
+        if (seqQ >= variant->minSeqQ)
+          config = variant->config;
+        variant.reset();
+      }
+      if (!variant) {
+        if (failed(convertToOnlineAttentionGrad(rewriter, op, config,
+                                                oneMaskedLoop)))
+          return signalPassFailure();
+        continue;
+      }
+      auto [longForm, defaultForm] =
+          versionBySeqQ(rewriter, op, variant->minSeqQ);
+      if (failed(convertToOnlineAttentionGrad(
+              rewriter, longForm, variant->config, oneMaskedLoop)) ||
+          failed(convertToOnlineAttentionGrad(rewriter, defaultForm, config,
                                               oneMaskedLoop)))
         return signalPassFailure();
     }
+  }
+
+  /// Replaces `op` by `scf.if` on Sq >= `minSeqQ` (Q's dim 2) with a copy
+  /// of `op` in each region, each yielding its copy's results: the versions
+  /// of one kernel (attnc/Analysis/KernelVersions.h). Returns the copies
+  /// (then, else).
+  static std::pair<AttentionGradOp, AttentionGradOp>
+  versionBySeqQ(IRRewriter &rewriter, AttentionGradOp op, int64_t minSeqQ) {
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    Value seqQ = tensor::DimOp::create(rewriter, loc, op.getQuery(), 2);
+    Value bound = arith::ConstantIndexOp::create(rewriter, loc, minSeqQ);
+    Value longRows = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::sge, seqQ, bound);
+    auto ifOp = scf::IfOp::create(rewriter, loc, op->getResultTypes(), longRows,
+                                  /*withElseRegion=*/true);
+    auto copyInto = [&](Block *block) {
+      rewriter.setInsertionPointToEnd(block);
+      auto copy = cast<AttentionGradOp>(rewriter.clone(*op));
+      scf::YieldOp::create(rewriter, loc, copy->getResults());
+      return copy;
+    };
+    AttentionGradOp longForm = copyInto(ifOp.thenBlock());
+    AttentionGradOp defaultForm = copyInto(ifOp.elseBlock());
+    rewriter.replaceOp(op, ifOp.getResults());
+    return {longForm, defaultForm};
   }
 };
 } // namespace

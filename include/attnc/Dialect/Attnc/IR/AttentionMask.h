@@ -14,6 +14,7 @@
 #ifndef ATTNC_DIALECT_ATTNC_IR_ATTENTIONMASK_H
 #define ATTNC_DIALECT_ATTNC_IR_ATTENTIONMASK_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Region.h"
@@ -93,6 +94,10 @@ struct KeyInterval {
 /// the rest affine in i and values from above, and of id matches (in
 /// conjunctions only).
 std::optional<KeyInterval> analyzeKeyInterval(mlir::Region &mask);
+
+/// The predicate of the comparison with its operands swapped: `a slt b` is
+/// `b sgt a`. Others than the signed orderings are returned unchanged.
+mlir::arith::CmpIPredicate swapSignedOrder(mlir::arith::CmpIPredicate p);
 
 /// Number and types of the block arguments of the two regions.
 inline constexpr unsigned kMaskRegionArgs = 4;  // b, h, i, j : index

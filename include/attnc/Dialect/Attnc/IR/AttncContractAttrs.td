@@ -171,6 +171,33 @@ def Attnc_SizeRuleAttr : Attnc_Attr<"SizeRule", "size_rule"> {
   }];
 }
 
+def Attnc_KernelVariantAttr : Attnc_Attr<"KernelVariant", "kernel_variant"> {
+  let summary = "another kernel a host runs instead for some sizes";
+  let description = [{
+    A size variant of a kernel: another kernel of the same program that
+    computes the same results from the same caller-supplied parameters with
+    other tiles, and the sizes it runs for: every constraint of `when`
+    (`#attnc.constraint`, written bare) holds. The compiler writes one for
+    each non-default version of a kernel in versions (an `scf.if` on sizes,
+    docs/attention.md); a host runs the first variant whose conditions the
+    call's sizes meet, else the kernel itself (docs/abi.md, "Variants").
+    `when` is not empty.
+
+    Example: `#attnc.kernel_variant<@attn_backward_1_v0 when [min(Sq, 4096)]>`
+  }];
+  let parameters = (ins StringRefParameter<"kernel symbol">:$kernel,
+                        ArrayRefParameter<"::attnc::ConstraintAttr",
+                                          "sizes it runs for">:$when);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The bare form used inside a contract:
+    /// `@attn_backward_1_v0 when [min(Sq, 4096)]`.
+    void printBody(::mlir::AsmPrinter &printer) const;
+    static KernelVariantAttr parseBody(::mlir::AsmParser &parser);
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Parameters
 //===----------------------------------------------------------------------===//
@@ -352,6 +379,10 @@ def Attnc_LaunchContractAttr
       partials) into the function's outputs; a host runs it instead of the
       partial kernel and the combine when this kernel's `splits` size rule
       gives one split, where the combine would only convert the partial.
+    - `variants` (optional): size variants (`#attnc.kernel_variant`,
+      written bare), other kernels of the same module with the kernel's
+      caller-supplied parameters, each with the sizes it runs for; a host
+      runs the first whose conditions hold, else this kernel.
     - `programmatic_launch` (optional keyword): the kernel waits for the
       grids before it on its stream (`griddepcontrol.wait`) before it
       touches global memory, so a host may launch it with programmatic
@@ -394,6 +425,8 @@ def Attnc_LaunchContractAttr
                             $fallback,
                         StringRefParameter<"one-split kernel", "\"\"">:
                             $unsplit,
+                        ArrayRefParameter<"::attnc::KernelVariantAttr">:
+                            $variants,
                         DefaultValuedParameter<"bool", "false">:
                             $programmaticLaunch);
   let hasCustomAssemblyFormat = 1;

@@ -1,0 +1,74 @@
+// A kernel in versions (scf.if on sizes, attnc/Analysis/KernelVersions.h)
+// becomes one kernel per version: the default under the function's kernel
+// name, whose launch contract lists the others as size variants with the
+// sizes each runs for, written on the kernel's size symbols; the variants
+// follow as <name>_v<i>, each with its own tiles (and its own fallback).
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax --canonicalize --cse --attnc-convert-to-gpu | FileCheck %s
+
+// The backward that --attnc-online-softmax builds in versions (d = 64,
+// Sq >= 4096: 128 x 128 tiles, eight warps).
+// CHECK-LABEL: gpu.module @grad_module
+// CHECK-SAME: kind = "attention_backward"
+// CHECK-SAME: grid = {{\[\[}}ceil_div(Skv, 64)], [2], [B]], block = [128, 1, 1]
+// CHECK-SAME: block_kv = 64 : i64, block_q = 64 : i64
+// CHECK-SAME: variants = [@grad_v0 when [min(Sq, 4096)]]>
+// CHECK-LABEL: gpu.module @grad_v0_module
+// CHECK-SAME: kernel = @grad_v0, kind = "attention_backward"
+// CHECK-SAME: grid = {{\[\[}}ceil_div(Skv, 128)], [2], [B]], block = [256, 1, 1]
+// CHECK-SAME: block_kv = 128 : i64, block_q = 128 : i64
+// CHECK-NOT: variants
+// CHECK-SAME: >
+func.func @grad(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>,
+    %do: tensor<?x8x?x64xbf16>, %lse: tensor<?x8x?xf32>, %dl: tensor<?x8x?x1xf32>)
+    -> (tensor<?x8x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>) {
+  %dq, %dk, %dv = attnc.attention_grad %q, %k, %v, %do, %lse, %dl {scale = 0.125 : f64}
+      : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>,
+        tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>, tensor<?x8x?x1xf32>
+        -> tensor<?x8x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>
+  return %dq, %dk, %dv : tensor<?x8x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>
+}
+
+// -----
+
+// Versions written by hand, in a chain (the else region holds another
+// versioned kernel): a forward whose K/V rows pick the tile, a condition
+// with its constant first (4096 < Skv), a conjunction and an equality.
+// The first version that holds runs, so the contract lists them in order.
+// CHECK-LABEL: gpu.module @fwd_module
+// CHECK-SAME: kernel = @fwd, kind = "attention"
+// CHECK-SAME: block_kv = 64 : i64, block_q = 64 : i64
+// CHECK-SAME: variants = [@fwd_v0 when [min(Skv, 4097), max(B, 2)], @fwd_v1 when [min(Sq, 128), max(Sq, 128)]]>
+// CHECK-LABEL: gpu.module @fwd_v0_module
+// CHECK-SAME: block_kv = 128 : i64, block_q = 128 : i64
+// CHECK-LABEL: gpu.module @fwd_v1_module
+// CHECK-SAME: block_kv = 32 : i64, block_q = 128 : i64
+func.func @fwd(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x4x?x64xbf16>, %v: tensor<?x4x?x64xbf16>) -> tensor<?x4x?x64xbf16> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c4096 = arith.constant 4096 : index
+  %c128 = arith.constant 128 : index
+  %skv = tensor.dim %k, %c2 : tensor<?x4x?x64xbf16>
+  %b = tensor.dim %q, %c0 : tensor<?x4x?x64xbf16>
+  %sq = tensor.dim %q, %c2 : tensor<?x4x?x64xbf16>
+  %longkv = arith.cmpi slt, %c4096, %skv : index
+  %small = arith.cmpi sle, %b, %c2 : index
+  %first = arith.andi %longkv, %small : i1
+  %o = scf.if %first -> tensor<?x4x?x64xbf16> {
+    %a = attnc.attention %q, %k, %v {config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync>, scale = 0.125 : f64}
+        : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16> -> tensor<?x4x?x64xbf16>
+    scf.yield %a : tensor<?x4x?x64xbf16>
+  } else {
+    %rows = arith.cmpi eq, %sq, %c128 : index
+    %r = scf.if %rows -> tensor<?x4x?x64xbf16> {
+      %a = attnc.attention %q, %k, %v {config = #attnc.flash_config<block_q = 128, block_kv = 32, warps = 4, stages = 2, strategy = mma_sync>, scale = 0.125 : f64}
+          : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16> -> tensor<?x4x?x64xbf16>
+      scf.yield %a : tensor<?x4x?x64xbf16>
+    } else {
+      %a = attnc.attention %q, %k, %v {config = #attnc.flash_config<block_q = 64, block_kv = 64, warps = 4, stages = 2, strategy = mma_sync>, scale = 0.125 : f64}
+          : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16> -> tensor<?x4x?x64xbf16>
+      scf.yield %a : tensor<?x4x?x64xbf16>
+    }
+    scf.yield %r : tensor<?x4x?x64xbf16>
+  }
+  return %o : tensor<?x4x?x64xbf16>
+}

@@ -1,0 +1,84 @@
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax --canonicalize --cse | FileCheck %s
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax=size-variants=false --canonicalize --cse | FileCheck %s --check-prefix=ONE
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax=block-q=64 --canonicalize --cse | FileCheck %s --check-prefix=ONE
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax=backward-strategy=mma_sync --canonicalize --cse | FileCheck %s --check-prefix=MMA
+
+// Size variants: sm_90a runs the d = 64 wgmma backward faster with 128 x
+// 128 tiles from Sq = 4096 on and with 64 x 64 ones below, so with a
+// dynamic Sq the op is built in versions: scf.if on Sq >= 4096, the 128 x
+// 128 flash form in the then region and the default one in the else
+// region, each yielding its form's results, which the function returns.
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK: %[[SQ:.*]] = tensor.dim %arg0, %c2
+// CHECK: %[[LONG:.*]] = arith.cmpi sge, %[[SQ]], %c4096 : index
+// CHECK: %[[R:.*]]:3 = scf.if %[[LONG]]
+// CHECK:   %[[A:.*]]:3 = scf.forall
+// CHECK:     attnc.online_attention_grad
+// CHECK:   } {attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma>
+// CHECK:   scf.yield %[[A]]#0, %[[A]]#1, %[[A]]#2
+// CHECK: } else {
+// CHECK:   %[[B:.*]]:3 = scf.forall
+// CHECK:     attnc.online_attention_grad
+// CHECK:   } {attnc.flash_config = #attnc.flash_config<block_q = 64, block_kv = 64, warps = 4, stages = 2, strategy = wgmma>
+// CHECK:   scf.yield %[[B]]#0, %[[B]]#1, %[[B]]#2
+// CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2
+// Without size variants, or with tiles given, one form.
+// ONE-LABEL: func.func @dynamic_rows
+// ONE-NOT: scf.if
+// ONE: scf.forall
+// ONE-NOT: scf.if
+// ONE: return
+// mma_sync has no variant.
+// MMA-LABEL: func.func @dynamic_rows
+// MMA-NOT: scf.if
+// MMA: } {attnc.flash_config = #attnc.flash_config<block_q = 64, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync>
+func.func @dynamic_rows(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>,
+    %do: tensor<?x8x?x64xbf16>, %lse: tensor<?x8x?xf32>, %dl: tensor<?x8x?x1xf32>)
+    -> (tensor<?x8x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>) {
+  %dq, %dk, %dv = attnc.attention_grad %q, %k, %v, %do, %lse, %dl {scale = 0.125 : f64}
+      : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>,
+        tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>, tensor<?x8x?x1xf32>
+        -> tensor<?x8x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>
+  return %dq, %dk, %dv : tensor<?x8x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>
+}
+
+// -----
+
+// A static Sq picks its version at compile time: 4096 rows run the 128 x
+// 128 tiles, 4095 the default ones.
+// CHECK-LABEL: func.func @static_rows
+// CHECK-NOT: scf.if
+// CHECK: } {attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma>
+// CHECK-NOT: scf.if
+// CHECK: } {attnc.flash_config = #attnc.flash_config<block_q = 64, block_kv = 64, warps = 4, stages = 2, strategy = wgmma>
+func.func @static_rows(%q: tensor<1x2x4096x64xbf16>, %k: tensor<1x2x4096x64xbf16>, %v: tensor<1x2x4096x64xbf16>,
+    %do: tensor<1x2x4096x64xbf16>, %lse: tensor<1x2x4096xf32>, %dl: tensor<1x2x4096x1xf32>,
+    %q2: tensor<1x2x4095x64xbf16>, %do2: tensor<1x2x4095x64xbf16>, %lse2: tensor<1x2x4095xf32>,
+    %dl2: tensor<1x2x4095x1xf32>)
+    -> (tensor<1x2x4096x64xf32>, tensor<1x2x4095x64xf32>) {
+  %dq, %dk, %dv = attnc.attention_grad %q, %k, %v, %do, %lse, %dl {scale = 0.125 : f64}
+      : tensor<1x2x4096x64xbf16>, tensor<1x2x4096x64xbf16>, tensor<1x2x4096x64xbf16>,
+        tensor<1x2x4096x64xbf16>, tensor<1x2x4096xf32>, tensor<1x2x4096x1xf32>
+        -> tensor<1x2x4096x64xf32>, tensor<1x2x4096x64xbf16>, tensor<1x2x4096x64xbf16>
+  %dq2, %dk2, %dv2 = attnc.attention_grad %q2, %k, %v, %do2, %lse2, %dl2 {scale = 0.125 : f64}
+      : tensor<1x2x4095x64xbf16>, tensor<1x2x4096x64xbf16>, tensor<1x2x4096x64xbf16>,
+        tensor<1x2x4095x64xbf16>, tensor<1x2x4095xf32>, tensor<1x2x4095x1xf32>
+        -> tensor<1x2x4095x64xf32>, tensor<1x2x4096x64xbf16>, tensor<1x2x4096x64xbf16>
+  return %dq, %dq2 : tensor<1x2x4096x64xf32>, tensor<1x2x4095x64xf32>
+}
+
+// -----
+
+// d = 128 has no variant: its default tile already has 128 K/V rows.
+// CHECK-LABEL: func.func @head_dim_128
+// CHECK-NOT: scf.if
+// CHECK: } {attnc.flash_config = #attnc.flash_config<block_q = 64, block_kv = 128, warps = 8, stages = 2, strategy = wgmma>
+func.func @head_dim_128(%q: tensor<?x2x?x128xbf16>, %k: tensor<?x2x?x128xbf16>, %v: tensor<?x2x?x128xbf16>,
+    %do: tensor<?x2x?x128xbf16>, %lse: tensor<?x2x?xf32>, %dl: tensor<?x2x?x1xf32>)
+    -> tensor<?x2x?x128xf32> {
+  %dq, %dk, %dv = attnc.attention_grad %q, %k, %v, %do, %lse, %dl {scale = 0.125 : f64}
+      : tensor<?x2x?x128xbf16>, tensor<?x2x?x128xbf16>, tensor<?x2x?x128xbf16>,
+        tensor<?x2x?x128xbf16>, tensor<?x2x?xf32>, tensor<?x2x?x1xf32>
+        -> tensor<?x2x?x128xf32>, tensor<?x2x?x128xbf16>, tensor<?x2x?x128xbf16>
+  return %dq : tensor<?x2x?x128xf32>
+}
