@@ -18,7 +18,8 @@ import attnc.variants
 
 # The variant matrix docs/pytorch.md documents: head dims, dtypes, masks;
 # each attention variant a forward, its fallback and three backward
-# kernels, each decoding variant split-KV partials and their combine.
+# kernels (at d = 64 also the backward's size variant), each decoding
+# variant split-KV partials and their combine.
 DIMS = [(d, t) for d in (64, 128) for t in ("bf16", "f16")]
 # (head dim, dtype, mask, heads, GQA group of a packed decoding variant)
 GROUPS = (2, 4, 8, 16, 32)
@@ -67,6 +68,10 @@ class InstalledTest(unittest.TestCase):
             self.assertEqual(v["gqa_packed"], v["gqa_group"] is not None,
                              v["name"])
             want = DECODE if v["name"].startswith("decode_") else ATTENTION
+            # d = 64: the backward's 128 x 128 size variant from Sq = 4096.
+            if v["head_dim"] == 64 and want is ATTENTION:
+                want = dict(want, attn_backward_1_v0=("backward when Sq >= "
+                                                      "4096", "wgmma"))
             self.assertEqual(set(v["kernels"]), set(want), v["name"])
             for name, (role, strategy) in want.items():
                 k = v["kernels"][name]
