@@ -183,11 +183,12 @@ struct AttncConvertToGPUPass
       ABIVariant &entry = variants.emplace_back();
       entry.kernel = variant;
       for (const SizeCondition &c : v.when) {
-        std::optional<std::string> sym = sizeSymbol(v.kernel, c.tensor, c.dim);
+        std::optional<std::string> sym =
+            sizeSymbol(versions->back().kernel, c.tensor, c.dim);
         if (!sym)
           return op.emitOpError()
                  << "runs version '" << variant << "' by dim " << c.dim
-                 << " of a tensor that is not the Q, K or V of its kernel "
+                 << " of a tensor that is not the Q, K or V of the kernel "
                     "(or by the head dimension); a host evaluates a version's "
                     "conditions on the kernel's size symbols";
         entry.when.push_back(c.kind == SizeCondition::Kind::Min

@@ -65,7 +65,7 @@ func.func @head_dim(%q: tensor<?x4x?x?xbf16>, %k: tensor<?x4x?x64xbf16>) -> tens
   %c64 = arith.constant 64 : index
   %d = tensor.dim %q, %c3 : tensor<?x4x?x?xbf16>
   %wide = arith.cmpi sge, %d, %c64 : index
-  // expected-error @+1 {{'scf.if' op runs version 'head_dim_v0' by dim 3 of a tensor that is not the Q, K or V of its kernel (or by the head dimension); a host evaluates a version's conditions on the kernel's size symbols}}
+  // expected-error @+1 {{'scf.if' op runs version 'head_dim_v0' by dim 3 of a tensor that is not the Q, K or V of the kernel (or by the head dimension); a host evaluates a version's conditions on the kernel's size symbols}}
   %o = scf.if %wide -> tensor<?x4x?x64xbf16> {
     %a = attnc.attention %k, %k, %k {scale = 0.125 : f64} : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16> -> tensor<?x4x?x64xbf16>
     scf.yield %a : tensor<?x4x?x64xbf16>
