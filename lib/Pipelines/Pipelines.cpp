@@ -108,7 +108,9 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
     tiles.fallback = options.fallback;
     tiles.oneMaskedLoop = options.oneMaskedLoop;
     tiles.backwardStrategy = options.backwardStrategy;
-    tiles.sizeVariants = options.sizeVariants;
+    // (Split-KV rewrites every forward form: a form in versions would
+    // become two kernels per version.)
+    tiles.sizeVariants = options.sizeVariants && options.splitKV == 0;
     // Decoding: the query heads of a K/V group share one tile.
     if (options.splitKV > 0) {
       AttncPackGQAOptions pack;

@@ -81,6 +81,8 @@ static TargetDescription hopper(StringRef device) {
   // 221 / 245 at d = 64 against 147 / 196 / 216; never slower.
   t.backwardStrategy = TileStrategy::wgmma;
   t.wgmmaBackwardLongMinSeqQ = 4096;
+  t.wgmmaNoOverlapMaxSeqKV = 1024;
+  t.wgmmaNoOverlapMaxSeqKVCausal = 2048;
   t.roofline = rooflineOf(*cost::builtinDeviceModel(device.str()));
   return t;
 }
@@ -259,7 +261,25 @@ TargetDescription::attentionBackwardVariant(FlashConfigAttr config,
   return SizeVariant{attentionBackwardConfig(config.getContext(), headDim,
                                              kLongTile, kLongTile,
                                              TileStrategy::wgmma),
-                     wgmmaBackwardLongMinSeqQ};
+                     /*keys=*/false, wgmmaBackwardLongMinSeqQ, 0};
+}
+
+std::optional<TargetDescription::SizeVariant>
+TargetDescription::attentionVariant(FlashConfigAttr config, int64_t headDim,
+                                    bool causal) const {
+  TileStrategy kind = config.getStrategy();
+  int64_t maxKeys =
+      causal ? wgmmaNoOverlapMaxSeqKVCausal : wgmmaNoOverlapMaxSeqKV;
+  if (maxKeys <= 0 || headDim <= 64 || !config.getOverlapPV() ||
+      (kind != TileStrategy::wgmma_ws &&
+       kind != TileStrategy::wgmma_ws_persistent))
+    return std::nullopt;
+  FlashConfigAttr plain = FlashConfigAttr::get(
+      config.getContext(), config.getBlockQ(), config.getBlockKV(),
+      config.getWarps(), config.getStages(), kind, config.getFallback(),
+      config.getKeyWarps(), config.getInterleaveKV(), /*overlapPV=*/false,
+      config.getL2GroupMib());
+  return SizeVariant{plain, /*keys=*/true, 0, maxKeys};
 }
 
 FlashConfigAttr TargetDescription::withFallback(FlashConfigAttr config,

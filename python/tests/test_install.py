@@ -18,7 +18,8 @@ import attnc.variants
 
 # The variant matrix docs/pytorch.md documents: head dims, dtypes, masks;
 # each attention variant a forward, its fallback and three backward
-# kernels (at d = 64 also the backward's size variant), each decoding
+# kernels (and a size variant: the backward's at d = 64, the forward's at
+# d = 128), each decoding
 # variant split-KV partials and their combine.
 DIMS = [(d, t) for d in (64, 128) for t in ("bf16", "f16")]
 # (head dim, dtype, mask, heads, GQA group of a packed decoding variant)
@@ -68,10 +69,16 @@ class InstalledTest(unittest.TestCase):
             self.assertEqual(v["gqa_packed"], v["gqa_group"] is not None,
                              v["name"])
             want = DECODE if v["name"].startswith("decode_") else ATTENTION
-            # d = 64: the backward's 128 x 128 size variant from Sq = 4096.
+            # Size variants: at d = 64 the backward's 128 x 128 tiles from
+            # Sq = 4096, at d = 128 the forward without overlap_pv up to
+            # 1024 keys (2048 causal).
             if v["head_dim"] == 64 and want is ATTENTION:
                 want = dict(want, attn_backward_1_v0=("backward when Sq >= "
                                                       "4096", "wgmma"))
+            elif want is ATTENTION:
+                keys = 2048 if v["mask"] == "causal" else 1024
+                want = dict(want, attn_v0=(f"forward when Skv <= {keys}",
+                                           "wgmma_ws"))
             self.assertEqual(set(v["kernels"]), set(want), v["name"])
             for name, (role, strategy) in want.items():
                 k = v["kernels"][name]

@@ -162,10 +162,12 @@ static cl::opt<std::string> backwardStrategy(
     cl::init(""));
 static cl::opt<bool> sizeVariants(
     "size-variants",
-    cl::desc("compile kernels the target runs faster with other tiles at "
-             "some sizes (the d <= 64 backward from Sq = 4096 on, sm_90a) "
-             "also in those tiles, as size variants in the manifest that the "
-             "runtime chooses by size (default: on)"),
+    cl::desc("compile kernels the target runs faster with another "
+             "configuration at some sizes (sm_90a: the d <= 64 backward's "
+             "128 x 128 tiles from Sq = 4096, the d = 128 forward without "
+             "overlap_pv up to 1024 keys) also in that configuration, as size "
+             "variants in the manifest that the runtime chooses by size "
+             "(default: on)"),
     cl::init(true));
 static cl::opt<int64_t> fusionAccesses(
     "fusion-accesses-per-thread",

@@ -98,9 +98,10 @@ struct AttncPipelineOptions
       llvm::cl::init("")};
   PassOptions::Option<bool> sizeVariants{
       *this, "size-variants",
-      llvm::cl::desc("compile kernels the target runs faster with other "
-                     "tiles at some sizes in versions, a host choosing by "
-                     "size (--attnc-online-softmax size-variants)"),
+      llvm::cl::desc("compile kernels the target runs faster with another "
+                     "configuration at some sizes in versions, a host "
+                     "choosing by size (--attnc-online-softmax "
+                     "size-variants; off under split-kv)"),
       llvm::cl::init(true)};
   PassOptions::Option<int64_t> splitKV{
       *this, "split-kv",

@@ -194,6 +194,16 @@ struct TargetDescription {
   /// but each CTA has half the query tiles to amortise its K/V loads and
   /// dK/dV stores over, which short sequences lose on.
   int64_t wgmmaBackwardLongMinSeqQ = 0;
+  /// Up to these many keys (0: never), unmasked / causal, a d > 64
+  /// warp-specialised forward runs without overlap_pv, as a size variant of
+  /// the default kernel (attentionVariant): the overlap pays once the K/V
+  /// loop is long enough to hide its prologue. Measured with
+  /// wgmmaOverlapLargeHead's numbers (H200 2026-12-04): unmasked 450 / 504
+  /// TFLOP/s without against 430 / 496 with at S = 512 / 1k, 528 against
+  /// 547 at 2k; causal 357 / 442 against 355 / 437 at 1k / 2k, 483 against
+  /// 491 at 4k.
+  int64_t wgmmaNoOverlapMaxSeqKV = 0;
+  int64_t wgmmaNoOverlapMaxSeqKVCausal = 0;
 
   /// Split-KV decoding (--attnc-split-kv with --attnc-pack-gqa): a query
   /// tile holds the packed rows of a K/V group (a few), so its tile is
@@ -253,15 +263,25 @@ struct TargetDescription {
                           int64_t blockQ = 0, int64_t blockKV = 0,
                           TileStrategy strategy = TileStrategy::mma_sync) const;
 
-  /// A size variant of the backward of `config` (attentionBackwardConfig's
-  /// default for `headDim`): another configuration and the query rows
-  /// from which it runs instead, or none.
+  /// A size variant of a kernel: another configuration and the sizes it
+  /// runs for, the query rows (Q's dim 2) or the keys (K's dim 2) at least
+  /// `min` and at most `max` (0: unbounded).
   struct SizeVariant {
     FlashConfigAttr config;
-    int64_t minSeqQ;
+    bool keys = false;
+    int64_t min = 0, max = 0;
+    bool holds(int64_t extent) const {
+      return (min <= 0 || extent >= min) && (max <= 0 || extent <= max);
+    }
   };
+  /// The size variant of the backward of `config` (attentionBackwardConfig's
+  /// default for `headDim`), or none.
   std::optional<SizeVariant> attentionBackwardVariant(FlashConfigAttr config,
                                                       int64_t headDim) const;
+  /// The size variant of the forward of `config` (the default of an
+  /// attention without a mask, or `causal`), or none.
+  std::optional<SizeVariant>
+  attentionVariant(FlashConfigAttr config, int64_t headDim, bool causal) const;
 
   /// `config` with a fallback (FlashConfigAttr's `fallback`) when it reads
   /// by TMA: an mma_sync_unaligned kernel of the same tiles and warps, two

@@ -2,6 +2,7 @@
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax=size-variants=false --canonicalize --cse | FileCheck %s --check-prefix=ONE
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax=block-q=64 --canonicalize --cse | FileCheck %s --check-prefix=ONE
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax=backward-strategy=mma_sync --canonicalize --cse | FileCheck %s --check-prefix=MMA
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax=overlap-pv=on --canonicalize --cse | FileCheck %s --check-prefix=OVERLAP
 
 // Size variants: sm_90a runs the d = 64 wgmma backward faster with 128 x
 // 128 tiles from Sq = 4096 on and with 64 x 64 ones below, so with a
@@ -81,4 +82,103 @@ func.func @head_dim_128(%q: tensor<?x2x?x128xbf16>, %k: tensor<?x2x?x128xbf16>, 
         tensor<?x2x?x128xbf16>, tensor<?x2x?xf32>, tensor<?x2x?x1xf32>
         -> tensor<?x2x?x128xf32>, tensor<?x2x?x128xbf16>, tensor<?x2x?x128xbf16>
   return %dq : tensor<?x2x?x128xf32>
+}
+
+// -----
+
+// The forward at d = 128 (warp-specialised, overlap_pv): its loop of K/V
+// tiles is too short for the overlap to pay up to 1024 keys unmasked, so
+// the op is built in versions on K's rows, the variant without overlap_pv
+// and without a fallback of its own (a call it refuses goes to the
+// kernel, whose fallback takes it).
+// CHECK-LABEL: func.func @forward_full
+// CHECK: %[[SKV:.*]] = tensor.dim %arg1, %c2
+// CHECK: %[[SHORT:.*]] = arith.cmpi sle, %[[SKV]], %c1024 : index
+// CHECK: %[[R:.*]] = scf.if %[[SHORT]]
+// CHECK:   attnc.online_attention
+// CHECK:   } {attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws_persistent>,
+// CHECK: } else {
+// CHECK:   attnc.online_attention
+// CHECK:   } {attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws_persistent, overlap_pv, fallback = <{{.*}}strategy = mma_sync_unaligned>>
+// CHECK: return %[[R]]
+// ONE-LABEL: func.func @forward_full
+// ONE-NOT: scf.if
+// ONE: return
+// An overlap chosen by option is kept at every size.
+// OVERLAP-LABEL: func.func @forward_full
+// OVERLAP-NOT: scf.if
+// OVERLAP: return
+func.func @forward_full(%q: tensor<?x4x?x128xbf16>, %k: tensor<?x4x?x128xbf16>, %v: tensor<?x4x?x128xbf16>) -> tensor<?x4x?x128xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64} : tensor<?x4x?x128xbf16>, tensor<?x4x?x128xbf16>, tensor<?x4x?x128xbf16> -> tensor<?x4x?x128xbf16>
+  return %o : tensor<?x4x?x128xbf16>
+}
+
+// -----
+
+// Causal: up to 2048 keys. A static K/V length picks its version: 2048
+// keys run without overlap_pv (and keep the fallback), 2049 with.
+// CHECK-LABEL: func.func @forward_causal
+// CHECK: arith.cmpi sle, %{{.*}}, %c2048 : index
+// CHECK: scf.if
+// CHECK-LABEL: func.func @forward_causal_static
+// CHECK-NOT: scf.if
+// CHECK: } {attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, l2_group_mib = 32, fallback =
+// CHECK-NOT: scf.if
+// CHECK: } {attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, overlap_pv, l2_group_mib = 32, fallback =
+func.func @forward_causal(%q: tensor<?x4x?x128xbf16>, %k: tensor<?x4x?x128xbf16>, %v: tensor<?x4x?x128xbf16>) -> tensor<?x4x?x128xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64} : tensor<?x4x?x128xbf16>, tensor<?x4x?x128xbf16>, tensor<?x4x?x128xbf16> -> tensor<?x4x?x128xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
+  return %o : tensor<?x4x?x128xbf16>
+}
+func.func @forward_causal_static(%q: tensor<1x4x2048x128xbf16>, %q2: tensor<1x4x2049x128xbf16>)
+    -> (tensor<1x4x2048x128xbf16>, tensor<1x4x2049x128xbf16>) {
+  %o = attnc.attention %q, %q, %q {scale = 0.125 : f64} : tensor<1x4x2048x128xbf16>, tensor<1x4x2048x128xbf16>, tensor<1x4x2048x128xbf16> -> tensor<1x4x2048x128xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
+  %o2 = attnc.attention %q2, %q2, %q2 {scale = 0.125 : f64} : tensor<1x4x2049x128xbf16>, tensor<1x4x2049x128xbf16>, tensor<1x4x2049x128xbf16> -> tensor<1x4x2049x128xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
+  return %o, %o2 : tensor<1x4x2048x128xbf16>, tensor<1x4x2049x128xbf16>
+}
+
+// -----
+
+// Only what was measured: a sliding window, d = 64 (no overlap_pv) and a
+// softcap keep one kernel.
+// CHECK-LABEL: func.func @forward_others
+// CHECK-NOT: scf.if
+// CHECK: return
+func.func @forward_others(%q: tensor<?x4x?x128xbf16>, %q64: tensor<?x4x?x64xbf16>)
+    -> (tensor<?x4x?x128xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x128xbf16>) {
+  %w = attnc.attention %q, %q, %q {scale = 0.125 : f64} : tensor<?x4x?x128xbf16>, tensor<?x4x?x128xbf16>, tensor<?x4x?x128xbf16> -> tensor<?x4x?x128xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %c256 = arith.constant 256 : index
+        %past = arith.cmpi ule, %j, %i : index
+        %lo = arith.addi %j, %c256 : index
+        %near = arith.cmpi ugt, %lo, %i : index
+        %keep = arith.andi %past, %near : i1
+        attnc.yield %keep : i1
+      }
+  %s = attnc.attention %q64, %q64, %q64 {scale = 0.125 : f64} : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16> -> tensor<?x4x?x64xbf16>
+  %c = attnc.attention %q, %q, %q {scale = 0.125 : f64} : tensor<?x4x?x128xbf16>, tensor<?x4x?x128xbf16>, tensor<?x4x?x128xbf16> -> tensor<?x4x?x128xbf16>
+      score {
+      ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+        %cap = arith.constant 30.0 : f32
+        %d = arith.divf %x, %cap : f32
+        %t = math.tanh %d : f32
+        %y = arith.mulf %t, %cap : f32
+        attnc.yield %y : f32
+      }
+  return %w, %s, %c : tensor<?x4x?x128xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x128xbf16>
 }

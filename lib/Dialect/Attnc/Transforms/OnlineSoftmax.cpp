@@ -377,8 +377,36 @@ struct AttncOnlineSoftmaxPass
         config = lookupTargetDescription(chip)->withFallback(
             *config, headDim,
             op.getQuery().getType().getElementType().getIntOrFloatBitWidth());
-      if (failed(config) || failed(convertToOnlineAttention(
-                                rewriter, op, *config, oneMaskedLoop)))
+      if (failed(config))
+        return signalPassFailure();
+      std::optional<TargetDescription::SizeVariant> variant;
+      // Measured for unmasked and plain causal attention only.
+      bool plain = (op.getMask().empty() || op.getCausalMask()) &&
+                   !op.hasScoreModifier() && !op.getDropoutProbability() &&
+                   !readsTensors(op) && !needsRowLoads(op);
+      if (plain && !op.getConfigAttr() && sizeVariants && blockQ == 0 &&
+          blockKV == 0 && overlapPV.empty())
+        variant = lookupTargetDescription(chip)->attentionVariant(
+            *config, headDim, op.getCausalMask().has_value());
+      if (!variant || pickStatically(op, *variant, *config)) {
+        if (failed(
+                convertToOnlineAttention(rewriter, op, *config, oneMaskedLoop)))
+          return signalPassFailure();
+        continue;
+      }
+      // The default kernel's fallback serves the variant too: a call the
+      // variant refuses goes to the kernel (docs/abi.md, "Variants").
+      FlashConfigAttr v = variant->config;
+      v = FlashConfigAttr::get(&getContext(), v.getBlockQ(), v.getBlockKV(),
+                               v.getWarps(), v.getStages(), v.getStrategy(),
+                               /*fallback=*/{}, v.getKeyWarps(),
+                               v.getInterleaveKV(), v.getOverlapPV(),
+                               v.getL2GroupMib());
+      auto [variantForm, defaultForm] = versionBySize(rewriter, op, *variant);
+      if (failed(convertToOnlineAttention(rewriter, variantForm, v,
+                                          oneMaskedLoop)) ||
+          failed(convertToOnlineAttention(rewriter, defaultForm, *config,
+                                          oneMaskedLoop)))
         return signalPassFailure();
     }
     SmallVector<AttentionGradOp> grads;
@@ -394,21 +422,13 @@ struct AttncOnlineSoftmaxPass
         if (sizeVariants && blockQ == 0 && blockKV == 0)
           variant = target->attentionBackwardVariant(config, headDim);
       }
-      // A static Sq picks its version here.
-      int64_t seqQ = op.getQuery().getType().getDimSize(2);
-      if (variant && !ShapedType::isDynamic(seqQ)) {
-        if (seqQ >= variant->minSeqQ)
-          config = variant->config;
-        variant.reset();
-      }
-      if (!variant) {
+      if (!variant || pickStatically(op, *variant, config)) {
         if (failed(convertToOnlineAttentionGrad(rewriter, op, config,
                                                 oneMaskedLoop)))
           return signalPassFailure();
         continue;
       }
-      auto [longForm, defaultForm] =
-          versionBySeqQ(rewriter, op, variant->minSeqQ);
+      auto [longForm, defaultForm] = versionBySize(rewriter, op, *variant);
       if (failed(convertToOnlineAttentionGrad(
               rewriter, longForm, variant->config, oneMaskedLoop)) ||
           failed(convertToOnlineAttentionGrad(rewriter, defaultForm, config,
@@ -417,30 +437,64 @@ struct AttncOnlineSoftmaxPass
     }
   }
 
-  /// Replaces `op` by `scf.if` on Sq >= `minSeqQ` (Q's dim 2) with a copy
+  /// The sequence extent `variant` runs by (Q's rows or K's keys).
+  template <typename OpTy>
+  static Value sizedTensor(OpTy op,
+                           const TargetDescription::SizeVariant &variant) {
+    return variant.keys ? op.getKey() : op.getQuery();
+  }
+
+  /// With a static extent, `config` becomes the variant's when it holds;
+  /// true then (one kernel, no versions).
+  template <typename OpTy>
+  static bool pickStatically(OpTy op,
+                             const TargetDescription::SizeVariant &variant,
+                             FlashConfigAttr &config) {
+    int64_t extent =
+        cast<ShapedType>(sizedTensor(op, variant).getType()).getDimSize(2);
+    if (ShapedType::isDynamic(extent))
+      return false;
+    if (variant.holds(extent))
+      config = variant.config;
+    return true;
+  }
+
+  /// Replaces `op` by `scf.if` on the sizes `variant` runs for with a copy
   /// of `op` in each region, each yielding its copy's results: the versions
   /// of one kernel (attnc/Analysis/KernelVersions.h). Returns the copies
-  /// (then, else).
-  static std::pair<AttentionGradOp, AttentionGradOp>
-  versionBySeqQ(IRRewriter &rewriter, AttentionGradOp op, int64_t minSeqQ) {
+  /// (the variant's, the default's).
+  template <typename OpTy>
+  static std::pair<OpTy, OpTy>
+  versionBySize(IRRewriter &rewriter, OpTy op,
+                const TargetDescription::SizeVariant &variant) {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
-    Value seqQ = tensor::DimOp::create(rewriter, loc, op.getQuery(), 2);
-    Value bound = arith::ConstantIndexOp::create(rewriter, loc, minSeqQ);
-    Value longRows = arith::CmpIOp::create(
-        rewriter, loc, arith::CmpIPredicate::sge, seqQ, bound);
-    auto ifOp = scf::IfOp::create(rewriter, loc, op->getResultTypes(), longRows,
+    Value extent =
+        tensor::DimOp::create(rewriter, loc, sizedTensor(op, variant), 2);
+    Value cond;
+    auto conjoin = [&](arith::CmpIPredicate pred, int64_t bound) {
+      Value c = arith::CmpIOp::create(
+          rewriter, loc, pred, extent,
+          arith::ConstantIndexOp::create(rewriter, loc, bound));
+      cond =
+          cond ? arith::AndIOp::create(rewriter, loc, cond, c).getResult() : c;
+    };
+    if (variant.min > 0)
+      conjoin(arith::CmpIPredicate::sge, variant.min);
+    if (variant.max > 0)
+      conjoin(arith::CmpIPredicate::sle, variant.max);
+    auto ifOp = scf::IfOp::create(rewriter, loc, op->getResultTypes(), cond,
                                   /*withElseRegion=*/true);
     auto copyInto = [&](Block *block) {
       rewriter.setInsertionPointToEnd(block);
-      auto copy = cast<AttentionGradOp>(rewriter.clone(*op));
+      auto copy = cast<OpTy>(rewriter.clone(*op));
       scf::YieldOp::create(rewriter, loc, copy->getResults());
       return copy;
     };
-    AttentionGradOp longForm = copyInto(ifOp.thenBlock());
-    AttentionGradOp defaultForm = copyInto(ifOp.elseBlock());
+    OpTy variantForm = copyInto(ifOp.thenBlock());
+    OpTy defaultForm = copyInto(ifOp.elseBlock());
     rewriter.replaceOp(op, ifOp.getResults());
-    return {longForm, defaultForm};
+    return {variantForm, defaultForm};
   }
 };
 } // namespace

@@ -175,17 +175,19 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
     `strategy` picks the tile strategy) and refuses a form whose slices
     disagree with it. An unknown chip is an error that lists the known ones.
 
-    Size variants: where the target runs a kernel faster with other tiles
-    at some sizes (on sm_90a, the d <= 64 backward with wgmma: 128 x 128
-    tiles from Sq = 4096 on, 64 x 64 below), an op without a config is
-    built in versions: `scf.if` on `tensor.dim %q, 2 >= 4096` with the
-    variant's flash form in its then region and the default's in its else
-    region, each yielding its form's results. With a static Sq the pass
-    picks the one that runs. --attnc-convert-to-gpu builds both kernels,
-    the default under the function's kernel name with the other as a
-    variant of its launch contract, which a host chooses by size
-    (docs/abi.md, "Variants"). `size-variants=false`, `block-q` or
-    `block-kv` build one kernel.
+    Size variants: where the target runs a kernel faster with another
+    configuration at some sizes (on sm_90a, the d <= 64 backward with
+    wgmma: 128 x 128 tiles from Sq = 4096 on, 64 x 64 below; the d = 128
+    forward, unmasked or causal: without overlap_pv up to 1024 keys, 2048
+    causal), an op without a config is built in versions: `scf.if` on the
+    size (`tensor.dim %q, 2 >= 4096`, `tensor.dim %k, 2 <= 1024`) with
+    the variant's flash form in its then region and the default's in its
+    else region, each yielding its form's results. With a static size the
+    pass picks the one that runs. --attnc-convert-to-gpu builds both
+    kernels, the default under the function's kernel name with the other
+    as a variant of its launch contract, which a host chooses by size
+    (docs/abi.md, "Variants"). `size-variants=false`, `block-q`,
+    `block-kv` or (forward) `overlap-pv` build one kernel.
     docs/attention.md specifies the ops and the flash form.
 
     Example: top-left causal attention on Q, K, V of 1 x 4 x 512 x 64 bf16
@@ -300,10 +302,11 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
            "tile strategy of attnc.attention_grad without a config: mma_sync "
            "or wgmma (sm_90a; empty: the target's default)">,
     Option<"sizeVariants", "size-variants", "bool", /*default=*/"true",
-           "where the target runs a kernel faster with other tiles at some "
-           "sizes (the d <= 64 wgmma backward from Sq = 4096 on), build both "
-           "in versions under an scf.if on the sizes (unless block-q or "
-           "block-kv is given)">,
+           "where the target runs a kernel faster with another "
+           "configuration at some sizes (the d <= 64 wgmma backward from Sq = "
+           "4096 on, the d = 128 forward without overlap_pv up to 1024 keys), "
+           "build both in versions under an scf.if on the sizes (unless "
+           "block-q, block-kv or overlap-pv is given)">,
   ];
 }
 
