@@ -1,0 +1,42 @@
+"""Driver of forward-variants.test: which kernel a plan of the compiled
+causal d = 128 forward runs, against the fake CUDA driver (the kernels'
+tensor maps need one)."""
+import sys
+
+import attnc
+
+
+class Fake:
+    """A tensor-like object with given strides (elements)."""
+
+    def __init__(self, ptr, shape, strides=None, dtype="bfloat16"):
+        self.shape, self.dtype, self._ptr = tuple(shape), dtype, ptr
+        if strides is None:
+            s, strides = 1, []
+            for d in reversed(self.shape):
+                strides.insert(0, s)
+                s *= d
+        self._strides = tuple(strides)
+
+    def data_ptr(self):
+        return self._ptr
+
+    def stride(self):
+        return self._strides
+
+
+attn = attnc.load(sys.argv[1])["naive_attention"]
+B, H, D = 2, 16, 128
+for S, pad in ((1024, 0), (2048, 0), (2049, 0), (1024, 4)):
+    ptrs = iter(range(1, 100))
+
+    def t(shape, strides=None, dtype="bfloat16"):
+        return Fake(0x10000000 * next(ptrs), shape, strides, dtype)
+    # Rows of D + pad elements: with pad = 4 the rows are 8 bytes off a
+    # 16-byte multiple, which TMA cannot address.
+    row = D + pad
+    q, k, v, o = (t((B, H, S, D), (H * S * row, S * row, row, 1))
+                  for _ in range(4))
+    lse = t((B, H, S), None, "float32")
+    plan = attn.plan(q, k, v, o=o, lse=lse)
+    print("Skv", S, "pad", pad, "runs", plan.kernel.name)
