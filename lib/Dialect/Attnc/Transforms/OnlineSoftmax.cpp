@@ -255,7 +255,7 @@ struct AttncOnlineSoftmaxPass
 
   /// True when a region of `op` reads a tensor (hoisted to one read per
   /// block by the flash form).
-  static bool readsTensors(AttentionOp op) {
+  template <typename OpTy> static bool readsTensors(OpTy op) {
     bool reads = false;
     for (Region *r : {&op.getMask(), &op.getScore()})
       r->walk([&](tensor::ExtractOp) { reads = true; });
@@ -419,7 +419,11 @@ struct AttncOnlineSoftmaxPass
         FailureOr<TargetDescription> target = lookupTargetDescription(chip);
         config = target->attentionBackwardConfig(&getContext(), headDim, blockQ,
                                                  blockKV, *gradStrategy);
-        if (sizeVariants && blockQ == 0 && blockKV == 0)
+        // Measured for unmasked and plain causal attention only: under a
+        // window, say, the query loops are short, where 128-row tiles lose.
+        bool plain = (op.getMask().empty() || op.getCausalMask()) &&
+                     !op.hasScoreModifier() && !readsTensors(op);
+        if (plain && sizeVariants && blockQ == 0 && blockKV == 0)
           variant = target->attentionBackwardVariant(config, headDim);
       }
       if (!variant || pickStatically(op, *variant, config)) {

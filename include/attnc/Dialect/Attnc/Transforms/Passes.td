@@ -177,7 +177,8 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
 
     Size variants: where the target runs a kernel faster with another
     configuration at some sizes (on sm_90a, the d <= 64 backward with
-    wgmma: 128 x 128 tiles from Sq = 4096 on, 64 x 64 below; the d = 128
+    wgmma, unmasked or causal: 128 x 128 tiles from Sq = 4096 on, 64 x 64
+    below; the d = 128
     forward, unmasked or causal: without overlap_pv up to 1024 keys, 2048
     causal), an op without a config is built in versions: `scf.if` on the
     size (`tensor.dim %q, 2 >= 4096`, `tensor.dim %k, 2 <= 1024`) with
