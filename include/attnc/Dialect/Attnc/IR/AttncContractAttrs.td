@@ -176,7 +176,8 @@ def Attnc_KernelVariantAttr : Attnc_Attr<"KernelVariant", "kernel_variant"> {
   let description = [{
     A size variant of a kernel: another kernel of the same program that
     computes the same results from the same caller-supplied parameters with
-    other tiles, and the sizes it runs for: every constraint of `when`
+    another configuration (tiles, overlap), and the sizes it runs for:
+    every constraint of `when`
     (`#attnc.constraint`, written bare) holds. The compiler writes one for
     each non-default version of a kernel in versions (an `scf.if` on sizes,
     docs/attention.md); a host runs the first variant whose conditions the
