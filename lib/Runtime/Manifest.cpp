@@ -603,6 +603,26 @@ size_t attnc::rt::findKernel(const attnc_module &m, const std::string &name,
   return at;
 }
 
+std::optional<size_t> ManifestReader::namedKernel(const attnc_module &m,
+                                                  const attnc_kernel &k,
+                                                  const std::string &name,
+                                                  const std::string &path,
+                                                  const char *role) {
+  if (name == k.name) {
+    failAt(path, "kernel '" + k.name + "' names itself as its " + role);
+    return std::nullopt;
+  }
+  std::string known;
+  size_t at = findKernel(m, name, known);
+  if (at == m.kernels.size()) {
+    failAt(path, std::string(role) + " '" + name + "' of kernel '" + k.name +
+                     "' is not a kernel of this module (it has: " + known +
+                     ")");
+    return std::nullopt;
+  }
+  return at;
+}
+
 /// A plan falls back at most once, to a kernel that any tensor a caller
 /// can pass reaches without TMA, and passes it the very arguments it was
 /// given: so the fallback is another kernel of the module, has no fallback
@@ -613,16 +633,11 @@ bool ManifestReader::resolveFallbacks(attnc_module &m) {
     if (k.fallbackName.empty())
       continue;
     std::string path = "kernels[" + std::to_string(i) + "].fallback";
-    if (k.fallbackName == k.name)
-      return failAt(path,
-                    "kernel '" + k.name + "' names itself as its fallback");
-    std::string known;
-    size_t at = findKernel(m, k.fallbackName, known);
-    if (at == m.kernels.size())
-      return failAt(
-          path, "fallback '" + k.fallbackName + "' of kernel '" + k.name +
-                    "' is not a kernel of this module (it has: " + known + ")");
-    const attnc_kernel *f = m.kernels[at].get();
+    std::optional<size_t> at =
+        namedKernel(m, k, k.fallbackName, path, "fallback");
+    if (!at)
+      return false;
+    const attnc_kernel *f = m.kernels[*at].get();
     std::string of = "fallback kernel '" + f->name + "' of '" + k.name + "'";
     if (!f->fallbackName.empty())
       return failAt(path, of + " has a fallback of its own ('" +
@@ -632,7 +647,7 @@ bool ManifestReader::resolveFallbacks(attnc_module &m) {
       if (f->params[j].kind == ATTNC_PARAM_TENSORMAP)
         return failAt(path, of + " has tensormap parameter '" +
                                 f->params[j].name + "' (kernels[" +
-                                std::to_string(at) + "].params[" +
+                                std::to_string(*at) + "].params[" +
                                 std::to_string(j) +
                                 "]); a fallback runs the tensors that TMA "
                                 "may refuse, so it must not use TMA");

@@ -141,6 +141,13 @@ public:
   bool parseKernel(const llvm::json::Value &v, const std::string &path,
                    attnc_kernel &k);
   bool checkKernel(const std::string &path, attnc_kernel &k);
+  /// The index in M of the kernel NAME that K names as its ROLE
+  /// ("fallback", "variant") at PATH: another kernel of M; none after
+  /// failing ("names itself", "is not a kernel of this module").
+  std::optional<size_t> namedKernel(const attnc_module &m,
+                                    const attnc_kernel &k,
+                                    const std::string &name,
+                                    const std::string &path, const char *role);
   bool resolveFallbacks(attnc_module &m);
   bool resolveUnsplit(attnc_module &m);
 

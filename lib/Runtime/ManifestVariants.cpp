@@ -63,17 +63,11 @@ bool ManifestReader::resolveVariants(attnc_module &m) {
       Variant &v = k.variants[j];
       std::string path = "kernels[" + std::to_string(i) + "].variants[" +
                          std::to_string(j) + "].kernel";
-      if (v.kernelName == k.name)
-        return failAt(path,
-                      "kernel '" + k.name + "' names itself as its variant");
-      std::string known;
-      size_t at = findKernel(m, v.kernelName, known);
-      if (at == m.kernels.size())
-        return failAt(path,
-                      "variant '" + v.kernelName + "' of kernel '" + k.name +
-                          "' is not a kernel of this module (it has: " + known +
-                          ")");
-      const attnc_kernel *found = m.kernels[at].get();
+      std::optional<size_t> at =
+          namedKernel(m, k, v.kernelName, path, "variant");
+      if (!at)
+        return false;
+      const attnc_kernel *found = m.kernels[*at].get();
       if (!found->variants.empty())
         return failAt(path, "variant kernel '" + found->name + "' of '" +
                                 k.name + "' has variants of its own ('" +

@@ -2,29 +2,13 @@
 import sys
 
 import attnc
-
-
-class Fake:
-    """A tensor-like object: what attnc reads from a torch tensor."""
-
-    def __init__(self, ptr, shape, dtype="bfloat16"):
-        self.shape, self.dtype, self._ptr = tuple(shape), dtype, ptr
-
-    def data_ptr(self):
-        return self._ptr
-
-    def stride(self):
-        s, out = 1, []
-        for d in reversed(self.shape):
-            out.insert(0, s)
-            s *= d
-        return tuple(out)
-
+from _support import FakeTensor
 
 src, out = sys.argv[1], sys.argv[2]
 B, H, S, D = 2, 16, 16384, 128
-q, kk, v, o = (Fake(0x10000000 * (i + 1), (B, H, S, D)) for i in range(4))
-lse = Fake(0x50000000, (B, H, S), "float32")
+q, kk, v, o = (FakeTensor(0x10000000 * (i + 1), (B, H, S, D), "bfloat16")
+               for i in range(4))
+lse = FakeTensor(0x50000000, (B, H, S), "float32")
 # The default kernel (wgmma_ws) reads Q, K and V through TMA tensor maps,
 # which only the driver encodes: without one its plan is refused, naming
 # the map.
@@ -40,6 +24,6 @@ k = mod.kernel("naive_attention")
 plan = k.plan(q, kk, v, o=o, lse=lse)
 print("grid", tuple(plan.grid), "block", tuple(k.block))
 try:
-    k.plan(q, Fake(0x20000000, (3, H, S, D)), v, o=o, lse=lse)
+    k.plan(q, FakeTensor(0x20000000, (3, H, S, D), "bfloat16"), v, o=o, lse=lse)
 except attnc.AttncError as e:
     print("refused:", e)

@@ -4,26 +4,7 @@ tensor maps need one)."""
 import sys
 
 import attnc
-
-
-class Fake:
-    """A tensor-like object with given strides (elements)."""
-
-    def __init__(self, ptr, shape, strides=None, dtype="bfloat16"):
-        self.shape, self.dtype, self._ptr = tuple(shape), dtype, ptr
-        if strides is None:
-            s, strides = 1, []
-            for d in reversed(self.shape):
-                strides.insert(0, s)
-                s *= d
-        self._strides = tuple(strides)
-
-    def data_ptr(self):
-        return self._ptr
-
-    def stride(self):
-        return self._strides
-
+from _support import FakeTensor
 
 attn = attnc.load(sys.argv[1])["naive_attention"]
 B, H, D = 2, 16, 128
@@ -31,7 +12,7 @@ for S, pad in ((1024, 0), (2048, 0), (2049, 0), (1024, 4)):
     ptrs = iter(range(1, 100))
 
     def t(shape, strides=None, dtype="bfloat16"):
-        return Fake(0x10000000 * next(ptrs), shape, strides, dtype)
+        return FakeTensor(0x10000000 * next(ptrs), shape, dtype, strides)
     # Rows of D + pad elements: with pad = 4 the rows are 8 bytes off a
     # 16-byte multiple, which TMA cannot address.
     row = D + pad

@@ -5,24 +5,7 @@ K/V-tile CTAs of the grid's y), the kernel below."""
 import sys
 
 import attnc
-
-
-class Fake:
-    """A tensor-like object: what attnc reads from a torch tensor."""
-
-    def __init__(self, ptr, shape, dtype="bfloat16"):
-        self.shape, self.dtype, self._ptr = tuple(shape), dtype, ptr
-
-    def data_ptr(self):
-        return self._ptr
-
-    def stride(self):
-        s, out = 1, []
-        for d in reversed(self.shape):
-            out.insert(0, s)
-            s *= d
-        return tuple(out)
-
+from _support import FakeTensor
 
 main = attnc.load(sys.argv[1])["attn_backward_1"]
 B, H, D = 2, 16, 64
@@ -30,7 +13,7 @@ for S in (1024, 4095, 4096, 8192):
     ptrs = iter(range(1, 100))
 
     def t(shape, dtype="bfloat16"):
-        return Fake(0x10000000 * next(ptrs), shape, dtype)
+        return FakeTensor(0x10000000 * next(ptrs), shape, dtype)
     q, k, v, do, dk, dv = (t((B, H, S, D)) for _ in range(6))
     lse, delta = t((B, H, S), "float32"), t((B, H, S, 1), "float32")
     ws = t((B * H * S * D * 4,), "int8")

@@ -102,12 +102,7 @@ struct AttncConvertToGPUPass
           name += "_" + std::to_string(i);
         // `f` with two kernels and a function named `f_0` would both make
         // `f_0`; a host could then not tell them apart.
-        if (!isKernelName(name) || !kernelNames.insert(name).second) {
-          op->emitOpError()
-              << "would be kernel '" << name
-              << "', a name another kernel of this module has "
-                 "or that is not a C identifier of at most "
-              << kMaxKernelNameLength << " characters; rename the function";
+        if (failed(claimKernelName(op, name, "would be kernel", kernelNames))) {
           failedAny = true;
           continue;
         }
@@ -124,6 +119,21 @@ struct AttncConvertToGPUPass
       signalPassFailure();
   }
 
+  /// Takes `name` for a kernel built from `op` (`what` says which: "would
+  /// be kernel", "would have fallback kernel"), or reports on `op` why it
+  /// cannot name one.
+  static LogicalResult claimKernelName(Operation *op, StringRef name,
+                                       StringRef what,
+                                       llvm::StringSet<> &kernelNames) {
+    if (isKernelName(name) && kernelNames.insert(name).second)
+      return success();
+    return op->emitOpError()
+           << what << " '" << name
+           << "', a name another kernel of this module has or that is not a "
+              "C identifier of at most "
+           << kMaxKernelNameLength << " characters; rename the function";
+  }
+
   /// The kernel of `op` named `name` and, when its flash config has one,
   /// its fallback: a second kernel of the same flash form, under a name of
   /// its own that the first's contract records.
@@ -138,13 +148,10 @@ struct AttncConvertToGPUPass
               forall->getAttrOfType<FlashConfigAttr>(kFlashConfigAttrName))
         fallback = config.getFallback();
     std::string fallbackName = fallback ? (name + "_fallback").str() : "";
-    if (fallback && (!isKernelName(fallbackName) ||
-                     !kernelNames.insert(fallbackName).second))
-      return op->emitOpError()
-             << "would have fallback kernel '" << fallbackName
-             << "', a name another kernel of this module has or that is "
-                "not a C identifier of at most "
-             << kMaxKernelNameLength << " characters; rename the function";
+    if (fallback &&
+        failed(claimKernelName(op, fallbackName, "would have fallback kernel",
+                               kernelNames)))
+      return failure();
     if (failed(buildKernel(b, module, target, name, op, primary,
                            /*config=*/{}, fallbackName, variants)))
       return failure();
@@ -174,12 +181,9 @@ struct AttncConvertToGPUPass
     std::vector<ABIVariant> variants;
     for (auto [i, v] : llvm::enumerate(others)) {
       std::string variant = (name + "_v" + Twine(i)).str();
-      if (!isKernelName(variant) || !kernelNames.insert(variant).second)
-        return v.kernel->emitOpError()
-               << "would be kernel '" << variant
-               << "', a name another kernel of this module has or that is "
-                  "not a C identifier of at most "
-               << kMaxKernelNameLength << " characters; rename the function";
+      if (failed(claimKernelName(v.kernel, variant, "would be kernel",
+                                 kernelNames)))
+        return failure();
       ABIVariant &entry = variants.emplace_back();
       entry.kernel = variant;
       for (const SizeCondition &c : v.when) {
@@ -241,12 +245,10 @@ struct AttncConvertToGPUPass
     });
     if (!q)
       return std::nullopt;
-    static constexpr const char *queryRows[] = {"B", "H", "Sq"};
-    static constexpr const char *keyRows[] = {"B", "Hkv", "Skv"};
     if (source(q) == tensor)
-      return std::string(queryRows[dim]);
+      return std::string(kQuerySymbols[dim]);
     if (source(k) == tensor || source(v) == tensor)
-      return std::string(keyRows[dim]);
+      return std::string(kKeySymbols[dim]);
     return std::nullopt;
   }
 

@@ -104,10 +104,8 @@ LogicalResult BackwardKernelBuilder::verifyConfig() {
 }
 
 std::string BackwardKernelBuilder::symbolOf(Value tensor, int64_t dim) const {
-  static constexpr const char *query[] = {"B", "H", "Sq"};
-  static constexpr const char *key[] = {"B", "Hkv", "Skv"};
   bool isKV = tensor == form.key || tensor == form.value;
-  return isKV ? key[dim] : query[dim];
+  return isKV ? kKeySymbols[dim] : kQuerySymbols[dim];
 }
 
 std::vector<ABIDim> BackwardKernelBuilder::shapeOf(Value tensor,

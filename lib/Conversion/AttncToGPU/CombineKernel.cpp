@@ -55,7 +55,6 @@ constexpr int64_t kCombineParts = 4;
 constexpr int64_t kCombineThreads = kCombineLanes * kCombineParts;
 /// Shared memory: the states of parts 1..P-1, three words per lane.
 constexpr int64_t kStateWords = (kCombineParts - 1) * 3 * kCombineLanes;
-constexpr const char *kRowSymbols[] = {"B", "H", "Sq"};
 constexpr const char *kSplits = "splits";
 
 /// The parts of a combine form.
@@ -253,7 +252,7 @@ std::optional<std::string> CombineKernelBuilder::symbolOf(Value v) {
   for (int64_t d = 0; d < 3; ++d)
     if (cast<RankedTensorType>(form.out.getType()).isDynamicDim(d) &&
         equal(form.out, d))
-      return std::string(kRowSymbols[d]);
+      return std::string(kQuerySymbols[d]);
   if (equal(form.outPartial, 0))
     return std::string(kSplits);
   return std::nullopt;
@@ -277,8 +276,8 @@ void CombineKernelBuilder::planParameters() {
   std::vector<ABIDim> rows;
   for (int64_t d = 0; d < 3; ++d) {
     if (outType.isDynamicDim(d)) {
-      rows.push_back(std::string(kRowSymbols[d]));
-      dynamicSymbols.insert(kRowSymbols[d]);
+      rows.push_back(std::string(kQuerySymbols[d]));
+      dynamicSymbols.insert(kQuerySymbols[d]);
     } else {
       rows.push_back(outType.getDimSize(d));
     }
@@ -310,7 +309,7 @@ void CombineKernelBuilder::planParameters() {
          "output");
   if (form.lseInsert)
     tensor("lse", "f32", rows, "output");
-  for (const char *sym : kRowSymbols)
+  for (const char *sym : kQuerySymbols)
     if (dynamicSymbols.contains(sym))
       push(ABIParam::size(sym));
   push(ABIParam::size(kSplits));

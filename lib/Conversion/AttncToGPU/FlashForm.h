@@ -23,6 +23,12 @@
 
 namespace attnc {
 
+/// The contract's name of each dimension of Q, K and V (and dO): [B, H, Sq,
+/// d], [B, Hkv, Skv, d], [B, Hkv, Skv, dv]; the forward, backward and
+/// versioned kernels' contracts all use them.
+inline constexpr const char *kQuerySymbols[] = {"B", "H", "Sq"};
+inline constexpr const char *kKeySymbols[] = {"B", "Hkv", "Skv"};
+
 /// One K/V loop: `scf.for %j = lb to ub step 1` whose body is one
 /// `attnc.online_attention` over K/V tiles starting at row j * block_kv.
 struct FlashKVLoop {

@@ -36,10 +36,6 @@ namespace attnc::flash_kernel {
 
 using namespace mlir;
 
-/// The contract's name of each dimension of Q, K and V: [B, H, Sq, d],
-/// [B, Hkv, Skv, d], [B, Hkv, Skv, dv].
-inline constexpr const char *kQuerySymbols[] = {"B", "H", "Sq"};
-inline constexpr const char *kKeySymbols[] = {"B", "Hkv", "Skv"};
 /// Size parameters in launch order (those that some shape leaves dynamic).
 inline constexpr const char *kSizeSymbols[] = {"B",  "H",  "Hkv", "Sq", "Skv",
                                                "NB", "MB", "T",   "Tk"};
