@@ -81,8 +81,12 @@ static TargetDescription hopper(StringRef device) {
   // 221 / 245 at d = 64 against 147 / 196 / 216; never slower.
   t.backwardStrategy = TileStrategy::wgmma;
   t.wgmmaBackwardLongMinSeqQ = 4096;
+  // Unmasked d = 128 without overlap_pv, interleaved on the H200: 445 / 495
+  // against 428 / 498 TFLOP/s at S = 512 / 1k (2026-12-05 09:52; 450 / 504
+  // against 430 / 496 on 2026-12-04). Causal lost there (241 / 334 / 425
+  // against 250 / 338 / 437 at 512 / 1000 / 2048), so it has no variant.
   t.wgmmaNoOverlapMaxSeqKV = 1024;
-  t.wgmmaNoOverlapMaxSeqKVCausal = 2048;
+  t.wgmmaNoOverlapMaxSeqKVCausal = 0;
   t.roofline = rooflineOf(*cost::builtinDeviceModel(device.str()));
   return t;
 }

@@ -20,7 +20,8 @@
 // RUN: FileCheck %s --check-prefix=FALLBACK < %t/ws/naive_attention_fallback.ptx
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/ws/manifest.json
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/ws/naive_attention_fallback.ptx -o %t/fallback.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
-// RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/ws/naive_attention_v0.ptx -o %t/v0.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attnc-compile %attnc_src_root/test/Inputs/full_attention_d128.mlir -o %t/full
+// RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/full/attention_v0.ptx -o %t/v0.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --fallback=false -o %t/nofallback
 // RUN: FileCheck %s --check-prefix=NOFALLBACK < %t/nofallback/manifest.json
 // RUN: FileCheck %s --check-prefix=PINGPONG < %t/ws/naive_attention.ptx
@@ -51,26 +52,21 @@
 // CONTRACT-SAME: tensormap<"k.map", tensor = "k", box = [1, 1, 128, 64], swizzle = 128, oob_fill = zero>
 // O leaves through a map of a warpgroup's 64 rows.
 // CONTRACT-SAME: tensormap<"o.map", tensor = "o", box = [1, 1, 64, 64], swizzle = 128, oob_fill = zero>
-// Up to 2048 keys the runtime runs a size variant without overlap_pv
-// (kernels in versions; its loop too short for the overlap to pay), which
-// has no fallback of its own: tensors it refuses go to the kernel.
-// CONTRACT-SAME: fallback = @naive_attention_fallback, variants = [@naive_attention_v0 when [max(Skv, 2048)]]>
+// Causal, one kernel at every size (the unmasked forward's size variant
+// without overlap_pv, up to 1024 keys, lost under a causal mask).
+// CONTRACT-SAME: fallback = @naive_attention_fallback>
 // CONTRACT-LABEL: gpu.module @naive_attention_fallback_module
 // CONTRACT-SAME: kernel = @naive_attention_fallback
 // CONTRACT-SAME: tensor<"q", bf16, [B, H, Sq, 128], input, align = 2, row_align = 2>
 // CONTRACT-SAME: tensor<"lse", f32, [B, H, Sq], output, align = 4>
 // CONTRACT-NOT: tensormap<
 // CONTRACT-SAME: strategy = "mma_sync_unaligned"
-// CONTRACT-LABEL: gpu.module @naive_attention_v0_module
-// CONTRACT-SAME: kernel = @naive_attention_v0
-// CONTRACT-SAME: tensormap<"q.map"
-// CONTRACT-NOT: overlap_pv
-// CONTRACT-SAME: strategy = "wgmma_ws"
+// CONTRACT-NOT: gpu.module @naive_attention_v0_module
 // MANIFEST: "fallback": "naive_attention_fallback",
 // MANIFEST: "name": "naive_attention",
 // MANIFEST: "name": "naive_attention_fallback",
-// MANIFEST: "name": "naive_attention_v0",
 // MANIFEST-NOT: "fallback"
+// MANIFEST-NOT: naive_attention_v0
 // NOFALLBACK-NOT: fallback
 // Element loads of Q/K/V and element stores of O; no cp.async, no TMA.
 // FALLBACK-NOT: cp.async

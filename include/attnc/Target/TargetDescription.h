@@ -197,11 +197,11 @@ struct TargetDescription {
   /// Up to these many keys (0: never), unmasked / causal, a d > 64
   /// warp-specialised forward runs without overlap_pv, as a size variant of
   /// the default kernel (attentionVariant): the overlap pays once the K/V
-  /// loop is long enough to hide its prologue. Measured with
-  /// wgmmaOverlapLargeHead's numbers (H200 2026-12-04): unmasked 450 / 504
-  /// TFLOP/s without against 430 / 496 with at S = 512 / 1k, 528 against
-  /// 547 at 2k; causal 357 / 442 against 355 / 437 at 1k / 2k, 483 against
-  /// 491 at 4k.
+  /// loop is long enough to hide its prologue. Measured on the H200
+  /// (unmasked, 2026-12-04 and 12-05): 450 / 504 and 445 / 495 TFLOP/s
+  /// without against 430 / 496 and 428 / 498 with at S = 512 / 1k, 528
+  /// against 547 at 2k. Causal won 0.5-1% on 12-04 at 1k / 2k and lost
+  /// 1-4% on 12-05 at 512-2048: no causal variant on Hopper.
   int64_t wgmmaNoOverlapMaxSeqKV = 0;
   int64_t wgmmaNoOverlapMaxSeqKVCausal = 0;
 

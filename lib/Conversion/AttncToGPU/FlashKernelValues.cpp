@@ -319,11 +319,11 @@ Value FlashKernelBuilder::positionToFloat(PositionFloats &floats,
                                      APFloat(static_cast<float>(k))));
 }
 
-/// A mask that keeps keys lo(i) <= j <= hi(i) of query i, bounded on both
-/// sides or with id matches (a region analyzeKeyInterval reads as an exact
-/// interval: a window, chunks, a band, documents), and a tail tile's
-/// j < Skv, test each score against its row's bounds instead of evaluating
-/// the region: the bounds are computed once per row slot and step,
+/// A mask that keeps keys lo(i) <= j <= hi(i) of query i (a region
+/// analyzeKeyInterval reads as an exact interval: causal of either
+/// alignment, prefix-LM, a window, chunks, a band, documents), and a tail
+/// tile's j < Skv, test each score against its row's bounds instead of
+/// evaluating the region: the bounds are computed once per row slot and step,
 /// relative to the thread's first column j0 and clamped to [-1, 2^20] (an
 /// element's column offset from j0 is in [0, block_kv), so the clamp keeps
 /// every comparison's outcome), and a score's test is a 32-bit comparison
@@ -338,16 +338,33 @@ FailureOr<bool> FlashKernelBuilder::maskByKeyInterval(
     OnlineAttentionOp step, IRMapping &scope, bool bounds, Value batch,
     Value head, Value q0, Value k0, SmallVectorImpl<Value> &s) {
   Region &mask = step.getMask();
-  // Masks bounded on both sides of the keys, or with id matches, only: a
-  // one-sided mask (causal, prefix-LM) is one comparison per score as
-  // written, and its per-row bounds measured 0.5-4% slower at d = 128
-  // (H200 2026-12-05: causal, softcap, ALiBi), though 8% faster at d = 64
-  // and S = 1k.
+  // One-sided masks too: causal as written is one 64-bit comparison per
+  // score (two instructions) against a 32-bit one here; interleaved on the
+  // H200 (2026-12-05 09:52, bf16, B*S = 16k) per-row bounds ran causal
+  // d = 64 +9/+7/+5/+1% at S = 512/1024/2048/4096 and d = 128
+  // +3/+3/+0.3/+0.5/+1% at S = 512/1000/1024/2048/4096. An earlier
+  // comparison across two runs had d = 128 1-2% slower, within the runs'
+  // spread.
   if (mask.empty())
     return false;
   std::optional<KeyInterval> interval = analyzeKeyInterval(mask);
+  // The causal mask attnc writes compares unsigned (exact: both sides are
+  // non-negative), which the interval analysis does not read; its bound is
+  // hi(i) = i, or i + Skv - Sq bottom-right.
+  std::optional<CausalMask> causal;
+  Value causalShift;
+  if (!interval && (causal = matchCausalMask(mask))) {
+    interval = KeyInterval();
+    if (causal->alignment == CausalMask::Alignment::BottomRight) {
+      FailureOr<Value> sq = materialize(causal->seqQ, scope);
+      FailureOr<Value> skv = materialize(causal->seqKV, scope);
+      if (failed(sq) || failed(skv))
+        return failure();
+      causalShift = arith::SubIOp::create(b, loc, *skv, *sq);
+    }
+  }
   if (!interval || !interval->exact ||
-      (!interval->lo && interval->matches.empty()))
+      (!causal && !interval->lo && !interval->hi && interval->matches.empty()))
     return false;
   SmallVector<Value> symbols;
   for (Value sym : interval->symbols) {
@@ -404,6 +421,10 @@ FailureOr<bool> FlashKernelBuilder::maskByKeyInterval(
     Value i = queryAt(row);
     Value first = interval->lo ? relative(eval(*interval->lo, i)) : Value();
     Value last = interval->hi ? eval(*interval->hi, i) : Value();
+    if (causal)
+      last = causalShift
+                 ? arith::AddIOp::create(b, loc, i, causalShift).getResult()
+                 : i;
     if (lastKey)
       last = last ? arith::MinSIOp::create(b, loc, last, lastKey).getResult()
                   : lastKey;

@@ -56,18 +56,21 @@ func.func @full(%q: tensor<1x2x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: te
 // -----
 
 // The causal form: tiles [0, t) unmasked, tile t (the diagonal) with the
-// mask region, evaluated per score as j <= i on absolute positions. The
-// launch order is the form's (query tile t = block x here): the back-end
-// adds no reordering of its own.
+// mask region's j <= i, tested per row: each row's last key relative to
+// the thread's first column, one 32-bit comparison per score
+// (mask-by-interval.mlir). The launch order is the form's (query tile t =
+// block x here): the back-end adds no reordering of its own.
 // CHECK-LABEL: gpu.func @causal
 // CHECK-NOT: gpu.grid_dim
 // CHECK: scf.for
-// CHECK-NOT: arith.cmpi ule
+// CHECK-NOT: arith.cmpi sle, %c0_i32
 // CHECK: scf.yield
 // CHECK: scf.for
 // CHECK: nvvm.mma.sync
-// CHECK: arith.cmpi ule
+// CHECK-NOT: arith.cmpi ule
+// CHECK: arith.cmpi sle, %c0_i32{{.*}} : i32
 // CHECK: arith.select
+// CHECK-NOT: arith.cmpi ule
 // CHECK: scf.yield
 // CHECK-NOT: scf.for
 // CHECK: gpu.return

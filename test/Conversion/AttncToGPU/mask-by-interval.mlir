@@ -1,6 +1,6 @@
-// Masks whose keys are an interval lo(i) <= j <= hi(i) bounded on both sides
-// (or with id matches) are tested per row in the kernel, not evaluated per
-// score (one-sided ones, causal, keep the region: flash-form.mlir): once
+// Masks whose keys are an interval lo(i) <= j <= hi(i), one-sided (causal of
+// either alignment, prefix-LM) or bounded on both sides, or with id matches,
+// are tested per row in the kernel, not evaluated per score: once
 // per row slot and step the bounds relative to the thread's first column,
 // clamped into [-1, 2^20] and cast to i32; per score one 32-bit comparison
 // of its constant column offset per side. The region's 64-bit position
@@ -91,6 +91,97 @@ func.func @symmetric(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: t
     %n = arith.subi %z, %d : index
     %a = arith.maxsi %d, %n : index
     %keep = arith.cmpi sle, %a, %w : index
+    attnc.yield %keep : i1
+  }
+  return %0 : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// Causal (top-left) as attnc writes it, unsigned (which the interval
+// analysis does not read; both sides are non-negative): hi(i) = i, at most
+// Skv - 1; per score one 32-bit comparison, no 64-bit j <= i left in the
+// masked loop.
+// CHECK-LABEL: gpu.func @causal
+// CHECK:       scf.for {{.*}} -> (f32
+// CHECK:       scf.for {{.*}} -> (f32
+// CHECK-NOT:     arith.cmpi ule, %{{.*}}, %{{.*}} : index
+// CHECK:         %[[HI:.*]] = arith.minsi %{{.*}}, %[[LASTKEY:[^ ]*]] : index
+// CHECK-NEXT:    %[[HIMAX:.*]] = arith.maxsi %[[HI]], %[[BELOW:[^ ]*]] : index
+// CHECK-NEXT:    %[[HICLAMP:.*]] = arith.minsi %[[HIMAX]], %[[ABOVE:[^ ]*]] : index
+// CHECK-NEXT:    %[[HIREL:.*]] = arith.subi %[[HICLAMP]], %[[J0:[^ ]*]] : index
+// CHECK-NEXT:    %[[LAST:.*]] = arith.index_cast %[[HIREL]] : index to i32
+// CHECK-NOT:     arith.cmpi ule, %{{.*}}, %{{.*}} : index
+// CHECK:         %[[LE:.*]] = arith.cmpi sle, %c0_i32{{.*}}, %[[LAST]] : i32
+// CHECK-NEXT:    arith.select %[[LE]], %{{.*}}, %{{.*}} : f32
+// CHECK-NOT:     arith.cmpi ule, %{{.*}}, %{{.*}} : index
+// CHECK:       gpu.return
+func.func @causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %keep = arith.cmpi ule, %j, %i : index
+    attnc.yield %keep : i1
+  }
+  return %0 : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// Causal bottom-right (j + Sq <= i + Skv): hi(i) = i + (Skv - Sq).
+// CHECK-LABEL: gpu.func @causal_bottom_right
+// CHECK:       scf.for {{.*}} -> (f32
+// CHECK:       scf.for {{.*}} -> (f32
+// CHECK-NOT:     arith.cmpi ule, %{{.*}}, %{{.*}} : index
+// CHECK:         %[[SHIFT:.*]] = arith.subi %{{.*}}, %{{.*}} : index
+// CHECK:         %[[BR:.*]] = arith.addi %{{.*}}, %[[SHIFT]] : index
+// CHECK-NEXT:    %[[HI:.*]] = arith.minsi %[[BR]], %{{.*}} : index
+// CHECK-NEXT:    %[[HIMAX:.*]] = arith.maxsi %[[HI]], %{{.*}} : index
+// CHECK-NEXT:    %[[HICLAMP:.*]] = arith.minsi %[[HIMAX]], %{{.*}} : index
+// CHECK-NEXT:    %[[HIREL:.*]] = arith.subi %[[HICLAMP]], %{{.*}} : index
+// CHECK-NEXT:    %[[LAST:.*]] = arith.index_cast %[[HIREL]] : index to i32
+// CHECK:         %[[LE:.*]] = arith.cmpi sle, %c0_i32{{.*}}, %[[LAST]] : i32
+// CHECK-NEXT:    arith.select %[[LE]], %{{.*}}, %{{.*}} : f32
+// CHECK-NOT:     arith.cmpi ule, %{{.*}}, %{{.*}} : index
+// CHECK:       gpu.return
+func.func @causal_bottom_right(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %c2 = arith.constant 2 : index
+  %sq = tensor.dim %q, %c2 : tensor<?x?x?x64xbf16>
+  %skv = tensor.dim %k, %c2 : tensor<?x?x?x64xbf16>
+  %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %a = arith.addi %j, %sq : index
+    %c = arith.addi %i, %skv : index
+    %keep = arith.cmpi ule, %a, %c : index
+    attnc.yield %keep : i1
+  }
+  return %0 : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// Prefix-LM (keys j <= i or j < 100): hi(i) = max(i, 99) per row.
+// CHECK-LABEL: gpu.func @prefix
+// CHECK:       scf.for {{.*}} -> (f32
+// CHECK:       scf.for {{.*}} -> (f32
+// CHECK-NOT:     arith.cmpi slt, %{{.*}}, %c100{{.*}} : index
+// CHECK:         %[[P:.*]] = arith.addi %c100{{.*}}, %c-1{{.*}} : index
+// CHECK-NEXT:    %[[HI:.*]] = arith.maxsi %{{.*}}, %[[P]] : index
+// CHECK-NEXT:    %[[HIB:.*]] = arith.minsi %[[HI]], %{{.*}} : index
+// CHECK-NEXT:    %[[HIMAX:.*]] = arith.maxsi %[[HIB]], %{{.*}} : index
+// CHECK-NEXT:    %[[HICLAMP:.*]] = arith.minsi %[[HIMAX]], %{{.*}} : index
+// CHECK-NEXT:    %[[HIREL:.*]] = arith.subi %[[HICLAMP]], %{{.*}} : index
+// CHECK-NEXT:    %[[LAST:.*]] = arith.index_cast %[[HIREL]] : index to i32
+// CHECK:         %[[LE:.*]] = arith.cmpi sle, %c0_i32{{.*}}, %[[LAST]] : i32
+// CHECK-NEXT:    arith.select %[[LE]], %{{.*}}, %{{.*}} : f32
+// CHECK-NOT:     arith.cmpi slt, %{{.*}}, %c100{{.*}} : index
+// CHECK:       gpu.return
+func.func @prefix(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %p = arith.constant 100 : index
+    %c = arith.cmpi sle, %j, %i : index
+    %in = arith.cmpi slt, %j, %p : index
+    %keep = arith.ori %c, %in : i1
     attnc.yield %keep : i1
   }
   return %0 : tensor<?x?x?x64xbf16>
