@@ -278,12 +278,7 @@ TargetDescription::attentionVariant(FlashConfigAttr config, int64_t headDim,
       (kind != TileStrategy::wgmma_ws &&
        kind != TileStrategy::wgmma_ws_persistent))
     return std::nullopt;
-  FlashConfigAttr plain = FlashConfigAttr::get(
-      config.getContext(), config.getBlockQ(), config.getBlockKV(),
-      config.getWarps(), config.getStages(), kind, config.getFallback(),
-      config.getKeyWarps(), config.getInterleaveKV(), /*overlapPV=*/false,
-      config.getL2GroupMib());
-  return SizeVariant{plain, /*keys=*/true, 0, maxKeys};
+  return SizeVariant{config.withOverlapPV(false), /*keys=*/true, 0, maxKeys};
 }
 
 FlashConfigAttr TargetDescription::withFallback(FlashConfigAttr config,
@@ -303,11 +298,7 @@ FlashConfigAttr TargetDescription::withFallback(FlashConfigAttr config,
   auto fallback = FlashConfigAttr::get(
       config.getContext(), config.getBlockQ(), config.getBlockKV(),
       config.getWarps(), kFallbackStages, TileStrategy::mma_sync_unaligned);
-  return FlashConfigAttr::get(config.getContext(), config.getBlockQ(),
-                              config.getBlockKV(), config.getWarps(),
-                              config.getStages(), kind, fallback,
-                              config.getKeyWarps(), config.getInterleaveKV(),
-                              config.getOverlapPV(), config.getL2GroupMib());
+  return config.withFallback(fallback);
 }
 
 int64_t TargetDescription::attentionL2GroupMib(int64_t headDim,

@@ -343,10 +343,7 @@ struct AttncOnlineSoftmaxPass
                       ? static_cast<int64_t>(l2GroupMib)
                       : lookupTargetDescription(chip)->attentionL2GroupMib(
                             headDim, c.getStrategy());
-    return FlashConfigAttr::get(&getContext(), c.getBlockQ(), c.getBlockKV(),
-                                c.getWarps(), c.getStages(), c.getStrategy(),
-                                c.getFallback(), c.getKeyWarps(),
-                                c.getInterleaveKV(), c.getOverlapPV(), mib);
+    return c.withL2GroupMib(mib);
   }
 
   void runOnOperation() override {
@@ -396,12 +393,7 @@ struct AttncOnlineSoftmaxPass
       }
       // The default kernel's fallback serves the variant too: a call the
       // variant refuses goes to the kernel (docs/abi.md, "Variants").
-      FlashConfigAttr v = variant->config;
-      v = FlashConfigAttr::get(&getContext(), v.getBlockQ(), v.getBlockKV(),
-                               v.getWarps(), v.getStages(), v.getStrategy(),
-                               /*fallback=*/{}, v.getKeyWarps(),
-                               v.getInterleaveKV(), v.getOverlapPV(),
-                               v.getL2GroupMib());
+      FlashConfigAttr v = variant->config.withFallback({});
       auto [variantForm, defaultForm] = versionBySize(rewriter, op, *variant);
       if (failed(convertToOnlineAttention(rewriter, variantForm, v,
                                           oneMaskedLoop)) ||

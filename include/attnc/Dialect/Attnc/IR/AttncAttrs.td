@@ -155,6 +155,25 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
     }]>
   ];
   let skipDefaultBuilders = 1;
+  let extraClassDeclaration = [{
+    /// This configuration with one field changed (the passes that refine a
+    /// target description's choice: a fallback, an overlap, an L2 group).
+    FlashConfigAttr withFallback(FlashConfigAttr fallback) const {
+      return get(getContext(), getBlockQ(), getBlockKV(), getWarps(),
+                 getStages(), getStrategy(), fallback, getKeyWarps(),
+                 getInterleaveKV(), getOverlapPV(), getL2GroupMib());
+    }
+    FlashConfigAttr withOverlapPV(bool overlapPV) const {
+      return get(getContext(), getBlockQ(), getBlockKV(), getWarps(),
+                 getStages(), getStrategy(), getFallback(), getKeyWarps(),
+                 getInterleaveKV(), overlapPV, getL2GroupMib());
+    }
+    FlashConfigAttr withL2GroupMib(int64_t mib) const {
+      return get(getContext(), getBlockQ(), getBlockKV(), getWarps(),
+                 getStages(), getStrategy(), getFallback(), getKeyWarps(),
+                 getInterleaveKV(), getOverlapPV(), mib);
+    }
+  }];
   let assemblyFormat = [{
     `<` `block_q` `=` $blockQ `,` `block_kv` `=` $blockKV `,` `warps` `=`
     $warps `,` `stages` `=` $stages `,` `strategy` `=` $strategy
