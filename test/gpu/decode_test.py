@@ -148,20 +148,25 @@ def build(work: Path, compiler: Path):
 
 def reference(q, k, v, scale, visible, low=None):
     """O and the logsumexp by the textbook formulas in float64 (low=None)
-    or naively in `low`; GQA by repeating K/V heads."""
+    or naively in `low`. GQA: query head h reads K/V head h // (H / Hkv),
+    so the query heads of a K/V head are multiplied as one group's rows
+    (repeating K/V per query head in float64 took 32 GiB at H = 256,
+    Skv = 128k, more than an H100 has free)."""
     import torch
-    rep = q.shape[1] // k.shape[1]
+    B, H, Sq, d = q.shape
+    Hkv, Skv = k.shape[1], k.shape[2]
+    rows = H // Hkv * Sq
     dt = torch.float64 if low is None else low
     q, k, v = (x.to(dt) for x in (q, k, v))
-    k = k.repeat_interleave(rep, dim=1)
-    v = v.repeat_interleave(rep, dim=1)
-    s = torch.matmul(q, k.transpose(-1, -2)) * scale
+    s = torch.matmul(q.reshape(B, Hkv, rows, d), k.transpose(-1, -2))
+    s = s.reshape(B, H, Sq, Skv) * scale
     if visible is not None:
         s = s.masked_fill(~visible, float("-inf"))
     lse = torch.logsumexp(s.double(), dim=-1)
     p = torch.nan_to_num(torch.softmax(s.float() if low else s, dim=-1),
                          nan=0.0).to(dt)
-    return torch.matmul(p, v), lse
+    o = torch.matmul(p.reshape(B, Hkv, rows, Skv), v)
+    return o.reshape(B, H, Sq, v.shape[-1]), lse
 
 
 def decode(m, q, k, v, splits, o=None):
