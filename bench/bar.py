@@ -147,6 +147,9 @@ def run(args):
               "|---:|---|:---:|---:|---:|---|---:|---:|---:|---:|---:|---|"]
     failed = 0
     for d, dtype, causal, s, b, h, hkv in rows():
+        tags = {f"d{d}", dtype, "causal" if causal else "full", f"S{s}"}
+        if not set(args.only.split(",") if args.only else []) <= tags:
+            continue
         name = (GQA_NAME if h != hkv else
                 f"attn_d{d}_{dtype}_{'causal' if causal else 'full'}")
         if name not in mods:
@@ -216,6 +219,9 @@ def main():
     ap.add_argument("--compiler", default=str(ROOT / "build/bin/attnc-compile"))
     ap.add_argument("--cuda-root", default="/usr/local/cuda")
     ap.add_argument("--out", default="")
+    ap.add_argument("--only", default="",
+                    help="run: only the rows with all these comma-separated "
+                         "tags (d128, d64, bf16, f16, causal, full, S1000)")
     args = ap.parse_args()
     build(args) if args.mode == "build" else run(args)
 
