@@ -6,7 +6,7 @@
     python3 bench/bar.py build [--work .gpuwork]
     # H200 (carry .gpuwork)
     ATTNC_RUNTIME_LIB=.gpuwork/lib/libattnc_runtime.so PYTHONPATH=python \
-        python3 bench/bar.py run [--work .gpuwork] [--out FILE.md]
+        python3 bench/bar.py run [--work .gpuwork] [--out FILE.md] [--only d128,causal]
 
 Every row times attnc, SDPA's FlashAttention-2 backend and SDPA's cuDNN
 backend in the same process: three rounds, the three interleaved in each
