@@ -322,8 +322,10 @@ void CostCounter::describeSchedule(FlashConfigAttr config, Value q, Value k,
   TileStrategy strategy = config.getStrategy();
   s.wgmma = strategy == TileStrategy::wgmma ||
             strategy == TileStrategy::wgmma_ws ||
-            strategy == TileStrategy::wgmma_ws_persistent;
-  s.persistent = strategy == TileStrategy::wgmma_ws_persistent;
+            strategy == TileStrategy::wgmma_ws_persistent ||
+            strategy == TileStrategy::wgmma_persistent;
+  s.persistent = strategy == TileStrategy::wgmma_ws_persistent ||
+                 strategy == TileStrategy::wgmma_persistent;
   s.blockQ = config.getBlockQ();
   s.blockKV = config.getBlockKV();
   s.headDim = int64_t(extent(q, -1));

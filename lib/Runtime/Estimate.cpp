@@ -54,7 +54,8 @@ cost::KernelSchedule scheduleOf(const attnc_kernel &k) {
       s.kind = kind;
   std::string strategy = attrText(k, "strategy");
   s.wgmma = strategy.rfind("wgmma", 0) == 0;
-  s.persistent = strategy == "wgmma_ws_persistent";
+  s.persistent =
+      strategy == "wgmma_ws_persistent" || strategy == "wgmma_persistent";
   s.blockQ = attrInt(k, "block_q", 0);
   s.blockKV = attrInt(k, "block_kv", 0);
   s.headDim = attrInt(k, "head_dim", 0);

@@ -237,7 +237,8 @@ FlashConfigAttr
 TargetDescription::attentionBackwardConfig(MLIRContext *ctx, int64_t headDim,
                                            int64_t blockQ, int64_t blockKV,
                                            TileStrategy strategy) const {
-  if (strategy == TileStrategy::wgmma) {
+  if (strategy == TileStrategy::wgmma ||
+      strategy == TileStrategy::wgmma_persistent) {
     // A warpgroup (four warps) per 64 rows of the K/V tile. Measured on the
     // H200 2026-12-03 (bf16, S = 1k / 4k / 16k, non-causal): d = 64 with
     // one warpgroup 170 / 243 / 270 TFLOP/s against two's 157 / 217 / 241;
@@ -247,7 +248,7 @@ TargetDescription::attentionBackwardConfig(MLIRContext *ctx, int64_t headDim,
                  : headDim <= 64 ? wgmmaBackwardBlockKVSmallHead
                                  : wgmmaBackwardBlockKV;
     return FlashConfigAttr::get(ctx, blockQ ? blockQ : wgmmaBackwardBlockQ, kv,
-                                kv / 16, backwardStages, TileStrategy::wgmma);
+                                kv / 16, backwardStages, strategy);
   }
   // One 16-row mma.sync slab of the K/V tile per warp.
   int64_t kv = blockKV ? blockKV : backwardWarps * 16;
@@ -258,13 +259,14 @@ TargetDescription::attentionBackwardConfig(MLIRContext *ctx, int64_t headDim,
 std::optional<TargetDescription::SizeVariant>
 TargetDescription::attentionBackwardVariant(FlashConfigAttr config,
                                             int64_t headDim) const {
+  TileStrategy kind = config.getStrategy();
   if (wgmmaBackwardLongMinSeqQ <= 0 || headDim > 64 ||
-      config.getStrategy() != TileStrategy::wgmma || config.getBlockQ() >= 128)
+      (kind != TileStrategy::wgmma && kind != TileStrategy::wgmma_persistent) ||
+      config.getBlockQ() >= 128)
     return std::nullopt;
   constexpr int64_t kLongTile = 128;
   return SizeVariant{attentionBackwardConfig(config.getContext(), headDim,
-                                             kLongTile, kLongTile,
-                                             TileStrategy::wgmma),
+                                             kLongTile, kLongTile, kind),
                      /*keys=*/false, wgmmaBackwardLongMinSeqQ, 0};
 }
 

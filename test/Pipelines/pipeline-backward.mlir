@@ -114,7 +114,7 @@
 
 // A target without warpgroup MMAs, and a strategy without a backward.
 // WGMMA-A100: backward tile strategy wgmma needs warpgroup MMAs, which a100 lacks (sm_90a only)
-// WGMMA-WS: unknown backward tile strategy 'wgmma_ws' for --attnc-online-softmax; known: mma_sync, wgmma
+// WGMMA-WS: unknown backward tile strategy 'wgmma_ws' for --attnc-online-softmax; known: mma_sync, wgmma, wgmma_persistent
 
 // sm_80 has no vector reductions: dQ adds one f32 per red (and the default
 // backward strategy there is mma_sync).

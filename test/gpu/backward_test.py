@@ -125,8 +125,10 @@ EXTRA_ARGS = {"alibi_causal":
               ', %slopes: tensor<?xf32> {attnc.name = "slopes"}'}
 
 
-# Every module is built with each backward strategy (--backward-strategy).
-STRATEGIES = ("mma_sync", "wgmma")
+# Every module is built with each backward strategy (--backward-strategy):
+# wgmma_persistent is wgmma's kernel on a grid of one CTA per SM walking its
+# K/V tiles (more tiles than CTAs at every shape here but the smallest).
+STRATEGIES = ("mma_sync", "wgmma", "wgmma_persistent")
 # Configurations besides the strategies' defaults, as a module suffix ->
 # (the head dims it applies to, the masks it applies to or None for all,
 # its attnc-compile arguments): at d = 64 the wgmma kernel's two-warpgroup
@@ -251,7 +253,12 @@ def run_case(m, B, H, Hkv, Sq, Skv, mask, dtype, d):
     want = next((var.name for var, conds in main.variants
                  if all(sizes[c.lhs] >= c.value if c.kind == "min" else
                         sizes[c.lhs] <= c.value for c in conds)), main.name)
-    main(q, k, v, do, lse, delta, dk=dk, dv=dv, dq_accum=ws, **extra)
+    # A persistent kernel runs on 3 CTAs instead of one per SM, so that each
+    # walks several K/V tiles (and the serpentine's last, partial round)
+    # at every shape here.
+    sms = 3 if main.attr("strategy") == "wgmma_persistent" else None
+    main(q, k, v, do, lse, delta, dk=dk, dv=dv, dq_accum=ws, num_sms=sms,
+         **extra)
     dq = nan(B, H, Sq, d)
     m["attn_backward_2"](ws, dq=dq)
     torch.cuda.synchronize()

@@ -43,18 +43,24 @@ def fa_rule(got, ref, low, dtype):
 
 def reference(q, k, v, scale, dt, modify=None, visible=None, keep=None,
               dropout=0.0):
-    """Attention in precision `dt` (scores in f32 at least) with K/V heads
-    repeated for GQA: `modify(scores)` before the mask, `visible` (bool,
-    broadcasting to [B, H, Sq, Skv]) the mask, `keep` (bool [B, H, Sq, Skv])
+    """Attention in precision `dt` (scores in f32 at least), query head h
+    reading K/V head h // (H / Hkv) (GQA): `modify(scores)` before the
+    mask, `visible` (bool, broadcasting to [B, H, Sq, Skv]) the mask, `keep` (bool [B, H, Sq, Skv])
     the probabilities dropout keeps (scaled by 1 / (1 - dropout)). Returns
     (O, logsumexp), the logsumexp (of the undropped softmax) only for
     float64; rows that see no key give O = 0."""
     import torch
-    H, Hkv = q.shape[1], k.shape[1]
-    kk = k.to(dt).repeat_interleave(H // Hkv, dim=1)
-    vv = v.to(dt).repeat_interleave(H // Hkv, dim=1)
+    B, H, Sq = q.shape[:3]
+    Hkv, Skv = k.shape[1], k.shape[2]
+    # Query head h reads K/V head h // G: the G heads of a group multiply
+    # their K/V head as one [G * Sq, d] matrix, so K and V are never
+    # repeated (a float64 copy per query head is 32 GiB at H = 256 and
+    # 128k keys).
+    G = H // Hkv
+    qg = q.to(dt).reshape(B, Hkv, G * Sq, q.shape[3])
     acc = dt if dt == torch.float64 else torch.float32
-    s = torch.matmul(q.to(dt), kk.transpose(-1, -2)).to(acc) * scale
+    s = torch.matmul(qg, k.to(dt).transpose(-1, -2)).to(acc) * scale
+    s = s.view(B, H, Sq, Skv)
     if modify is not None:
         s = modify(s)
     if visible is not None:
@@ -63,7 +69,8 @@ def reference(q, k, v, scale, dt, modify=None, visible=None, keep=None,
     p = torch.softmax(s, dim=-1).nan_to_num(0.0)
     if keep is not None:
         p = p * keep / (1.0 - dropout)
-    return torch.matmul(p.to(dt), vv), lse
+    o = torch.matmul(p.to(dt).reshape(B, Hkv, G * Sq, Skv), v.to(dt))
+    return o.view(B, H, Sq, v.shape[3]), lse
 
 
 def check_output(o, lse, ref, low, ref_lse, dtype):

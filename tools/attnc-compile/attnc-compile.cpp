@@ -157,8 +157,8 @@ static cl::opt<bool> backward(
     cl::init(false));
 static cl::opt<std::string> backwardStrategy(
     "backward-strategy",
-    cl::desc("with --backward: the backward kernels' tile strategy, mma_sync "
-             "or wgmma (sm_90a; default: the target's)"),
+    cl::desc("with --backward: the backward kernels' tile strategy, mma_sync, "
+             "wgmma or wgmma_persistent (sm_90a; default: the target's)"),
     cl::init(""));
 static cl::opt<bool> sizeVariants(
     "size-variants",

@@ -93,8 +93,9 @@ struct AttncPipelineOptions
       llvm::cl::init(false)};
   PassOptions::Option<std::string> backwardStrategy{
       *this, "backward-strategy",
-      llvm::cl::desc("tile strategy of the backward kernels: mma_sync or "
-                     "wgmma (sm_90a; default: the target's)"),
+      llvm::cl::desc("tile strategy of the backward kernels: mma_sync, "
+                     "wgmma or wgmma_persistent (sm_90a; default: the "
+                     "target's)"),
       llvm::cl::init("")};
   PassOptions::Option<bool> sizeVariants{
       *this, "size-variants",

@@ -596,17 +596,19 @@ BackwardKernelBuilder::emitQueryLoop(BackwardQueryLoop &l, IRMapping &scope,
   return SmallVector<Value>(loop.getResults());
 }
 
-LogicalResult BackwardKernelBuilder::emitBody() {
-  // The K/V tile, once.
-  FailureOr<GlobalTile> k = tileOf(form.keySlice, "k", prologue);
-  FailureOr<GlobalTile> v = tileOf(form.valueSlice, "v", prologue);
+LogicalResult BackwardKernelBuilder::loadKeyValueTile(IRMapping &scope) {
+  FailureOr<GlobalTile> k = tileOf(form.keySlice, "k", scope);
+  FailureOr<GlobalTile> v = tileOf(form.valueSlice, "v", scope);
   if (failed(k) || failed(v))
     return failure();
   k->rowLimit = v->rowLimit = seqKV;
-  kvStart = k->rowStart;
   copyTile(*k, kSmem, kOffset, Value(), blockKV, d);
   copyTile(*v, vSmem, vOffset, Value(), blockKV, dv);
+  return success();
+}
 
+FailureOr<SmallVector<Value>>
+BackwardKernelBuilder::emitTileLoops(IRMapping &scope) {
   Value zero = f32(0.0);
   SmallVector<Value> acc((d + dv) / 2, zero);
   if (wgmma) {
@@ -615,60 +617,68 @@ LogicalResult BackwardKernelBuilder::emitBody() {
                arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
     acc.push_back(idx(0));
   }
-  auto runLoops = [&](IRMapping &scope,
+  auto runLoops = [&](IRMapping &inner,
                       SmallVector<Value> acc) -> FailureOr<SmallVector<Value>> {
     for (BackwardQueryLoop &l : form.loops) {
-      FailureOr<SmallVector<Value>> next = emitQueryLoop(l, scope, acc);
+      FailureOr<SmallVector<Value>> next = emitQueryLoop(l, inner, acc);
       if (failed(next))
         return failure();
       acc = *next;
     }
     return acc;
   };
-  if (form.groupLoop) {
-    FailureOr<Value> ub = materialize(form.groupLoop.getUpperBound(), prologue);
-    if (failed(ub))
-      return failure();
-    auto loop = scf::ForOp::create(b, loc, idx(0), *ub, idx(1), acc);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(loop.getBody());
-    IRMapping scope = prologue;
-    scope.map(form.groupLoop.getInductionVar(), loop.getInductionVar());
-    FailureOr<SmallVector<Value>> out =
-        runLoops(scope, SmallVector<Value>(loop.getRegionIterArgs()));
-    if (failed(out))
-      return failure();
-    scf::YieldOp::create(b, loc, *out);
-    b.setInsertionPointAfter(loop);
-    acc.assign(loop.getResults().begin(), loop.getResults().end());
-  } else {
-    FailureOr<SmallVector<Value>> out = runLoops(prologue, acc);
-    if (failed(out))
-      return failure();
-    acc = *out;
-  }
-  // No copy may be in flight when the kernel ends (a K/V tile no query
-  // tile sees was never waited for).
-  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-  if (wgmma) {
-    flushQueryGrad(ArrayRef(acc).take_back(kPendingValues));
-    // No bulk reduction of dQ may still read shared memory.
-    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
-                                         UnitAttr());
-  }
+  if (!form.groupLoop)
+    return runLoops(scope, acc);
+  FailureOr<Value> ub = materialize(form.groupLoop.getUpperBound(), scope);
+  if (failed(ub))
+    return failure();
+  auto loop = scf::ForOp::create(b, loc, idx(0), *ub, idx(1), acc);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(loop.getBody());
+  IRMapping inner = scope;
+  inner.map(form.groupLoop.getInductionVar(), loop.getInductionVar());
+  FailureOr<SmallVector<Value>> out =
+      runLoops(inner, SmallVector<Value>(loop.getRegionIterArgs()));
+  if (failed(out))
+    return failure();
+  scf::YieldOp::create(b, loc, *out);
+  return SmallVector<Value>(loop.getResults());
+}
 
-  // dK and dV where the inserts put them.
+LogicalResult BackwardKernelBuilder::storeKeyValueGrads(IRMapping &scope,
+                                                        ArrayRef<Value> acc) {
   mma::AccumulatorTiles layout(1, d / mma::kN, w);
   for (auto [insert, t, values] :
-       {std::tuple{form.dkInsert, "dk", ArrayRef(acc).slice(0, d / 2)},
-        std::tuple{form.dvInsert, "dv", ArrayRef(acc).slice(d / 2, dv / 2)}}) {
-    FailureOr<GlobalTile> out = tileOf(insert, t, prologue);
+       {std::tuple{form.dkInsert, "dk", acc.slice(0, d / 2)},
+        std::tuple{form.dvInsert, "dv", acc.slice(d / 2, dv / 2)}}) {
+    FailureOr<GlobalTile> out = tileOf(insert, t, scope);
     if (failed(out))
       return failure();
     out->rowLimit = seqKV;
     mma::storeAccumulatorRows(b, loc, layout, values, *out, form.elementType);
   }
   return success();
+}
+
+LogicalResult BackwardKernelBuilder::emitBody() {
+  if (persistent)
+    return emitPersistentBody();
+  if (failed(loadKeyValueTile(prologue)))
+    return failure();
+  FailureOr<SmallVector<Value>> acc = emitTileLoops(prologue);
+  if (failed(acc))
+    return failure();
+  // No copy may be in flight when the kernel ends (a K/V tile no query
+  // tile sees was never waited for).
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  if (wgmma) {
+    flushQueryGrad(ArrayRef(*acc).take_back(kPendingValues));
+    // No bulk reduction of dQ may still read shared memory.
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
+                                         UnitAttr());
+  }
+  // dK and dV where the inserts put them.
+  return storeKeyValueGrads(prologue, *acc);
 }
 
 FailureOr<gpu::GPUFuncOp>
@@ -691,14 +701,15 @@ BackwardKernelBuilder::build(gpu::GPUModuleOp module) {
   bool modified = llvm::any_of(form.loops, [](BackwardQueryLoop &l) {
     return l.step.hasScoreModifier();
   });
-  abi.attrs = {{"causal", causal ? "true" : "false"},
-               {"mask", mask},
-               {"score_modifier", modified ? "true" : "false"},
-               {"scale", scaleText},
-               {"head_dim", std::to_string(d)},
-               {"block_q", std::to_string(blockQ)},
-               {"block_kv", std::to_string(blockKV)},
-               {"strategy", wgmma ? "wgmma" : "mma_sync"}};
+  abi.attrs = {
+      {"causal", causal ? "true" : "false"},
+      {"mask", mask},
+      {"score_modifier", modified ? "true" : "false"},
+      {"scale", scaleText},
+      {"head_dim", std::to_string(d)},
+      {"block_q", std::to_string(blockQ)},
+      {"block_kv", std::to_string(blockKV)},
+      {"strategy", stringifyTileStrategy(form.config.getStrategy()).str()}};
   auto qType = cast<RankedTensorType>(form.query.getType());
   auto kType = cast<RankedTensorType>(form.key.getType());
   if (form.query != form.key && qType.isDynamicDim(1) && kType.isDynamicDim(1))
@@ -733,9 +744,11 @@ BackwardKernelBuilder::build(gpu::GPUModuleOp module) {
         b, loc, *bt, globalMem[bt->name], indices,
         [&](const std::string &n) { return paramIndexValue(n); }, seqQ, seqKV);
   };
-  for (auto [iv, dim] : llvm::zip(form.forall.getInductionVars(), gridDims))
-    prologue.map(
-        iv, gpu::BlockIdOp::create(b, loc, static_cast<gpu::Dimension>(dim)));
+  // (A persistent kernel maps them per work tile.)
+  if (!persistent)
+    for (auto [iv, dim] : llvm::zip(form.forall.getInductionVars(), gridDims))
+      prologue.map(
+          iv, gpu::BlockIdOp::create(b, loc, static_cast<gpu::Dimension>(dim)));
   seqQ = extentOf(form.query, 2);
   seqKV = extentOf(form.key, 2);
   scale = arith::ConstantFloatOp::create(

@@ -9,7 +9,8 @@
 // the kernel's values of the form's leaves), BackwardKernel.cpp (data
 // movement, the mma_sync products, the recomputation of P and dS, the
 // loops), BackwardWgmma.cpp (the wgmma strategy's shared memory and
-// products) and BackwardQueryGrad.cpp (dQ's reductions).
+// products), BackwardQueryGrad.cpp (dQ's reductions) and
+// BackwardPersistent.cpp (the persistent grid's tile walk).
 //
 //===----------------------------------------------------------------------===//
 
@@ -103,7 +104,22 @@ private:
   void copyRowValues(const GlobalTile &src, Value smem, Value stage,
                      Value threadRow);
   LogicalResult loadQueryTile(BackwardQueryLoop &l, Value i, IRMapping scope);
+  /// Starts loading the K/V tile of the forall iteration `scope` maps.
+  LogicalResult loadKeyValueTile(IRMapping &scope);
+  /// The query loops of one K/V tile (in the group loop, with GQA) from
+  /// zeroed accumulators: dK | dV (| dQ's pending state, wgmma).
+  FailureOr<SmallVector<Value>> emitTileLoops(IRMapping &scope);
+  /// dK and dV of `acc` where the forall's inserts put them.
+  LogicalResult storeKeyValueGrads(IRMapping &scope, ArrayRef<Value> acc);
   LogicalResult emitBody();
+  /// wgmma_persistent (BackwardPersistent.cpp): the CTA walks the forall's
+  /// iterations t = CTA, CTA + #CTAs, ...; each tile's last step is
+  /// followed by the next tile's K/V loads, then this tile's dK and dV.
+  LogicalResult emitPersistentBody();
+  /// `scope` with the forall's induction variables at work tile `t` of
+  /// `total` (the grid's dimensions linearised; see the definition).
+  void mapWorkTile(Value t, Value total, Value stride, ArrayRef<Value> extents,
+                   IRMapping &scope);
   FailureOr<SmallVector<Value>>
   emitQueryLoop(BackwardQueryLoop &l, IRMapping &scope, ArrayRef<Value> acc);
   /// One step of loop `l`; with wgmma `pending` (kPendingValues values) is
@@ -211,11 +227,13 @@ private:
   mma::WarpCoords w;
   Value warp;
   Value kSmem, vSmem, qSmem, doSmem, dsSmem, lseSmem, deltaSmem;
-  Value seqQ, seqKV, kvStart;
+  Value seqQ, seqKV;
   /// wgmma: tiles in 128-byte-swizzled boxes from a 1024-byte-aligned base
   /// (`tiles`, a 1-D element view; `smemAddress`, its shared address), at
   /// these byte offsets; the thread's warpgroup.
   bool wgmma = false;
+  /// wgmma_persistent: one CTA per SM walks the forall's iterations.
+  bool persistent = false;
   Value tiles, smemAddress, group;
   int64_t kOffset = 0, vOffset = 0, qOffset = 0, doOffset = 0, dsOffset = 0;
   /// wgmma: dQ's tiles are staged at byte dqOffset (1024-aligned),

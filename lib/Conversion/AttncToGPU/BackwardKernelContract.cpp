@@ -37,16 +37,19 @@ LogicalResult BackwardKernelBuilder::verifyConfig() {
   elemBytes = form.elementType.getIntOrFloatBitWidth() / 8;
   dv = cast<RankedTensorType>(form.value.getType()).getDimSize(3);
   Location diag = form.forall.getLoc();
-  wgmma = c.getStrategy() == TileStrategy::wgmma;
+  persistent = c.getStrategy() == TileStrategy::wgmma_persistent;
+  wgmma = c.getStrategy() == TileStrategy::wgmma || persistent;
   if ((c.getStrategy() != TileStrategy::mma_sync && !wgmma) || c.getFallback())
-    return emitError(diag) << "attention backward: only the mma_sync and "
-                              "wgmma strategies have a backward kernel, got "
+    return emitError(diag) << "attention backward: only the mma_sync, wgmma "
+                              "and wgmma_persistent strategies have a "
+                              "backward kernel, got "
                            << stringifyTileStrategy(c.getStrategy())
                            << (c.getFallback() ? " with a fallback" : "");
   if (wgmma && chip != "sm_90a")
-    return emitError(diag) << "attention backward: strategy wgmma needs "
-                              "warpgroup MMAs, which only sm_90a has; the "
-                              "kernel targets "
+    return emitError(diag) << "attention backward: strategy "
+                           << stringifyTileStrategy(c.getStrategy())
+                           << " needs warpgroup MMAs, which only sm_90a has; "
+                              "the kernel targets "
                            << chip;
   if (!form.elementType.isBF16() && !form.elementType.isF16())
     return emitError(diag)
@@ -218,15 +221,23 @@ FailureOr<GridFactor> BackwardKernelBuilder::gridFactor(OpFoldResult extent) {
 }
 
 LogicalResult BackwardKernelBuilder::planGrid() {
-  return planForallGrid(
-      form.forall,
-      [&](OpFoldResult e) -> FailureOr<std::vector<GridFactor>> {
-        FailureOr<GridFactor> f = gridFactor(e);
-        if (failed(f))
-          return failure();
-        return std::vector<GridFactor>{*f};
-      },
-      abi.grid, gridDims);
+  if (failed(planForallGrid(
+          form.forall,
+          [&](OpFoldResult e) -> FailureOr<std::vector<GridFactor>> {
+            FailureOr<GridFactor> f = gridFactor(e);
+            if (failed(f))
+              return failure();
+            return std::vector<GridFactor>{*f};
+          },
+          abi.grid, gridDims)))
+    return failure();
+  // A persistent kernel: one CTA per SM, which walks the forall's
+  // iterations itself (emitPersistentBody).
+  if (persistent) {
+    abi.grid[0] = {GridFactor::numSMs()};
+    abi.grid[1] = abi.grid[2] = {GridFactor::constant(1)};
+  }
+  return success();
 }
 
 Value BackwardKernelBuilder::extentOf(Value tensor, int64_t dim) {

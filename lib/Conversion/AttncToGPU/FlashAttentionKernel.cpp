@@ -476,6 +476,10 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
            << o.getElementType() << " but its tiles are " << form.elementType
            << "; the kernel writes O in the input type (f32 for the partials "
               "of a split-KV form)";
+  if (config.getStrategy() == TileStrategy::wgmma_persistent)
+    return form.forall.emitOpError(
+        "has tile strategy wgmma_persistent, the backward's; the forward's "
+        "persistent strategy is wgmma_ws_persistent");
   strategy = createTileStrategy(config.getStrategy(), shape, loc);
   if (failed(strategy->verify(form.forall.getLoc())))
     return failure();

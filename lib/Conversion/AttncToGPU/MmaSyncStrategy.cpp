@@ -618,6 +618,9 @@ attnc::createTileStrategy(TileStrategy kind, const TileShape &shape,
     return createWgmmaTileStrategy(shape, loc, /*producerWarp=*/true,
                                    /*persistentGrid=*/kind ==
                                        TileStrategy::wgmma_ws_persistent);
+  case TileStrategy::wgmma_persistent:
+    // The backward's (BackwardKernel.cpp); the forward refuses it first.
+    return nullptr;
   }
   return nullptr;
 }

@@ -2,7 +2,7 @@
 // refused with a diagnostic naming the rule.
 // RUN: not attnc-opt %s -split-input-file --attnc-online-softmax --attnc-convert-to-gpu 2>&1 | FileCheck %s
 
-// CHECK: error: attention backward: only the mma_sync and wgmma strategies have a backward kernel, got wgmma_ws
+// CHECK: error: attention backward: only the mma_sync, wgmma and wgmma_persistent strategies have a backward kernel, got wgmma_ws
 func.func @wgmma_ws(%q: tensor<1x2x128x64xbf16>, %do: tensor<1x2x128x64xbf16>, %lse: tensor<1x2x128xf32>, %dl: tensor<1x2x128x1xf32>)
     -> (tensor<1x2x128x64xf32>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>) {
   %dq, %dk, %dv = attnc.attention_grad %q, %q, %q, %do, %lse, %dl {scale = 0.125 : f64, config = #attnc.flash_config<block_q = 64, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws>}

@@ -9,6 +9,7 @@
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma chip=sm_80" 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma_ws chip=sm_80" 2>&1 | FileCheck %s --check-prefix=CHIP-WS
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=tma" 2>&1 | FileCheck %s --check-prefix=NAME
+// RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma_persistent" 2>&1 | FileCheck %s --check-prefix=BACKWARD-ONLY
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma stages=4" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=STAGES
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma_ws stages=5" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=RING
 // RUN: not attnc-opt %s --attnc-online-softmax="stages=9" 2>&1 | FileCheck %s --check-prefix=OPTION
@@ -23,6 +24,7 @@
 // CHIP: tile strategy wgmma needs warpgroup MMAs, which sm_80 lacks (sm_90a only)
 // CHIP-WS: tile strategy wgmma_ws needs warpgroup MMAs, which sm_80 lacks (sm_90a only)
 // NAME: unknown tile strategy 'tma' for --attnc-online-softmax; known: mma_sync, wgmma, wgmma_ws
+// BACKWARD-ONLY: tile strategy wgmma_persistent is the backward's (backward-strategy); the forward's persistent strategy is wgmma_ws_persistent
 // STAGES: wgmma strategy: stages must be 2 (one K/V tile computed while the next loads) or 3 (two loading; with overlap_pv, a step's V in use while the next step computes), got 4
 // RING: wgmma_ws strategy: stages (the producer's ring) must be in [2, 4], got 5
 // OPTION: --attnc-online-softmax option stages must be in [1, 8] (or 0 for the target's default), got 9
@@ -41,3 +43,14 @@ func.func @on_sm80(%q: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
 
 // ROWS: wgmma strategy: each warpgroup of 4 warps owns 64 query rows, so warps must be a multiple of 4 and block_q 16 x warps; got 6 warps and block_q 96
 // KV: wgmma strategy: block_kv (40) must be a multiple of 16 in [16, 256] (the n of one warpgroup MMA)
+
+// -----
+
+// The backward's persistent strategy, given to a forward.
+func.func @backward_strategy(%q: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  // expected-error @+1 {{has tile strategy wgmma_persistent, the backward's; the forward's persistent strategy is wgmma_ws_persistent}}
+  %o = attnc.attention %q, %q, %q {scale = 0.1 : f64,
+      config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_persistent>}
+      : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}

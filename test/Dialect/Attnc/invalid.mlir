@@ -718,6 +718,11 @@ func.func @flash_config_l2_group_persistent() attributes {c = #attnc.flash_confi
 
 // -----
 
+// expected-error @+1 {{l2_group_mib orders a grid of one block per tile; wgmma_persistent's blocks walk the tiles themselves}}
+func.func @flash_config_l2_group_backward_persistent() attributes {c = #attnc.flash_config<block_q = 64, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_persistent, l2_group_mib = 16>} { return }
+
+// -----
+
 // expected-error @+1 {{a fallback lowers its config's grid and has no l2_group_mib of its own}}
 func.func @flash_config_l2_group_fallback() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned, l2_group_mib = 16>>} { return }
 

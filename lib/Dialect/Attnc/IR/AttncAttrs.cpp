@@ -146,7 +146,8 @@ FlashConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << stages;
   bool warpgroups = strategy == TileStrategy::wgmma ||
                     strategy == TileStrategy::wgmma_ws ||
-                    strategy == TileStrategy::wgmma_ws_persistent;
+                    strategy == TileStrategy::wgmma_ws_persistent ||
+                    strategy == TileStrategy::wgmma_persistent;
   if (overlapPV && !warpgroups)
     return emitError() << "overlap_pv needs a wgmma strategy (asynchronous "
                           "warpgroup MMAs), got "
@@ -161,10 +162,11 @@ FlashConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (l2GroupMib < 0 || l2GroupMib > kMaxL2GroupMib)
     return emitError() << "l2_group_mib must be in [0, " << kMaxL2GroupMib
                        << "] (MiB; 0: no groups), got " << l2GroupMib;
-  if (l2GroupMib > 0 && strategy == TileStrategy::wgmma_ws_persistent)
+  if (l2GroupMib > 0 && (strategy == TileStrategy::wgmma_ws_persistent ||
+                         strategy == TileStrategy::wgmma_persistent))
     return emitError() << "l2_group_mib orders a grid of one block per tile; "
-                          "wgmma_ws_persistent's blocks walk the tiles "
-                          "themselves";
+                       << stringifyTileStrategy(strategy)
+                       << "'s blocks walk the tiles themselves";
   if (!fallback)
     return success();
   if (fallback.getL2GroupMib() != 0)

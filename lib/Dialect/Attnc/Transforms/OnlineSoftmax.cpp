@@ -156,6 +156,11 @@ struct AttncOnlineSoftmaxPass
                << "unknown tile strategy '" << strategy << "' for --" DEBUG_TYPE
                << "; known: mma_sync, wgmma, wgmma_ws, wgmma_ws_persistent, "
                   "mma_sync_unaligned";
+      if (*kind == TileStrategy::wgmma_persistent)
+        return emitError(loc)
+               << "tile strategy wgmma_persistent is the backward's "
+                  "(backward-strategy); the forward's persistent strategy "
+                  "is wgmma_ws_persistent";
       if (*kind != TileStrategy::mma_sync &&
           *kind != TileStrategy::mma_sync_unaligned &&
           !target->hasFeature(TargetFeature::Wgmma))
@@ -241,15 +246,17 @@ struct AttncOnlineSoftmaxPass
       return target->backwardStrategy;
     std::optional<TileStrategy> kind = symbolizeTileStrategy(backwardStrategy);
     if (!kind ||
-        (*kind != TileStrategy::mma_sync && *kind != TileStrategy::wgmma))
-      return emitError(loc)
-             << "unknown backward tile strategy '" << backwardStrategy
-             << "' for --" DEBUG_TYPE << "; known: mma_sync, wgmma";
-    if (*kind == TileStrategy::wgmma &&
+        (*kind != TileStrategy::mma_sync && *kind != TileStrategy::wgmma &&
+         *kind != TileStrategy::wgmma_persistent))
+      return emitError(loc) << "unknown backward tile strategy '"
+                            << backwardStrategy << "' for --" DEBUG_TYPE
+                            << "; known: mma_sync, wgmma, wgmma_persistent";
+    if (*kind != TileStrategy::mma_sync &&
         !target->hasFeature(TargetFeature::Wgmma))
-      return emitError(loc) << "backward tile strategy wgmma needs warpgroup "
-                               "MMAs, which "
-                            << chip << " lacks (sm_90a only)";
+      return emitError(loc)
+             << "backward tile strategy " << stringifyTileStrategy(*kind)
+             << " needs warpgroup MMAs, which " << chip
+             << " lacks (sm_90a only)";
     return *kind;
   }
 

@@ -34,7 +34,8 @@ def Attnc_TileStrategy : I32EnumAttr<"TileStrategy",
       I32EnumAttrCase<"mma_sync", 0>, I32EnumAttrCase<"wgmma", 1>,
       I32EnumAttrCase<"wgmma_ws", 2>,
       I32EnumAttrCase<"wgmma_ws_persistent", 3>,
-      I32EnumAttrCase<"mma_sync_unaligned", 4>]> {
+      I32EnumAttrCase<"mma_sync_unaligned", 4>,
+      I32EnumAttrCase<"wgmma_persistent", 5>]> {
   let cppNamespace = "::attnc";
   let genSpecializedAttr = 0;
 }
@@ -111,7 +112,11 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
       the consumers store the current one's output) or `mma_sync_unaligned`
       (mma_sync with element-wide global loads and stores instead of 16-byte
       ones: slower, but Q, K, V and O need only be aligned to their element
-      size; it exists to be a fallback).
+      size; it exists to be a fallback) or `wgmma_persistent` (the
+      backward's `wgmma` kernel on a grid of one CTA per SM that walks the
+      forall's K/V tiles itself: the next tile's K and V load while this
+      one's dK and dV are stored, and no SM waits for a new CTA between
+      tiles; backward only).
     - `fallback` (optional): the configuration of a second kernel of the
       same flash form, for tensors the first cannot address (TMA needs the
       base and every outer stride 16-byte aligned). Same `block_q` and

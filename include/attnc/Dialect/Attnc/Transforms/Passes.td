@@ -300,8 +300,9 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
            "whole: one loop body that tests scores per kernel">,
     Option<"backwardStrategy", "backward-strategy", "std::string",
            /*default=*/"\"\"",
-           "tile strategy of attnc.attention_grad without a config: mma_sync "
-           "or wgmma (sm_90a; empty: the target's default)">,
+           "tile strategy of attnc.attention_grad without a config: mma_sync, "
+           "wgmma or wgmma_persistent (sm_90a; empty: the target's "
+           "default)">,
     Option<"sizeVariants", "size-variants", "bool", /*default=*/"true",
            "where the target runs a kernel faster with another "
            "configuration at some sizes (the d <= 64 wgmma backward from Sq = "

@@ -1,0 +1,142 @@
+//===- BackwardPersistent.cpp - the backward's persistent tile walk -------===//
+//
+// Part of the attnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// wgmma_persistent: the backward's wgmma kernel on a grid of one CTA per SM
+// (the launch contract's `num_sms`). Each CTA walks the forall's iterations
+// (K/V tiles of a batch and head) t = CTA, CTA + #CTAs, ..., which removes
+// what a grid of one CTA per tile spends between tiles: with one 226 KiB
+// CTA per SM, an SM holds no warp from the moment its CTA retires until
+// the next one has started and loaded its K/V tile (about half of the
+// fixed cost of 5-6 steps per tile measured on the H200). Here the next
+// tile's K and V are in flight while this tile's dK and dV are stored.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BackwardKernelBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace attnc;
+using namespace attnc::backward_kernel;
+
+/// The grid's dimensions are walked in the order a grid of one CTA per tile
+/// would start them: x fastest. Under a causal mask the flash form puts
+/// heads on x and K/V tiles on y, the longest (first) tile of every head
+/// first; the walk then goes x, z, y, so that the long tiles of every batch
+/// come before the short ones, and odd full rounds of the CTAs' stride G
+/// run backwards (CTA c takes rG + G - 1 - c), so that no CTA takes the
+/// longest tile of every round (the forward's persistent grid measured 6%
+/// more steps on its busiest CTA without it).
+void BackwardKernelBuilder::mapWorkTile(Value t, Value total, Value stride,
+                                        ArrayRef<Value> extents,
+                                        IRMapping &scope) {
+  SmallVector<Value> ivs = form.forall.getInductionVars();
+  // The K/V tiles (the forall's last dimension) on y: longest first.
+  bool longestFirst = gridDims.size() == ivs.size() && gridDims.back() == 1;
+  Value rest = t;
+  if (longestFirst) {
+    // In 32 bits: the runtime refuses grids of 2^31 tiles or more.
+    Type i32 = b.getI32Type();
+    auto narrow = [&](Value v) {
+      return arith::IndexCastOp::create(b, loc, i32, v).getResult();
+    };
+    auto c32 = [&](int64_t v) {
+      return arith::ConstantIntOp::create(b, loc, i32, v).getResult();
+    };
+    Value t32 = narrow(t), g = narrow(stride);
+    Value round = arith::DivUIOp::create(b, loc, t32, g);
+    Value first = arith::MulIOp::create(b, loc, round, g);
+    Value c = arith::SubIOp::create(b, loc, t32, first);
+    Value odd = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(b, loc, round, c32(1)), c32(0));
+    Value next = arith::AddIOp::create(b, loc, first, g);
+    Value full = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, next,
+                                       narrow(total));
+    Value mirrored = arith::SubIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, next, c32(1)), c);
+    Value serpentine = arith::SelectOp::create(
+        b, loc, arith::AndIOp::create(b, loc, odd, full), mirrored, t32);
+    rest = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), serpentine);
+  }
+  SmallVector<unsigned> order = longestFirst ? SmallVector<unsigned>{0, 2, 1}
+                                             : SmallVector<unsigned>{0, 1, 2};
+  for (unsigned dim : order) {
+    auto it = llvm::find(gridDims, dim);
+    if (it == gridDims.end())
+      continue;
+    size_t i = it - gridDims.begin();
+    scope.map(ivs[i], arith::RemUIOp::create(b, loc, rest, extents[i]));
+    rest = arith::DivUIOp::create(b, loc, rest, extents[i]);
+  }
+}
+
+LogicalResult BackwardKernelBuilder::emitPersistentBody() {
+  SmallVector<Value> extents;
+  Value total = idx(1);
+  for (OpFoldResult ub : form.forall.getMixedUpperBound()) {
+    FailureOr<Value> extent = materialize(ub, prologue);
+    if (failed(extent))
+      return failure();
+    extents.push_back(*extent);
+    total = arith::MulIOp::create(b, loc, total, *extent);
+  }
+  Value first = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value stride = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  const IRMapping base = prologue;
+  auto scopeOf = [&](Value t) {
+    IRMapping scope = base;
+    mapWorkTile(t, total, stride, extents, scope);
+    return scope;
+  };
+  // Starts loading the K/V tile of work tile `t` when there is one.
+  auto loadKeyValueOf = [&](Value t) -> LogicalResult {
+    auto exists = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, t, total),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(exists.thenBlock());
+    IRMapping scope = scopeOf(t);
+    return loadKeyValueTile(scope);
+  };
+  if (failed(loadKeyValueOf(first)))
+    return failure();
+
+  auto loop = scf::ForOp::create(b, loc, first, total, stride);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value t = loop.getInductionVar();
+    IRMapping scope = scopeOf(t);
+    FailureOr<SmallVector<Value>> acc = emitTileLoops(scope);
+    if (failed(acc))
+      return failure();
+    // This tile's K/V copy is complete (waited for even when no query tile
+    // sees it: the next tile's copy writes the same shared memory).
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+    // The last dQ product reads K; the flush ends with a barrier after
+    // every warp's wait for it, so K and V are free once it returns.
+    flushQueryGrad(ArrayRef(*acc).take_back(kPendingValues));
+    // The next tile restages dQ's buffers: its issuing thread waits for
+    // the flush's reductions to have read them, before the barrier that
+    // begins the next tile's first step.
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
+                                         UnitAttr::get(b.getContext()));
+    if (failed(loadKeyValueOf(arith::AddIOp::create(b, loc, t, stride))) ||
+        failed(storeKeyValueGrads(scope, *acc)))
+      return failure();
+  }
+  // No bulk reduction of dQ may still read shared memory when the kernel
+  // ends.
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
+                                       UnitAttr());
+  return success();
+}
