@@ -50,18 +50,22 @@ void BackwardKernelBuilder::mapWorkTile(Value t, Value total, Value stride,
     auto c32 = [&](int64_t v) {
       return arith::ConstantIntOp::create(b, loc, i32, v).getResult();
     };
+    // (One op per statement: the IR's order is then the same with every
+    // compiler, whatever order it evaluates arguments in.)
     Value t32 = narrow(t), g = narrow(stride);
+    Value one = c32(1), zero = c32(0);
     Value round = arith::DivUIOp::create(b, loc, t32, g);
     Value first = arith::MulIOp::create(b, loc, round, g);
     Value c = arith::SubIOp::create(b, loc, t32, first);
-    Value odd = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ne,
-        arith::AndIOp::create(b, loc, round, c32(1)), c32(0));
+    Value parity = arith::AndIOp::create(b, loc, round, one);
+    Value odd =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, parity, zero);
     Value next = arith::AddIOp::create(b, loc, first, g);
-    Value full = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, next,
-                                       narrow(total));
-    Value mirrored = arith::SubIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, next, c32(1)), c);
+    Value total32 = narrow(total);
+    Value full =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, next, total32);
+    Value last = arith::SubIOp::create(b, loc, next, one);
+    Value mirrored = arith::SubIOp::create(b, loc, last, c);
     Value serpentine = arith::SelectOp::create(
         b, loc, arith::AndIOp::create(b, loc, odd, full), mirrored, t32);
     rest = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), serpentine);

@@ -68,15 +68,17 @@ func.func @full(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tens
 // Round r = t / G, c = t - rG; odd full rounds take rG + G - 1 - c.
 // CHECK-NEXT: %[[T32:.*]] = arith.index_cast %[[T]] : index to i32
 // CHECK-NEXT: %[[G:.*]] = arith.index_cast %[[STRIDE]] : index to i32
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
 // CHECK-NEXT: %[[R:.*]] = arith.divui %[[T32]], %[[G]] : i32
 // CHECK-NEXT: %[[FIRST:.*]] = arith.muli %[[R]], %[[G]] : i32
 // CHECK-NEXT: %[[C:.*]] = arith.subi %[[T32]], %[[FIRST]] : i32
-// CHECK: %[[PARITY:.*]] = arith.andi %[[R]], %c1_i32 : i32
-// CHECK-NEXT: %[[ODD:.*]] = arith.cmpi ne, %[[PARITY]], %c0_i32 : i32
+// CHECK-NEXT: %[[PARITY:.*]] = arith.andi %[[R]], %[[ONE]] : i32
+// CHECK-NEXT: %[[ODD:.*]] = arith.cmpi ne, %[[PARITY]], %[[ZERO]] : i32
 // CHECK-NEXT: %[[END:.*]] = arith.addi %[[FIRST]], %[[G]] : i32
 // CHECK-NEXT: %[[TOTAL32:.*]] = arith.index_cast %[[TOTAL]] : index to i32
 // CHECK-NEXT: %[[FULL:.*]] = arith.cmpi ule, %[[END]], %[[TOTAL32]] : i32
-// CHECK: %[[LAST:.*]] = arith.subi %[[END]], %{{.*}} : i32
+// CHECK-NEXT: %[[LAST:.*]] = arith.subi %[[END]], %[[ONE]] : i32
 // CHECK-NEXT: %[[MIRROR:.*]] = arith.subi %[[LAST]], %[[C]] : i32
 // CHECK-NEXT: %[[FLIP:.*]] = arith.andi %[[ODD]], %[[FULL]] : i1
 // CHECK-NEXT: %[[W:.*]] = arith.select %[[FLIP]], %[[MIRROR]], %[[T32]] : i32
