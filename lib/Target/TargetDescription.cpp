@@ -80,7 +80,8 @@ static TargetDescription hopper(StringRef device) {
   // non-causal at d = 128 against mma_sync's 175 / 215 / 230, and 159 /
   // 221 / 245 at d = 64 against 147 / 196 / 216; never slower.
   t.backwardStrategy = TileStrategy::wgmma;
-  t.wgmmaBackwardLongMinSeqQ = 4096;
+  t.wgmmaBackwardLongMinSeqQ = 2048;
+  t.wgmmaBackwardLongMinSeqQCausal = 4096;
   // Unmasked d = 128 without overlap_pv, interleaved on the H200: 445 / 495
   // against 428 / 498 TFLOP/s at S = 512 / 1k (2026-12-05 09:52; 450 / 504
   // against 430 / 496 on 2026-12-04). Causal lost there (241 / 334 / 425
@@ -258,16 +259,19 @@ TargetDescription::attentionBackwardConfig(MLIRContext *ctx, int64_t headDim,
 
 std::optional<TargetDescription::SizeVariant>
 TargetDescription::attentionBackwardVariant(FlashConfigAttr config,
-                                            int64_t headDim) const {
+                                            int64_t headDim,
+                                            bool causal) const {
   TileStrategy kind = config.getStrategy();
-  if (wgmmaBackwardLongMinSeqQ <= 0 || headDim > 64 ||
+  int64_t minRows =
+      causal ? wgmmaBackwardLongMinSeqQCausal : wgmmaBackwardLongMinSeqQ;
+  if (minRows <= 0 || headDim > 64 ||
       (kind != TileStrategy::wgmma && kind != TileStrategy::wgmma_persistent) ||
       config.getBlockQ() >= 128)
     return std::nullopt;
   constexpr int64_t kLongTile = 128;
   return SizeVariant{attentionBackwardConfig(config.getContext(), headDim,
                                              kLongTile, kLongTile, kind),
-                     /*keys=*/false, wgmmaBackwardLongMinSeqQ, 0};
+                     /*keys=*/false, minRows, 0};
 }
 
 std::optional<TargetDescription::SizeVariant>

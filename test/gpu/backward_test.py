@@ -246,7 +246,8 @@ def run_case(m, B, H, Hkv, Sq, Skv, mask, dtype, d):
     dk, dv = nan(B, Hkv, Skv, d), nan(B, Hkv, Skv, d)
     main = m["attn_backward_1"]
     # The kernel that runs: the first size variant whose conditions hold
-    # (d = 64 on sm_90a: 128 x 128 tiles from Sq = 4096), else the kernel.
+    # (d = 64 on sm_90a: 128 x 128 tiles from Sq = 2048, 4096 causal),
+    # else the kernel.
     ran = main.plan(q, k, v, do, lse, delta, dk=dk, dv=dv, dq_accum=ws,
                     **extra).kernel.name
     sizes = {"B": B, "H": H, "Hkv": Hkv, "Sq": Sq, "Skv": Skv}

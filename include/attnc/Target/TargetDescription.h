@@ -185,15 +185,20 @@ struct TargetDescription {
   int64_t wgmmaBackwardBlockQ = 64;
   int64_t wgmmaBackwardBlockKV = 128;
   int64_t wgmmaBackwardBlockKVSmallHead = 64;
-  /// From this many query rows on (0: never), a d <= 64 wgmma backward
-  /// runs 128-row query tiles and two warpgroups of 128 K/V rows, as a size
-  /// variant of the default kernel (attentionBackwardVariant). H200
-  /// 2026-12-05, bf16, TFLOP/s at S = 1k / 4k / 16k, full: 291 / 372 / 400
-  /// against the default's 298 / 347 / 359; causal: 202 / 327 / 381
-  /// against 234 / 313 / 338. Each query tile serves twice the products
-  /// but each CTA has half the query tiles to amortise its K/V loads and
-  /// dK/dV stores over, which short sequences lose on.
+  /// From this many query rows on (0: never), unmasked / causal, a d <= 64
+  /// wgmma backward runs 128-row query tiles and two warpgroups of 128 K/V
+  /// rows, as a size variant of the default kernel
+  /// (attentionBackwardVariant). H200 2026-12-05, bf16, TFLOP/s at S = 1k
+  /// / 2k / 4k / 16k, full: 291 / 342 / 372 / 400 against the default's
+  /// 298 / 318 / 347 / 359; causal: 202 / 272 / 327 / 381 against 234 /
+  /// 281 / 313 / 338. H100 the same day at S = 1k / 1.5k / 2k / 3k, full:
+  /// 280 / 317 / 341 / 362 against 287 / 305 / 324 / 341; causal: 187 /
+  /// 229 / 257 / 296 against 217 / 256 / 271 / 296. Each query tile serves
+  /// twice the products but each CTA has half the query tiles to amortise
+  /// its K/V loads and dK/dV stores over, which short sequences lose on,
+  /// and causal ones more (their CTAs' query loops are shorter).
   int64_t wgmmaBackwardLongMinSeqQ = 0;
+  int64_t wgmmaBackwardLongMinSeqQCausal = 0;
   /// Up to these many keys (0: never), unmasked / causal, a d > 64
   /// warp-specialised forward runs without overlap_pv, as a size variant of
   /// the default kernel (attentionVariant): the overlap pays once the K/V
@@ -275,9 +280,10 @@ struct TargetDescription {
     }
   };
   /// The size variant of the backward of `config` (attentionBackwardConfig's
-  /// default for `headDim`), or none.
+  /// default for `headDim`; `causal`: under a causal mask), or none.
   std::optional<SizeVariant> attentionBackwardVariant(FlashConfigAttr config,
-                                                      int64_t headDim) const;
+                                                      int64_t headDim,
+                                                      bool causal) const;
   /// The size variant of the forward of `config` (the default of an
   /// attention without a mask, or `causal`), or none.
   std::optional<SizeVariant>

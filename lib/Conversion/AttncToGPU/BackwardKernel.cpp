@@ -727,6 +727,8 @@ BackwardKernelBuilder::build(gpu::GPUModuleOp module) {
     emitWgmmaPrologue();
   else
     emitPrologue();
+  if (persistent)
+    planPersistentGrid();
   for (const char *t : {"q", "k", "v", "do", "dk", "dv"})
     globalMem[t] = wrapGlobalPointer(b, loc, param(t), form.elementType);
   for (const char *t : {"lse", "delta", "dq_accum"})

@@ -83,6 +83,9 @@ private:
   std::vector<ABIDim> shapeOf(Value tensor, int64_t rank) const;
   void planParameters();
   LogicalResult planGrid();
+  /// wgmma_persistent: the grid's CTAs per SM, from the shared memory the
+  /// prologue laid out and the registers the threads may take.
+  void planPersistentGrid();
   FailureOr<GridFactor> gridFactor(OpFoldResult extent);
   Value extentOf(Value tensor, int64_t dim);
   FailureOr<Value> leafValue(Value v);

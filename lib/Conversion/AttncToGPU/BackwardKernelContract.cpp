@@ -231,13 +231,31 @@ LogicalResult BackwardKernelBuilder::planGrid() {
           },
           abi.grid, gridDims)))
     return failure();
-  // A persistent kernel: one CTA per SM, which walks the forall's
-  // iterations itself (emitPersistentBody).
+  // A persistent kernel: as many CTAs as the SMs hold at once, which walk
+  // the forall's iterations themselves (emitPersistentBody); the count per
+  // SM is set once shared memory is laid out (planPersistentGrid).
   if (persistent) {
     abi.grid[0] = {GridFactor::numSMs()};
     abi.grid[1] = abi.grid[2] = {GridFactor::constant(1)};
   }
   return success();
+}
+
+void BackwardKernelBuilder::planPersistentGrid() {
+  // sm_90: 228 KiB of shared memory per SM, 1 KiB of it reserved per CTA;
+  // 64K registers, at most 255 per thread. At d = 64 the 64 x 64 kernel
+  // (one warpgroup, 98 KiB) fits twice, and a grid of one CTA per SM ran
+  // it at half its speed (H100, 2026-12-05: 210 against 286 TFLOP/s at
+  // S = 1k); the 226 KiB kernels fit once.
+  constexpr int64_t kSharedPerSM = 228 * 1024, kReservedPerCTA = 1024;
+  constexpr int64_t kRegistersPerSM = 65536, kMaxRegisters = 255;
+  int64_t threads = warps * mma::kWarpSize;
+  int64_t perSM = std::min(
+      kSharedPerSM / (abi.dynamicSharedMemoryBytes + kReservedPerCTA),
+      kRegistersPerSM / (threads * kMaxRegisters));
+  abi.grid[0] = {GridFactor::numSMs()};
+  if (perSM > 1)
+    abi.grid[0].push_back(GridFactor::constant(perSM));
 }
 
 Value BackwardKernelBuilder::extentOf(Value tensor, int64_t dim) {

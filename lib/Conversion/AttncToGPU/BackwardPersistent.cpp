@@ -4,14 +4,18 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// wgmma_persistent: the backward's wgmma kernel on a grid of one CTA per SM
-// (the launch contract's `num_sms`). Each CTA walks the forall's iterations
+// wgmma_persistent: the backward's wgmma kernel on a grid of the CTAs the
+// SMs hold at once (the launch contract's `num_sms`, times two for the
+// 98 KiB kernel at d = 64). Each CTA walks the forall's iterations
 // (K/V tiles of a batch and head) t = CTA, CTA + #CTAs, ..., which removes
 // what a grid of one CTA per tile spends between tiles: with one 226 KiB
 // CTA per SM, an SM holds no warp from the moment its CTA retires until
 // the next one has started and loaded its K/V tile (about half of the
 // fixed cost of 5-6 steps per tile measured on the H200). Here the next
 // tile's K and V are in flight while this tile's dK and dV are stored.
+// Measured (H100, 2026-12-05, bench/results/backward.md): level with one
+// CTA per tile unmasked (-3.5 to +3.3%), 16-52% slower causal up to 4k
+// (the static stride leaves CTAs unbalanced), so it is opt-in.
 //
 //===----------------------------------------------------------------------===//
 

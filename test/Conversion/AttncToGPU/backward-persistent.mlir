@@ -1,5 +1,6 @@
-// The persistent backward (wgmma_persistent): one CTA per SM (the contract's
-// grid is num_sms) walks the forall's K/V tiles t = CTA, CTA + #CTAs, ....
+// The persistent backward (wgmma_persistent): as many CTAs per SM as it
+// holds at once (the contract's grid is num_sms times that) walk the
+// forall's K/V tiles t = CTA, CTA + #CTAs, ....
 // The first tile's K/V load before the loop; at the end of each tile, once
 // its K/V copy and the last dQ product are complete and the dQ reductions
 // have read their staging, the next tile's K/V load starts, then this
@@ -58,8 +59,10 @@ func.func @full(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tens
 
 // -----
 
+// The 64 x 64 kernel at d = 64 (one warpgroup, 98 KiB) fits twice per SM:
+// two CTAs per SM.
 // CHECK-LABEL: gpu.module @causal_module
-// CHECK-SAME: grid = {{\[}}[device(num_sms)], [1], [1]]
+// CHECK-SAME: grid = {{\[}}[device(num_sms), 2], [1], [1]]
 // CHECK: %[[KV:.*]] = arith.divui %{{.*}}, %c64 : index
 // CHECK: %[[TOTAL:.*]] = arith.muli %{{.*}}, %[[KV]] : index
 // CHECK: %[[CTA:.*]] = gpu.block_id x

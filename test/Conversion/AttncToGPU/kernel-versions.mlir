@@ -6,12 +6,12 @@
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax --canonicalize --cse --attnc-convert-to-gpu | FileCheck %s
 
 // The backward that --attnc-online-softmax builds in versions (d = 64,
-// Sq >= 4096: 128 x 128 tiles, eight warps).
+// Sq >= 2048 unmasked: 128 x 128 tiles, eight warps).
 // CHECK-LABEL: gpu.module @grad_module
 // CHECK-SAME: kind = "attention_backward"
 // CHECK-SAME: grid = {{\[\[}}ceil_div(Skv, 64)], [2], [B]], block = [128, 1, 1]
 // CHECK-SAME: block_kv = 64 : i64, block_q = 64 : i64
-// CHECK-SAME: variants = [@grad_v0 when [min(Sq, 4096)]]>
+// CHECK-SAME: variants = [@grad_v0 when [min(Sq, 2048)]]>
 // CHECK-LABEL: gpu.module @grad_v0_module
 // CHECK-SAME: kernel = @grad_v0, kind = "attention_backward"
 // CHECK-SAME: grid = {{\[\[}}ceil_div(Skv, 128)], [2], [B]], block = [256, 1, 1]

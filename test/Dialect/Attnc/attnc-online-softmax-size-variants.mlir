@@ -5,13 +5,14 @@
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax=overlap-pv=on --canonicalize --cse | FileCheck %s --check-prefix=OVERLAP
 
 // Size variants: sm_90a runs the d = 64 wgmma backward faster with 128 x
-// 128 tiles from Sq = 4096 on and with 64 x 64 ones below, so with a
-// dynamic Sq the op is built in versions: scf.if on Sq >= 4096, the 128 x
-// 128 flash form in the then region and the default one in the else
-// region, each yielding its form's results, which the function returns.
+// 128 tiles from Sq = 2048 on (4096 under a causal mask, below) and with
+// 64 x 64 ones below, so with a dynamic Sq the op is built in versions:
+// scf.if on Sq >= 2048, the 128 x 128 flash form in the then region and
+// the default one in the else region, each yielding its form's results,
+// which the function returns.
 // CHECK-LABEL: func.func @dynamic_rows
 // CHECK: %[[SQ:.*]] = tensor.dim %arg0, %c2
-// CHECK: %[[LONG:.*]] = arith.cmpi sge, %[[SQ]], %c4096 : index
+// CHECK: %[[LONG:.*]] = arith.cmpi sge, %[[SQ]], %c2048 : index
 // CHECK: %[[R:.*]]:3 = scf.if %[[LONG]]
 // CHECK:   %[[A:.*]]:3 = scf.forall
 // CHECK:     attnc.online_attention_grad
@@ -45,27 +46,50 @@ func.func @dynamic_rows(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v
 
 // -----
 
-// A static Sq picks its version at compile time: 4096 rows run the 128 x
-// 128 tiles, 4095 the default ones.
+// A static Sq picks its version at compile time: 2048 rows run the 128 x
+// 128 tiles, 2047 the default ones.
 // CHECK-LABEL: func.func @static_rows
 // CHECK-NOT: scf.if
 // CHECK: } {attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma>
 // CHECK-NOT: scf.if
 // CHECK: } {attnc.flash_config = #attnc.flash_config<block_q = 64, block_kv = 64, warps = 4, stages = 2, strategy = wgmma>
-func.func @static_rows(%q: tensor<1x2x4096x64xbf16>, %k: tensor<1x2x4096x64xbf16>, %v: tensor<1x2x4096x64xbf16>,
-    %do: tensor<1x2x4096x64xbf16>, %lse: tensor<1x2x4096xf32>, %dl: tensor<1x2x4096x1xf32>,
-    %q2: tensor<1x2x4095x64xbf16>, %do2: tensor<1x2x4095x64xbf16>, %lse2: tensor<1x2x4095xf32>,
-    %dl2: tensor<1x2x4095x1xf32>)
-    -> (tensor<1x2x4096x64xf32>, tensor<1x2x4095x64xf32>) {
+func.func @static_rows(%q: tensor<1x2x2048x64xbf16>, %k: tensor<1x2x2048x64xbf16>, %v: tensor<1x2x2048x64xbf16>,
+    %do: tensor<1x2x2048x64xbf16>, %lse: tensor<1x2x2048xf32>, %dl: tensor<1x2x2048x1xf32>,
+    %q2: tensor<1x2x2047x64xbf16>, %do2: tensor<1x2x2047x64xbf16>, %lse2: tensor<1x2x2047xf32>,
+    %dl2: tensor<1x2x2047x1xf32>)
+    -> (tensor<1x2x2048x64xf32>, tensor<1x2x2047x64xf32>) {
   %dq, %dk, %dv = attnc.attention_grad %q, %k, %v, %do, %lse, %dl {scale = 0.125 : f64}
-      : tensor<1x2x4096x64xbf16>, tensor<1x2x4096x64xbf16>, tensor<1x2x4096x64xbf16>,
-        tensor<1x2x4096x64xbf16>, tensor<1x2x4096xf32>, tensor<1x2x4096x1xf32>
-        -> tensor<1x2x4096x64xf32>, tensor<1x2x4096x64xbf16>, tensor<1x2x4096x64xbf16>
+      : tensor<1x2x2048x64xbf16>, tensor<1x2x2048x64xbf16>, tensor<1x2x2048x64xbf16>,
+        tensor<1x2x2048x64xbf16>, tensor<1x2x2048xf32>, tensor<1x2x2048x1xf32>
+        -> tensor<1x2x2048x64xf32>, tensor<1x2x2048x64xbf16>, tensor<1x2x2048x64xbf16>
   %dq2, %dk2, %dv2 = attnc.attention_grad %q2, %k, %v, %do2, %lse2, %dl2 {scale = 0.125 : f64}
-      : tensor<1x2x4095x64xbf16>, tensor<1x2x4096x64xbf16>, tensor<1x2x4096x64xbf16>,
-        tensor<1x2x4095x64xbf16>, tensor<1x2x4095xf32>, tensor<1x2x4095x1xf32>
-        -> tensor<1x2x4095x64xf32>, tensor<1x2x4096x64xbf16>, tensor<1x2x4096x64xbf16>
-  return %dq, %dq2 : tensor<1x2x4096x64xf32>, tensor<1x2x4095x64xf32>
+      : tensor<1x2x2047x64xbf16>, tensor<1x2x2048x64xbf16>, tensor<1x2x2048x64xbf16>,
+        tensor<1x2x2047x64xbf16>, tensor<1x2x2047xf32>, tensor<1x2x2047x1xf32>
+        -> tensor<1x2x2047x64xf32>, tensor<1x2x2048x64xbf16>, tensor<1x2x2048x64xbf16>
+  return %dq, %dq2 : tensor<1x2x2048x64xf32>, tensor<1x2x2047x64xf32>
+}
+
+// -----
+
+// Under a causal mask the 128 x 128 tiles pay from Sq = 4096 (a CTA's
+// query loop is shorter: half the tiles on average).
+// CHECK-LABEL: func.func @dynamic_causal
+// CHECK: %[[SQ:.*]] = tensor.dim %arg0, %c2
+// CHECK: %[[LONG:.*]] = arith.cmpi sge, %[[SQ]], %c4096 : index
+// CHECK: scf.if %[[LONG]]
+func.func @dynamic_causal(%q: tensor<?x2x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>,
+    %do: tensor<?x2x?x64xbf16>, %lse: tensor<?x2x?xf32>, %dl: tensor<?x2x?x1xf32>)
+    -> tensor<?x2x?x64xf32> {
+  %dq, %dk, %dv = attnc.attention_grad %q, %k, %v, %do, %lse, %dl {scale = 0.125 : f64}
+      : tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>,
+        tensor<?x2x?x64xbf16>, tensor<?x2x?xf32>, tensor<?x2x?x1xf32>
+        -> tensor<?x2x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>
+  mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %keep = arith.cmpi ule, %j, %i : index
+    attnc.yield %keep : i1
+  }
+  return %dq : tensor<?x2x?x64xf32>
 }
 
 // -----

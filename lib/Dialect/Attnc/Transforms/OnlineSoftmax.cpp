@@ -423,7 +423,8 @@ struct AttncOnlineSoftmaxPass
         bool plain = (op.getMask().empty() || op.getCausalMask()) &&
                      !op.hasScoreModifier() && !readsTensors(op);
         if (plain && sizeVariants && blockQ == 0 && blockKV == 0)
-          variant = target->attentionBackwardVariant(config, headDim);
+          variant = target->attentionBackwardVariant(
+              config, headDim, op.getCausalMask().has_value());
       }
       if (!variant || pickStatically(op, *variant, config)) {
         if (failed(convertToOnlineAttentionGrad(rewriter, op, config,
