@@ -46,7 +46,8 @@ void BackwardKernelBuilder::mapWorkTile(Value t, Value total, Value stride,
   bool longestFirst = gridDims.size() == ivs.size() && gridDims.back() == 1;
   Value rest = t;
   if (longestFirst) {
-    // In 32 bits: the runtime refuses grids of 2^31 tiles or more.
+    // In 32 bits (a 64-bit division is a long sequence): 2^31 tiles of at
+    // least 64 keys would be 2^37 rows of K, 16 TiB at d = 64.
     Type i32 = b.getI32Type();
     auto narrow = [&](Value v) {
       return arith::IndexCastOp::create(b, loc, i32, v).getResult();
