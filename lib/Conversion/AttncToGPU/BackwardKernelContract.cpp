@@ -221,26 +221,21 @@ FailureOr<GridFactor> BackwardKernelBuilder::gridFactor(OpFoldResult extent) {
 }
 
 LogicalResult BackwardKernelBuilder::planGrid() {
-  if (failed(planForallGrid(
-          form.forall,
-          [&](OpFoldResult e) -> FailureOr<std::vector<GridFactor>> {
-            FailureOr<GridFactor> f = gridFactor(e);
-            if (failed(f))
-              return failure();
-            return std::vector<GridFactor>{*f};
-          },
-          abi.grid, gridDims)))
-    return failure();
-  // A persistent kernel: as many CTAs as the SMs hold at once, which walk
-  // the forall's iterations themselves (emitPersistentBody); the count per
-  // SM is set once shared memory is laid out (planPersistentGrid).
-  if (persistent) {
-    abi.grid[0] = {GridFactor::numSMs()};
-    abi.grid[1] = abi.grid[2] = {GridFactor::constant(1)};
-  }
-  return success();
+  // (A persistent kernel's grid is replaced once shared memory is laid out:
+  // planPersistentGrid.)
+  return planForallGrid(
+      form.forall,
+      [&](OpFoldResult e) -> FailureOr<std::vector<GridFactor>> {
+        FailureOr<GridFactor> f = gridFactor(e);
+        if (failed(f))
+          return failure();
+        return std::vector<GridFactor>{*f};
+      },
+      abi.grid, gridDims);
 }
 
+/// As many CTAs as the SMs hold at once, which walk the forall's iterations
+/// themselves (emitPersistentBody).
 void BackwardKernelBuilder::planPersistentGrid() {
   // sm_90: 228 KiB of shared memory per SM, 1 KiB of it reserved per CTA;
   // 64K registers, at most 255 per thread. At d = 64 the 64 x 64 kernel
@@ -250,12 +245,13 @@ void BackwardKernelBuilder::planPersistentGrid() {
   constexpr int64_t kSharedPerSM = 228 * 1024, kReservedPerCTA = 1024;
   constexpr int64_t kRegistersPerSM = 65536, kMaxRegisters = 255;
   int64_t threads = warps * mma::kWarpSize;
-  int64_t perSM = std::min(
-      kSharedPerSM / (abi.dynamicSharedMemoryBytes + kReservedPerCTA),
-      kRegistersPerSM / (threads * kMaxRegisters));
+  int64_t perSM =
+      std::min(kSharedPerSM / (abi.dynamicSharedMemoryBytes + kReservedPerCTA),
+               kRegistersPerSM / (threads * kMaxRegisters));
   abi.grid[0] = {GridFactor::numSMs()};
   if (perSM > 1)
     abi.grid[0].push_back(GridFactor::constant(perSM));
+  abi.grid[1] = abi.grid[2] = {GridFactor::constant(1)};
 }
 
 Value BackwardKernelBuilder::extentOf(Value tensor, int64_t dim) {

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BackwardKernelBuilder.h"
+#include "attnc/Conversion/AttncToGPU/KernelUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -34,57 +35,20 @@ using namespace attnc::backward_kernel;
 /// would start them: x fastest. Under a causal mask the flash form puts
 /// heads on x and K/V tiles on y, the longest (first) tile of every head
 /// first; the walk then goes x, z, y, so that the long tiles of every batch
-/// come before the short ones, and odd full rounds of the CTAs' stride G
-/// run backwards (CTA c takes rG + G - 1 - c), so that no CTA takes the
-/// longest tile of every round (the forward's persistent grid measured 6%
-/// more steps on its busiest CTA without it).
+/// come before the short ones, with serpentine rounds (the forward's
+/// persistent grid measured 6% more steps on its busiest CTA without them).
 void BackwardKernelBuilder::mapWorkTile(Value t, Value total, Value stride,
                                         ArrayRef<Value> extents,
                                         IRMapping &scope) {
   SmallVector<Value> ivs = form.forall.getInductionVars();
   // The K/V tiles (the forall's last dimension) on y: longest first.
   bool longestFirst = gridDims.size() == ivs.size() && gridDims.back() == 1;
-  Value rest = t;
-  if (longestFirst) {
-    // In 32 bits (a 64-bit division is a long sequence): 2^31 tiles of at
-    // least 64 keys would be 2^37 rows of K, 16 TiB at d = 64.
-    Type i32 = b.getI32Type();
-    auto narrow = [&](Value v) {
-      return arith::IndexCastOp::create(b, loc, i32, v).getResult();
-    };
-    auto c32 = [&](int64_t v) {
-      return arith::ConstantIntOp::create(b, loc, i32, v).getResult();
-    };
-    // (One op per statement: the IR's order is then the same with every
-    // compiler, whatever order it evaluates arguments in.)
-    Value t32 = narrow(t), g = narrow(stride);
-    Value one = c32(1), zero = c32(0);
-    Value round = arith::DivUIOp::create(b, loc, t32, g);
-    Value first = arith::MulIOp::create(b, loc, round, g);
-    Value c = arith::SubIOp::create(b, loc, t32, first);
-    Value parity = arith::AndIOp::create(b, loc, round, one);
-    Value odd =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, parity, zero);
-    Value next = arith::AddIOp::create(b, loc, first, g);
-    Value total32 = narrow(total);
-    Value full =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, next, total32);
-    Value last = arith::SubIOp::create(b, loc, next, one);
-    Value mirrored = arith::SubIOp::create(b, loc, last, c);
-    Value serpentine = arith::SelectOp::create(
-        b, loc, arith::AndIOp::create(b, loc, odd, full), mirrored, t32);
-    rest = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), serpentine);
-  }
-  SmallVector<unsigned> order = longestFirst ? SmallVector<unsigned>{0, 2, 1}
-                                             : SmallVector<unsigned>{0, 1, 2};
-  for (unsigned dim : order) {
-    auto it = llvm::find(gridDims, dim);
-    if (it == gridDims.end())
-      continue;
-    size_t i = it - gridDims.begin();
-    scope.map(ivs[i], arith::RemUIOp::create(b, loc, rest, extents[i]));
-    rest = arith::DivUIOp::create(b, loc, rest, extents[i]);
-  }
+  static constexpr unsigned kGridOrder[] = {0, 1, 2};
+  static constexpr unsigned kLongestFirstOrder[] = {0, 2, 1};
+  mapPersistentWorkTile(b, loc, t, stride, total, /*serpentine=*/longestFirst,
+                        longestFirst ? ArrayRef<unsigned>(kLongestFirstOrder)
+                                     : ArrayRef<unsigned>(kGridOrder),
+                        gridDims, ivs, extents, scope);
 }
 
 LogicalResult BackwardKernelBuilder::emitPersistentBody() {

@@ -137,42 +137,10 @@ FailureOr<Value> FlashKernelBuilder::emitProducerLoops(const LoopBounds &bounds,
 /// backwards (c takes rG + G - 1 - c), so that each pair of rounds costs
 /// every CTA about the same.
 void FlashKernelBuilder::mapWorkTile(Value t) {
-  Value rest = t;
-  if (runsLongestFirst()) {
-    // In 32 bits: a grid has fewer than 2^31 tiles (the runtime refuses
-    // larger ones), and 64-bit division is a long sequence.
-    Type i32 = b.getI32Type();
-    auto narrow = [&](Value v) {
-      return arith::IndexCastOp::create(b, loc, i32, v).getResult();
-    };
-    Value t32 = narrow(t), g = narrow(workStride);
-    Value round = arith::DivUIOp::create(b, loc, t32, g);
-    Value first = arith::MulIOp::create(b, loc, round, g);
-    Value c = arith::SubIOp::create(b, loc, t32, first);
-    Value one = arith::ConstantIntOp::create(b, loc, i32, 1);
-    Value parity = arith::AndIOp::create(b, loc, round, one);
-    Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
-    Value odd =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, parity, zero);
-    Value next = arith::AddIOp::create(b, loc, first, g);
-    Value full = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, next,
-                                       narrow(workTiles));
-    Value mirrored = arith::SubIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, next, one), c);
-    Value serpentine = arith::SelectOp::create(
-        b, loc, arith::AndIOp::create(b, loc, odd, full), mirrored, t32);
-    rest = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), serpentine);
-  }
-  for (unsigned dim : {0u, 2u, 1u}) {
-    auto it = llvm::find(gridDims, dim);
-    if (it == gridDims.end())
-      continue;
-    size_t i = it - gridDims.begin();
-    Value extent = tileExtents[i];
-    prologue.map(form.forall.getInductionVars()[i],
-                 arith::RemUIOp::create(b, loc, rest, extent));
-    rest = arith::DivUIOp::create(b, loc, rest, extent);
-  }
+  static constexpr unsigned kOrder[] = {0, 2, 1};
+  mapPersistentWorkTile(b, loc, t, workStride, workTiles, runsLongestFirst(),
+                        kOrder, gridDims, form.forall.getInductionVars(),
+                        tileExtents, prologue);
 }
 
 /// A grid that runs longest first (batch on z, heads on x, query tiles

@@ -71,12 +71,12 @@ func.func @full(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tens
 // Round r = t / G, c = t - rG; odd full rounds take rG + G - 1 - c.
 // CHECK-NEXT: %[[T32:.*]] = arith.index_cast %[[T]] : index to i32
 // CHECK-NEXT: %[[G:.*]] = arith.index_cast %[[STRIDE]] : index to i32
-// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i32
-// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
 // CHECK-NEXT: %[[R:.*]] = arith.divui %[[T32]], %[[G]] : i32
 // CHECK-NEXT: %[[FIRST:.*]] = arith.muli %[[R]], %[[G]] : i32
 // CHECK-NEXT: %[[C:.*]] = arith.subi %[[T32]], %[[FIRST]] : i32
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i32
 // CHECK-NEXT: %[[PARITY:.*]] = arith.andi %[[R]], %[[ONE]] : i32
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
 // CHECK-NEXT: %[[ODD:.*]] = arith.cmpi ne, %[[PARITY]], %[[ZERO]] : i32
 // CHECK-NEXT: %[[END:.*]] = arith.addi %[[FIRST]], %[[G]] : i32
 // CHECK-NEXT: %[[TOTAL32:.*]] = arith.index_cast %[[TOTAL]] : index to i32

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <optional>
 #include <string>
@@ -126,6 +127,22 @@ planForallGrid(mlir::scf::ForallOp forall,
                    factors,
                std::vector<GridFactor> (&grid)[3],
                llvm::SmallVectorImpl<unsigned> &gridDims);
+
+/// Maps the forall induction variables `ivs` (`ivs[i]` on grid dimension
+/// `gridDims[i]`, of extent `extents[i]`) in `scope` to work tile `t` of a
+/// persistent grid whose CTAs stride by `stride` over `total` tiles: the
+/// dimensions in `order`, the first fastest. With `serpentine`, odd full
+/// rounds of the stride are walked backwards (CTA c of round r takes
+/// rG + G - 1 - c), so that on a longest-first order no CTA takes the
+/// longest tile of every round; in 32 bits (a 64-bit division is a long
+/// sequence; 2^31 tiles would be terabytes of K and V).
+void mapPersistentWorkTile(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value t, mlir::Value stride, mlir::Value total,
+                           bool serpentine, llvm::ArrayRef<unsigned> order,
+                           llvm::ArrayRef<unsigned> gridDims,
+                           mlir::ValueRange ivs,
+                           llvm::ArrayRef<mlir::Value> extents,
+                           mlir::IRMapping &scope);
 
 } // namespace attnc
 
