@@ -320,12 +320,8 @@ void CostCounter::describeSchedule(FlashConfigAttr config, Value q, Value k,
   cost::KernelSchedule &s = kernel.schedule;
   s.kind = cost::KernelKind::Attention;
   TileStrategy strategy = config.getStrategy();
-  s.wgmma = strategy == TileStrategy::wgmma ||
-            strategy == TileStrategy::wgmma_ws ||
-            strategy == TileStrategy::wgmma_ws_persistent ||
-            strategy == TileStrategy::wgmma_persistent;
-  s.persistent = strategy == TileStrategy::wgmma_ws_persistent ||
-                 strategy == TileStrategy::wgmma_persistent;
+  s.wgmma = usesWarpgroups(strategy);
+  s.persistent = isPersistent(strategy);
   s.blockQ = config.getBlockQ();
   s.blockKV = config.getBlockKV();
   s.headDim = int64_t(extent(q, -1));
@@ -333,11 +329,7 @@ void CostCounter::describeSchedule(FlashConfigAttr config, Value q, Value k,
   s.elementBytes = int64_t(bytes(q) / std::max(1.0, numElements(q)));
   s.mmaWarps = config.getWarps() / config.getKeyWarps();
   // Warp-specialised kernels add a producer warpgroup.
-  s.threads = config.getWarps() * 32 +
-              (strategy == TileStrategy::wgmma_ws ||
-                       strategy == TileStrategy::wgmma_ws_persistent
-                   ? 128
-                   : 0);
+  s.threads = config.getWarps() * 32 + (isWarpSpecialised(strategy) ? 128 : 0);
   s.mask.any = causal;
   s.mask.right = causal ? 0 : -1;
   cost::Sizes &z = kernel.sizes;

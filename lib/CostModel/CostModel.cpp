@@ -11,7 +11,8 @@
 // CTA issue all three, and the measured kernels do not hide one behind
 // another. CTAs are list-scheduled onto the SMs in launch order (the
 // hardware's block scheduler), co-resident CTAs sharing their SM's rates;
-// persistent kernels walk their tiles longest first, one CTA per SM. HBM
+// persistent kernels take their tiles longest first as their one CTA per
+// SM frees up. HBM
 // traffic and L2 reductions are device-wide: the kernel takes the longest
 // of the busiest SM, its bytes at the copy bandwidth and its reductions at
 // the reduction bandwidth, plus one launch. docs/cost-model.md has the
@@ -356,9 +357,10 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
   // issues them; the CTAs it holds at once wait for HBM together, so a fill
   // is paid once per ctasPerSM CTAs it runs. Non-persistent CTAs go to the SM
   // that frees first, in launch order (the block scheduler); a persistent grid
-  // walks its tiles longest first, tile k on SM k mod SMs, one fill per SM
-  // (the producer loads the next tile's K and V during the current one) and
-  // per later tile its Q and O at the SM's share of the bandwidth.
+  // takes its tiles longest first, each on the SM that frees first (drawn
+  // from a counter), one fill per SM (the producer loads the next tile's K
+  // and V during the current one) and per later tile its Q and O at the
+  // SM's share of the bandwidth.
   struct Slot {
     double busy = 0;
     double mma = 0, softmax = 0, shared = 0, fill = 0;
@@ -404,8 +406,18 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
     for (int64_t g = 0; g < groups; ++g)
       order.insert(order.end(), ctaSteps.begin(), ctaSteps.end());
     std::stable_sort(order.begin(), order.end(), std::greater<int64_t>());
-    for (size_t k = 0; k < order.size(); ++k)
-      add(slot[k % slot.size()], order[k], /*persistent=*/true);
+    // Each SM's first tile is its CTA's; the next ones are drawn as the
+    // CTAs free up (every tile costs the same without a mask: the stride).
+    using Entry = std::pair<double, size_t>;
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> free;
+    for (size_t i = 0; i < slot.size(); ++i)
+      free.push({0.0, i});
+    for (int64_t steps : order) {
+      size_t i = free.top().second;
+      free.pop();
+      add(slot[i], steps, /*persistent=*/true);
+      free.push({slot[i].busy, i});
+    }
     ctas = int64_t(order.size());
   } else {
     using Entry = std::pair<double, size_t>;

@@ -370,11 +370,12 @@ class Kernel:
                                 f"{p.name!r}")
         return tensors, scalars
 
-    def _allocate(self, tensors: dict, num_sms: int | None) -> list:
-        """Creates the outputs and workspaces the caller left out, with
-        torch. Returns the workspaces it made."""
-        missing = [p for p in self.outputs + self.workspaces
-                   if tensors.get(p.name) is None]
+    def _allocate(self, tensors: dict, num_sms: int | None,
+                  outputs: bool = True) -> list:
+        """Creates the outputs (unless not OUTPUTS) and workspaces the
+        caller left out, with torch. Returns the workspaces it made."""
+        missing = [p for p in (self.outputs if outputs else []) +
+                   self.workspaces if tensors.get(p.name) is None]
         if not missing:
             return []
         like = next((tensors[p.name] for p in self.inputs
@@ -415,14 +416,20 @@ class Kernel:
 
     def plan(self, *args, num_sms: int | None = None, **kwargs) -> "Plan":
         """Validates a call and returns its launch plan, without launching.
-        Outputs and workspaces are not allocated: pass every tensor and
-        workspace. NUM_SMS, when given, is the SM count that
+        Outputs are not allocated: pass every tensor. A workspace left out
+        is made with torch (when the inputs are torch tensors) and lives as
+        long as the plan. NUM_SMS, when given, is the SM count that
         {"device": "num_sms"} factors use (else torch's device, else the
         driver's current device). The plan's ``kernel`` is the kernel it
         launches: this one, or its ``fallback`` when this one refuses the
         tensors and the fallback accepts them."""
         tensors, scalars = self._bind(args, kwargs)
-        return Plan(self, tensors, scalars, num_sms)
+        torch_inputs = any(_is_torch(tensors[p.name]) for p in self.inputs)
+        owned = (self._allocate(tensors, num_sms, outputs=False)
+                 if torch_inputs else [])
+        plan = Plan(self, tensors, scalars, num_sms)
+        plan.owned_workspaces = owned
+        return plan
 
     #: Plans a kernel keeps for repeated calls (see _cached_plan).
     PLAN_CACHE_SIZE = 8

@@ -12,10 +12,10 @@
 // and phase (a counter mod and div 3) are 32-bit arithmetic: in 64 bits
 // they cost 5-6% (H200, d = 128).
 // REQUIRES: ptxas
-// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="binary=isa overlap-pv=off" | FileCheck %s
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="binary=isa overlap-pv=off strategy=wgmma_ws" | FileCheck %s
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-gpu=false" | FileCheck %s --check-prefix=CONFIG
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-nvvm=false" | FileCheck %s --check-prefix=CONTRACT
-// RUN: rm -rf %t && attnc-compile %attnc_src_root/examples/naive_attention.mlir -o %t/ws
+// RUN: rm -rf %t && attnc-compile %attnc_src_root/examples/naive_attention.mlir --strategy=wgmma_ws -o %t/ws
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/ws/naive_attention.ptx -o %t/ws.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: FileCheck %s --check-prefix=FALLBACK < %t/ws/naive_attention_fallback.ptx
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/ws/manifest.json
@@ -26,11 +26,11 @@
 // RUN: FileCheck %s --check-prefix=NOFALLBACK < %t/nofallback/manifest.json
 // RUN: FileCheck %s --check-prefix=PINGPONG < %t/ws/naive_attention.ptx
 // RUN: FileCheck %s --check-prefix=SPLIT < %t/ws/naive_attention.ptx
-// RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --stages=3 -o %t/ring3
+// RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --strategy=wgmma_ws --stages=3 -o %t/ring3
 // RUN: FileCheck %s --check-prefix=PINGPONG < %t/ring3/naive_attention.ptx
 // RUN: FileCheck %s --check-prefix=RING3 < %t/ring3/naive_attention.ptx
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/ring3/naive_attention.ptx -o %t/ring3.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
-// RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --strategy=wgmma_ws_persistent -o %t/persistent
+// RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir -o %t/persistent
 // RUN: FileCheck %s --check-prefix=PERSISTENT < %t/persistent/naive_attention.ptx
 // RUN: FileCheck %s --check-prefix=PGRID < %t/persistent/manifest.json
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/persistent/naive_attention.ptx -o %t/persistent.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
@@ -39,7 +39,8 @@
 
 // The kernel reads by TMA, so it gets a fallback of the same tiles for
 // tensors TMA cannot address: mma.sync with element-wide global accesses.
-// CONFIG: #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, overlap_pv, l2_group_mib = 32, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
+// Under a causal mask the default is its persistent form (below).
+// CONFIG: #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws_persistent, overlap_pv, l2_group_mib = 32, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
 
 // The fallback is a second kernel of the module, named in the first's
 // contract and manifest entry; it takes the same tensors with element
@@ -52,6 +53,9 @@
 // CONTRACT-SAME: tensormap<"k.map", tensor = "k", box = [1, 1, 128, 64], swizzle = 128, oob_fill = zero>
 // O leaves through a map of a warpgroup's 64 rows.
 // CONTRACT-SAME: tensormap<"o.map", tensor = "o", box = [1, 1, 64, 64], swizzle = 128, oob_fill = zero>
+// The persistent form draws its tiles from a counter the runtime zeroes
+// before each launch; the fallback takes it too (the same arguments).
+// CONTRACT-SAME: workspace<"tile_counter", bytes = [4], zero_init>
 // Causal, one kernel at every size (the unmasked forward's size variant
 // without overlap_pv, up to 1024 keys, lost under a causal mask).
 // CONTRACT-SAME: fallback = @naive_attention_fallback>
@@ -60,6 +64,7 @@
 // CONTRACT-SAME: tensor<"q", bf16, [B, H, Sq, 128], input, align = 2, row_align = 2>
 // CONTRACT-SAME: tensor<"lse", f32, [B, H, Sq], output, align = 4>
 // CONTRACT-NOT: tensormap<
+// CONTRACT-SAME: workspace<"tile_counter", bytes = [4], zero_init>
 // CONTRACT-SAME: strategy = "mma_sync_unaligned"
 // CONTRACT-NOT: gpu.module @naive_attention_v0_module
 // MANIFEST: "fallback": "naive_attention_fallback",
@@ -172,32 +177,45 @@
 // No generic-proxy writes of tiles are left to fence.
 // CHECK-NOT: cp.async.cg.shared.global
 
-// The persistent form: one CTA per SM; both roles loop over the work tiles
-// from the CTA's index in steps of the grid; the consumers wait on the
-// query barrier with each tile's parity, meet at named barrier 1 once past
-// their last MMA, and one of them loads the next tile's query. O is staged
-// for its TMA store in a buffer of its own after the ring (32 KB at
+// The persistent form, the default under a causal mask: one CTA per SM;
+// its first tile is its index, the next ones the producer's issuing thread
+// draws from the counter (#CTAs + an atomic add) once it issued a tile's
+// loads, and hands to the consumers through a two-slot ring in shared
+// memory (a full barrier it arrives on after the store, an empty one every
+// consumer arrives on after the load). The consumers wait on the query
+// barrier with each tile's parity, meet at named barrier 1 once past their
+// last MMA, take the next tile and one of them loads its query. O is
+// staged for its TMA store in a buffer of its own after the ring (32 KB at
 // d = 128), which moves the barriers up by as much (the query tile's after
-// the ring's eight: K and V apart, overlapped).
+// the ring's eight: K and V apart, overlapped), and the tile ring's four
+// barriers come after the query tile's.
 // PGRID: "grid": [
 // PGRID-NEXT: [
 // PGRID-NEXT: {
 // PGRID-NEXT: "device": "num_sms"
+// PGRID: "kind": "workspace",
+// PGRID-NEXT: "name": "tile_counter",
+// PGRID-NEXT: "zero_init": true
+// PERSISTENT: mbarrier.init.shared.b64 {{[^;]*}}+196672], [[ONE:%r[0-9]+]];
+// PERSISTENT-NEXT: mbarrier.init.shared.b64 {{[^;]*}}+196680], [[ONE]];
+// PERSISTENT-NEXT: mbarrier.init.shared.b64 {{[^;]*}}+196696], [[ALL:%r[0-9]+]];
+// PERSISTENT-NEXT: mbarrier.init.shared.b64 {{[^;]*}}+196688], [[ONE]];
+// PERSISTENT-NEXT: mbarrier.init.shared.b64 {{[^;]*}}+196704], [[ALL]];
 // PERSISTENT: mov.u32 {{%r[0-9]+}}, %ctaid.x;
-// PERSISTENT: mov.u32 {{%r[0-9]+}}, %nctaid.x;
 // PERSISTENT: setmaxnreg.dec.sync.aligned.u32 {{[[:space:]]*}}24;
 // PERSISTENT: setmaxnreg.inc.sync.aligned.u32 {{[[:space:]]*}}240;
 // PERSISTENT: mbarrier.arrive.expect_tx.shared.b64 {{[^;]*}}+196672]
-// Each work tile's coordinates: a causal grid's tiles longest first, odd
-// full rounds of the CTAs' stride walked backwards (serpentine), in 32 bits.
-// PERSISTENT: div.u32 [[ROUND:%r[0-9]+]], {{%r[0-9]+}}, {{%r[0-9]+}};
-// PERSISTENT: and.b32 {{%r[0-9]+}}, [[ROUND]], 1;
-// PERSISTENT: selp.b32
-// PERSISTENT: and.b32 [[PHASE:%r[0-9]+]], {{%r[0-9]+}}, 1;
-// PERSISTENT: mbarrier.try_wait.parity.shared.b64 P1, [{{%r[0-9]+}}], [[PHASE]],
 // PERSISTENT: wgmma.mma_async
 // PERSISTENT: bar.sync {{[[:space:]]*}}1, 256;
+// PERSISTENT: mbarrier.try_wait.parity.shared.b64
+// PERSISTENT: ld.shared.b32
+// PERSISTENT-NEXT: mbarrier.arrive.shared.b64
 // PERSISTENT: mbarrier.arrive.expect_tx.shared.b64
 // PERSISTENT: bar.sync {{[[:space:]]*}}{{%r[0-9]+}}, 128;
 // PERSISTENT: cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group
-
+// The producer's draw: the atomic add, the wait for the slot's empty
+// barrier, the store and the arrival on its full one.
+// PERSISTENT: atom.global.add.u32
+// PERSISTENT: mbarrier.try_wait.parity.shared.b64
+// PERSISTENT: st.shared.b32
+// PERSISTENT-NEXT: mbarrier.arrive.shared.b64

@@ -174,15 +174,18 @@ TEST(TargetDescription, TmaKernelsGetAnUnalignedFallback) {
 
 TEST(TargetDescription, L2GroupsOfCausalGrids) {
   // A causal wgmma_ws grid above d = 64 groups its heads by 32 MiB of K/V
-  // (measured on an H200); d = 64, mma_sync and the persistent grid (whose
-  // blocks walk the tiles themselves) do not.
+  // (measured on an H200), and the persistent grid, which draws its tiles
+  // in the groups' order, at every head dimension; wgmma_ws at d = 64 and
+  // mma_sync do not.
   TargetDescription h200 = lookup("h200");
   EXPECT_EQ(h200.attentionL2GroupMib(128, TileStrategy::wgmma_ws), 32);
   EXPECT_EQ(h200.attentionL2GroupMib(256, TileStrategy::wgmma_ws), 32);
   EXPECT_EQ(h200.attentionL2GroupMib(64, TileStrategy::wgmma_ws), 0);
   EXPECT_EQ(h200.attentionL2GroupMib(128, TileStrategy::mma_sync), 0);
   EXPECT_EQ(h200.attentionL2GroupMib(128, TileStrategy::wgmma_ws_persistent),
-            0);
+            32);
+  EXPECT_EQ(h200.attentionL2GroupMib(64, TileStrategy::wgmma_ws_persistent),
+            32);
 }
 
 TEST(TargetDescription, MachineNumbers) {

@@ -156,9 +156,12 @@ def check_attention(kern, B, H, Hkv, Sq, Skv, layout, amp, variant=None):
         scalars["scale"] = runtime
         scale *= runtime
     # Unaddressable by TMA: the call must go to the kernel's fallback.
-    ran = kern.plan(q, k, v, o=o, lse=lse, **scalars).kernel
+    # A persistent kernel runs on 3 CTAs instead of one per SM, so that
+    # every shape walks (or draws) many tiles per CTA and a partial round.
+    sms = 3 if kern.attr("strategy") == "wgmma_ws_persistent" else None
+    ran = kern.plan(q, k, v, o=o, lse=lse, num_sms=sms, **scalars).kernel
     wrong_kernel = layout == "odd" and ran is not kern.fallback
-    kern(q, k, v, o=o, lse=lse, **scalars)
+    kern(q, k, v, o=o, lse=lse, num_sms=sms, **scalars)
     torch.cuda.synchronize()
     o_ref, lse_ref = ref.attention_chunked(q, k, v, scale, causal,
                                            score_mod=score_mod)

@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gpu_common  # noqa: E402
 gpu_common.use_source_package()
 import attnc  # noqa: E402
+from attnc.runtime import _workspace_bytes  # noqa: E402
 
 cuda = ctypes.CDLL("libcuda.so.1")
 
@@ -94,7 +95,7 @@ def run_case(spec, rng):
     sym = {"B": int(opts.get("B", 1)), "H": int(opts.get("H", 4)),
            "Hkv": int(opts.get("Hkv", 2)), "Sq": int(opts.get("Sq", 300)),
            "Skv": int(opts.get("Skv", 77)), "D0": int(opts.get("rows", 3))}
-    args, outs = {}, []
+    args, outs, kw_workspaces = {}, [], {}
     for p in kern.inputs + kern.outputs:
         shape = [d if isinstance(d, int) else sym[d] for d in p.shape]
         if p.role == "input":
@@ -106,12 +107,22 @@ def run_case(spec, rng):
             t = DevTensor(p.dtype, shape)
             args[p.name] = t
             outs.append(t)
+    # Workspaces (a persistent kernel's tile counter): raw driver memory,
+    # poisoned; the runtime zeroes those that say zero_init.
+    # A persistent kernel runs on 3 CTAs, each walking many tiles.
+    sms = 3 if kern.attr("strategy") == "wgmma_ws_persistent" else None
+    for p in kern.workspaces:
+        n = _workspace_bytes(kern.name, p, sym, sms or 132)
+        ws = DevTensor("bf16", [(n + 1) // 2])
+        args[p.name] = ws
+        kw_workspaces[p.name] = (ws.data_ptr(), n)
     for i, p in enumerate(kern.scalars):
         args[p.name] = (0.125 if p.dtype in ("f32", "f64")
                         else [0x123456789, 5][i % 2])
     ins = [args[p.name] for p in kern.inputs]
     kw = {k: v for k, v in args.items() if k not in {p.name for p in kern.inputs}}
-    kern(*ins, **kw)
+    kw.update(kw_workspaces)
+    kern(*ins, num_sms=sms, **kw)
     ck(cuda.cuCtxSynchronize(), "cuCtxSynchronize")
     bad = 0
     for t, p in zip(outs, kern.outputs):

@@ -376,6 +376,9 @@ FlashKernelBuilder::emitConsumer(const LoopBounds &bounds, Value &slot,
 
   OnlineSoftmaxState st = scoreStage->initialState(b);
   resetPending(st, ring ? slot : lbs[0]);
+  // (A persistent kernel's slot counter runs on across its tiles: this
+  // tile's steps are the slots it took.)
+  Value firstSlot = slot;
   // Tiles before this one are full: [0, Skv floordiv block_kv).
   Value fullTiles =
       arith::DivUIOp::create(b, loc, seqKV, idx(form.config.getBlockKV()));
@@ -442,7 +445,9 @@ FlashKernelBuilder::emitConsumer(const LoopBounds &bounds, Value &slot,
       return failure();
     st = *next;
   }
-  flushPending(st, slot);
+  flushPending(st,
+               ring ? arith::SubIOp::create(b, loc, slot, firstSlot).getResult()
+                    : slot);
   // Key-split warps: part 0 merges the others' running states, each one
   // more partial of the same rows (the combine's rule).
   if (strategy->keyParts() > 1)
@@ -640,6 +645,12 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   // CTAs run, longest first for causal masks, is the flash form's choice).
   if (!strategy->persistent() && failed(mapBlockIndices()))
     return failure();
+  if (strategy->persistent() && l2GroupMib() && !runsLongestFirst())
+    return form.forall.emitOpError()
+           << "has l2_group_mib = " << l2GroupMib()
+           << " in its flash config but its grid does not run longest first "
+              "(batch on z, heads on x, query tiles on y), the grid whose "
+              "heads the groups order";
   // (A ragged batch's rows are per sequence: its Q tiles end at their own
   // extent, its keys are form.seqKV.)
   if (!form.ragged) {

@@ -48,6 +48,8 @@ inline constexpr const char *kTableSymbols[] = {"B", "MB"};
 /// Tensors with stride parameters (dims 0..2 each), in launch order.
 inline constexpr const char *kStridedTensors[] = {"q", "k", "v", "o"};
 inline constexpr int64_t kStridedDims = 3;
+/// The workspace a persistent longest-first kernel draws its tiles from.
+inline constexpr const char *kTileCounterName = "tile_counter";
 /// The size symbol of the split count of a split-KV partial form.
 inline constexpr const char *kSplitSymbol = "splits";
 /// attnc.kv_split_count's largest value.
@@ -222,6 +224,12 @@ private:
   bool runsLongestFirst() const {
     return ArrayRef<unsigned>(gridDims) == ArrayRef<unsigned>{2, 0, 1};
   }
+  /// A persistent kernel on a longest-first grid, whose tiles differ in
+  /// cost, takes them from a counter (the "tile_counter" workspace) as the
+  /// CTAs free up, instead of striding over them.
+  bool drawsTiles() const {
+    return strategy->persistent() && runsLongestFirst();
+  }
   /// The l2_group_mib of the forall's own config: a fallback lowers the
   /// same grid in the same order.
   int64_t l2GroupMib() const {
@@ -229,6 +237,9 @@ private:
         form.forall->getAttrOfType<FlashConfigAttr>(kFlashConfigAttrName);
     return top ? top.getL2GroupMib() : 0;
   }
+  /// The next work tile of the producer's i-th, drawn from the counter and
+  /// handed to the consumers.
+  Value drawTile(Value i);
   /// The producer's K/V loops; returns the slot counter after them.
   FailureOr<Value> emitProducerLoops(const LoopBounds &bounds, Value slot);
   /// The computing threads' part of one work tile. With a producer, `slot`

@@ -296,6 +296,25 @@ LogicalResult FlashKernelBuilder::planGrid() {
     abi.grid[0] = {GridFactor::numSMs()};
     abi.grid[1] = abi.grid[2] = {GridFactor::constant(1)};
   }
+  // Its tiles drawn from a counter: one u32, zeroed before every launch
+  // (a CUDA graph records the zeroing with the launch). A fallback is
+  // called with its primary's arguments: it takes the counter too, and
+  // leaves it alone.
+  auto top = form.forall->getAttrOfType<FlashConfigAttr>(kFlashConfigAttrName);
+  bool primaryDraws = top &&
+                      top.getStrategy() == TileStrategy::wgmma_ws_persistent &&
+                      runsLongestFirst();
+  if (drawsTiles())
+    strategy->useTileCounter();
+  if (drawsTiles() || primaryDraws) {
+    ABIParam p;
+    p.kind = ABIParam::Kind::Workspace;
+    p.name = kTileCounterName;
+    p.bytes = {GridFactor::constant(4)};
+    p.zeroInit = true;
+    paramIndex[p.name] = abi.params.size();
+    abi.params.push_back(std::move(p));
+  }
   return success();
 }
 

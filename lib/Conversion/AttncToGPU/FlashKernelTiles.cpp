@@ -19,6 +19,7 @@
 #include "attnc/Conversion/AttncToGPU/KernelUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -127,20 +128,83 @@ FailureOr<Value> FlashKernelBuilder::emitProducerLoops(const LoopBounds &bounds,
 }
 
 /// Maps the forall's induction variables to work tile `t` of a persistent
-/// kernel: the grid's x dimension varies fastest, then z, then y. The flash
-/// form puts query tiles on x when they all cost the same (consecutive
-/// tiles then share K/V in L2) and on y, longest first, under a causal
-/// mask. Walked longest first, round r of the CTAs' stride G takes tiles
-/// rG .. rG + G - 1, and CTA c would take the longest tile of every round:
-/// at S = 4k (B = 4, H = 16) 6% more steps than the average CTA, which all
-/// the others wait for at the end. Odd full rounds are therefore walked
-/// backwards (c takes rG + G - 1 - c), so that each pair of rounds costs
-/// every CTA about the same.
+/// kernel. Without a causal mask every tile costs the same: the CTAs stride
+/// over them, the grid's x dimension (query tiles, so that consecutive
+/// tiles share K/V in L2) fastest, then z, then y. A causal grid runs
+/// longest first (query tiles counted down on y) and its CTAs draw the
+/// tiles from a counter (drawsTiles) in the order a grid of one block per
+/// tile launches: heads fastest, then query tiles, then batch; with
+/// l2_group_mib, the heads of all batches (batch-major) in groups whose K
+/// and V fit that many MiB, each group longest first, so that the CTAs at
+/// work read the K/V of a few heads, which stay in L2. (One longest-first
+/// order over every head streamed each head's K/V through L2 once per
+/// query tile: at S = 1000, B = 16, H = 16, 128 MB of K/V for a 50 MB L2.)
 void FlashKernelBuilder::mapWorkTile(Value t) {
-  static constexpr unsigned kOrder[] = {0, 2, 1};
-  mapPersistentWorkTile(b, loc, t, workStride, workTiles, runsLongestFirst(),
-                        kOrder, gridDims, form.forall.getInductionVars(),
-                        tileExtents, prologue);
+  static constexpr unsigned kStrided[] = {0, 2, 1}, kLaunched[] = {0, 1, 2};
+  SmallVector<Value> ivs = form.forall.getInductionVars();
+  assert(drawsTiles() == runsLongestFirst() &&
+         "a persistent longest-first grid draws its tiles");
+  int64_t mib = l2GroupMib();
+  if (!mib || !drawsTiles()) {
+    mapPersistentWorkTile(b, loc, t, workStride, workTiles,
+                          /*serpentine=*/false,
+                          drawsTiles() ? kLaunched : kStrided, gridDims, ivs,
+                          tileExtents, prologue);
+    return;
+  }
+  // ivs: batch (z), heads (x), query tiles (y, longest first).
+  Value walked = t;
+  auto kvType = cast<RankedTensorType>(form.value.getType());
+  int64_t rowBytes = (form.headDim + kvType.getDimSize(3)) *
+                     form.elementType.getIntOrFloatBitWidth() / 8;
+  // (One op per statement: the IR's order is the same with every compiler.)
+  Value keys = extentOf(form.key, 2);
+  Value headBytes = arith::MulIOp::create(
+      b, loc, keys, arith::ConstantIndexOp::create(b, loc, rowBytes));
+  Value budget = arith::ConstantIndexOp::create(b, loc, mib << 20);
+  Value fitting = arith::DivUIOp::create(b, loc, budget, headBytes);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value atLeastOne = arith::MaxUIOp::create(b, loc, fitting, one);
+  // At most every K/V head of the batch, so that what follows fits 32 bits.
+  Value kvHeadsIndex = extentOf(form.key, 1);
+  Value allKV = arith::MulIOp::create(b, loc, tileExtents[0], kvHeadsIndex);
+  Value fitKV = arith::MinUIOp::create(b, loc, atLeastOne, allKV);
+  // In 32 bits, as the walk: units (batch, head) and tiles are the grid's.
+  Type i32 = b.getI32Type();
+  auto narrow = [&](Value v) -> Value {
+    return arith::IndexCastOp::create(b, loc, i32, v);
+  };
+  Value heads = narrow(tileExtents[1]);
+  Value kvHeads = narrow(kvHeadsIndex);
+  Value gqa = arith::DivUIOp::create(b, loc, heads, kvHeads);
+  Value fit = narrow(fitKV);
+  Value size = arith::MulIOp::create(b, loc, fit, gqa);
+  Value batches = narrow(tileExtents[0]);
+  Value units = arith::MulIOp::create(b, loc, batches, heads);
+  Value tiles = narrow(tileExtents[2]);
+  Value at = narrow(walked);
+  Value perGroup = arith::MulIOp::create(b, loc, size, tiles);
+  Value group = arith::DivUIOp::create(b, loc, at, perGroup);
+  Value groupStart = arith::MulIOp::create(b, loc, group, perGroup);
+  Value rest = arith::SubIOp::create(b, loc, at, groupStart);
+  Value first = arith::MulIOp::create(b, loc, group, size);
+  // The last group may be smaller.
+  Value left = arith::SubIOp::create(b, loc, units, first);
+  Value width = arith::MinUIOp::create(b, loc, size, left);
+  Value tile = arith::DivUIOp::create(b, loc, rest, width);
+  Value tileStart = arith::MulIOp::create(b, loc, tile, width);
+  Value column = arith::SubIOp::create(b, loc, rest, tileStart);
+  Value unit = arith::AddIOp::create(b, loc, first, column);
+  Value batch = arith::DivUIOp::create(b, loc, unit, heads);
+  Value batchStart = arith::MulIOp::create(b, loc, batch, heads);
+  Value head = arith::SubIOp::create(b, loc, unit, batchStart);
+  Type index = b.getIndexType();
+  auto wide = [&](Value v) -> Value {
+    return arith::IndexCastUIOp::create(b, loc, index, v);
+  };
+  prologue.map(ivs[0], wide(batch));
+  prologue.map(ivs[1], wide(head));
+  prologue.map(ivs[2], wide(tile));
 }
 
 /// A grid that runs longest first (batch on z, heads on x, query tiles
@@ -294,11 +358,12 @@ LogicalResult FlashKernelBuilder::emitBody() {
   return emitConsumer(tile->bounds, slot);
 }
 
-/// A persistent warp-specialised kernel: both roles walk the work tiles
-/// t = CTA, CTA + #CTAs, ... (the forall's iterations, linearised by
-/// mapWorkTile), the ring's slot counter running on across them. The
-/// consumers load the next tile's query while they store this one's
-/// output.
+/// A persistent warp-specialised kernel: both roles walk the same work
+/// tiles (the forall's iterations, linearised by mapWorkTile), the ring's
+/// slot counter running on across them: t = CTA, CTA + #CTAs, ..., or, on a
+/// longest-first grid, t = CTA and then the tiles the producer draws from
+/// the counter (drawsTiles). The consumers load the next tile's query while
+/// they store this one's output.
 LogicalResult FlashKernelBuilder::emitPersistentBody() {
   auto idx = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
@@ -316,25 +381,61 @@ LogicalResult FlashKernelBuilder::emitPersistentBody() {
   workTiles = total;
   workStride = step;
   IRMapping base = prologue;
+  bool drawn = drawsTiles();
+  Type index = b.getIndexType();
+  // A loop over the CTA's tiles: t, its position i and `carried` values.
+  // The body yields the next tile (and the carried values).
+  auto walk = [&](ValueRange carried,
+                  function_ref<FailureOr<SmallVector<Value>>(
+                      Value t, Value i, ValueRange carried)>
+                      body) -> FailureOr<SmallVector<Value>> {
+    SmallVector<Value> init{first, idx(0)};
+    init.append(carried.begin(), carried.end());
+    SmallVector<Type> types(init.size(), index);
+    SmallVector<Location> locs(init.size(), loc);
+    auto loop = scf::WhileOp::create(b, loc, types, init);
+    {
+      OpBuilder::InsertionGuard g(b);
+      Block *before = b.createBlock(&loop.getBefore(), {}, types, locs);
+      Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         before->getArgument(0), total);
+      scf::ConditionOp::create(b, loc, more, before->getArguments());
+      Block *after = b.createBlock(&loop.getAfter(), {}, types, locs);
+      prologue = base;
+      FailureOr<SmallVector<Value>> next =
+          body(after->getArgument(0), after->getArgument(1),
+               after->getArguments().drop_front(2));
+      if (failed(next))
+        return failure();
+      SmallVector<Value> yielded{
+          next->front(),
+          arith::AddIOp::create(b, loc, after->getArgument(1), idx(1))};
+      yielded.append(next->begin() + 1, next->end());
+      scf::YieldOp::create(b, loc, yielded);
+    }
+    prologue = base;
+    return SmallVector<Value>(loop.getResults());
+  };
 
   OpBuilder::InsertionGuard guard(b);
   scf::IfOp roles = enterProducer();
-  {
-    auto loop =
-        scf::ForOp::create(b, loc, first, total, step, ValueRange{idx(0)});
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(loop.getBody());
-    prologue = base;
-    mapWorkTile(loop.getInductionVar());
-    FailureOr<TileValues> tile = prepareTile();
-    if (failed(tile))
-      return failure();
-    FailureOr<Value> slot =
-        emitProducerLoops(tile->bounds, loop.getRegionIterArgs()[0]);
-    if (failed(slot))
-      return failure();
-    scf::YieldOp::create(b, loc, ValueRange{*slot});
-  }
+  if (failed(walk(
+          ValueRange{idx(0)},
+          [&](Value t, Value i,
+              ValueRange carried) -> FailureOr<SmallVector<Value>> {
+            mapWorkTile(t);
+            FailureOr<TileValues> tile = prepareTile();
+            if (failed(tile))
+              return failure();
+            FailureOr<Value> slot = emitProducerLoops(tile->bounds, carried[0]);
+            if (failed(slot))
+              return failure();
+            Value next =
+                drawn ? drawTile(i)
+                      : arith::AddIOp::create(b, loc, t, step).getResult();
+            return SmallVector<Value>{next, *slot};
+          })))
+    return failure();
 
   enterConsumers(roles);
   // Starts loading the query tile of work tile `t` when there is one.
@@ -358,28 +459,46 @@ LogicalResult FlashKernelBuilder::emitPersistentBody() {
   };
   if (failed(loadQueryOf(first)))
     return failure();
-  auto loop = scf::ForOp::create(b, loc, first, total, step,
-                                 ValueRange{idx(0), idx(0)});
-  b.setInsertionPointToStart(loop.getBody());
-  Value t = loop.getInductionVar();
-  Value slot = loop.getRegionIterArgs()[0];
-  Value iteration = loop.getRegionIterArgs()[1];
-  prologue = base;
-  mapWorkTile(t);
-  FailureOr<TileValues> tile = prepareTile();
-  if (failed(tile))
-    return failure();
-  strategy->beginTile(b, iteration);
-  if (failed(emitConsumer(tile->bounds, slot, [&]() -> LogicalResult {
-        strategy->releaseQuery(b);
-        return loadQueryOf(arith::AddIOp::create(b, loc, t, step));
-      })))
-    return failure();
-  scf::YieldOp::create(
-      b, loc,
-      ValueRange{slot, arith::AddIOp::create(b, loc, iteration, idx(1))});
-  prologue = base;
-  return success();
+  auto consumed = walk(
+      ValueRange{idx(0)},
+      [&](Value t, Value i,
+          ValueRange carried) -> FailureOr<SmallVector<Value>> {
+        Value slot = carried[0];
+        mapWorkTile(t);
+        FailureOr<TileValues> tile = prepareTile();
+        if (failed(tile))
+          return failure();
+        strategy->beginTile(b, i);
+        Value next;
+        if (failed(emitConsumer(tile->bounds, slot, [&]() -> LogicalResult {
+              strategy->releaseQuery(b);
+              next = drawn ? strategy->receiveTile(b, i)
+                           : arith::AddIOp::create(b, loc, t, step).getResult();
+              return loadQueryOf(next);
+            })))
+          return failure();
+        return SmallVector<Value>{next, slot};
+      });
+  return failure(failed(consumed));
+}
+
+/// The producer's issuing thread draws the CTA's tile after its i-th: the
+/// grid's first #CTAs tiles are the CTAs' first, so a draw d is tile
+/// #CTAs + d. It draws once it has issued the i-th's loads, so that the
+/// draws go out in about the order the CTAs free up (a list schedule of
+/// the longest-first order), and the consumers, who take the tile at the
+/// i-th's end, rarely wait for it.
+Value FlashKernelBuilder::drawTile(Value i) {
+  Type i32 = b.getI32Type();
+  Value one = arith::ConstantIntOp::create(b, loc, i32, 1);
+  Value drawnIndex = LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add,
+                                               param(kTileCounterName), one,
+                                               LLVM::AtomicOrdering::monotonic);
+  Value next = arith::AddIOp::create(
+      b, loc, workStride,
+      arith::IndexCastUIOp::create(b, loc, b.getIndexType(), drawnIndex));
+  strategy->publishTile(b, i, next);
+  return next;
 }
 
 /// The two roles of a warp-specialised kernel as the branches of one

@@ -123,8 +123,49 @@ void WgmmaStrategy::storeOutputByTensorMap(OpBuilder &b, ArrayRef<Value> acc,
                                        b.getUnitAttr());
 }
 
+Value WgmmaStrategy::tileRingPointer(OpBuilder &b, Value i, int64_t offset,
+                                     int64_t scale) {
+  Value slot = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(), arith::AndIOp::create(b, loc, i, idx(b, 1)));
+  return sharedPointer(b,
+                       arith::AddIOp::create(
+                           b, loc, i64(b, tileRingOffset() + offset),
+                           arith::MulIOp::create(b, loc, slot, i64(b, scale))));
+}
+
+/// Slot i mod 2's (i / 2)-th use: the producer waits for the consumers to
+/// have read its previous one (the first use passes at once: a fresh
+/// barrier's phase of parity 1 counts as complete), writes, arrives.
+void WgmmaStrategy::publishTile(OpBuilder &b, Value i, Value tile) {
+  constexpr int64_t kIndices = 4 * kBarrierBytes;
+  waitTileRing(b, i, tileRingPointer(b, i, 2 * kBarrierBytes, kBarrierBytes),
+               /*flip=*/true);
+  Value t32 = arith::IndexCastOp::create(b, loc, b.getI32Type(), tile);
+  LLVM::StoreOp::create(b, loc, t32, tileRingPointer(b, i, kIndices, 4));
+  NVVM::MBarrierArriveOp::create(
+      b, loc, Type(), tileRingPointer(b, i, 0, kBarrierBytes), Value());
+}
+
+Value WgmmaStrategy::receiveTile(OpBuilder &b, Value i) {
+  constexpr int64_t kIndices = 4 * kBarrierBytes;
+  waitTileRing(b, i, tileRingPointer(b, i, 0, kBarrierBytes), /*flip=*/false);
+  Value t32 = LLVM::LoadOp::create(b, loc, b.getI32Type(),
+                                   tileRingPointer(b, i, kIndices, 4));
+  NVVM::MBarrierArriveOp::create(
+      b, loc, Type(), tileRingPointer(b, i, 2 * kBarrierBytes, kBarrierBytes),
+      Value());
+  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), t32);
+}
+
+void WgmmaStrategy::waitTileRing(OpBuilder &b, Value i, Value bar, bool flip) {
+  waitUse(b, bar, arith::ShRUIOp::create(b, loc, i, idx(b, 1)), flip);
+}
+
 void WgmmaStrategy::waitParity(OpBuilder &b, Value bar, Value n, bool flip) {
-  Value use = ringDivRem(b, loc, n, s.stages).first;
+  waitUse(b, bar, ringDivRem(b, loc, n, s.stages).first, flip);
+}
+
+void WgmmaStrategy::waitUse(OpBuilder &b, Value bar, Value use, bool flip) {
   Value parity = arith::AndIOp::create(b, loc, use, idx(b, 1));
   if (flip)
     parity = arith::XOrIOp::create(b, loc, parity, idx(b, 1));

@@ -148,6 +148,16 @@ void WgmmaStrategy::emitPrologue(OpBuilder &b) {
             i32(b, empty ? consumerThreads() : 1), Value());
       }
     NVVM::MBarrierInitOp::create(b, loc, queryBarrier(b), i32(b, 1), Value());
+    // The tile ring: a full barrier completes on the producer's arrival
+    // after it wrote the slot, an empty one once every consumer read it.
+    if (tileCounter)
+      for (int64_t i = 0; i < 2; ++i)
+        for (bool empty : {false, true})
+          NVVM::MBarrierInitOp::create(
+              b, loc,
+              tileRingPointer(b, idx(b, i), empty ? 2 * kBarrierBytes : 0,
+                              kBarrierBytes),
+              i32(b, empty ? consumerThreads() : 1), Value());
     NVVM::FenceMbarrierInitOp::create(b, loc);
   }
   gpu::BarrierOp::create(b, loc);

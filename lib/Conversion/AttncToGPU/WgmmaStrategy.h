@@ -184,7 +184,8 @@ public:
   /// up to 1024 bytes.
   int64_t sharedMemoryBytes() const override {
     return kAtomBytes + barriersOffset() +
-           (producer ? (slotBarriers() * s.stages + 1) * kBarrierBytes : 0);
+           (producer ? (slotBarriers() * s.stages + 1) * kBarrierBytes : 0) +
+           (tileCounter ? kTileRingBytes : 0);
   }
   int64_t rowAlignmentBytes() const override { return kChunkBytes; }
   /// With a producer, Q, K and V come by TMA, and O leaves by TMA, a
@@ -346,6 +347,12 @@ public:
         b, loc, b.getI32Type(),
         arith::AndIOp::create(b, loc, iteration, idx(b, 1)));
   }
+  void useTileCounter() override {
+    assert(persistentGrid && "a tile counter needs the persistent grid");
+    tileCounter = true;
+  }
+  void publishTile(OpBuilder &b, Value i, Value tile) override;
+  Value receiveTile(OpBuilder &b, Value i) override;
   /// Every consumer is past its last MMA on the query tile.
   void releaseQuery(OpBuilder &b) override {
     NVVM::BarrierOp::create(b, loc, Type(), i32(b, kConsumerBarrier),
@@ -460,6 +467,15 @@ private:
         b,
         i64(b, barriersOffset() + slotBarriers() * s.stages * kBarrierBytes));
   }
+  /// The tile counter's ring, after the query barrier: full[2], empty[2],
+  /// then the two i32 tile indices.
+  static constexpr int64_t kTileRingBytes = 4 * kBarrierBytes + 2 * 4;
+  int64_t tileRingOffset() const {
+    return barriersOffset() + (slotBarriers() * s.stages + 1) * kBarrierBytes;
+  }
+  /// Byte `offset + 8 * (i mod 2)` of the tile ring (`scale` bytes apart),
+  /// as a shared-memory pointer.
+  Value tileRingPointer(OpBuilder &b, Value i, int64_t offset, int64_t scale);
   /// The shared-memory pointer (!llvm.ptr<3>) `offset` (i64) bytes past
   /// the aligned base.
   Value sharedPointer(OpBuilder &b, Value offset) {
@@ -484,6 +500,10 @@ private:
   /// completes; `flip` for the producer's wait on an empty barrier, whose
   /// first use must pass at once.
   void waitParity(OpBuilder &b, Value bar, Value n, bool flip);
+  /// The same for use i / 2 of a tile ring slot's barrier `bar`.
+  void waitTileRing(OpBuilder &b, Value i, Value bar, bool flip);
+  /// Waits for the phase of `bar` that its use `use` (index) completes.
+  void waitUse(OpBuilder &b, Value bar, Value use, bool flip);
   void fenceProxyAsync(OpBuilder &b) { wgmma::fenceProxyAsync(b, loc); }
   Value idx(OpBuilder &b, int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
@@ -523,6 +543,8 @@ private:
   const bool producer;
   /// One CTA per SM walking the work tiles (needs the producer).
   const bool persistentGrid;
+  /// The persistent grid's tiles come from a counter (useTileCounter).
+  bool tileCounter = false;
   mma::WarpCoords w;
   mma::AccumulatorTiles scores, output;
 

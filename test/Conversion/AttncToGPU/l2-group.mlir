@@ -6,14 +6,14 @@
 // groups), each group longest first: the kernel compares Hkv * Skv *
 // (d + dv) * 2 bytes with the budget, and only then divides (shorter
 // sequences keep the block indices).
-// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-nvvm=false" | FileCheck %s
-// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-nvvm=false l2-group-mib=0" | FileCheck %s --check-prefix=NONE
-// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-gpu=false l2-group-mib=4" | FileCheck %s --check-prefix=OPTION
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-nvvm=false strategy=wgmma_ws" | FileCheck %s
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-nvvm=false strategy=wgmma_ws l2-group-mib=0" | FileCheck %s --check-prefix=NONE
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-gpu=false strategy=wgmma_ws l2-group-mib=4" | FileCheck %s --check-prefix=OPTION
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-gpu=false strategy=mma_sync" | FileCheck %s --check-prefix=MMA
-// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-gpu=false strategy=wgmma_ws_persistent" | FileCheck %s --check-prefix=PERSISTENT
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-gpu=false" | FileCheck %s --check-prefix=PERSISTENT
 // RUN: not attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-online-softmax="l2-group-mib=-2" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-online-softmax="l2-group-mib=1048577" 2>&1 | FileCheck %s --check-prefix=HUGE
-// RUN: not attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-online-softmax="strategy=wgmma_ws_persistent l2-group-mib=8" 2>&1 | FileCheck %s --check-prefix=PERSISTENT-OPTION
+// RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-nvvm=false strategy=wgmma_ws_persistent l2-group-mib=8" | FileCheck %s --check-prefix=PERSISTENT-GROUPS
 // RUN: attnc-opt %s -split-input-file -verify-diagnostics --attnc-online-softmax --attnc-convert-to-gpu
 
 // CHECK-LABEL: gpu.func @naive_attention(
@@ -55,19 +55,69 @@
 // OPTION: strategy = wgmma_ws, overlap_pv, l2_group_mib = 4, fallback
 // MMA: strategy = mma_sync
 // MMA-NOT: l2_group_mib
-// PERSISTENT: strategy = wgmma_ws_persistent, overlap_pv, fallback
+// The default under a causal mask, the persistent grid, groups at every
+// head dimension (32 MiB on sm_90a).
+// PERSISTENT: strategy = wgmma_ws_persistent, overlap_pv, l2_group_mib = 32, fallback
 // NEGATIVE: option l2-group-mib must be in [0, 1048576] (MiB; 0: no groups) or -1 (the target's choice), got -2
 // HUGE: option l2-group-mib must be in [0, 1048576] (MiB; 0: no groups) or -1 (the target's choice), got 1048577
-// PERSISTENT-OPTION: option l2-group-mib orders a grid of one block per tile; strategy wgmma_ws_persistent's blocks walk the tiles themselves
+
+// On the persistent grid every role maps the tiles it draws the same way
+// (the producer, the consumers' first query, their loop, their next query):
+// groups of the heads of all batches (batch-major) whose K/V fit the
+// budget, capped at all of them so that the rest fits 32 bits, each group
+// longest first.
+// PERSISTENT-GROUPS-LABEL: gpu.func @naive_attention(
+// PERSISTENT-GROUPS: scf.while (%[[T:.*]] = %block_id_x,
+// PERSISTENT-GROUPS: ^bb0(%[[WALK:[^:]*]]: index,
+// PERSISTENT-GROUPS: %[[HEAD:.*]] = arith.muli %{{.*}}, %c512
+// PERSISTENT-GROUPS: %[[BUDGET:.*]] = arith.constant 8388608 : index
+// PERSISTENT-GROUPS: %[[FITTING:.*]] = arith.divui %[[BUDGET]], %[[HEAD]] : index
+// PERSISTENT-GROUPS: %[[ONE:.*]] = arith.maxui %[[FITTING]], %{{.*}} : index
+// PERSISTENT-GROUPS: %[[ALLKV:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// PERSISTENT-GROUPS: %[[FIT:.*]] = arith.minui %[[ONE]], %[[ALLKV]] : index
+// PERSISTENT-GROUPS: %[[GQA:.*]] = arith.divui %{{.*}}, %{{.*}} : i32
+// PERSISTENT-GROUPS: %[[FIT32:.*]] = arith.index_cast %[[FIT]] : index to i32
+// PERSISTENT-GROUPS: %[[SIZE:.*]] = arith.muli %[[FIT32]], %[[GQA]] : i32
+// PERSISTENT-GROUPS: %[[UNITS:.*]] = arith.muli %{{.*}}, %{{.*}} : i32
+// PERSISTENT-GROUPS: %[[AT:.*]] = arith.index_cast %[[WALK]] : index to i32
+// PERSISTENT-GROUPS: %[[PER:.*]] = arith.muli %[[SIZE]], %{{.*}} : i32
+// PERSISTENT-GROUPS: %[[GROUP:.*]] = arith.divui %[[AT]], %[[PER]] : i32
+// PERSISTENT-GROUPS: %[[FIRST:.*]] = arith.muli %[[GROUP]], %[[SIZE]] : i32
+// PERSISTENT-GROUPS: %[[LEFT:.*]] = arith.subi %[[UNITS]], %[[FIRST]] : i32
+// PERSISTENT-GROUPS: %[[WIDTH:.*]] = arith.minui %[[SIZE]], %[[LEFT]] : i32
+// PERSISTENT-GROUPS: %[[TILE:.*]] = arith.divui %{{.*}}, %[[WIDTH]] : i32
+// PERSISTENT-GROUPS: %[[UNIT:.*]] = arith.addi %[[FIRST]], %{{.*}} : i32
+// PERSISTENT-GROUPS: %[[BATCH:.*]] = arith.divui %[[UNIT]], %{{.*}} : i32
+// PERSISTENT-GROUPS: arith.index_castui %[[BATCH]] : i32 to index
+// PERSISTENT-GROUPS: arith.index_castui %[[TILE]] : i32 to index
+// The producer draws the next tile once it has issued a tile's loads.
+// PERSISTENT-GROUPS: llvm.atomicrmw add %{{.*}}, %{{.*}} monotonic : !llvm.ptr<1>, i32
+// PERSISTENT-GROUPS: arith.constant 8388608 : index
+// PERSISTENT-GROUPS: arith.constant 8388608 : index
+// PERSISTENT-GROUPS: arith.constant 8388608 : index
+// The fallback, one block per tile, groups a batch's heads as wgmma_ws does.
+// PERSISTENT-GROUPS-LABEL: gpu.func @naive_attention_fallback(
+// PERSISTENT-GROUPS: arith.cmpi ugt, %{{.*}}, %c8388608
 
 // -----
 
 // A grid that does not run longest first (no causal mask: query tiles on
-// x) has no order for the groups to change.
+// x) has no order for the groups to change, one block per tile or
+// persistent.
 func.func @not_longest_first(%q: tensor<1x8x512x128xbf16>, %k: tensor<1x8x512x128xbf16>, %v: tensor<1x8x512x128xbf16>) -> tensor<1x8x512x128xbf16> {
   // expected-error @+1 {{has l2_group_mib = 16 in its flash config but its grid does not run longest first (batch on z, heads on x, query tiles on y), the grid whose heads the groups order}}
   %o = attnc.attention %q, %k, %v
       {config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, l2_group_mib = 16>, scale = 0.125 : f64}
+      : tensor<1x8x512x128xbf16>, tensor<1x8x512x128xbf16>, tensor<1x8x512x128xbf16> -> tensor<1x8x512x128xbf16>
+  return %o : tensor<1x8x512x128xbf16>
+}
+
+// -----
+
+func.func @not_longest_first_persistent(%q: tensor<1x8x512x128xbf16>, %k: tensor<1x8x512x128xbf16>, %v: tensor<1x8x512x128xbf16>) -> tensor<1x8x512x128xbf16> {
+  // expected-error @+1 {{has l2_group_mib = 16 in its flash config but its grid does not run longest first (batch on z, heads on x, query tiles on y), the grid whose heads the groups order}}
+  %o = attnc.attention %q, %k, %v
+      {config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws_persistent, l2_group_mib = 16>, scale = 0.125 : f64}
       : tensor<1x8x512x128xbf16>, tensor<1x8x512x128xbf16>, tensor<1x8x512x128xbf16> -> tensor<1x8x512x128xbf16>
   return %o : tensor<1x8x512x128xbf16>
 }

@@ -145,7 +145,7 @@ func.func @forward_full(%q: tensor<?x4x?x128xbf16>, %k: tensor<?x4x?x128xbf16>, 
 // 1025 with.
 // CHECK-LABEL: func.func @forward_causal
 // CHECK-NOT: scf.if
-// CHECK: } {attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, overlap_pv, l2_group_mib = 32, fallback =
+// CHECK: } {attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws_persistent, overlap_pv, l2_group_mib = 32, fallback =
 // CHECK-NOT: scf.if
 // CHECK: return
 // CHECK-LABEL: func.func @forward_full_static

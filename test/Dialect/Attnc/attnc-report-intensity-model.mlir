@@ -21,7 +21,8 @@
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-gpu=false target=h200" | attnc-opt --attnc-report-intensity="device=h200 batch=4 heads=16" -o /dev/null | FileCheck %s --check-prefix=H200
 // A custom peak prices every tensor-core family and width: 274.9 GFLOP of
 // causal attention at 100 TFLOP/s spread over 132 SMs (2749 us), with the
-// causal tiles' imbalance.
+// causal tiles' imbalance (the persistent grid's: the longest tiles first,
+// each on the SM that frees first).
 // RUN: attnc-opt %attnc_src_root/examples/naive_attention.mlir --attnc-pipeline="to-gpu=false target=h200" | attnc-opt --attnc-report-intensity="device=custom peak-tflops=100 bandwidth-tbps=1 batch=4 heads=16" -o /dev/null | FileCheck %s --check-prefix=CUSTOM
 // RUN: not attnc-opt %s --attnc-report-intensity="device-file=%S/Inputs/bad-device.json" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not attnc-opt %s --attnc-report-intensity="device-file=%S/Inputs/missing.json" 2>&1 | FileCheck %s --check-prefix=MISSING
@@ -50,7 +51,7 @@
 // H200: cost model: h200, datasheet (built in; run python3 -m attnc.calibrate for measured ceilings)
 // H200: model #0: {{[0-9.]+}} us, {{[a-z]+}}-bound (tensor); busiest SM {{.*}}; 1 CTA/SM, 15.52 waves
 
-// CUSTOM: model #0: {{[0-9.]+}} us, compute-bound (tensor); busiest SM {{[0-9.]+}} us = tensor 2856.82 +
+// CUSTOM: model #0: {{[0-9.]+}} us, compute-bound (tensor); busiest SM {{[0-9.]+}} us = tensor 2845.75 +
 
 // BAD: error: device file '{{.*}}bad-device.json': sm_count: missing or not a number
 // MISSING: error: cannot read device file '{{.*}}missing.json':

@@ -713,12 +713,7 @@ func.func @flash_config_l2_group_negative() attributes {c = #attnc.flash_config<
 
 // -----
 
-// expected-error @+1 {{l2_group_mib orders a grid of one block per tile; wgmma_ws_persistent's blocks walk the tiles themselves}}
-func.func @flash_config_l2_group_persistent() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws_persistent, l2_group_mib = 16>} { return }
-
-// -----
-
-// expected-error @+1 {{l2_group_mib orders a grid of one block per tile; wgmma_persistent's blocks walk the tiles themselves}}
+// expected-error @+1 {{l2_group_mib orders a forward grid's heads; wgmma_persistent is a backward strategy}}
 func.func @flash_config_l2_group_backward_persistent() attributes {c = #attnc.flash_config<block_q = 64, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_persistent, l2_group_mib = 16>} { return }
 
 // -----

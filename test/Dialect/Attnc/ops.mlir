@@ -425,15 +425,19 @@ func.func @key_warps(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v:
 // CHECK-LABEL: func.func @l2_group
 // CHECK: {config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, overlap_pv, l2_group_mib = 16, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>, scale = 1.250000e-01 : f64}
 // CHECK: {config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws>, scale = 1.250000e-01 : f64}
+// CHECK: {config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws_persistent, overlap_pv, l2_group_mib = 32>, scale = 1.250000e-01 : f64}
 func.func @l2_group(%q: tensor<1x8x128x128xbf16>, %k: tensor<1x8x512x128xbf16>, %v: tensor<1x8x512x128xbf16>)
-    -> (tensor<1x8x128x128xbf16>, tensor<1x8x128x128xbf16>) {
+    -> (tensor<1x8x128x128xbf16>, tensor<1x8x128x128xbf16>, tensor<1x8x128x128xbf16>) {
   %a = attnc.attention %q, %k, %v
       {config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, overlap_pv, l2_group_mib = 16, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>, scale = 0.125 : f64}
       : tensor<1x8x128x128xbf16>, tensor<1x8x512x128xbf16>, tensor<1x8x512x128xbf16> -> tensor<1x8x128x128xbf16>
   %b = attnc.attention %q, %k, %v
       {config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, l2_group_mib = 0>, scale = 0.125 : f64}
       : tensor<1x8x128x128xbf16>, tensor<1x8x512x128xbf16>, tensor<1x8x512x128xbf16> -> tensor<1x8x128x128xbf16>
-  return %a, %b : tensor<1x8x128x128xbf16>, tensor<1x8x128x128xbf16>
+  %c = attnc.attention %q, %k, %v
+      {config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws_persistent, overlap_pv, l2_group_mib = 32>, scale = 0.125 : f64}
+      : tensor<1x8x128x128xbf16>, tensor<1x8x512x128xbf16>, tensor<1x8x512x128xbf16> -> tensor<1x8x128x128xbf16>
+  return %a, %b, %c : tensor<1x8x128x128xbf16>, tensor<1x8x128x128xbf16>, tensor<1x8x128x128xbf16>
 }
 
 // overlap_pv (a bare keyword after interleave_kv, before fallback)

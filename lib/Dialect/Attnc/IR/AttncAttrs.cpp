@@ -144,11 +144,7 @@ FlashConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "single K/V tile buffers, one computed while the "
                           "others load), got "
                        << stages;
-  bool warpgroups = strategy == TileStrategy::wgmma ||
-                    strategy == TileStrategy::wgmma_ws ||
-                    strategy == TileStrategy::wgmma_ws_persistent ||
-                    strategy == TileStrategy::wgmma_persistent;
-  if (overlapPV && !warpgroups)
+  if (overlapPV && !usesWarpgroups(strategy))
     return emitError() << "overlap_pv needs a wgmma strategy (asynchronous "
                           "warpgroup MMAs), got "
                        << stringifyTileStrategy(strategy);
@@ -162,11 +158,9 @@ FlashConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (l2GroupMib < 0 || l2GroupMib > kMaxL2GroupMib)
     return emitError() << "l2_group_mib must be in [0, " << kMaxL2GroupMib
                        << "] (MiB; 0: no groups), got " << l2GroupMib;
-  if (l2GroupMib > 0 && (strategy == TileStrategy::wgmma_ws_persistent ||
-                         strategy == TileStrategy::wgmma_persistent))
-    return emitError() << "l2_group_mib orders a grid of one block per tile; "
-                       << stringifyTileStrategy(strategy)
-                       << "'s blocks walk the tiles themselves";
+  if (l2GroupMib > 0 && strategy == TileStrategy::wgmma_persistent)
+    return emitError() << "l2_group_mib orders a forward grid's heads; "
+                          "wgmma_persistent is a backward strategy";
   if (!fallback)
     return success();
   if (fallback.getL2GroupMib() != 0)

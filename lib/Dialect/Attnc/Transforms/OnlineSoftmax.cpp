@@ -192,11 +192,6 @@ struct AttncOnlineSoftmaxPass
              << "] (MiB; 0: no groups) or -1 (the target's "
                 "choice), got "
              << static_cast<int64_t>(l2GroupMib);
-    if (l2GroupMib > 0 && kind == TileStrategy::wgmma_ws_persistent)
-      return emitError(loc)
-             << "--" DEBUG_TYPE " option l2-group-mib orders a grid of one "
-                "block per tile; strategy wgmma_ws_persistent's blocks walk "
-                "the tiles themselves";
     std::optional<bool> overlap;
     if (overlapPV == "on" || overlapPV == "off")
       overlap = overlapPV == "on";
@@ -322,8 +317,7 @@ struct AttncOnlineSoftmaxPass
     // CTA barrier, and the fringe costs less than the halved MMAs (window
     // 1024, d = 128, S = 4096 / 8192 on the H200: 4% faster with 128 K/V
     // rows than with 64).
-    if (config.getStrategy() == TileStrategy::wgmma_ws ||
-        config.getStrategy() == TileStrategy::wgmma_ws_persistent)
+    if (isWarpSpecialised(config.getStrategy()))
       return config;
     if (config.getStrategy() == TileStrategy::wgmma)
       return kv < 128 || blockKV
@@ -338,13 +332,33 @@ struct AttncOnlineSoftmaxPass
         config.getInterleaveKV(), config.getOverlapPV());
   }
 
+  /// A causal mask takes the persistent grid (wgmma_ws_persistent) when
+  /// no strategy was asked for: its CTAs draw the longest-first tiles from
+  /// a counter as they free up, and the next tile's loads overlap the
+  /// current one's end. H200 2026-12-05, TFLOP/s at S = 512 / 1000 / 2k /
+  /// 4k / 8k / 16k (B·S = 16k, H = 16): d = 128 275 / 361 / 451 / 514 /
+  /// 553 / 571 against wgmma_ws's 260 / 350 / 446 / 496 / 540 / 572; d = 64
+  /// 195 / 266 / 351 / 386 / - / 434 against 175 / 247 / 335 / 383 / - /
+  /// 416. Not with what a region reads per block or per score (the per-head
+  /// slope or ids change from tile to tile; id bounds are the whole
+  /// block's) nor with dropout, whose GPU tests run one tile per block.
+  FlashConfigAttr persistentForCausal(AttentionOp op, FlashConfigAttr c,
+                                      int64_t headDim) {
+    if (!strategy.empty() || !op.getCausalMask() || readsTensors(op) ||
+        op.getDropoutProbability() || c.getStrategy() != TileStrategy::wgmma_ws)
+      return c;
+    return lookupTargetDescription(chip)->attentionConfig(
+        &getContext(), headDim, c.getBlockQ(), c.getBlockKV(),
+        TileStrategy::wgmma_ws_persistent, c.getStages(), /*masked=*/true,
+        c.getKeyWarps(), c.getInterleaveKV(), c.getOverlapPV());
+  }
+
   /// `config` with the l2_group_mib of the option or the target when the
   /// flash form's grid runs longest first (a causal mask) with one block
   /// per tile.
   FlashConfigAttr withL2Group(AttentionOp op, FlashConfigAttr c,
                               int64_t headDim) {
-    if (!op.getCausalMask() ||
-        c.getStrategy() == TileStrategy::wgmma_ws_persistent)
+    if (!op.getCausalMask())
       return c;
     int64_t mib = l2GroupMib >= 0
                       ? static_cast<int64_t>(l2GroupMib)
@@ -374,6 +388,8 @@ struct AttncOnlineSoftmaxPass
                                          needsRowLoads(op), readsTensors(op));
       if (succeeded(config) && !op.getConfigAttr() && blockQ == 0)
         config = narrowForWindow(op, *config, headDim);
+      if (succeeded(config) && !op.getConfigAttr())
+        config = persistentForCausal(op, *config, headDim);
       if (succeeded(config) && !op.getConfigAttr())
         config = withL2Group(op, *config, headDim);
       if (succeeded(config) && !op.getConfigAttr() && fallback &&

@@ -27,6 +27,22 @@ class ConstraintAttr;
 #include "attnc/Dialect/Attnc/IR/AttncAttrs.h.inc"
 
 namespace attnc {
+/// What a TileStrategy's kernels are made of, for the passes that ask
+/// (one list per question, not one per caller). Warpgroup MMAs: wgmma and
+/// every strategy built on it.
+inline bool usesWarpgroups(TileStrategy s) {
+  return s != TileStrategy::mma_sync && s != TileStrategy::mma_sync_unaligned;
+}
+/// A producer warpgroup loading for consumer warpgroups.
+inline bool isWarpSpecialised(TileStrategy s) {
+  return s == TileStrategy::wgmma_ws || s == TileStrategy::wgmma_ws_persistent;
+}
+/// A grid of CTAs that each walk many work tiles (forward or backward).
+inline bool isPersistent(TileStrategy s) {
+  return s == TileStrategy::wgmma_ws_persistent ||
+         s == TileStrategy::wgmma_persistent;
+}
+
 /// The largest l2_group_mib of a #attnc.flash_config (1 TiB).
 inline constexpr int64_t kMaxL2GroupMib = int64_t(1) << 20;
 

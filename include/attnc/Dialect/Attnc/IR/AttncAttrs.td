@@ -86,8 +86,7 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
       (ping-pong), so one's softmax runs while another's MMAs do.
     - `l2_group_mib` (optional keyword; 0 when omitted): the order of the
       blocks of a grid that runs longest first (a causal mask: heads on
-      grid x, query tiles counted down on y, batch on z; one block per
-      tile, so not `wgmma_ws_persistent`). The grid runs a batch's heads
+      grid x, query tiles counted down on y, batch on z). The grid runs a batch's heads
       together, the longest query tiles of all its heads first; when the
       K and V of that many heads exceed this many MiB, each block takes
       the tile of its position in groups of heads whose K and V fit it
@@ -96,7 +95,10 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
       in L2, instead of every head's K/V streaming through it. The kernel
       evaluates the group from Skv; a fallback lowers the same grid, so it
       follows the config it is the fallback of and carries no group of
-      its own.
+      its own. A persistent grid (`wgmma_ws_persistent`), whose CTAs walk
+      the tiles in that order, groups the heads of all batches
+      (batch-major) the same way; the backward's `wgmma_persistent` has
+      no such order and refuses it.
     - `strategy`: how tiles move and multiply: `mma_sync` (cp.async into
       padded shared memory, ldmatrix, mma.sync m16n8k16; sm_80 and later)
       or `wgmma` (cp.async into 128-byte-swizzled shared memory, Q K^T by
