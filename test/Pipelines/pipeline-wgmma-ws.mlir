@@ -32,6 +32,7 @@
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/ring3/naive_attention.ptx -o %t/ring3.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir -o %t/persistent
 // RUN: FileCheck %s --check-prefix=PERSISTENT < %t/persistent/naive_attention.ptx
+// RUN: FileCheck %s --check-prefix=DRAW < %t/persistent/naive_attention.ptx
 // RUN: FileCheck %s --check-prefix=PGRID < %t/persistent/manifest.json
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/persistent/naive_attention.ptx -o %t/persistent.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --strategy=wgmma --stages=3 --overlap-pv=on -o %t/overlap
@@ -215,7 +216,7 @@
 // PERSISTENT: cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group
 // The producer's draw: the atomic add, the wait for the slot's empty
 // barrier, the store and the arrival on its full one.
-// PERSISTENT: atom.global.add.u32
-// PERSISTENT: mbarrier.try_wait.parity.shared.b64
-// PERSISTENT: st.shared.b32
-// PERSISTENT-NEXT: mbarrier.arrive.shared.b64
+// DRAW: atom.global.add.u32
+// DRAW: mbarrier.try_wait.parity.shared.b64
+// DRAW: st.shared.b32
+// DRAW-NEXT: mbarrier.arrive.shared.b64

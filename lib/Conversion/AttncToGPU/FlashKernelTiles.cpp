@@ -23,6 +23,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace attnc;
 using namespace attnc::flash_kernel;
@@ -157,31 +159,50 @@ void FlashKernelBuilder::mapWorkTile(Value t) {
   auto kvType = cast<RankedTensorType>(form.value.getType());
   int64_t rowBytes = (form.headDim + kvType.getDimSize(3)) *
                      form.elementType.getIntOrFloatBitWidth() / 8;
-  // (One op per statement: the IR's order is the same with every compiler.)
-  Value keys = extentOf(form.key, 2);
-  Value headBytes = arith::MulIOp::create(
-      b, loc, keys, arith::ConstantIndexOp::create(b, loc, rowBytes));
-  Value budget = arith::ConstantIndexOp::create(b, loc, mib << 20);
-  Value fitting = arith::DivUIOp::create(b, loc, budget, headBytes);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value atLeastOne = arith::MaxUIOp::create(b, loc, fitting, one);
-  // At most every K/V head of the batch, so that what follows fits 32 bits.
-  Value kvHeadsIndex = extentOf(form.key, 1);
-  Value allKV = arith::MulIOp::create(b, loc, tileExtents[0], kvHeadsIndex);
-  Value fitKV = arith::MinUIOp::create(b, loc, atLeastOne, allKV);
-  // In 32 bits, as the walk: units (batch, head) and tiles are the grid's.
+  // The groups' geometry is recomputed for every tile from opaque copies of
+  // the sizes, in 32 bits: hoisted out of the roles' loops, its values
+  // stayed live through the consumers' (ptxas, d = 128 causal: 32 bytes of
+  // spills against 12). (One op per statement: the IR's order is the same
+  // with every compiler.)
   Type i32 = b.getI32Type();
   auto narrow = [&](Value v) -> Value {
     return arith::IndexCastOp::create(b, loc, i32, v);
   };
-  Value heads = narrow(tileExtents[1]);
-  Value kvHeads = narrow(kvHeadsIndex);
+  auto size32 = [&](Value v) { return narrow(opaqueIndex(b, loc, v)); };
+  auto c32 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i32, v);
+  };
+  Value keys = size32(extentOf(form.key, 2));
+  Value kvHeads = size32(extentOf(form.key, 1));
+  Value heads = size32(tileExtents[1]);
+  Value batches = size32(tileExtents[0]);
+  Value tiles = size32(tileExtents[2]);
+  // The K/V heads that fit, (budget / row bytes) / Skv (= budget / (Skv *
+  // row bytes)), at least one and at most all of them.
+  Value someKeys = arith::MaxUIOp::create(b, loc, keys, c32(1));
+  Value allKV = arith::MulIOp::create(b, loc, batches, kvHeads);
+  int64_t budgetRows = (mib << 20) / rowBytes;
+  Value fitKV;
+  if (budgetRows <= std::numeric_limits<int32_t>::max()) {
+    Value fitting = arith::DivUIOp::create(b, loc, c32(budgetRows), someKeys);
+    Value atLeastOne = arith::MaxUIOp::create(b, loc, fitting, c32(1));
+    fitKV = arith::MinUIOp::create(b, loc, atLeastOne, allKV);
+  } else {
+    // A budget of more rows than 31 bits count (terabytes): in 64 bits.
+    Type i64 = b.getI64Type();
+    auto wide = [&](Value v) -> Value {
+      return arith::ExtUIOp::create(b, loc, i64, v);
+    };
+    Value rows = arith::ConstantIntOp::create(b, loc, i64, budgetRows);
+    Value fitting = arith::DivUIOp::create(b, loc, rows, wide(someKeys));
+    Value one = arith::ConstantIntOp::create(b, loc, i64, 1);
+    Value atLeastOne = arith::MaxUIOp::create(b, loc, fitting, one);
+    Value capped = arith::MinUIOp::create(b, loc, atLeastOne, wide(allKV));
+    fitKV = arith::TruncIOp::create(b, loc, i32, capped);
+  }
   Value gqa = arith::DivUIOp::create(b, loc, heads, kvHeads);
-  Value fit = narrow(fitKV);
-  Value size = arith::MulIOp::create(b, loc, fit, gqa);
-  Value batches = narrow(tileExtents[0]);
+  Value size = arith::MulIOp::create(b, loc, fitKV, gqa);
   Value units = arith::MulIOp::create(b, loc, batches, heads);
-  Value tiles = narrow(tileExtents[2]);
   Value at = narrow(walked);
   Value perGroup = arith::MulIOp::create(b, loc, size, tiles);
   Value group = arith::DivUIOp::create(b, loc, at, perGroup);

@@ -64,20 +64,23 @@
 // On the persistent grid every role maps the tiles it draws the same way
 // (the producer, the consumers' first query, their loop, their next query):
 // groups of the heads of all batches (batch-major) whose K/V fit the
-// budget, capped at all of them so that the rest fits 32 bits, each group
-// longest first.
+// budget, at least one K/V head and at most all of them, each group
+// longest first; in 32 bits, recomputed per tile from opaque copies of the
+// sizes (Skv, Hkv, H, B, query tiles) so that nothing of it stays live
+// through the consumers' loop. 8 MiB are 16384 rows of 512 bytes (K and V
+// at d = 128, bf16): the K/V heads that fit are 16384 / Skv.
 // PERSISTENT-GROUPS-LABEL: gpu.func @naive_attention(
 // PERSISTENT-GROUPS: scf.while (%[[T:.*]] = %block_id_x,
 // PERSISTENT-GROUPS: ^bb0(%[[WALK:[^:]*]]: index,
-// PERSISTENT-GROUPS: %[[HEAD:.*]] = arith.muli %{{.*}}, %c512
-// PERSISTENT-GROUPS: %[[BUDGET:.*]] = arith.constant 8388608 : index
-// PERSISTENT-GROUPS: %[[FITTING:.*]] = arith.divui %[[BUDGET]], %[[HEAD]] : index
-// PERSISTENT-GROUPS: %[[ONE:.*]] = arith.maxui %[[FITTING]], %{{.*}} : index
-// PERSISTENT-GROUPS: %[[ALLKV:.*]] = arith.muli %{{.*}}, %{{.*}} : index
-// PERSISTENT-GROUPS: %[[FIT:.*]] = arith.minui %[[ONE]], %[[ALLKV]] : index
+// PERSISTENT-GROUPS-COUNT-5: llvm.inline_asm has_side_effects "mov.b64 $0, $1;"
+// PERSISTENT-GROUPS: %[[SOME:.*]] = arith.maxui %{{.*}}, %c1_i32 : i32
+// PERSISTENT-GROUPS: %[[ALLKV:.*]] = arith.muli %{{.*}}, %{{.*}} : i32
+// PERSISTENT-GROUPS: %[[ROWS:.*]] = arith.constant 16384 : i32
+// PERSISTENT-GROUPS: %[[FITTING:.*]] = arith.divui %[[ROWS]], %[[SOME]] : i32
+// PERSISTENT-GROUPS: %[[ONE:.*]] = arith.maxui %[[FITTING]], %{{.*}} : i32
+// PERSISTENT-GROUPS: %[[FIT:.*]] = arith.minui %[[ONE]], %[[ALLKV]] : i32
 // PERSISTENT-GROUPS: %[[GQA:.*]] = arith.divui %{{.*}}, %{{.*}} : i32
-// PERSISTENT-GROUPS: %[[FIT32:.*]] = arith.index_cast %[[FIT]] : index to i32
-// PERSISTENT-GROUPS: %[[SIZE:.*]] = arith.muli %[[FIT32]], %[[GQA]] : i32
+// PERSISTENT-GROUPS: %[[SIZE:.*]] = arith.muli %[[FIT]], %[[GQA]] : i32
 // PERSISTENT-GROUPS: %[[UNITS:.*]] = arith.muli %{{.*}}, %{{.*}} : i32
 // PERSISTENT-GROUPS: %[[AT:.*]] = arith.index_cast %[[WALK]] : index to i32
 // PERSISTENT-GROUPS: %[[PER:.*]] = arith.muli %[[SIZE]], %{{.*}} : i32
@@ -92,9 +95,9 @@
 // PERSISTENT-GROUPS: arith.index_castui %[[TILE]] : i32 to index
 // The producer draws the next tile once it has issued a tile's loads.
 // PERSISTENT-GROUPS: llvm.atomicrmw add %{{.*}}, %{{.*}} monotonic : !llvm.ptr<1>, i32
-// PERSISTENT-GROUPS: arith.constant 8388608 : index
-// PERSISTENT-GROUPS: arith.constant 8388608 : index
-// PERSISTENT-GROUPS: arith.constant 8388608 : index
+// PERSISTENT-GROUPS: arith.constant 16384 : i32
+// PERSISTENT-GROUPS: arith.constant 16384 : i32
+// PERSISTENT-GROUPS: arith.constant 16384 : i32
 // The fallback, one block per tile, groups a batch's heads as wgmma_ws does.
 // PERSISTENT-GROUPS-LABEL: gpu.func @naive_attention_fallback(
 // PERSISTENT-GROUPS: arith.cmpi ugt, %{{.*}}, %c8388608
