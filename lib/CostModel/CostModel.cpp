@@ -401,25 +401,8 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
     std::fill(slot.begin() + 1, slot.end(), sl);
     totalSteps = steps;
     ctas = int64_t(scheduled);
-  } else if (s.persistent) {
-    std::vector<int64_t> order;
-    for (int64_t g = 0; g < groups; ++g)
-      order.insert(order.end(), ctaSteps.begin(), ctaSteps.end());
-    std::stable_sort(order.begin(), order.end(), std::greater<int64_t>());
-    // Each SM's first tile is its CTA's; the next ones are drawn as the
-    // CTAs free up (every tile costs the same without a mask: the stride).
-    using Entry = std::pair<double, size_t>;
-    std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> free;
-    for (size_t i = 0; i < slot.size(); ++i)
-      free.push({0.0, i});
-    for (int64_t steps : order) {
-      size_t i = free.top().second;
-      free.pop();
-      add(slot[i], steps, /*persistent=*/true);
-      free.push({slot[i].busy, i});
-    }
-    ctas = int64_t(order.size());
   } else {
+    // Each CTA (or persistent tile) goes to the SM that frees first.
     using Entry = std::pair<double, size_t>;
     std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> free;
     for (size_t i = 0; i < slot.size(); ++i)
@@ -427,14 +410,26 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
     auto place = [&](int64_t steps) {
       size_t i = free.top().second;
       free.pop();
-      add(slot[i], steps, /*persistent=*/false);
+      add(slot[i], steps, s.persistent);
       free.push({slot[i].busy, i});
       ++ctas;
     };
-    for (int64_t g = 0; g < groups / headsInner; ++g)
-      for (int64_t steps : ctaSteps)
-        for (int64_t h = 0; h < headsInner; ++h)
-          place(steps);
+    if (s.persistent) {
+      // Each SM's first tile is its CTA's; the next ones are drawn as the
+      // CTAs free up (every tile costs the same without a mask: the
+      // stride), longest first.
+      std::vector<int64_t> order;
+      for (int64_t g = 0; g < groups; ++g)
+        order.insert(order.end(), ctaSteps.begin(), ctaSteps.end());
+      std::stable_sort(order.begin(), order.end(), std::greater<int64_t>());
+      for (int64_t steps : order)
+        place(steps);
+    } else {
+      for (int64_t g = 0; g < groups / headsInner; ++g)
+        for (int64_t steps : ctaSteps)
+          for (int64_t h = 0; h < headsInner; ++h)
+            place(steps);
+    }
   }
   const Slot &busiest = *std::max_element(
       slot.begin(), slot.end(),

@@ -109,10 +109,14 @@ def run_case(spec, rng):
             outs.append(t)
     # Workspaces (a persistent kernel's tile counter): raw driver memory,
     # poisoned; the runtime zeroes those that say zero_init.
-    # A persistent kernel runs on 3 CTAs, each walking many tiles.
+    # A persistent kernel runs on 3 CTAs, each walking many tiles; other
+    # kernels on the device's SM count (what the runtime takes without one).
     sms = 3 if kern.attr("strategy") == "wgmma_ws_persistent" else None
+    device_sms = c_int()
+    ck(cuda.cuDeviceGetAttribute(byref(device_sms), 16, 0),  # SM count
+       "cuDeviceGetAttribute")
     for p in kern.workspaces:
-        n = _workspace_bytes(kern.name, p, sym, sms or 132)
+        n = _workspace_bytes(kern.name, p, sym, sms or device_sms.value)
         ws = DevTensor("bf16", [(n + 1) // 2])
         args[p.name] = ws
         kw_workspaces[p.name] = (ws.data_ptr(), n)

@@ -645,12 +645,6 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   // CTAs run, longest first for causal masks, is the flash form's choice).
   if (!strategy->persistent() && failed(mapBlockIndices()))
     return failure();
-  if (strategy->persistent() && l2GroupMib() && !runsLongestFirst())
-    return form.forall.emitOpError()
-           << "has l2_group_mib = " << l2GroupMib()
-           << " in its flash config but its grid does not run longest first "
-              "(batch on z, heads on x, query tiles on y), the grid whose "
-              "heads the groups order";
   // (A ragged batch's rows are per sequence: its Q tiles end at their own
   // extent, its keys are form.seqKV.)
   if (!form.ragged) {

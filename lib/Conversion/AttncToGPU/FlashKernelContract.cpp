@@ -296,17 +296,22 @@ LogicalResult FlashKernelBuilder::planGrid() {
     abi.grid[0] = {GridFactor::numSMs()};
     abi.grid[1] = abi.grid[2] = {GridFactor::constant(1)};
   }
+  // Groups order the heads of a longest-first grid, one block per tile or
+  // persistent.
+  if (l2GroupMib() && !runsLongestFirst())
+    return form.forall.emitOpError()
+           << "has l2_group_mib = " << l2GroupMib()
+           << " in its flash config but its grid does not run longest first "
+              "(batch on z, heads on x, query tiles on y), the grid whose "
+              "heads the groups order";
   // Its tiles drawn from a counter: one u32, zeroed before every launch
   // (a CUDA graph records the zeroing with the launch). A fallback is
   // called with its primary's arguments: it takes the counter too, and
   // leaves it alone.
-  auto top = form.forall->getAttrOfType<FlashConfigAttr>(kFlashConfigAttrName);
-  bool primaryDraws = top &&
-                      top.getStrategy() == TileStrategy::wgmma_ws_persistent &&
-                      runsLongestFirst();
   if (drawsTiles())
     strategy->useTileCounter();
-  if (drawsTiles() || primaryDraws) {
+  auto top = form.forall->getAttrOfType<FlashConfigAttr>(kFlashConfigAttrName);
+  if (top && isPersistent(top.getStrategy()) && runsLongestFirst()) {
     ABIParam p;
     p.kind = ABIParam::Kind::Workspace;
     p.name = kTileCounterName;

@@ -155,7 +155,6 @@ void FlashKernelBuilder::mapWorkTile(Value t) {
     return;
   }
   // ivs: batch (z), heads (x), query tiles (y, longest first).
-  Value walked = t;
   auto kvType = cast<RankedTensorType>(form.value.getType());
   int64_t rowBytes = (form.headDim + kvType.getDimSize(3)) *
                      form.elementType.getIntOrFloatBitWidth() / 8;
@@ -203,7 +202,7 @@ void FlashKernelBuilder::mapWorkTile(Value t) {
   Value gqa = arith::DivUIOp::create(b, loc, heads, kvHeads);
   Value size = arith::MulIOp::create(b, loc, fitKV, gqa);
   Value units = arith::MulIOp::create(b, loc, batches, heads);
-  Value at = narrow(walked);
+  Value at = narrow(t);
   Value perGroup = arith::MulIOp::create(b, loc, size, tiles);
   Value group = arith::DivUIOp::create(b, loc, at, perGroup);
   Value groupStart = arith::MulIOp::create(b, loc, group, perGroup);
@@ -250,12 +249,7 @@ LogicalResult FlashKernelBuilder::mapBlockIndices() {
       prologue.map(iv, block(dim));
     return success();
   }
-  if (!runsLongestFirst())
-    return form.forall.emitOpError()
-           << "has l2_group_mib = " << mib
-           << " in its flash config but its grid does not run longest first "
-              "(batch on z, heads on x, query tiles on y), the grid whose "
-              "heads the groups order";
+  // (build() refused groups on a grid that does not run longest first.)
   prologue.map(ivs[0], block(2));
   Value bx = block(0), by = block(1);
   auto kvType = cast<RankedTensorType>(form.value.getType());
@@ -409,7 +403,7 @@ LogicalResult FlashKernelBuilder::emitPersistentBody() {
   auto walk = [&](ValueRange carried,
                   function_ref<FailureOr<SmallVector<Value>>(
                       Value t, Value i, ValueRange carried)>
-                      body) -> FailureOr<SmallVector<Value>> {
+                      body) -> LogicalResult {
     SmallVector<Value> init{first, idx(0)};
     init.append(carried.begin(), carried.end());
     SmallVector<Type> types(init.size(), index);
@@ -435,7 +429,7 @@ LogicalResult FlashKernelBuilder::emitPersistentBody() {
       scf::YieldOp::create(b, loc, yielded);
     }
     prologue = base;
-    return SmallVector<Value>(loop.getResults());
+    return success();
   };
 
   OpBuilder::InsertionGuard guard(b);
@@ -480,7 +474,7 @@ LogicalResult FlashKernelBuilder::emitPersistentBody() {
   };
   if (failed(loadQueryOf(first)))
     return failure();
-  auto consumed = walk(
+  return walk(
       ValueRange{idx(0)},
       [&](Value t, Value i,
           ValueRange carried) -> FailureOr<SmallVector<Value>> {
@@ -500,7 +494,6 @@ LogicalResult FlashKernelBuilder::emitPersistentBody() {
           return failure();
         return SmallVector<Value>{next, slot};
       });
-  return failure(failed(consumed));
 }
 
 /// The producer's issuing thread draws the CTA's tile after its i-th: the

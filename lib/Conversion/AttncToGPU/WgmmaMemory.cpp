@@ -137,23 +137,18 @@ Value WgmmaStrategy::tileRingPointer(OpBuilder &b, Value i, int64_t offset,
 /// have read its previous one (the first use passes at once: a fresh
 /// barrier's phase of parity 1 counts as complete), writes, arrives.
 void WgmmaStrategy::publishTile(OpBuilder &b, Value i, Value tile) {
-  constexpr int64_t kIndices = 4 * kBarrierBytes;
-  waitTileRing(b, i, tileRingPointer(b, i, 2 * kBarrierBytes, kBarrierBytes),
-               /*flip=*/true);
+  waitTileRing(b, i, tileBarrier(b, i, /*empty=*/true), /*flip=*/true);
   Value t32 = arith::IndexCastOp::create(b, loc, b.getI32Type(), tile);
-  LLVM::StoreOp::create(b, loc, t32, tileRingPointer(b, i, kIndices, 4));
-  NVVM::MBarrierArriveOp::create(
-      b, loc, Type(), tileRingPointer(b, i, 0, kBarrierBytes), Value());
+  LLVM::StoreOp::create(b, loc, t32, tileSlot(b, i));
+  NVVM::MBarrierArriveOp::create(b, loc, Type(),
+                                 tileBarrier(b, i, /*empty=*/false), Value());
 }
 
 Value WgmmaStrategy::receiveTile(OpBuilder &b, Value i) {
-  constexpr int64_t kIndices = 4 * kBarrierBytes;
-  waitTileRing(b, i, tileRingPointer(b, i, 0, kBarrierBytes), /*flip=*/false);
-  Value t32 = LLVM::LoadOp::create(b, loc, b.getI32Type(),
-                                   tileRingPointer(b, i, kIndices, 4));
-  NVVM::MBarrierArriveOp::create(
-      b, loc, Type(), tileRingPointer(b, i, 2 * kBarrierBytes, kBarrierBytes),
-      Value());
+  waitTileRing(b, i, tileBarrier(b, i, /*empty=*/false), /*flip=*/false);
+  Value t32 = LLVM::LoadOp::create(b, loc, b.getI32Type(), tileSlot(b, i));
+  NVVM::MBarrierArriveOp::create(b, loc, Type(),
+                                 tileBarrier(b, i, /*empty=*/true), Value());
   return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), t32);
 }
 

@@ -153,11 +153,9 @@ void WgmmaStrategy::emitPrologue(OpBuilder &b) {
     if (tileCounter)
       for (int64_t i = 0; i < 2; ++i)
         for (bool empty : {false, true})
-          NVVM::MBarrierInitOp::create(
-              b, loc,
-              tileRingPointer(b, idx(b, i), empty ? 2 * kBarrierBytes : 0,
-                              kBarrierBytes),
-              i32(b, empty ? consumerThreads() : 1), Value());
+          NVVM::MBarrierInitOp::create(b, loc, tileBarrier(b, idx(b, i), empty),
+                                       i32(b, empty ? consumerThreads() : 1),
+                                       Value());
     NVVM::FenceMbarrierInitOp::create(b, loc);
   }
   gpu::BarrierOp::create(b, loc);

@@ -472,8 +472,16 @@ private:
   int64_t tileRingOffset() const {
     return barriersOffset() + (slotBarriers() * s.stages + 1) * kBarrierBytes;
   }
-  /// Byte `offset + 8 * (i mod 2)` of the tile ring (`scale` bytes apart),
-  /// as a shared-memory pointer.
+  /// The full or empty barrier of the tile ring's slot i mod 2, and the
+  /// slot's i32 tile index.
+  Value tileBarrier(OpBuilder &b, Value i, bool empty) {
+    return tileRingPointer(b, i, empty ? 2 * kBarrierBytes : 0, kBarrierBytes);
+  }
+  Value tileSlot(OpBuilder &b, Value i) {
+    return tileRingPointer(b, i, 4 * kBarrierBytes, 4);
+  }
+  /// Byte `offset + scale * (i mod 2)` of the tile ring, as a shared-memory
+  /// pointer.
   Value tileRingPointer(OpBuilder &b, Value i, int64_t offset, int64_t scale);
   /// The shared-memory pointer (!llvm.ptr<3>) `offset` (i64) bytes past
   /// the aligned base.

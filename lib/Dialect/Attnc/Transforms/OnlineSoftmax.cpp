@@ -354,8 +354,8 @@ struct AttncOnlineSoftmaxPass
   }
 
   /// `config` with the l2_group_mib of the option or the target when the
-  /// flash form's grid runs longest first (a causal mask) with one block
-  /// per tile.
+  /// flash form's grid runs longest first (a causal mask), one block per
+  /// tile or persistent.
   FlashConfigAttr withL2Group(AttentionOp op, FlashConfigAttr c,
                               int64_t headDim) {
     if (!op.getCausalMask())
