@@ -691,6 +691,12 @@ BackwardKernelBuilder::build(gpu::GPUModuleOp module) {
   planParameters();
   if (failed(planGrid()))
     return failure();
+  // A causal persistent grid draws its tiles from a counter.
+  drawsTiles = persistent && runsLongestFirst();
+  if (drawsTiles) {
+    paramIndex[kTileCounterName] = abi.params.size();
+    abi.params.push_back(tileCounterParam());
+  }
   abi.block[0] = warps * mma::kWarpSize;
   char scaleText[32];
   snprintf(scaleText, sizeof(scaleText), "%.9g", form.scale);

@@ -116,13 +116,19 @@ private:
   LogicalResult storeKeyValueGrads(IRMapping &scope, ArrayRef<Value> acc);
   LogicalResult emitBody();
   /// wgmma_persistent (BackwardPersistent.cpp): the CTA walks the forall's
-  /// iterations t = CTA, CTA + #CTAs, ...; each tile's last step is
-  /// followed by the next tile's K/V loads, then this tile's dK and dV.
+  /// iterations t = CTA, CTA + #CTAs, ... (or those it draws, drawsTiles);
+  /// each tile's last step is followed by the next tile's K/V loads, then
+  /// this tile's dK and dV.
   LogicalResult emitPersistentBody();
-  /// `scope` with the forall's induction variables at work tile `t` of
-  /// `total` (the grid's dimensions linearised; see the definition).
-  void mapWorkTile(Value t, Value total, Value stride, ArrayRef<Value> extents,
-                   IRMapping &scope);
+  /// `scope` with the forall's induction variables at work tile `t` (the
+  /// grid's dimensions, of `extents`, linearised; see the definition).
+  void mapWorkTile(Value t, ArrayRef<Value> extents, IRMapping &scope);
+  /// Whether the grid runs longest first: a causal form's, heads on x and
+  /// K/V tiles on y (the first tile of every head the longest).
+  bool runsLongestFirst() const;
+  /// Thread 0 draws the tile after the CTA's i-th from the tile counter
+  /// and leaves it in slot i mod 2 of `tileSlots`.
+  void drawTile(Value i, Value stride);
   FailureOr<SmallVector<Value>>
   emitQueryLoop(BackwardQueryLoop &l, IRMapping &scope, ArrayRef<Value> acc);
   /// One step of loop `l`; with wgmma `pending` (kPendingValues values) is
@@ -237,6 +243,11 @@ private:
   bool wgmma = false;
   /// wgmma_persistent: one CTA per SM walks the forall's iterations.
   bool persistent = false;
+  /// wgmma_persistent on a longest-first grid: the CTAs draw their tiles
+  /// from a counter (the kTileCounterName workspace), thread 0 leaving each
+  /// in `tileSlots` (two i32 in shared memory) for the others.
+  bool drawsTiles = false;
+  Value tileSlots;
   Value tiles, smemAddress, group;
   int64_t kOffset = 0, vOffset = 0, qOffset = 0, doOffset = 0, dsOffset = 0;
   /// wgmma: dQ's tiles are staged at byte dqOffset (1024-aligned),

@@ -13,9 +13,10 @@
 // the next one has started and loaded its K/V tile (about half of the
 // fixed cost of 5-6 steps per tile measured on the H200). Here the next
 // tile's K and V are in flight while this tile's dK and dV are stored.
-// Measured (H100, 2026-12-05, bench/results/backward.md): level with one
-// CTA per tile unmasked (-3.5 to +3.3%), 16-52% slower causal up to 4k
-// (the static stride leaves CTAs unbalanced), so it is opt-in.
+// On a longest-first (causal) grid the CTAs draw their tiles from a counter
+// instead: a static stride over tiles of unequal length left them
+// unbalanced (H100, 2026-12-05, bench/results/backward.md: level with one
+// CTA per tile unmasked, -3.5 to +3.3%; 16-52% slower causal up to 4k).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +26,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
@@ -32,25 +34,44 @@ using namespace attnc;
 using namespace attnc::backward_kernel;
 
 /// The grid's dimensions are walked in the order a grid of one CTA per tile
-/// would start them: x fastest. Under a causal mask the flash form puts
-/// heads on x and K/V tiles on y, the longest (first) tile of every head
-/// first; the walk then goes x, z, y, so that the long tiles of every batch
-/// come before the short ones, with serpentine rounds (the forward's
-/// persistent grid, when it strode over causal tiles, measured 6% more
-/// steps on its busiest CTA without them; it now draws them from a counter,
-/// which the backward could too).
-void BackwardKernelBuilder::mapWorkTile(Value t, Value total, Value stride,
-                                        ArrayRef<Value> extents,
+/// starts them: x fastest, then y, then z. Under a causal mask the flash
+/// form puts heads on x, K/V tiles on y (the first, longest, tile of every
+/// head first) and batch on z, so a batch's tiles go longest first before
+/// the next batch's, and the CTAs draw them from a counter, each taking the
+/// next when it starts one (a list schedule). Walked x, z, y instead (every
+/// batch's longest tiles first), the CTAs at work read the Q and dO and add
+/// to the dQ workspace of every batch at once, more than L2 holds: 2x
+/// slower at S = 1k (H100, 2026-12-05: d = 64 109 against 219 TFLOP/s).
+void BackwardKernelBuilder::mapWorkTile(Value t, ArrayRef<Value> extents,
                                         IRMapping &scope) {
-  SmallVector<Value> ivs = form.forall.getInductionVars();
-  // The K/V tiles (the forall's last dimension) on y: longest first.
-  bool longestFirst = gridDims.size() == ivs.size() && gridDims.back() == 1;
-  static constexpr unsigned kGridOrder[] = {0, 1, 2};
-  static constexpr unsigned kLongestFirstOrder[] = {0, 2, 1};
-  mapPersistentWorkTile(b, loc, t, stride, total, /*serpentine=*/longestFirst,
-                        longestFirst ? ArrayRef<unsigned>(kLongestFirstOrder)
-                                     : ArrayRef<unsigned>(kGridOrder),
-                        gridDims, ivs, extents, scope);
+  static constexpr unsigned kLaunchOrder[] = {0, 1, 2};
+  mapPersistentWorkTile(b, loc, t, kLaunchOrder, gridDims,
+                        form.forall.getInductionVars(), extents, scope);
+}
+
+bool BackwardKernelBuilder::runsLongestFirst() const {
+  // The K/V tiles (the forall's last dimension) on y.
+  return gridDims.size() == form.forall.getInductionVars().size() &&
+         gridDims.back() == 1;
+}
+
+/// Drawn as the CTA starts its i-th tile, read by every thread after the
+/// flush's final barrier; the slot's next write (tile i + 2) comes after
+/// tile i + 1's flush barrier, which every thread reaches only once it has
+/// read it.
+void BackwardKernelBuilder::drawTile(Value i, Value stride) {
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  auto draws = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0)),
+      /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(draws.thenBlock());
+  Value next = arith::IndexCastOp::create(
+      b, loc, b.getI32Type(),
+      drawWorkTile(b, loc, param(kTileCounterName), stride));
+  Value slot = arith::AndIOp::create(b, loc, i, idx(1));
+  memref::StoreOp::create(b, loc, next, tileSlots, ValueRange{slot});
 }
 
 LogicalResult BackwardKernelBuilder::emitPersistentBody() {
@@ -68,7 +89,7 @@ LogicalResult BackwardKernelBuilder::emitPersistentBody() {
   const IRMapping base = prologue;
   auto scopeOf = [&](Value t) {
     IRMapping scope = base;
-    mapWorkTile(t, total, stride, extents, scope);
+    mapWorkTile(t, extents, scope);
     return scope;
   };
   // Starts loading the K/V tile of work tile `t` when there is one.
@@ -85,11 +106,24 @@ LogicalResult BackwardKernelBuilder::emitPersistentBody() {
   if (failed(loadKeyValueOf(first)))
     return failure();
 
-  auto loop = scf::ForOp::create(b, loc, first, total, stride);
+  // The CTA's tiles: t (the CTA's first, then the stride's or the
+  // counter's) and its position i.
+  Type index = b.getIndexType();
+  SmallVector<Type> types(2, index);
+  SmallVector<Location> locs(2, loc);
+  auto loop = scf::WhileOp::create(b, loc, types, ValueRange{first, idx(0)});
   {
     OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value t = loop.getInductionVar();
+    Block *before = b.createBlock(&loop.getBefore(), {}, types, locs);
+    scf::ConditionOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                              before->getArgument(0), total),
+        before->getArguments());
+    Block *after = b.createBlock(&loop.getAfter(), {}, types, locs);
+    Value t = after->getArgument(0), i = after->getArgument(1);
+    if (drawsTiles)
+      drawTile(i, stride);
     IRMapping scope = scopeOf(t);
     FailureOr<SmallVector<Value>> acc = emitTileLoops(scope);
     if (failed(acc))
@@ -105,9 +139,18 @@ LogicalResult BackwardKernelBuilder::emitPersistentBody() {
     // begins the next tile's first step.
     NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
                                          UnitAttr::get(b.getContext()));
-    if (failed(loadKeyValueOf(arith::AddIOp::create(b, loc, t, stride))) ||
-        failed(storeKeyValueGrads(scope, *acc)))
+    Value next;
+    if (drawsTiles) {
+      Value slot = arith::AndIOp::create(b, loc, i, idx(1));
+      Value drawn = memref::LoadOp::create(b, loc, tileSlots, ValueRange{slot});
+      next = arith::IndexCastUIOp::create(b, loc, index, drawn);
+    } else {
+      next = arith::AddIOp::create(b, loc, t, stride);
+    }
+    if (failed(loadKeyValueOf(next)) || failed(storeKeyValueGrads(scope, *acc)))
       return failure();
+    scf::YieldOp::create(
+        b, loc, ValueRange{next, arith::AddIOp::create(b, loc, i, idx(1))});
   }
   // No bulk reduction of dQ may still read shared memory when the kernel
   // ends.

@@ -72,6 +72,10 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
   // swizzle needs.
   dqOffset = llvm::alignTo(deltaOffset + stages * blockQ * 4, kAtomBytes);
   int64_t end = dqOffset + kDsBuffers * dqPartials * blockQ * d * 4;
+  // The drawn tiles' two slots (drawsTiles) after the staging boxes.
+  int64_t slotsOffset = end;
+  if (drawsTiles)
+    end += 2 * 4;
 
   auto ws =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
@@ -87,6 +91,8 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
   lseSmem = view(lseOffset, {stages, blockQ}, b.getF32Type());
   deltaSmem = view(deltaOffset, {stages, blockQ}, b.getF32Type());
   smemAddress = aligned.address;
+  if (drawsTiles)
+    tileSlots = view(slotsOffset, {2}, b.getI32Type());
   // The base's padding is at most kAtomBytes - 16: at d = 64 with 128 x 128
   // tiles the kernel then asks for 232432 bytes, 16 under sm_90a's 227 KiB
   // (a whole atom would exceed it).

@@ -48,8 +48,6 @@ inline constexpr const char *kTableSymbols[] = {"B", "MB"};
 /// Tensors with stride parameters (dims 0..2 each), in launch order.
 inline constexpr const char *kStridedTensors[] = {"q", "k", "v", "o"};
 inline constexpr int64_t kStridedDims = 3;
-/// The workspace a persistent longest-first kernel draws its tiles from.
-inline constexpr const char *kTileCounterName = "tile_counter";
 /// The size symbol of the split count of a split-KV partial form.
 inline constexpr const char *kSplitSymbol = "splits";
 /// attnc.kv_split_count's largest value.

@@ -312,13 +312,8 @@ LogicalResult FlashKernelBuilder::planGrid() {
     strategy->useTileCounter();
   auto top = form.forall->getAttrOfType<FlashConfigAttr>(kFlashConfigAttrName);
   if (top && isPersistent(top.getStrategy()) && runsLongestFirst()) {
-    ABIParam p;
-    p.kind = ABIParam::Kind::Workspace;
-    p.name = kTileCounterName;
-    p.bytes = {GridFactor::constant(4)};
-    p.zeroInit = true;
-    paramIndex[p.name] = abi.params.size();
-    abi.params.push_back(std::move(p));
+    paramIndex[kTileCounterName] = abi.params.size();
+    abi.params.push_back(tileCounterParam());
   }
   return success();
 }

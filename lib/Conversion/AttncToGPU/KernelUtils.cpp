@@ -303,42 +303,31 @@ std::string attnc::joinMaskKinds(StringRef a, StringRef b) {
   return b == "none" ? a.str() : "custom";
 }
 
-/// Work tile `t` of the stride's serpentine walk (mapPersistentWorkTile).
-static Value serpentineWorkTile(OpBuilder &b, Location loc, Value t,
-                                Value stride, Value total) {
-  // (One op per statement: the IR's order is then the same with every
-  // compiler, whatever order it evaluates arguments in.)
+ABIParam attnc::tileCounterParam() {
+  ABIParam p;
+  p.kind = ABIParam::Kind::Workspace;
+  p.name = kTileCounterName;
+  p.bytes = {GridFactor::constant(4)};
+  p.zeroInit = true;
+  return p;
+}
+
+Value attnc::drawWorkTile(OpBuilder &b, Location loc, Value counter,
+                          Value ctas) {
   Type i32 = b.getI32Type();
-  auto narrow = [&](Value v) {
-    return arith::IndexCastOp::create(b, loc, i32, v).getResult();
-  };
-  Value t32 = narrow(t);
-  Value g = narrow(stride);
-  Value round = arith::DivUIOp::create(b, loc, t32, g);
-  Value first = arith::MulIOp::create(b, loc, round, g);
-  Value c = arith::SubIOp::create(b, loc, t32, first);
   Value one = arith::ConstantIntOp::create(b, loc, i32, 1);
-  Value parity = arith::AndIOp::create(b, loc, round, one);
-  Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
-  Value odd =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, parity, zero);
-  Value next = arith::AddIOp::create(b, loc, first, g);
-  Value total32 = narrow(total);
-  Value full =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, next, total32);
-  Value last = arith::SubIOp::create(b, loc, next, one);
-  Value mirrored = arith::SubIOp::create(b, loc, last, c);
-  Value flip = arith::AndIOp::create(b, loc, odd, full);
-  Value walked = arith::SelectOp::create(b, loc, flip, mirrored, t32);
-  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), walked);
+  Value drawn =
+      LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add, counter, one,
+                                LLVM::AtomicOrdering::monotonic);
+  Value wide = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), drawn);
+  return arith::AddIOp::create(b, loc, ctas, wide);
 }
 
 void attnc::mapPersistentWorkTile(OpBuilder &b, Location loc, Value t,
-                                  Value stride, Value total, bool serpentine,
                                   ArrayRef<unsigned> order,
                                   ArrayRef<unsigned> gridDims, ValueRange ivs,
                                   ArrayRef<Value> extents, IRMapping &scope) {
-  Value rest = serpentine ? serpentineWorkTile(b, loc, t, stride, total) : t;
+  Value rest = t;
   for (unsigned dim : order) {
     const auto *it = llvm::find(gridDims, dim);
     if (it == gridDims.end())

@@ -1,15 +1,19 @@
 // The persistent backward (wgmma_persistent): as many CTAs per SM as it
 // holds at once (the contract's grid is num_sms times that) walk the
-// forall's K/V tiles t = CTA, CTA + #CTAs, ....
+// forall's K/V tiles, CTA c taking tile c first.
 // The first tile's K/V load before the loop; at the end of each tile, once
 // its K/V copy and the last dQ product are complete and the dQ reductions
 // have read their staging, the next tile's K/V load starts, then this
 // tile's dK and dV are stored. Without a mask the tiles are walked in the
-// grid's order (K/V tiles on x fastest, heads, batch); under a causal mask
-// heads (x) fastest, then batch (z), then K/V tiles (y): every head's
-// longest tile first, odd full rounds of the stride mirrored (serpentine).
+// grid's order (K/V tiles on x fastest, heads, batch) by the stride
+// t = CTA, CTA + #CTAs, ...; under a causal mask (a longest-first grid)
+// in the launch order too, heads (x) fastest, then K/V tiles (y), then
+// batch (z): a batch's longest tiles first, a batch at a time (every
+// batch's longest tiles first lost 2x at S = 1k: the Q, dO and dQ of all
+// batches at once exceed L2); the CTAs draw their tiles from a counter: thread
+// 0 takes the next as the CTA starts a tile and leaves it in shared memory
+// for the others, who read it after the tile's last barrier.
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="backward-strategy=wgmma_persistent size-variants=false" --attnc-convert-to-gpu | FileCheck %s
-
 // CHECK-LABEL: gpu.module @full_module
 // CHECK-SAME: grid = {{\[}}[device(num_sms)], [1], [1]]
 // CHECK-SAME: strategy = "wgmma_persistent"
@@ -24,10 +28,15 @@
 // CHECK: nvgpu.device_async_create_group
 // CHECK: nvgpu.device_async_create_group
 // CHECK: }
-// CHECK: scf.for %[[T:.*]] = %[[CTA]] to %[[TOTAL]] step %[[STRIDE]] {
+// CHECK: scf.while (%[[T0:.*]] = %[[CTA]], %{{.*}} = %c0{{.*}}) : (index, index) -> (index, index) {
+// CHECK-NEXT: %[[MORE0:.*]] = arith.cmpi ult, %[[T0]], %[[TOTAL]] : index
+// CHECK-NEXT: scf.condition(%[[MORE0]])
+// CHECK-NEXT: } do {
+// CHECK-NEXT: ^bb0(%[[T:.*]]: index, %{{.*}}: index):
 // CHECK-NEXT: %[[TILE:.*]] = arith.remui %[[T]], %[[KV]] : index
 // CHECK-NEXT: %[[REST:.*]] = arith.divui %[[T]], %[[KV]] : index
 // CHECK-NEXT: arith.remui %[[REST]], %{{.*}} : index
+// CHECK-NOT: llvm.atomicrmw
 // The query loops, then the flush of dQ:
 // CHECK: nvvm.cp.async.wait.group 0
 // CHECK: gpu.barrier
@@ -44,6 +53,7 @@
 // dK and dV of this tile (bf16 pairs to global memory):
 // CHECK: scf.if
 // CHECK: vector.store %{{.*}} : memref<?xbf16, 1>, vector<2xbf16>
+// CHECK: scf.yield %[[NEXT]], %{{.*}} : index, index
 // After the loop, the last reductions are complete:
 // CHECK: nvvm.cp.async.bulk.wait_group 0{{$}}
 // CHECK-NEXT: gpu.return
@@ -60,38 +70,52 @@ func.func @full(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tens
 // -----
 
 // The 64 x 64 kernel at d = 64 (one warpgroup, 98 KiB) fits twice per SM:
-// two CTAs per SM.
+// two CTAs per SM. Causal: the tiles come from the tile_counter workspace.
 // CHECK-LABEL: gpu.module @causal_module
+// CHECK-SAME: workspace<"tile_counter", bytes = [4], zero_init>
 // CHECK-SAME: grid = {{\[}}[device(num_sms), 2], [1], [1]]
+// The two slots after the staging boxes (at 99328 = 66560 + 2 x 64 x 64 x
+// 4 bytes past the aligned base):
+// CHECK: %[[AT:.*]] = arith.addi %{{.*}}, %c99328 : index
+// CHECK-NEXT: %[[SLOTS:.*]] = memref.view %{{.*}}[%[[AT]]][] : memref<{{.*}}xi8, #gpu.address_space<workgroup>> to memref<2xi32, #gpu.address_space<workgroup>>
 // CHECK: %[[KV:.*]] = arith.divui %{{.*}}, %c64 : index
 // CHECK: %[[TOTAL:.*]] = arith.muli %{{.*}}, %[[KV]] : index
 // CHECK: %[[CTA:.*]] = gpu.block_id x
 // CHECK: %[[STRIDE:.*]] = gpu.grid_dim x
-// CHECK: scf.for %[[T:.*]] = %[[CTA]] to %[[TOTAL]] step %[[STRIDE]] {
-// Round r = t / G, c = t - rG; odd full rounds take rG + G - 1 - c.
-// CHECK-NEXT: %[[T32:.*]] = arith.index_cast %[[T]] : index to i32
-// CHECK-NEXT: %[[G:.*]] = arith.index_cast %[[STRIDE]] : index to i32
-// CHECK-NEXT: %[[R:.*]] = arith.divui %[[T32]], %[[G]] : i32
-// CHECK-NEXT: %[[FIRST:.*]] = arith.muli %[[R]], %[[G]] : i32
-// CHECK-NEXT: %[[C:.*]] = arith.subi %[[T32]], %[[FIRST]] : i32
+// CHECK: scf.while (%{{.*}} = %[[CTA]], %{{.*}} = %c0{{.*}}) : (index, index) -> (index, index) {
+// CHECK: ^bb0(%[[T:.*]]: index, %[[I:.*]]: index):
+// Thread 0 draws the next tile (#CTAs + the counter's value) into slot
+// i mod 2:
+// CHECK-NEXT: %[[TID:.*]] = gpu.thread_id x
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %[[ZERO]] : index
+// CHECK-NEXT: scf.if %[[FIRST]] {
 // CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i32
-// CHECK-NEXT: %[[PARITY:.*]] = arith.andi %[[R]], %[[ONE]] : i32
-// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
-// CHECK-NEXT: %[[ODD:.*]] = arith.cmpi ne, %[[PARITY]], %[[ZERO]] : i32
-// CHECK-NEXT: %[[END:.*]] = arith.addi %[[FIRST]], %[[G]] : i32
-// CHECK-NEXT: %[[TOTAL32:.*]] = arith.index_cast %[[TOTAL]] : index to i32
-// CHECK-NEXT: %[[FULL:.*]] = arith.cmpi ule, %[[END]], %[[TOTAL32]] : i32
-// CHECK-NEXT: %[[LAST:.*]] = arith.subi %[[END]], %[[ONE]] : i32
-// CHECK-NEXT: %[[MIRROR:.*]] = arith.subi %[[LAST]], %[[C]] : i32
-// CHECK-NEXT: %[[FLIP:.*]] = arith.andi %[[ODD]], %[[FULL]] : i1
-// CHECK-NEXT: %[[W:.*]] = arith.select %[[FLIP]], %[[MIRROR]], %[[T32]] : i32
-// CHECK-NEXT: %[[WI:.*]] = arith.index_castui %[[W]] : i32 to index
-// Heads (x), then batch (z), then the K/V tile (y) last:
-// CHECK-NEXT: arith.remui %[[WI]], %[[HEADS:.*]] : index
-// CHECK-NEXT: %[[R1:.*]] = arith.divui %[[WI]], %[[HEADS]] : index
-// CHECK-NEXT: arith.remui %[[R1]], %[[BATCH:.*]] : index
-// CHECK-NEXT: %[[R2:.*]] = arith.divui %[[R1]], %[[BATCH]] : index
-// CHECK-NEXT: arith.remui %[[R2]], %[[KV]] : index
+// CHECK-NEXT: %[[N:.*]] = llvm.atomicrmw add %{{.*}}, %[[ONE]] monotonic : !llvm.ptr<1>, i32
+// CHECK-NEXT: %[[NI:.*]] = arith.index_castui %[[N]] : i32 to index
+// CHECK-NEXT: %[[TILE:.*]] = arith.addi %[[STRIDE]], %[[NI]] : index
+// CHECK-NEXT: %[[DRAWN:.*]] = arith.index_cast %[[TILE]] : index to i32
+// CHECK-NEXT: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[SLOT:.*]] = arith.andi %[[I]], %[[C1]] : index
+// CHECK-NEXT: memref.store %[[DRAWN]], %[[SLOTS]][%[[SLOT]]]
+// CHECK-NEXT: }
+// Heads (x), then the K/V tile (y), then batch (z):
+// CHECK-NEXT: arith.remui %[[T]], %[[HEADS:.*]] : index
+// CHECK-NEXT: %[[R1:.*]] = arith.divui %[[T]], %[[HEADS]] : index
+// CHECK-NEXT: arith.remui %[[R1]], %[[KV]] : index
+// CHECK-NEXT: %[[R2:.*]] = arith.divui %[[R1]], %[[KV]] : index
+// CHECK-NEXT: arith.remui %[[R2]], %{{.*}} : index
+// After the flush's final barrier and the reductions' read, every thread
+// takes the drawn tile from the slot and starts its K/V load:
+// CHECK: gpu.barrier
+// CHECK: nvvm.cp.async.bulk.tensor.reduce
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: %[[SLOT2:.*]] = arith.andi %[[I]], %{{.*}} : index
+// CHECK-NEXT: %[[NEXT32:.*]] = memref.load %[[SLOTS]][%[[SLOT2]]]
+// CHECK-NEXT: %[[NEXT:.*]] = arith.index_castui %[[NEXT32]] : i32 to index
+// CHECK-NEXT: %[[HAS:.*]] = arith.cmpi ult, %[[NEXT]], %[[TOTAL]] : index
+// CHECK-NEXT: scf.if %[[HAS]] {
+// CHECK: scf.yield %[[NEXT]], %{{.*}} : index, index
 func.func @causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>,
     %do: tensor<?x?x?x64xbf16>, %lse: tensor<?x?x?xf32>, %dl: tensor<?x?x?x1xf32>)
     -> (tensor<?x?x?x64xf32>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>) {

@@ -63,9 +63,9 @@
 
 // On the persistent grid every role maps the tiles it draws the same way
 // (the producer, the consumers' first query, their loop, their next query):
-// groups of the heads of all batches (batch-major) whose K/V fit the
-// budget, at least one K/V head and at most all of them, each group
-// longest first; in 32 bits, recomputed per tile from opaque copies of the
+// groups of heads (batch-major) whose K/V fit the budget, at least one
+// K/V head and at most a batch's (whose groups are then the batches, in
+// the launch order), each group longest first; in 32 bits, recomputed per tile from opaque copies of the
 // sizes (Skv, Hkv, H, B, query tiles) so that nothing of it stays live
 // through the consumers' loop. 8 MiB are 16384 rows of 512 bytes (K and V
 // at d = 128, bf16): the K/V heads that fit are 16384 / Skv.
@@ -74,12 +74,12 @@
 // PERSISTENT-GROUPS: ^bb0(%[[WALK:[^:]*]]: index,
 // PERSISTENT-GROUPS-COUNT-5: llvm.inline_asm has_side_effects "mov.b64 $0, $1;"
 // PERSISTENT-GROUPS: %[[SOME:.*]] = arith.maxui %{{.*}}, %c1_i32 : i32
-// PERSISTENT-GROUPS: %[[ALLKV:.*]] = arith.muli %{{.*}}, %{{.*}} : i32
 // PERSISTENT-GROUPS: %[[ROWS:.*]] = arith.constant 16384 : i32
 // PERSISTENT-GROUPS: %[[FITTING:.*]] = arith.divui %[[ROWS]], %[[SOME]] : i32
 // PERSISTENT-GROUPS: %[[ONE:.*]] = arith.maxui %[[FITTING]], %{{.*}} : i32
-// PERSISTENT-GROUPS: %[[FIT:.*]] = arith.minui %[[ONE]], %[[ALLKV]] : i32
-// PERSISTENT-GROUPS: %[[GQA:.*]] = arith.divui %{{.*}}, %{{.*}} : i32
+// The cap is Hkv, the divisor of H / Hkv:
+// PERSISTENT-GROUPS: %[[FIT:.*]] = arith.minui %[[ONE]], %[[KVHEADS:.*]] : i32
+// PERSISTENT-GROUPS: %[[GQA:.*]] = arith.divui %{{.*}}, %[[KVHEADS]] : i32
 // PERSISTENT-GROUPS: %[[SIZE:.*]] = arith.muli %[[FIT]], %[[GQA]] : i32
 // PERSISTENT-GROUPS: %[[UNITS:.*]] = arith.muli %{{.*}}, %{{.*}} : i32
 // PERSISTENT-GROUPS: %[[AT:.*]] = arith.index_cast %[[WALK]] : index to i32

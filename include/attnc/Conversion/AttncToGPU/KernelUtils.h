@@ -128,17 +128,26 @@ planForallGrid(mlir::scf::ForallOp forall,
                std::vector<GridFactor> (&grid)[3],
                llvm::SmallVectorImpl<unsigned> &gridDims);
 
+/// The workspace a persistent kernel on a longest-first grid draws its
+/// tiles from: one u32, zeroed before every launch (docs/abi.md).
+inline constexpr const char *kTileCounterName = "tile_counter";
+
+/// The kTileCounterName workspace parameter: 4 bytes, zeroed before every
+/// launch (a CUDA graph records the zeroing with the launch).
+ABIParam tileCounterParam();
+
+/// The next work tile of a persistent grid of `ctas` CTAs (index) that
+/// draws its tiles from the kTileCounterName workspace `counter`: each CTA
+/// first takes its own index, so draw n is tile #CTAs + n.
+mlir::Value drawWorkTile(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value counter, mlir::Value ctas);
+
 /// Maps the forall induction variables `ivs` (`ivs[i]` on grid dimension
 /// `gridDims[i]`, of extent `extents[i]`) in `scope` to work tile `t` of a
-/// persistent grid whose CTAs stride by `stride` over `total` tiles: the
-/// dimensions in `order`, the first fastest. With `serpentine`, odd full
-/// rounds of the stride are walked backwards (CTA c of round r takes
-/// rG + G - 1 - c), so that on a longest-first order no CTA takes the
-/// longest tile of every round; in 32 bits (a 64-bit division is a long
-/// sequence; 2^31 tiles would be terabytes of K and V).
+/// persistent grid's linearised tiles: the dimensions in `order`, the first
+/// fastest.
 void mapPersistentWorkTile(mlir::OpBuilder &b, mlir::Location loc,
-                           mlir::Value t, mlir::Value stride, mlir::Value total,
-                           bool serpentine, llvm::ArrayRef<unsigned> order,
+                           mlir::Value t, llvm::ArrayRef<unsigned> order,
                            llvm::ArrayRef<unsigned> gridDims,
                            mlir::ValueRange ivs,
                            llvm::ArrayRef<mlir::Value> extents,

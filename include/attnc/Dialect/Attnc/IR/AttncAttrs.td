@@ -96,9 +96,9 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
       evaluates the group from Skv; a fallback lowers the same grid, so it
       follows the config it is the fallback of and carries no group of
       its own. A persistent grid (`wgmma_ws_persistent`), whose CTAs walk
-      the tiles in that order, groups the heads of all batches
-      (batch-major) the same way; the backward's `wgmma_persistent` has
-      no such order and refuses it.
+      the tiles in that order, groups heads counted batch-major the same
+      way, at most a batch's per group; the backward's `wgmma_persistent`
+      has no such order and refuses it.
     - `strategy`: how tiles move and multiply: `mma_sync` (cp.async into
       padded shared memory, ldmatrix, mma.sync m16n8k16; sm_80 and later)
       or `wgmma` (cp.async into 128-byte-swizzled shared memory, Q K^T by
