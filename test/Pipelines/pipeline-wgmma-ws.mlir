@@ -22,6 +22,8 @@
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/ws/naive_attention_fallback.ptx -o %t/fallback.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attnc-compile %attnc_src_root/test/Inputs/full_attention_d128.mlir -o %t/full
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/full/attention_v0.ptx -o %t/v0.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: FileCheck %s --check-prefix=DRAW < %t/full/attention.ptx
+// RUN: FileCheck %s --check-prefix=PGRID < %t/full/manifest.json
 // RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --fallback=false -o %t/nofallback
 // RUN: FileCheck %s --check-prefix=NOFALLBACK < %t/nofallback/manifest.json
 // RUN: FileCheck %s --check-prefix=PINGPONG < %t/ws/naive_attention.ptx
@@ -215,7 +217,8 @@
 // PERSISTENT: bar.sync {{[[:space:]]*}}{{%r[0-9]+}}, 128;
 // PERSISTENT: cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group
 // The producer's draw: the atomic add, the wait for the slot's empty
-// barrier, the store and the arrival on its full one.
+// barrier, the store and the arrival on its full one (the causal kernel's
+// and the unmasked one's: every persistent forward draws its tiles).
 // DRAW: atom.global.add.u32
 // DRAW: mbarrier.try_wait.parity.shared.b64
 // DRAW: st.shared.b32

@@ -222,12 +222,6 @@ private:
   bool runsLongestFirst() const {
     return ArrayRef<unsigned>(gridDims) == ArrayRef<unsigned>{2, 0, 1};
   }
-  /// A persistent kernel on a longest-first grid, whose tiles differ in
-  /// cost, takes them from a counter (the "tile_counter" workspace) as the
-  /// CTAs free up, instead of striding over them.
-  bool drawsTiles() const {
-    return strategy->persistent() && runsLongestFirst();
-  }
   /// The l2_group_mib of the forall's own config: a fallback lowers the
   /// same grid in the same order.
   int64_t l2GroupMib() const {
@@ -313,10 +307,10 @@ private:
   /// indices: a row's or a column's value is loaded once per step.
   std::map<SmallVector<const void *>, Value> elementCache;
   std::optional<AccumulatorLayout::DrawExchange> drawExchange;
-  /// Persistent kernels: the forall's extents, in the kernel, their
-  /// product and the CTAs' stride over it (the grid's size).
+  /// Persistent kernels: the forall's extents, in the kernel, and the
+  /// number of CTAs (the grid's size).
   SmallVector<Value> tileExtents;
-  Value workTiles, workStride;
+  Value workCTAs;
 };
 
 } // namespace attnc::flash_kernel

@@ -304,14 +304,14 @@ LogicalResult FlashKernelBuilder::planGrid() {
            << " in its flash config but its grid does not run longest first "
               "(batch on z, heads on x, query tiles on y), the grid whose "
               "heads the groups order";
-  // Its tiles drawn from a counter: one u32, zeroed before every launch
-  // (a CUDA graph records the zeroing with the launch). A fallback is
-  // called with its primary's arguments: it takes the counter too, and
-  // leaves it alone.
-  if (drawsTiles())
+  // A persistent kernel draws its tiles from a counter: one u32, zeroed
+  // before every launch (a CUDA graph records the zeroing with the
+  // launch). A fallback is called with its primary's arguments: it takes
+  // the counter too, and leaves it alone.
+  if (strategy->persistent())
     strategy->useTileCounter();
   auto top = form.forall->getAttrOfType<FlashConfigAttr>(kFlashConfigAttrName);
-  if (top && isPersistent(top.getStrategy()) && runsLongestFirst()) {
+  if (top && isPersistent(top.getStrategy())) {
     paramIndex[kTileCounterName] = abi.params.size();
     abi.params.push_back(tileCounterParam());
   }

@@ -337,9 +337,9 @@ public:
                                   i32(b, 2 * kGroupThreads));
   }
   /// wgmma_ws_persistent: the producer runs into the next tile's K/V while
-  /// the consumers store the current one's output. The default without a
-  /// mask (CTAs striding over tiles that all cost the same) and under a
-  /// causal one (the tiles drawn from a counter: useTileCounter).
+  /// the consumers store the current one's output, the tiles drawn from a
+  /// counter (useTileCounter). The default without a mask and under a
+  /// causal one.
   bool persistent() const override { return persistentGrid; }
   void beginTile(OpBuilder &b, Value iteration) override {
     queryPhase = arith::IndexCastOp::create(

@@ -18,7 +18,7 @@
 // DECODE: #attnc.flash_config<block_q = 16, block_kv = 128, warps = 1, stages = 3, strategy = mma_sync, interleave_kv>
 
 // CHECK: gpu.module @attn_module
-// CHECK-SAME: scalar<"seed", i64>, scalar<"offset", i64>]
+// CHECK-SAME: scalar<"seed", i64>, scalar<"offset", i64>, workspace<"tile_counter", bytes = [4], zero_init>]
 // CHECK: gpu.func @attn(
 // CHECK: %[[EX:.+]] = memref.view %{{.+}}[%{{.+}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<3072xi32, #gpu.address_space<workgroup>>
 // CHECK: scf.for
@@ -32,7 +32,7 @@
 // CHECK: arith.constant 1.11111116 : f32
 // CHECK: gpu.return
 // FALLBACK: gpu.module @attn_fallback_module
-// FALLBACK-SAME: scalar<"seed", i64>, scalar<"offset", i64>]
+// FALLBACK-SAME: scalar<"seed", i64>, scalar<"offset", i64>, workspace<"tile_counter", bytes = [4], zero_init>]
 // FALLBACK: memref<2048xi32, #gpu.address_space<workgroup>>
 // FALLBACK: arith.mului_extended
 // FALLBACK: nvvm.bar.warp.sync
