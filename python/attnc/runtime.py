@@ -378,8 +378,12 @@ class Kernel:
                    self.workspaces if tensors.get(p.name) is None]
         if not missing:
             return []
-        like = next((tensors[p.name] for p in self.inputs
-                     if _is_torch(tensors[p.name])), None)
+        # Made where the CUDA inputs are; an input on the host is refused
+        # when the plan describes it, so any device does for the others.
+        torch_inputs = [tensors[p.name] for p in self.inputs
+                        if _is_torch(tensors[p.name])]
+        like = next((t for t in torch_inputs if t.is_cuda),
+                    torch_inputs[0] if torch_inputs else None)
         if like is None:
             what = missing[0].role or missing[0].kind  # output, workspace
             raise AttncError(f"{self.name}: cannot allocate {what} "
@@ -395,7 +399,8 @@ class Kernel:
         for p in missing:
             if p.kind == "workspace":
                 if num_sms is None:
-                    num_sms = _device_num_sms(like.device)
+                    num_sms = _device_num_sms(like.device) if like.is_cuda \
+                        else 1
                 size = _workspace_bytes(self.name, p, symbols, num_sms)
                 # The caching allocator's blocks are 512-byte aligned.
                 tensors[p.name] = torch.empty(size, dtype=torch.uint8,
