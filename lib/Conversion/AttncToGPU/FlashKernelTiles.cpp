@@ -148,11 +148,13 @@ FailureOr<Value> FlashKernelBuilder::emitProducerLoops(const LoopBounds &bounds,
 /// slower than a batch at a time at S = 512 / 1000 on the H100: the CTAs
 /// at work read more heads at once.)
 void FlashKernelBuilder::mapWorkTile(Value t) {
-  static constexpr unsigned kStrided[] = {0, 2, 1}, kLaunched[] = {0, 1, 2};
+  static constexpr unsigned kUnmaskedOrder[] = {0, 2, 1},
+                            kLaunchOrder[] = {0, 1, 2};
   SmallVector<Value> ivs = form.forall.getInductionVars();
   int64_t mib = l2GroupMib();
   if (!mib || !runsLongestFirst()) {
-    mapPersistentWorkTile(b, loc, t, runsLongestFirst() ? kLaunched : kStrided,
+    mapPersistentWorkTile(b, loc, t,
+                          runsLongestFirst() ? kLaunchOrder : kUnmaskedOrder,
                           gridDims, ivs, tileExtents, prologue);
     return;
   }
