@@ -236,8 +236,8 @@ FlashConfigAttr
 TargetDescription::attentionBackwardConfig(MLIRContext *ctx, int64_t headDim,
                                            int64_t blockQ, int64_t blockKV,
                                            TileStrategy strategy) const {
-  if (strategy == TileStrategy::wgmma ||
-      strategy == TileStrategy::wgmma_persistent) {
+  // (The backward's strategies: mma_sync, wgmma, wgmma_persistent.)
+  if (usesWarpgroups(strategy)) {
     // A warpgroup (four warps) per 64 rows of the K/V tile. Measured on the
     // H200 2026-12-03 (bf16, S = 1k / 4k / 16k, non-causal): d = 64 with
     // one warpgroup 170 / 243 / 270 TFLOP/s against two's 157 / 217 / 241;
@@ -262,8 +262,7 @@ TargetDescription::attentionBackwardVariant(FlashConfigAttr config,
   TileStrategy kind = config.getStrategy();
   int64_t minRows =
       causal ? wgmmaBackwardLongMinSeqQCausal : wgmmaBackwardLongMinSeqQ;
-  if (minRows <= 0 || headDim > 64 ||
-      (kind != TileStrategy::wgmma && kind != TileStrategy::wgmma_persistent) ||
+  if (minRows <= 0 || headDim > 64 || !usesWarpgroups(kind) ||
       config.getBlockQ() >= 128)
     return std::nullopt;
   constexpr int64_t kLongTile = 128;
