@@ -367,6 +367,42 @@ class Version2KindsTest(unittest.TestCase):
                          "row_sum: cannot allocate workspace partial without "
                          "torch tensor inputs; pass it explicitly")
 
+    def test_missing_workspace_made_beside_cuda_inputs(self):
+        """A workspace the caller left out is made with torch on the device
+        of the CUDA inputs, sized with that device's SM count; a host input
+        (which the plan refuses afterwards) asks torch.cuda nothing."""
+        queried, made = [], []
+
+        class Tensor:  # what _allocate reads of a torch tensor
+            def __init__(self, shape, device):
+                self.shape, self.device = shape, device
+                self.is_cuda = device.startswith("cuda")
+        Tensor.__module__ = "torch"
+
+        def get_device_properties(device):
+            if not str(device).startswith("cuda"):
+                raise ValueError(f"Expected a cuda device, but got: {device}")
+            queried.append(device)
+            return mock.Mock(multi_processor_count=132)
+
+        def empty(size, dtype, device):
+            made.append((size, device))
+            return Tensor((size,), device)
+        fake = mock.Mock(uint8="uint8", empty=empty)
+        fake.cuda.get_device_properties = get_device_properties
+        y = FakeTensor(0x2000000, (1000,), F32)
+        with mock.patch.dict(sys.modules, {"torch": fake}):
+            ws = self.row_sum._allocate(
+                {"x": Tensor((1000, 300), "cuda:1"), "y": y}, None)
+            self.assertEqual((queried, made), (["cuda:1"],
+                                               [(132 * 300 * 4, "cuda:1")]))
+            self.assertEqual(len(ws), 1)
+            queried.clear()
+            made.clear()
+            self.row_sum._allocate({"x": Tensor((1000, 300), "cpu"), "y": y},
+                                   None)
+            self.assertEqual((queried, made), ([], [(300 * 4, "cpu")]))
+
     def test_num_sms_needs_a_device_or_the_option(self):
         x = FakeTensor(0x1000000, (1000, 300), F32)
         y = FakeTensor(0x2000000, (1000,), F32)
