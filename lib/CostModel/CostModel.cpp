@@ -416,8 +416,7 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
     };
     if (s.persistent) {
       // Each SM's first tile is its CTA's; the next ones are drawn as the
-      // CTAs free up (every tile costs the same without a mask: the
-      // stride), longest first.
+      // CTAs free up, longest first.
       std::vector<int64_t> order;
       for (int64_t g = 0; g < groups; ++g)
         order.insert(order.end(), ctaSteps.begin(), ctaSteps.end());

@@ -126,9 +126,9 @@ private:
   /// Whether the grid runs longest first: a causal form's, heads on x and
   /// K/V tiles on y (the first tile of every head the longest).
   bool runsLongestFirst() const;
-  /// Thread 0 draws the tile after the CTA's i-th from the tile counter
-  /// and leaves it in slot i mod 2 of `tileSlots`.
-  void drawTile(Value i, Value stride);
+  /// Thread 0 draws the tile after the CTA's current one from the tile
+  /// counter (the grid has `ctas` CTAs) and leaves it in `tileSlots[slot]`.
+  void drawTile(Value slot, Value ctas);
   FailureOr<SmallVector<Value>>
   emitQueryLoop(BackwardQueryLoop &l, IRMapping &scope, ArrayRef<Value> acc);
   /// One step of loop `l`; with wgmma `pending` (kPendingValues values) is

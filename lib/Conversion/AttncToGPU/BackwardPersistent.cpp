@@ -59,7 +59,7 @@ bool BackwardKernelBuilder::runsLongestFirst() const {
 /// flush's final barrier; the slot's next write (tile i + 2) comes after
 /// tile i + 1's flush barrier, which every thread reaches only once it has
 /// read it.
-void BackwardKernelBuilder::drawTile(Value i, Value stride) {
+void BackwardKernelBuilder::drawTile(Value slot, Value ctas) {
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   auto draws = scf::IfOp::create(
       b, loc,
@@ -69,8 +69,7 @@ void BackwardKernelBuilder::drawTile(Value i, Value stride) {
   b.setInsertionPointToStart(draws.thenBlock());
   Value next = arith::IndexCastOp::create(
       b, loc, b.getI32Type(),
-      drawWorkTile(b, loc, param(kTileCounterName), stride));
-  Value slot = arith::AndIOp::create(b, loc, i, idx(1));
+      drawWorkTile(b, loc, param(kTileCounterName), ctas));
   memref::StoreOp::create(b, loc, next, tileSlots, ValueRange{slot});
 }
 
@@ -122,8 +121,12 @@ LogicalResult BackwardKernelBuilder::emitPersistentBody() {
         before->getArguments());
     Block *after = b.createBlock(&loop.getAfter(), {}, types, locs);
     Value t = after->getArgument(0), i = after->getArgument(1);
-    if (drawsTiles)
-      drawTile(i, stride);
+    // Slot i mod 2 holds the tile drawn after the i-th.
+    Value slot;
+    if (drawsTiles) {
+      slot = arith::AndIOp::create(b, loc, i, idx(1));
+      drawTile(slot, stride);
+    }
     IRMapping scope = scopeOf(t);
     FailureOr<SmallVector<Value>> acc = emitTileLoops(scope);
     if (failed(acc))
@@ -141,7 +144,6 @@ LogicalResult BackwardKernelBuilder::emitPersistentBody() {
                                          UnitAttr::get(b.getContext()));
     Value next;
     if (drawsTiles) {
-      Value slot = arith::AndIOp::create(b, loc, i, idx(1));
       Value drawn = memref::LoadOp::create(b, loc, tileSlots, ValueRange{slot});
       next = arith::IndexCastUIOp::create(b, loc, index, drawn);
     } else {

@@ -308,8 +308,6 @@ LogicalResult FlashKernelBuilder::planGrid() {
   // before every launch (a CUDA graph records the zeroing with the
   // launch). A fallback is called with its primary's arguments: it takes
   // the counter too, and leaves it alone.
-  if (strategy->persistent())
-    strategy->useTileCounter();
   auto top = form.forall->getAttrOfType<FlashConfigAttr>(kFlashConfigAttrName);
   if (top && isPersistent(top.getStrategy())) {
     paramIndex[kTileCounterName] = abi.params.size();

@@ -253,7 +253,7 @@ LogicalResult FlashKernelBuilder::mapBlockIndices() {
       prologue.map(iv, block(dim));
     return success();
   }
-  // (build() refused groups on a grid that does not run longest first.)
+  // (planGrid refused groups on a grid that does not run longest first.)
   prologue.map(ivs[0], block(2));
   Value bx = block(0), by = block(1);
   auto kvType = cast<RankedTensorType>(form.value.getType());

@@ -316,16 +316,12 @@ public:
   virtual bool persistent() const { return false; }
   virtual void beginTile(mlir::OpBuilder &b, mlir::Value iteration) {}
   virtual void releaseQuery(mlir::OpBuilder &b) {}
-  /// A persistent kernel whose tiles differ in cost (a longest-first grid)
-  /// takes them from a counter in global memory instead of striding: the
-  /// producer's issuing thread draws the tile after its i-th (index `i`)
-  /// and hands it on with publishTile (before it loads the i-th's K/V);
-  /// every consumer thread takes it with receiveTile at the end of its
-  /// i-th. Two slots in shared memory, each with a full and an empty
-  /// barrier. useTileCounter comes before sharedMemoryBytes is asked.
-  virtual void useTileCounter() {
-    llvm_unreachable("only for persistent strategies");
-  }
+  /// A persistent kernel takes its tiles from a counter in global memory:
+  /// the producer's issuing thread draws the tile after its i-th (index
+  /// `i`) and hands it on with publishTile (before it loads the i-th's
+  /// K/V); every consumer thread takes it with receiveTile at the end of
+  /// its i-th. Two slots in shared memory, each with a full and an empty
+  /// barrier.
   virtual void publishTile(mlir::OpBuilder &b, mlir::Value i,
                            mlir::Value tile) {
     llvm_unreachable("only for persistent strategies");

@@ -150,7 +150,7 @@ void WgmmaStrategy::emitPrologue(OpBuilder &b) {
     NVVM::MBarrierInitOp::create(b, loc, queryBarrier(b), i32(b, 1), Value());
     // The tile ring: a full barrier completes on the producer's arrival
     // after it wrote the slot, an empty one once every consumer read it.
-    if (tileCounter)
+    if (persistentGrid)
       for (int64_t i = 0; i < 2; ++i)
         for (bool empty : {false, true})
           NVVM::MBarrierInitOp::create(b, loc, tileBarrier(b, idx(b, i), empty),

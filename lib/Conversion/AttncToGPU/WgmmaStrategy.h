@@ -185,7 +185,7 @@ public:
   int64_t sharedMemoryBytes() const override {
     return kAtomBytes + barriersOffset() +
            (producer ? (slotBarriers() * s.stages + 1) * kBarrierBytes : 0) +
-           (tileCounter ? kTileRingBytes : 0);
+           (persistentGrid ? kTileRingBytes : 0);
   }
   int64_t rowAlignmentBytes() const override { return kChunkBytes; }
   /// With a producer, Q, K and V come by TMA, and O leaves by TMA, a
@@ -338,17 +338,13 @@ public:
   }
   /// wgmma_ws_persistent: the producer runs into the next tile's K/V while
   /// the consumers store the current one's output, the tiles drawn from a
-  /// counter (useTileCounter). The default without a mask and under a
-  /// causal one.
+  /// counter (publishTile, receiveTile). The default without a mask and
+  /// under a causal one.
   bool persistent() const override { return persistentGrid; }
   void beginTile(OpBuilder &b, Value iteration) override {
     queryPhase = arith::IndexCastOp::create(
         b, loc, b.getI32Type(),
         arith::AndIOp::create(b, loc, iteration, idx(b, 1)));
-  }
-  void useTileCounter() override {
-    assert(persistentGrid && "a tile counter needs the persistent grid");
-    tileCounter = true;
   }
   void publishTile(OpBuilder &b, Value i, Value tile) override;
   Value receiveTile(OpBuilder &b, Value i) override;
@@ -548,10 +544,9 @@ private:
   const int64_t elemBytes;
   /// Warp-specialised: one more warpgroup loads K/V through the barrier ring.
   const bool producer;
-  /// One CTA per SM walking the work tiles (needs the producer).
+  /// One CTA per SM walking the work tiles (needs the producer), drawn
+  /// from a counter through the tile ring.
   const bool persistentGrid;
-  /// The persistent grid's tiles come from a counter (useTileCounter).
-  bool tileCounter = false;
   mma::WarpCoords w;
   mma::AccumulatorTiles scores, output;
 

@@ -88,6 +88,8 @@ func.func @full(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tens
 // CHECK: ^bb0(%[[T:.*]]: index, %[[I:.*]]: index):
 // Thread 0 draws the next tile (#CTAs + the counter's value) into slot
 // i mod 2:
+// CHECK-NEXT: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[SLOT:.*]] = arith.andi %[[I]], %[[C1]] : index
 // CHECK-NEXT: %[[TID:.*]] = gpu.thread_id x
 // CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : index
 // CHECK-NEXT: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %[[ZERO]] : index
@@ -97,8 +99,6 @@ func.func @full(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tens
 // CHECK-NEXT: %[[NI:.*]] = arith.index_castui %[[N]] : i32 to index
 // CHECK-NEXT: %[[TILE:.*]] = arith.addi %[[STRIDE]], %[[NI]] : index
 // CHECK-NEXT: %[[DRAWN:.*]] = arith.index_cast %[[TILE]] : index to i32
-// CHECK-NEXT: %[[C1:.*]] = arith.constant 1 : index
-// CHECK-NEXT: %[[SLOT:.*]] = arith.andi %[[I]], %[[C1]] : index
 // CHECK-NEXT: memref.store %[[DRAWN]], %[[SLOTS]][%[[SLOT]]]
 // CHECK-NEXT: }
 // Heads (x), then the K/V tile (y), then batch (z):
@@ -108,12 +108,11 @@ func.func @full(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tens
 // CHECK-NEXT: %[[R2:.*]] = arith.divui %[[R1]], %[[KV]] : index
 // CHECK-NEXT: arith.remui %[[R2]], %{{.*}} : index
 // After the flush's final barrier and the reductions' read, every thread
-// takes the drawn tile from the slot and starts its K/V load:
+// takes the drawn tile from the same slot and starts its K/V load:
 // CHECK: gpu.barrier
 // CHECK: nvvm.cp.async.bulk.tensor.reduce
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
-// CHECK: %[[SLOT2:.*]] = arith.andi %[[I]], %{{.*}} : index
-// CHECK-NEXT: %[[NEXT32:.*]] = memref.load %[[SLOTS]][%[[SLOT2]]]
+// CHECK: %[[NEXT32:.*]] = memref.load %[[SLOTS]][%[[SLOT]]]
 // CHECK-NEXT: %[[NEXT:.*]] = arith.index_castui %[[NEXT32]] : i32 to index
 // CHECK-NEXT: %[[HAS:.*]] = arith.cmpi ult, %[[NEXT]], %[[TOTAL]] : index
 // CHECK-NEXT: scf.if %[[HAS]] {

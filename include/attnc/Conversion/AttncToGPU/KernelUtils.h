@@ -128,8 +128,9 @@ planForallGrid(mlir::scf::ForallOp forall,
                std::vector<GridFactor> (&grid)[3],
                llvm::SmallVectorImpl<unsigned> &gridDims);
 
-/// The workspace a persistent kernel on a longest-first grid draws its
-/// tiles from: one u32, zeroed before every launch (docs/abi.md).
+/// The workspace a persistent kernel draws its tiles from (every forward
+/// one; the backward's on a longest-first grid): one u32, zeroed before
+/// every launch (docs/abi.md).
 inline constexpr const char *kTileCounterName = "tile_counter";
 
 /// The kTileCounterName workspace parameter: 4 bytes, zeroed before every
