@@ -37,6 +37,8 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--heads", type=int, default=16)
     ap.add_argument("--tokens", type=int, default=16384)
+    ap.add_argument("--dtype", choices=("bf16", "f16"), default="bf16",
+                    help="the element type the modules were built for")
     args = ap.parse_args()
     kernels = []
     for d in args.dirs:
@@ -44,7 +46,7 @@ def main():
         kernels.append((Path(d).name, k))
     d = int(kernels[0][1].attr("head_dim"))
     causal = kernels[0][1].attr("causal") == "true"
-    dt = torch.bfloat16
+    dt = torch.bfloat16 if args.dtype == "bf16" else torch.float16
     print(f"| S | " + " | ".join(n for n, _ in kernels) + " | max |out - first| |")
     print("|---:|" + "---:|" * (len(kernels) + 1))
     for S in (int(s) for s in args.seq.split(",")):

@@ -185,13 +185,16 @@
 // draws from the counter (#CTAs + an atomic add) once it issued a tile's
 // loads, and hands to the consumers through a two-slot ring in shared
 // memory (a full barrier it arrives on after the store, an empty one every
-// consumer arrives on after the load). The consumers wait on the query
-// barrier with each tile's parity, meet at named barrier 1 once past their
-// last MMA, take the next tile and one of them loads its query. O is
-// staged for its TMA store in a buffer of its own after the ring (32 KB at
-// d = 128), which moves the barriers up by as much (the query tile's after
-// the ring's eight: K and V apart, overlapped), and the tile ring's four
-// barriers come after the query tile's.
+// consumer arrives on after the load). It holds two query tiles: the
+// producer loads tile i's into buffer i mod 2 (the first at the base, the
+// second after O's staging buffer) as soon as it has drawn the tile and
+// every consumer released tile i - 2's (each buffer a full barrier of one
+// arrival and an empty one of every consumer thread), so no tile waits
+// for its query. O is staged for its TMA store in a buffer of its own
+// after the ring (32 KB at d = 128); with the second query buffer the
+// barriers start at 229376 (the ring's eight: K and V apart, overlapped;
+// the query buffers' full ones, then their empty ones; then the tile
+// ring's four).
 // PGRID: "grid": [
 // PGRID-NEXT: [
 // PGRID-NEXT: {
@@ -199,21 +202,43 @@
 // PGRID: "kind": "workspace",
 // PGRID-NEXT: "name": "tile_counter",
 // PGRID-NEXT: "zero_init": true
-// PERSISTENT: mbarrier.init.shared.b64 {{[^;]*}}+196672], [[ONE:%r[0-9]+]];
-// PERSISTENT-NEXT: mbarrier.init.shared.b64 {{[^;]*}}+196680], [[ONE]];
-// PERSISTENT-NEXT: mbarrier.init.shared.b64 {{[^;]*}}+196696], [[ALL:%r[0-9]+]];
-// PERSISTENT-NEXT: mbarrier.init.shared.b64 {{[^;]*}}+196688], [[ONE]];
-// PERSISTENT-NEXT: mbarrier.init.shared.b64 {{[^;]*}}+196704], [[ALL]];
+// PERSISTENT: mbarrier.init.shared.b64 {{[^;]*}}+229440], [[ONE:%r[0-9]+]];
+// PERSISTENT-NEXT: mbarrier.init.shared.b64 {{[^;]*}}+229456], [[ALL:%r[0-9]+]];
+// PERSISTENT-NEXT: mbarrier.init.shared.b64 {{[^;]*}}+229448], [[ONE]];
+// PERSISTENT-NEXT: mbarrier.init.shared.b64 {{[^;]*}}+229464], [[ALL]];
+// PERSISTENT-NEXT: mbarrier.init.shared.b64 {{[^;]*}}+229472], [[ONE]];
+// PERSISTENT-NEXT: mbarrier.init.shared.b64 {{[^;]*}}+229488], [[ALL]];
+// PERSISTENT-NEXT: mbarrier.init.shared.b64 {{[^;]*}}+229480], [[ONE]];
+// PERSISTENT-NEXT: mbarrier.init.shared.b64 {{[^;]*}}+229496], [[ALL]];
 // PERSISTENT: mov.u32 {{%r[0-9]+}}, %ctaid.x;
 // PERSISTENT: setmaxnreg.dec.sync.aligned.u32 {{[[:space:]]*}}24;
+// The first tile's query, into buffer 0 on its full barrier.
+// PERSISTENT: mbarrier.arrive.expect_tx.shared.b64 {{[^;]*}}+229440]
+// PERSISTENT: cp.async.bulk.tensor.4d.shared::cta.global{{[^[]*}}[[[SMEM:%rd[0-9]+]]], {{.*}}, [[[SMEM]]+229440];
+// After a tile's K/V loads: the draw, its publication, and the drawn
+// tile's query once its buffer is free (at 0 or 196608: an and of the
+// buffer's parity mask).
+// PERSISTENT: atom.global.add.u32
+// PERSISTENT: st.shared.b32
+// PERSISTENT-NOT: mbarrier.try_wait
+// PERSISTENT: mbarrier.arrive.shared.b64
+// PERSISTENT: mbarrier.try_wait.parity.shared.b64
+// PERSISTENT: mbarrier.arrive.expect_tx.shared.b64 {{%rd[0-9]+}}, [[[QFULL:%rd[0-9]+]]]
+// PERSISTENT: and.b64 {{%rd[0-9]+}}, {{%rd[0-9]+}}, 196608;
+// PERSISTENT: cp.async.bulk.tensor.4d.shared::cta.global{{.*}}, [[[QFULL]]];
 // PERSISTENT: setmaxnreg.inc.sync.aligned.u32 {{[[:space:]]*}}240;
-// PERSISTENT: mbarrier.arrive.expect_tx.shared.b64 {{[^;]*}}+196672]
 // PERSISTENT: wgmma.mma_async
-// PERSISTENT: bar.sync {{[[:space:]]*}}1, 256;
+// The consumers never meet to hand the query over (named barrier 1); each
+// releases the tile's buffer on its empty barrier, then takes the next
+// tile.
+// PERSISTENT-NOT: bar.sync {{[[:space:]]*}}1, 256;
+// PERSISTENT: mbarrier.arrive.shared.b64
+// PERSISTENT-NOT: bar.sync {{[[:space:]]*}}1, 256;
 // PERSISTENT: mbarrier.try_wait.parity.shared.b64
 // PERSISTENT: ld.shared.b32
-// PERSISTENT-NEXT: mbarrier.arrive.shared.b64
-// PERSISTENT: mbarrier.arrive.expect_tx.shared.b64
+// PERSISTENT-NOT: mbarrier.try_wait
+// PERSISTENT: mbarrier.arrive.shared.b64
+// PERSISTENT-NOT: cp.async.bulk.tensor.4d.shared::cta.global
 // PERSISTENT: bar.sync {{[[:space:]]*}}{{%r[0-9]+}}, 128;
 // PERSISTENT: cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group
 // The producer's draw: the atomic add, the wait for the slot's empty
@@ -222,4 +247,5 @@
 // DRAW: atom.global.add.u32
 // DRAW: mbarrier.try_wait.parity.shared.b64
 // DRAW: st.shared.b32
-// DRAW-NEXT: mbarrier.arrive.shared.b64
+// DRAW-NOT: mbarrier.try_wait
+// DRAW: mbarrier.arrive.shared.b64

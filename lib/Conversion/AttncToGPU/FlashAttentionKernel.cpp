@@ -29,6 +29,7 @@
 
 #include "attnc/Conversion/AttncToGPU/FlashAttentionKernel.h"
 #include "attnc/Conversion/AttncToGPU/KernelUtils.h"
+#include "attnc/Target/TargetDescription.h"
 
 #include "FlashKernelBuilder.h"
 
@@ -169,6 +170,115 @@ FlashKernelBuilder::drawDropout(FlashKVLoop &l, IRMapping &scope) {
 /// overwrites), prefetches the next tile of the chain, then computes. With
 /// one, `slot` counts the tiles consumed so far: a step waits for its ring
 /// slot, computes, and releases it.
+/// Tile j's K/V resident: with a producer, ring slot `n` is full; without,
+/// tile j is in the oldest of the stages - 1 groups in flight, and the
+/// prefetch of tile j + loadsAhead() refills the stage tile j - 1 was
+/// computed in (its page-table entries read before the wait). Returns the
+/// stage tile j is in.
+FailureOr<Value> FlashKernelBuilder::beginKVStep(FlashKVLoop &l, Value j,
+                                                 Value n, Value chainEnd) {
+  int64_t stagesCount = form.config.getStages();
+  if (n) {
+    strategy->waitSlot(b, n);
+    strategy->beginStep(b);
+    return ringDivRem(b, loc, n, stagesCount).second;
+  }
+  SmallVector<Value> pages = lookUpPages(l, j, loadsAhead());
+  strategy->waitLoadsBut(b, loadsAhead() - 1);
+  strategy->beginStep(b);
+  Value stage = ringDivRem(b, loc, j, stagesCount).second;
+  Value next = arith::AddIOp::create(
+      b, loc, j, arith::ConstantIndexOp::create(b, loc, loadsAhead()));
+  if (failed(prefetchKVTiles(l, next, chainEnd, pages)))
+    return failure();
+  return stage;
+}
+
+/// With an overlapped P V, a step issues its S with the previous step's
+/// P V; a tile's first step has no previous one. It is peeled here: S and
+/// its score stage only, its P left pending for the next step (or the
+/// flush). Run as a loop iteration instead, it issued a P V of zero
+/// probabilities: half a step's tensor-core time per tile, which the other
+/// consumer warpgroup waits for (a tile at S = 4096 has 32 steps).
+/// The step peeled is the first of the first nonempty loop among loops
+/// [k, end) (one pipeline); `which` is that loop's number, or `end` where
+/// all are empty (the state left as it was, zero probabilities pending).
+/// Every later step of those loops then has a previous one.
+FailureOr<OnlineSoftmaxState> FlashKernelBuilder::emitFirstStep(
+    size_t k, size_t end, const LoopBounds &bounds, Value chainEnd,
+    const OnlineSoftmaxState &init, Value &slot, Value &which) {
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  if (k == end) {
+    which = idx(end);
+    return init;
+  }
+  FlashKVLoop &l = form.loops[k];
+  Value lb = bounds.lbs[k];
+  bool ring = strategy->hasProducer();
+  SmallVector<Value> inits = init.flatten();
+  if (ring)
+    inits.push_back(slot);
+  inits.push_back(idx(end));
+  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lb,
+                                    bounds.ubs[k]);
+  auto peel = scf::IfOp::create(b, loc, TypeRange(ValueRange(inits)), any,
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(peel.elseBlock());
+    Value laterSlot = slot, laterWhich;
+    FailureOr<OnlineSoftmaxState> later = emitFirstStep(
+        k + 1, end, bounds, chainEnd, init, laterSlot, laterWhich);
+    if (failed(later))
+      return failure();
+    SmallVector<Value> yields = later->flatten();
+    if (ring)
+      yields.push_back(laterSlot);
+    yields.push_back(laterWhich);
+    scf::YieldOp::create(b, loc, yields);
+
+    b.setInsertionPointToStart(peel.thenBlock());
+    IRMapping scope = prologue;
+    scope.map(l.loop.getInductionVar(), lb);
+    Value n = ring ? slot : Value();
+    FailureOr<Value> stage = beginKVStep(l, lb, n, chainEnd);
+    if (failed(stage))
+      return failure();
+    strategy->beginMMAs(b);
+    Value scores = strategy->issueScores(b, *stage);
+    strategy->endMMAs(b);
+    auto draws = drawDropout(l, scope);
+    if (failed(draws))
+      return failure();
+    SmallVector<Value> s = strategy->waitScores(b, scores, /*inFlight=*/0);
+    if (ring)
+      strategy->releaseKeys(b, n);
+    if (failed(emitScoreStage(l, scope, l.mayBePartial, s)))
+      return failure();
+    OnlineSoftmaxState st = init;
+    // acc is still zero: its rescale factors are not needed.
+    SmallVector<Value> alphas;
+    scoreStage->update(b, s, st, *strategy, &alphas, *draws);
+    st.pending = strategy->takenProbabilities();
+    st.pending.push_back(ring ? n : *stage);
+    yields = st.flatten();
+    if (ring)
+      yields.push_back(arith::AddIOp::create(b, loc, n, idx(1)));
+    yields.push_back(idx(k));
+    scf::YieldOp::create(b, loc, yields);
+  }
+  ValueRange results = peel.getResults();
+  which = results.back();
+  results = results.drop_back();
+  if (ring) {
+    slot = results.back();
+    results = results.drop_back();
+  }
+  return OnlineSoftmaxState::unflatten(results, init);
+}
+
 FailureOr<OnlineSoftmaxState>
 FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
                                Value chainEnd, bool bounds,
@@ -193,12 +303,14 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
   SmallVector<Value> vPages; // interleaved: the page entries of V's load
   assert(!(buffers && (ring || strategy->overlapsPV())) &&
          "interleaved K/V loads are for a plain pipeline");
-  if (ring) {
+  if (ring)
     n = args.back();
-    strategy->waitSlot(b, n);
-    strategy->beginStep(b);
-    stage = ringDivRem(b, loc, n, stagesCount).second;
-  } else if (buffers) {
+  if (!buffers) {
+    FailureOr<Value> resident = beginKVStep(l, j, n, chainEnd);
+    if (failed(resident))
+      return failure();
+    stage = *resident;
+  } else {
     // The page-table entries of the tiles of loads 2j + buffers - 1 and 2j
     // + buffers, read before the wait.
     SmallVector<Value> kPages = lookUpPages(l, j, (buffers - 1) / 2);
@@ -210,18 +322,6 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
     strategy->beginStep(b);
     stage = ringBuffer(j, 0);
     if (failed(loadInterleaved(l, j, buffers - 1, chainEnd, kPages)))
-      return failure();
-  } else {
-    // Tile j is in the oldest of the stages - 1 groups in flight; the
-    // prefetch refills the stage tile j - 1 was computed in (its page-table
-    // entries read before the wait).
-    SmallVector<Value> pages = lookUpPages(l, j, loadsAhead());
-    strategy->waitLoadsBut(b, loadsAhead() - 1);
-    strategy->beginStep(b);
-    stage = ringDivRem(b, loc, j, stagesCount).second;
-    Value next = arith::AddIOp::create(
-        b, loc, j, arith::ConstantIndexOp::create(b, loc, loadsAhead()));
-    if (failed(prefetchKVTiles(l, next, chainEnd, pages)))
       return failure();
   }
   if (!strategy->overlapsPV()) {
@@ -273,16 +373,22 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
     st.acc = strategy->waitPV(b, pv);
     scoreStage->rescale(b, st.acc, alphas);
     if (ring) {
-      // The previous step's slot is done now; none before the first step
-      // (its empty P V read this step's V).
+      // The previous step's slot is done now. Past a peeled first step
+      // every step has one; otherwise none before the first step (its empty
+      // P V read this step's V).
       Value previous = pending.back();
-      auto release = scf::IfOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, previous, n),
-          /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(release.thenBlock());
-      strategy->releaseSlot(b, previous);
+      if (afterPeel) {
+        strategy->releaseSlot(b, previous);
+      } else {
+        auto release = scf::IfOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, previous,
+                                  n),
+            /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(release.thenBlock());
+        strategy->releaseSlot(b, previous);
+      }
     }
     st.pending = strategy->takenProbabilities();
     st.pending.push_back(ring ? n : stage);
@@ -379,6 +485,10 @@ FlashKernelBuilder::emitConsumer(const LoopBounds &bounds, Value &slot,
   // (A persistent kernel's slot counter runs on across its tiles: this
   // tile's steps are the slots it took.)
   Value firstSlot = slot;
+  // Loops [0, peeledLoops) hold the tile's peeled first step, in loop
+  // peeledLoop (see emitFirstStep).
+  size_t peeledLoops = 0;
+  Value peeledLoop;
   // Tiles before this one are full: [0, Skv floordiv block_kv).
   Value fullTiles =
       arith::DivUIOp::create(b, loc, seqKV, idx(form.config.getBlockKV()));
@@ -404,6 +514,24 @@ FlashKernelBuilder::emitConsumer(const LoopBounds &bounds, Value &slot,
       ++last;
     Value chainEnd = ubs[last];
     bool masked = !l.step.getMask().empty();
+    if (i == 0 && strategy->overlapsPV()) {
+      // The first pipeline's loops: all of them with a producer (one ring).
+      peeledLoops = ring ? n : last + 1;
+      FailureOr<OnlineSoftmaxState> first =
+          emitFirstStep(0, peeledLoops, bounds, chainEnd, st, slot, peeledLoop);
+      if (failed(first))
+        return failure();
+      st = *first;
+    }
+    Value lb = lbs[i];
+    bool peeled = i < peeledLoops;
+    afterPeel = peeled;
+    if (peeled)
+      lb = arith::SelectOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, peeledLoop,
+                                idx(i)),
+          arith::AddIOp::create(b, loc, lb, idx(1)), lb);
     // The element-wise fallback (a correctness path whose loads dominate)
     // tests the bounds on every tile of a loop: one loop body instead of
     // two, a third less code for LLVM and ptxas in a masked kernel.
@@ -422,10 +550,11 @@ FlashKernelBuilder::emitConsumer(const LoopBounds &bounds, Value &slot,
                     ArrayRef<Variable>{form.seqKV ? Variable(form.seqKV)
                                                   : Variable(form.key, 2)});
       Value split = fullTiles;
-      if (!ValueBoundsConstraintSet::compare(Variable(l.loop.getLowerBound()),
-                                             ValueBoundsConstraintSet::LE,
-                                             full))
-        split = arith::MaxUIOp::create(b, loc, lbs[i], split);
+      // (Past a peeled first step the loop may start past the full tiles.)
+      if (peeled || !ValueBoundsConstraintSet::compare(
+                        Variable(l.loop.getLowerBound()),
+                        ValueBoundsConstraintSet::LE, full))
+        split = arith::MaxUIOp::create(b, loc, lb, split);
       if (!ValueBoundsConstraintSet::compare(full, ValueBoundsConstraintSet::LE,
                                              Variable(l.loop.getUpperBound())))
         split = arith::MinUIOp::create(b, loc, ubs[i], split);
@@ -434,17 +563,18 @@ FlashKernelBuilder::emitConsumer(const LoopBounds &bounds, Value &slot,
       // was computed from (measured: two more 64-bit values live through
       // the main loop of a causal kernel).
       split = opaqueIndex(b, loc, split);
-      next = emitKVLoop(l, lbs[i], split, chainEnd, /*bounds=*/false, st, slot);
+      next = emitKVLoop(l, lb, split, chainEnd, /*bounds=*/false, st, slot);
       if (succeeded(next))
         next = emitKVLoop(l, split, ubs[i], chainEnd, /*bounds=*/true, *next,
                           slot);
     } else {
-      next = emitKVLoop(l, lbs[i], ubs[i], chainEnd, l.mayBePartial, st, slot);
+      next = emitKVLoop(l, lb, ubs[i], chainEnd, l.mayBePartial, st, slot);
     }
     if (failed(next))
       return failure();
     st = *next;
   }
+  afterPeel = false;
   flushPending(st,
                ring ? arith::SubIOp::create(b, loc, slot, firstSlot).getResult()
                     : slot);
@@ -485,7 +615,19 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
     return form.forall.emitOpError(
         "has tile strategy wgmma_persistent, the backward's; the forward's "
         "persistent strategy is wgmma_ws_persistent");
+  // A persistent kernel holds two query tiles where they fit beside the
+  // rest of its shared memory (dropout's exchange, the id bounds' scratch):
+  // its producer then loads the next tile's query while this one computes.
+  if (config.getStrategy() == TileStrategy::wgmma_ws_persistent)
+    shape.queryBuffers = 2;
   strategy = createTileStrategy(config.getStrategy(), shape, loc);
+  FailureOr<TargetDescription> target = lookupTargetDescription(chip);
+  if (shape.queryBuffers > 1 && succeeded(target) &&
+      drawExchangeOffset() + drawExchangeBytes() >
+          target->sharedMemoryPerBlock) {
+    shape.queryBuffers = 1;
+    strategy = createTileStrategy(config.getStrategy(), shape, loc);
+  }
   if (failed(strategy->verify(form.forall.getLoc())))
     return failure();
   // Dropout's draws are per warp and tile column group; the key parts'

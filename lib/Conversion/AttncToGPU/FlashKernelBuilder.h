@@ -240,6 +240,11 @@ private:
   LogicalResult
   emitConsumer(const LoopBounds &bounds, Value &slot,
                function_ref<LogicalResult()> beforeEpilogue = nullptr);
+  FailureOr<Value> beginKVStep(FlashKVLoop &l, Value j, Value n,
+                               Value chainEnd);
+  FailureOr<OnlineSoftmaxState>
+  emitFirstStep(size_t k, size_t end, const LoopBounds &bounds, Value chainEnd,
+                const OnlineSoftmaxState &init, Value &slot, Value &which);
   FailureOr<OnlineSoftmaxState> emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
                                            Value chainEnd, bool bounds,
                                            const OnlineSoftmaxState &init,
@@ -275,6 +280,10 @@ private:
   void resetPending(OnlineSoftmaxState &st, Value tile);
   /// `steps` (with a producer): the steps run, the P V skipped when none.
   void flushPending(OnlineSoftmaxState &st, Value steps = {});
+
+  /// The K/V loop being emitted follows a peeled first step of its tile
+  /// (emitFirstStep): each of its steps has a previous one.
+  bool afterPeel = false;
 
   OpBuilder &b;
   FlashForm &form;

@@ -432,26 +432,10 @@ LogicalResult FlashKernelBuilder::emitPersistentBody() {
     return success();
   };
 
-  OpBuilder::InsertionGuard guard(b);
-  scf::IfOp roles = enterProducer();
-  if (failed(walk(ValueRange{idx(0)},
-                  [&](Value t, Value i,
-                      ValueRange carried) -> FailureOr<SmallVector<Value>> {
-                    mapWorkTile(t);
-                    FailureOr<TileValues> tile = prepareTile();
-                    if (failed(tile))
-                      return failure();
-                    FailureOr<Value> slot =
-                        emitProducerLoops(tile->bounds, carried[0]);
-                    if (failed(slot))
-                      return failure();
-                    return SmallVector<Value>{drawTile(i), *slot};
-                  })))
-    return failure();
-
-  enterConsumers(roles);
-  // Starts loading the query tile of work tile `t` when there is one.
-  auto loadQueryOf = [&](Value t) -> LogicalResult {
+  bool ahead = strategy->prefetchesQuery();
+  // Starts loading the query tile of work tile `t`, the CTA's i-th, when
+  // there is one.
+  auto loadQueryOf = [&](Value t, Value i) -> LogicalResult {
     auto exists = scf::IfOp::create(
         b, loc,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, t, total),
@@ -466,10 +450,42 @@ LogicalResult FlashKernelBuilder::emitPersistentBody() {
     if (failed(q))
       return failure();
     q->rowLimit = seqQ;
-    strategy->loadQuery(b, *q);
+    if (ahead)
+      strategy->loadQueryOfTile(b, *q, i);
+    else
+      strategy->loadQuery(b, *q);
     return success();
   };
-  if (failed(loadQueryOf(first)))
+  OpBuilder::InsertionGuard guard(b);
+  scf::IfOp roles = enterProducer();
+  // With two query buffers the producer loads each tile's query as soon as
+  // it has drawn the tile (after issuing the previous tile's K/V loads):
+  // the consumers find it there when they start the tile, instead of
+  // waiting for its load between two tiles.
+  if (ahead && failed(loadQueryOf(first, idx(0))))
+    return failure();
+  if (failed(walk(ValueRange{idx(0)},
+                  [&](Value t, Value i,
+                      ValueRange carried) -> FailureOr<SmallVector<Value>> {
+                    mapWorkTile(t);
+                    FailureOr<TileValues> tile = prepareTile();
+                    if (failed(tile))
+                      return failure();
+                    FailureOr<Value> slot =
+                        emitProducerLoops(tile->bounds, carried[0]);
+                    if (failed(slot))
+                      return failure();
+                    Value next = drawTile(i);
+                    if (ahead &&
+                        failed(loadQueryOf(
+                            next, arith::AddIOp::create(b, loc, i, idx(1)))))
+                      return failure();
+                    return SmallVector<Value>{next, *slot};
+                  })))
+    return failure();
+
+  enterConsumers(roles);
+  if (!ahead && failed(loadQueryOf(first, idx(0))))
     return failure();
   return walk(
       ValueRange{idx(0)},
@@ -483,9 +499,9 @@ LogicalResult FlashKernelBuilder::emitPersistentBody() {
         strategy->beginTile(b, i);
         Value next;
         if (failed(emitConsumer(tile->bounds, slot, [&]() -> LogicalResult {
-              strategy->releaseQuery(b);
+              strategy->releaseQuery(b, i);
               next = strategy->receiveTile(b, i);
-              return loadQueryOf(next);
+              return ahead ? success() : loadQueryOf(next, Value());
             })))
           return failure();
         return SmallVector<Value>{next, slot};

@@ -178,6 +178,9 @@ struct TileShape {
   /// P V of a step overlaps the next step's softmax (FlashConfigAttr's
   /// overlap_pv; AttentionTileStrategy::overlapsPV).
   bool overlapPV = false;
+  /// Query tiles a persistent kernel holds (AttentionTileStrategy::
+  /// persistent): 2 lets the producer load the next tile's ahead.
+  int64_t queryBuffers = 1;
 };
 
 /// Data movement and matrix products of one flash-attention kernel. Calls
@@ -307,15 +310,25 @@ public:
   virtual mlir::Value producerIssues(mlir::OpBuilder &b) { return {}; }
 
   /// Persistent kernels. A strategy with a producer may ask for one CTA per
-  /// SM that walks the flash form's work tiles (t = CTA, CTA + #CTAs, ...);
-  /// the ring's slot counters then run on across tiles, so the producer
-  /// loads the next tile's K/V while the consumers finish the current one.
-  /// The consumers load the query tile of t at the end of t's predecessor,
-  /// once releaseQuery says every one of them is done reading it, and call
-  /// beginTile with t's index among the CTA's tiles before waitLoads.
+  /// SM that walks the flash form's work tiles (t = CTA, then tiles drawn
+  /// from a counter); the ring's slot counters then run on across tiles,
+  /// so the producer loads the next tile's K/V while the consumers finish
+  /// the current one. The consumers call beginTile with the tile's index i
+  /// among the CTA's before waitLoads, and releaseQuery(i) once every one
+  /// of them is past its last MMA on the tile.
+  /// With two query buffers (prefetchesQuery) the producer's issuing
+  /// thread loads the i-th tile's query (loadQueryOfTile, into buffer i
+  /// mod 2) as soon as it has drawn the tile and the consumers released
+  /// tile i - 2; with one, the consumers load it (loadQuery) at the end of
+  /// tile i - 1, after releaseQuery.
   virtual bool persistent() const { return false; }
+  virtual bool prefetchesQuery() const { return false; }
   virtual void beginTile(mlir::OpBuilder &b, mlir::Value iteration) {}
-  virtual void releaseQuery(mlir::OpBuilder &b) {}
+  virtual void loadQueryOfTile(mlir::OpBuilder &b, const GlobalTile &q,
+                               mlir::Value i) {
+    llvm_unreachable("only for strategies that prefetch the query");
+  }
+  virtual void releaseQuery(mlir::OpBuilder &b, mlir::Value i) {}
   /// A persistent kernel takes its tiles from a counter in global memory:
   /// the producer's issuing thread draws the tile after its i-th (index
   /// `i`) and hands it on with publishTile (before it loads the i-th's

@@ -133,6 +133,24 @@ Value WgmmaStrategy::tileRingPointer(OpBuilder &b, Value i, int64_t offset,
                            arith::MulIOp::create(b, loc, slot, i64(b, scale))));
 }
 
+/// Buffer i mod 2's (i / 2)-th use: the producer's issuing thread waits
+/// until every consumer is done with the tile before (i - 2; the first use
+/// passes at once), then loads.
+void WgmmaStrategy::loadQueryOfTile(OpBuilder &b, const GlobalTile &q,
+                                    Value i) {
+  waitTileRing(b, i, queryBarrier(b, i, /*empty=*/true), /*flip=*/true);
+  Value bar = queryBarrier(b, i, /*empty=*/false);
+  expectBytes(b, bar, tileBytes(s.blockQ));
+  Value odd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                    arith::AndIOp::create(b, loc, i, idx(b, 1)),
+                                    idx(b, 0));
+  emitTensorMapTile(b, q,
+                    arith::SelectOp::create(b, loc, odd,
+                                            idx(b, queryBufferOffset(1)),
+                                            idx(b, queryBufferOffset(0))),
+                    s.blockQ, bar);
+}
+
 /// Slot i mod 2's (i / 2)-th use: the producer waits for the consumers to
 /// have read its previous one (the first use passes at once: a fresh
 /// barrier's phase of parity 1 counts as complete), writes, arrives.

@@ -147,7 +147,18 @@ void WgmmaStrategy::emitPrologue(OpBuilder &b) {
             b, loc, barrier(b, idx(b, i), empty, /*value=*/kind >= 2),
             i32(b, empty ? consumerThreads() : 1), Value());
       }
-    NVVM::MBarrierInitOp::create(b, loc, queryBarrier(b), i32(b, 1), Value());
+    if (prefetchesQuery()) {
+      // The two query buffers': a full one completes on the producer's
+      // expect_tx and the bytes, an empty one once every consumer thread
+      // is done with the tile.
+      for (int64_t i = 0; i < 2; ++i)
+        for (bool empty : {false, true})
+          NVVM::MBarrierInitOp::create(
+              b, loc, queryBarrier(b, idx(b, i), empty),
+              i32(b, empty ? consumerThreads() : 1), Value());
+    } else {
+      NVVM::MBarrierInitOp::create(b, loc, queryBarrier(b), i32(b, 1), Value());
+    }
     // The tile ring: a full barrier completes on the producer's arrival
     // after it wrote the slot, an empty one once every consumer read it.
     if (persistentGrid)
@@ -316,7 +327,8 @@ Value WgmmaStrategy::issueScores(OpBuilder &b, Value stage) {
   Value kTile = arith::IndexCastOp::create(b, loc, b.getI64Type(),
                                            stageOffset(b, stage, false));
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  Value acc = mmaKMajor(b, loc, smemAddress, s.elementType, groupRowsOffset,
+  Value acc = mmaKMajor(b, loc, smemAddress, s.elementType,
+                        queryRowsOffset ? queryRowsOffset : groupRowsOffset,
                         s.blockQ, kTile, s.blockKV, s.headDim);
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   return acc;

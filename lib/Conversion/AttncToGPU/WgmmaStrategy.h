@@ -184,13 +184,15 @@ public:
   /// up to 1024 bytes.
   int64_t sharedMemoryBytes() const override {
     return kAtomBytes + barriersOffset() +
-           (producer ? (slotBarriers() * s.stages + 1) * kBarrierBytes : 0) +
+           (producer
+                ? (slotBarriers() * s.stages + queryBarriers()) * kBarrierBytes
+                : 0) +
            (persistentGrid ? kTileRingBytes : 0);
   }
   int64_t rowAlignmentBytes() const override { return kChunkBytes; }
   /// With a producer, Q, K and V come by TMA, and O leaves by TMA, a
-  /// warpgroup's 64 rows at a time, except in the persistent form, where the
-  /// next tile's Q already occupies the shared memory O would pass through.
+  /// warpgroup's 64 rows at a time (in the persistent form through a buffer
+  /// of its own: the next tile's Q may be loading meanwhile).
   int64_t tensorMapRows(StringRef tensor) const override {
     if (!producer)
       return 0;
@@ -262,6 +264,12 @@ public:
   /// the ring.
   void waitLoads(OpBuilder &b) override {
     if (producer) {
+      if (prefetchesQuery()) {
+        waitTileRing(b, tileIteration,
+                     queryBarrier(b, tileIteration, /*empty=*/false),
+                     /*flip=*/false);
+        return;
+      }
       NVVM::MBarrierTryWaitParityOp::create(b, loc, queryBarrier(b),
                                             queryPhase ? queryPhase : i32(b, 0),
                                             i32(b, kSuspendHintNs));
@@ -341,17 +349,42 @@ public:
   /// counter (publishTile, receiveTile). The default without a mask and
   /// under a causal one.
   bool persistent() const override { return persistentGrid; }
-  void beginTile(OpBuilder &b, Value iteration) override {
-    queryPhase = arith::IndexCastOp::create(
-        b, loc, b.getI32Type(),
-        arith::AndIOp::create(b, loc, iteration, idx(b, 1)));
+  bool prefetchesQuery() const override {
+    return persistentGrid && s.queryBuffers > 1;
   }
+  /// The CTA's i-th tile: with two query buffers, it reads buffer i mod 2;
+  /// with one, its load completes the barrier's phase i.
+  void beginTile(OpBuilder &b, Value iteration) override {
+    if (!prefetchesQuery()) {
+      queryPhase = arith::IndexCastOp::create(
+          b, loc, b.getI32Type(),
+          arith::AndIOp::create(b, loc, iteration, idx(b, 1)));
+      return;
+    }
+    tileIteration = iteration;
+    queryRowsOffset = arith::AddIOp::create(
+        b, loc, groupRowsOffset,
+        arith::SelectOp::create(
+            b, loc,
+            arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::ne,
+                arith::AndIOp::create(b, loc, iteration, idx(b, 1)), idx(b, 0)),
+            i64(b, queryBufferOffset(1)), i64(b, 0)));
+  }
+  void loadQueryOfTile(OpBuilder &b, const GlobalTile &q, Value i) override;
   void publishTile(OpBuilder &b, Value i, Value tile) override;
   Value receiveTile(OpBuilder &b, Value i) override;
-  /// Every consumer is past its last MMA on the query tile.
-  void releaseQuery(OpBuilder &b) override {
-    NVVM::BarrierOp::create(b, loc, Type(), i32(b, kConsumerBarrier),
-                            i32(b, consumerThreads()), nullptr, Value());
+  /// Every consumer thread is past its last MMA on the i-th tile's query
+  /// buffer: the producer may load the (i + 2)-th's into it; with one
+  /// buffer, the consumers then load the next tile's.
+  void releaseQuery(OpBuilder &b, Value i) override {
+    if (!prefetchesQuery()) {
+      NVVM::BarrierOp::create(b, loc, Type(), i32(b, kConsumerBarrier),
+                              i32(b, consumerThreads()), nullptr, Value());
+      return;
+    }
+    NVVM::MBarrierArriveOp::create(b, loc, Type(),
+                                   queryBarrier(b, i, /*empty=*/true), Value());
   }
   /// The producer's one issuing thread: the first of its warpgroup.
   Value producerIssues(OpBuilder &b) override {
@@ -444,11 +477,21 @@ private:
   /// tile's.
   int64_t barriersOffset() const {
     return tileBytes(s.blockQ) + 2 * s.stages * tileBytes(s.blockKV) +
-           (persistentGrid ? tileBytes(s.blockQ) : 0);
+           (persistentGrid ? tileBytes(s.blockQ) : 0) +
+           (prefetchesQuery() ? tileBytes(s.blockQ) : 0);
   }
+  /// Query buffer `buffer`: the first at the base; the second (the next
+  /// tile's query, loaded while this one computes) after the output's
+  /// staging buffer.
+  int64_t queryBufferOffset(int64_t buffer) const {
+    return buffer ? outputStagingOffset() + tileBytes(s.blockQ) : 0;
+  }
+  /// The query tile's full barrier; with two buffers, each one's full and
+  /// empty ones.
+  int64_t queryBarriers() const { return prefetchesQuery() ? 4 : 1; }
   /// Where the epilogue stages O for its TMA store: the query tile's own
-  /// memory, except in the persistent form, whose next query tile is
-  /// loaded there meanwhile: a buffer of its own after the ring.
+  /// memory, except in the persistent form, whose next query tile may be
+  /// there: a buffer of its own after the ring.
   int64_t outputStagingOffset() const {
     return persistentGrid
                ? tileBytes(s.blockQ) + 2 * s.stages * tileBytes(s.blockKV)
@@ -462,11 +505,25 @@ private:
         b,
         i64(b, barriersOffset() + slotBarriers() * s.stages * kBarrierBytes));
   }
+  /// With two query buffers: the full or empty barrier of the CTA's i-th
+  /// tile's buffer (i mod 2): full[2], then empty[2].
+  Value queryBarrier(OpBuilder &b, Value i, bool empty) {
+    Value first =
+        i64(b, barriersOffset() + slotBarriers() * s.stages * kBarrierBytes +
+                   (empty ? 2 * kBarrierBytes : 0));
+    Value odd = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(), arith::AndIOp::create(b, loc, i, idx(b, 1)));
+    return sharedPointer(
+        b, arith::AddIOp::create(
+               b, loc, first,
+               arith::MulIOp::create(b, loc, odd, i64(b, kBarrierBytes))));
+  }
   /// The tile counter's ring, after the query barrier: full[2], empty[2],
   /// then the two i32 tile indices.
   static constexpr int64_t kTileRingBytes = 4 * kBarrierBytes + 2 * 4;
   int64_t tileRingOffset() const {
-    return barriersOffset() + (slotBarriers() * s.stages + 1) * kBarrierBytes;
+    return barriersOffset() +
+           (slotBarriers() * s.stages + queryBarriers()) * kBarrierBytes;
   }
   /// The full or empty barrier of the tile ring's slot i mod 2, and the
   /// slot's i32 tile index.
@@ -552,7 +609,11 @@ private:
 
   Value tid;
   /// Parity (i32) of the query barrier's phase of the current tile.
-  Value queryPhase;
+  /// Persistent consumers: with one query buffer the parity of its
+  /// barrier's phase for the current tile; with two, the CTA's tile index
+  /// (beginTile) and the byte offset of this warpgroup's rows in that
+  /// tile's query buffer.
+  Value queryPhase, tileIteration, queryRowsOffset;
   /// The ring slot counter the producer is filling (between acquireSlot
   /// and commitSlot): with K and V apart, loadKV waits for V's empty
   /// barrier of its use.

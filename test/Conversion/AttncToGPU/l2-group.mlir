@@ -62,7 +62,7 @@
 // HUGE: option l2-group-mib must be in [0, 1048576] (MiB; 0: no groups) or -1 (the target's choice), got 1048577
 
 // On the persistent grid every role maps the tiles it draws the same way
-// (the producer, the consumers' first query, their loop, their next query):
+// (the producer for its K/V and for each tile's query, the consumers):
 // groups of heads (batch-major) whose K/V fit the budget, at least one
 // K/V head and at most a batch's (whose groups are then the batches, in
 // the launch order), each group longest first; in 32 bits, recomputed per tile from opaque copies of the
@@ -93,11 +93,12 @@
 // PERSISTENT-GROUPS: %[[BATCH:.*]] = arith.divui %[[UNIT]], %{{.*}} : i32
 // PERSISTENT-GROUPS: arith.index_castui %[[BATCH]] : i32 to index
 // PERSISTENT-GROUPS: arith.index_castui %[[TILE]] : i32 to index
-// The producer draws the next tile once it has issued a tile's loads.
+// The producer draws the next tile once it has issued a tile's loads, and
+// maps it to load its query; then the consumers' loop.
 // PERSISTENT-GROUPS: llvm.atomicrmw add %{{.*}}, %{{.*}} monotonic : !llvm.ptr<1>, i32
 // PERSISTENT-GROUPS: arith.constant 16384 : i32
 // PERSISTENT-GROUPS: arith.constant 16384 : i32
-// PERSISTENT-GROUPS: arith.constant 16384 : i32
+// PERSISTENT-GROUPS-NOT: arith.constant 16384 : i32
 // The fallback, one block per tile, groups a batch's heads as wgmma_ws does.
 // PERSISTENT-GROUPS-LABEL: gpu.func @naive_attention_fallback(
 // PERSISTENT-GROUPS: arith.cmpi ugt, %{{.*}}, %c8388608
