@@ -23,6 +23,7 @@
 // RUN: attnc-compile %attnc_src_root/test/Inputs/full_attention_d128.mlir -o %t/full
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/full/attention_v0.ptx -o %t/v0.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: FileCheck %s --check-prefix=DRAW < %t/full/attention.ptx
+// RUN: FileCheck %s --check-prefix=PEEL < %t/full/attention.ptx
 // RUN: FileCheck %s --check-prefix=PGRID < %t/full/manifest.json
 // RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --fallback=false -o %t/nofallback
 // RUN: FileCheck %s --check-prefix=NOFALLBACK < %t/nofallback/manifest.json
@@ -129,6 +130,24 @@
 // SPLIT: mbarrier.arrive.shared.b64
 // SPLIT: wgmma.wait_group.sync.aligned {{[[:space:]]*}}0;
 // SPLIT: mbarrier.arrive.shared.b64
+
+// With P V overlapped, a step issues its S with the previous step's P V;
+// a tile's first step has none and is peeled: on its turn a warpgroup
+// issues S alone (no P V of zero probabilities), waits for it, and the
+// loop's steps issue S with the pending P V.
+// PEEL: setmaxnreg.inc.sync.aligned.u32
+// PEEL: bar.sync {{[[:space:]]*}}{{%r[0-9]+}}, 256;
+// PEEL-NOT: p, 1, 1, 1;
+// PEEL: wgmma.commit_group.sync.aligned
+// PEEL-NOT: p, 1, 1, 1;
+// PEEL: wgmma.wait_group.sync.aligned {{[[:space:]]*}}0;
+// PEEL: bar.sync {{[[:space:]]*}}{{%r[0-9]+}}, 256;
+// PEEL: p, 1,  1, 0,  0;
+// PEEL: wgmma.commit_group.sync.aligned
+// PEEL-NOT: bar.sync
+// PEEL: p, 1, 1, 1;
+// PEEL: wgmma.commit_group.sync.aligned
+// PEEL: wgmma.wait_group.sync.aligned {{[[:space:]]*}}1;
 
 // PTXAS-NOT: C7513
 // PTXAS: Used {{[0-9]+}} registers

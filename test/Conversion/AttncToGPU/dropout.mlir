@@ -19,6 +19,10 @@
 
 // CHECK: gpu.module @attn_module
 // CHECK-SAME: scalar<"seed", i64>, scalar<"offset", i64>, workspace<"tile_counter", bytes = [4], zero_init>]
+// The draw exchange (12 KB) leaves no room for a second query buffer
+// (242832 bytes of the 232448 sm_90a gives a block): one, which the
+// consumers load between two tiles (named barrier 1, below).
+// CHECK-SAME: shared_memory = 210032
 // CHECK: gpu.func @attn(
 // CHECK: %[[EX:.+]] = memref.view %{{.+}}[%{{.+}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<3072xi32, #gpu.address_space<workgroup>>
 // CHECK: scf.for
@@ -29,6 +33,7 @@
 // CHECK: %[[LO:.+]] = arith.andi %{{.+}}, %c65535_i32
 // CHECK: arith.cmpi uge, %[[LO]], %c6554_i32 : i32
 // CHECK: arith.cmpi uge, %{{.+}}, %c429522944_i32 : i32
+// CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
 // CHECK: arith.constant 1.11111116 : f32
 // CHECK: gpu.return
 // FALLBACK: gpu.module @attn_fallback_module
