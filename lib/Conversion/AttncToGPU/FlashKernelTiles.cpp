@@ -380,8 +380,9 @@ LogicalResult FlashKernelBuilder::emitBody() {
 /// A persistent warp-specialised kernel: both roles walk the same work
 /// tiles (the forall's iterations, linearised by mapWorkTile), the ring's
 /// slot counter running on across them: t = CTA and then the tiles the
-/// producer draws from the counter. The consumers load the next tile's
-/// query while they store this one's output.
+/// producer draws from the counter. The producer loads each tile's query
+/// ahead into one of two buffers where they fit (prefetchesQuery); with one
+/// the consumers load the next tile's while they store this one's output.
 LogicalResult FlashKernelBuilder::emitPersistentBody() {
   auto idx = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
