@@ -518,7 +518,7 @@ private:
                b, loc, first,
                arith::MulIOp::create(b, loc, odd, i64(b, kBarrierBytes))));
   }
-  /// The tile counter's ring, after the query barrier: full[2], empty[2],
+  /// The tile counter's ring, after the query barriers: full[2], empty[2],
   /// then the two i32 tile indices.
   static constexpr int64_t kTileRingBytes = 4 * kBarrierBytes + 2 * 4;
   int64_t tileRingOffset() const {
@@ -608,7 +608,6 @@ private:
   mma::AccumulatorTiles scores, output;
 
   Value tid;
-  /// Parity (i32) of the query barrier's phase of the current tile.
   /// Persistent consumers: with one query buffer the parity of its
   /// barrier's phase for the current tile; with two, the CTA's tile index
   /// (beginTile) and the byte offset of this warpgroup's rows in that
