@@ -172,7 +172,7 @@ FlashKernelBuilder::drawDropout(FlashKVLoop &l, IRMapping &scope) {
 /// slot, computes, and releases it.
 FailureOr<OnlineSoftmaxState>
 FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
-                               Value chainEnd, bool bounds,
+                               Value chainEnd, bool bounds, bool afterPeel,
                                const OnlineSoftmaxState &init, Value &slot) {
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   int64_t stagesCount = form.config.getStages();
@@ -249,18 +249,11 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
         b, ringDivRem(b, loc, pending.back(), stagesCount).second, probs,
         st.acc);
     strategy->endMMAs(b);
-    // Dropout's draws while the tensor cores compute S and the previous
-    // P V: they depend on positions only.
-    auto draws = drawDropout(l, scope);
-    if (failed(draws))
-      return failure();
-    SmallVector<Value> s = strategy->waitScores(b, scores, /*inFlight=*/1);
-    if (ring)
-      strategy->releaseKeys(b, n);
-    if (failed(emitScoreStage(l, scope, bounds, s)))
-      return failure();
+    // S waited for while the previous P V runs on.
     SmallVector<Value> alphas;
-    scoreStage->update(b, s, st, *strategy, &alphas, *draws);
+    if (failed(finishScores(l, scope, bounds, scores, /*inFlight=*/1, n, st,
+                            alphas)))
+      return failure();
     st.acc = strategy->waitPV(b, pv);
     scoreStage->rescale(b, st.acc, alphas);
     if (ring) {
@@ -364,7 +357,6 @@ FlashKernelBuilder::emitConsumer(const LoopBounds &bounds, Value &slot,
     }
     Value lb = lbs[i];
     bool peeled = i < peeledLoops;
-    afterPeel = peeled;
     if (peeled)
       lb = arith::SelectOp::create(
           b, loc,
@@ -402,18 +394,19 @@ FlashKernelBuilder::emitConsumer(const LoopBounds &bounds, Value &slot,
       // was computed from (measured: two more 64-bit values live through
       // the main loop of a causal kernel).
       split = opaqueIndex(b, loc, split);
-      next = emitKVLoop(l, lb, split, chainEnd, /*bounds=*/false, st, slot);
+      next = emitKVLoop(l, lb, split, chainEnd, /*bounds=*/false, peeled, st,
+                        slot);
       if (succeeded(next))
-        next = emitKVLoop(l, split, ubs[i], chainEnd, /*bounds=*/true, *next,
-                          slot);
+        next = emitKVLoop(l, split, ubs[i], chainEnd, /*bounds=*/true, peeled,
+                          *next, slot);
     } else {
-      next = emitKVLoop(l, lb, ubs[i], chainEnd, l.mayBePartial, st, slot);
+      next =
+          emitKVLoop(l, lb, ubs[i], chainEnd, l.mayBePartial, peeled, st, slot);
     }
     if (failed(next))
       return failure();
     st = *next;
   }
-  afterPeel = false;
   flushPending(st,
                ring ? arith::SubIOp::create(b, loc, slot, firstSlot).getResult()
                     : slot);

@@ -245,10 +245,15 @@ private:
   FailureOr<OnlineSoftmaxState>
   emitFirstStep(size_t k, size_t end, const LoopBounds &bounds, Value chainEnd,
                 const OnlineSoftmaxState &init, Value &slot, Value &which);
-  FailureOr<OnlineSoftmaxState> emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
-                                           Value chainEnd, bool bounds,
-                                           const OnlineSoftmaxState &init,
-                                           Value &slot);
+  /// `afterPeel`: the loop follows its tile's peeled first step
+  /// (emitFirstStep), so each of its steps has a previous one.
+  FailureOr<OnlineSoftmaxState>
+  emitKVLoop(FlashKVLoop &l, Value lb, Value ub, Value chainEnd, bool bounds,
+             bool afterPeel, const OnlineSoftmaxState &init, Value &slot);
+  LogicalResult finishScores(FlashKVLoop &l, IRMapping &scope, bool bounds,
+                             Value scores, int64_t inFlight, Value n,
+                             OnlineSoftmaxState &st,
+                             SmallVectorImpl<Value> &alphas);
   FailureOr<SmallVector<SmallVector<Value>>> drawDropout(FlashKVLoop &l,
                                                          IRMapping &scope);
   LogicalResult emitScoreStage(FlashKVLoop &l, IRMapping &scope, bool bounds,
@@ -280,10 +285,6 @@ private:
   void resetPending(OnlineSoftmaxState &st, Value tile);
   /// `steps` (with a producer): the steps run, the P V skipped when none.
   void flushPending(OnlineSoftmaxState &st, Value steps = {});
-
-  /// The K/V loop being emitted follows a peeled first step of its tile
-  /// (emitFirstStep): each of its steps has a previous one.
-  bool afterPeel = false;
 
   OpBuilder &b;
   FlashForm &form;

@@ -47,6 +47,28 @@ FailureOr<Value> FlashKernelBuilder::beginKVStep(FlashKVLoop &l, Value j,
   return stage;
 }
 
+/// After a step's S was issued (`inFlight` MMA groups issued after it may
+/// still run): dropout's draws, which need positions only and run while the
+/// tensor cores work; S waited for; with a producer, K of ring slot `n`
+/// released; the score stage; the online-softmax update, acc's rescale
+/// factors left in `alphas`.
+LogicalResult FlashKernelBuilder::finishScores(FlashKVLoop &l, IRMapping &scope,
+                                               bool bounds, Value scores,
+                                               int64_t inFlight, Value n,
+                                               OnlineSoftmaxState &st,
+                                               SmallVectorImpl<Value> &alphas) {
+  auto draws = drawDropout(l, scope);
+  if (failed(draws))
+    return failure();
+  SmallVector<Value> s = strategy->waitScores(b, scores, inFlight);
+  if (n)
+    strategy->releaseKeys(b, n);
+  if (failed(emitScoreStage(l, scope, bounds, s)))
+    return failure();
+  scoreStage->update(b, s, st, *strategy, &alphas, *draws);
+  return success();
+}
+
 /// With an overlapped P V, a step issues its S with the previous step's
 /// P V; a tile's first step has no previous one. It is peeled here: S and
 /// its score stage only, its P left pending for the next step (or the
@@ -102,18 +124,12 @@ FailureOr<OnlineSoftmaxState> FlashKernelBuilder::emitFirstStep(
     strategy->beginMMAs(b);
     Value scores = strategy->issueScores(b, *stage);
     strategy->endMMAs(b);
-    auto draws = drawDropout(l, scope);
-    if (failed(draws))
-      return failure();
-    SmallVector<Value> s = strategy->waitScores(b, scores, /*inFlight=*/0);
-    if (ring)
-      strategy->releaseKeys(b, n);
-    if (failed(emitScoreStage(l, scope, l.mayBePartial, s)))
-      return failure();
     OnlineSoftmaxState st = init;
     // acc is still zero: its rescale factors are not needed.
     SmallVector<Value> alphas;
-    scoreStage->update(b, s, st, *strategy, &alphas, *draws);
+    if (failed(finishScores(l, scope, l.mayBePartial, scores, /*inFlight=*/0, n,
+                            st, alphas)))
+      return failure();
     st.pending = strategy->takenProbabilities();
     st.pending.push_back(ring ? n : *stage);
     yields = st.flatten();

@@ -123,13 +123,13 @@ void WgmmaStrategy::storeOutputByTensorMap(OpBuilder &b, ArrayRef<Value> acc,
                                        b.getUnitAttr());
 }
 
-Value WgmmaStrategy::tileRingPointer(OpBuilder &b, Value i, int64_t offset,
-                                     int64_t scale) {
+Value WgmmaStrategy::pairPointer(OpBuilder &b, Value i, int64_t offset,
+                                 int64_t scale) {
   Value slot = arith::IndexCastOp::create(
       b, loc, b.getI64Type(), arith::AndIOp::create(b, loc, i, idx(b, 1)));
   return sharedPointer(b,
                        arith::AddIOp::create(
-                           b, loc, i64(b, tileRingOffset() + offset),
+                           b, loc, i64(b, offset),
                            arith::MulIOp::create(b, loc, slot, i64(b, scale))));
 }
 
@@ -141,14 +141,7 @@ void WgmmaStrategy::loadQueryOfTile(OpBuilder &b, const GlobalTile &q,
   waitTileRing(b, i, queryBarrier(b, i, /*empty=*/true), /*flip=*/true);
   Value bar = queryBarrier(b, i, /*empty=*/false);
   expectBytes(b, bar, tileBytes(s.blockQ));
-  Value odd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                    arith::AndIOp::create(b, loc, i, idx(b, 1)),
-                                    idx(b, 0));
-  emitTensorMapTile(b, q,
-                    arith::SelectOp::create(b, loc, odd,
-                                            idx(b, queryBufferOffset(1)),
-                                            idx(b, queryBufferOffset(0))),
-                    s.blockQ, bar);
+  emitTensorMapTile(b, q, queryBufferOffset(b, i), s.blockQ, bar);
 }
 
 /// Slot i mod 2's (i / 2)-th use: the producer waits for the consumers to

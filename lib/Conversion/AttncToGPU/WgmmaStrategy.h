@@ -364,12 +364,8 @@ public:
     tileIteration = iteration;
     queryRowsOffset = arith::AddIOp::create(
         b, loc, groupRowsOffset,
-        arith::SelectOp::create(
-            b, loc,
-            arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::ne,
-                arith::AndIOp::create(b, loc, iteration, idx(b, 1)), idx(b, 0)),
-            i64(b, queryBufferOffset(1)), i64(b, 0)));
+        arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                   queryBufferOffset(b, iteration)));
   }
   void loadQueryOfTile(OpBuilder &b, const GlobalTile &q, Value i) override;
   void publishTile(OpBuilder &b, Value i, Value tile) override;
@@ -486,6 +482,14 @@ private:
   int64_t queryBufferOffset(int64_t buffer) const {
     return buffer ? outputStagingOffset() + tileBytes(s.blockQ) : 0;
   }
+  /// The byte offset (index) of the CTA's i-th tile's query buffer.
+  Value queryBufferOffset(OpBuilder &b, Value i) {
+    Value odd = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(b, loc, i, idx(b, 1)), idx(b, 0));
+    return arith::SelectOp::create(b, loc, odd, idx(b, queryBufferOffset(1)),
+                                   idx(b, queryBufferOffset(0)));
+  }
   /// The query tile's full barrier; with two buffers, each one's full and
   /// empty ones.
   int64_t queryBarriers() const { return prefetchesQuery() ? 4 : 1; }
@@ -508,15 +512,11 @@ private:
   /// With two query buffers: the full or empty barrier of the CTA's i-th
   /// tile's buffer (i mod 2): full[2], then empty[2].
   Value queryBarrier(OpBuilder &b, Value i, bool empty) {
-    Value first =
-        i64(b, barriersOffset() + slotBarriers() * s.stages * kBarrierBytes +
-                   (empty ? 2 * kBarrierBytes : 0));
-    Value odd = arith::IndexCastOp::create(
-        b, loc, b.getI64Type(), arith::AndIOp::create(b, loc, i, idx(b, 1)));
-    return sharedPointer(
-        b, arith::AddIOp::create(
-               b, loc, first,
-               arith::MulIOp::create(b, loc, odd, i64(b, kBarrierBytes))));
+    return pairPointer(b, i,
+                       barriersOffset() +
+                           slotBarriers() * s.stages * kBarrierBytes +
+                           (empty ? 2 * kBarrierBytes : 0),
+                       kBarrierBytes);
   }
   /// The tile counter's ring, after the query barriers: full[2], empty[2],
   /// then the two i32 tile indices.
@@ -528,14 +528,16 @@ private:
   /// The full or empty barrier of the tile ring's slot i mod 2, and the
   /// slot's i32 tile index.
   Value tileBarrier(OpBuilder &b, Value i, bool empty) {
-    return tileRingPointer(b, i, empty ? 2 * kBarrierBytes : 0, kBarrierBytes);
+    return pairPointer(b, i, tileRingOffset() + (empty ? 2 * kBarrierBytes : 0),
+                       kBarrierBytes);
   }
   Value tileSlot(OpBuilder &b, Value i) {
-    return tileRingPointer(b, i, 4 * kBarrierBytes, 4);
+    return pairPointer(b, i, tileRingOffset() + 4 * kBarrierBytes, 4);
   }
-  /// Byte `offset + scale * (i mod 2)` of the tile ring, as a shared-memory
-  /// pointer.
-  Value tileRingPointer(OpBuilder &b, Value i, int64_t offset, int64_t scale);
+  /// Byte `offset + scale * (i mod 2)` past the aligned base, as a
+  /// shared-memory pointer: one of a pair of barriers or slots that the
+  /// CTA's tiles use in turn.
+  Value pairPointer(OpBuilder &b, Value i, int64_t offset, int64_t scale);
   /// The shared-memory pointer (!llvm.ptr<3>) `offset` (i64) bytes past
   /// the aligned base.
   Value sharedPointer(OpBuilder &b, Value offset) {
