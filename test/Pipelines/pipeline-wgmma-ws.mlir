@@ -148,6 +148,14 @@
 // PEEL: p, 1, 1, 1;
 // PEEL: wgmma.commit_group.sync.aligned
 // PEEL: wgmma.wait_group.sync.aligned {{[[:space:]]*}}1;
+// The step's probabilities are rounded into the registers P V reads only
+// once the previous P V was waited for: rounded as they came, ptxas gave
+// them the in-flight MMA's registers and moved its wait above the
+// exponentials, so that a warpgroup's softmax never overlapped its P V.
+// PEEL: ex2.approx
+// PEEL-NOT: cvt.rn.bf16x2.f32
+// PEEL: wgmma.wait_group.sync.aligned {{[[:space:]]*}}0;
+// PEEL: cvt.rn.bf16x2.f32
 
 // PTXAS-NOT: C7513
 // PTXAS: Used {{[0-9]+}} registers
@@ -242,7 +250,7 @@
 // PERSISTENT-NOT: mbarrier.try_wait
 // PERSISTENT: mbarrier.arrive.shared.b64
 // PERSISTENT: mbarrier.try_wait.parity.shared.b64
-// PERSISTENT: mbarrier.arrive.expect_tx.shared.b64 {{%rd[0-9]+}}, [[[QFULL:%rd[0-9]+]]]
+// PERSISTENT: mbarrier.arrive.expect_tx.shared.b64 {{%rd[0-9]+}}, [[[QFULL:%rd[0-9]+\+229440]]]
 // PERSISTENT: and.b64 {{%rd[0-9]+}}, {{%rd[0-9]+}}, 196608;
 // PERSISTENT: cp.async.bulk.tensor.4d.shared::cta.global{{.*}}, [[[QFULL]]];
 // PERSISTENT: setmaxnreg.inc.sync.aligned.u32 {{[[:space:]]*}}240;

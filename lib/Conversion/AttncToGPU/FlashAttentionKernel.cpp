@@ -274,7 +274,7 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
         strategy->releaseSlot(b, previous);
       }
     }
-    st.pending = strategy->takenProbabilities();
+    st.pending = strategy->takenProbabilities(b);
     st.pending.push_back(ring ? n : stage);
   }
   SmallVector<Value> yields = st.flatten();

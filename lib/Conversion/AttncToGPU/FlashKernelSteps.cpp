@@ -130,7 +130,7 @@ FailureOr<OnlineSoftmaxState> FlashKernelBuilder::emitFirstStep(
     if (failed(finishScores(l, scope, l.mayBePartial, scores, /*inFlight=*/0, n,
                             st, alphas)))
       return failure();
-    st.pending = strategy->takenProbabilities();
+    st.pending = strategy->takenProbabilities(b);
     st.pending.push_back(ring ? n : *stage);
     yields = st.flatten();
     if (ring)

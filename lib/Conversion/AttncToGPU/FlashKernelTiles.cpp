@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/ScopeExit.h"
 
 #include <limits>
 
@@ -116,11 +117,13 @@ FailureOr<Value> FlashKernelBuilder::emitProducerLoops(const LoopBounds &bounds,
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
     Value n = loop.getRegionIterArgs()[0];
+    Value base = strategy->enterProducerBody(b);
     strategy->acquireSlot(b, n);
     if (failed(loadKVTiles(l, loop.getInductionVar(),
                            ringDivRem(b, loc, n, stages).second)))
       return failure();
     strategy->commitSlot(b, n);
+    strategy->leaveProducerBody(base);
     scf::YieldOp::create(b, loc,
                          ValueRange{arith::AddIOp::create(b, loc, n, one)});
     slot = loop.getResult(0);
@@ -468,6 +471,9 @@ LogicalResult FlashKernelBuilder::emitPersistentBody() {
   if (failed(walk(ValueRange{idx(0)},
                   [&](Value t, Value i,
                       ValueRange carried) -> FailureOr<SmallVector<Value>> {
+                    Value base = strategy->enterProducerBody(b);
+                    llvm::scope_exit restore(
+                        [&] { strategy->leaveProducerBody(base); });
                     mapWorkTile(t);
                     FailureOr<TileValues> tile = prepareTile();
                     if (failed(tile))

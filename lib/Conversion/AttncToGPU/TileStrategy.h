@@ -300,6 +300,12 @@ public:
   virtual mlir::Value isProducer(mlir::OpBuilder &b) {
     llvm_unreachable("only for strategies with a producer");
   }
+  /// At the start of a body of the producer's loops, and past its end: a
+  /// strategy may re-derive its shared-memory addresses in the body, so
+  /// that they are not hoisted out of the loops and kept live in the few
+  /// registers the producer has. Returns what leaveProducerBody restores.
+  virtual mlir::Value enterProducerBody(mlir::OpBuilder &b) { return {}; }
+  virtual void leaveProducerBody(mlir::Value saved) {}
   /// At the start of each role's branch (e.g. to move registers from the
   /// producer to the consumers).
   virtual void enterRole(mlir::OpBuilder &b, bool producer) {
@@ -381,9 +387,12 @@ public:
   /// rescale of acc. A step's V tile stays in use one step longer, so the
   /// pipeline needs a third stage.
   virtual bool overlapsPV() const { return false; }
-  /// The probabilities taken since the last call, as loop-carried values
-  /// (packed registers), and the same number of zeros.
-  virtual llvm::SmallVector<mlir::Value> takenProbabilities() {
+  /// The probabilities taken since the last call, rounded and packed into
+  /// the registers a P V reads (as loop-carried values), and the same
+  /// number of zeros. Called after the previous P V was waited for: the
+  /// rounding writes registers ptxas may give the in-flight MMA's operand.
+  virtual llvm::SmallVector<mlir::Value>
+  takenProbabilities(mlir::OpBuilder &b) {
     llvm_unreachable("only for strategies that overlap P V");
   }
   virtual llvm::SmallVector<mlir::Value> zeroProbabilities(mlir::OpBuilder &b) {

@@ -338,15 +338,21 @@ void WgmmaStrategy::takeProbabilities(OpBuilder &b, ArrayRef<int64_t> elems,
                                       ArrayRef<Value> p) {
   assert(elems.size() == 2 && elems[0] % 2 == 0 && "a (2t, 2t+1) pair");
   int64_t e = elems[0];
-  Value pair = mma::packPair(b, loc, s.elementType, p[0], p[1]);
-  probs[e / 4][(e % 4) / 2] =
-      LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
+  probs[e / 4][e % 4] = p[0];
+  probs[e / 4][e % 4 + 1] = p[1];
 }
 
-SmallVector<Value> WgmmaStrategy::takenProbabilities() {
+/// Each f32 value through an empty asm first: tied to a side-effecting asm
+/// after the wait, the rounding cannot be scheduled above it.
+SmallVector<Value> WgmmaStrategy::takenProbabilities(OpBuilder &b) {
   SmallVector<Value> flat;
-  for (const auto &pair : probs)
-    flat.append(pair.begin(), pair.end());
+  for (const auto &tile : probs)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value lo = tiedFence(b, tile[2 * h], "=f,0");
+      Value hi = tiedFence(b, tile[2 * h + 1], "=f,0");
+      Value pair = mma::packPair(b, loc, s.elementType, lo, hi);
+      flat.push_back(LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair));
+    }
   return flat;
 }
 

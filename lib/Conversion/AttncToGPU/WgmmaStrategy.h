@@ -56,10 +56,10 @@ constexpr int64_t kFirstTurnBarrier = 2;
 /// shared memory (after the turn barriers of up to four warpgroups).
 constexpr int64_t kFirstStoreBarrier = 8;
 constexpr int64_t kGroupThreads = 128;
-/// 32-bit registers of an SM, and what the producer keeps of them per thread
-/// (one thread's walk over the work tiles and TMA coordinates; setmaxnreg
-/// takes multiples of 8, 24 at least). 24 leaves two consumer warpgroups
-/// 240 each.
+/// 32-bit registers of an SM, and the fewest the producer keeps of them per
+/// thread (one thread's walk over the work tiles and TMA coordinates;
+/// setmaxnreg takes multiples of 8, 24 at least). 24 leaves two consumer
+/// warpgroups 240 each.
 constexpr int64_t kRegisterFile = 65536;
 constexpr int64_t kProducerRegisters = 24;
 /// Rows of one warpgroup MMA and warps per warpgroup.
@@ -290,7 +290,7 @@ public:
   void accumulatePV(OpBuilder &b, Value stage,
                     SmallVectorImpl<Value> &acc) override {
     SmallVector<Value> values =
-        waitPV(b, issuePV(b, stage, takenProbabilities(), acc));
+        waitPV(b, issuePV(b, stage, takenProbabilities(b), acc));
     acc.assign(values.begin(), values.end());
   }
 
@@ -301,6 +301,18 @@ public:
   int64_t slotBarriers() const { return splitKV() ? 4 : 2; }
 
   bool hasProducer() const override { return producer; }
+  /// The shared base through an empty asm: every address of the body is
+  /// then computed from it where used (an immediate offset of the PTX
+  /// operand). Derived from the base outside, LLVM hoisted a dozen 64-bit
+  /// addresses out of the producer's loops, which its 24 registers could
+  /// not hold (ptxas, d = 128 causal: 40 / 84 bytes of spill stores /
+  /// loads, 0 with the base re-derived).
+  Value enterProducerBody(OpBuilder &b) override {
+    Value saved = smemAddress;
+    smemAddress = tiedFence(b, smemAddress, "=l,0");
+    return saved;
+  }
+  void leaveProducerBody(Value saved) override { smemAddress = saved; }
   Value isProducer(OpBuilder &b) override {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, tid,
                                  idx(b, consumerThreads()));
@@ -310,7 +322,7 @@ public:
   void enterRole(OpBuilder &b, bool isProducer) override {
     NVVM::SetMaxRegisterOp::create(
         b, loc,
-        b.getI32IntegerAttr(isProducer ? kProducerRegisters
+        b.getI32IntegerAttr(isProducer ? producerRegisters()
                                        : consumerRegisters()),
         NVVM::SetMaxRegisterActionAttr::get(
             b.getContext(), isProducer ? NVVM::SetMaxRegisterAction::decrease
@@ -411,7 +423,7 @@ public:
       NVVM::MBarrierArriveOp::create(b, loc, Type(),
                                      barrier(b, n, /*empty=*/true), Value());
   }
-  SmallVector<Value> takenProbabilities() override;
+  SmallVector<Value> takenProbabilities(OpBuilder &b) override;
   SmallVector<Value> zeroProbabilities(OpBuilder &b) override {
     return SmallVector<Value>(s.blockKV / mma::kN * 2, i32(b, 0));
   }
@@ -463,10 +475,18 @@ private:
   /// and more than the producer gave up never are (a deadlock, seen with
   /// 32 for the producer and 240 for the consumers of 384 threads).
   int64_t consumerRegisters() const {
-    int64_t threads = threadsPerBlock();
-    int64_t launched = kRegisterFile / threads / 8 * 8;
-    int64_t left = launched * threads - producerThreads() * kProducerRegisters;
+    int64_t left = registerPool() - producerThreads() * kProducerRegisters;
     return std::min<int64_t>(256, left / consumerThreads() / 8 * 8);
+  }
+  /// The producer keeps what the consumers' multiple of 8 leaves over: with
+  /// three consumer warpgroups (d = 64) 32, not 24, and its spills gone.
+  int64_t producerRegisters() const {
+    int64_t left = registerPool() - consumerThreads() * consumerRegisters();
+    return std::min<int64_t>(256, left / producerThreads() / 8 * 8);
+  }
+  int64_t registerPool() const {
+    int64_t threads = threadsPerBlock();
+    return kRegisterFile / threads / 8 * 8 * threads;
   }
   /// Byte offset of the barriers: the ring's full[stages], then its
   /// empty[stages] (with K and V apart: K's, then V's), then the query
@@ -627,8 +647,12 @@ private:
   /// Byte offset of this warpgroup's 64 query rows in the Q tile (i64).
   Value groupRowsOffset;
   SmallVector<Value> pending;
-  /// Packed probabilities of the current step (i32): [n8 tile][half].
-  SmallVector<std::array<Value, 2>> probs;
+  /// Probabilities of the current step (f32): [n8 tile][element], kept
+  /// unrounded until takenProbabilities. Rounded as they came, the packing
+  /// wrote the registers ptxas had coalesced with the in-flight P V's A
+  /// operand, and ptxas moved that MMA's wait above the exponentials: a
+  /// warpgroup's softmax never overlapped its own P V.
+  SmallVector<std::array<Value, 4>> probs;
   /// The register A operand of the P V in flight: the MMA reads it
   /// asynchronously, but LLVM sees its last use at the issue and would hand
   /// its registers to the next step's probabilities, written while the MMA
