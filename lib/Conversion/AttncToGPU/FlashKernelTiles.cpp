@@ -168,13 +168,15 @@ void FlashKernelBuilder::mapWorkTile(Value t) {
   // The groups' geometry is recomputed for every tile from opaque copies of
   // the sizes, in 32 bits: hoisted out of the roles' loops, its values
   // stayed live through the consumers' (ptxas, d = 128 causal: 32 bytes of
-  // spills against 12). (One op per statement: the IR's order is the same
+  // spills against 12). The sizes are narrowed before the copies: copied
+  // in 64 bits, five 64-bit sizes stayed live through the producer's loops,
+  // in its 24 registers. (One op per statement: the IR's order is the same
   // with every compiler.)
   Type i32 = b.getI32Type();
   auto narrow = [&](Value v) -> Value {
     return arith::IndexCastOp::create(b, loc, i32, v);
   };
-  auto size32 = [&](Value v) { return narrow(opaqueIndex(b, loc, v)); };
+  auto size32 = [&](Value v) { return opaqueI32(b, loc, narrow(v)); };
   auto c32 = [&](int64_t v) -> Value {
     return arith::ConstantIntOp::create(b, loc, i32, v);
   };

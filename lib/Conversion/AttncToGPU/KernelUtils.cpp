@@ -89,6 +89,16 @@ Value attnc::opaqueIndex(OpBuilder &b, Location loc, Value v) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), mov.getRes());
 }
 
+Value attnc::opaqueI32(OpBuilder &b, Location loc, Value v) {
+  Type i32 = b.getI32Type();
+  return LLVM::InlineAsmOp::create(
+             b, loc, i32, ValueRange{v}, b.getStringAttr("mov.b32 $0, $1;"),
+             b.getStringAttr("=r,r"), b.getUnitAttr(),
+             /*is_align_stack=*/nullptr, /*tail_call_kind=*/nullptr,
+             /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr)
+      .getRes();
+}
+
 std::pair<Value, Value> attnc::ringDivRem(OpBuilder &b, Location loc, Value n,
                                           int64_t d) {
   Type i32 = b.getI32Type();

@@ -72,7 +72,7 @@
 // PERSISTENT-GROUPS-LABEL: gpu.func @naive_attention(
 // PERSISTENT-GROUPS: scf.while (%[[T:.*]] = %block_id_x,
 // PERSISTENT-GROUPS: ^bb0(%[[WALK:[^:]*]]: index,
-// PERSISTENT-GROUPS-COUNT-5: llvm.inline_asm has_side_effects "mov.b64 $0, $1;"
+// PERSISTENT-GROUPS-COUNT-5: llvm.inline_asm has_side_effects "mov.b32 $0, $1;"
 // PERSISTENT-GROUPS: %[[SOME:.*]] = arith.maxui %{{.*}}, %c1_i32 : i32
 // PERSISTENT-GROUPS: %[[ROWS:.*]] = arith.constant 16384 : i32
 // PERSISTENT-GROUPS: %[[FITTING:.*]] = arith.divui %[[ROWS]], %[[SOME]] : i32

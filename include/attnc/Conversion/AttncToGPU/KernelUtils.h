@@ -42,6 +42,8 @@ mlir::Value dynamicSharedBytes(mlir::OpBuilder &b, mlir::Location loc);
 /// a loop. Used to shape live ranges where LLVM's choices cost registers in
 /// a kernel's hot loop.
 mlir::Value opaqueIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
+/// The same for an i32 value.
+mlir::Value opaqueI32(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
 
 /// `n / d` and `n mod d` (indices) of a pipeline counter `n` by a constant
 /// `d`, computed in 32 bits: `n` counts a CTA's K/V tiles or steps, far
