@@ -287,11 +287,13 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
       sharedStep =
           atSM(double(s.mmaWarps) * bkv * (d + dv) * eb, dev.sharedTBps * 1e12);
     fill += atSM((bq * d + bkv * (d + dv) + bq * dv) * eb, perSMBytes);
-    // A persistent CTA's later tiles: the consumers load the next tile's Q
-    // while they store this one's O (posted stores the SM does not wait
-    // for), so a tile waits for one HBM latency and its Q at the SM's share
-    // of the bandwidth.
-    tileIO = dev.dramLatencyUs + atSM(bq * d * eb, perSMBytes);
+    // A persistent CTA's later tiles: with one query buffer the consumers
+    // load the next tile's Q while they store this one's O (posted stores
+    // the SM does not wait for), so a tile waits for one HBM latency and
+    // its Q at the SM's share of the bandwidth; with two the producer
+    // loaded it during the previous tile, and it waits for nothing.
+    if (s.queryBuffers < 2)
+      tileIO = dev.dramLatencyUs + atSM(bq * d * eb, perSMBytes);
     int64_t packed = std::max<int64_t>(s.packedHeads, 1);
     int64_t rows = z.seqQ * packed;
     int64_t tiles = ceilDiv(rows, s.blockQ);

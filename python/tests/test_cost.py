@@ -28,7 +28,7 @@ UNIT_DEVICE = {
 }
 
 
-def manifest(mask, strategy="mma_sync", key_warps=None):
+def manifest(mask, strategy="mma_sync", key_warps=None, query_buffers=None):
     shape = {"q": ["B", "H", "Sq", 64], "k": ["B", "H", "Skv", 64],
              "v": ["B", "H", "Skv", 64], "o": ["B", "H", "Sq", 64]}
     params = [{"name": n, "kind": "tensor", "dtype": "bf16", "shape": s,
@@ -45,11 +45,15 @@ def manifest(mask, strategy="mma_sync", key_warps=None):
             "attrs": {"strategy": strategy, "block_q": 64,
                       "block_kv": 64, "head_dim": 64, "mask": mask,
                       **({"key_warps": key_warps} if key_warps
+                         else {}),
+                      **({"query_buffers": query_buffers} if query_buffers
                          else {})}}]})
 
 
-def plan(mask, sq, skv, strategy="mma_sync", key_warps=None):
-    k = attnc.Module.from_json(manifest(mask, strategy, key_warps))["attn"]
+def plan(mask, sq, skv, strategy="mma_sync", key_warps=None,
+         query_buffers=None):
+    k = attnc.Module.from_json(
+        manifest(mask, strategy, key_warps, query_buffers))["attn"]
     return k.plan(q=FakeTensor(0x100000, (1, 1, sq, 64), BF16),
                   k=FakeTensor(0x200000, (1, 1, skv, 64), BF16),
                   v=FakeTensor(0x300000, (1, 1, skv, 64), BF16),
@@ -145,6 +149,15 @@ class EstimateTest(unittest.TestCase):
         self.assertAlmostEqual(e.fill_us, self.FILL + 3 * (1 + 8192e-6),
                                places=9)
         self.assertAlmostEqual(e.sm_us, 4 * 4.096 + e.fill_us, places=9)
+
+    def test_prefetched_queries_are_not_waited_for(self):
+        # With two query buffers the producer loads each later tile's Q
+        # during the previous tile: the CTA pays its first fill only.
+        e = plan("none", 256, 64, "wgmma_ws_persistent",
+                 query_buffers=2).estimate(self.device)
+        self.assertEqual((e.steps, e.waves), (4, 4))
+        self.assertAlmostEqual(e.fill_us, self.FILL, places=9)
+        self.assertAlmostEqual(e.sm_us, 4 * 4.096 + self.FILL, places=9)
 
     def test_regime_is_the_mean_sms(self):
         # Three SMs, nothing but tensor cores: a causal 128 x 128 launches

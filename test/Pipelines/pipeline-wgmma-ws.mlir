@@ -37,6 +37,7 @@
 // RUN: FileCheck %s --check-prefix=PERSISTENT < %t/persistent/naive_attention.ptx
 // RUN: FileCheck %s --check-prefix=DRAW < %t/persistent/naive_attention.ptx
 // RUN: FileCheck %s --check-prefix=PGRID < %t/persistent/manifest.json
+// RUN: FileCheck %s --check-prefix=QBUF < %t/persistent/manifest.json
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/persistent/naive_attention.ptx -o %t/persistent.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --strategy=wgmma --stages=3 --overlap-pv=on -o %t/overlap
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/overlap/naive_attention.ptx -o %t/overlap.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
@@ -222,6 +223,10 @@
 // barriers start at 229376 (the ring's eight: K and V apart, overlapped;
 // the query buffers' full ones, then their empty ones; then the tile
 // ring's four).
+// The manifest tells the cost model that the query is loaded ahead.
+// QBUF: "attrs": {
+// QBUF: "query_buffers": 2,
+// QBUF: "strategy": "wgmma_ws_persistent"
 // PGRID: "grid": [
 // PGRID-NEXT: [
 // PGRID-NEXT: {

@@ -112,6 +112,9 @@ struct KernelSchedule {
   MaskBounds mask;
   /// Query heads packed into one tile (split-KV decoding with GQA), >= 1.
   int64_t packedHeads = 1;
+  /// Query tiles a persistent CTA holds: with two, the next tile's query
+  /// is loaded during this one.
+  int64_t queryBuffers = 1;
 };
 
 /// The sizes a kernel runs at, and the bytes its tensors occupy.

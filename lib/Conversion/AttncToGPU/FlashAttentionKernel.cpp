@@ -558,6 +558,11 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
     abi.attrs["interleave_kv"] = "1";
   if (config.getOverlapPV())
     abi.attrs["overlap_pv"] = "1";
+  // Query tiles held at once (absent: 1): with two, a persistent kernel's
+  // producer loads the next tile's query during this one (the cost model
+  // then charges no wait for it).
+  if (shape.queryBuffers > 1)
+    abi.attrs["query_buffers"] = std::to_string(shape.queryBuffers);
   // The grid's order (the forall's config: a fallback follows it).
   if (int64_t mib = l2GroupMib())
     abi.attrs["l2_group_mib"] = std::to_string(mib);
