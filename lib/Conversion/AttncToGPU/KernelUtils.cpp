@@ -337,13 +337,23 @@ void attnc::mapPersistentWorkTile(OpBuilder &b, Location loc, Value t,
                                   ArrayRef<unsigned> order,
                                   ArrayRef<unsigned> gridDims, ValueRange ivs,
                                   ArrayRef<Value> extents, IRMapping &scope) {
-  Value rest = t;
+  // In 32 bits: tiles are drawn from a 32-bit counter. In 64, each
+  // division came with LLVM's 32-bit fast path and kept both widths of the
+  // sizes live, in the producer's 24 registers too.
+  Type i32 = b.getI32Type();
+  auto narrow = [&](Value v) -> Value {
+    return arith::IndexCastUIOp::create(b, loc, i32, v);
+  };
+  Value rest = narrow(t);
   for (unsigned dim : order) {
     const auto *it = llvm::find(gridDims, dim);
     if (it == gridDims.end())
       continue;
     size_t i = it - gridDims.begin();
-    scope.map(ivs[i], arith::RemUIOp::create(b, loc, rest, extents[i]));
-    rest = arith::DivUIOp::create(b, loc, rest, extents[i]);
+    Value extent = narrow(extents[i]);
+    scope.map(ivs[i], arith::IndexCastUIOp::create(
+                          b, loc, b.getIndexType(),
+                          arith::RemUIOp::create(b, loc, rest, extent)));
+    rest = arith::DivUIOp::create(b, loc, rest, extent);
   }
 }

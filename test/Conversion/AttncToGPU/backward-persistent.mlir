@@ -33,9 +33,14 @@
 // CHECK-NEXT: scf.condition(%[[MORE0]])
 // CHECK-NEXT: } do {
 // CHECK-NEXT: ^bb0(%[[T:.*]]: index, %{{.*}}: index):
-// CHECK-NEXT: %[[TILE:.*]] = arith.remui %[[T]], %[[KV]] : index
-// CHECK-NEXT: %[[REST:.*]] = arith.divui %[[T]], %[[KV]] : index
-// CHECK-NEXT: arith.remui %[[REST]], %{{.*}} : index
+// The tile's coordinates in 32 bits (drawn from a 32-bit counter):
+// CHECK-NEXT: %[[T32:.*]] = arith.index_castui %[[T]] : index to i32
+// CHECK-NEXT: %[[KV32:.*]] = arith.index_castui %[[KV]] : index to i32
+// CHECK-NEXT: %[[TILE:.*]] = arith.remui %[[T32]], %[[KV32]] : i32
+// CHECK-NEXT: arith.index_castui %[[TILE]] : i32 to index
+// CHECK-NEXT: %[[REST:.*]] = arith.divui %[[T32]], %[[KV32]] : i32
+// CHECK-NEXT: arith.index_castui %{{.*}} : index to i32
+// CHECK-NEXT: arith.remui %[[REST]], %{{.*}} : i32
 // CHECK-NOT: llvm.atomicrmw
 // The query loops, then the flush of dQ:
 // CHECK: nvvm.cp.async.wait.group 0
@@ -102,11 +107,17 @@ func.func @full(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tens
 // CHECK-NEXT: memref.store %[[DRAWN]], %[[SLOTS]][%[[SLOT]]]
 // CHECK-NEXT: }
 // Heads (x), then the K/V tile (y), then batch (z):
-// CHECK-NEXT: arith.remui %[[T]], %[[HEADS:.*]] : index
-// CHECK-NEXT: %[[R1:.*]] = arith.divui %[[T]], %[[HEADS]] : index
-// CHECK-NEXT: arith.remui %[[R1]], %[[KV]] : index
-// CHECK-NEXT: %[[R2:.*]] = arith.divui %[[R1]], %[[KV]] : index
-// CHECK-NEXT: arith.remui %[[R2]], %{{.*}} : index
+// CHECK-NEXT: %[[T32:.*]] = arith.index_castui %[[T]] : index to i32
+// CHECK-NEXT: %[[HEADS:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK-NEXT: arith.remui %[[T32]], %[[HEADS]] : i32
+// CHECK-NEXT: arith.index_castui
+// CHECK-NEXT: %[[R1:.*]] = arith.divui %[[T32]], %[[HEADS]] : i32
+// CHECK-NEXT: %[[KV32:.*]] = arith.index_castui %[[KV]] : index to i32
+// CHECK-NEXT: arith.remui %[[R1]], %[[KV32]] : i32
+// CHECK-NEXT: arith.index_castui
+// CHECK-NEXT: %[[R2:.*]] = arith.divui %[[R1]], %[[KV32]] : i32
+// CHECK-NEXT: arith.index_castui %{{.*}} : index to i32
+// CHECK-NEXT: arith.remui %[[R2]], %{{.*}} : i32
 // After the flush's final barrier and the reductions' read, every thread
 // takes the drawn tile from the same slot and starts its K/V load:
 // CHECK: gpu.barrier
