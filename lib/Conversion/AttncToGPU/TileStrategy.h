@@ -390,7 +390,7 @@ public:
   /// The probabilities taken since the last call, rounded and packed into
   /// the registers a P V reads (as loop-carried values), and the same
   /// number of zeros. Called after the previous P V was waited for: the
-  /// rounding writes registers ptxas may give the in-flight MMA's operand.
+  /// rounding writes the registers the in-flight MMA reads.
   virtual llvm::SmallVector<mlir::Value>
   takenProbabilities(mlir::OpBuilder &b) {
     llvm_unreachable("only for strategies that overlap P V");

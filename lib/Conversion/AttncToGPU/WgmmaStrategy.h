@@ -648,10 +648,11 @@ private:
   Value groupRowsOffset;
   SmallVector<Value> pending;
   /// Probabilities of the current step (f32): [n8 tile][element], kept
-  /// unrounded until takenProbabilities. Rounded as they came, the packing
-  /// wrote the registers ptxas had coalesced with the in-flight P V's A
-  /// operand, and ptxas moved that MMA's wait above the exponentials: a
-  /// warpgroup's softmax never overlapped its own P V.
+  /// unrounded until takenProbabilities, after the previous P V's wait.
+  /// Rounded as they came, the packed pairs went through the loop as
+  /// copies (34 more SASS instructions a step, ptxas spills). (ptxas still
+  /// interleaves the roundings with the exponentials and so waits for the
+  /// in-flight P V, whose A registers they write, before the first one.)
   SmallVector<std::array<Value, 4>> probs;
   /// The register A operand of the P V in flight: the MMA reads it
   /// asynchronously, but LLVM sees its last use at the issue and would hand
