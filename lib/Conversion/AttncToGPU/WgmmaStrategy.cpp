@@ -189,9 +189,6 @@ Value wgmma::mmaKMajor(OpBuilder &b, Location loc, Value base, Type elementType,
                        Value aTile, int64_t aRows, Value bTile, int64_t bRows,
                        int64_t depth) {
   MLIRContext *ctx = b.getContext();
-  auto i64 = [&](int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v).getResult();
-  };
   Type accType = accumulatorType(ctx, bRows);
   Value acc = LLVM::ZeroOp::create(b, loc, accType);
   auto elem =
