@@ -78,25 +78,27 @@ Value attnc::wrapGlobalPointer(OpBuilder &b, Location loc, Value ptr,
   return UnrealizedConversionCastOp::create(b, loc, memrefType, d).getResult(0);
 }
 
-Value attnc::opaqueIndex(OpBuilder &b, Location loc, Value v) {
-  Type i64 = b.getI64Type();
-  Value asI64 = arith::IndexCastOp::create(b, loc, i64, v);
-  auto mov = LLVM::InlineAsmOp::create(
-      b, loc, i64, ValueRange{asI64}, b.getStringAttr("mov.b64 $0, $1;"),
-      b.getStringAttr("=l,l"), b.getUnitAttr(), /*is_align_stack=*/nullptr,
-      /*tail_call_kind=*/nullptr, /*asm_dialect=*/nullptr,
-      /*operand_attrs=*/nullptr);
-  return arith::IndexCastOp::create(b, loc, b.getIndexType(), mov.getRes());
-}
-
-Value attnc::opaqueI32(OpBuilder &b, Location loc, Value v) {
-  Type i32 = b.getI32Type();
+/// `v` (i32 or i64) through a side-effecting `mov` of its width.
+static Value opaqueMove(OpBuilder &b, Location loc, Value v) {
+  bool wide = v.getType().isInteger(64);
   return LLVM::InlineAsmOp::create(
-             b, loc, i32, ValueRange{v}, b.getStringAttr("mov.b32 $0, $1;"),
-             b.getStringAttr("=r,r"), b.getUnitAttr(),
+             b, loc, v.getType(), ValueRange{v},
+             b.getStringAttr(wide ? "mov.b64 $0, $1;" : "mov.b32 $0, $1;"),
+             b.getStringAttr(wide ? "=l,l" : "=r,r"), b.getUnitAttr(),
              /*is_align_stack=*/nullptr, /*tail_call_kind=*/nullptr,
              /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr)
       .getRes();
+}
+
+Value attnc::opaqueIndex(OpBuilder &b, Location loc, Value v) {
+  Value asI64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                    opaqueMove(b, loc, asI64));
+}
+
+Value attnc::opaqueI32(OpBuilder &b, Location loc, Value v) {
+  assert(v.getType().isInteger(32) && "an i32 value");
+  return opaqueMove(b, loc, v);
 }
 
 std::pair<Value, Value> attnc::ringDivRem(OpBuilder &b, Location loc, Value n,

@@ -306,7 +306,7 @@ public:
   /// operand). Derived from the base outside, LLVM hoisted a dozen 64-bit
   /// addresses out of the producer's loops, which its 24 registers could
   /// not hold (ptxas, d = 128 causal: 40 / 84 bytes of spill stores /
-  /// loads, 0 with the base re-derived).
+  /// loads, 12 / 12 with the base re-derived).
   Value enterProducerBody(OpBuilder &b) override {
     Value saved = smemAddress;
     smemAddress = tiedFence(b, smemAddress, "=l,0");
