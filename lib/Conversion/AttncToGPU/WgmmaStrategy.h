@@ -58,10 +58,15 @@ constexpr int64_t kFirstStoreBarrier = 8;
 constexpr int64_t kGroupThreads = 128;
 /// 32-bit registers of an SM, and the fewest the producer keeps of them per
 /// thread (one thread's walk over the work tiles and TMA coordinates;
-/// setmaxnreg takes multiples of 8, 24 at least). 24 leaves two consumer
-/// warpgroups 240 each.
+/// setmaxnreg takes multiples of 8, 24 at least).
 constexpr int64_t kRegisterFile = 65536;
 constexpr int64_t kProducerRegisters = 24;
+/// The most a consumer thread takes. A d = 128 consumer fits in 232 with no
+/// spills (every forward variant of the GPU suite, ptxas 13.0), and the 8
+/// it leaves give the producer 40 instead of 24: the persistent walk of a
+/// masked or GQA grid (tile bounds, slot and tile counters, the tile's
+/// coordinates) spilled 12 to 32 bytes in 24 and nothing in 40.
+constexpr int64_t kConsumerRegisters = 232;
 /// Rows of one warpgroup MMA and warps per warpgroup.
 constexpr int64_t kGroupRows = 64;
 constexpr int64_t kWarpsPerGroup = 4;
@@ -468,7 +473,8 @@ private:
   }
   int64_t producerThreads() const { return kWarpsPerGroup * mma::kWarpSize; }
   /// What the consumers' warpgroups get once the producer's has given up
-  /// all but kProducerRegisters per thread: a multiple of 8, at most 256.
+  /// all but kProducerRegisters per thread: a multiple of 8, at most
+  /// kConsumerRegisters.
   /// The pool is what the CTA was launched with (the register file split
   /// evenly over its threads, rounded down to 8 per thread), not the whole
   /// file: setmaxnreg.inc waits until the registers it asks for are free,
@@ -476,10 +482,11 @@ private:
   /// 32 for the producer and 240 for the consumers of 384 threads).
   int64_t consumerRegisters() const {
     int64_t left = registerPool() - producerThreads() * kProducerRegisters;
-    return std::min<int64_t>(256, left / consumerThreads() / 8 * 8);
+    return std::min<int64_t>(kConsumerRegisters,
+                             left / consumerThreads() / 8 * 8);
   }
-  /// The producer keeps what the consumers' multiple of 8 leaves over: with
-  /// three consumer warpgroups (d = 64) 32, not 24, and its spills gone.
+  /// The producer keeps what the consumers leave over: 40 beside two
+  /// consumer warpgroups, 32 beside three (d = 64, 160 each).
   int64_t producerRegisters() const {
     int64_t left = registerPool() - consumerThreads() * consumerRegisters();
     return std::min<int64_t>(256, left / producerThreads() / 8 * 8);
