@@ -146,6 +146,13 @@
 // PEEL: p, 1,  1, 0,  0;
 // PEEL: wgmma.commit_group.sync.aligned
 // PEEL-NOT: bar.sync
+// acc takes the previous step's rescale between S's issue and P V's (it is
+// no MMA's operand then), not after the wait for P V (FlashAttention-3's
+// order), behind a fence for the P V that reads it.
+// PEEL: mul.rn.f32
+// PEEL-NOT: bar.sync
+// PEEL: wgmma.fence.sync.aligned
+// PEEL-NOT: mul.rn.f32
 // PEEL: p, 1, 1, 1;
 // PEEL: wgmma.commit_group.sync.aligned
 // PEEL: wgmma.wait_group.sync.aligned {{[[:space:]]*}}1;

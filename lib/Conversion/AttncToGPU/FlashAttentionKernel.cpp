@@ -236,8 +236,10 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
     strategy->accumulatePV(b, stage, st.acc);
   } else {
     // S of this step first, then the previous step's P V, so that waiting
-    // for S leaves P V running through this step's score stage; acc is
-    // rescaled once P V is done.
+    // for S leaves P V running through this step's score stage. acc takes
+    // the previous step's rescale between the two (it is no MMA's operand
+    // then), so that after the wait for P V only the probabilities'
+    // rounding is left before the next issue.
     ArrayRef<Value> pending(st.pending);
     if (ring)
       strategy->waitValues(b, pending.back());
@@ -245,6 +247,7 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
         strategy->stageProbabilities(b, pending.drop_back());
     strategy->beginMMAs(b);
     Value scores = strategy->issueScores(b, stage);
+    scoreStage->rescale(b, st.acc, st.pendingScale);
     Value pv = strategy->issuePV(
         b, ringDivRem(b, loc, pending.back(), stagesCount).second, probs,
         st.acc);
@@ -255,7 +258,7 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
                             alphas)))
       return failure();
     st.acc = strategy->waitPV(b, pv);
-    scoreStage->rescale(b, st.acc, alphas);
+    st.pendingScale = alphas;
     if (ring) {
       // The previous step's slot is done now. Past a peeled first step
       // every step has one; otherwise none before the first step (its empty

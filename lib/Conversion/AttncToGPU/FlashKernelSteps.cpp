@@ -130,6 +130,7 @@ FailureOr<OnlineSoftmaxState> FlashKernelBuilder::emitFirstStep(
     if (failed(finishScores(l, scope, l.mayBePartial, scores, /*inFlight=*/0, n,
                             st, alphas)))
       return failure();
+    st.pendingScale = scoreStage->unitScales(b);
     st.pending = strategy->takenProbabilities(b);
     st.pending.push_back(ring ? n : *stage);
     yields = st.flatten();
@@ -156,6 +157,7 @@ FailureOr<OnlineSoftmaxState> FlashKernelBuilder::emitFirstStep(
 void FlashKernelBuilder::resetPending(OnlineSoftmaxState &st, Value tile) {
   if (!strategy->overlapsPV())
     return;
+  st.pendingScale = scoreStage->unitScales(b);
   st.pending = strategy->zeroProbabilities(b);
   st.pending.push_back(tile);
 }
@@ -170,8 +172,10 @@ void FlashKernelBuilder::flushPending(OnlineSoftmaxState &st, Value steps) {
         ringDivRem(b, loc, pending.back(), form.config.getStages()).second;
     if (ring)
       strategy->waitValues(b, pending.back());
-    SmallVector<Value> acc = strategy->waitPV(
-        b, strategy->issuePV(b, stage, pending.drop_back(), st.acc));
+    SmallVector<Value> acc(st.acc);
+    scoreStage->rescale(b, acc, st.pendingScale);
+    acc = strategy->waitPV(b, strategy->issuePV(b, stage, pending.drop_back(),
+                                                acc));
     // The last step's slot: a persistent producer refills it.
     if (ring)
       strategy->releaseSlot(b, pending.back());
@@ -197,5 +201,6 @@ void FlashKernelBuilder::flushPending(OnlineSoftmaxState &st, Value steps) {
     }
     st.acc.assign(any.getResults().begin(), any.getResults().end());
   }
+  st.pendingScale.clear();
   st.pending.clear();
 }

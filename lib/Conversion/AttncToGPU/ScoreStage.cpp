@@ -36,18 +36,22 @@ SmallVector<Value> OnlineSoftmaxState::flatten() const {
   SmallVector<Value> all(rowMax);
   llvm::append_range(all, rowSum);
   llvm::append_range(all, acc);
+  llvm::append_range(all, pendingScale);
   llvm::append_range(all, pending);
   return all;
 }
 
 OnlineSoftmaxState
 OnlineSoftmaxState::unflatten(ValueRange all, const OnlineSoftmaxState &like) {
-  size_t rows = like.rowMax.size(), accs = like.acc.size();
+  size_t rows = like.rowMax.size(), accs = like.acc.size(),
+         scales = like.pendingScale.size();
   OnlineSoftmaxState s;
   s.rowMax.assign(all.begin(), all.begin() + rows);
   s.rowSum.assign(all.begin() + rows, all.begin() + 2 * rows);
-  s.acc.assign(all.begin() + 2 * rows, all.begin() + 2 * rows + accs);
-  s.pending.assign(all.begin() + 2 * rows + accs, all.end());
+  auto rest = all.begin() + 2 * rows;
+  s.acc.assign(rest, rest + accs);
+  s.pendingScale.assign(rest + accs, rest + accs + scales);
+  s.pending.assign(rest + accs + scales, all.end());
   return s;
 }
 
@@ -313,6 +317,11 @@ void ScoreStage::rescale(OpBuilder &b, SmallVectorImpl<Value> &acc,
   for (auto [r, elements] : llvm::enumerate(outputSlots))
     for (int64_t e : elements)
       acc[e] = arith::MulFOp::create(b, loc, acc[e], alphas[r]);
+}
+
+SmallVector<Value> ScoreStage::unitScales(OpBuilder &b) const {
+  Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+  return SmallVector<Value>(outputSlots.size(), one);
 }
 
 void ScoreStage::merge(OpBuilder &b, OnlineSoftmaxState &st,

@@ -26,7 +26,13 @@ namespace attnc {
 /// overlaps P V with the next step, the step whose P V is still to be
 /// issued: its packed probabilities, then its V stage.
 struct OnlineSoftmaxState {
-  llvm::SmallVector<mlir::Value> rowMax, rowSum, acc, pending;
+  llvm::SmallVector<mlir::Value> rowMax, rowSum, acc;
+  /// With an overlapped P V: the factors (one per row slot) acc takes
+  /// before the pending P V is issued, the step's rescale deferred to the
+  /// next step (FlashAttention-3's order: after the wait for P V only the
+  /// probabilities' rounding is left), and the pending P V (the strategy's
+  /// probabilities, then the V tile).
+  llvm::SmallVector<mlir::Value> pendingScale, pending;
 
   llvm::SmallVector<mlir::Value> flatten() const;
   /// The inverse of flatten for a state with the sizes of `like`.
@@ -128,6 +134,9 @@ public:
   /// acc *= alphas[row slot].
   void rescale(mlir::OpBuilder &b, llvm::SmallVectorImpl<mlir::Value> &acc,
                llvm::ArrayRef<mlir::Value> alphas) const;
+  /// Factors 1 for every row slot: the scale of a P V issued onto an acc
+  /// that needs none (zero probabilities, or acc still zero).
+  llvm::SmallVector<mlir::Value> unitScales(mlir::OpBuilder &b) const;
   /// Merges `other`, the running state of the same rows over other keys
   /// (in the same layout), into `st`: m = max of both, each sum and
   /// accumulator scaled by exp(its m - m) (0 for a part that saw no key),
