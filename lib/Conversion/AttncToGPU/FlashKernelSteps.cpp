@@ -174,8 +174,8 @@ void FlashKernelBuilder::flushPending(OnlineSoftmaxState &st, Value steps) {
       strategy->waitValues(b, pending.back());
     SmallVector<Value> acc(st.acc);
     scoreStage->rescale(b, acc, st.pendingScale);
-    acc = strategy->waitPV(b, strategy->issuePV(b, stage, pending.drop_back(),
-                                                acc));
+    acc = strategy->waitPV(
+        b, strategy->issuePV(b, stage, pending.drop_back(), acc));
     // The last step's slot: a persistent producer refills it.
     if (ring)
       strategy->releaseSlot(b, pending.back());
