@@ -381,11 +381,11 @@ public:
   /// Overlapped P V. A strategy whose MMAs run asynchronously may run the P V
   /// of step j on the tensor cores while step j + 1's score stage runs on
   /// the other units (FlashAttention-3's intra-warpgroup overlap). The
-  /// builder then calls, per step: issueScores(stage j + 1), issuePV(the
-  /// pending probabilities of step j, its V stage), waitScores, the score
-  /// stage (which hands over step j + 1's probabilities), waitPV, and the
-  /// rescale of acc. A step's V tile stays in use one step longer, so the
-  /// pipeline needs a third stage.
+  /// builder then calls, per step: issueScores(stage j + 1), the rescale of
+  /// acc by step j's factors, issuePV(the pending probabilities of step j,
+  /// its V stage), waitScores, the score stage (which hands over step j +
+  /// 1's probabilities and factors), and waitPV. A step's V tile stays in
+  /// use one step longer, so the pipeline needs a third stage.
   virtual bool overlapsPV() const { return false; }
   /// The probabilities taken since the last call, rounded and packed into
   /// the registers a P V reads (as loop-carried values), and the same
