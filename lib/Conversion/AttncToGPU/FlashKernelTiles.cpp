@@ -170,8 +170,8 @@ void FlashKernelBuilder::mapWorkTile(Value t) {
   // stayed live through the consumers' (ptxas, d = 128 causal: 32 bytes of
   // spills against 12). The sizes are narrowed before the copies: copied
   // in 64 bits, five 64-bit sizes stayed live through the producer's loops,
-  // in its 24 registers. (One op per statement: the IR's order is the same
-  // with every compiler.)
+  // in its registers (24 then). (One op per statement: the IR's order is the
+  // same with every compiler.)
   Type i32 = b.getI32Type();
   auto narrow = [&](Value v) -> Value {
     return arith::IndexCastOp::create(b, loc, i32, v);

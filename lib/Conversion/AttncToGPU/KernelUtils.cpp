@@ -341,7 +341,7 @@ void attnc::mapPersistentWorkTile(OpBuilder &b, Location loc, Value t,
                                   ArrayRef<Value> extents, IRMapping &scope) {
   // In 32 bits: tiles are drawn from a 32-bit counter. In 64, each
   // division came with LLVM's 32-bit fast path and kept both widths of the
-  // sizes live, in the producer's 24 registers too.
+  // sizes live, in the producer's registers too (24 of them then).
   Type i32 = b.getI32Type();
   auto narrow = [&](Value v) -> Value {
     return arith::IndexCastUIOp::create(b, loc, i32, v);

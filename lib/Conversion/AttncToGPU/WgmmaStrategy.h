@@ -309,8 +309,8 @@ public:
   /// The shared base through an empty asm: every address of the body is
   /// then computed from it where used (an immediate offset of the PTX
   /// operand). Derived from the base outside, LLVM hoisted a dozen 64-bit
-  /// addresses out of the producer's loops, which its 24 registers could
-  /// not hold (ptxas, d = 128 causal: 40 / 84 bytes of spill stores /
+  /// addresses out of the producer's loops, which its registers (24 then)
+  /// could not hold (ptxas, d = 128 causal: 40 / 84 bytes of spill stores /
   /// loads, 12 / 12 with the base re-derived).
   Value enterProducerBody(OpBuilder &b) override {
     Value saved = smemAddress;
