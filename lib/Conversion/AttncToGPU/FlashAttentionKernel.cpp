@@ -510,12 +510,6 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
            << form.keyPages.getPageSize()
            << "; block_kv = " << config.getBlockKV()
            << " must divide it or be a multiple of it";
-  // (Mask and score regions' reads, hoisted to one per block.)
-  if (!form.blockReads.empty() &&
-      config.getStrategy() == TileStrategy::wgmma_ws_persistent)
-    return form.blockReads.front().emitOpError(
-        "reads a tensor once per block of a flash form; the persistent "
-        "strategy walks many tiles in one block (take wgmma_ws)");
   // Tile bounds from ids take the whole block before its loops; a
   // persistent block's roles walk their tiles apart.
   if (!form.idBounds.empty() &&
@@ -638,22 +632,13 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
         wrapGlobalPointer(b, loc, param("block_table"), b.getI32Type());
   // One element per block of the tensors read per block (K/V lengths, a
   // ragged batch's starts and ends, a region's per-head values), loaded
-  // once.
+  // once; a persistent block's, once per work tile (prepareTile).
   for (const BlockTensor &bt : form.blockTensors)
     globalMem[bt.name] = wrapGlobalPointer(
         b, loc, param(bt.name),
         cast<RankedTensorType>(bt.tensor.getType()).getElementType());
-  for (tensor::ExtractOp read : form.blockReads) {
-    SmallVector<Value> indices;
-    for (Value index : read.getIndices()) {
-      FailureOr<Value> i = materialize(index, prologue);
-      if (failed(i))
-        return failure();
-      indices.push_back(*i);
-    }
-    prologue.map(read.getResult(),
-                 loadElement(*form.blockTensorOf(read.getTensor()), indices));
-  }
+  if (!strategy->persistent() && failed(loadBlockReads()))
+    return failure();
   // Reads per score (a value per query or key position) load in place.
   values.readElement = [this](tensor::ExtractOp read,
                               ArrayRef<Value> indices) -> FailureOr<Value> {
@@ -709,6 +694,21 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
     return failure();
   gpu::ReturnOp::create(b, loc);
   return func;
+}
+
+LogicalResult FlashKernelBuilder::loadBlockReads() {
+  for (tensor::ExtractOp read : form.blockReads) {
+    SmallVector<Value> indices;
+    for (Value index : read.getIndices()) {
+      FailureOr<Value> i = materialize(index, prologue);
+      if (failed(i))
+        return failure();
+      indices.push_back(*i);
+    }
+    prologue.map(read.getResult(),
+                 loadElement(*form.blockTensorOf(read.getTensor()), indices));
+  }
+  return success();
 }
 
 FailureOr<gpu::GPUFuncOp>

@@ -193,6 +193,9 @@ private:
     bool queryLoaded = false;
   };
   FailureOr<TileValues> prepareTile();
+  /// The elements the regions read once per block (form.blockReads), at
+  /// the block indices `prologue` maps, into `prologue`.
+  LogicalResult loadBlockReads();
   /// The form's attnc.id_tile_bounds, computed by every thread of the block
   /// (FlashKernelIdBounds.cpp); their results go into `prologue`.
   LogicalResult emitIdBounds();

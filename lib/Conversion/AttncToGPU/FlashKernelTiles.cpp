@@ -44,6 +44,11 @@ static bool isIndependentOf(Value v, Value iv) {
 /// forall's induction variables as `prologue` maps them), and the matrices
 /// of the K/V slices whose (batch, head) does not depend on their loop.
 FailureOr<FlashKernelBuilder::TileValues> FlashKernelBuilder::prepareTile() {
+  // A persistent block's batch and head change from tile to tile: what the
+  // regions read per block is read per tile (the producer's copies, which
+  // nothing uses, are dropped as dead loads).
+  if (strategy->persistent() && failed(loadBlockReads()))
+    return failure();
   FailureOr<GlobalTile> q = tileOf(form.querySlice, "q", prologue);
   if (failed(q))
     return failure();

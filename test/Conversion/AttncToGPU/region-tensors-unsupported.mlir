@@ -100,22 +100,6 @@ func.func @two_coordinates(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>,
 
 // -----
 
-// The persistent strategy walks many tiles in one block.
-func.func @persistent(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>, %v: tensor<?x8x?x64xbf16>, %t: tensor<8xf32>) -> tensor<?x8x?x64xbf16> {
-  // expected-error @+1 {{reads a tensor once per block of a flash form; the persistent strategy walks many tiles in one block (take wgmma_ws)}}
-  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64, config = #attnc.flash_config<block_q = 192, block_kv = 128, warps = 12, stages = 2, strategy = wgmma_ws_persistent>}
-      : tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16> -> tensor<?x8x?x64xbf16>
-      score {
-      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
-        %x = tensor.extract %t[%h] : tensor<8xf32>
-        %r = arith.subf %s, %x : f32
-        attnc.yield %r : f32
-      }
-  return %o : tensor<?x8x?x64xbf16>
-}
-
-// -----
-
 // Tile bounds from document ids take the whole block before its K/V loops;
 // the persistent strategy's roles walk their tiles apart.
 func.func @persistent_documents(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>, %v: tensor<?x8x?x64xbf16>, %dq: tensor<?x?xi32>, %dk: tensor<?x?xi32>) -> tensor<?x8x?x64xbf16> {

@@ -104,11 +104,19 @@ func.func @scalar_and_bias(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16
 // -----
 
 // Without a mask, d = 64 takes the persistent strategy by default on
-// sm_90a; an op whose regions read tensors takes wgmma_ws (the persistent
-// grid walks many tiles per block).
+// sm_90a, regions that read tensors too: a persistent block walks tiles of
+// many heads, so the slope is loaded in the walks (each role's scf.while),
+// once per work tile, and not before them.
 // CHECK-LABEL: gpu.module @unmasked_d64_module
 // CHECK-SAME: tensor<"slopes", f32, [1, H, 1, 1], input, align = 4>
-// CHECK-SAME: strategy = "wgmma_ws"
+// CHECK-SAME: strategy = "wgmma_ws_persistent"
+// CHECK: gpu.func @unmasked_d64(
+// CHECK-NOT: memref.load {{.*}} : memref<?xf32, 1>
+// CHECK: scf.while
+// CHECK: memref.load %{{.+}}[%{{.+}}] {alignment = 4 : i64} : memref<?xf32, 1>
+// CHECK: scf.while
+// CHECK: memref.load %{{.+}}[%{{.+}}] {alignment = 4 : i64} : memref<?xf32, 1>
+// CHECK: gpu.module @unmasked_d64_fallback_module
 func.func @unmasked_d64(%q: tensor<?x?x?x64xf16>, %k: tensor<?x?x?x64xf16>, %v: tensor<?x?x?x64xf16>, %slopes: tensor<1x?x1x1xf32> {attnc.name = "slopes"}) -> tensor<?x?x?x64xf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
       : tensor<?x?x?x64xf16>, tensor<?x?x?x64xf16>, tensor<?x?x?x64xf16> -> tensor<?x?x?x64xf16>

@@ -1,9 +1,10 @@
 // Under a causal mask sm_90a's default is the persistent grid whose CTAs
 // draw their longest-first tiles from a counter (wgmma_ws_persistent, L2
 // head groups of 32 MiB at every head dimension), when no strategy was
-// asked for, no region reads a tensor (a per-head slope changes from tile
-// to tile) and there is no dropout; those keep one tile per block
-// (wgmma_ws). A strategy option is taken as given.
+// asked for, the tiles are not bounded by ids (a document mask's bounds
+// take the whole block) and there is no dropout; those keep one tile per
+// block (wgmma_ws). A region's per-head slope is read per work tile. A
+// strategy option is taken as given.
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax | FileCheck %s
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax=strategy=wgmma_ws | FileCheck %s --check-prefix=ASKED
 
@@ -67,9 +68,9 @@ func.func @causal_softcap(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>
 
 // -----
 
-// A per-head slope read from a tensor: one tile per block.
+// A per-head slope read from a tensor (once per work tile): persistent.
 // CHECK-LABEL: func.func @causal_slopes
-// CHECK: strategy = wgmma_ws,
+// CHECK: strategy = wgmma_ws_persistent,
 func.func @causal_slopes(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>, %slopes: tensor<?xf32>) -> tensor<?x?x?x128xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
       : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
@@ -98,6 +99,33 @@ func.func @causal_dropout(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>
       mask {
       ^bb0(%b: index, %h: index, %i: index, %j: index):
         %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
+  return %o : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+// Documents under a window of 1024 keys: a constant-span window alone takes
+// the persistent grid, but tile bounds from ids are computed by the whole
+// block before its loops, so this keeps one tile per block.
+// CHECK-LABEL: func.func @window_documents
+// CHECK: attnc.id_tile_bounds
+// CHECK: strategy = wgmma_ws,
+func.func @window_documents(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>, %dq: tensor<?x?xi32>, %dk: tensor<?x?xi32>) -> tensor<?x?x?x128xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
+      : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %w = arith.constant 1024 : index
+        %d = arith.subi %i, %j : index
+        %near = arith.cmpi slt, %d, %w : index
+        %causal = arith.cmpi sle, %j, %i : index
+        %x = tensor.extract %dq[%b, %i] : tensor<?x?xi32>
+        %y = tensor.extract %dk[%b, %j] : tensor<?x?xi32>
+        %same = arith.cmpi eq, %x, %y : i32
+        %band = arith.andi %causal, %near : i1
+        %keep = arith.andi %band, %same : i1
         attnc.yield %keep : i1
       }
   return %o : tensor<?x?x?x128xbf16>

@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Analysis/DimIndices.h"
+#include "attnc/Dialect/Attnc/IR/AttentionMask.h"
 #include "attnc/Dialect/Attnc/Transforms/Passes.h"
 #include "attnc/Dialect/Attnc/Transforms/Transforms.h"
 
@@ -122,7 +123,7 @@ struct AttncOnlineSoftmaxPass
   /// when `masked`), with the tiles the options set.
   FailureOr<FlashConfigAttr> getConfig(int64_t headDim, bool masked = true,
                                        bool needsMmaSync = false,
-                                       bool readsPerBlock = false) {
+                                       bool boundsByIds = false) {
     // Reported at the root's location without the "see current operation"
     // note: the culprit is the option, not the IR.
     Location loc = getOperation()->getLoc();
@@ -220,10 +221,10 @@ struct AttncOnlineSoftmaxPass
     FlashConfigAttr config =
         target->attentionConfig(&getContext(), headDim, q, kv, kind, stages,
                                 masked, parts, interleaveKV, overlap);
-    // The persistent grid walks many tiles in one block, and what a region
-    // reads once per block (a per-head slope) changes from tile to tile:
-    // without a strategy option such ops take the one-tile-per-block form.
-    if (readsPerBlock && !kind &&
+    // Tile bounds from ids take the whole block before its loops, and the
+    // persistent grid's roles walk their tiles apart: without a strategy
+    // option such ops take the one-tile-per-block form.
+    if (boundsByIds && !kind &&
         config.getStrategy() == TileStrategy::wgmma_ws_persistent)
       config = target->attentionConfig(&getContext(), headDim, q, kv,
                                        TileStrategy::wgmma_ws, stages, masked,
@@ -253,6 +254,13 @@ struct AttncOnlineSoftmaxPass
              << " needs warpgroup MMAs, which " << chip
              << " lacks (sm_90a only)";
     return *kind;
+  }
+
+  /// True when `op`'s mask compares ids read at the query and the key
+  /// positions (document masks): its flash form bounds the tiles by ids.
+  static bool boundsTilesByIds(AttentionOp op) {
+    std::optional<KeyInterval> interval = analyzeKeyInterval(op.getMask());
+    return interval && !interval->matches.empty();
   }
 
   /// True when a region of `op` reads a tensor (hoisted to one read per
@@ -304,7 +312,7 @@ struct AttncOnlineSoftmaxPass
     // 8156 against wgmma_ws's 953 / 1867 / 3683 / 7280; window 1024 at
     // d = 128 982 / 1755 / 3300 / 6236 against 980 / 1717 / 3220 / 6251.
     if (config.getStrategy() == TileStrategy::wgmma_ws && strategy.empty() &&
-        !readsTensors(op))
+        !boundsTilesByIds(op))
       return target->attentionConfig(&getContext(), headDim, blockQ, blockKV,
                                      TileStrategy::wgmma_ws_persistent, stages,
                                      /*masked=*/true, config.getKeyWarps(),
@@ -339,12 +347,13 @@ struct AttncOnlineSoftmaxPass
   /// 4k / 8k / 16k (B·S = 16k, H = 16): d = 128 275 / 361 / 451 / 514 /
   /// 553 / 571 against wgmma_ws's 260 / 350 / 446 / 496 / 540 / 572; d = 64
   /// 195 / 266 / 351 / 386 / - / 434 against 175 / 247 / 335 / 383 / - /
-  /// 416. Not with what a region reads per block or per score (the per-head
-  /// slope or ids change from tile to tile; id bounds are the whole
-  /// block's) nor with dropout, whose GPU tests run one tile per block.
+  /// 416. What a region reads per block (a per-head slope) is read again
+  /// for every tile the block walks. Not with tile bounds from ids (the
+  /// whole block computes them before its loops) nor with dropout, whose
+  /// GPU tests run one tile per block.
   FlashConfigAttr persistentForCausal(AttentionOp op, FlashConfigAttr c,
                                       int64_t headDim) {
-    if (!strategy.empty() || !op.getCausalMask() || readsTensors(op) ||
+    if (!strategy.empty() || !op.getCausalMask() || boundsTilesByIds(op) ||
         op.getDropoutProbability() || c.getStrategy() != TileStrategy::wgmma_ws)
       return c;
     return lookupTargetDescription(chip)->attentionConfig(
@@ -383,9 +392,10 @@ struct AttncOnlineSoftmaxPass
       // A config on the op (the user's choice) wins over the target's.
       int64_t headDim = op.getQuery().getType().getDimSize(3);
       FailureOr<FlashConfigAttr> config =
-          op.getConfigAttr() ? FailureOr<FlashConfigAttr>(op.getConfigAttr())
-                             : getConfig(headDim, !op.getMask().empty(),
-                                         needsRowLoads(op), readsTensors(op));
+          op.getConfigAttr()
+              ? FailureOr<FlashConfigAttr>(op.getConfigAttr())
+              : getConfig(headDim, !op.getMask().empty(), needsRowLoads(op),
+                          boundsTilesByIds(op));
       if (succeeded(config) && !op.getConfigAttr() && blockQ == 0)
         config = narrowForWindow(op, *config, headDim);
       if (succeeded(config) && !op.getConfigAttr())
