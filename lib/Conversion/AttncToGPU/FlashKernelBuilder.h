@@ -199,6 +199,16 @@ private:
   /// The form's attnc.id_tile_bounds, computed by every thread of the block
   /// (FlashKernelIdBounds.cpp); their results go into `prologue`.
   LogicalResult emitIdBounds();
+  /// What emitIdBounds learns of each attnc.id_tile_bounds beside its
+  /// results, for the current tile: whether every row of the query tile has
+  /// one id and the keys looked at with that id are one run (i1), and the
+  /// run's first and last key (index). Where `exact` holds, the id match
+  /// is the key interval [first, last], which the masked steps test per
+  /// row instead of comparing ids per score (maskByKeyInterval).
+  struct IdRun {
+    Value exact, first, last;
+  };
+  SmallVector<IdRun> idRuns;
   /// The shared memory the block reduces them through, past the strategy's.
   int64_t idBoundsScratchOffset() const;
   int64_t idBoundsScratchBytes() const;

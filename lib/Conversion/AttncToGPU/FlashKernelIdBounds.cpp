@@ -165,6 +165,7 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
   Value warp = arith::DivUIOp::create(b, loc, tid, idx(kWarpSize));
   Value scratch = sharedWords(idBoundsScratchOffset(), idBoundsScratchBytes());
 
+  idRuns.clear();
   for (auto [n, bounds] : llvm::enumerate(form.idBounds)) {
     // (A named copy: lambdas below capture it.)
     IdTileBoundsOp op = bounds;
@@ -356,6 +357,8 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
     Value results[] = {visitFirst, fullFirst, fullEnd, visitEnd};
     for (auto [r, v] : llvm::zip(op.getResults(), results))
       prologue.map(r, toIndex(v));
+    idRuns.push_back({arith::AndIOp::create(b, loc, single, isRun),
+                      toIndex(total[kRunMin]), toIndex(total[kRunMax])});
   }
   return success();
 }

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
 
 #include <functional>
@@ -402,7 +403,27 @@ FailureOr<bool> FlashKernelBuilder::maskByKeyInterval(
       i = arith::AddIOp::create(b, loc, q0, row);
     return i;
   };
+  // The id matches' runs of keys, where the tile's id bounds found them
+  // (emitIdBounds): null where some match has none.
+  SmallVector<const IdRun *> runs;
+  for (const IdMatch &m : interval->matches) {
+    auto qRead = cast<tensor::ExtractOp>(m.queryRead);
+    auto kRead = cast<tensor::ExtractOp>(m.keyRead);
+    const IdRun *run = nullptr;
+    for (auto [op, r] : llvm::zip(form.idBounds, idRuns))
+      if (op.getQueryIds() == qRead.getTensor() &&
+          op.getKeyIds() == kRead.getTensor() &&
+          op.getQueryDim() == m.queryDim && op.getKeyDim() == m.keyDim)
+        run = &r;
+    if (!run) {
+      runs.clear();
+      break;
+    }
+    runs.push_back(run);
+  }
   Value j0, below, above, lastKey;
+  // With `withRuns`, each row's range is cut to the matches' runs.
+  bool withRuns = false;
   auto range = [&](OpBuilder &, Value row,
                    Value colBase) -> std::pair<Value, Value> {
     if (!j0) {
@@ -419,7 +440,8 @@ FailureOr<bool> FlashKernelBuilder::maskByKeyInterval(
       return arith::IndexCastOp::create(b, loc, b.getI32Type(), offset);
     };
     Value i = queryAt(row);
-    Value first = interval->lo ? relative(eval(*interval->lo, i)) : Value();
+    Value lo = interval->lo ? eval(*interval->lo, i) : Value();
+    Value first = lo && !withRuns ? relative(lo) : Value();
     Value last = interval->hi ? eval(*interval->hi, i) : Value();
     if (causal)
       last = causalShift
@@ -428,6 +450,16 @@ FailureOr<bool> FlashKernelBuilder::maskByKeyInterval(
     if (lastKey)
       last = last ? arith::MinSIOp::create(b, loc, last, lastKey).getResult()
                   : lastKey;
+    if (withRuns) {
+      for (const IdRun *run : runs) {
+        lo = lo ? arith::MaxSIOp::create(b, loc, lo, run->first).getResult()
+                : run->first;
+        last = last
+                   ? arith::MinSIOp::create(b, loc, last, run->last).getResult()
+                   : run->last;
+      }
+      first = relative(lo);
+    }
     return {first, last ? relative(last) : Value()};
   };
 
@@ -457,12 +489,51 @@ FailureOr<bool> FlashKernelBuilder::maskByKeyInterval(
     }
     return keep;
   };
-  if (!scoreStage->maskColumns(b, s, range,
-                               interval->matches.empty()
-                                   ? ScoreStage::Predicate()
-                                   : ScoreStage::Predicate(sameIds)))
-    return false;
+  // The positions and reads above are cached per branch of the scf.if
+  // below: each branch computes its own.
+  auto resetCaches = [&] {
+    rows.clear();
+    cols.clear();
+    j0 = below = above = lastKey = Value();
+  };
+  if (runs.empty()) {
+    if (!scoreStage->maskColumns(b, s, range,
+                                 interval->matches.empty()
+                                     ? ScoreStage::Predicate()
+                                     : ScoreStage::Predicate(sameIds)))
+      return false;
+    if (failedRead)
+      return failure();
+    return true;
+  }
+  // Documents: a query tile inside one document, whose keys are one run
+  // (sorted ids), sees the run's keys: its masked steps (the document's
+  // first tile, the diagonal) test each row's range cut to the run, as a
+  // causal mask's, instead of two id reads and a 64-bit comparison per
+  // score; a tile across documents compares ids.
+  Value exact;
+  for (const IdRun *run : runs)
+    exact = exact ? arith::AndIOp::create(b, loc, exact, run->exact).getResult()
+                  : run->exact;
+  auto branches =
+      scf::IfOp::create(b, loc, TypeRange(ValueRange(s)), exact, true);
+  OpBuilder::InsertionGuard guard(b);
+  for (bool inRuns : {true, false}) {
+    b.setInsertionPointToStart(inRuns ? branches.thenBlock()
+                                      : branches.elseBlock());
+    SmallVector<Value> t(s.begin(), s.end());
+    resetCaches();
+    withRuns = inRuns;
+    if (!scoreStage->maskColumns(b, t, range,
+                                 inRuns ? ScoreStage::Predicate()
+                                        : ScoreStage::Predicate(sameIds))) {
+      branches.erase();
+      return false;
+    }
+    scf::YieldOp::create(b, loc, t);
+  }
   if (failedRead)
     return failure();
+  s.assign(branches.getResults().begin(), branches.getResults().end());
   return true;
 }

@@ -4,9 +4,11 @@
 // per row slot and step the bounds relative to the thread's first column,
 // clamped into [-1, 2^20] and cast to i32; per score one 32-bit comparison
 // of its constant column offset per side. The region's 64-bit position
-// arithmetic does not reach the score path. Document ids keep their reads
-// and an equality per score; a mask with no interval form (|i - j| <= 256
-// through max) is evaluated per score as written.
+// arithmetic does not reach the score path. Document ids: where the query
+// tile has one id and its keys are one run (the tile's id bounds tell), the
+// run cuts each row's range; elsewhere the ids are read and compared per
+// score. A mask with no interval form (|i - j| <= 256 through max) is
+// evaluated per score as written.
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=64 strategy=mma_sync" --canonicalize --cse --attnc-convert-to-gpu | FileCheck %s
 
 // A window of 1024 keys: lo(i) = i - 1024 + 1 (the size is a value from
@@ -44,18 +46,32 @@ func.func @window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tens
 
 // -----
 
-// Documents with a causal conjunct: hi(i) = i per row, and the ids of the
-// row and of the column (each read once per step) compared per score.
+// Documents with a causal conjunct: hi(i) = i per row. A masked step
+// branches on the tile's id run: inside one run, each row keeps
+// [run first, min(i, run last)] (no id read, no 64-bit comparison);
+// otherwise the ids of the row and of the column (each read once per step)
+// are compared per score.
 // CHECK-LABEL: gpu.func @documents_causal
 // CHECK:       scf.for {{.*}} -> (f32
-// CHECK:         %[[HIMAX:.*]] = arith.maxsi %{{.*}}, %{{.*}} : index
-// CHECK-NEXT:    %[[CL:.*]] = arith.minsi %[[HIMAX]], %{{.*}} : index
-// CHECK-NEXT:    %[[REL:.*]] = arith.subi %[[CL]], %{{.*}} : index
-// CHECK-NEXT:    %[[LAST:.*]] = arith.index_cast %[[REL]] : index to i32
-// CHECK:         %[[LE:.*]] = arith.cmpi sle, %c0_i32{{.*}}, %[[LAST]] : i32
-// CHECK:         %[[SAME:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : i64
-// CHECK-NEXT:    %[[KEEP:.*]] = arith.andi %[[LE]], %[[SAME]] : i1
-// CHECK-NEXT:    arith.select %[[KEEP]], %{{.*}}, %{{.*}} : f32
+// CHECK:         scf.if %{{.*}} -> (f32
+// CHECK:           %[[HI:.*]] = arith.minsi %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:      arith.minsi %[[HI]], %[[RUNLAST:[^ ]*]] : index
+// CHECK-NEXT:      arith.maxsi %[[RUNFIRST:[^ ]*]], %{{.*}} : index
+// CHECK-NOT:       arith.cmpi eq, {{.*}} : i64
+// CHECK:           %[[GE:.*]] = arith.cmpi sle, %{{.*}}, %c0_i32{{.*}} : i32
+// CHECK-NEXT:      %[[LE:.*]] = arith.cmpi sle, %c0_i32{{.*}}, %{{.*}} : i32
+// CHECK-NEXT:      %[[IN:.*]] = arith.andi %[[GE]], %[[LE]] : i1
+// CHECK-NEXT:      arith.select %[[IN]], %{{.*}}, %{{.*}} : f32
+// CHECK-NOT:       arith.cmpi eq, {{.*}} : i64
+// CHECK:         } else {
+// CHECK:           %[[HIMAX:.*]] = arith.maxsi %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:      %[[CL:.*]] = arith.minsi %[[HIMAX]], %{{.*}} : index
+// CHECK-NEXT:      %[[REL:.*]] = arith.subi %[[CL]], %{{.*}} : index
+// CHECK-NEXT:      %[[LAST:.*]] = arith.index_cast %[[REL]] : index to i32
+// CHECK:           %[[LE2:.*]] = arith.cmpi sle, %c0_i32{{.*}}, %[[LAST]] : i32
+// CHECK:           %[[SAME:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT:      %[[KEEP:.*]] = arith.andi %[[LE2]], %[[SAME]] : i1
+// CHECK-NEXT:      arith.select %[[KEEP]], %{{.*}}, %{{.*}} : f32
 // CHECK:       gpu.return
 func.func @documents_causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %dq: tensor<?x?xi64>, %dk: tensor<?x?xi64>) -> tensor<?x?x?x64xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
