@@ -510,13 +510,6 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
            << form.keyPages.getPageSize()
            << "; block_kv = " << config.getBlockKV()
            << " must divide it or be a multiple of it";
-  // Tile bounds from ids take the whole block before its loops; a
-  // persistent block's roles walk their tiles apart.
-  if (!form.idBounds.empty() &&
-      config.getStrategy() == TileStrategy::wgmma_ws_persistent)
-    return form.idBounds.front().emitOpError(
-        "bounds a flash form's tiles with the whole block; the persistent "
-        "strategy's roles walk many tiles apart (take wgmma_ws)");
   if (isPartial() && !mmaSync)
     return form.forall.emitOpError()
            << "is a split-KV partial form; its f32 partials are written by "
@@ -612,6 +605,8 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   }
 
   strategy->emitPrologue(b);
+  if (idExchangeBytes() != 0)
+    initIdExchange();
   for (const char *t : {"q", "k", "v"})
     globalMem[t] = wrapGlobalPointer(b, loc, param(t), form.elementType);
   globalMem[outName()] = wrapGlobalPointer(b, loc, param(outName()), outType);

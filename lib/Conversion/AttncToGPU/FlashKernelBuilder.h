@@ -198,7 +198,27 @@ private:
   LogicalResult loadBlockReads();
   /// The form's attnc.id_tile_bounds, computed by every thread of the block
   /// (FlashKernelIdBounds.cpp); their results go into `prologue`.
-  LogicalResult emitIdBounds();
+  /// With `consumersOnly` (a persistent block), the consumer warpgroups
+  /// compute them among themselves (their named barrier, not the CTA's).
+  LogicalResult emitIdBounds(bool consumersOnly = false);
+  /// A persistent kernel's id bounds as index words, kIdBoundsWords per
+  /// op: its four results (as emitIdBounds mapped them), then its run's
+  /// exact (0 or 1), first and last key; the inverse maps them into
+  /// `prologue` and idRuns; zeros where a CTA has no next tile.
+  static constexpr int64_t kIdBoundsWords = 7;
+  SmallVector<Value> idBoundsWords();
+  void mapIdBoundsWords(ValueRange words);
+  SmallVector<Value> noIdBoundsWords();
+  /// The exchange that hands the consumers' id bounds of the CTA's i-th
+  /// tile to the producer's issuing thread: two slots of words past the id
+  /// bounds' scratch, each with a full and an empty mbarrier (one arrival
+  /// each), set up by initIdExchange behind a CTA barrier.
+  int64_t idExchangeOffset() const;
+  int64_t idExchangeBytes() const;
+  Value idExchangeBase();
+  void initIdExchange();
+  void publishIdBounds(Value i, ValueRange words);
+  SmallVector<Value> receiveIdBounds(Value i);
   /// What emitIdBounds learns of each attnc.id_tile_bounds beside its
   /// results, for the current tile: whether every row of the query tile has
   /// one id and the keys looked at with that id are one run (i1), and the

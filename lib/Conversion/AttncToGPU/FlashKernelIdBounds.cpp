@@ -14,9 +14,17 @@
 // reduced in the warp by redux.sync and across warps through a few words
 // of shared memory past the strategy's, behind one CTA barrier.
 //
+// A persistent block's roles walk their tiles apart: the consumer
+// warpgroups compute the bounds of the CTA's next tile once they have
+// received it (after the current tile's last MMA, before its epilogue),
+// carry them into that tile, and hand them to the producer's issuing
+// thread through a two-slot exchange guarded by mbarriers, as the tile
+// indices come the other way.
+//
 //===----------------------------------------------------------------------===//
 
 #include "FlashKernelBuilder.h"
+#include "WgmmaStrategy.h"
 #include "attnc/Conversion/AttncToGPU/KernelUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -41,7 +49,7 @@ enum Partial { kVisitMin, kVisitMax, kRunMin, kRunMax, kRunCount, kPartials };
 constexpr NVVM::ReduxKind kCombine[kPartials] = {
     NVVM::ReduxKind::MIN, NVVM::ReduxKind::MAX, NVVM::ReduxKind::MIN,
     NVVM::ReduxKind::MAX, NVVM::ReduxKind::ADD};
-constexpr int64_t kWarpSize = 32;
+constexpr int64_t kWarpLanes = 32;
 /// Keys a thread loads per iteration of the pass, in flight together.
 constexpr int64_t kUnroll = 8;
 } // namespace
@@ -50,10 +58,22 @@ int64_t FlashKernelBuilder::idBoundsScratchOffset() const {
   return llvm::alignTo(strategy->sharedMemoryBytes(), 16);
 }
 
+int64_t FlashKernelBuilder::idExchangeOffset() const {
+  return llvm::alignTo(idBoundsScratchOffset() + idBoundsScratchBytes(),
+                       wgmma::kBarrierBytes);
+}
+
+int64_t FlashKernelBuilder::idExchangeBytes() const {
+  if (form.idBounds.empty() || !strategy->persistent())
+    return 0;
+  // full[2], empty[2], then two slots of words.
+  return 4 * wgmma::kBarrierBytes +
+         2 * static_cast<int64_t>(form.idBounds.size()) * kIdBoundsWords * 4;
+}
+
 int64_t FlashKernelBuilder::drawExchangeOffset() const {
-  int64_t end = form.idBounds.empty()
-                    ? strategy->sharedMemoryBytes()
-                    : idBoundsScratchOffset() + idBoundsScratchBytes();
+  int64_t end = form.idBounds.empty() ? strategy->sharedMemoryBytes()
+                                      : idExchangeOffset() + idExchangeBytes();
   // (Without an exchange: the end of what the kernel uses.)
   return drawExchangeBytes() == 0 ? end : llvm::alignTo(end, 16);
 }
@@ -61,7 +81,7 @@ int64_t FlashKernelBuilder::drawExchangeOffset() const {
 int64_t FlashKernelBuilder::drawExchangeBytes() const {
   if (form.dropout == 0.0)
     return 0;
-  int64_t warps = strategy->threadsPerBlock() / kWarpSize;
+  int64_t warps = strategy->threadsPerBlock() / kWarpLanes;
   return warps * 2 * AccumulatorLayout::kDrawExchangeWords * 4;
 }
 
@@ -82,7 +102,7 @@ AccumulatorLayout::DrawExchange FlashKernelBuilder::makeDrawExchange() {
   };
   Value warp = arith::DivUIOp::create(
       b, loc, gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x),
-      idx(kWarpSize));
+      idx(kWarpLanes));
   return {sharedWords(drawExchangeOffset(), drawExchangeBytes()),
           arith::MulIOp::create(
               b, loc, warp, idx(2 * AccumulatorLayout::kDrawExchangeWords))};
@@ -91,7 +111,7 @@ AccumulatorLayout::DrawExchange FlashKernelBuilder::makeDrawExchange() {
 int64_t FlashKernelBuilder::idBoundsScratchBytes() const {
   if (form.idBounds.empty())
     return 0;
-  int64_t warps = strategy->threadsPerBlock() / kWarpSize;
+  int64_t warps = strategy->threadsPerBlock() / kWarpLanes;
   return static_cast<int64_t>(form.idBounds.size()) * warps * kPartials * 4;
 }
 
@@ -104,7 +124,7 @@ static Value warpReduce(OpBuilder &b, Location loc, Value v, bool max) {
         b, loc, i32, v, max ? NVVM::ReduxKind::MAX : NVVM::ReduxKind::MIN, all);
   // 64-bit ids: a butterfly of the two halves' shuffles.
   Type i64 = b.getI64Type();
-  for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2) {
+  for (int32_t offset = kWarpLanes / 2; offset > 0; offset /= 2) {
     Value lo = arith::TruncIOp::create(b, loc, i32, v);
     Value hi = arith::TruncIOp::create(
         b, loc, i32,
@@ -113,7 +133,7 @@ static Value warpReduce(OpBuilder &b, Location loc, Value v, bool max) {
     auto shuffle = [&](Value x) {
       return arith::ExtUIOp::create(
           b, loc, i64,
-          gpu::ShuffleOp::create(b, loc, x, offset, kWarpSize,
+          gpu::ShuffleOp::create(b, loc, x, offset, kWarpLanes,
                                  gpu::ShuffleMode::XOR)
               .getShuffleResult());
     };
@@ -137,7 +157,7 @@ static Value combine(OpBuilder &b, Location loc, NVVM::ReduxKind kind, Value x,
   return arith::AddIOp::create(b, loc, x, y);
 }
 
-LogicalResult FlashKernelBuilder::emitIdBounds() {
+LogicalResult FlashKernelBuilder::emitIdBounds(bool consumersOnly) {
   Type i32 = b.getI32Type();
   auto idx = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
@@ -158,11 +178,22 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
     return arith::CmpIOp::create(b, loc, p, x, y).getResult();
   };
   using P = arith::CmpIPredicate;
-  int64_t threads = strategy->threadsPerBlock();
-  int64_t warps = threads / kWarpSize;
+  // The consumers are the block's first threads, the producer's warpgroup
+  // its last.
+  int64_t threads =
+      strategy->threadsPerBlock() - (consumersOnly ? wgmma::kGroupThreads : 0);
+  int64_t warps = threads / kWarpLanes;
+  auto sync = [&] {
+    if (!consumersOnly) {
+      gpu::BarrierOp::create(b, loc);
+      return;
+    }
+    NVVM::BarrierOp::create(b, loc, Type(), c32(wgmma::kConsumerBarrier),
+                            c32(threads), nullptr, Value());
+  };
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value lane = arith::RemUIOp::create(b, loc, tid, idx(kWarpSize));
-  Value warp = arith::DivUIOp::create(b, loc, tid, idx(kWarpSize));
+  Value lane = arith::RemUIOp::create(b, loc, tid, idx(kWarpLanes));
+  Value warp = arith::DivUIOp::create(b, loc, tid, idx(kWarpLanes));
   Value scratch = sharedWords(idBoundsScratchOffset(), idBoundsScratchBytes());
 
   idRuns.clear();
@@ -241,7 +272,7 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
     Value qmax = idConst(bits == 32 ? std::numeric_limits<int32_t>::min()
                                     : std::numeric_limits<int64_t>::min());
     Value lastRow = arith::SubIOp::create(b, loc, *rows, idx(1));
-    for (int64_t r0 = 0; r0 < form.config.getBlockQ(); r0 += kWarpSize) {
+    for (int64_t r0 = 0; r0 < form.config.getBlockQ(); r0 += kWarpLanes) {
       Value r = arith::AddIOp::create(b, loc, lane, idx(r0));
       Value valid = cmp(P::ult, r, *rows);
       Value at = arith::AddIOp::create(
@@ -311,7 +342,7 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
         memref::StoreOp::create(b, loc, partial[c], scratch,
                                 ValueRange{slot(warp, c)});
     }
-    gpu::BarrierOp::create(b, loc);
+    sync();
     SmallVector<Value> total = init;
     for (int64_t w = 0; w < warps; ++w)
       for (int c = 0; c < kPartials; ++c) {
@@ -319,6 +350,11 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
                                          ValueRange{slot(idx(w), c)});
         total[c] = combine(b, loc, kCombine[c], total[c], v);
       }
+    // A persistent block's consumers compute the next bounds a tile later:
+    // a warp past this tile's MMAs (an empty tile has no turns to hold it)
+    // must not write the scratch while another still reads it.
+    if (consumersOnly)
+      sync();
 
     // The tiles: visited from the least to the greatest key of V; unmasked
     // inside E when E is one run of keys.
@@ -361,4 +397,167 @@ LogicalResult FlashKernelBuilder::emitIdBounds() {
                       toIndex(total[kRunMin]), toIndex(total[kRunMax])});
   }
   return success();
+}
+
+SmallVector<Value> FlashKernelBuilder::idBoundsWords() {
+  Type index = b.getIndexType();
+  SmallVector<Value> words;
+  for (auto [op, run] : llvm::zip(form.idBounds, idRuns)) {
+    for (Value r : op.getResults())
+      words.push_back(prologue.lookup(r));
+    words.push_back(arith::IndexCastUIOp::create(
+        b, loc, index,
+        arith::ExtUIOp::create(b, loc, b.getI32Type(), run.exact)));
+    words.push_back(run.first);
+    words.push_back(run.last);
+  }
+  return words;
+}
+
+void FlashKernelBuilder::mapIdBoundsWords(ValueRange words) {
+  idRuns.clear();
+  for (auto [n, op] : llvm::enumerate(form.idBounds)) {
+    ValueRange w = words.slice(n * kIdBoundsWords, kIdBoundsWords);
+    for (auto [r, v] : llvm::zip(op.getResults(), w.take_front(4)))
+      prologue.map(r, v);
+    Value exact =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, w[4],
+                              arith::ConstantIndexOp::create(b, loc, 0));
+    idRuns.push_back({exact, w[5], w[6]});
+  }
+}
+
+SmallVector<Value> FlashKernelBuilder::noIdBoundsWords() {
+  return SmallVector<Value>(form.idBounds.size() * kIdBoundsWords,
+                            arith::ConstantIndexOp::create(b, loc, 0));
+}
+
+/// Barrier full[i mod 2] or empty[i mod 2] of the exchange at `offset`
+/// bytes past `base` (i64), as a shared-memory pointer.
+static Value exchangeBarrier(OpBuilder &b, Location loc, Value base,
+                             int64_t offset, Value i, bool empty) {
+  Type i64 = b.getI64Type();
+  Value slot = arith::IndexCastOp::create(
+      b, loc, i64,
+      arith::AndIOp::create(b, loc, i,
+                            arith::ConstantIndexOp::create(b, loc, 1)));
+  Value at = arith::AddIOp::create(
+      b, loc,
+      arith::ConstantIntOp::create(
+          b, loc, i64, offset + (empty ? 2 * wgmma::kBarrierBytes : 0)),
+      arith::MulIOp::create(
+          b, loc, slot,
+          arith::ConstantIntOp::create(b, loc, i64, wgmma::kBarrierBytes)));
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
+      arith::AddIOp::create(b, loc, base, at).getResult());
+}
+
+Value FlashKernelBuilder::idExchangeBase() {
+  Value raw = memref::ExtractAlignedPointerAsIndexOp::create(
+      b, loc, dynamicSharedBytes(b, loc));
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(), raw);
+}
+
+/// Waits for the phase of the CTA's i-th tile on `bar` (the (i / 2)-th use
+/// of its slot); `flip` for an empty barrier, whose fresh phase counts as
+/// complete.
+static void waitExchange(OpBuilder &b, Location loc, Value bar, Value i,
+                         bool flip) {
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  Value parity = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, i, idx(1)), idx(1));
+  if (flip)
+    parity = arith::XOrIOp::create(b, loc, parity, idx(1));
+  NVVM::MBarrierTryWaitParityOp::create(
+      b, loc, bar, arith::IndexCastOp::create(b, loc, b.getI32Type(), parity),
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                   wgmma::kSuspendHintNs));
+}
+
+void FlashKernelBuilder::initIdExchange() {
+  Value base = idExchangeBase();
+  int64_t offset = idExchangeOffset();
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  auto first = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                            arith::ConstantIndexOp::create(b, loc, 0)),
+      /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(first.thenBlock());
+    // One arrival each: the consumer thread that writes a slot, the
+    // producer's issuing thread that reads it.
+    for (int64_t i = 0; i < 2; ++i)
+      for (bool empty : {false, true})
+        NVVM::MBarrierInitOp::create(
+            b, loc,
+            exchangeBarrier(b, loc, base, offset,
+                            arith::ConstantIndexOp::create(b, loc, i), empty),
+            arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1), Value());
+    NVVM::FenceMbarrierInitOp::create(b, loc);
+  }
+  gpu::BarrierOp::create(b, loc);
+}
+
+/// The first of the CTA's i-th tile's words in the exchange's slots.
+static Value exchangeSlotStart(OpBuilder &b, Location loc, Value i,
+                               int64_t words) {
+  return arith::MulIOp::create(
+      b, loc,
+      arith::AndIOp::create(b, loc, i,
+                            arith::ConstantIndexOp::create(b, loc, 1)),
+      arith::ConstantIndexOp::create(b, loc, words));
+}
+
+void FlashKernelBuilder::publishIdBounds(Value i, ValueRange words) {
+  Value base = idExchangeBase();
+  int64_t offset = idExchangeOffset();
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  auto writer = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                            arith::ConstantIndexOp::create(b, loc, 0)),
+      /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(writer.thenBlock());
+  waitExchange(b, loc, exchangeBarrier(b, loc, base, offset, i, true), i,
+               /*flip=*/true);
+  Value slots = sharedWords(offset + 4 * wgmma::kBarrierBytes,
+                            idExchangeBytes() - 4 * wgmma::kBarrierBytes);
+  Value first = exchangeSlotStart(b, loc, i, words.size());
+  for (auto [k, w] : llvm::enumerate(words))
+    memref::StoreOp::create(
+        b, loc, arith::IndexCastOp::create(b, loc, b.getI32Type(), w), slots,
+        ValueRange{arith::AddIOp::create(
+            b, loc, first, arith::ConstantIndexOp::create(b, loc, k))});
+  NVVM::MBarrierArriveOp::create(
+      b, loc, Type(), exchangeBarrier(b, loc, base, offset, i, false), Value());
+}
+
+SmallVector<Value> FlashKernelBuilder::receiveIdBounds(Value i) {
+  Value base = idExchangeBase();
+  int64_t offset = idExchangeOffset();
+  waitExchange(b, loc, exchangeBarrier(b, loc, base, offset, i, false), i,
+               /*flip=*/false);
+  Value slots = sharedWords(offset + 4 * wgmma::kBarrierBytes,
+                            idExchangeBytes() - 4 * wgmma::kBarrierBytes);
+  int64_t n = static_cast<int64_t>(form.idBounds.size()) * kIdBoundsWords;
+  Value first = exchangeSlotStart(b, loc, i, n);
+  SmallVector<Value> words;
+  for (int64_t k = 0; k < n; ++k) {
+    Value w = memref::LoadOp::create(
+        b, loc, slots,
+        ValueRange{arith::AddIOp::create(
+            b, loc, first, arith::ConstantIndexOp::create(b, loc, k))});
+    // (Signed: a run's last key is -1 where there is none.)
+    words.push_back(
+        arith::IndexCastOp::create(b, loc, b.getIndexType(), w).getResult());
+  }
+  NVVM::MBarrierArriveOp::create(
+      b, loc, Type(), exchangeBarrier(b, loc, base, offset, i, true), Value());
+  return words;
 }

@@ -63,9 +63,9 @@ FailureOr<FlashKernelBuilder::TileValues> FlashKernelBuilder::prepareTile() {
     q->rowLimit = arith::AddIOp::create(b, loc, q->rowStart, *rows);
   }
   // With id bounds, the query tile is on its way while the block computes
-  // them (once per block, by all its threads: no persistent kernel gets
-  // here with id bounds).
-  bool queryLoaded = !form.idBounds.empty();
+  // them (once per block, by all its threads; a persistent kernel's roles
+  // have them mapped before: mapIdBoundsWords).
+  bool queryLoaded = !form.idBounds.empty() && !strategy->persistent();
   if (queryLoaded) {
     strategy->loadQuery(b, *q);
     if (failed(emitIdBounds()))
@@ -444,6 +444,7 @@ LogicalResult FlashKernelBuilder::emitPersistentBody() {
   };
 
   bool ahead = strategy->prefetchesQuery();
+  bool bounded = !form.idBounds.empty();
   // Starts loading the query tile of work tile `t`, the CTA's i-th, when
   // there is one.
   auto loadQueryOf = [&](Value t, Value i) -> LogicalResult {
@@ -482,6 +483,8 @@ LogicalResult FlashKernelBuilder::emitPersistentBody() {
                     llvm::scope_exit restore(
                         [&] { strategy->leaveProducerBody(base); });
                     mapWorkTile(t);
+                    if (bounded)
+                      mapIdBoundsWords(receiveIdBounds(i));
                     FailureOr<TileValues> tile = prepareTile();
                     if (failed(tile))
                       return failure();
@@ -501,24 +504,73 @@ LogicalResult FlashKernelBuilder::emitPersistentBody() {
   enterConsumers(roles);
   if (!ahead && failed(loadQueryOf(first, idx(0))))
     return failure();
+  // The id bounds of tile `t`, the CTA's i-th (zeros when there is none),
+  // computed by the consumers and handed to the producer.
+  auto boundsOf = [&](Value t, Value i) -> FailureOr<SmallVector<Value>> {
+    SmallVector<Value> none = noIdBoundsWords();
+    auto exists = scf::IfOp::create(
+        b, loc, TypeRange(ValueRange(none)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, t, total),
+        /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(exists.elseBlock());
+    scf::YieldOp::create(b, loc, none);
+    b.setInsertionPointToStart(exists.thenBlock());
+    IRMapping current = prologue;
+    prologue = base;
+    mapWorkTile(t);
+    if (failed(emitIdBounds(/*consumersOnly=*/true)))
+      return failure();
+    SmallVector<Value> words = idBoundsWords();
+    publishIdBounds(i, words);
+    scf::YieldOp::create(b, loc, words);
+    prologue = current;
+    return SmallVector<Value>(exists.getResults());
+  };
+  SmallVector<Value> firstBounds;
+  if (bounded) {
+    FailureOr<SmallVector<Value>> w = boundsOf(first, idx(0));
+    if (failed(w))
+      return failure();
+    firstBounds = *w;
+  }
+  SmallVector<Value> init{idx(0)};
+  llvm::append_range(init, firstBounds);
   return walk(
-      ValueRange{idx(0)},
+      init,
       [&](Value t, Value i,
           ValueRange carried) -> FailureOr<SmallVector<Value>> {
         Value slot = carried[0];
         mapWorkTile(t);
+        if (bounded)
+          mapIdBoundsWords(carried.drop_front());
         FailureOr<TileValues> tile = prepareTile();
         if (failed(tile))
           return failure();
         strategy->beginTile(b, i);
         Value next;
+        SmallVector<Value> nextBounds;
         if (failed(emitConsumer(tile->bounds, slot, [&]() -> LogicalResult {
               strategy->releaseQuery(b, i);
               next = strategy->receiveTile(b, i);
+              if (bounded) {
+                // The next tile's bounds, before this one's epilogue: the
+                // producer waits for them to load its K/V. (This tile's
+                // runs stay in idRuns: the epilogue is emitted after.)
+                SmallVector<IdRun> mine = idRuns;
+                FailureOr<SmallVector<Value>> w =
+                    boundsOf(next, arith::AddIOp::create(b, loc, i, idx(1)));
+                idRuns = mine;
+                if (failed(w))
+                  return failure();
+                nextBounds = *w;
+              }
               return ahead ? success() : loadQueryOf(next, Value());
             })))
           return failure();
-        return SmallVector<Value>{next, slot};
+        SmallVector<Value> yielded{next, slot};
+        llvm::append_range(yielded, nextBounds);
+        return yielded;
       });
 }
 

@@ -100,24 +100,6 @@ func.func @two_coordinates(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>,
 
 // -----
 
-// Tile bounds from document ids take the whole block before its K/V loops;
-// the persistent strategy's roles walk their tiles apart.
-func.func @persistent_documents(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>, %v: tensor<?x8x?x64xbf16>, %dq: tensor<?x?xi32>, %dk: tensor<?x?xi32>) -> tensor<?x8x?x64xbf16> {
-  // expected-error @+1 {{bounds a flash form's tiles with the whole block; the persistent strategy's roles walk many tiles apart (take wgmma_ws)}}
-  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64, config = #attnc.flash_config<block_q = 192, block_kv = 128, warps = 12, stages = 2, strategy = wgmma_ws_persistent>}
-      : tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16> -> tensor<?x8x?x64xbf16>
-      mask {
-      ^bb0(%b: index, %h: index, %i: index, %j: index):
-        %x = tensor.extract %dq[%b, %i] : tensor<?x?xi32>
-        %y = tensor.extract %dk[%b, %j] : tensor<?x?xi32>
-        %same = arith.cmpi eq, %x, %y : i32
-        attnc.yield %same : i1
-      }
-  return %o : tensor<?x8x?x64xbf16>
-}
-
-// -----
-
 // One ids tensor at both positions needs as many queries as keys.
 func.func @documents_self_lengths(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x256x64xbf16>, %v: tensor<1x8x256x64xbf16>, %ids: tensor<1x?xi32>) -> tensor<1x8x128x64xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}

@@ -180,6 +180,61 @@ func.func @documents(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: t
 
 // -----
 
+// The same on the persistent grid (a strategy asked for): its roles walk
+// their tiles apart, so the consumers compute the bounds among themselves
+// (named barrier 1 of 256 threads, twice: the partials, then the scratch's
+// reuse), first for the CTA's first tile and then for each next one, and
+// hand them to the producer through an exchange past the scratch: four
+// more mbarriers (one arrival each) and two slots of 7 words.
+// CHECK-LABEL: gpu.module @documents_persistent_module
+// CHECK-SAME: shared_memory = 116152
+// CHECK-SAME: strategy = "wgmma_ws_persistent"
+// CHECK: gpu.func @documents_persistent(
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK: gpu.barrier
+// CHECK-COUNT-4: nvvm.mbarrier.init %{{.+}}, %c1_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK: gpu.barrier
+// Producer: each tile's words from its slot, then the slot released.
+// CHECK: scf.while
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: memref.view %{{.+}}[%c116096][] {{.+}} to memref<14xi32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-7: memref.load %{{.+}}[%{{.+}}] : memref<14xi32, #gpu.address_space<workgroup>>
+// CHECK-NEXT: arith.index_cast
+// CHECK: nvvm.mbarrier.arrive
+// Consumers: the first tile's bounds over their 8 warps' partials, then
+// published by thread 0; the same for each next tile inside the walk.
+// CHECK: nvvm.redux.sync  min
+// CHECK: nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c256_i32
+// CHECK-COUNT-40: memref.load %{{.+}}[%{{.+}}] : memref<60xi32, #gpu.address_space<workgroup>>
+// CHECK-NOT: memref.load
+// CHECK: nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c256_i32
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-COUNT-7: memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<14xi32, #gpu.address_space<workgroup>>
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: scf.while
+// CHECK: nvvm.redux.sync  min
+// CHECK: nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c256_i32
+// CHECK-COUNT-7: memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<14xi32, #gpu.address_space<workgroup>>
+// CHECK: gpu.module @documents_persistent_fallback_module
+func.func @documents_persistent(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %dq: tensor<?x1x?x1xi64> {attnc.name = "doc_q"}, %dk: tensor<?x1x1x?xi64> {attnc.name = "doc_kv"}) -> tensor<?x?x?x64xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64, config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws_persistent, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>}
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %c0 = arith.constant 0 : index
+        %x = tensor.extract %dq[%b, %c0, %i, %c0] : tensor<?x1x?x1xi64>
+        %y = tensor.extract %dk[%b, %c0, %c0, %j] : tensor<?x1x1x?xi64>
+        %same = arith.cmpi eq, %x, %y : i64
+        %c = arith.cmpi sle, %j, %i : index
+        %keep = arith.andi %same, %c : i1
+        attnc.yield %keep : i1
+      }
+  return %o : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
 // One ids tensor of a self-attention read at the query and at the key
 // position: its position dimension runs over both, so the contract asks
 // Sq = Skv; the tile bounds read it on both sides.
