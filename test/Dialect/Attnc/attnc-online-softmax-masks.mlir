@@ -27,11 +27,14 @@
 // mask) keeps both, and has an mma_sync_unaligned fallback of
 // the same tiles for tensors TMA cannot address.
 // A constant-span window (every query tile visits about as many K/V tiles)
-// takes the persistent grid; other masks keep one tile per block.
+// takes the persistent grid, and so does prefix-LM, whose keys run from the
+// first to a bound that grows with the query: its grid runs longest first
+// (heads on x, query tiles on y), as a causal one. Other masks keep one
+// tile per block.
 // WGMMA-LABEL: func.func @window(
 // WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws_persistent, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
 // WGMMA-LABEL: func.func @prefix(
-// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
+// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws_persistent, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>, mapping = [#gpu.block<z>, #gpu.block<x>, #gpu.block<y>]
 // HALF-LABEL: func.func @window_d128
 // HALF: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = wgmma>
 // HALF-LABEL: func.func @prefix_d128
@@ -39,7 +42,7 @@
 // WGMMA-LABEL: func.func @window_d128
 // WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws_persistent, overlap_pv, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
 // WGMMA-LABEL: func.func @prefix_d128
-// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, overlap_pv, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>
+// WGMMA: attnc.flash_config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws_persistent, overlap_pv, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>, mapping = [#gpu.block<z>, #gpu.block<x>, #gpu.block<y>]
 // CHECK-LABEL: func.func @window
 // CHECK:     %[[M:.*]] = affine.min affine_map<(d0)[s0] -> (128, d0 * -128 + s0)>(%[[T:.*]])[%{{.*}}]
 // CHECK:     %[[F0:.*]] = affine.max affine_map<(d0) -> (d0 * 2 - 16, 0)>(%[[T]])

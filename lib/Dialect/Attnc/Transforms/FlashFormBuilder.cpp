@@ -457,7 +457,8 @@ scf::ForallOp FlashFormBuilder::build() {
   auto block = [&](gpu::MappingId id) -> Attribute {
     return gpu::GPUBlockMappingAttr::get(ctx, id);
   };
-  bool longestFirst = causal.has_value();
+  bool longestFirst =
+      causal.has_value() || (interval && growsWithQuery(*interval, ctx));
   using gpu::MappingId;
   ArrayAttr mapping =
       b.getArrayAttr({block(MappingId::DimZ),
@@ -563,4 +564,36 @@ scf::ForallOp FlashFormBuilder::build() {
       SmallVector<OpFoldResult>{unit, unit, qRows},
       SmallVector<OpFoldResult>(3, unit));
   return forall;
+}
+
+/// How bound `k` changes as the query grows: 1 it grows, 0 it is constant,
+/// -1 anything else (it may shrink, or is not affine in the query).
+static int growth(const KeyBound &k, unsigned symbols, MLIRContext *ctx) {
+  if (k.kind != KeyBound::Kind::Affine) {
+    int l = growth(*k.lhs, symbols, ctx), r = growth(*k.rhs, symbols, ctx);
+    return l < 0 || r < 0 ? -1 : std::max(l, r);
+  }
+  if (!k.expr.isPureAffine())
+    return -1;
+  if (!k.expr.isFunctionOfDim(0))
+    return 0;
+  // Linear in the query: its coefficient is the value at 1 less at 0.
+  SmallVector<AffineExpr> zeros(symbols, getAffineConstantExpr(0, ctx));
+  auto at = [&](int64_t i) -> std::optional<int64_t> {
+    AffineExpr v = simplifyAffineExpr(
+        k.expr.replaceDimsAndSymbols({getAffineConstantExpr(i, ctx)}, zeros),
+        0, 0);
+    if (auto c = dyn_cast<AffineConstantExpr>(v))
+      return c.getValue();
+    return std::nullopt;
+  };
+  std::optional<int64_t> v0 = at(0), v1 = at(1);
+  return v0 && v1 && *v1 > *v0 ? 1 : -1;
+}
+
+bool attnc::flash_form::growsWithQuery(const KeyInterval &interval,
+                                       MLIRContext *ctx) {
+  return interval.exact && !interval.lo && interval.hi &&
+         interval.matches.empty() &&
+         growth(*interval.hi, interval.symbols.size(), ctx) > 0;
 }

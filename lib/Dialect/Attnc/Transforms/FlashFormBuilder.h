@@ -42,6 +42,12 @@ struct AttentionExtents {
 AttentionExtents getRaggedExtents(OpBuilder &b, AttentionOp op, RaggedViewOp q,
                                   RaggedViewOp k, RaggedViewOp v);
 
+/// True when the interval sees every key from the first up to a bound that
+/// grows with the query (prefix-LM's max(i, P - 1)): later query tiles
+/// visit more K/V tiles, as under a causal mask, so the grid runs longest
+/// first and takes the persistent strategy's drawn tiles as causal does.
+bool growsWithQuery(const KeyInterval &interval, MLIRContext *ctx);
+
 /// The recurrence state (acc, max, sum) carried across K/V tiles.
 struct RecurrenceState {
   Value acc, max, sum;

@@ -354,10 +354,17 @@ struct AttncOnlineSoftmaxPass
   /// 416. What a region reads per block (a per-head slope) is read again
   /// for every tile the block walks. Not with tile bounds from ids
   /// (boundsTilesByIds) nor with dropout, whose GPU tests run one tile per
-  /// block.
+  /// block. A mask whose keys run from the first to a bound that grows with
+  /// the query (prefix-LM) runs longest first too, and takes the same grid.
+  /// (H100 2026-12-06, prefix 1000, d = 128, B = 4, H = 16: see
+  /// bench/results/masks.md.)
   FlashConfigAttr persistentForCausal(AttentionOp op, FlashConfigAttr c,
                                       int64_t headDim) {
-    if (!strategy.empty() || !op.getCausalMask() || boundsTilesByIds(op) ||
+    std::optional<KeyInterval> interval = analyzeKeyInterval(op.getMask());
+    bool growing = op.getCausalMask() ||
+                   (interval && flash_form::growsWithQuery(*interval,
+                                                           &getContext()));
+    if (!strategy.empty() || !growing || boundsTilesByIds(op) ||
         op.getDropoutProbability() || c.getStrategy() != TileStrategy::wgmma_ws)
       return c;
     return lookupTargetDescription(chip)->attentionConfig(
