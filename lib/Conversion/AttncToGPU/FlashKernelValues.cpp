@@ -433,11 +433,15 @@ FailureOr<bool> FlashKernelBuilder::maskByKeyInterval(
       if (bounds)
         lastKey = arith::SubIOp::create(b, loc, seqKV, idx(1));
     }
+    // (Opaque: LLVM proves the clamped offset fits 32 bits and moves every
+    // score's comparison back to 64 bits, two instructions each; PTX of a
+    // causal kernel's masked step had one setp.s64 per score.)
     auto relative = [&](Value key) -> Value {
       Value atLeast = arith::MaxSIOp::create(b, loc, key, below);
       Value clamped = arith::MinSIOp::create(b, loc, atLeast, above);
       Value offset = arith::SubIOp::create(b, loc, clamped, j0);
-      return arith::IndexCastOp::create(b, loc, b.getI32Type(), offset);
+      return opaqueI32(
+          b, loc, arith::IndexCastOp::create(b, loc, b.getI32Type(), offset));
     };
     Value i = queryAt(row);
     Value lo = interval->lo ? eval(*interval->lo, i) : Value();
