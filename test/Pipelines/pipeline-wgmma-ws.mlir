@@ -18,6 +18,7 @@
 // RUN: rm -rf %t && attnc-compile %attnc_src_root/examples/naive_attention.mlir --strategy=wgmma_ws -o %t/ws
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/ws/naive_attention.ptx -o %t/ws.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: FileCheck %s --check-prefix=FALLBACK < %t/ws/naive_attention_fallback.ptx
+// RUN: FileCheck %s --check-prefix=ROWTEST --implicit-check-not=setp.gt.s64 --implicit-check-not=setp.lt.s64 --implicit-check-not=setp.ge.s64 --implicit-check-not=setp.le.s64 < %t/ws/naive_attention.ptx
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/ws/manifest.json
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/ws/naive_attention_fallback.ptx -o %t/fallback.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attnc-compile %attnc_src_root/test/Inputs/full_attention_d128.mlir -o %t/full
@@ -41,6 +42,14 @@
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/persistent/naive_attention.ptx -o %t/persistent.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --strategy=wgmma --stages=3 --overlap-pv=on -o %t/overlap
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/overlap/naive_attention.ptx -o %t/overlap.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+
+// The masked step tests each score's constant column offset against its
+// row's bounds in 32 bits (an opaque i32: LLVM had moved every comparison
+// back to 64 bits, two SASS instructions each); no 64-bit ordering
+// comparison is left in the kernel.
+// ROWTEST: .visible .entry naive_attention(
+// ROWTEST: setp.gt.s32
+// ROWTEST: ret;
 
 // The kernel reads by TMA, so it gets a fallback of the same tiles for
 // tensors TMA cannot address: mma.sync with element-wide global accesses.

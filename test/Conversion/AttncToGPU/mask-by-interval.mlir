@@ -2,7 +2,8 @@
 // either alignment, prefix-LM) or bounded on both sides, or with id matches,
 // are tested per row in the kernel, not evaluated per score: once
 // per row slot and step the bounds relative to the thread's first column,
-// clamped into [-1, 2^20] and cast to i32; per score one 32-bit comparison
+// clamped into [-1, 2^20] and cast to i32 (through an opaque move: LLVM
+// would compare the 64-bit values again); per score one 32-bit comparison
 // of its constant column offset per side. The region's 64-bit position
 // arithmetic does not reach the score path. Document ids: where the query
 // tile has one id and its keys are one run (the tile's id bounds tell), the
@@ -20,12 +21,14 @@
 // CHECK:         %[[LOMAX:.*]] = arith.maxsi %{{.*}}, %[[BELOW:[^ ]*]] : index
 // CHECK-NEXT:    %[[LOCLAMP:.*]] = arith.minsi %[[LOMAX]], %[[ABOVE:[^ ]*]] : index
 // CHECK-NEXT:    %[[LOREL:.*]] = arith.subi %[[LOCLAMP]], %[[J0:[^ ]*]] : index
-// CHECK-NEXT:    %[[FIRST:.*]] = arith.index_cast %[[LOREL]] : index to i32
+// CHECK-NEXT:    %[[FIRST32:.*]] = arith.index_cast %[[LOREL]] : index to i32
+// CHECK-NEXT:    %[[FIRST:.*]] = llvm.inline_asm has_side_effects "mov.b32 $0, $1;", "=r,r" %[[FIRST32]]
 // CHECK-NEXT:    %[[HI:.*]] = arith.minsi %{{.*}}, %[[LASTKEY:[^ ]*]] : index
 // CHECK-NEXT:    %[[HIMAX:.*]] = arith.maxsi %[[HI]], %[[BELOW]] : index
 // CHECK-NEXT:    %[[HICLAMP:.*]] = arith.minsi %[[HIMAX]], %[[ABOVE]] : index
 // CHECK-NEXT:    %[[HIREL:.*]] = arith.subi %[[HICLAMP]], %[[J0]] : index
-// CHECK-NEXT:    %[[LAST:.*]] = arith.index_cast %[[HIREL]] : index to i32
+// CHECK-NEXT:    %[[LAST32:.*]] = arith.index_cast %[[HIREL]] : index to i32
+// CHECK-NEXT:    %[[LAST:.*]] = llvm.inline_asm has_side_effects "mov.b32 $0, $1;", "=r,r" %[[LAST32]]
 // CHECK:         %[[GE:.*]] = arith.cmpi sle, %[[FIRST]], %c0_i32{{.*}} : i32
 // CHECK-NEXT:    %[[LE:.*]] = arith.cmpi sle, %c0_i32{{.*}}, %[[LAST]] : i32
 // CHECK-NEXT:    %[[KEEP:.*]] = arith.andi %[[GE]], %[[LE]] : i1
@@ -67,7 +70,8 @@ func.func @window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tens
 // CHECK:           %[[HIMAX:.*]] = arith.maxsi %{{.*}}, %{{.*}} : index
 // CHECK-NEXT:      %[[CL:.*]] = arith.minsi %[[HIMAX]], %{{.*}} : index
 // CHECK-NEXT:      %[[REL:.*]] = arith.subi %[[CL]], %{{.*}} : index
-// CHECK-NEXT:      %[[LAST:.*]] = arith.index_cast %[[REL]] : index to i32
+// CHECK-NEXT:      %[[LAST32:.*]] = arith.index_cast %[[REL]] : index to i32
+// CHECK-NEXT:      %[[LAST:.*]] = llvm.inline_asm has_side_effects "mov.b32 $0, $1;", "=r,r" %[[LAST32]]
 // CHECK:           %[[LE2:.*]] = arith.cmpi sle, %c0_i32{{.*}}, %[[LAST]] : i32
 // CHECK:           %[[SAME:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : i64
 // CHECK-NEXT:      %[[KEEP:.*]] = arith.andi %[[LE2]], %[[SAME]] : i1
@@ -126,7 +130,8 @@ func.func @symmetric(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: t
 // CHECK-NEXT:    %[[HIMAX:.*]] = arith.maxsi %[[HI]], %[[BELOW:[^ ]*]] : index
 // CHECK-NEXT:    %[[HICLAMP:.*]] = arith.minsi %[[HIMAX]], %[[ABOVE:[^ ]*]] : index
 // CHECK-NEXT:    %[[HIREL:.*]] = arith.subi %[[HICLAMP]], %[[J0:[^ ]*]] : index
-// CHECK-NEXT:    %[[LAST:.*]] = arith.index_cast %[[HIREL]] : index to i32
+// CHECK-NEXT:    %[[LAST32:.*]] = arith.index_cast %[[HIREL]] : index to i32
+// CHECK-NEXT:    %[[LAST:.*]] = llvm.inline_asm has_side_effects "mov.b32 $0, $1;", "=r,r" %[[LAST32]]
 // CHECK-NOT:     arith.cmpi ule, %{{.*}}, %{{.*}} : index
 // CHECK:         %[[LE:.*]] = arith.cmpi sle, %c0_i32{{.*}}, %[[LAST]] : i32
 // CHECK-NEXT:    arith.select %[[LE]], %{{.*}}, %{{.*}} : f32
@@ -154,7 +159,8 @@ func.func @causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tens
 // CHECK-NEXT:    %[[HIMAX:.*]] = arith.maxsi %[[HI]], %{{.*}} : index
 // CHECK-NEXT:    %[[HICLAMP:.*]] = arith.minsi %[[HIMAX]], %{{.*}} : index
 // CHECK-NEXT:    %[[HIREL:.*]] = arith.subi %[[HICLAMP]], %{{.*}} : index
-// CHECK-NEXT:    %[[LAST:.*]] = arith.index_cast %[[HIREL]] : index to i32
+// CHECK-NEXT:    %[[LAST32:.*]] = arith.index_cast %[[HIREL]] : index to i32
+// CHECK-NEXT:    %[[LAST:.*]] = llvm.inline_asm has_side_effects "mov.b32 $0, $1;", "=r,r" %[[LAST32]]
 // CHECK:         %[[LE:.*]] = arith.cmpi sle, %c0_i32{{.*}}, %[[LAST]] : i32
 // CHECK-NEXT:    arith.select %[[LE]], %{{.*}}, %{{.*}} : f32
 // CHECK-NOT:     arith.cmpi ule, %{{.*}}, %{{.*}} : index
@@ -186,7 +192,8 @@ func.func @causal_bottom_right(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf
 // CHECK-NEXT:    %[[HIMAX:.*]] = arith.maxsi %[[HIB]], %{{.*}} : index
 // CHECK-NEXT:    %[[HICLAMP:.*]] = arith.minsi %[[HIMAX]], %{{.*}} : index
 // CHECK-NEXT:    %[[HIREL:.*]] = arith.subi %[[HICLAMP]], %{{.*}} : index
-// CHECK-NEXT:    %[[LAST:.*]] = arith.index_cast %[[HIREL]] : index to i32
+// CHECK-NEXT:    %[[LAST32:.*]] = arith.index_cast %[[HIREL]] : index to i32
+// CHECK-NEXT:    %[[LAST:.*]] = llvm.inline_asm has_side_effects "mov.b32 $0, $1;", "=r,r" %[[LAST32]]
 // CHECK:         %[[LE:.*]] = arith.cmpi sle, %c0_i32{{.*}}, %[[LAST]] : i32
 // CHECK-NEXT:    arith.select %[[LE]], %{{.*}}, %{{.*}} : f32
 // CHECK-NOT:     arith.cmpi slt, %{{.*}}, %c100{{.*}} : index
