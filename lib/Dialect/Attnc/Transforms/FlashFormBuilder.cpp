@@ -581,8 +581,8 @@ static int growth(const KeyBound &k, unsigned symbols, MLIRContext *ctx) {
   SmallVector<AffineExpr> zeros(symbols, getAffineConstantExpr(0, ctx));
   auto at = [&](int64_t i) -> std::optional<int64_t> {
     AffineExpr v = simplifyAffineExpr(
-        k.expr.replaceDimsAndSymbols({getAffineConstantExpr(i, ctx)}, zeros),
-        0, 0);
+        k.expr.replaceDimsAndSymbols({getAffineConstantExpr(i, ctx)}, zeros), 0,
+        0);
     if (auto c = dyn_cast<AffineConstantExpr>(v))
       return c.getValue();
     return std::nullopt;

@@ -361,9 +361,9 @@ struct AttncOnlineSoftmaxPass
   FlashConfigAttr persistentForCausal(AttentionOp op, FlashConfigAttr c,
                                       int64_t headDim) {
     std::optional<KeyInterval> interval = analyzeKeyInterval(op.getMask());
-    bool growing = op.getCausalMask() ||
-                   (interval && flash_form::growsWithQuery(*interval,
-                                                           &getContext()));
+    bool growing =
+        op.getCausalMask() ||
+        (interval && flash_form::growsWithQuery(*interval, &getContext()));
     if (!strategy.empty() || !growing || boundsTilesByIds(op) ||
         op.getDropoutProbability() || c.getStrategy() != TileStrategy::wgmma_ws)
       return c;
