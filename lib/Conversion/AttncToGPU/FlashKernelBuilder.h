@@ -216,6 +216,8 @@ private:
   int64_t idExchangeOffset() const;
   int64_t idExchangeBytes() const;
   Value idExchangeBase();
+  /// The exchange's two slots of words (i32), past its barriers.
+  Value idExchangeSlots();
   void initIdExchange();
   void publishIdBounds(Value i, ValueRange words);
   SmallVector<Value> receiveIdBounds(Value i);

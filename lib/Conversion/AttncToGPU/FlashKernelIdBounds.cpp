@@ -436,21 +436,9 @@ SmallVector<Value> FlashKernelBuilder::noIdBoundsWords() {
 /// bytes past `base` (i64), as a shared-memory pointer.
 static Value exchangeBarrier(OpBuilder &b, Location loc, Value base,
                              int64_t offset, Value i, bool empty) {
-  Type i64 = b.getI64Type();
-  Value slot = arith::IndexCastOp::create(
-      b, loc, i64,
-      arith::AndIOp::create(b, loc, i,
-                            arith::ConstantIndexOp::create(b, loc, 1)));
-  Value at = arith::AddIOp::create(
-      b, loc,
-      arith::ConstantIntOp::create(
-          b, loc, i64, offset + (empty ? 2 * wgmma::kBarrierBytes : 0)),
-      arith::MulIOp::create(
-          b, loc, slot,
-          arith::ConstantIntOp::create(b, loc, i64, wgmma::kBarrierBytes)));
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
-      arith::AddIOp::create(b, loc, base, at).getResult());
+  return wgmma::pairPointer(b, loc, base, i,
+                            offset + (empty ? 2 * wgmma::kBarrierBytes : 0),
+                            wgmma::kBarrierBytes);
 }
 
 Value FlashKernelBuilder::idExchangeBase() {
@@ -460,35 +448,37 @@ Value FlashKernelBuilder::idExchangeBase() {
 }
 
 /// Waits for the phase of the CTA's i-th tile on `bar` (the (i / 2)-th use
-/// of its slot); `flip` for an empty barrier, whose fresh phase counts as
-/// complete.
+/// of its slot); `flip` for an empty barrier.
 static void waitExchange(OpBuilder &b, Location loc, Value bar, Value i,
                          bool flip) {
-  auto idx = [&](int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v).getResult();
-  };
-  Value parity = arith::AndIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, i, idx(1)), idx(1));
-  if (flip)
-    parity = arith::XOrIOp::create(b, loc, parity, idx(1));
-  NVVM::MBarrierTryWaitParityOp::create(
-      b, loc, bar, arith::IndexCastOp::create(b, loc, b.getI32Type(), parity),
-      arith::ConstantIntOp::create(b, loc, b.getI32Type(),
-                                   wgmma::kSuspendHintNs));
+  Value use = arith::ShRUIOp::create(b, loc, i,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  wgmma::waitBarrierUse(b, loc, bar, use, flip);
 }
 
-void FlashKernelBuilder::initIdExchange() {
-  Value base = idExchangeBase();
-  int64_t offset = idExchangeOffset();
+/// An scf.if on the block's thread 0, the insertion point in its body.
+static scf::IfOp enterThreadZero(OpBuilder &b, Location loc) {
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   auto first = scf::IfOp::create(
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
                             arith::ConstantIndexOp::create(b, loc, 0)),
       /*withElseRegion=*/false);
+  b.setInsertionPointToStart(first.thenBlock());
+  return first;
+}
+
+Value FlashKernelBuilder::idExchangeSlots() {
+  return sharedWords(idExchangeOffset() + 4 * wgmma::kBarrierBytes,
+                     idExchangeBytes() - 4 * wgmma::kBarrierBytes);
+}
+
+void FlashKernelBuilder::initIdExchange() {
+  Value base = idExchangeBase();
+  int64_t offset = idExchangeOffset();
   {
     OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(first.thenBlock());
+    enterThreadZero(b, loc);
     // One arrival each: the consumer thread that writes a slot, the
     // producer's issuing thread that reads it.
     for (int64_t i = 0; i < 2; ++i)
@@ -516,18 +506,11 @@ static Value exchangeSlotStart(OpBuilder &b, Location loc, Value i,
 void FlashKernelBuilder::publishIdBounds(Value i, ValueRange words) {
   Value base = idExchangeBase();
   int64_t offset = idExchangeOffset();
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  auto writer = scf::IfOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
-                            arith::ConstantIndexOp::create(b, loc, 0)),
-      /*withElseRegion=*/false);
   OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(writer.thenBlock());
+  enterThreadZero(b, loc);
   waitExchange(b, loc, exchangeBarrier(b, loc, base, offset, i, true), i,
                /*flip=*/true);
-  Value slots = sharedWords(offset + 4 * wgmma::kBarrierBytes,
-                            idExchangeBytes() - 4 * wgmma::kBarrierBytes);
+  Value slots = idExchangeSlots();
   Value first = exchangeSlotStart(b, loc, i, words.size());
   for (auto [k, w] : llvm::enumerate(words))
     memref::StoreOp::create(
@@ -543,8 +526,7 @@ SmallVector<Value> FlashKernelBuilder::receiveIdBounds(Value i) {
   int64_t offset = idExchangeOffset();
   waitExchange(b, loc, exchangeBarrier(b, loc, base, offset, i, false), i,
                /*flip=*/false);
-  Value slots = sharedWords(offset + 4 * wgmma::kBarrierBytes,
-                            idExchangeBytes() - 4 * wgmma::kBarrierBytes);
+  Value slots = idExchangeSlots();
   int64_t n = static_cast<int64_t>(form.idBounds.size()) * kIdBoundsWords;
   Value first = exchangeSlotStart(b, loc, i, n);
   SmallVector<Value> words;

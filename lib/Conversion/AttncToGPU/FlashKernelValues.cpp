@@ -493,18 +493,22 @@ FailureOr<bool> FlashKernelBuilder::maskByKeyInterval(
     }
     return keep;
   };
-  // The positions and reads above are cached per branch of the scf.if
-  // below: each branch computes its own.
-  auto resetCaches = [&] {
+  // Masks `t` by the rows' ranges, cut to the runs with `inRuns`, and by
+  // the ids compared per score where some match is left. The positions and
+  // reads above are cached per call: each branch of the scf.if below
+  // computes its own.
+  auto maskScores = [&](SmallVectorImpl<Value> &t, bool inRuns) {
     rows.clear();
     cols.clear();
     j0 = below = above = lastKey = Value();
+    withRuns = inRuns;
+    bool compareIds = !inRuns && !interval->matches.empty();
+    return scoreStage->maskColumns(b, t, range,
+                                   compareIds ? ScoreStage::Predicate(sameIds)
+                                              : ScoreStage::Predicate());
   };
   if (runs.empty()) {
-    if (!scoreStage->maskColumns(b, s, range,
-                                 interval->matches.empty()
-                                     ? ScoreStage::Predicate()
-                                     : ScoreStage::Predicate(sameIds)))
+    if (!maskScores(s, /*inRuns=*/false))
       return false;
     if (failedRead)
       return failure();
@@ -526,11 +530,7 @@ FailureOr<bool> FlashKernelBuilder::maskByKeyInterval(
     b.setInsertionPointToStart(inRuns ? branches.thenBlock()
                                       : branches.elseBlock());
     SmallVector<Value> t(s.begin(), s.end());
-    resetCaches();
-    withRuns = inRuns;
-    if (!scoreStage->maskColumns(b, t, range,
-                                 inRuns ? ScoreStage::Predicate()
-                                        : ScoreStage::Predicate(sameIds))) {
+    if (!maskScores(t, inRuns)) {
       branches.erase();
       return false;
     }

@@ -123,14 +123,21 @@ void WgmmaStrategy::storeOutputByTensorMap(OpBuilder &b, ArrayRef<Value> acc,
                                        b.getUnitAttr());
 }
 
-Value WgmmaStrategy::pairPointer(OpBuilder &b, Value i, int64_t offset,
-                                 int64_t scale) {
+Value wgmma::pairPointer(OpBuilder &b, Location loc, Value base, Value i,
+                         int64_t offset, int64_t scale) {
+  Type i64 = b.getI64Type();
+  auto c64 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i64, v);
+  };
   Value slot = arith::IndexCastOp::create(
-      b, loc, b.getI64Type(), arith::AndIOp::create(b, loc, i, idx(b, 1)));
-  return sharedPointer(b,
-                       arith::AddIOp::create(
-                           b, loc, i64(b, offset),
-                           arith::MulIOp::create(b, loc, slot, i64(b, scale))));
+      b, loc, i64,
+      arith::AndIOp::create(b, loc, i,
+                            arith::ConstantIndexOp::create(b, loc, 1)));
+  Value at = arith::AddIOp::create(
+      b, loc, c64(offset), arith::MulIOp::create(b, loc, slot, c64(scale)));
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
+      arith::AddIOp::create(b, loc, base, at).getResult());
 }
 
 /// Buffer i mod 2's (i / 2)-th use: the producer's issuing thread waits
@@ -171,13 +178,16 @@ void WgmmaStrategy::waitParity(OpBuilder &b, Value bar, Value n, bool flip) {
   waitUse(b, bar, ringDivRem(b, loc, n, s.stages).first, flip);
 }
 
-void WgmmaStrategy::waitUse(OpBuilder &b, Value bar, Value use, bool flip) {
-  Value parity = arith::AndIOp::create(b, loc, use, idx(b, 1));
+void wgmma::waitBarrierUse(OpBuilder &b, Location loc, Value bar, Value use,
+                           bool flip) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value parity = arith::AndIOp::create(b, loc, use, one);
   if (flip)
-    parity = arith::XOrIOp::create(b, loc, parity, idx(b, 1));
+    parity = arith::XOrIOp::create(b, loc, parity, one);
   parity = arith::IndexCastOp::create(b, loc, b.getI32Type(), parity);
-  NVVM::MBarrierTryWaitParityOp::create(b, loc, bar, parity,
-                                        i32(b, kSuspendHintNs));
+  NVVM::MBarrierTryWaitParityOp::create(
+      b, loc, bar, parity,
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), kSuspendHintNs));
 }
 
 Value WgmmaStrategy::stageOffset(OpBuilder &b, Value stage, bool value) {

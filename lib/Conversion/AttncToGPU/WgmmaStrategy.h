@@ -126,6 +126,17 @@ struct AlignedShared {
 };
 AlignedShared alignSharedBase(OpBuilder &b, Location loc, Value raw);
 
+/// Byte `offset + scale * (i mod 2)` past the shared address `base` (i64),
+/// as a shared-memory pointer: one of a pair of barriers or slots that the
+/// CTA's tiles use in turn.
+Value pairPointer(OpBuilder &b, Location loc, Value base, Value i,
+                  int64_t offset, int64_t scale);
+/// Waits for the phase of mbarrier `bar` that its use `use` (index)
+/// completes; `flip` for a wait on an empty barrier, whose fresh phase
+/// counts as complete (its first use passes at once).
+void waitBarrierUse(OpBuilder &b, Location loc, Value bar, Value use,
+                    bool flip);
+
 /// acc = A Bᵀ, both K-major swizzled tiles at byte offsets (i64) `aTile`,
 /// `bTile` from `base`, their boxes of d `aRows` and `bRows` rows apart: a
 /// warpgroup's 64 rows of A against the `bRows` rows of B, one
@@ -561,10 +572,10 @@ private:
   Value tileSlot(OpBuilder &b, Value i) {
     return pairPointer(b, i, tileRingOffset() + 4 * kBarrierBytes, 4);
   }
-  /// Byte `offset + scale * (i mod 2)` past the aligned base, as a
-  /// shared-memory pointer: one of a pair of barriers or slots that the
-  /// CTA's tiles use in turn.
-  Value pairPointer(OpBuilder &b, Value i, int64_t offset, int64_t scale);
+  /// wgmma::pairPointer past the aligned base.
+  Value pairPointer(OpBuilder &b, Value i, int64_t offset, int64_t scale) {
+    return wgmma::pairPointer(b, loc, smemAddress, i, offset, scale);
+  }
   /// The shared-memory pointer (!llvm.ptr<3>) `offset` (i64) bytes past
   /// the aligned base.
   Value sharedPointer(OpBuilder &b, Value offset) {
@@ -591,8 +602,9 @@ private:
   void waitParity(OpBuilder &b, Value bar, Value n, bool flip);
   /// The same for use i / 2 of a tile ring slot's barrier `bar`.
   void waitTileRing(OpBuilder &b, Value i, Value bar, bool flip);
-  /// Waits for the phase of `bar` that its use `use` (index) completes.
-  void waitUse(OpBuilder &b, Value bar, Value use, bool flip);
+  void waitUse(OpBuilder &b, Value bar, Value use, bool flip) {
+    waitBarrierUse(b, loc, bar, use, flip);
+  }
   void fenceProxyAsync(OpBuilder &b) { wgmma::fenceProxyAsync(b, loc); }
   Value idx(OpBuilder &b, int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
