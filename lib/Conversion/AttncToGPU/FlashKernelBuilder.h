@@ -196,11 +196,14 @@ private:
   /// The elements the regions read once per block (form.blockReads), at
   /// the block indices `prologue` maps, into `prologue`.
   LogicalResult loadBlockReads();
-  /// The form's attnc.id_tile_bounds, computed by every thread of the block
+  /// Which threads compute a tile's id bounds: every thread of the block
+  /// (before its threads split into roles), or in a persistent block the
+  /// producer warpgroup's warps beside its issuing one, which run a tile or
+  /// two ahead of the others and hand the bounds on through the exchange.
+  enum class IdBoundsThreads { Block, ProducerHelpers };
+  /// The form's attnc.id_tile_bounds, computed by `who`
   /// (FlashKernelIdBounds.cpp); their results go into `prologue`.
-  /// With `consumersOnly` (a persistent block), the consumer warpgroups
-  /// compute them among themselves (their named barrier, not the CTA's).
-  LogicalResult emitIdBounds(bool consumersOnly = false);
+  LogicalResult emitIdBounds(IdBoundsThreads who = IdBoundsThreads::Block);
   /// A persistent kernel's id bounds as index words, kIdBoundsWords per
   /// op: its four results (as emitIdBounds mapped them), then its run's
   /// exact (0 or 1), first and last key; the inverse maps them into
@@ -209,18 +212,31 @@ private:
   SmallVector<Value> idBoundsWords();
   void mapIdBoundsWords(ValueRange words);
   SmallVector<Value> noIdBoundsWords();
-  /// The exchange that hands the consumers' id bounds of the CTA's i-th
-  /// tile to the producer's issuing thread: two slots of words past the id
-  /// bounds' scratch, each with a full and an empty mbarrier (one arrival
-  /// each), set up by initIdExchange behind a CTA barrier.
+  /// The exchange that hands the id bounds of the CTA's i-th tile from the
+  /// producer's helper warps to its issuing thread and to every consumer
+  /// thread: two slots of words past the id bounds' scratch, each with a
+  /// full mbarrier (one arrival: the helper that writes the slot) and an
+  /// empty one (an arrival from each reader), set up by initIdExchange
+  /// behind a CTA barrier. publishIdBounds is called by every helper (the
+  /// first writes), receiveIdBounds by every reader.
   int64_t idExchangeOffset() const;
   int64_t idExchangeBytes() const;
   Value idExchangeBase();
   /// The exchange's two slots of words (i32), past its barriers.
   Value idExchangeSlots();
   void initIdExchange();
-  void publishIdBounds(Value i, ValueRange words);
+  /// The first of the producer's helper warps' threads.
+  int64_t idHelperFirstThread() const;
+  /// A slot: the CTA's i-th tile (past the grid's end after its last), then
+  /// the tile's words.
+  int64_t idSlotWords() const;
+  void publishIdBounds(Value i, Value tile, ValueRange words);
+  /// The tile of slot i (waits for it; no arrival: receiveIdBounds follows).
+  Value receiveIdTile(Value i);
   SmallVector<Value> receiveIdBounds(Value i);
+  /// The helpers' next tile, drawn by the first of them from the counter
+  /// and shared among them behind their named barrier.
+  Value drawIdTile();
   /// What emitIdBounds learns of each attnc.id_tile_bounds beside its
   /// results, for the current tile: whether every row of the query tile has
   /// one id and the keys looked at with that id are one run (i1), and the
@@ -246,7 +262,9 @@ private:
   ABIParam dropoutParam(Value v) const;
   LogicalResult emitBody();
   LogicalResult emitPersistentBody();
-  scf::IfOp enterProducer();
+  /// With `issuing`, the guard of the producer's issuing thread has an
+  /// else branch (its other threads), returned there.
+  scf::IfOp enterProducer(scf::IfOp *issuing = nullptr);
   void enterConsumers(scf::IfOp roles);
   void mapWorkTile(Value t);
   /// Maps the forall's induction variables to block indices (one block
@@ -267,6 +285,9 @@ private:
   /// The next work tile of the producer's i-th, drawn from the counter and
   /// handed to the consumers.
   Value drawTile(Value i);
+  /// The tile after the producer's i-th as the id bounds' helpers drew
+  /// it, handed to the consumers.
+  Value takeIdTile(Value i);
   /// The producer's K/V loops; returns the slot counter after them.
   FailureOr<Value> emitProducerLoops(const LoopBounds &bounds, Value slot);
   /// The computing threads' part of one work tile. With a producer, `slot`

@@ -14,12 +14,15 @@
 // reduced in the warp by redux.sync and across warps through a few words
 // of shared memory past the strategy's, behind one CTA barrier.
 //
-// A persistent block's roles walk their tiles apart: the consumer
-// warpgroups compute the bounds of the CTA's next tile once they have
-// received it (after the current tile's last MMA, before its epilogue),
-// carry them into that tile, and hand them to the producer's issuing
-// thread through a two-slot exchange guarded by mbarriers, as the tile
-// indices come the other way.
+// A persistent block's roles walk their tiles apart: the producer
+// warpgroup's three warps beside the issuing one, idle otherwise, compute
+// the bounds of the CTA's tiles in turn, up to two tiles ahead, and hand
+// them to the issuing thread and to every consumer thread through a
+// two-slot exchange guarded by mbarriers. (The consumers computing the next
+// tile's bounds between two tiles, as they did first, kept the producer
+// waiting for them before it could load that tile's K/V, and their
+// registers spilled: 258 against one tile per block's 310 TFLOP/s, H100,
+// S = 4k.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,8 +53,11 @@ constexpr NVVM::ReduxKind kCombine[kPartials] = {
     NVVM::ReduxKind::MIN, NVVM::ReduxKind::MAX, NVVM::ReduxKind::MIN,
     NVVM::ReduxKind::MAX, NVVM::ReduxKind::ADD};
 constexpr int64_t kWarpLanes = 32;
-/// Keys a thread loads per iteration of the pass, in flight together.
+/// Keys a thread loads per iteration of the pass, in flight together: the
+/// whole block's threads, and the producer's helper warps (in the
+/// producer's registers: 40 a thread).
 constexpr int64_t kUnroll = 8;
+constexpr int64_t kHelperUnroll = 2;
 } // namespace
 
 int64_t FlashKernelBuilder::idBoundsScratchOffset() const {
@@ -66,9 +72,8 @@ int64_t FlashKernelBuilder::idExchangeOffset() const {
 int64_t FlashKernelBuilder::idExchangeBytes() const {
   if (form.idBounds.empty() || !strategy->persistent())
     return 0;
-  // full[2], empty[2], then two slots of words.
-  return 4 * wgmma::kBarrierBytes +
-         2 * static_cast<int64_t>(form.idBounds.size()) * kIdBoundsWords * 4;
+  // full[2], empty[2], two slots of words, then the helpers' draw word.
+  return 4 * wgmma::kBarrierBytes + (2 * idSlotWords() + 1) * 4;
 }
 
 int64_t FlashKernelBuilder::drawExchangeOffset() const {
@@ -157,7 +162,7 @@ static Value combine(OpBuilder &b, Location loc, NVVM::ReduxKind kind, Value x,
   return arith::AddIOp::create(b, loc, x, y);
 }
 
-LogicalResult FlashKernelBuilder::emitIdBounds(bool consumersOnly) {
+LogicalResult FlashKernelBuilder::emitIdBounds(IdBoundsThreads who) {
   Type i32 = b.getI32Type();
   auto idx = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
@@ -178,20 +183,23 @@ LogicalResult FlashKernelBuilder::emitIdBounds(bool consumersOnly) {
     return arith::CmpIOp::create(b, loc, p, x, y).getResult();
   };
   using P = arith::CmpIPredicate;
-  // The consumers are the block's first threads, the producer's warpgroup
-  // its last.
-  int64_t threads =
-      strategy->threadsPerBlock() - (consumersOnly ? wgmma::kGroupThreads : 0);
+  // The producer's warpgroup is the block's last; its first warp issues.
+  bool helpers = who == IdBoundsThreads::ProducerHelpers;
+  int64_t firstThread = helpers ? idHelperFirstThread() : 0;
+  int64_t threads = strategy->threadsPerBlock() - firstThread;
   int64_t warps = threads / kWarpLanes;
+  int64_t unroll = helpers ? kHelperUnroll : kUnroll;
   auto sync = [&] {
-    if (!consumersOnly) {
+    if (!helpers) {
       gpu::BarrierOp::create(b, loc);
       return;
     }
-    NVVM::BarrierOp::create(b, loc, Type(), c32(wgmma::kConsumerBarrier),
+    NVVM::BarrierOp::create(b, loc, Type(), c32(wgmma::kIdBoundsBarrier),
                             c32(threads), nullptr, Value());
   };
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  if (helpers)
+    tid = arith::SubIOp::create(b, loc, tid, idx(firstThread));
   Value lane = arith::RemUIOp::create(b, loc, tid, idx(kWarpLanes));
   Value warp = arith::DivUIOp::create(b, loc, tid, idx(kWarpLanes));
   Value scratch = sharedWords(idBoundsScratchOffset(), idBoundsScratchBytes());
@@ -248,7 +256,7 @@ LogicalResult FlashKernelBuilder::emitIdBounds(bool consumersOnly) {
     };
     auto loadKeys = [&](Value base) {
       SmallVector<Key> batch;
-      for (int64_t u = 0; u < kUnroll; ++u) {
+      for (int64_t u = 0; u < unroll; ++u) {
         Value j = arith::AddIOp::create(b, loc, base, idx(u * threads));
         Value valid = cmp(P::ult, j, k1);
         auto ifOp = scf::IfOp::create(b, loc, TypeRange{idType}, valid,
@@ -311,7 +319,7 @@ LogicalResult FlashKernelBuilder::emitIdBounds(bool consumersOnly) {
     SmallVector<Value> firstPartials = init;
     account(firstPartials, firstKeys);
     // The rest of the keys, kUnroll loads in flight per thread.
-    int64_t stride = threads * kUnroll;
+    int64_t stride = threads * unroll;
     auto pass = scf::ForOp::create(
         b, loc, arith::AddIOp::create(b, loc, start, idx(stride)), k1,
         idx(stride), firstPartials);
@@ -350,10 +358,9 @@ LogicalResult FlashKernelBuilder::emitIdBounds(bool consumersOnly) {
                                          ValueRange{slot(idx(w), c)});
         total[c] = combine(b, loc, kCombine[c], total[c], v);
       }
-    // A persistent block's consumers compute the next bounds a tile later:
-    // a warp past this tile's MMAs (an empty tile has no turns to hold it)
+    // The helpers go on to the next tile's bounds at once: a warp there
     // must not write the scratch while another still reads it.
-    if (consumersOnly)
+    if (helpers)
       sync();
 
     // The tiles: visited from the least to the greatest key of V; unmasked
@@ -456,16 +463,21 @@ static void waitExchange(OpBuilder &b, Location loc, Value bar, Value i,
   wgmma::waitBarrierUse(b, loc, bar, use, flip);
 }
 
-/// An scf.if on the block's thread 0, the insertion point in its body.
-static scf::IfOp enterThreadZero(OpBuilder &b, Location loc) {
+/// An scf.if on the block's thread `thread`, the insertion point in its
+/// body.
+static scf::IfOp enterThread(OpBuilder &b, Location loc, int64_t thread) {
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   auto first = scf::IfOp::create(
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
-                            arith::ConstantIndexOp::create(b, loc, 0)),
+                            arith::ConstantIndexOp::create(b, loc, thread)),
       /*withElseRegion=*/false);
   b.setInsertionPointToStart(first.thenBlock());
   return first;
+}
+
+int64_t FlashKernelBuilder::idHelperFirstThread() const {
+  return strategy->threadsPerBlock() - wgmma::kGroupThreads + kWarpLanes;
 }
 
 Value FlashKernelBuilder::idExchangeSlots() {
@@ -478,16 +490,20 @@ void FlashKernelBuilder::initIdExchange() {
   int64_t offset = idExchangeOffset();
   {
     OpBuilder::InsertionGuard g(b);
-    enterThreadZero(b, loc);
-    // One arrival each: the consumer thread that writes a slot, the
-    // producer's issuing thread that reads it.
+    enterThread(b, loc, 0);
+    // A slot is full with the arrival of the helper that writes it, empty
+    // again with one from each thread that reads it: the producer's issuing
+    // thread and every consumer thread.
+    int64_t readers = 1 + strategy->threadsPerBlock() - wgmma::kGroupThreads;
     for (int64_t i = 0; i < 2; ++i)
       for (bool empty : {false, true})
         NVVM::MBarrierInitOp::create(
             b, loc,
             exchangeBarrier(b, loc, base, offset,
                             arith::ConstantIndexOp::create(b, loc, i), empty),
-            arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1), Value());
+            arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                         empty ? readers : 1),
+            Value());
     NVVM::FenceMbarrierInitOp::create(b, loc);
   }
   gpu::BarrierOp::create(b, loc);
@@ -503,22 +519,61 @@ static Value exchangeSlotStart(OpBuilder &b, Location loc, Value i,
       arith::ConstantIndexOp::create(b, loc, words));
 }
 
-void FlashKernelBuilder::publishIdBounds(Value i, ValueRange words) {
+int64_t FlashKernelBuilder::idSlotWords() const {
+  return 1 + static_cast<int64_t>(form.idBounds.size()) * kIdBoundsWords;
+}
+
+void FlashKernelBuilder::publishIdBounds(Value i, Value tile,
+                                         ValueRange words) {
   Value base = idExchangeBase();
   int64_t offset = idExchangeOffset();
   OpBuilder::InsertionGuard g(b);
-  enterThreadZero(b, loc);
+  enterThread(b, loc, idHelperFirstThread());
   waitExchange(b, loc, exchangeBarrier(b, loc, base, offset, i, true), i,
                /*flip=*/true);
   Value slots = idExchangeSlots();
-  Value first = exchangeSlotStart(b, loc, i, words.size());
-  for (auto [k, w] : llvm::enumerate(words))
+  Value first = exchangeSlotStart(b, loc, i, idSlotWords());
+  SmallVector<Value> all{tile};
+  llvm::append_range(all, words);
+  for (auto [k, w] : llvm::enumerate(all))
     memref::StoreOp::create(
         b, loc, arith::IndexCastOp::create(b, loc, b.getI32Type(), w), slots,
         ValueRange{arith::AddIOp::create(
             b, loc, first, arith::ConstantIndexOp::create(b, loc, k))});
   NVVM::MBarrierArriveOp::create(
       b, loc, Type(), exchangeBarrier(b, loc, base, offset, i, false), Value());
+}
+
+Value FlashKernelBuilder::receiveIdTile(Value i) {
+  Value base = idExchangeBase();
+  waitExchange(b, loc,
+               exchangeBarrier(b, loc, base, idExchangeOffset(), i, false), i,
+               /*flip=*/false);
+  Value w = memref::LoadOp::create(
+      b, loc, idExchangeSlots(),
+      ValueRange{exchangeSlotStart(b, loc, i, idSlotWords())});
+  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), w);
+}
+
+Value FlashKernelBuilder::drawIdTile() {
+  Value word = arith::ConstantIndexOp::create(b, loc, 2 * idSlotWords());
+  {
+    OpBuilder::InsertionGuard g(b);
+    enterThread(b, loc, idHelperFirstThread());
+    Value next = drawWorkTile(b, loc, param(kTileCounterName), workCTAs);
+    memref::StoreOp::create(
+        b, loc, arith::IndexCastOp::create(b, loc, b.getI32Type(), next),
+        idExchangeSlots(), ValueRange{word});
+  }
+  Type i32 = b.getI32Type();
+  NVVM::BarrierOp::create(
+      b, loc, Type(),
+      arith::ConstantIntOp::create(b, loc, i32, wgmma::kIdBoundsBarrier),
+      arith::ConstantIntOp::create(
+          b, loc, i32, strategy->threadsPerBlock() - idHelperFirstThread()),
+      nullptr, Value());
+  Value w = memref::LoadOp::create(b, loc, idExchangeSlots(), ValueRange{word});
+  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), w);
 }
 
 SmallVector<Value> FlashKernelBuilder::receiveIdBounds(Value i) {
@@ -528,7 +583,9 @@ SmallVector<Value> FlashKernelBuilder::receiveIdBounds(Value i) {
                /*flip=*/false);
   Value slots = idExchangeSlots();
   int64_t n = static_cast<int64_t>(form.idBounds.size()) * kIdBoundsWords;
-  Value first = exchangeSlotStart(b, loc, i, n);
+  Value first =
+      arith::AddIOp::create(b, loc, exchangeSlotStart(b, loc, i, idSlotWords()),
+                            arith::ConstantIndexOp::create(b, loc, 1));
   SmallVector<Value> words;
   for (int64_t k = 0; k < n; ++k) {
     Value w = memref::LoadOp::create(

@@ -469,7 +469,8 @@ LogicalResult FlashKernelBuilder::emitPersistentBody() {
     return success();
   };
   OpBuilder::InsertionGuard guard(b);
-  scf::IfOp roles = enterProducer();
+  scf::IfOp issuing;
+  scf::IfOp roles = enterProducer(bounded ? &issuing : nullptr);
   // With two query buffers the producer loads each tile's query as soon as
   // it has drawn the tile (after issuing the previous tile's K/V loads):
   // the consumers find it there when they start the tile, instead of
@@ -492,7 +493,7 @@ LogicalResult FlashKernelBuilder::emitPersistentBody() {
                         emitProducerLoops(tile->bounds, carried[0]);
                     if (failed(slot))
                       return failure();
-                    Value next = drawTile(i);
+                    Value next = bounded ? takeIdTile(i) : drawTile(i);
                     if (ahead &&
                         failed(loadQueryOf(
                             next, arith::AddIOp::create(b, loc, i, idx(1)))))
@@ -501,77 +502,77 @@ LogicalResult FlashKernelBuilder::emitPersistentBody() {
                   })))
     return failure();
 
+  // Tiles bounded by ids: the producer's other warps draw the CTA's tiles
+  // and compute their bounds, up to two tiles ahead of the readers (the
+  // exchange's two slots), and after the last tile hand on one past the
+  // grid's end, which ends the readers' walks.
+  if (bounded) {
+    b.setInsertionPointToStart(issuing.elseBlock());
+    auto helps = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::uge,
+            gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x),
+            idx(idHelperFirstThread())),
+        /*withElseRegion=*/false);
+    b.setInsertionPointToStart(helps.thenBlock());
+    if (failed(walk(
+            ValueRange{},
+            [&](Value t, Value i, ValueRange) -> FailureOr<SmallVector<Value>> {
+              mapWorkTile(t);
+              if (failed(emitIdBounds(IdBoundsThreads::ProducerHelpers)))
+                return failure();
+              publishIdBounds(i, t, idBoundsWords());
+              Value next = drawIdTile();
+              auto last = scf::IfOp::create(
+                  b, loc,
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, next,
+                                        total),
+                  /*withElseRegion=*/false);
+              OpBuilder::InsertionGuard g(b);
+              b.setInsertionPointToStart(last.thenBlock());
+              publishIdBounds(arith::AddIOp::create(b, loc, i, idx(1)), next,
+                              noIdBoundsWords());
+              return SmallVector<Value>{next};
+            })))
+      return failure();
+  }
+
   enterConsumers(roles);
   if (!ahead && failed(loadQueryOf(first, idx(0))))
     return failure();
-  // The id bounds of tile `t`, the CTA's i-th (zeros when there is none),
-  // computed by the consumers and handed to the producer.
-  auto boundsOf = [&](Value t, Value i) -> FailureOr<SmallVector<Value>> {
-    SmallVector<Value> none = noIdBoundsWords();
-    auto exists = scf::IfOp::create(
-        b, loc, TypeRange(ValueRange(none)),
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, t, total),
-        /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(exists.elseBlock());
-    scf::YieldOp::create(b, loc, none);
-    b.setInsertionPointToStart(exists.thenBlock());
-    IRMapping current = prologue;
-    prologue = base;
-    mapWorkTile(t);
-    if (failed(emitIdBounds(/*consumersOnly=*/true)))
-      return failure();
-    SmallVector<Value> words = idBoundsWords();
-    publishIdBounds(i, words);
-    scf::YieldOp::create(b, loc, words);
-    prologue = current;
-    return SmallVector<Value>(exists.getResults());
-  };
-  SmallVector<Value> firstBounds;
-  if (bounded) {
-    FailureOr<SmallVector<Value>> w = boundsOf(first, idx(0));
-    if (failed(w))
-      return failure();
-    firstBounds = *w;
-  }
-  SmallVector<Value> init{idx(0)};
-  llvm::append_range(init, firstBounds);
   return walk(
-      init,
+      ValueRange{idx(0)},
       [&](Value t, Value i,
           ValueRange carried) -> FailureOr<SmallVector<Value>> {
         Value slot = carried[0];
         mapWorkTile(t);
         if (bounded)
-          mapIdBoundsWords(carried.drop_front());
+          mapIdBoundsWords(receiveIdBounds(i));
         FailureOr<TileValues> tile = prepareTile();
         if (failed(tile))
           return failure();
         strategy->beginTile(b, i);
         Value next;
-        SmallVector<Value> nextBounds;
         if (failed(emitConsumer(tile->bounds, slot, [&]() -> LogicalResult {
               strategy->releaseQuery(b, i);
               next = strategy->receiveTile(b, i);
-              if (bounded) {
-                // The next tile's bounds, before this one's epilogue: the
-                // producer waits for them to load its K/V. (This tile's
-                // runs stay in idRuns: the epilogue is emitted after.)
-                SmallVector<IdRun> mine = idRuns;
-                FailureOr<SmallVector<Value>> w =
-                    boundsOf(next, arith::AddIOp::create(b, loc, i, idx(1)));
-                idRuns = mine;
-                if (failed(w))
-                  return failure();
-                nextBounds = *w;
-              }
               return ahead ? success() : loadQueryOf(next, Value());
             })))
           return failure();
-        SmallVector<Value> yielded{next, slot};
-        llvm::append_range(yielded, nextBounds);
-        return yielded;
+        return SmallVector<Value>{next, slot};
       });
+}
+
+/// The CTA's tile after its i-th where tiles are bounded by ids: the
+/// helpers drew it (they compute its bounds ahead); the issuing thread
+/// takes it from the exchange's next slot and hands it to the consumers as
+/// a drawn one.
+Value FlashKernelBuilder::takeIdTile(Value i) {
+  Value next = receiveIdTile(arith::AddIOp::create(
+      b, loc, i, arith::ConstantIndexOp::create(b, loc, 1)));
+  strategy->publishTile(b, i, next);
+  return next;
 }
 
 /// The producer's issuing thread draws the CTA's tile after its i-th: the
@@ -590,14 +591,17 @@ Value FlashKernelBuilder::drawTile(Value i) {
 /// scf.if on the producer's threads. Leaves the insertion point in the
 /// producer's branch, after its enterRole and inside the guard of the
 /// threads that issue its loads; enterConsumers moves it to the other.
-scf::IfOp FlashKernelBuilder::enterProducer() {
+scf::IfOp FlashKernelBuilder::enterProducer(scf::IfOp *issuing) {
   auto roles = scf::IfOp::create(b, loc, strategy->isProducer(b),
                                  /*withElseRegion=*/true);
   b.setInsertionPointToStart(roles.thenBlock());
   strategy->enterRole(b, /*producer=*/true);
   if (Value issues = strategy->producerIssues(b)) {
-    auto issuing = scf::IfOp::create(b, loc, issues, /*withElseRegion=*/false);
-    b.setInsertionPointToStart(issuing.thenBlock());
+    auto guard = scf::IfOp::create(b, loc, issues,
+                                   /*withElseRegion=*/issuing != nullptr);
+    b.setInsertionPointToStart(guard.thenBlock());
+    if (issuing)
+      *issuing = guard;
   }
   return roles;
 }

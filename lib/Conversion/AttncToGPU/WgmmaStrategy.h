@@ -55,6 +55,9 @@ constexpr int64_t kFirstTurnBarrier = 2;
 /// Named barriers kFirstStoreBarrier + w: warpgroup w's output rows are in
 /// shared memory (after the turn barriers of up to four warpgroups).
 constexpr int64_t kFirstStoreBarrier = 8;
+/// The named barrier a persistent kernel's producer helper warps (all of
+/// its warpgroup's warps but the issuing one) compute id bounds behind.
+constexpr int64_t kIdBoundsBarrier = 12;
 constexpr int64_t kGroupThreads = 128;
 /// 32-bit registers of an SM, and the fewest the producer keeps of them per
 /// thread (one thread's walk over the work tiles and TMA coordinates;

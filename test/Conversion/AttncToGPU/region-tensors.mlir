@@ -181,41 +181,63 @@ func.func @documents(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: t
 // -----
 
 // The same on the persistent grid (a strategy asked for): its roles walk
-// their tiles apart, so the consumers compute the bounds among themselves
-// (named barrier 1 of 256 threads, twice: the partials, then the scratch's
-// reuse), first for the CTA's first tile and then for each next one, and
-// hand them to the producer through an exchange past the scratch: four
-// more mbarriers (one arrival each) and two slots of 7 words.
+// their tiles apart, so the producer warpgroup's three warps beside the
+// issuing one (named barrier 12 of 96 threads, twice: the partials, then
+// the scratch's reuse) draw the CTA's tiles and compute their bounds ahead
+// of the others, and hand them on through an exchange past the scratch:
+// four more mbarriers (full: one arrival, the helper that writes; empty:
+// 257, the issuing thread and the 256 consumer threads) and two slots of
+// the tile and its 7 words, then the helpers' draw word.
 // CHECK-LABEL: gpu.module @documents_persistent_module
-// CHECK-SAME: shared_memory = 116152
+// CHECK-SAME: shared_memory = 116164
 // CHECK-SAME: strategy = "wgmma_ws_persistent"
 // CHECK: gpu.func @documents_persistent(
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK: gpu.barrier
-// CHECK-COUNT-4: nvvm.mbarrier.init %{{.+}}, %c1_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.+}}, %c1_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.+}}, %c257_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.+}}, %c1_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.+}}, %c257_i32{{.*}} : !llvm.ptr<3>, i32
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK: gpu.barrier
-// Producer: each tile's words from its slot, then the slot released.
+// The issuing thread: each tile's words from its slot past the tile word,
+// the slot released; after the tile's loads, the next tile from the next
+// slot (the consumers get it as a drawn one).
 // CHECK: scf.while
 // CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK: memref.view %{{.+}}[%c116096][] {{.+}} to memref<14xi32, #gpu.address_space<workgroup>>
-// CHECK-COUNT-7: memref.load %{{.+}}[%{{.+}}] : memref<14xi32, #gpu.address_space<workgroup>>
+// CHECK: memref.view %{{.+}}[%c116096][] {{.+}} to memref<17xi32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-7: memref.load %{{.+}}[%{{.+}}] : memref<17xi32, #gpu.address_space<workgroup>>
 // CHECK-NEXT: arith.index_cast
 // CHECK: nvvm.mbarrier.arrive
-// Consumers: the first tile's bounds over their 8 warps' partials, then
-// published by thread 0; the same for each next tile inside the walk.
-// CHECK: nvvm.redux.sync  min
-// CHECK: nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c256_i32
-// CHECK-COUNT-40: memref.load %{{.+}}[%{{.+}}] : memref<60xi32, #gpu.address_space<workgroup>>
-// CHECK-NOT: memref.load
-// CHECK: nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c256_i32
 // CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK-COUNT-7: memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<14xi32, #gpu.address_space<workgroup>>
-// CHECK: nvvm.mbarrier.arrive
+// CHECK: memref.load %{{.+}}[%{{.+}}] : memref<17xi32, #gpu.address_space<workgroup>>
+// The helpers: the bounds over their 3 warps' partials, published (the
+// tile, then 7 words), the next tile drawn and shared; past the grid's
+// end, one more slot that ends the readers' walks.
 // CHECK: scf.while
 // CHECK: nvvm.redux.sync  min
-// CHECK: nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c256_i32
-// CHECK-COUNT-7: memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<14xi32, #gpu.address_space<workgroup>>
+// CHECK: nvvm.barrier id = %c12_i32{{.*}} number_of_threads = %c96_i32
+// CHECK-COUNT-15: memref.load %{{.+}}[%{{.+}}] : memref<60xi32, #gpu.address_space<workgroup>>
+// CHECK-NOT: memref.load
+// CHECK: nvvm.barrier id = %c12_i32{{.*}} number_of_threads = %c96_i32
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-COUNT-8: memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<17xi32, #gpu.address_space<workgroup>>
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: llvm.atomicrmw add
+// CHECK: memref.store %{{.+}}, %{{.+}}[%c16{{.*}}] : memref<17xi32, #gpu.address_space<workgroup>>
+// CHECK: nvvm.barrier id = %c12_i32{{.*}} number_of_threads = %c96_i32
+// CHECK: memref.load %{{.+}}[%c16{{.*}}] : memref<17xi32, #gpu.address_space<workgroup>>
+// CHECK: scf.if
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-COUNT-8: memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<17xi32, #gpu.address_space<workgroup>>
+// CHECK: nvvm.mbarrier.arrive
+// The consumers: each tile's words at its start, the slot released; no
+// bounds of their own.
+// CHECK: scf.while
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-COUNT-7: memref.load %{{.+}}[%{{.+}}] : memref<17xi32, #gpu.address_space<workgroup>>
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-NOT: nvvm.redux.sync
 // CHECK: gpu.module @documents_persistent_fallback_module
 func.func @documents_persistent(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %dq: tensor<?x1x?x1xi64> {attnc.name = "doc_q"}, %dk: tensor<?x1x1x?xi64> {attnc.name = "doc_kv"}) -> tensor<?x?x?x64xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.125 : f64, config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws_persistent, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>}

@@ -254,9 +254,14 @@ func.func @prefix_d128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %
 // first tile holding a key of the tile's documents, unmasked where both
 // prove every key visible, masked to the last. The masked tiles of both
 // sides (V0..U0 and U1'..V1, U1' = max(U0, min(U1, Skv floordiv 64)))
-// are visited first, in one loop, then the unmasked ones.
+// are visited first, in one loop, then the unmasked ones. The causal
+// conjunct bounds each query tile's keys by a bound that grows with the
+// query, so the grid runs longest first by that bound (heads on x, query
+// tiles counted down on y): the tiles at the grid's end see few keys.
 // CHECK-LABEL: func.func @documents_causal
-// CHECK: scf.forall (%[[B:.+]], %{{.+}}, %[[T:.+]]) in
+// CHECK: %[[LAST:.+]] = arith.subi %{{.+}}, %c1{{.*}} overflow<nsw, nuw> : index
+// CHECK: scf.forall (%[[B:.+]], %{{.+}}, %[[Y:.+]]) in
+// CHECK:   %[[T:.+]] = arith.subi %[[LAST]], %[[Y]] overflow<nsw, nuw> : index
 // CHECK:   %[[Q0:.+]] = affine.apply affine_map<(d0) -> (d0 * 128)>(%[[T]])
 // CHECK:   %[[M:.+]] = affine.min affine_map<(d0)[s0] -> (128, d0 * -128 + s0)>(%[[T]])
 // CHECK:   %[[END:.+]] = affine.min affine_map<(d0)[s0] -> (d0, s0 ceildiv 64)>
@@ -280,6 +285,7 @@ func.func @prefix_d128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %
 // CHECK-NOT: mask {
 // CHECK:     attnc.online_attention
 // CHECK: attnc.online_attention_finalize
+// CHECK: mapping = [#gpu.block<z>, #gpu.block<x>, #gpu.block<y>]
 func.func @documents_causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %dq: tensor<?x?xi64>, %dk: tensor<?x?xi64>) -> tensor<?x?x?x64xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
       : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
@@ -299,7 +305,8 @@ func.func @documents_causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>
 
 // Documents alone: every tile is looked at (no other bound), the ids bound
 // them. The backward's loops run over query tiles, which the ids do not
-// bound (see attnc-online-softmax-backward.mlir).
+// bound (see attnc-online-softmax-backward.mlir). No bound grows with the
+// query: query tiles stay on grid x, in order.
 // CHECK-LABEL: func.func @documents
 // CHECK: %[[V0:.+]], %[[F0:.+]], %[[F1:.+]], %[[V1:.+]] = attnc.id_tile_bounds %arg3[%{{.+}}, %{{.+}}] at 2 rows %{{.+}} + %{{.+}}, %arg4[%{{.+}}, %{{.+}}] at 2 keys
 // CHECK-SAME: tiles %{{.+}} to %{{.+}} block_kv 64 : tensor<?x?x?xi32>, tensor<?x?x?xi32>
@@ -308,6 +315,7 @@ func.func @documents_causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>
 // CHECK:   mask {
 // CHECK: scf.for %{{.+}} = %[[NM]] to
 // CHECK-NOT: scf.for %
+// CHECK: mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]
 func.func @documents(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %dq: tensor<?x?x?xi32>, %dk: tensor<?x?x?xi32>) -> tensor<?x?x?x64xbf16> {
   %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
       : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>

@@ -452,13 +452,18 @@ scf::ForallOp FlashFormBuilder::build() {
   // instead of a few long ones running alone at its end (measured on the
   // H200, bf16: +5-9% at d=128 and +10-18% at d=64 for S >= 2048 over
   // FlashAttention-2's order, which is longest first only within one head).
+  // The same holds for any mask whose keys end at a bound that grows with
+  // the query, from the first key or from where id matches say
+  // (boundGrowsWithQuery): prefix-LM, and documents under a causal mask,
+  // whose tiles the bound only caps (H100, four documents causal, d = 128:
+  // 310 -> 330 TFLOP/s at S = 4k, 433 -> 445 at 8k).
   // Grid y allows 65535 query tiles; the runtime refuses larger grids at
   // plan time.
   auto block = [&](gpu::MappingId id) -> Attribute {
     return gpu::GPUBlockMappingAttr::get(ctx, id);
   };
   bool longestFirst =
-      causal.has_value() || (interval && growsWithQuery(*interval, ctx));
+      causal.has_value() || (interval && boundGrowsWithQuery(*interval, ctx));
   using gpu::MappingId;
   ArrayAttr mapping =
       b.getArrayAttr({block(MappingId::DimZ),
@@ -595,5 +600,11 @@ bool attnc::flash_form::growsWithQuery(const KeyInterval &interval,
                                        MLIRContext *ctx) {
   return interval.exact && !interval.lo && interval.hi &&
          interval.matches.empty() &&
+         growth(*interval.hi, interval.symbols.size(), ctx) > 0;
+}
+
+bool attnc::flash_form::boundGrowsWithQuery(const KeyInterval &interval,
+                                            MLIRContext *ctx) {
+  return !interval.lo && interval.hi &&
          growth(*interval.hi, interval.symbols.size(), ctx) > 0;
 }

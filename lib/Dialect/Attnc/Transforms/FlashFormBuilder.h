@@ -48,6 +48,13 @@ AttentionExtents getRaggedExtents(OpBuilder &b, AttentionOp op, RaggedViewOp q,
 /// first and takes the persistent strategy's drawn tiles as causal does.
 bool growsWithQuery(const KeyInterval &interval, MLIRContext *ctx);
 
+/// True when the keys a query row may see start at the first key (or where
+/// id matches say) and end at a bound that grows with the query (causal,
+/// prefix-LM, documents under a causal mask): a later query tile may visit
+/// more K/V tiles, an earlier one never more than its bound, so a grid
+/// ordered by that bound, longest first, ends with short tiles.
+bool boundGrowsWithQuery(const KeyInterval &interval, MLIRContext *ctx);
+
 /// The recurrence state (acc, max, sum) carried across K/V tiles.
 struct RecurrenceState {
   Value acc, max, sum;

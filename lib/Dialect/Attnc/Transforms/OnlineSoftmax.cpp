@@ -258,10 +258,11 @@ struct AttncOnlineSoftmaxPass
   /// True when `op`'s mask compares ids read at the query and the key
   /// positions (document masks): its flash form bounds the tiles by ids.
   /// Such ops keep one tile per block unless a strategy is asked for: on
-  /// the persistent grid the consumers compute each next tile's bounds
-  /// at the end of the current one and the producer waits for them, and
-  /// it ran slower (H100 2026-12-06, four documents causal, d = 128,
-  /// B = 4, H = 16: 258 / 381 TFLOP/s at S = 4k / 8k against 310 / 438).
+  /// the persistent grid the producer's spare warps compute the bounds of
+  /// the tiles they draw, two tiles ahead, and it ran slower (H100
+  /// 2026-12-06, four documents causal, d = 128, B = 4, H = 16, both grids
+  /// longest first: 305-309 / 428-435 TFLOP/s at S = 4k / 8k against
+  /// 329-330 / 444-446; its SMs ended 405k to 513k cycles apart).
   static bool boundsTilesByIds(AttentionOp op) {
     std::optional<KeyInterval> interval = analyzeKeyInterval(op.getMask());
     return interval && !interval->matches.empty();
