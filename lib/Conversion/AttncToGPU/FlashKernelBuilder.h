@@ -205,10 +205,11 @@ private:
   /// (FlashKernelIdBounds.cpp); their results go into `prologue`.
   LogicalResult emitIdBounds(IdBoundsThreads who = IdBoundsThreads::Block);
   /// A persistent kernel's id bounds as index words, kIdBoundsWords per
-  /// op: its four results (as emitIdBounds mapped them), then its run's
-  /// exact (0 or 1), first and last key; the inverse maps them into
+  /// op: its four results (as emitIdBounds mapped them), then its runs'
+  /// exact (0 or 1), first and last keys and split (IdRun); the inverse
+  /// maps them into
   /// `prologue` and idRuns; zeros where a CTA has no next tile.
-  static constexpr int64_t kIdBoundsWords = 7;
+  static constexpr int64_t kIdBoundsWords = 10;
   SmallVector<Value> idBoundsWords();
   void mapIdBoundsWords(ValueRange words);
   SmallVector<Value> noIdBoundsWords();
@@ -238,13 +239,18 @@ private:
   /// and shared among them behind their named barrier.
   Value drawIdTile();
   /// What emitIdBounds learns of each attnc.id_tile_bounds beside its
-  /// results, for the current tile: whether every row of the query tile has
-  /// one id and the keys looked at with that id are one run (i1), and the
-  /// run's first and last key (index). Where `exact` holds, the id match
-  /// is the key interval [first, last], which the masked steps test per
-  /// row instead of comparing ids per score (maskByKeyInterval).
+  /// results, for the current tile: whether the query tile's rows are one
+  /// block of rows with its least id then (where it has two) one block with
+  /// its greatest, and the keys looked at with each of the two ids are one
+  /// run (`exact`, i1); the first and last key of the least id's run and of
+  /// the greatest's, and the first row of the greatest id's block, `split`
+  /// (i32; the rows where the tile has one id). Where `exact` holds, the
+  /// id match is a key interval per row, [first, last] for the rows before
+  /// `split` and [lastFirst, lastLast] after, which the masked steps test
+  /// instead of comparing ids per score (maskByKeyInterval): a query tile
+  /// inside one packed document or across two.
   struct IdRun {
-    Value exact, first, last;
+    Value exact, first, last, lastFirst, lastLast, split;
   };
   SmallVector<IdRun> idRuns;
   /// The shared memory the block reduces them through, past the strategy's.

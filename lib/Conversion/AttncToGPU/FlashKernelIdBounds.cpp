@@ -45,12 +45,24 @@ using namespace attnc::flash_kernel;
 
 namespace {
 /// A thread's partials of the key pass: the least and the greatest key
-/// whose id is in the query tile's [min, max], the least and the greatest
-/// key whose id is the tile's one id, and the count of those.
-enum Partial { kVisitMin, kVisitMax, kRunMin, kRunMax, kRunCount, kPartials };
+/// whose id is in the query tile's [min, max]; the least and the greatest
+/// key whose id is the tile's least id, and their count; the same for its
+/// greatest id (the same keys when the tile has one id).
+enum Partial {
+  kVisitMin,
+  kVisitMax,
+  kRunMin,
+  kRunMax,
+  kRunCount,
+  kLastRunMin,
+  kLastRunMax,
+  kLastRunCount,
+  kPartials
+};
 /// How each partial combines with another (and with a key position).
 constexpr NVVM::ReduxKind kCombine[kPartials] = {
     NVVM::ReduxKind::MIN, NVVM::ReduxKind::MAX, NVVM::ReduxKind::MIN,
+    NVVM::ReduxKind::MAX, NVVM::ReduxKind::ADD, NVVM::ReduxKind::MIN,
     NVVM::ReduxKind::MAX, NVVM::ReduxKind::ADD};
 constexpr int64_t kWarpLanes = 32;
 /// Keys a thread loads per iteration of the pass, in flight together: the
@@ -280,6 +292,7 @@ LogicalResult FlashKernelBuilder::emitIdBounds(IdBoundsThreads who) {
     Value qmax = idConst(bits == 32 ? std::numeric_limits<int32_t>::min()
                                     : std::numeric_limits<int64_t>::min());
     Value lastRow = arith::SubIOp::create(b, loc, *rows, idx(1));
+    SmallVector<std::tuple<Value, Value, Value>> rowIds;
     for (int64_t r0 = 0; r0 < form.config.getBlockQ(); r0 += kWarpLanes) {
       Value r = arith::AddIOp::create(b, loc, lane, idx(r0));
       Value valid = cmp(P::ult, r, *rows);
@@ -289,33 +302,65 @@ LogicalResult FlashKernelBuilder::emitIdBounds(IdBoundsThreads who) {
           loadElement(qIds, indicesOf(queryIndices, op.getQueryDim(), at));
       qmin = select(valid, arith::MinSIOp::create(b, loc, qmin, id), qmin);
       qmax = select(valid, arith::MaxSIOp::create(b, loc, qmax, id), qmax);
+      rowIds.push_back({r, valid, id});
     }
     qmin = warpReduce(b, loc, qmin, /*max=*/false);
     qmax = warpReduce(b, loc, qmax, /*max=*/true);
     Value single = cmp(P::eq, qmin, qmax);
+    // Whether the rows with the least id come first and every other row
+    // has the greatest (a tile across two packed documents): the rows
+    // before `split` see the least id's keys, the others the greatest's.
+    // Counted in each warp, which read every row.
+    Value split = c32(0), lastLeast = c32(-1), others = c32(0);
+    for (auto [r, valid, id] : rowIds) {
+      Value least = arith::AndIOp::create(b, loc, valid, cmp(P::eq, id, qmin));
+      Value other = arith::AndIOp::create(
+          b, loc, valid,
+          arith::AndIOp::create(b, loc, cmp(P::ne, id, qmin),
+                                cmp(P::ne, id, qmax)));
+      split = arith::AddIOp::create(b, loc, split,
+                                    arith::ExtUIOp::create(b, loc, i32, least));
+      lastLeast = select(least, toI32(r), lastLeast);
+      others = arith::AddIOp::create(
+          b, loc, others, arith::ExtUIOp::create(b, loc, i32, other));
+    }
+    auto redux = [&](Value v, NVVM::ReduxKind kind) {
+      return NVVM::ReduxOp::create(b, loc, i32, v, kind, c32(-1)).getResult();
+    };
+    split = redux(split, NVVM::ReduxKind::ADD);
+    lastLeast = redux(lastLeast, NVVM::ReduxKind::MAX);
+    others = redux(others, NVVM::ReduxKind::ADD);
+    Value twoBlocks = arith::AndIOp::create(
+        b, loc, cmp(P::eq, others, c32(0)),
+        cmp(P::eq, arith::AddIOp::create(b, loc, lastLeast, c32(1)), split));
 
     // Keys into the partials `p`: a key whose id is in [qmin, qmax] into
-    // the visited ones, one whose id is the tile's one id into the run.
+    // the visited ones, one whose id is qmin (qmax) into its run.
     auto account = [&](SmallVectorImpl<Value> &p, ArrayRef<Key> keys) {
       for (const Key &k : keys) {
         Value visit = arith::AndIOp::create(
             b, loc, k.valid,
             arith::AndIOp::create(b, loc, cmp(P::sge, k.id, qmin),
                                   cmp(P::sle, k.id, qmax)));
-        Value run = arith::AndIOp::create(
-            b, loc, arith::AndIOp::create(b, loc, k.valid, single),
-            cmp(P::eq, k.id, qmin));
+        Value run =
+            arith::AndIOp::create(b, loc, k.valid, cmp(P::eq, k.id, qmin));
+        Value lastRun =
+            arith::AndIOp::create(b, loc, k.valid, cmp(P::eq, k.id, qmax));
         Value key = toI32(k.j);
-        for (int c : {kVisitMin, kVisitMax, kRunMin, kRunMax}) {
-          Value in = c == kVisitMin || c == kVisitMax ? visit : run;
+        for (auto [c, in] :
+             {std::pair(kVisitMin, visit), std::pair(kVisitMax, visit),
+              std::pair(kRunMin, run), std::pair(kRunMax, run),
+              std::pair(kLastRunMin, lastRun), std::pair(kLastRunMax, lastRun)})
           p[c] = select(in, combine(b, loc, kCombine[c], p[c], key), p[c]);
-        }
-        p[kRunCount] = arith::AddIOp::create(
-            b, loc, p[kRunCount], arith::ExtUIOp::create(b, loc, i32, run));
+        for (auto [c, in] :
+             {std::pair(kRunCount, run), std::pair(kLastRunCount, lastRun)})
+          p[c] = arith::AddIOp::create(b, loc, p[c],
+                                       arith::ExtUIOp::create(b, loc, i32, in));
       }
     };
     int64_t none = std::numeric_limits<int32_t>::max();
-    SmallVector<Value> init = {c32(none), c32(-1), c32(none), c32(-1), c32(0)};
+    SmallVector<Value> init = {c32(none), c32(-1),   c32(none), c32(-1),
+                               c32(0),    c32(none), c32(-1),   c32(0)};
     SmallVector<Value> firstPartials = init;
     account(firstPartials, firstKeys);
     // The rest of the keys, kUnroll loads in flight per thread.
@@ -384,11 +429,18 @@ LogicalResult FlashKernelBuilder::emitIdBounds(IdBoundsThreads who) {
         arith::AddIOp::create(
             b, loc, arith::DivSIOp::create(b, loc, total[kVisitMax], block),
             c32(1)));
+    // Whether the keys with the least (greatest) id are one run.
+    auto oneRun = [&](Partial lo, Partial hi, Partial count) {
+      Value end = arith::AddIOp::create(b, loc, total[hi], c32(1));
+      return arith::AndIOp::create(
+                 b, loc, cmp(P::sgt, total[count], c32(0)),
+                 cmp(P::eq, total[count],
+                     arith::SubIOp::create(b, loc, end, total[lo])))
+          .getResult();
+    };
     Value runEnd = arith::AddIOp::create(b, loc, total[kRunMax], c32(1));
-    Value isRun = arith::AndIOp::create(
-        b, loc, cmp(P::sgt, total[kRunCount], c32(0)),
-        cmp(P::eq, total[kRunCount],
-            arith::SubIOp::create(b, loc, runEnd, total[kRunMin])));
+    Value isRun = arith::AndIOp::create(b, loc, single,
+                                        oneRun(kRunMin, kRunMax, kRunCount));
     // A run to the last key looked at takes that key's tile, short or not.
     Value lastTile = select(cmp(P::eq, runEnd, toI32(k1)), ceilDiv(runEnd),
                             arith::DivSIOp::create(b, loc, runEnd, block));
@@ -400,8 +452,14 @@ LogicalResult FlashKernelBuilder::emitIdBounds(IdBoundsThreads who) {
     Value results[] = {visitFirst, fullFirst, fullEnd, visitEnd};
     for (auto [r, v] : llvm::zip(op.getResults(), results))
       prologue.map(r, toIndex(v));
-    idRuns.push_back({arith::AndIOp::create(b, loc, single, isRun),
-                      toIndex(total[kRunMin]), toIndex(total[kRunMax])});
+    // The rows see runs of keys, one for each id (one id, or two in two
+    // blocks of rows).
+    Value exact = arith::AndIOp::create(
+        b, loc, twoBlocks,
+        arith::AndIOp::create(b, loc, oneRun(kRunMin, kRunMax, kRunCount),
+                              oneRun(kLastRunMin, kLastRunMax, kLastRunCount)));
+    idRuns.push_back({exact, total[kRunMin], total[kRunMax], total[kLastRunMin],
+                      total[kLastRunMax], split});
   }
   return success();
 }
@@ -415,8 +473,9 @@ SmallVector<Value> FlashKernelBuilder::idBoundsWords() {
     words.push_back(arith::IndexCastUIOp::create(
         b, loc, index,
         arith::ExtUIOp::create(b, loc, b.getI32Type(), run.exact)));
-    words.push_back(run.first);
-    words.push_back(run.last);
+    for (Value v :
+         {run.first, run.last, run.lastFirst, run.lastLast, run.split})
+      words.push_back(arith::IndexCastOp::create(b, loc, index, v));
   }
   return words;
 }
@@ -430,7 +489,11 @@ void FlashKernelBuilder::mapIdBoundsWords(ValueRange words) {
     Value exact =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, w[4],
                               arith::ConstantIndexOp::create(b, loc, 0));
-    idRuns.push_back({exact, w[5], w[6]});
+    auto narrow = [&](Value v) -> Value {
+      return arith::IndexCastOp::create(b, loc, b.getI32Type(), v);
+    };
+    idRuns.push_back({exact, narrow(w[5]), narrow(w[6]), narrow(w[7]),
+                      narrow(w[8]), narrow(w[9])});
   }
 }
 

@@ -456,11 +456,21 @@ FailureOr<bool> FlashKernelBuilder::maskByKeyInterval(
                   : lastKey;
     if (withRuns) {
       for (const IdRun *run : runs) {
-        lo = lo ? arith::MaxSIOp::create(b, loc, lo, run->first).getResult()
-                : run->first;
-        last = last
-                   ? arith::MinSIOp::create(b, loc, last, run->last).getResult()
-                   : run->last;
+        Value before = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::ult,
+            arith::IndexCastOp::create(b, loc, b.getI32Type(), row),
+            run->split);
+        auto pick = [&](Value x, Value y) -> Value {
+          return arith::IndexCastOp::create(
+              b, loc, b.getIndexType(),
+              arith::SelectOp::create(b, loc, before, x, y));
+        };
+        Value runFirst = pick(run->first, run->lastFirst);
+        Value runLast = pick(run->last, run->lastLast);
+        lo = lo ? arith::MaxSIOp::create(b, loc, lo, runFirst).getResult()
+                : runFirst;
+        last = last ? arith::MinSIOp::create(b, loc, last, runLast).getResult()
+                    : runLast;
       }
       first = relative(lo);
     }
@@ -518,7 +528,9 @@ FailureOr<bool> FlashKernelBuilder::maskByKeyInterval(
   // (sorted ids), sees the run's keys: its masked steps (the document's
   // first tile, the diagonal) test each row's range cut to the run, as a
   // causal mask's, instead of two id reads and a 64-bit comparison per
-  // score; a tile across documents compares ids.
+  // score; so does a tile across two documents, each row cut to its own
+  // document's run (every step of such a tile is masked). Other tiles
+  // compare ids.
   Value exact;
   for (const IdRun *run : runs)
     exact = exact ? arith::AndIOp::create(b, loc, exact, run->exact).getResult()

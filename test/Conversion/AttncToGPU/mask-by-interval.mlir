@@ -6,9 +6,9 @@
 // would compare the 64-bit values again); per score one 32-bit comparison
 // of its constant column offset per side. The region's 64-bit position
 // arithmetic does not reach the score path. Document ids: where the query
-// tile has one id and its keys are one run (the tile's id bounds tell), the
-// run cuts each row's range; elsewhere the ids are read and compared per
-// score. A mask with no interval form (|i - j| <= 256 through max) is
+// tile has one id, or two in two blocks of rows, and each id's keys are
+// one run (the tile's id bounds tell), the row's run cuts its range;
+// elsewhere the ids are read and compared per score. A mask with no interval form (|i - j| <= 256 through max) is
 // evaluated per score as written.
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=128 block-kv=64 strategy=mma_sync" --canonicalize --cse --attnc-convert-to-gpu | FileCheck %s
 
@@ -50,16 +50,24 @@ func.func @window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tens
 // -----
 
 // Documents with a causal conjunct: hi(i) = i per row. A masked step
-// branches on the tile's id run: inside one run, each row keeps
-// [run first, min(i, run last)] (no id read, no 64-bit comparison);
-// otherwise the ids of the row and of the column (each read once per step)
-// are compared per score.
+// branches on the tile's id runs: where its rows are one block of the
+// least id then one of the greatest (one document, or two) and each id's
+// keys are one run, each row keeps [its run's first, min(i, its run's
+// last)], the run chosen by the row's place before or after the split (no
+// id read, no 64-bit comparison); otherwise the ids of the row and of the
+// column (each read once per step) are compared per score.
 // CHECK-LABEL: gpu.func @documents_causal
 // CHECK:       scf.for {{.*}} -> (f32
 // CHECK:         scf.if %{{.*}} -> (f32
 // CHECK:           %[[HI:.*]] = arith.minsi %{{.*}}, %{{.*}} : index
-// CHECK-NEXT:      arith.minsi %[[HI]], %[[RUNLAST:[^ ]*]] : index
-// CHECK-NEXT:      arith.maxsi %[[RUNFIRST:[^ ]*]], %{{.*}} : index
+// CHECK-NEXT:      %[[ROW:.*]] = arith.index_cast %{{.*}} : index to i32
+// CHECK-NEXT:      %[[BEFORE:.*]] = arith.cmpi ult, %[[ROW]], %{{.*}} : i32
+// CHECK-NEXT:      %[[F32:.*]] = arith.select %[[BEFORE]], %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT:      %[[F:.*]] = arith.index_cast %[[F32]] : i32 to index
+// CHECK-NEXT:      %[[L32:.*]] = arith.select %[[BEFORE]], %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT:      %[[L:.*]] = arith.index_cast %[[L32]] : i32 to index
+// CHECK-NEXT:      arith.minsi %[[HI]], %[[L]] : index
+// CHECK-NEXT:      arith.maxsi %[[F]], %{{.*}} : index
 // CHECK-NOT:       arith.cmpi eq, {{.*}} : i64
 // CHECK:           %[[GE:.*]] = arith.cmpi sle, %{{.*}}, %c0_i32{{.*}} : i32
 // CHECK-NEXT:      %[[LE:.*]] = arith.cmpi sle, %c0_i32{{.*}}, %{{.*}} : i32

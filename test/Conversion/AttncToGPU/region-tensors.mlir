@@ -139,18 +139,27 @@ func.func @unmasked_d64(%q: tensor<?x?x?x64xf16>, %k: tensor<?x?x?x64xf16>, %v: 
 
 // Document masks: ids per query and per key position, read per score (the
 // position clamped into the extent: padding rows and columns of a tile are
-// evaluated too, then masked), parameters with the positions' extents. The
+// evaluated too, then masked), parameters with the positions' extents.
+// One tile per block (asked for: under a causal conjunct the default is the
+// persistent grid, below). The
 // tiles come from attnc.id_tile_bounds, which the block computes before
-// its loops: one strided pass over the keys (five partials per thread),
-// reduced per warp by redux.sync and across the 12 warps through 60 words
-// of shared memory past the strategy's 82992 bytes, behind a CTA barrier.
+// its loops: the query tile's ids (least and greatest, then the rows of
+// each, counted per warp by redux.sync), one strided pass over the keys
+// (eight partials per thread), reduced per warp by redux.sync and across
+// the 12 warps through 96 words of shared memory past the strategy's 82992
+// bytes, behind a CTA barrier.
 // CHECK-LABEL: gpu.module @documents_module
 // CHECK-SAME: tensor<"doc_q", i64, [B, 1, Sq, 1], input, align = 8>
 // CHECK-SAME: tensor<"doc_kv", i64, [B, 1, 1, Skv], input, align = 8>
 // CHECK-SAME: stride<"doc_kv.stride3", i64, tensor = "doc_kv", dim = 3>
-// CHECK-SAME: block = [384, 1, 1], shared_memory = 83232
-// CHECK: memref.view %{{.+}}[%c82992][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<60xi32, #gpu.address_space<workgroup>>
-// CHECK: scf.for {{.+}} -> (i32, i32, i32, i32, i32)
+// CHECK-SAME: block = [384, 1, 1], shared_memory = 83376
+// CHECK: memref.view %{{.+}}[%c82992][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<96xi32, #gpu.address_space<workgroup>>
+// CHECK: nvvm.redux.sync  add
+// CHECK: nvvm.redux.sync  max
+// CHECK: nvvm.redux.sync  add
+// CHECK: scf.for {{.+}} -> (i32, i32, i32, i32, i32, i32, i32, i32)
+// CHECK-COUNT-2: nvvm.redux.sync  min
+// CHECK: nvvm.redux.sync  add
 // CHECK: nvvm.redux.sync  min
 // CHECK: nvvm.redux.sync  max
 // CHECK: nvvm.redux.sync  add
@@ -163,7 +172,7 @@ func.func @unmasked_d64(%q: tensor<?x?x?x64xf16>, %k: tensor<?x?x?x64xf16>, %v: 
 // BWD: arith.minui
 // BWD: memref.load %{{.+}}[%{{.+}}] {alignment = 8 : i64} : memref<?xi64, 1>
 func.func @documents(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %dq: tensor<?x1x?x1xi64> {attnc.name = "doc_q"}, %dk: tensor<?x1x1x?xi64> {attnc.name = "doc_kv"}) -> tensor<?x?x?x64xbf16> {
-  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64, config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>}
       : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
       mask {
       ^bb0(%b: index, %h: index, %i: index, %j: index):
@@ -180,16 +189,17 @@ func.func @documents(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: t
 
 // -----
 
-// The same on the persistent grid (a strategy asked for): its roles walk
+// The same with the target's choice: a causal conjunct bounds the keys by
+// a bound that grows with the query, so the persistent grid: its roles walk
 // their tiles apart, so the producer warpgroup's three warps beside the
 // issuing one (named barrier 12 of 96 threads, twice: the partials, then
 // the scratch's reuse) draw the CTA's tiles and compute their bounds ahead
 // of the others, and hand them on through an exchange past the scratch:
 // four more mbarriers (full: one arrival, the helper that writes; empty:
 // 257, the issuing thread and the 256 consumer threads) and two slots of
-// the tile and its 7 words, then the helpers' draw word.
+// the tile and its 10 words, then the helpers' draw word.
 // CHECK-LABEL: gpu.module @documents_persistent_module
-// CHECK-SAME: shared_memory = 116164
+// CHECK-SAME: shared_memory = 116332
 // CHECK-SAME: strategy = "wgmma_ws_persistent"
 // CHECK: gpu.func @documents_persistent(
 // CHECK: nvvm.fence.mbarrier.init
@@ -205,42 +215,42 @@ func.func @documents(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: t
 // slot (the consumers get it as a drawn one).
 // CHECK: scf.while
 // CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK: memref.view %{{.+}}[%c116096][] {{.+}} to memref<17xi32, #gpu.address_space<workgroup>>
-// CHECK-COUNT-7: memref.load %{{.+}}[%{{.+}}] : memref<17xi32, #gpu.address_space<workgroup>>
+// CHECK: memref.view %{{.+}}[%c116240][] {{.+}} to memref<23xi32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-10: memref.load %{{.+}}[%{{.+}}] : memref<23xi32, #gpu.address_space<workgroup>>
 // CHECK-NEXT: arith.index_cast
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK: memref.load %{{.+}}[%{{.+}}] : memref<17xi32, #gpu.address_space<workgroup>>
+// CHECK: memref.load %{{.+}}[%{{.+}}] : memref<23xi32, #gpu.address_space<workgroup>>
 // The helpers: the bounds over their 3 warps' partials, published (the
-// tile, then 7 words), the next tile drawn and shared; past the grid's
+// tile, then 10 words), the next tile drawn and shared; past the grid's
 // end, one more slot that ends the readers' walks.
 // CHECK: scf.while
 // CHECK: nvvm.redux.sync  min
 // CHECK: nvvm.barrier id = %c12_i32{{.*}} number_of_threads = %c96_i32
-// CHECK-COUNT-15: memref.load %{{.+}}[%{{.+}}] : memref<60xi32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-24: memref.load %{{.+}}[%{{.+}}] : memref<96xi32, #gpu.address_space<workgroup>>
 // CHECK-NOT: memref.load
 // CHECK: nvvm.barrier id = %c12_i32{{.*}} number_of_threads = %c96_i32
 // CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK-COUNT-8: memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<17xi32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-11: memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<23xi32, #gpu.address_space<workgroup>>
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: llvm.atomicrmw add
-// CHECK: memref.store %{{.+}}, %{{.+}}[%c16{{.*}}] : memref<17xi32, #gpu.address_space<workgroup>>
+// CHECK: memref.store %{{.+}}, %{{.+}}[%c22{{.*}}] : memref<23xi32, #gpu.address_space<workgroup>>
 // CHECK: nvvm.barrier id = %c12_i32{{.*}} number_of_threads = %c96_i32
-// CHECK: memref.load %{{.+}}[%c16{{.*}}] : memref<17xi32, #gpu.address_space<workgroup>>
+// CHECK: memref.load %{{.+}}[%c22{{.*}}] : memref<23xi32, #gpu.address_space<workgroup>>
 // CHECK: scf.if
 // CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK-COUNT-8: memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<17xi32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-11: memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<23xi32, #gpu.address_space<workgroup>>
 // CHECK: nvvm.mbarrier.arrive
 // The consumers: each tile's words at its start, the slot released; no
 // bounds of their own.
 // CHECK: scf.while
 // CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK-COUNT-7: memref.load %{{.+}}[%{{.+}}] : memref<17xi32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-10: memref.load %{{.+}}[%{{.+}}] : memref<23xi32, #gpu.address_space<workgroup>>
 // CHECK: nvvm.mbarrier.arrive
 // CHECK-NOT: nvvm.redux.sync
 // CHECK: gpu.module @documents_persistent_fallback_module
 func.func @documents_persistent(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %dq: tensor<?x1x?x1xi64> {attnc.name = "doc_q"}, %dk: tensor<?x1x1x?xi64> {attnc.name = "doc_kv"}) -> tensor<?x?x?x64xbf16> {
-  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64, config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws_persistent, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>>}
+  %o = attnc.attention %q, %k, %v {scale = 0.125 : f64}
       : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
       mask {
       ^bb0(%b: index, %h: index, %i: index, %j: index):

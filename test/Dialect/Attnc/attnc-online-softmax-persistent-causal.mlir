@@ -108,8 +108,8 @@ func.func @causal_dropout(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>
 
 // Documents under a window of 1024 keys: a constant-span window alone takes
 // the persistent grid, but tile bounds from ids keep one tile per block
-// (measured faster than the persistent form, whose producer waits for the
-// consumers' bounds of each next tile).
+// where no bound grows with the query (the target's persistent choice for
+// windows is not theirs).
 // CHECK-LABEL: func.func @window_documents
 // CHECK: attnc.id_tile_bounds
 // CHECK: strategy = wgmma_ws,
@@ -127,6 +127,34 @@ func.func @window_documents(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf1
         %same = arith.cmpi eq, %x, %y : i32
         %band = arith.andi %causal, %near : i1
         %keep = arith.andi %band, %same : i1
+        attnc.yield %keep : i1
+      }
+  return %o : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+// Documents under a causal mask: the diagonal bounds each query tile's keys
+// from above by a bound that grows with the query, so the grid runs
+// longest first and takes the persistent grid, as causal does (the
+// producer's spare warps compute each drawn tile's id bounds); one tile
+// per block when wgmma_ws is asked for.
+// CHECK-LABEL: func.func @documents_causal
+// CHECK: attnc.id_tile_bounds
+// CHECK: strategy = wgmma_ws_persistent
+// CHECK-SAME: mapping = [#gpu.block<z>, #gpu.block<x>, #gpu.block<y>]
+// ASKED-LABEL: func.func @documents_causal
+// ASKED: strategy = wgmma_ws,
+func.func @documents_causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>, %dq: tensor<?x?xi64>, %dk: tensor<?x?xi64>) -> tensor<?x?x?x128xbf16> {
+  %o = attnc.attention %q, %k, %v {scale = 0.08838834764831845 : f64}
+      : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %causal = arith.cmpi sle, %j, %i : index
+        %x = tensor.extract %dq[%b, %i] : tensor<?x?xi64>
+        %y = tensor.extract %dk[%b, %j] : tensor<?x?xi64>
+        %same = arith.cmpi eq, %x, %y : i64
+        %keep = arith.andi %causal, %same : i1
         attnc.yield %keep : i1
       }
   return %o : tensor<?x?x?x128xbf16>

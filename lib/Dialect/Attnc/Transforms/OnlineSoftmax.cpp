@@ -257,12 +257,10 @@ struct AttncOnlineSoftmaxPass
 
   /// True when `op`'s mask compares ids read at the query and the key
   /// positions (document masks): its flash form bounds the tiles by ids.
-  /// Such ops keep one tile per block unless a strategy is asked for: on
-  /// the persistent grid the producer's spare warps compute the bounds of
-  /// the tiles they draw, two tiles ahead, and it ran slower (H100
-  /// 2026-12-06, four documents causal, d = 128, B = 4, H = 16, both grids
-  /// longest first: 305-309 / 428-435 TFLOP/s at S = 4k / 8k against
-  /// 329-330 / 444-446; its SMs ended 405k to 513k cycles apart).
+  /// The target's persistent choice (constant-span windows) does not apply
+  /// to them; persistentForCausal gives them the persistent grid where a
+  /// causal conjunct bounds their keys (its producer's spare warps compute
+  /// the bounds of the tiles they draw, two tiles ahead).
   static bool boundsTilesByIds(AttentionOp op) {
     std::optional<KeyInterval> interval = analyzeKeyInterval(op.getMask());
     return interval && !interval->matches.empty();
@@ -358,15 +356,19 @@ struct AttncOnlineSoftmaxPass
   /// block. A mask whose keys run from the first to a bound that grows with
   /// the query (prefix-LM) runs longest first too, and takes the same grid.
   /// (H100 2026-12-06, prefix 1000, d = 128, B = 4, H = 16: 542 / 567 ->
-  /// 579 / 578 TFLOP/s at S = 4k / 8k.)
+  /// 579 / 578 TFLOP/s at S = 4k / 8k.) So do documents under a causal
+  /// mask, whose tiles the ids bound from below and the diagonal from
+  /// above: H100 2026-12-06, four documents causal, d = 128, B = 4, H = 16,
+  /// 329-330 / 439-445 TFLOP/s at S = 4k / 8k on one tile per block ->
+  /// 351-353 / 453-454 persistent.
   FlashConfigAttr persistentForCausal(AttentionOp op, FlashConfigAttr c,
                                       int64_t headDim) {
     std::optional<KeyInterval> interval = analyzeKeyInterval(op.getMask());
     bool growing =
         op.getCausalMask() ||
-        (interval && flash_form::growsWithQuery(*interval, &getContext()));
-    if (!strategy.empty() || !growing || boundsTilesByIds(op) ||
-        op.getDropoutProbability() || c.getStrategy() != TileStrategy::wgmma_ws)
+        (interval && flash_form::boundGrowsWithQuery(*interval, &getContext()));
+    if (!strategy.empty() || !growing || op.getDropoutProbability() ||
+        c.getStrategy() != TileStrategy::wgmma_ws)
       return c;
     return lookupTargetDescription(chip)->attentionConfig(
         &getContext(), headDim, c.getBlockQ(), c.getBlockKV(),
