@@ -198,8 +198,8 @@ private:
   LogicalResult loadBlockReads();
   /// Which threads compute a tile's id bounds: every thread of the block
   /// (before its threads split into roles), or in a persistent block the
-  /// producer warpgroup's warps beside its issuing one, which run a tile or
-  /// two ahead of the others and hand the bounds on through the exchange.
+  /// producer warpgroup's warps beside its issuing one, which run a tile
+  /// ahead of the others and hand the bounds on through the exchange.
   enum class IdBoundsThreads { Block, ProducerHelpers };
   /// The form's attnc.id_tile_bounds, computed by `who`
   /// (FlashKernelIdBounds.cpp); their results go into `prologue`.
@@ -235,9 +235,9 @@ private:
   /// The tile of slot i (waits for it; no arrival: receiveIdBounds follows).
   Value receiveIdTile(Value i);
   SmallVector<Value> receiveIdBounds(Value i);
-  /// The helpers' next tile, drawn by the first of them from the counter
-  /// and shared among them behind their named barrier.
-  Value drawIdTile();
+  /// The helpers' tile after the CTA's i-th, drawn by the first of them
+  /// from the counter and shared among them behind their named barrier.
+  Value drawIdTile(Value i);
   /// What emitIdBounds learns of each attnc.id_tile_bounds beside its
   /// results, for the current tile: whether the query tile's rows are one
   /// block of rows with its least id then (where it has two) one block with

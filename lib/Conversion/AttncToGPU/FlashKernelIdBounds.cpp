@@ -16,7 +16,7 @@
 //
 // A persistent block's roles walk their tiles apart: the producer
 // warpgroup's three warps beside the issuing one, idle otherwise, compute
-// the bounds of the CTA's tiles in turn, up to two tiles ahead, and hand
+// the bounds of the CTA's tiles in turn, a tile ahead, and hand
 // them to the issuing thread and to every consumer thread through a
 // two-slot exchange guarded by mbarriers. (The consumers computing the next
 // tile's bounds between two tiles, as they did first, kept the producer
@@ -65,6 +65,9 @@ constexpr NVVM::ReduxKind kCombine[kPartials] = {
     NVVM::ReduxKind::MAX, NVVM::ReduxKind::ADD, NVVM::ReduxKind::MIN,
     NVVM::ReduxKind::MAX, NVVM::ReduxKind::ADD};
 constexpr int64_t kWarpLanes = 32;
+/// How many tiles past the readers' the helpers draw: tile i + 1 once the
+/// readers have taken tile i + 1 - kIdDrawAhead.
+constexpr int64_t kIdDrawAhead = 1;
 /// Keys a thread loads per iteration of the pass, in flight together: the
 /// whole block's threads, and the producer's helper warps (in the
 /// producer's registers: 40 a thread).
@@ -618,11 +621,20 @@ Value FlashKernelBuilder::receiveIdTile(Value i) {
   return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), w);
 }
 
-Value FlashKernelBuilder::drawIdTile() {
+Value FlashKernelBuilder::drawIdTile(Value i) {
   Value word = arith::ConstantIndexOp::create(b, loc, 2 * idSlotWords());
   {
     OpBuilder::InsertionGuard g(b);
     enterThread(b, loc, idHelperFirstThread());
+    // Not before the readers have taken tile i + 1 - kIdDrawAhead: a tile
+    // drawn further ahead would wait longer, and at the grid's end CTAs
+    // that drew ahead run on while others have nothing left.
+    Value reuse = arith::AddIOp::create(
+        b, loc, i, arith::ConstantIndexOp::create(b, loc, 3 - kIdDrawAhead));
+    waitExchange(b, loc,
+                 exchangeBarrier(b, loc, idExchangeBase(), idExchangeOffset(),
+                                 reuse, true),
+                 reuse, /*flip=*/true);
     Value next = drawWorkTile(b, loc, param(kTileCounterName), workCTAs);
     memref::StoreOp::create(
         b, loc, arith::IndexCastOp::create(b, loc, b.getI32Type(), next),

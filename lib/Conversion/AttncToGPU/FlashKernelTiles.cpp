@@ -503,9 +503,9 @@ LogicalResult FlashKernelBuilder::emitPersistentBody() {
     return failure();
 
   // Tiles bounded by ids: the producer's other warps draw the CTA's tiles
-  // and compute their bounds, up to two tiles ahead of the readers (the
-  // exchange's two slots), and after the last tile hand on one past the
-  // grid's end, which ends the readers' walks.
+  // and compute their bounds a tile ahead of the readers (the exchange has
+  // two slots: one read, one being written), and after the last tile hand
+  // on one past the grid's end, which ends the readers' walks.
   if (bounded) {
     b.setInsertionPointToStart(issuing.elseBlock());
     auto helps = scf::IfOp::create(
@@ -523,7 +523,7 @@ LogicalResult FlashKernelBuilder::emitPersistentBody() {
               if (failed(emitIdBounds(IdBoundsThreads::ProducerHelpers)))
                 return failure();
               publishIdBounds(i, t, idBoundsWords());
-              Value next = drawIdTile();
+              Value next = drawIdTile(i);
               auto last = scf::IfOp::create(
                   b, loc,
                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, next,

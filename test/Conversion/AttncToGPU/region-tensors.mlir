@@ -222,7 +222,8 @@ func.func @documents(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: t
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: memref.load %{{.+}}[%{{.+}}] : memref<23xi32, #gpu.address_space<workgroup>>
 // The helpers: the bounds over their 3 warps' partials, published (the
-// tile, then 10 words), the next tile drawn and shared; past the grid's
+// tile, then 10 words), the next tile drawn (once the readers have taken
+// this one) and shared; past the grid's
 // end, one more slot that ends the readers' walks.
 // CHECK: scf.while
 // CHECK: nvvm.redux.sync  min
@@ -233,6 +234,7 @@ func.func @documents(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: t
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK-COUNT-11: memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<23xi32, #gpu.address_space<workgroup>>
 // CHECK: nvvm.mbarrier.arrive
+// CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: llvm.atomicrmw add
 // CHECK: memref.store %{{.+}}, %{{.+}}[%c22{{.*}}] : memref<23xi32, #gpu.address_space<workgroup>>
 // CHECK: nvvm.barrier id = %c12_i32{{.*}} number_of_threads = %c96_i32

@@ -260,7 +260,7 @@ struct AttncOnlineSoftmaxPass
   /// The target's persistent choice (constant-span windows) does not apply
   /// to them; persistentForCausal gives them the persistent grid where a
   /// causal conjunct bounds their keys (its producer's spare warps compute
-  /// the bounds of the tiles they draw, two tiles ahead).
+  /// the bounds of the tiles they draw, a tile ahead).
   static bool boundsTilesByIds(AttentionOp op) {
     std::optional<KeyInterval> interval = analyzeKeyInterval(op.getMask());
     return interval && !interval->matches.empty();
