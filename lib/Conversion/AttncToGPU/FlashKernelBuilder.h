@@ -226,8 +226,14 @@ private:
   /// The exchange's two slots of words (i32), past its barriers.
   Value idExchangeSlots();
   void initIdExchange();
-  /// The first of the producer's helper warps' threads.
+  /// The first of the producer's helper warps' threads, and their named
+  /// barrier.
   int64_t idHelperFirstThread() const;
+  void syncIdHelpers();
+  /// Slot i mod 2's full or empty mbarrier, and a wait for the CTA's i-th
+  /// tile's phase on it.
+  Value idSlotBarrier(Value i, bool empty);
+  void waitIdSlot(Value i, bool empty);
   /// A slot: the CTA's i-th tile (past the grid's end after its last), then
   /// the tile's words.
   int64_t idSlotWords() const;

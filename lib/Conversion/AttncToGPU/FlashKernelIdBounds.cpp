@@ -205,12 +205,10 @@ LogicalResult FlashKernelBuilder::emitIdBounds(IdBoundsThreads who) {
   int64_t warps = threads / kWarpLanes;
   int64_t unroll = helpers ? kHelperUnroll : kUnroll;
   auto sync = [&] {
-    if (!helpers) {
+    if (helpers)
+      syncIdHelpers();
+    else
       gpu::BarrierOp::create(b, loc);
-      return;
-    }
-    NVVM::BarrierOp::create(b, loc, Type(), c32(wgmma::kIdBoundsBarrier),
-                            c32(threads), nullptr, Value());
   };
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   if (helpers)
@@ -442,8 +440,8 @@ LogicalResult FlashKernelBuilder::emitIdBounds(IdBoundsThreads who) {
           .getResult();
     };
     Value runEnd = arith::AddIOp::create(b, loc, total[kRunMax], c32(1));
-    Value isRun = arith::AndIOp::create(b, loc, single,
-                                        oneRun(kRunMin, kRunMax, kRunCount));
+    Value leastRun = oneRun(kRunMin, kRunMax, kRunCount);
+    Value isRun = arith::AndIOp::create(b, loc, single, leastRun);
     // A run to the last key looked at takes that key's tile, short or not.
     Value lastTile = select(cmp(P::eq, runEnd, toI32(k1)), ceilDiv(runEnd),
                             arith::DivSIOp::create(b, loc, runEnd, block));
@@ -459,7 +457,7 @@ LogicalResult FlashKernelBuilder::emitIdBounds(IdBoundsThreads who) {
     // blocks of rows).
     Value exact = arith::AndIOp::create(
         b, loc, twoBlocks,
-        arith::AndIOp::create(b, loc, oneRun(kRunMin, kRunMax, kRunCount),
+        arith::AndIOp::create(b, loc, leastRun,
                               oneRun(kLastRunMin, kLastRunMax, kLastRunCount)));
     idRuns.push_back({exact, total[kRunMin], total[kRunMax], total[kLastRunMin],
                       total[kLastRunMax], split});
@@ -520,13 +518,18 @@ Value FlashKernelBuilder::idExchangeBase() {
   return arith::IndexCastOp::create(b, loc, b.getI64Type(), raw);
 }
 
-/// Waits for the phase of the CTA's i-th tile on `bar` (the (i / 2)-th use
-/// of its slot); `flip` for an empty barrier.
-static void waitExchange(OpBuilder &b, Location loc, Value bar, Value i,
-                         bool flip) {
+Value FlashKernelBuilder::idSlotBarrier(Value i, bool empty) {
+  return exchangeBarrier(b, loc, idExchangeBase(), idExchangeOffset(), i,
+                         empty);
+}
+
+/// The phase of the CTA's i-th tile is the (i / 2)-th use of its slot; an
+/// empty barrier's wait passes once the use before it is released.
+void FlashKernelBuilder::waitIdSlot(Value i, bool empty) {
   Value use = arith::ShRUIOp::create(b, loc, i,
                                      arith::ConstantIndexOp::create(b, loc, 1));
-  wgmma::waitBarrierUse(b, loc, bar, use, flip);
+  wgmma::waitBarrierUse(b, loc, idSlotBarrier(i, empty), use,
+                        /*flip=*/empty);
 }
 
 /// An scf.if on the block's thread `thread`, the insertion point in its
@@ -544,6 +547,16 @@ static scf::IfOp enterThread(OpBuilder &b, Location loc, int64_t thread) {
 
 int64_t FlashKernelBuilder::idHelperFirstThread() const {
   return strategy->threadsPerBlock() - wgmma::kGroupThreads + kWarpLanes;
+}
+
+void FlashKernelBuilder::syncIdHelpers() {
+  Type i32 = b.getI32Type();
+  NVVM::BarrierOp::create(
+      b, loc, Type(),
+      arith::ConstantIntOp::create(b, loc, i32, wgmma::kIdBoundsBarrier),
+      arith::ConstantIntOp::create(
+          b, loc, i32, strategy->threadsPerBlock() - idHelperFirstThread()),
+      nullptr, Value());
 }
 
 Value FlashKernelBuilder::idExchangeSlots() {
@@ -591,12 +604,9 @@ int64_t FlashKernelBuilder::idSlotWords() const {
 
 void FlashKernelBuilder::publishIdBounds(Value i, Value tile,
                                          ValueRange words) {
-  Value base = idExchangeBase();
-  int64_t offset = idExchangeOffset();
   OpBuilder::InsertionGuard g(b);
   enterThread(b, loc, idHelperFirstThread());
-  waitExchange(b, loc, exchangeBarrier(b, loc, base, offset, i, true), i,
-               /*flip=*/true);
+  waitIdSlot(i, /*empty=*/true);
   Value slots = idExchangeSlots();
   Value first = exchangeSlotStart(b, loc, i, idSlotWords());
   SmallVector<Value> all{tile};
@@ -606,15 +616,12 @@ void FlashKernelBuilder::publishIdBounds(Value i, Value tile,
         b, loc, arith::IndexCastOp::create(b, loc, b.getI32Type(), w), slots,
         ValueRange{arith::AddIOp::create(
             b, loc, first, arith::ConstantIndexOp::create(b, loc, k))});
-  NVVM::MBarrierArriveOp::create(
-      b, loc, Type(), exchangeBarrier(b, loc, base, offset, i, false), Value());
+  NVVM::MBarrierArriveOp::create(b, loc, Type(), idSlotBarrier(i, false),
+                                 Value());
 }
 
 Value FlashKernelBuilder::receiveIdTile(Value i) {
-  Value base = idExchangeBase();
-  waitExchange(b, loc,
-               exchangeBarrier(b, loc, base, idExchangeOffset(), i, false), i,
-               /*flip=*/false);
+  waitIdSlot(i, /*empty=*/false);
   Value w = memref::LoadOp::create(
       b, loc, idExchangeSlots(),
       ValueRange{exchangeSlotStart(b, loc, i, idSlotWords())});
@@ -629,33 +636,22 @@ Value FlashKernelBuilder::drawIdTile(Value i) {
     // Not before the readers have taken tile i + 1 - kIdDrawAhead: a tile
     // drawn further ahead would wait longer, and at the grid's end CTAs
     // that drew ahead run on while others have nothing left.
-    Value reuse = arith::AddIOp::create(
-        b, loc, i, arith::ConstantIndexOp::create(b, loc, 3 - kIdDrawAhead));
-    waitExchange(b, loc,
-                 exchangeBarrier(b, loc, idExchangeBase(), idExchangeOffset(),
-                                 reuse, true),
-                 reuse, /*flip=*/true);
+    waitIdSlot(arith::AddIOp::create(
+                   b, loc, i,
+                   arith::ConstantIndexOp::create(b, loc, 3 - kIdDrawAhead)),
+               /*empty=*/true);
     Value next = drawWorkTile(b, loc, param(kTileCounterName), workCTAs);
     memref::StoreOp::create(
         b, loc, arith::IndexCastOp::create(b, loc, b.getI32Type(), next),
         idExchangeSlots(), ValueRange{word});
   }
-  Type i32 = b.getI32Type();
-  NVVM::BarrierOp::create(
-      b, loc, Type(),
-      arith::ConstantIntOp::create(b, loc, i32, wgmma::kIdBoundsBarrier),
-      arith::ConstantIntOp::create(
-          b, loc, i32, strategy->threadsPerBlock() - idHelperFirstThread()),
-      nullptr, Value());
+  syncIdHelpers();
   Value w = memref::LoadOp::create(b, loc, idExchangeSlots(), ValueRange{word});
   return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), w);
 }
 
 SmallVector<Value> FlashKernelBuilder::receiveIdBounds(Value i) {
-  Value base = idExchangeBase();
-  int64_t offset = idExchangeOffset();
-  waitExchange(b, loc, exchangeBarrier(b, loc, base, offset, i, false), i,
-               /*flip=*/false);
+  waitIdSlot(i, /*empty=*/false);
   Value slots = idExchangeSlots();
   int64_t n = static_cast<int64_t>(form.idBounds.size()) * kIdBoundsWords;
   Value first =
@@ -671,7 +667,7 @@ SmallVector<Value> FlashKernelBuilder::receiveIdBounds(Value i) {
     words.push_back(
         arith::IndexCastOp::create(b, loc, b.getIndexType(), w).getResult());
   }
-  NVVM::MBarrierArriveOp::create(
-      b, loc, Type(), exchangeBarrier(b, loc, base, offset, i, true), Value());
+  NVVM::MBarrierArriveOp::create(b, loc, Type(), idSlotBarrier(i, true),
+                                 Value());
   return words;
 }

@@ -596,13 +596,6 @@ static int growth(const KeyBound &k, unsigned symbols, MLIRContext *ctx) {
   return v0 && v1 && *v1 > *v0 ? 1 : -1;
 }
 
-bool attnc::flash_form::growsWithQuery(const KeyInterval &interval,
-                                       MLIRContext *ctx) {
-  return interval.exact && !interval.lo && interval.hi &&
-         interval.matches.empty() &&
-         growth(*interval.hi, interval.symbols.size(), ctx) > 0;
-}
-
 bool attnc::flash_form::boundGrowsWithQuery(const KeyInterval &interval,
                                             MLIRContext *ctx) {
   return !interval.lo && interval.hi &&

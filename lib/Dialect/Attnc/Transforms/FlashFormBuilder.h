@@ -42,12 +42,6 @@ struct AttentionExtents {
 AttentionExtents getRaggedExtents(OpBuilder &b, AttentionOp op, RaggedViewOp q,
                                   RaggedViewOp k, RaggedViewOp v);
 
-/// True when the interval sees every key from the first up to a bound that
-/// grows with the query (prefix-LM's max(i, P - 1)): later query tiles
-/// visit more K/V tiles, as under a causal mask, so the grid runs longest
-/// first and takes the persistent strategy's drawn tiles as causal does.
-bool growsWithQuery(const KeyInterval &interval, MLIRContext *ctx);
-
 /// True when the keys a query row may see start at the first key (or where
 /// id matches say) and end at a bound that grows with the query (causal,
 /// prefix-LM, documents under a causal mask): a later query tile may visit
