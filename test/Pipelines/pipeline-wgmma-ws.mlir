@@ -157,8 +157,13 @@
 // PEEL-NOT: bar.sync
 // acc takes the previous step's rescale between S's issue and P V's (it is
 // no MMA's operand then), not after the wait for P V (FlashAttention-3's
-// order), behind a fence for the P V that reads it.
-// PEEL: mul.rn.f32
+// order), behind a fence for the P V that reads it. A warp whose rows all
+// kept their max (factors exactly 1: the lazy rescale) branches past it.
+// PEEL: setp.neu.f32 {{.*}}, 0f3F800000;
+// PEEL: vote.sync.any.pred
+// PEEL-NEXT: not.pred
+// PEEL-NEXT: @{{%p[0-9]+}} bra
+// PEEL-NEXT: mul.rn.f32
 // PEEL-NOT: bar.sync
 // PEEL: wgmma.fence.sync.aligned
 // PEEL-NOT: mul.rn.f32

@@ -90,6 +90,7 @@ def attn_cases(quick):
          (1, 2, 2, 1000, 17, "bhsd", 1),       # Sq > Skv (top-left causal)
          (1, 2, 1, 64, 0, "bhsd", 1),          # Skv = 0: every row masked
          (2, 2, 2, 1000, 1000, "bhsd", 55),    # logits ~ +-1e4 (std 3e3)
+         (2, 4, 2, 300, 300, "bhsd", -5),      # every logit about -280
          (1, 8, 2, 4097, 4097, "bhsd", 55),
          # Causal d = 128 grids whose K/V heads exceed l2_group_mib's 32
          # MiB take their heads in groups: 7 + 6 of 13, two batches of 4 + 4,
@@ -121,6 +122,16 @@ def make_qkv(B, H, Hkv, Sq, Skv, d, dtype, layout, amp):
             t = odd_view((B, h, s, d), dtype).copy_(t)
         return t
     # amp scales Q and K: logit std = amp^2 (scale = 1/sqrt(d) cancels sqrt(d)).
+    if amp < 0:
+        # Q and K along one direction per head with opposite signs, plus
+        # noise: every logit about -amp^2 sqrt(d), so that a bounded modifier
+        # (a softcap) saturates at its lower end in every row: the static
+        # row max (the bound's middle) must not flush those probabilities.
+        u = torch.randn(1, Hkv, 1, d, device="cuda")
+        qd = u.repeat_interleave(H // Hkv, dim=1)
+        q = (-amp * (qd + 0.3 * torch.randn(B, H, Sq, d, device="cuda")))
+        k = (amp * (u + 0.3 * torch.randn(B, Hkv, Skv, d, device="cuda")))
+        return q.to(dtype), k.to(dtype), mk(Hkv, Skv, 1.0)
     return mk(H, Sq, amp), mk(Hkv, Skv, amp), mk(Hkv, Skv, 1.0)
 
 

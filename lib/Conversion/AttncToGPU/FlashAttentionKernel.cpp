@@ -668,6 +668,28 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
                         });
   if (foldsModifierFactor)
     scaling.modifierFactor = factor->second;
+  // Bounded modified scores (a softcap's tanh) need no running max: every
+  // loop's modifier, up to the folded factor, stays in one known interval.
+  if (form.modified) {
+    std::optional<std::pair<double, double>> hull;
+    for (FlashKVLoop &l : form.loops) {
+      Region &r = l.step.getScore();
+      Value top = foldsModifierFactor
+                      ? trailingPositiveFactor(r)->first
+                      : cast<YieldOp>(r.front().getTerminator()).getValues()[0];
+      std::optional<std::pair<double, double>> range = scoreRange(top);
+      if (!range) {
+        hull.reset();
+        break;
+      }
+      hull = hull ? std::make_pair(std::min(hull->first, range->first),
+                                   std::max(hull->second, range->second))
+                  : *range;
+    }
+    if (hull)
+      scaling.staticMax =
+          staticRowMax(*hull, scaling.modifierFactor, form.elementType);
+  }
   if (form.runtimeScale) {
     FailureOr<Value> rs = materialize(form.runtimeScale, prologue);
     if (failed(rs))

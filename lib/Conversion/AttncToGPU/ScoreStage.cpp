@@ -20,10 +20,14 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -92,6 +96,14 @@ ScoreStage::ScoreStage(OpBuilder &b, Location loc,
     expScale = times(kLog2e);
     lseScale = scale;
   }
+  if (scaling.rescaleThreshold >= 0.0)
+    threshold = c(scaling.rescaleThreshold);
+  if (scaling.staticMax) {
+    // expScale is a constant here: a static max needs a score modifier.
+    double e = kLog2e * scaling.modifierFactor;
+    fixedMax = c(*scaling.staticMax);
+    fixedNegOffset = c(-*scaling.staticMax * e);
+  }
   keptScale = one;
   if (scaling.dropout > 0.0) {
     std::tie(dropKey0, dropKey1) = splitI64(b, loc, scaling.dropoutSeed);
@@ -120,6 +132,99 @@ attnc::trailingPositiveFactor(Region &r) {
   return std::nullopt;
 }
 
+std::optional<std::pair<double, double>> attnc::scoreRange(Value v) {
+  using Range = std::pair<double, double>;
+  std::function<std::optional<Range>(Value, int)> range =
+      [&](Value x, int depth) -> std::optional<Range> {
+    FloatAttr cst;
+    if (matchPattern(x, m_Constant(&cst))) {
+      double c = cst.getValue().convertToDouble();
+      return Range(c, c);
+    }
+    Operation *def = x.getDefiningOp();
+    if (!def || depth > 16)
+      return std::nullopt;
+    auto operands = [&]() -> std::optional<std::pair<Range, Range>> {
+      auto l = range(def->getOperand(0), depth + 1);
+      auto r = range(def->getOperand(1), depth + 1);
+      if (!l || !r)
+        return std::nullopt;
+      return std::make_pair(*l, *r);
+    };
+    std::optional<Range> out;
+    if (isa<math::TanhOp>(def)) {
+      out = Range(-1.0, 1.0);
+    } else if (auto neg = dyn_cast<arith::NegFOp>(def)) {
+      if (auto a = range(neg.getOperand(), depth + 1))
+        out = Range(-a->second, -a->first);
+    } else if (isa<arith::AddFOp, arith::SubFOp, arith::MulFOp>(def)) {
+      auto both = operands();
+      if (!both)
+        return std::nullopt;
+      auto [l, r] = *both;
+      if (isa<arith::AddFOp>(def))
+        out = Range(l.first + r.first, l.second + r.second);
+      else if (isa<arith::SubFOp>(def))
+        out = Range(l.first - r.second, l.second - r.first);
+      else {
+        double p[] = {l.first * r.first, l.first * r.second,
+                      l.second * r.first, l.second * r.second};
+        out = Range(*std::min_element(std::begin(p), std::end(p)),
+                    *std::max_element(std::begin(p), std::end(p)));
+      }
+    } else if (auto div = dyn_cast<arith::DivFOp>(def)) {
+      FloatAttr k;
+      auto a = range(div.getLhs(), depth + 1);
+      if (a && matchPattern(div.getRhs(), m_Constant(&k)) &&
+          !k.getValue().isZero()) {
+        double d = k.getValue().convertToDouble();
+        out = d > 0 ? Range(a->first / d, a->second / d)
+                    : Range(a->second / d, a->first / d);
+      }
+    } else if (isa<arith::MinNumFOp, arith::MinimumFOp>(def)) {
+      auto l = range(def->getOperand(0), depth + 1);
+      auto r = range(def->getOperand(1), depth + 1);
+      if (l && r)
+        out = Range(std::min(l->first, r->first),
+                    std::min(l->second, r->second));
+    } else if (isa<arith::MaxNumFOp, arith::MaximumFOp>(def)) {
+      if (auto both = operands())
+        out = Range(std::max(both->first.first, both->second.first),
+                    std::max(both->first.second, both->second.second));
+    } else if (auto sel = dyn_cast<arith::SelectOp>(def)) {
+      auto l = range(sel.getTrueValue(), depth + 1);
+      auto r = range(sel.getFalseValue(), depth + 1);
+      if (l && r)
+        out = Range(std::min(l->first, r->first),
+                    std::max(l->second, r->second));
+    }
+    if (!out || !std::isfinite(out->first) || !std::isfinite(out->second))
+      return std::nullopt;
+    return out;
+  };
+  return range(v, 0);
+}
+
+std::optional<double> attnc::staticRowMax(std::pair<double, double> range,
+                                          double modifierFactor,
+                                          Type probability) {
+  double expScale = kLog2e * modifierFactor;
+  // log2 of the smallest and largest probability kept exact enough: f32's
+  // and bf16's normal range reaches 2^-126 (a flushed probability is then
+  // 2^-26 of the least one kept) and the sums of up to 2^31 keys stay far
+  // below f32's 2^128; f16's normal range starts at 2^-14.
+  double lo = -100.0, hi = 64.0;
+  if (probability.isF16()) {
+    lo = -16.0;
+    hi = 8.0;
+  }
+  double low = range.first * expScale, high = range.second * expScale;
+  if (!(expScale > 0.0) || high - low > hi - lo)
+    return std::nullopt;
+  // The range's middle at the middle of [lo, hi].
+  return ((low + high) / 2.0 - (lo + hi) / 2.0) / expScale;
+}
+
 Value attnc::approxExp2(OpBuilder &b, Location loc, Value x) {
   return LLVM::CallIntrinsicOp::create(
              b, loc, b.getF32Type(),
@@ -133,7 +238,7 @@ Value ScoreStage::exp2(OpBuilder &b, Value x) const {
 
 OnlineSoftmaxState ScoreStage::initialState(OpBuilder &b) const {
   OnlineSoftmaxState st;
-  st.rowMax.assign(scores.numRowSlots(), negInf);
+  st.rowMax.assign(scores.numRowSlots(), fixedMax ? fixedMax : negInf);
   st.rowSum.assign(scores.numRowSlots(), zero);
   st.acc.assign(output.numElements(), zero);
   return st;
@@ -258,17 +363,70 @@ Value ScoreStage::isKept(OpBuilder &b, ArrayRef<Value> words, int64_t k) const {
                                i32(dropThreshold << shift));
 }
 
+void ScoreStage::emitProbabilities(
+    OpBuilder &b, ArrayRef<Value> s, ArrayRef<int64_t> elements, int64_t r,
+    Value &sum, AttentionTileStrategy &strategy,
+    ArrayRef<SmallVector<Value>> draws,
+    function_ref<Value(Value)> probability) const {
+  // Exponentials of one group first, then their sum, then the hand-over:
+  // measured on the H200, this order keeps the rounding to the element
+  // type next to the exponentials through LLVM and ptxas; interleaving
+  // the sum let the f32 probabilities live until P V and spill (-3% at
+  // d=64).
+  int64_t group = strategy.probabilityGroup();
+  for (size_t k = 0; k < elements.size(); k += group) {
+    ArrayRef<int64_t> ids =
+        elements.slice(k, std::min<size_t>(group, elements.size() - k));
+    SmallVector<Value> p;
+    for (int64_t e : ids)
+      p.push_back(probability(s[e]));
+    for (Value v : p)
+      sum = arith::AddFOp::create(b, loc, sum, v);
+    // The sum is the undropped softmax's; P V sees the kept ones.
+    for (size_t n = 0; n < p.size() && !draws.empty(); ++n)
+      p[n] = arith::SelectOp::create(b, loc, isKept(b, draws[r], k + n), p[n],
+                                     zero);
+    strategy.takeProbabilities(b, ids, p);
+  }
+}
+
 void ScoreStage::update(OpBuilder &b, ArrayRef<Value> s, OnlineSoftmaxState &st,
                         AttentionTileStrategy &strategy,
                         SmallVectorImpl<Value> *alphas,
                         ArrayRef<SmallVector<Value>> draws) const {
-  if (alphas)
-    alphas->clear();
+  SmallVector<Value> factors;
   for (auto [r, elements] : llvm::enumerate(scoreSlots)) {
-    Value mx = st.rowMax[r];
+    Value old = st.rowMax[r];
+    auto exp2Scaled = [&](Value x, Value negOffset) {
+      return exp2(b, math::FmaOp::create(b, loc, x, expScale, negOffset));
+    };
+    if (fixedMax) {
+      // A static max: no max, no rescale (probabilities within range).
+      Value sum = st.rowSum[r];
+      emitProbabilities(b, s, elements, r, sum, strategy, draws,
+                        [&](Value x) { return exp2Scaled(x, fixedNegOffset); });
+      factors.push_back(one);
+      st.rowSum[r] = sum;
+      continue;
+    }
+    Value mx = old;
     for (int64_t e : elements)
       mx = arith::MaxNumFOp::create(b, loc, mx, s[e]);
     Value mNew = scores.reduceRow(b, loc, mx, RowReduction::Max);
+    // With a threshold the row keeps its max while the step's exceeds it by
+    // at most the threshold in exp2's units (FlashAttention-4's lazy
+    // rescale): its probabilities stay below 2^threshold and its factor is
+    // 1, so most steps leave acc alone. The growth is +inf for a row's
+    // first visible key and NaN while it has none (-inf - -inf): the
+    // ordered comparison keeps -inf then.
+    Value grows;
+    if (threshold) {
+      Value growth = arith::MulFOp::create(
+          b, loc, arith::SubFOp::create(b, loc, mNew, old), expScale);
+      grows = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, growth,
+                                    threshold);
+      mNew = arith::SelectOp::create(b, loc, grows, mNew, old);
+    }
     // exp2(x * expScale - offset), offset = mNew * expScale, or 0 while the
     // row has seen no visible key (mNew = -inf), so that exp2(-inf) = 0.
     Value isEmpty =
@@ -276,47 +434,62 @@ void ScoreStage::update(OpBuilder &b, ArrayRef<Value> s, OnlineSoftmaxState &st,
     Value offset = arith::SelectOp::create(
         b, loc, isEmpty, zero, arith::MulFOp::create(b, loc, mNew, expScale));
     Value negOffset = arith::NegFOp::create(b, loc, offset);
-    auto exp2Scaled = [&](Value x) {
-      return exp2(b, math::FmaOp::create(b, loc, x, expScale, negOffset));
-    };
-    Value alpha = exp2Scaled(st.rowMax[r]);
+    Value alpha = exp2Scaled(old, negOffset);
+    if (grows)
+      alpha = arith::SelectOp::create(b, loc, grows, alpha, one);
     Value sum = arith::MulFOp::create(b, loc, st.rowSum[r], alpha);
-    // Exponentials of one group first, then their sum, then the hand-over:
-    // measured on the H200, this order keeps the rounding to the element
-    // type next to the exponentials through LLVM and ptxas; interleaving
-    // the sum let the f32 probabilities live until P V and spill (-3% at
-    // d=64).
-    int64_t group = strategy.probabilityGroup();
-    ArrayRef<int64_t> all(elements);
-    for (size_t k = 0; k < all.size(); k += group) {
-      ArrayRef<int64_t> ids =
-          all.slice(k, std::min<size_t>(group, all.size() - k));
-      SmallVector<Value> p;
-      for (int64_t e : ids)
-        p.push_back(exp2Scaled(s[e]));
-      for (Value v : p)
-        sum = arith::AddFOp::create(b, loc, sum, v);
-      // The sum is the undropped softmax's; P V sees the kept ones.
-      for (size_t n = 0; n < p.size() && !draws.empty(); ++n)
-        p[n] = arith::SelectOp::create(b, loc, isKept(b, draws[r], k + n), p[n],
-                                       zero);
-      strategy.takeProbabilities(b, ids, p);
-    }
-    if (alphas)
-      alphas->push_back(alpha);
-    else
-      for (int64_t e : outputSlots[r])
-        st.acc[e] = arith::MulFOp::create(b, loc, st.acc[e], alpha);
+    emitProbabilities(b, s, elements, r, sum, strategy, draws,
+                      [&](Value x) { return exp2Scaled(x, negOffset); });
+    factors.push_back(alpha);
     st.rowMax[r] = mNew;
     st.rowSum[r] = sum;
   }
+  if (alphas)
+    *alphas = std::move(factors);
+  else
+    rescale(b, st.acc, factors);
 }
 
 void ScoreStage::rescale(OpBuilder &b, SmallVectorImpl<Value> &acc,
                          ArrayRef<Value> alphas) const {
-  for (auto [r, elements] : llvm::enumerate(outputSlots))
-    for (int64_t e : elements)
-      acc[e] = arith::MulFOp::create(b, loc, acc[e], alphas[r]);
+  // A static max's factors are all 1.
+  if (fixedMax || llvm::all_of(alphas, [](Value a) {
+        return matchPattern(a, m_OneFloat());
+      }))
+    return;
+  auto multiply = [&](OpBuilder &b) {
+    SmallVector<Value> out(acc.begin(), acc.end());
+    for (auto [r, elements] : llvm::enumerate(outputSlots))
+      for (int64_t e : elements)
+        out[e] = arith::MulFOp::create(b, loc, out[e], alphas[r]);
+    return out;
+  };
+  if (!threshold) {
+    acc = multiply(b);
+    return;
+  }
+  // Rows that kept their max have factor 1 exactly; a warp whose rows all
+  // did skips the multiplies (one per acc element: as many as the step's
+  // exponentials).
+  Value rescaled;
+  for (Value a : alphas) {
+    Value ne = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, a, one);
+    rescaled = rescaled ? arith::OrIOp::create(b, loc, rescaled, ne) : ne;
+  }
+  Value warp = NVVM::VoteSyncOp::create(
+      b, loc, b.getI1Type(),
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-1)), rescaled,
+      NVVM::VoteSyncKind::any);
+  auto branch = scf::IfOp::create(b, loc, TypeRange(ValueRange(acc)), warp,
+                                  /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(branch.thenBlock());
+    scf::YieldOp::create(b, loc, multiply(b));
+    b.setInsertionPointToStart(branch.elseBlock());
+    scf::YieldOp::create(b, loc, ValueRange(acc));
+  }
+  acc.assign(branch.getResults().begin(), branch.getResults().end());
 }
 
 SmallVector<Value> ScoreStage::unitScales(OpBuilder &b) const {

@@ -64,7 +64,34 @@ struct ScoreScaling {
   /// 1 / (1 - p) joins the final normalization.
   double dropout = 0.0;
   mlir::Value dropoutSeed;
+  /// How far (in exp2's units) a row's running max may fall behind the
+  /// scores before the update moves it: a row keeps its max, and acc and the
+  /// sum keep their scale, while the step's max exceeds it by at most this,
+  /// so probabilities stay below 2^threshold. A warp whose rows all keep
+  /// their max skips acc's rescale. Negative: the max follows every growth.
+  double rescaleThreshold = 8.0;
+  /// A constant running max (in the softmax domain) for every row, where the
+  /// modified scores are bounded (staticRowMax): no max is taken, acc and
+  /// the sum are never rescaled.
+  std::optional<double> staticMax;
 };
+
+/// The interval [lo, hi] holding every value `v` of a score region can
+/// take (its score and positions unbounded; tanh in [-1, 1]; constants,
+/// and add, sub, mul, div by constants, neg, min, max and select of bounded
+/// values), or nullopt where an end is infinite.
+std::optional<std::pair<double, double>> scoreRange(mlir::Value v);
+
+/// A constant max that keeps every probability of scores in `range` (the
+/// softmax domain of a modified score: exp2((x - max) * log2(e) * factor),
+/// `factor` the modifier's folded ScoreScaling::modifierFactor) within what
+/// `probability` (the P V operand's type) and the f32 sums hold without
+/// loss, or nullopt where the range is too wide: for bf16 (f32's exponent
+/// range) probabilities within [2^-100, 2^64], for f16 [2^-16, 2^8]. A
+/// softcap c * tanh(s / c) spans 2c (144 exp2 units at c = 50).
+std::optional<double> staticRowMax(std::pair<double, double> range,
+                                   double modifierFactor,
+                                   mlir::Type probability);
 
 /// The operand and factor of a score region that yields `x * c` (either
 /// order) for a finite constant c > 0 (ScoreScaling::modifierFactor), or
@@ -93,7 +120,7 @@ public:
              const AccumulatorLayout &scores, const AccumulatorLayout &output,
              const ScoreScaling &scaling);
 
-  /// acc = 0, max = -inf, sum = 0.
+  /// acc = 0, max = -inf (or the static max), sum = 0.
   OnlineSoftmaxState initialState(mlir::OpBuilder &b) const;
   /// s = modifier(scale * s, row, col) for every element.
   void modify(mlir::OpBuilder &b, llvm::SmallVectorImpl<mlir::Value> &s,
@@ -114,7 +141,9 @@ public:
   /// One online-softmax step: new max per row, rescale of sum and acc by
   /// exp(old max - new max), P = exp(s - new max) handed to `strategy` row
   /// slot by row slot. A row that has seen no visible key keeps max = -inf
-  /// and gets P = 0, never NaN.
+  /// and gets P = 0, never NaN. With a rescale threshold the new max is the
+  /// old one unless the step's exceeds it by more than the threshold (the
+  /// factor is then exactly 1).
   /// With `alphas`, acc is left alone and the rescale factor of each row
   /// slot returned there instead, for `rescale` once acc is ready.
   /// With dropout's `draws` (dropoutDraws), the strategy gets 0 for the
@@ -131,7 +160,9 @@ public:
   llvm::SmallVector<llvm::SmallVector<mlir::Value>>
   dropoutDraws(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> rowCounters,
                AccumulatorLayout::DrawExchange &exchange) const;
-  /// acc *= alphas[row slot].
+  /// acc *= alphas[row slot], skipped by a warp whose factors are all 1
+  /// (with a rescale threshold: the factors of rows that kept their max are
+  /// exactly 1).
   void rescale(mlir::OpBuilder &b, llvm::SmallVectorImpl<mlir::Value> &acc,
                llvm::ArrayRef<mlir::Value> alphas) const;
   /// Factors 1 for every row slot: the scale of a P V issued onto an acc
@@ -150,6 +181,14 @@ public:
 
 private:
   mlir::Value exp2(mlir::OpBuilder &b, mlir::Value x) const;
+  /// P = probability(s) for the elements of row slot `r`, added to `sum`
+  /// and handed to `strategy` (dropped ones as 0).
+  void emitProbabilities(
+      mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> s,
+      llvm::ArrayRef<int64_t> elements, int64_t r, mlir::Value &sum,
+      AttentionTileStrategy &strategy,
+      llvm::ArrayRef<llvm::SmallVector<mlir::Value>> draws,
+      llvm::function_ref<mlir::Value(mlir::Value)> probability) const;
   /// Whether the k-th element of a row slot is kept, from the slot's draws.
   mlir::Value isKept(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> words,
                      int64_t k) const;
@@ -162,7 +201,9 @@ private:
   /// exp2 argument per unit of the softmax domain, and the factor of the
   /// max in the logsumexp.
   mlir::Value scale, expScale, lseScale;
-  mlir::Value zero, one, negInf;
+  mlir::Value zero, one, negInf, threshold;
+  /// With a static max: the max and -max * expScale.
+  mlir::Value fixedMax, fixedNegOffset;
   /// Dropout: the Philox key words (i32), the smallest kept 16-bit draw
   /// (i32) and the numerator of the final normalization (1 / (1 - p), or
   /// 1).

@@ -12,14 +12,21 @@
 // ALiBi at S = 4096: 0.88x -> 0.95x of plain causal).
 // The cap's multiply after the tanh (a positive constant) folds into the
 // exponent's factor, cap * log2(e) = 43.28: the max is taken on the tanh.
+// The tanh bounds the scores to [-1, 1] (before the cap): 86.6 exp2 units,
+// which fit bf16's probabilities, so every row's max is one constant, the
+// range's middle put at 2^-18: exp2(43.28 t - 18), no max taken, no rescale.
 // CHECK: gpu.module @softcap_module
-// CHECK: arith.constant 43.2808495 : f32
+// CHECK: %[[E:.*]] = arith.constant 43.2808495 : f32
+// CHECK: %[[OFF:.*]] = arith.constant -1.800000e+01 : f32
 // CHECK-NOT: math.tanh
 // CHECK: arith.mulf %{{.*}}, %{{.*}} fastmath<contract> : f32
-// CHECK: llvm.intr.tanh(%{{.*}}) {fastmathFlags = #llvm.fastmath<afn>} : (f32) -> f32
-// CHECK: arith.mulf %{{.*}}, %{{.*}} fastmath<contract> : f32
+// CHECK: %[[T:.*]] = llvm.intr.tanh(%{{.*}}) {fastmathFlags = #llvm.fastmath<afn>} : (f32) -> f32
+// CHECK-NOT: arith.maxnumf
+// CHECK: math.fma %[[T]], %[[E]], %[[OFF]] : f32
 // CHECK-NOT: math.tanh
+// CHECK-NOT: arith.maxnumf
 // CHECK: gpu.return
+// CHECK-NOT: arith.maxnumf
 func.func @softcap(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
   %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x?xf32>
   %c = arith.constant dense<0.08838834764831843> : tensor<f32>
@@ -69,4 +76,44 @@ func.func @alibi(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: ten
   %pb = attnc.cast %p : tensor<?x?x?x?xf32> to tensor<?x?x?x?xbf16>
   %o = attnc.matmul %pb, %v : tensor<?x?x?x?xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
   return %o : tensor<?x?x?x128xbf16>
+}
+
+// A softcap too wide for one constant max: at cap 100 the tanh's [-1, 1]
+// spans 289 exp2 units (probabilities from 2^-289 would flush), so the
+// running max is taken, as without a modifier. In f16 (probabilities kept
+// within [2^-16, 2^8]) a cap of 10 is already too wide (29 units).
+// CHECK-LABEL: gpu.module @softcap_wide_module
+// CHECK: arith.constant 144.269501 : f32
+// CHECK: llvm.intr.tanh
+// CHECK: arith.maxnumf
+// CHECK-LABEL: gpu.module @softcap_f16_module
+// CHECK: arith.constant 14.4269505 : f32
+// CHECK: llvm.intr.tanh
+// CHECK: arith.maxnumf
+func.func @softcap_wide(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x?xf32>
+  %c = arith.constant dense<0.08838834764831843> : tensor<f32>
+  %ss = attnc.mul %s, %c : tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %cap = arith.constant dense<100.0> : tensor<f32>
+  %sd = attnc.div %ss, %cap : tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %th = attnc.tanh %sd : tensor<?x?x?x?xf32>
+  %sc = attnc.mul %th, %cap : tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %sc : tensor<?x?x?x?xf32>
+  %pb = attnc.cast %p : tensor<?x?x?x?xf32> to tensor<?x?x?x?xbf16>
+  %o = attnc.matmul %pb, %v : tensor<?x?x?x?xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
+
+func.func @softcap_f16(%q: tensor<?x?x?x128xf16>, %k: tensor<?x?x?x128xf16>, %v: tensor<?x?x?x128xf16>) -> tensor<?x?x?x128xf16> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x128xf16>, tensor<?x?x?x128xf16> -> tensor<?x?x?x?xf32>
+  %c = arith.constant dense<0.08838834764831843> : tensor<f32>
+  %ss = attnc.mul %s, %c : tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %cap = arith.constant dense<10.0> : tensor<f32>
+  %sd = attnc.div %ss, %cap : tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %th = attnc.tanh %sd : tensor<?x?x?x?xf32>
+  %sc = attnc.mul %th, %cap : tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %sc : tensor<?x?x?x?xf32>
+  %pb = attnc.cast %p : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf16>
+  %o = attnc.matmul %pb, %v : tensor<?x?x?x?xf16>, tensor<?x?x?x128xf16> -> tensor<?x?x?x128xf16>
+  return %o : tensor<?x?x?x128xf16>
 }
