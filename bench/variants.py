@@ -5,7 +5,8 @@
         python3 bench/variants.py DIR [DIR ...] [--seq 4096,8192] [--reps 3]
 
 Each DIR is an attnc-compile output directory (manifest + cubin) of the same
-attention graph built with different options (tiles, stages, strategy).
+attention graph built with different options (tiles, stages, strategy); a
+graph reading per-head ALiBi slopes (a `slopes` input) gets bench/masks.py's.
 For every sequence length (B*S = 16384 tokens, H = 16) each variant is
 timed with triton.testing.do_bench (median, L2 cleared, inputs rotated over
 more than 4x L2), the variants interleaved and the whole round repeated
@@ -58,11 +59,17 @@ def main():
             sets.append((q, k, v))
         outs, plans = [], []
         for _, kern in kernels:
+            # A module reading per-head ALiBi slopes gets bench/masks.py's,
+            # 2^(-8 (h + 1) / H).
+            extra = {}
+            if any(p.name == "slopes" for p in kern.inputs):
+                hs = torch.arange(H, device="cuda", dtype=torch.float32)
+                extra["slopes"] = torch.pow(2.0, -8.0 * (hs + 1) / H).reshape(H, 1, 1)
             ps = []
             for q, k, v in sets:
                 o = torch.empty_like(q)
                 lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
-                ps.append((kern.plan(q, k, v, o=o, lse=lse), o))
+                ps.append((kern.plan(q, k, v, o=o, lse=lse, **extra), o))
             plans.append(ps)
         times = [[] for _ in kernels]
         for _ in range(args.reps):

@@ -59,6 +59,9 @@ func.func @softcap(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: t
 // CHECK: %[[F:.*]] = arith.addf %[[BASE]], %{{.*}} : f32
 // CHECK-NEXT: arith.mulf %{{.*}}, %[[F]] fastmath<contract> : f32
 // CHECK-COUNT-8: arith.addf %[[BASE]], %{{.*}} : f32
+// A modifier reading key positions moves steep heads' row max at every
+// step: acc's rescale runs unconditionally (no lazy rescale, no vote).
+// CHECK-NOT: nvvm.vote.sync
 func.func @alibi(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>, %t: tensor<?x1x1xf32> {attnc.name = "slopes"}) -> tensor<?x?x?x128xbf16> {
   %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x?xf32>
   %c = arith.constant dense<0.08838834764831843> : tensor<f32>
