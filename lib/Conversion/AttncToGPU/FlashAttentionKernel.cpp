@@ -668,8 +668,9 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
                         });
   if (foldsModifierFactor)
     scaling.modifierFactor = factor->second;
-  // Bounded modified scores (a softcap's tanh) need no running max: every
-  // loop's modifier, up to the folded factor, stays in one known interval.
+  // Bounded modified scores (a softcap's tanh) take each row's max once:
+  // every loop's modifier, up to the folded factor, stays in one known
+  // interval.
   if (form.modified) {
     std::optional<std::pair<double, double>> hull;
     for (FlashKVLoop &l : form.loops) {
@@ -687,13 +688,13 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
                   : *range;
     }
     if (hull)
-      scaling.staticMax =
-          staticRowMax(*hull, scaling.modifierFactor, form.elementType);
+      scaling.maxFloor =
+          rowMaxFloor(*hull, scaling.modifierFactor, form.elementType);
     // A modifier reading key positions (ALiBi's slope * (j - i)) moves the
     // max of steep heads' rows at every step: the lazy rescale saves no
     // multiply there and its test measured 2-3% slower (H100, ALiBi causal
     // d = 128: 513 / 540 -> 500 / 526 TFLOP/s at S = 4k / 8k).
-    if (!scaling.staticMax && llvm::any_of(form.loops, [](FlashKVLoop &l) {
+    if (!scaling.maxFloor && llvm::any_of(form.loops, [](FlashKVLoop &l) {
           return !l.step.getScore().front().getArgument(4).use_empty();
         }))
       scaling.rescaleThreshold = -1.0;

@@ -98,12 +98,8 @@ ScoreStage::ScoreStage(OpBuilder &b, Location loc,
   }
   if (scaling.rescaleThreshold >= 0.0)
     threshold = c(scaling.rescaleThreshold);
-  if (scaling.staticMax) {
-    // expScale is a constant here: a static max needs a score modifier.
-    double e = kLog2e * scaling.modifierFactor;
-    fixedMax = c(*scaling.staticMax);
-    fixedNegOffset = c(-*scaling.staticMax * e);
-  }
+  if (scaling.maxFloor)
+    maxFloor = c(*scaling.maxFloor);
   keptScale = one;
   if (scaling.dropout > 0.0) {
     std::tie(dropKey0, dropKey1) = splitI64(b, loc, scaling.dropoutSeed);
@@ -205,7 +201,7 @@ std::optional<std::pair<double, double>> attnc::scoreRange(Value v) {
   return range(v, 0);
 }
 
-std::optional<double> attnc::staticRowMax(std::pair<double, double> range,
+std::optional<double> attnc::rowMaxFloor(std::pair<double, double> range,
                                           double modifierFactor,
                                           Type probability) {
   double expScale = kLog2e * modifierFactor;
@@ -221,8 +217,10 @@ std::optional<double> attnc::staticRowMax(std::pair<double, double> range,
   double low = range.first * expScale, high = range.second * expScale;
   if (!(expScale > 0.0) || high - low > hi - lo)
     return std::nullopt;
-  // The range's middle at the middle of [lo, hi].
-  return ((low + high) / 2.0 - (lo + hi) / 2.0) / expScale;
+  // A max at or above the floor keeps every probability at most 2^hi; the
+  // row's largest is 1 where its first step's max is above the floor, else
+  // at least 2^(low - high + hi) >= 2^lo.
+  return (high - hi) / expScale;
 }
 
 Value attnc::approxExp2(OpBuilder &b, Location loc, Value x) {
@@ -238,7 +236,7 @@ Value ScoreStage::exp2(OpBuilder &b, Value x) const {
 
 OnlineSoftmaxState ScoreStage::initialState(OpBuilder &b) const {
   OnlineSoftmaxState st;
-  st.rowMax.assign(scores.numRowSlots(), fixedMax ? fixedMax : negInf);
+  st.rowMax.assign(scores.numRowSlots(), negInf);
   st.rowSum.assign(scores.numRowSlots(), zero);
   st.acc.assign(output.numElements(), zero);
   return st;
@@ -390,25 +388,96 @@ void ScoreStage::emitProbabilities(
   }
 }
 
+void ScoreStage::updateBounded(OpBuilder &b, ArrayRef<Value> s,
+                               OnlineSoftmaxState &st,
+                               AttentionTileStrategy &strategy,
+                               SmallVectorImpl<Value> &factors,
+                               ArrayRef<SmallVector<Value>> draws) const {
+  // Each row's max is taken at its first step, raised to the floor, and
+  // kept: every later score is at most the bound, so probabilities stay
+  // below 2^64 (f16: 2^8), and the least of them is far from underflow.
+  // A row's first step holds its first tile's max exactly (P = 1 there, as
+  // with the running max: a row with one key is exact). Rows are all -inf
+  // at a tile's first step only, so a warp branches past the max after it.
+  auto takeMax = [&](OpBuilder &b) {
+    SmallVector<Value> maxes;
+    for (auto [r, elements] : llvm::enumerate(scoreSlots)) {
+      Value mx = st.rowMax[r];
+      for (int64_t e : elements)
+        mx = arith::MaxNumFOp::create(b, loc, mx, s[e]);
+      maxes.push_back(arith::MaxNumFOp::create(
+          b, loc, scores.reduceRow(b, loc, mx, RowReduction::Max), maxFloor));
+    }
+    return maxes;
+  };
+  SmallVector<Value> maxes;
+  FloatAttr first;
+  if (llvm::all_of(st.rowMax, [&](Value m) {
+        return matchPattern(m, m_Constant(&first)) &&
+               first.getValue().isNegInfinity();
+      })) {
+    maxes = takeMax(b);
+  } else {
+    Value unset;
+    for (Value m : st.rowMax) {
+      Value u =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
+      unset = unset ? arith::OrIOp::create(b, loc, unset, u) : u;
+    }
+    Value warp = NVVM::VoteSyncOp::create(
+        b, loc, b.getI1Type(),
+        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-1)), unset,
+        NVVM::VoteSyncKind::any);
+    auto branch =
+        scf::IfOp::create(b, loc, TypeRange(ValueRange(st.rowMax)), warp,
+                          /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(branch.thenBlock());
+      scf::YieldOp::create(b, loc, takeMax(b));
+      b.setInsertionPointToStart(branch.elseBlock());
+      scf::YieldOp::create(b, loc, ValueRange(st.rowMax));
+    }
+    maxes.assign(branch.getResults().begin(), branch.getResults().end());
+  }
+  for (auto [r, elements] : llvm::enumerate(scoreSlots)) {
+    Value old = st.rowMax[r], mNew = maxes[r];
+    Value negOffset = arith::NegFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, mNew, expScale));
+    auto exp2Scaled = [&](Value x) {
+      return exp2(b, math::FmaOp::create(b, loc, x, expScale, negOffset));
+    };
+    // 0 at the first step (acc and the sum are still 0), else exactly 1.
+    Value alpha = arith::SelectOp::create(
+        b, loc,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, old, mNew),
+        one, exp2Scaled(old));
+    Value sum = arith::MulFOp::create(b, loc, st.rowSum[r], alpha);
+    emitProbabilities(b, s, elements, r, sum, strategy, draws, exp2Scaled);
+    factors.push_back(alpha);
+    st.rowMax[r] = mNew;
+    st.rowSum[r] = sum;
+  }
+}
+
 void ScoreStage::update(OpBuilder &b, ArrayRef<Value> s, OnlineSoftmaxState &st,
                         AttentionTileStrategy &strategy,
                         SmallVectorImpl<Value> *alphas,
                         ArrayRef<SmallVector<Value>> draws) const {
   SmallVector<Value> factors;
+  if (maxFloor) {
+    updateBounded(b, s, st, strategy, factors, draws);
+    if (alphas)
+      *alphas = std::move(factors);
+    else
+      rescale(b, st.acc, factors);
+    return;
+  }
   for (auto [r, elements] : llvm::enumerate(scoreSlots)) {
     Value old = st.rowMax[r];
     auto exp2Scaled = [&](Value x, Value negOffset) {
       return exp2(b, math::FmaOp::create(b, loc, x, expScale, negOffset));
     };
-    if (fixedMax) {
-      // A static max: no max, no rescale (probabilities within range).
-      Value sum = st.rowSum[r];
-      emitProbabilities(b, s, elements, r, sum, strategy, draws,
-                        [&](Value x) { return exp2Scaled(x, fixedNegOffset); });
-      factors.push_back(one);
-      st.rowSum[r] = sum;
-      continue;
-    }
     Value mx = old;
     for (int64_t e : elements)
       mx = arith::MaxNumFOp::create(b, loc, mx, s[e]);
@@ -452,10 +521,7 @@ void ScoreStage::update(OpBuilder &b, ArrayRef<Value> s, OnlineSoftmaxState &st,
 
 void ScoreStage::rescale(OpBuilder &b, SmallVectorImpl<Value> &acc,
                          ArrayRef<Value> alphas) const {
-  // A static max's factors are all 1.
-  if (fixedMax || llvm::all_of(alphas, [](Value a) {
-        return matchPattern(a, m_OneFloat());
-      }))
+  if (llvm::all_of(alphas, [](Value a) { return matchPattern(a, m_OneFloat()); }))
     return;
   auto multiply = [&](OpBuilder &b) {
     SmallVector<Value> out(acc.begin(), acc.end());

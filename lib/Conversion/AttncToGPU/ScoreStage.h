@@ -70,10 +70,11 @@ struct ScoreScaling {
   /// so probabilities stay below 2^threshold. A warp whose rows all keep
   /// their max skips acc's rescale. Negative: the max follows every growth.
   double rescaleThreshold = 8.0;
-  /// A constant running max (in the softmax domain) for every row, where the
-  /// modified scores are bounded (staticRowMax): no max is taken, acc and
-  /// the sum are never rescaled.
-  std::optional<double> staticMax;
+  /// Where the modified scores are bounded (rowMaxFloor): the least max
+  /// (in the softmax domain) a row takes. Each row's max is then taken at
+  /// its first step only, raised to this, and kept: later steps take no max
+  /// and never rescale acc or the sum.
+  std::optional<double> maxFloor;
 };
 
 /// The interval [lo, hi] holding every value `v` of a score region can
@@ -82,14 +83,15 @@ struct ScoreScaling {
 /// values), or nullopt where an end is infinite.
 std::optional<std::pair<double, double>> scoreRange(mlir::Value v);
 
-/// A constant max that keeps every probability of scores in `range` (the
-/// softmax domain of a modified score: exp2((x - max) * log2(e) * factor),
-/// `factor` the modifier's folded ScoreScaling::modifierFactor) within what
-/// `probability` (the P V operand's type) and the f32 sums hold without
-/// loss, or nullopt where the range is too wide: for bf16 (f32's exponent
-/// range) probabilities within [2^-100, 2^64], for f16 [2^-16, 2^8]. A
-/// softcap c * tanh(s / c) spans 2c (144 exp2 units at c = 50).
-std::optional<double> staticRowMax(std::pair<double, double> range,
+/// The least row max that keeps every probability of scores in `range`
+/// (the softmax domain of a modified score: exp2((x - max) * log2(e) *
+/// factor), `factor` the modifier's folded ScoreScaling::modifierFactor)
+/// within what `probability` (the P V operand's type) and the f32 sums hold
+/// without loss, whatever max at or above it a row keeps, or nullopt where
+/// the range is too wide: for bf16 (f32's exponent range) probabilities
+/// within [2^-100, 2^64], for f16 [2^-16, 2^8]. A softcap c * tanh(s / c)
+/// spans 2c (144 exp2 units at c = 50).
+std::optional<double> rowMaxFloor(std::pair<double, double> range,
                                    double modifierFactor,
                                    mlir::Type probability);
 
@@ -181,6 +183,12 @@ public:
 
 private:
   mlir::Value exp2(mlir::OpBuilder &b, mlir::Value x) const;
+  /// update for bounded scores: each row's max is taken at its first step
+  /// only (raised to maxFloor) and kept; the factors go to `factors`.
+  void updateBounded(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> s,
+                     OnlineSoftmaxState &st, AttentionTileStrategy &strategy,
+                     llvm::SmallVectorImpl<mlir::Value> &factors,
+                     llvm::ArrayRef<llvm::SmallVector<mlir::Value>> draws) const;
   /// P = probability(s) for the elements of row slot `r`, added to `sum`
   /// and handed to `strategy` (dropped ones as 0).
   void emitProbabilities(
@@ -202,8 +210,9 @@ private:
   /// max in the logsumexp.
   mlir::Value scale, expScale, lseScale;
   mlir::Value zero, one, negInf, threshold;
-  /// With a static max: the max and -max * expScale.
-  mlir::Value fixedMax, fixedNegOffset;
+  /// With a bounded modifier (ScoreScaling::maxFloor): the least max a
+  /// row takes.
+  mlir::Value maxFloor;
   /// Dropout: the Philox key words (i32), the smallest kept 16-bit draw
   /// (i32) and the numerator of the final normalization (1 / (1 - p), or
   /// 1).

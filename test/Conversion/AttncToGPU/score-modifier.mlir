@@ -13,20 +13,30 @@
 // The cap's multiply after the tanh (a positive constant) folds into the
 // exponent's factor, cap * log2(e) = 43.28: the max is taken on the tanh.
 // The tanh bounds the scores to [-1, 1] (before the cap): 86.6 exp2 units,
-// which fit bf16's probabilities, so every row's max is one constant, the
-// range's middle put at 2^-18: exp2(43.28 t - 18), no max taken, no rescale.
+// which fit bf16's probabilities, so a row's max is taken at its first step
+// only, raised to the floor -0.4787 (1 - 64 / 43.28: probabilities stay
+// below 2^64), and kept. The peeled first step takes it without a test;
+// a loop's step takes it only in a warp whose rows still have none
+// (-inf), behind a vote and a branch.
 // CHECK: gpu.module @softcap_module
+// CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK: %[[E:.*]] = arith.constant 43.2808495 : f32
-// CHECK: %[[OFF:.*]] = arith.constant -1.800000e+01 : f32
+// CHECK: %[[FLOOR:.*]] = arith.constant -4.787140e-01 : f32
 // CHECK-NOT: math.tanh
 // CHECK: arith.mulf %{{.*}}, %{{.*}} fastmath<contract> : f32
-// CHECK: %[[T:.*]] = llvm.intr.tanh(%{{.*}}) {fastmathFlags = #llvm.fastmath<afn>} : (f32) -> f32
-// CHECK-NOT: arith.maxnumf
-// CHECK: math.fma %[[T]], %[[E]], %[[OFF]] : f32
+// CHECK: llvm.intr.tanh(%{{.*}}) {fastmathFlags = #llvm.fastmath<afn>} : (f32) -> f32
+// CHECK: arith.mulf %{{.*}}, %{{.*}} fastmath<contract> : f32
+// CHECK-NOT: nvvm.vote.sync
+// CHECK: arith.maxnumf %{{.*}}, %[[FLOOR]] : f32
+// CHECK: scf.for
+// CHECK: llvm.intr.tanh
+// CHECK: %[[UNSET:.*]] = arith.cmpf oeq, %{{.*}}, %[[NINF]] : f32
+// CHECK: %[[ANY:.*]] = nvvm.vote.sync  any %{{.*}}, %{{.*}} -> i1
+// CHECK-NEXT: scf.if %[[ANY]] -> (f32, f32) {
+// CHECK: arith.maxnumf %{{.*}}, %[[FLOOR]] : f32
+// CHECK: } else {
 // CHECK-NOT: math.tanh
-// CHECK-NOT: arith.maxnumf
 // CHECK: gpu.return
-// CHECK-NOT: arith.maxnumf
 func.func @softcap(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
   %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x?xf32>
   %c = arith.constant dense<0.08838834764831843> : tensor<f32>
