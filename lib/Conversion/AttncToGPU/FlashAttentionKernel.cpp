@@ -357,6 +357,8 @@ FlashKernelBuilder::emitConsumer(const LoopBounds &bounds, Value &slot,
       if (failed(first))
         return failure();
       st = *first;
+      // The peel took the rows' max: the loops' steps keep it.
+      scoreStage->settleRowMax(b, st);
     }
     Value lb = lbs[i];
     bool peeled = i < peeledLoops;

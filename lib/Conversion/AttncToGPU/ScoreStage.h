@@ -176,6 +176,11 @@ public:
   /// then added, as split-KV's combine merges partials.
   void merge(mlir::OpBuilder &b, OnlineSoftmaxState &st,
              const OnlineSoftmaxState &other) const;
+  /// With a bounded modifier, once a tile's first step took each row's max
+  /// (a peeled step): rows still without one take the floor, and every
+  /// later update of a row keeps its max without a test. The caller
+  /// guarantees no update of a row runs before its tile's first step.
+  void settleRowMax(mlir::OpBuilder &b, OnlineSoftmaxState &st);
   /// acc /= sum (0 for rows without a visible key); returns the logsumexp
   /// of each row slot (natural log, -inf for those rows).
   llvm::SmallVector<mlir::Value> finalize(mlir::OpBuilder &b,
@@ -213,6 +218,8 @@ private:
   /// With a bounded modifier (ScoreScaling::maxFloor): the least max a
   /// row takes.
   mlir::Value maxFloor;
+  /// settleRowMax ran: updates of non-constant maxes keep them.
+  bool rowMaxSettled = false;
   /// Dropout: the Philox key words (i32), the smallest kept 16-bit draw
   /// (i32) and the numerator of the final normalization (1 / (1 - p), or
   /// 1).

@@ -15,9 +15,9 @@
 // The tanh bounds the scores to [-1, 1] (before the cap): 86.6 exp2 units,
 // which fit bf16's probabilities, so a row's max is taken at its first step
 // only, raised to the floor -0.4787 (1 - 64 / 43.28: probabilities stay
-// below 2^64), and kept. The peeled first step takes it without a test;
-// a loop's step takes it only in a warp whose rows still have none
-// (-inf), behind a vote and a branch.
+// below 2^64), and kept. The TMA kernel's peeled first step takes it; the
+// rows it left without one take the floor; the loops' steps take no max,
+// so each score's tanh runs on into its exponential.
 // CHECK: gpu.module @softcap_module
 // CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK: %[[E:.*]] = arith.constant 43.2808495 : f32
@@ -30,13 +30,20 @@
 // CHECK: arith.maxnumf %{{.*}}, %[[FLOOR]] : f32
 // CHECK: scf.for
 // CHECK: llvm.intr.tanh
-// CHECK: %[[UNSET:.*]] = arith.cmpf oeq, %{{.*}}, %[[NINF]] : f32
+// CHECK-NOT: arith.maxnumf
+// CHECK: math.fma %{{.*}}, %[[E]], %{{.*}} : f32
+// CHECK-NOT: arith.maxnumf
+// CHECK-NOT: math.tanh
+// CHECK: gpu.module @softcap_fallback_module
+// The fallback (mma_sync: no peeled step) takes the max in a loop's step
+// only in a warp whose rows still have none (-inf), behind a vote.
+// CHECK: %[[NINF2:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: scf.for
+// CHECK: arith.cmpf oeq, %{{.*}}, %[[NINF2]] : f32
 // CHECK: %[[ANY:.*]] = nvvm.vote.sync  any %{{.*}}, %{{.*}} -> i1
 // CHECK-NEXT: scf.if %[[ANY]] -> (f32, f32) {
-// CHECK: arith.maxnumf %{{.*}}, %[[FLOOR]] : f32
+// CHECK: arith.maxnumf
 // CHECK: } else {
-// CHECK-NOT: math.tanh
-// CHECK: gpu.return
 func.func @softcap(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
   %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x?xf32>
   %c = arith.constant dense<0.08838834764831843> : tensor<f32>
