@@ -163,8 +163,8 @@ std::optional<std::pair<double, double>> attnc::scoreRange(Value v) {
       else if (isa<arith::SubFOp>(def))
         out = Range(l.first - r.second, l.second - r.first);
       else {
-        double p[] = {l.first * r.first, l.first * r.second,
-                      l.second * r.first, l.second * r.second};
+        double p[] = {l.first * r.first, l.first * r.second, l.second * r.first,
+                      l.second * r.second};
         out = Range(*std::min_element(std::begin(p), std::end(p)),
                     *std::max_element(std::begin(p), std::end(p)));
       }
@@ -181,8 +181,8 @@ std::optional<std::pair<double, double>> attnc::scoreRange(Value v) {
       auto l = range(def->getOperand(0), depth + 1);
       auto r = range(def->getOperand(1), depth + 1);
       if (l && r)
-        out = Range(std::min(l->first, r->first),
-                    std::min(l->second, r->second));
+        out =
+            Range(std::min(l->first, r->first), std::min(l->second, r->second));
     } else if (isa<arith::MaxNumFOp, arith::MaximumFOp>(def)) {
       if (auto both = operands())
         out = Range(std::max(both->first.first, both->second.first),
@@ -191,8 +191,8 @@ std::optional<std::pair<double, double>> attnc::scoreRange(Value v) {
       auto l = range(sel.getTrueValue(), depth + 1);
       auto r = range(sel.getFalseValue(), depth + 1);
       if (l && r)
-        out = Range(std::min(l->first, r->first),
-                    std::max(l->second, r->second));
+        out =
+            Range(std::min(l->first, r->first), std::max(l->second, r->second));
     }
     if (!out || !std::isfinite(out->first) || !std::isfinite(out->second))
       return std::nullopt;
@@ -202,8 +202,8 @@ std::optional<std::pair<double, double>> attnc::scoreRange(Value v) {
 }
 
 std::optional<double> attnc::rowMaxFloor(std::pair<double, double> range,
-                                          double modifierFactor,
-                                          Type probability) {
+                                         double modifierFactor,
+                                         Type probability) {
   double expScale = kLog2e * modifierFactor;
   // log2 of the smallest and largest probability kept exact enough: f32's
   // and bf16's normal range reaches 2^-126 (a flushed probability is then
@@ -547,7 +547,8 @@ void ScoreStage::update(OpBuilder &b, ArrayRef<Value> s, OnlineSoftmaxState &st,
 
 void ScoreStage::rescale(OpBuilder &b, SmallVectorImpl<Value> &acc,
                          ArrayRef<Value> alphas) const {
-  if (llvm::all_of(alphas, [](Value a) { return matchPattern(a, m_OneFloat()); }))
+  if (llvm::all_of(alphas,
+                   [](Value a) { return matchPattern(a, m_OneFloat()); }))
     return;
   auto multiply = [&](OpBuilder &b) {
     SmallVector<Value> out(acc.begin(), acc.end());

@@ -92,8 +92,8 @@ std::optional<std::pair<double, double>> scoreRange(mlir::Value v);
 /// within [2^-100, 2^64], for f16 [2^-16, 2^8]. A softcap c * tanh(s / c)
 /// spans 2c (144 exp2 units at c = 50).
 std::optional<double> rowMaxFloor(std::pair<double, double> range,
-                                   double modifierFactor,
-                                   mlir::Type probability);
+                                  double modifierFactor,
+                                  mlir::Type probability);
 
 /// The operand and factor of a score region that yields `x * c` (either
 /// order) for a finite constant c > 0 (ScoreScaling::modifierFactor), or
@@ -190,10 +190,11 @@ private:
   mlir::Value exp2(mlir::OpBuilder &b, mlir::Value x) const;
   /// update for bounded scores: each row's max is taken at its first step
   /// only (raised to maxFloor) and kept; the factors go to `factors`.
-  void updateBounded(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> s,
-                     OnlineSoftmaxState &st, AttentionTileStrategy &strategy,
-                     llvm::SmallVectorImpl<mlir::Value> &factors,
-                     llvm::ArrayRef<llvm::SmallVector<mlir::Value>> draws) const;
+  void
+  updateBounded(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> s,
+                OnlineSoftmaxState &st, AttentionTileStrategy &strategy,
+                llvm::SmallVectorImpl<mlir::Value> &factors,
+                llvm::ArrayRef<llvm::SmallVector<mlir::Value>> draws) const;
   /// P = probability(s) for the elements of row slot `r`, added to `sum`
   /// and handed to `strategy` (dropped ones as 0).
   void emitProbabilities(
