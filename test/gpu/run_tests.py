@@ -149,7 +149,9 @@ def check_attention(kern, B, H, Hkv, Sq, Skv, layout, amp, variant=None):
         # scales by a run-time argument instead (multiplied in below).
         has_runtime = any(p.name == "scale" for p in kern.scalars)
         scale = 1.0 if has_runtime else 1.0 / math.sqrt(d)
-        if cap is not None:
+        if isinstance(cap, tuple):  # ("clamp", c)
+            score_mod = lambda s: s.clamp(-cap[1], cap[1])  # noqa: E731
+        elif cap is not None:
             score_mod = lambda s: cap * torch.tanh(s / cap)  # noqa: E731
     else:
         causal = {"none": False, "causal": True,

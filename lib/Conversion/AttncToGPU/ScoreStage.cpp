@@ -129,9 +129,15 @@ attnc::trailingPositiveFactor(Region &r) {
 }
 
 std::optional<std::pair<double, double>> attnc::scoreRange(Value v) {
+  // Ends may be infinite on the way (min(s, c) has an upper end only); a
+  // NaN end (inf - inf, 0 * inf) widens to unbounded.
   using Range = std::pair<double, double>;
-  std::function<std::optional<Range>(Value, int)> range =
-      [&](Value x, int depth) -> std::optional<Range> {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  const Range all(-inf, inf);
+  auto clean = [&](double lo, double hi) {
+    return Range(std::isnan(lo) ? -inf : lo, std::isnan(hi) ? inf : hi);
+  };
+  std::function<Range(Value, int)> range = [&](Value x, int depth) -> Range {
     FloatAttr cst;
     if (matchPattern(x, m_Constant(&cst))) {
       double c = cst.getValue().convertToDouble();
@@ -139,66 +145,70 @@ std::optional<std::pair<double, double>> attnc::scoreRange(Value v) {
     }
     Operation *def = x.getDefiningOp();
     if (!def || depth > 16)
-      return std::nullopt;
-    auto operands = [&]() -> std::optional<std::pair<Range, Range>> {
-      auto l = range(def->getOperand(0), depth + 1);
-      auto r = range(def->getOperand(1), depth + 1);
-      if (!l || !r)
-        return std::nullopt;
-      return std::make_pair(*l, *r);
-    };
-    std::optional<Range> out;
-    if (isa<math::TanhOp>(def)) {
-      out = Range(-1.0, 1.0);
-    } else if (auto neg = dyn_cast<arith::NegFOp>(def)) {
-      if (auto a = range(neg.getOperand(), depth + 1))
-        out = Range(-a->second, -a->first);
-    } else if (isa<arith::AddFOp, arith::SubFOp, arith::MulFOp>(def)) {
-      auto both = operands();
-      if (!both)
-        return std::nullopt;
-      auto [l, r] = *both;
-      if (isa<arith::AddFOp>(def))
-        out = Range(l.first + r.first, l.second + r.second);
-      else if (isa<arith::SubFOp>(def))
-        out = Range(l.first - r.second, l.second - r.first);
-      else {
-        double p[] = {l.first * r.first, l.first * r.second, l.second * r.first,
-                      l.second * r.second};
-        out = Range(*std::min_element(std::begin(p), std::end(p)),
-                    *std::max_element(std::begin(p), std::end(p)));
-      }
-    } else if (auto div = dyn_cast<arith::DivFOp>(def)) {
-      FloatAttr k;
-      auto a = range(div.getLhs(), depth + 1);
-      if (a && matchPattern(div.getRhs(), m_Constant(&k)) &&
-          !k.getValue().isZero()) {
-        double d = k.getValue().convertToDouble();
-        out = d > 0 ? Range(a->first / d, a->second / d)
-                    : Range(a->second / d, a->first / d);
-      }
-    } else if (isa<arith::MinNumFOp, arith::MinimumFOp>(def)) {
-      auto l = range(def->getOperand(0), depth + 1);
-      auto r = range(def->getOperand(1), depth + 1);
-      if (l && r)
-        out =
-            Range(std::min(l->first, r->first), std::min(l->second, r->second));
-    } else if (isa<arith::MaxNumFOp, arith::MaximumFOp>(def)) {
-      if (auto both = operands())
-        out = Range(std::max(both->first.first, both->second.first),
-                    std::max(both->first.second, both->second.second));
-    } else if (auto sel = dyn_cast<arith::SelectOp>(def)) {
-      auto l = range(sel.getTrueValue(), depth + 1);
-      auto r = range(sel.getFalseValue(), depth + 1);
-      if (l && r)
-        out =
-            Range(std::min(l->first, r->first), std::max(l->second, r->second));
+      return all;
+    auto arg = [&](unsigned i) { return range(def->getOperand(i), depth + 1); };
+    if (isa<math::TanhOp>(def))
+      return Range(-1.0, 1.0);
+    if (isa<math::ExpOp>(def)) {
+      Range a = arg(0);
+      return Range(std::exp(a.first), std::exp(a.second));
     }
-    if (!out || !std::isfinite(out->first) || !std::isfinite(out->second))
-      return std::nullopt;
-    return out;
+    if (isa<math::AbsFOp>(def)) {
+      auto [lo, hi] = arg(0);
+      double far = std::max(std::fabs(lo), std::fabs(hi));
+      return Range(
+          lo <= 0.0 && hi >= 0.0 ? 0.0 : std::min(std::fabs(lo), std::fabs(hi)),
+          far);
+    }
+    if (isa<arith::NegFOp>(def)) {
+      Range a = arg(0);
+      return Range(-a.second, -a.first);
+    }
+    if (isa<arith::AddFOp>(def)) {
+      Range l = arg(0), r = arg(1);
+      return clean(l.first + r.first, l.second + r.second);
+    }
+    if (isa<arith::SubFOp>(def)) {
+      Range l = arg(0), r = arg(1);
+      return clean(l.first - r.second, l.second - r.first);
+    }
+    if (isa<arith::MulFOp>(def)) {
+      Range l = arg(0), r = arg(1);
+      double p[] = {l.first * r.first, l.first * r.second, l.second * r.first,
+                    l.second * r.second};
+      if (llvm::any_of(p, [](double x) { return std::isnan(x); }))
+        return all;
+      return Range(*std::min_element(std::begin(p), std::end(p)),
+                   *std::max_element(std::begin(p), std::end(p)));
+    }
+    if (auto div = dyn_cast<arith::DivFOp>(def)) {
+      FloatAttr k;
+      if (!matchPattern(div.getRhs(), m_Constant(&k)) || k.getValue().isZero())
+        return all;
+      double d = k.getValue().convertToDouble();
+      Range a = arg(0);
+      return d > 0 ? Range(a.first / d, a.second / d)
+                   : Range(a.second / d, a.first / d);
+    }
+    if (isa<arith::MinNumFOp, arith::MinimumFOp>(def)) {
+      Range l = arg(0), r = arg(1);
+      return Range(std::min(l.first, r.first), std::min(l.second, r.second));
+    }
+    if (isa<arith::MaxNumFOp, arith::MaximumFOp>(def)) {
+      Range l = arg(0), r = arg(1);
+      return Range(std::max(l.first, r.first), std::max(l.second, r.second));
+    }
+    if (auto sel = dyn_cast<arith::SelectOp>(def)) {
+      Range l = range(sel.getTrueValue(), depth + 1),
+            r = range(sel.getFalseValue(), depth + 1);
+      return Range(std::min(l.first, r.first), std::max(l.second, r.second));
+    }
+    return all;
   };
-  return range(v, 0);
+  Range r = range(v, 0);
+  if (!std::isfinite(r.first) || !std::isfinite(r.second))
+    return std::nullopt;
+  return r;
 }
 
 std::optional<double> attnc::rowMaxFloor(std::pair<double, double> range,

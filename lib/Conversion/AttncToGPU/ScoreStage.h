@@ -79,8 +79,8 @@ struct ScoreScaling {
 
 /// The interval [lo, hi] holding every value `v` of a score region can
 /// take (its score and positions unbounded; tanh in [-1, 1]; constants,
-/// and add, sub, mul, div by constants, neg, min, max and select of bounded
-/// values), or nullopt where an end is infinite.
+/// and add, sub, mul, div by constants, neg, exp, abs, min, max and select
+/// of bounded values), or nullopt where an end is infinite.
 std::optional<std::pair<double, double>> scoreRange(mlir::Value v);
 
 /// The least row max that keeps every probability of scores in `range`

@@ -137,3 +137,26 @@ func.func @softcap_f16(%q: tensor<?x?x?x128xf16>, %k: tensor<?x?x?x128xf16>, %v:
   %o = attnc.matmul %pb, %v : tensor<?x?x?x?xf16>, tensor<?x?x?x128xf16> -> tensor<?x?x?x128xf16>
   return %o : tensor<?x?x?x128xf16>
 }
+
+// A score clamped to [-20, 20] (max(min(s, 20), -20): no trailing factor,
+// 57.7 exp2 units) is bounded as well: the floor is 20 - 64 / log2(e) =
+// -24.36, and the TMA kernel's loops take no max.
+// CHECK-LABEL: gpu.module @clamp_module
+// CHECK: %[[FLOOR:.*]] = arith.constant -24.3614
+// CHECK: arith.maxnumf %{{.*}}, %[[FLOOR]] : f32
+// CHECK: scf.for
+// CHECK-NOT: arith.maxnumf
+// CHECK: gpu.module @clamp_fallback_module
+func.func @clamp(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
+  %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x?xf32>
+  %c = arith.constant dense<0.08838834764831843> : tensor<f32>
+  %ss = attnc.mul %s, %c : tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %hi = arith.constant dense<20.0> : tensor<f32>
+  %lo = arith.constant dense<-20.0> : tensor<f32>
+  %a = attnc.min %ss, %hi : tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %b = attnc.max %a, %lo : tensor<?x?x?x?xf32>, tensor<f32> -> tensor<?x?x?x?xf32>
+  %p = attnc.softmax %b : tensor<?x?x?x?xf32>
+  %pb = attnc.cast %p : tensor<?x?x?x?xf32> to tensor<?x?x?x?xbf16>
+  %o = attnc.matmul %pb, %v : tensor<?x?x?x?xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
