@@ -371,6 +371,29 @@ Value ScoreStage::isKept(OpBuilder &b, ArrayRef<Value> words, int64_t k) const {
                                i32(dropThreshold << shift));
 }
 
+/// `then`'s values in a warp where some thread's `preds` hold (a uniform
+/// branch after `vote.sync.any`), else `otherwise`.
+static SmallVector<Value>
+ifAnyInWarp(OpBuilder &b, Location loc, ArrayRef<Value> preds,
+            ValueRange otherwise,
+            function_ref<SmallVector<Value>(OpBuilder &)> then) {
+  Value any = preds.front();
+  for (Value p : preds.drop_front())
+    any = arith::OrIOp::create(b, loc, any, p);
+  Value warp = NVVM::VoteSyncOp::create(
+      b, loc, b.getI1Type(),
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-1)), any,
+      NVVM::VoteSyncKind::any);
+  auto branch = scf::IfOp::create(b, loc, TypeRange(otherwise), warp,
+                                  /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(branch.thenBlock());
+  scf::YieldOp::create(b, loc, then(b));
+  b.setInsertionPointToStart(branch.elseBlock());
+  scf::YieldOp::create(b, loc, otherwise);
+  return SmallVector<Value>(branch.getResults());
+}
+
 void ScoreStage::emitProbabilities(
     OpBuilder &b, ArrayRef<Value> s, ArrayRef<int64_t> elements, int64_t r,
     Value &sum, AttentionTileStrategy &strategy,
@@ -422,49 +445,25 @@ void ScoreStage::updateBounded(OpBuilder &b, ArrayRef<Value> s,
   };
   SmallVector<Value> maxes;
   FloatAttr first;
+  // Every row holds its max (settleRowMax): nothing between the scores'
+  // modifier and their exponentials, which then interleave (a test and a
+  // branch here, skipped at run time, kept them apart: measured as slow as
+  // taking the max).
+  bool kept = false;
   if (llvm::all_of(st.rowMax, [&](Value m) {
         return matchPattern(m, m_Constant(&first)) &&
                first.getValue().isNegInfinity();
       })) {
     maxes = takeMax(b);
   } else if (rowMaxSettled) {
-    // Every row holds its max (settleRowMax): nothing between the scores'
-    // modifier and their exponentials, which then interleave (a test and
-    // a branch here, skipped at run time, kept them apart: measured as
-    // slow as taking the max).
-    for (auto [r, elements] : llvm::enumerate(scoreSlots)) {
-      Value sum = st.rowSum[r];
-      Value negOffset = arith::NegFOp::create(
-          b, loc, arith::MulFOp::create(b, loc, st.rowMax[r], expScale));
-      emitProbabilities(b, s, elements, r, sum, strategy, draws, [&](Value x) {
-        return exp2(b, math::FmaOp::create(b, loc, x, expScale, negOffset));
-      });
-      factors.push_back(one);
-      st.rowSum[r] = sum;
-    }
-    return;
+    maxes.assign(st.rowMax.begin(), st.rowMax.end());
+    kept = true;
   } else {
-    Value unset;
-    for (Value m : st.rowMax) {
-      Value u =
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
-      unset = unset ? arith::OrIOp::create(b, loc, unset, u) : u;
-    }
-    Value warp = NVVM::VoteSyncOp::create(
-        b, loc, b.getI1Type(),
-        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-1)), unset,
-        NVVM::VoteSyncKind::any);
-    auto branch =
-        scf::IfOp::create(b, loc, TypeRange(ValueRange(st.rowMax)), warp,
-                          /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(branch.thenBlock());
-      scf::YieldOp::create(b, loc, takeMax(b));
-      b.setInsertionPointToStart(branch.elseBlock());
-      scf::YieldOp::create(b, loc, ValueRange(st.rowMax));
-    }
-    maxes.assign(branch.getResults().begin(), branch.getResults().end());
+    SmallVector<Value> unset;
+    for (Value m : st.rowMax)
+      unset.push_back(
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf));
+    maxes = ifAnyInWarp(b, loc, unset, st.rowMax, takeMax);
   }
   for (auto [r, elements] : llvm::enumerate(scoreSlots)) {
     Value old = st.rowMax[r], mNew = maxes[r];
@@ -474,11 +473,14 @@ void ScoreStage::updateBounded(OpBuilder &b, ArrayRef<Value> s,
       return exp2(b, math::FmaOp::create(b, loc, x, expScale, negOffset));
     };
     // 0 at the first step (acc and the sum are still 0), else exactly 1.
-    Value alpha = arith::SelectOp::create(
-        b, loc,
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, old, mNew),
-        one, exp2Scaled(old));
-    Value sum = arith::MulFOp::create(b, loc, st.rowSum[r], alpha);
+    Value alpha = one, sum = st.rowSum[r];
+    if (!kept) {
+      alpha = arith::SelectOp::create(
+          b, loc,
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, old, mNew),
+          one, exp2Scaled(old));
+      sum = arith::MulFOp::create(b, loc, sum, alpha);
+    }
     emitProbabilities(b, s, elements, r, sum, strategy, draws, exp2Scaled);
     factors.push_back(alpha);
     st.rowMax[r] = mNew;
@@ -574,25 +576,11 @@ void ScoreStage::rescale(OpBuilder &b, SmallVectorImpl<Value> &acc,
   // Rows that kept their max have factor 1 exactly; a warp whose rows all
   // did skips the multiplies (one per acc element: as many as the step's
   // exponentials).
-  Value rescaled;
-  for (Value a : alphas) {
-    Value ne = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, a, one);
-    rescaled = rescaled ? arith::OrIOp::create(b, loc, rescaled, ne) : ne;
-  }
-  Value warp = NVVM::VoteSyncOp::create(
-      b, loc, b.getI1Type(),
-      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-1)), rescaled,
-      NVVM::VoteSyncKind::any);
-  auto branch = scf::IfOp::create(b, loc, TypeRange(ValueRange(acc)), warp,
-                                  /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(branch.thenBlock());
-    scf::YieldOp::create(b, loc, multiply(b));
-    b.setInsertionPointToStart(branch.elseBlock());
-    scf::YieldOp::create(b, loc, ValueRange(acc));
-  }
-  acc.assign(branch.getResults().begin(), branch.getResults().end());
+  SmallVector<Value> rescaled;
+  for (Value a : alphas)
+    rescaled.push_back(
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, a, one));
+  acc.assign(ifAnyInWarp(b, loc, rescaled, acc, multiply));
 }
 
 SmallVector<Value> ScoreStage::unitScales(OpBuilder &b) const {

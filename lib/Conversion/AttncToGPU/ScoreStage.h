@@ -122,7 +122,7 @@ public:
              const AccumulatorLayout &scores, const AccumulatorLayout &output,
              const ScoreScaling &scaling);
 
-  /// acc = 0, max = -inf (or the static max), sum = 0.
+  /// acc = 0, max = -inf, sum = 0.
   OnlineSoftmaxState initialState(mlir::OpBuilder &b) const;
   /// s = modifier(scale * s, row, col) for every element.
   void modify(mlir::OpBuilder &b, llvm::SmallVectorImpl<mlir::Value> &s,
