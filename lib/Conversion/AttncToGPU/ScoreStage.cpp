@@ -312,28 +312,86 @@ bool ScoreStage::maskColumns(OpBuilder &b, SmallVectorImpl<Value> &s,
   SmallVector<std::pair<Value, Value>> ranges;
   for (Value row : rows)
     ranges.push_back(range(b, row, colBase));
-  DenseMap<int64_t, Value> columns;
-  for (int64_t e = 0; e < scores.numElements(); ++e) {
-    int64_t slot = scores.rowSlot(e);
-    auto [first, last] = ranges[slot];
-    Value offset = arith::ConstantOp::create(
-        b, loc, b.getI32IntegerAttr(scores.columnOffset(e)));
-    auto both = [&](Value x, Value y) -> Value {
-      return x ? arith::AndIOp::create(b, loc, x, y).getResult() : y;
-    };
-    Value keep;
-    if (first)
-      keep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, first,
-                                   offset);
-    if (last)
-      keep = both(keep, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
-                                              offset, last));
-    if (visible)
-      keep = both(keep,
-                  visible(b, rows[slot], columnOf(b, loc, scores, e, columns)));
-    if (keep)
-      s[e] = arith::SelectOp::create(b, loc, keep, s[e], negInf);
+  // The tests of sides `lo` (first <= offset) and `hi` (offset <= last).
+  auto masked = [&](OpBuilder &b, bool lo, bool hi) {
+    SmallVector<Value> t(s.begin(), s.end());
+    DenseMap<int64_t, Value> columns;
+    for (int64_t e = 0; e < scores.numElements(); ++e) {
+      auto [first, last] = ranges[scores.rowSlot(e)];
+      Value offset = arith::ConstantOp::create(
+          b, loc, b.getI32IntegerAttr(scores.columnOffset(e)));
+      auto both = [&](Value x, Value y) -> Value {
+        return x ? arith::AndIOp::create(b, loc, x, y).getResult() : y;
+      };
+      Value keep;
+      if (first && lo)
+        keep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, first,
+                                     offset);
+      if (last && hi)
+        keep = both(keep, arith::CmpIOp::create(
+                              b, loc, arith::CmpIPredicate::sle, offset, last));
+      if (visible)
+        keep = both(keep, visible(b, rows[scores.rowSlot(e)],
+                                  columnOf(b, loc, scores, e, columns)));
+      if (keep)
+        t[e] = arith::SelectOp::create(b, loc, keep, t[e], negInf);
+    }
+    return t;
+  };
+  bool twoSided = llvm::all_of(
+      ranges, [](const auto &r) { return r.first && r.second; });
+  if (!twoSided || visible) {
+    s = masked(b, true, true);
+    return true;
   }
+  // Both sides bounded: a warp whose rows' ranges one side cuts nowhere
+  // (first <= 0, or last >= the thread's last column offset, in every row
+  // slot of every lane) tests the other side only, one comparison and one
+  // select per score instead of two and two. A window's masked tiles are
+  // cut on one side each (its first tile by lo, the diagonal by hi): the
+  // masked step's PTX was 845 instructions against the unmasked step's
+  // 561 (window 1024, d = 128), 4 per score of 64 for the mask.
+  int64_t lastOffset = 0;
+  for (int64_t e = 0; e < scores.numElements(); ++e)
+    lastOffset = std::max(lastOffset, scores.columnOffset(e));
+  auto i32 = [&](int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v))
+        .getResult();
+  };
+  auto anyInWarp = [&](bool lo) {
+    Value any;
+    for (auto [first, last] : ranges) {
+      Value cuts =
+          lo ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, first,
+                                     i32(0))
+             : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, last,
+                                     i32(lastOffset));
+      any = any ? arith::OrIOp::create(b, loc, any, cuts).getResult() : cuts;
+    }
+    return NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), i32(-1), any,
+                                    NVVM::VoteSyncKind::any)
+        .getResult();
+  };
+  Value loCuts = anyInWarp(true);
+  Value hiCuts = anyInWarp(false);
+  TypeRange types = TypeRange(ValueRange(s));
+  auto sides = scf::IfOp::create(b, loc, types, loCuts, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    for (bool lo : {true, false}) {
+      b.setInsertionPointToStart(lo ? sides.thenBlock() : sides.elseBlock());
+      auto hi = scf::IfOp::create(b, loc, types, hiCuts,
+                                  /*withElseRegion=*/true);
+      scf::YieldOp::create(b, loc, hi.getResults());
+      b.setInsertionPointToStart(hi.thenBlock());
+      scf::YieldOp::create(b, loc, masked(b, lo, true));
+      b.setInsertionPointToStart(hi.elseBlock());
+      scf::YieldOp::create(b, loc,
+                           lo ? masked(b, true, false)
+                              : SmallVector<Value>(s.begin(), s.end()));
+    }
+  }
+  s.assign(sides.getResults().begin(), sides.getResults().end());
   return true;
 }
 

@@ -4,7 +4,7 @@
 // per row slot and step the bounds relative to the thread's first column,
 // clamped into [-1, 2^20] and cast to i32 (through an opaque move: LLVM
 // would compare the 64-bit values again); per score one 32-bit comparison
-// of its constant column offset per side. The region's 64-bit position
+// of its constant column offset per side that cuts a row of the warp. The region's 64-bit position
 // arithmetic does not reach the score path. Document ids: where the query
 // tile has one id, or two in two blocks of rows, and each id's keys are
 // one run (the tile's id bounds tell), the row's run cuts its range;
@@ -29,10 +29,29 @@
 // CHECK-NEXT:    %[[HIREL:.*]] = arith.subi %[[HICLAMP]], %[[J0]] : index
 // CHECK-NEXT:    %[[LAST32:.*]] = arith.index_cast %[[HIREL]] : index to i32
 // CHECK-NEXT:    %[[LAST:.*]] = llvm.inline_asm has_side_effects "mov.b32 $0, $1;", "=r,r" %[[LAST32]]
-// CHECK:         %[[GE:.*]] = arith.cmpi sle, %[[FIRST]], %c0_i32{{.*}} : i32
-// CHECK-NEXT:    %[[LE:.*]] = arith.cmpi sle, %c0_i32{{.*}}, %[[LAST]] : i32
-// CHECK-NEXT:    %[[KEEP:.*]] = arith.andi %[[GE]], %[[LE]] : i1
-// CHECK-NEXT:    arith.select %[[KEEP]], %{{.*}}, %{{.*}} : f32
+// A side tests a warp's scores only where it cuts one of the warp's rows:
+// lo where some first > 0, hi where some last < 57 (the thread's last
+// column offset in a tile of 64 keys), each from a vote over the warp; a
+// window's masked tiles are cut on one side each.
+// CHECK:         arith.cmpi sgt, %[[FIRST]], %c0_i32{{.*}} : i32
+// CHECK:         %[[LOCUTS:.*]] = nvvm.vote.sync  any %{{.*}}, %{{.*}} -> i1
+// CHECK:         arith.cmpi slt, %[[LAST]], %c57_i32{{.*}} : i32
+// CHECK:         %[[HICUTS:.*]] = nvvm.vote.sync  any %{{.*}}, %{{.*}} -> i1
+// CHECK-NEXT:    scf.if %[[LOCUTS]] -> (f32
+// CHECK-NEXT:      scf.if %[[HICUTS]] -> (f32
+// CHECK:             %[[GE:.*]] = arith.cmpi sle, %[[FIRST]], %c0_i32{{.*}} : i32
+// CHECK-NEXT:        %[[LE:.*]] = arith.cmpi sle, %c0_i32{{.*}}, %[[LAST]] : i32
+// CHECK-NEXT:        %[[KEEP:.*]] = arith.andi %[[GE]], %[[LE]] : i1
+// CHECK-NEXT:        arith.select %[[KEEP]], %{{.*}}, %{{.*}} : f32
+// CHECK:           } else {
+// CHECK:             %[[GE1:.*]] = arith.cmpi sle, %[[FIRST]], %c0_i32{{.*}} : i32
+// CHECK-NEXT:        arith.select %[[GE1]], %{{.*}}, %{{.*}} : f32
+// CHECK:         } else {
+// CHECK-NEXT:      scf.if %[[HICUTS]] -> (f32
+// CHECK:             %[[LE1:.*]] = arith.cmpi sle, %c0_i32{{.*}}, %[[LAST]] : i32
+// CHECK-NEXT:        arith.select %[[LE1]], %{{.*}}, %{{.*}} : f32
+// CHECK:           } else {
+// CHECK-NEXT:        scf.yield %{{[0-9]+}}, %{{[0-9]+}},
 // CHECK:       gpu.return
 func.func @window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
   %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> mask {
