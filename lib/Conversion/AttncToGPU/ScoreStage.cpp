@@ -338,8 +338,8 @@ bool ScoreStage::maskColumns(OpBuilder &b, SmallVectorImpl<Value> &s,
     }
     return t;
   };
-  bool twoSided = llvm::all_of(
-      ranges, [](const auto &r) { return r.first && r.second; });
+  bool twoSided =
+      llvm::all_of(ranges, [](const auto &r) { return r.first && r.second; });
   if (!twoSided || visible) {
     s = masked(b, true, true);
     return true;
@@ -361,11 +361,10 @@ bool ScoreStage::maskColumns(OpBuilder &b, SmallVectorImpl<Value> &s,
   auto anyInWarp = [&](bool lo) {
     Value any;
     for (auto [first, last] : ranges) {
-      Value cuts =
-          lo ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, first,
-                                     i32(0))
-             : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, last,
-                                     i32(lastOffset));
+      Value cuts = lo ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                              first, i32(0))
+                      : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                              last, i32(lastOffset));
       any = any ? arith::OrIOp::create(b, loc, any, cuts).getResult() : cuts;
     }
     return NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), i32(-1), any,
@@ -375,7 +374,8 @@ bool ScoreStage::maskColumns(OpBuilder &b, SmallVectorImpl<Value> &s,
   Value loCuts = anyInWarp(true);
   Value hiCuts = anyInWarp(false);
   TypeRange types = TypeRange(ValueRange(s));
-  auto sides = scf::IfOp::create(b, loc, types, loCuts, /*withElseRegion=*/true);
+  auto sides =
+      scf::IfOp::create(b, loc, types, loCuts, /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard g(b);
     for (bool lo : {true, false}) {
