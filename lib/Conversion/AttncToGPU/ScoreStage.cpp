@@ -303,6 +303,18 @@ void ScoreStage::mask(OpBuilder &b, SmallVectorImpl<Value> &s,
   }
 }
 
+/// Whether some thread of the warp has one of `preds` (vote.sync.any over
+/// their or): a warp-uniform i1 to branch on.
+static Value anyInWarp(OpBuilder &b, Location loc, ArrayRef<Value> preds) {
+  Value any = preds.front();
+  for (Value p : preds.drop_front())
+    any = arith::OrIOp::create(b, loc, any, p);
+  return NVVM::VoteSyncOp::create(
+      b, loc, b.getI1Type(),
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-1)), any,
+      NVVM::VoteSyncKind::any);
+}
+
 bool ScoreStage::maskColumns(OpBuilder &b, SmallVectorImpl<Value> &s,
                              ColumnRange range, Predicate visible) const {
   Value colBase = scores.columnBase(b, loc);
@@ -358,21 +370,18 @@ bool ScoreStage::maskColumns(OpBuilder &b, SmallVectorImpl<Value> &s,
     return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v))
         .getResult();
   };
-  auto anyInWarp = [&](bool lo) {
-    Value any;
-    for (auto [first, last] : ranges) {
-      Value cuts = lo ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                              first, i32(0))
-                      : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                              last, i32(lastOffset));
-      any = any ? arith::OrIOp::create(b, loc, any, cuts).getResult() : cuts;
-    }
-    return NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), i32(-1), any,
-                                    NVVM::VoteSyncKind::any)
-        .getResult();
+  auto cutsInWarp = [&](bool lo) {
+    SmallVector<Value> cuts;
+    for (auto [first, last] : ranges)
+      cuts.push_back(
+          lo ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, first,
+                                     i32(0))
+             : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, last,
+                                     i32(lastOffset)));
+    return anyInWarp(b, loc, cuts);
   };
-  Value loCuts = anyInWarp(true);
-  Value hiCuts = anyInWarp(false);
+  Value loCuts = cutsInWarp(true);
+  Value hiCuts = cutsInWarp(false);
   TypeRange types = TypeRange(ValueRange(s));
   auto sides =
       scf::IfOp::create(b, loc, types, loCuts, /*withElseRegion=*/true);
@@ -435,15 +444,9 @@ static SmallVector<Value>
 ifAnyInWarp(OpBuilder &b, Location loc, ArrayRef<Value> preds,
             ValueRange otherwise,
             function_ref<SmallVector<Value>(OpBuilder &)> then) {
-  Value any = preds.front();
-  for (Value p : preds.drop_front())
-    any = arith::OrIOp::create(b, loc, any, p);
-  Value warp = NVVM::VoteSyncOp::create(
-      b, loc, b.getI1Type(),
-      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-1)), any,
-      NVVM::VoteSyncKind::any);
-  auto branch = scf::IfOp::create(b, loc, TypeRange(otherwise), warp,
-                                  /*withElseRegion=*/true);
+  auto branch =
+      scf::IfOp::create(b, loc, TypeRange(otherwise), anyInWarp(b, loc, preds),
+                        /*withElseRegion=*/true);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(branch.thenBlock());
   scf::YieldOp::create(b, loc, then(b));
