@@ -39,14 +39,18 @@
 // the 128-row K/V tile; query tiles of 64 rows; swizzled tiles from a
 // 1024-byte-aligned base (K, V, two stages of Q and dO, two buffers of
 // dSᵀ, the row statistics, two staging tiles of dQ: 64 x 128 f32 each in
-// four 128-byte-swizzled boxes of 32 columns, an atom less 16 bytes of
-// slack for the 16-byte-aligned base): 231408 bytes, within sm_90a's 232448. The dQ workspace is also an f32 [B, H,
-// Sq, 128] view, and its tensor map's box is a staging box.
+// four 128-byte-swizzled boxes of 32 columns, the query tiles' mbarrier,
+// an atom less 16 bytes of slack for the 16-byte-aligned base): 231416
+// bytes, within sm_90a's 232448. The dQ workspace is also an f32 [B, H,
+// Sq, 128] view, and its tensor map's box is a staging box; Q and dO are
+// read through tensor maps of 64-row boxes.
 // WGMMA-GPU: gpu.module @naive_attention_backward_1_module
 // WGMMA-GPU-SAME: kind = "attention_backward"
 // WGMMA-GPU-SAME: workspace<"dq_accum", bytes = [B, H, Sq, 512], zero_init, view = f32 [B, H, Sq, 128]>
 // WGMMA-GPU-SAME: tensormap<"dq_accum.map", tensor = "dq_accum", box = [1, 1, 64, 32], swizzle = 128, oob_fill = zero>
-// WGMMA-GPU-SAME: grid = {{\[}}[Hkv], [ceil_div(Skv, 128)], [B]], block = [256, 1, 1], shared_memory = 231408
+// WGMMA-GPU-SAME: tensormap<"q.map", tensor = "q", box = [1, 1, 64, 64], swizzle = 128, oob_fill = zero>
+// WGMMA-GPU-SAME: tensormap<"do.map", tensor = "do", box = [1, 1, 64, 64], swizzle = 128, oob_fill = zero>
+// WGMMA-GPU-SAME: grid = {{\[}}[Hkv], [ceil_div(Skv, 128)], [B]], block = [256, 1, 1], shared_memory = 231416
 // WGMMA-GPU-SAME: block_kv = 128 : i64, block_q = 64 : i64
 // WGMMA-GPU-SAME: strategy = "wgmma"
 // An operand's first descriptor is built from its address (behind an opaque
@@ -59,7 +63,11 @@
 // WGMMA-GPU-NEXT: %[[K1:.*]] = arith.addi %[[K]], %[[C2]] : i64
 // WGMMA-GPU-NEXT: nvvm.wgmma.mma_async %[[DS1]], %[[K1]], %[[DQ0]], <m = 64, n = 64, k = 16>, D[<f32>, <one>]
 
-// Its PTX, in order: the tiles by cp.async, their logsumexp rows rewritten
+// Its PTX, in order: the query tiles' mbarrier set up; K and V by
+// cp.async; the first query tile's Q and dO by four TMA boxes (two 64-column
+// boxes each) on the barrier that expects their bytes, its logsumexp and
+// delta rows by 4-byte cp.async; at each step the row statistics' and the
+// barrier's waits, the logsumexp rows rewritten
 // as exp2's exponents (-log2(e) lse) by the threads that loaded them,
 // fenced into the async proxy before the step's one CTA barrier; the dQ
 // tile the previous step staged,
@@ -75,8 +83,14 @@
 // reductions waited for before the kernel ends. No reductions by the
 // threads.
 // WGMMA: gpu.binary @naive_attention_backward_1_module
+// WGMMA-SAME: mbarrier.init.shared.b64
+// WGMMA-SAME: fence.mbarrier_init.release.cluster
 // WGMMA-SAME: cp.async.cg.shared.global
+// WGMMA-SAME: mbarrier.arrive.expect_tx.shared.b64
+// WGMMA-COUNT-4: cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes
+// WGMMA-SAME: cp.async.ca.shared.global [%rd{{[0-9]+}}], [%rd{{[0-9]+}}], 4,
 // WGMMA-SAME: cp.async.wait_group
+// WGMMA-SAME: mbarrier.try_wait.parity.shared.b64
 // WGMMA-SAME: mul.rn.f32 \09%r{{[0-9]+}}, %r{{[0-9]+}}, 0fBFB8AA3B;
 // WGMMA-SAME: st.shared.b32
 // WGMMA-SAME: fence.proxy.async.shared::cta

@@ -124,6 +124,8 @@ BackwardKernelBuilder::tileOf(OffsetSizeAndStrideOpInterface slice,
       arith::MulIOp::create(b, loc, *head, paramIndexValue(t + ".stride1")));
   g.rowStride = paramIndexValue(t + ".stride2");
   g.rowStart = *row;
+  g.batch = *batch;
+  g.head = *head;
   return g;
 }
 
@@ -162,9 +164,13 @@ void BackwardKernelBuilder::copyRowValues(const GlobalTile &src, Value smem,
 }
 
 /// Starts loading the tiles of iteration `i` of query loop `l` (Q, dO, the
-/// logsumexp and delta rows) into stage `i mod stages`.
+/// logsumexp and delta rows) into stage `load mod stages`. With wgmma one
+/// thread moves Q and dO by TMA (the query barrier expects their bytes):
+/// 8 to 16 cp.async per thread and their addresses were issue slots and
+/// registers of the threads that compute.
 LogicalResult BackwardKernelBuilder::loadQueryTile(BackwardQueryLoop &l,
-                                                   Value i, IRMapping scope) {
+                                                   Value i, Value load,
+                                                   IRMapping scope) {
   if (l.loop)
     scope.map(l.loop.getInductionVar(), i);
   FailureOr<GlobalTile> q = tileOf(l.query, "q", scope);
@@ -174,10 +180,33 @@ LogicalResult BackwardKernelBuilder::loadQueryTile(BackwardQueryLoop &l,
   if (failed(q) || failed(dO) || failed(lse) || failed(delta))
     return failure();
   q->rowLimit = dO->rowLimit = lse->rowLimit = delta->rowLimit = seqQ;
-  Value stage = arith::RemUIOp::create(b, loc, i, idx(stages));
-  copyTile(*q, qSmem, qOffset, stage, blockQ, d);
-  copyTile(*dO, doSmem, doOffset, stage, blockQ, dv);
+  Value stage = arith::RemUIOp::create(b, loc, load, idx(stages));
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  if (wgmma) {
+    q->map = param("q.map");
+    dO->map = param("do.map");
+    auto issuer = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0)),
+        false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(issuer.thenBlock());
+    Value bar = queryBarrier();
+    NVVM::MBarrierArriveExpectTxOp::create(
+        b, loc, Type(), bar,
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                     blockQ * (d + dv) * elemBytes),
+        NVVM::MemScopeKind::CTA, /*relaxed=*/false, Value());
+    wgmma::copyTileByTensorMap(b, loc, *q, smemAddress,
+                               tileOffset(qOffset, stage, blockQ * d * elemBytes),
+                               blockQ, d, bar);
+    wgmma::copyTileByTensorMap(
+        b, loc, *dO, smemAddress,
+        tileOffset(doOffset, stage, blockQ * dv * elemBytes), blockQ, dv, bar);
+  } else {
+    copyTile(*q, qSmem, qOffset, stage, blockQ, d);
+    copyTile(*dO, doSmem, doOffset, stage, blockQ, dv);
+  }
   auto inRange = [&](int64_t lo) {
     return arith::AndIOp::create(
         b, loc,
@@ -540,7 +569,7 @@ BackwardKernelBuilder::emitQueryLoop(BackwardQueryLoop &l, IRMapping &scope,
         false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(first.thenBlock());
-    if (failed(loadQueryTile(l, *lb, scope)))
+    if (failed(loadQueryTile(l, *lb, wgmma ? acc.back() : *lb, scope)))
       return failure();
   }
   auto loop = scf::ForOp::create(b, loc, *lb, *ub, idx(1), acc);
@@ -551,7 +580,11 @@ BackwardKernelBuilder::emitQueryLoop(BackwardQueryLoop &l, IRMapping &scope,
   if (l.loop)
     inner.map(l.loop.getInductionVar(), i);
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-  Value stage = arith::RemUIOp::create(b, loc, i, idx(stages));
+  // With wgmma the tiles are the CTA's load `counter` (steps count loads).
+  Value load = wgmma ? loop.getRegionIterArgs().back() : i;
+  Value stage = arith::RemUIOp::create(b, loc, load, idx(stages));
+  if (wgmma)
+    waitQueryTiles(load);
   emitLogsumexpExponents(stage);
   // cp.async writes through the generic proxy, wgmma reads through the
   // async one: each writer fences before the barrier that publishes.
@@ -564,13 +597,14 @@ BackwardKernelBuilder::emitQueryLoop(BackwardQueryLoop &l, IRMapping &scope,
     if (stages == 1)
       return success();
     Value next = arith::AddIOp::create(b, loc, i, idx(1));
-    auto load = scf::IfOp::create(
+    Value nextLoad = arith::AddIOp::create(b, loc, load, idx(1));
+    auto loads = scf::IfOp::create(
         b, loc,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, *ub),
         false);
     OpBuilder::InsertionGuard g2(b);
-    b.setInsertionPointToStart(load.thenBlock());
-    return loadQueryTile(l, next, scope);
+    b.setInsertionPointToStart(loads.thenBlock());
+    return loadQueryTile(l, next, nextLoad, scope);
   };
   SmallVector<Value> args(loop.getRegionIterArgs());
   MutableArrayRef<Value> all(args);
@@ -582,13 +616,14 @@ BackwardKernelBuilder::emitQueryLoop(BackwardQueryLoop &l, IRMapping &scope,
     // One buffer: the next tile loads only once every warp is done.
     gpu::BarrierOp::create(b, loc);
     Value next = arith::AddIOp::create(b, loc, i, idx(1));
-    auto load = scf::IfOp::create(
+    Value nextLoad = arith::AddIOp::create(b, loc, load, idx(1));
+    auto loads = scf::IfOp::create(
         b, loc,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, *ub),
         false);
     OpBuilder::InsertionGuard g2(b);
-    b.setInsertionPointToStart(load.thenBlock());
-    if (failed(loadQueryTile(l, next, scope)))
+    b.setInsertionPointToStart(loads.thenBlock());
+    if (failed(loadQueryTile(l, next, nextLoad, scope)))
       return failure();
   }
   scf::YieldOp::create(b, loc, args);
@@ -608,14 +643,15 @@ LogicalResult BackwardKernelBuilder::loadKeyValueTile(IRMapping &scope) {
 }
 
 FailureOr<SmallVector<Value>>
-BackwardKernelBuilder::emitTileLoops(IRMapping &scope) {
+BackwardKernelBuilder::emitTileLoops(IRMapping &scope, Value load) {
   Value zero = f32(0.0);
   SmallVector<Value> acc((d + dv) / 2, zero);
   if (wgmma) {
     // No step's dQ is pending yet: no targets (see kPendingValues).
     acc.append(2 * kTargetValues,
                arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
-    acc.push_back(idx(0));
+    // The step counter, which also counts the CTA's query tile loads.
+    acc.push_back(load ? load : idx(0));
   }
   auto runLoops = [&](IRMapping &inner,
                       SmallVector<Value> acc) -> FailureOr<SmallVector<Value>> {

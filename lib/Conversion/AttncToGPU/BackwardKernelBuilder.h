@@ -106,12 +106,22 @@ private:
                 int64_t rows, int64_t cols);
   void copyRowValues(const GlobalTile &src, Value smem, Value stage,
                      Value threadRow);
-  LogicalResult loadQueryTile(BackwardQueryLoop &l, Value i, IRMapping scope);
+  /// Starts loading iteration `i` of loop `l`, the CTA's load `load` (its
+  /// stage is `load mod stages`; with mma_sync `load` is `i`).
+  LogicalResult loadQueryTile(BackwardQueryLoop &l, Value i, Value load,
+                              IRMapping scope);
+  /// wgmma: the mbarrier on which the Q and dO tiles' TMA completes; and
+  /// the wait for load `load`'s.
+  Value queryBarrier();
+  void waitQueryTiles(Value load);
   /// Starts loading the K/V tile of the forall iteration `scope` maps.
   LogicalResult loadKeyValueTile(IRMapping &scope);
   /// The query loops of one K/V tile (in the group loop, with GQA) from
   /// zeroed accumulators: dK | dV (| dQ's pending state, wgmma).
-  FailureOr<SmallVector<Value>> emitTileLoops(IRMapping &scope);
+  /// `load` is the CTA's count of query tiles loaded so far (wgmma), which
+  /// the result's last value continues.
+  FailureOr<SmallVector<Value>> emitTileLoops(IRMapping &scope,
+                                              Value load = Value());
   /// dK and dV of `acc` where the forall's inserts put them.
   LogicalResult storeKeyValueGrads(IRMapping &scope, ArrayRef<Value> acc);
   LogicalResult emitBody();
@@ -255,6 +265,8 @@ private:
   /// keys' share, one when they split its columns or rows), and added to the
   /// workspace by TMA reductions after the next barrier.
   int64_t dqOffset = 0, dqPartials = 1;
+  /// wgmma: the query tiles' mbarrier (8 bytes) at this byte offset.
+  int64_t queryBarrierOffset = 0;
   /// wgmma: how the warpgroups share dQ = dS K: each its own keys' share of
   /// the whole tile (one warpgroup, or two at d = 64 with 64-row query
   /// tiles), or two over all keys, each a box of d's columns (d = 128) or

@@ -106,11 +106,13 @@ LogicalResult BackwardKernelBuilder::emitPersistentBody() {
     return failure();
 
   // The CTA's tiles: t (the CTA's first, then the stride's or the
-  // counter's) and its position i.
+  // counter's), its position i and the query tiles loaded before it (the
+  // phase of the query barrier).
   Type index = b.getIndexType();
-  SmallVector<Type> types(2, index);
-  SmallVector<Location> locs(2, loc);
-  auto loop = scf::WhileOp::create(b, loc, types, ValueRange{first, idx(0)});
+  SmallVector<Type> types(3, index);
+  SmallVector<Location> locs(3, loc);
+  auto loop = scf::WhileOp::create(b, loc, types,
+                                   ValueRange{first, idx(0), idx(0)});
   {
     OpBuilder::InsertionGuard g(b);
     Block *before = b.createBlock(&loop.getBefore(), {}, types, locs);
@@ -120,7 +122,8 @@ LogicalResult BackwardKernelBuilder::emitPersistentBody() {
                               before->getArgument(0), total),
         before->getArguments());
     Block *after = b.createBlock(&loop.getAfter(), {}, types, locs);
-    Value t = after->getArgument(0), i = after->getArgument(1);
+    Value t = after->getArgument(0), i = after->getArgument(1),
+          loads = after->getArgument(2);
     // Slot i mod 2 holds the tile drawn after the i-th.
     Value slot;
     if (drawsTiles) {
@@ -128,7 +131,7 @@ LogicalResult BackwardKernelBuilder::emitPersistentBody() {
       drawTile(slot, stride);
     }
     IRMapping scope = scopeOf(t);
-    FailureOr<SmallVector<Value>> acc = emitTileLoops(scope);
+    FailureOr<SmallVector<Value>> acc = emitTileLoops(scope, loads);
     if (failed(acc))
       return failure();
     // This tile's K/V copy is complete (waited for even when no query tile
@@ -151,8 +154,9 @@ LogicalResult BackwardKernelBuilder::emitPersistentBody() {
     }
     if (failed(loadKeyValueOf(next)) || failed(storeKeyValueGrads(scope, *acc)))
       return failure();
-    scf::YieldOp::create(
-        b, loc, ValueRange{next, arith::AddIOp::create(b, loc, i, idx(1))});
+    scf::YieldOp::create(b, loc,
+                         ValueRange{next, arith::AddIOp::create(b, loc, i, idx(1)),
+                                    acc->back()});
   }
   // No bulk reduction of dQ may still read shared memory when the kernel
   // ends.

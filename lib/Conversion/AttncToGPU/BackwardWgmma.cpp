@@ -37,6 +37,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -76,6 +77,8 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
   int64_t slotsOffset = end;
   if (drawsTiles)
     end += 2 * 4;
+  queryBarrierOffset = llvm::alignTo(end, kBarrierBytes);
+  end = queryBarrierOffset + kBarrierBytes;
 
   auto ws =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
@@ -97,6 +100,39 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
   // tiles the kernel then asks for 232432 bytes, 16 under sm_90a's 227 KiB
   // (a whole atom would exceed it).
   abi.dynamicSharedMemoryBytes = end + kAtomBytes - kSharedBaseAlign;
+
+  // The query tiles' barrier completes when its one arrival (the issuing
+  // thread's expect_tx) and the Q and dO bytes have come.
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  auto first = scf::IfOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0)),
+      /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(first.thenBlock());
+    NVVM::MBarrierInitOp::create(
+        b, loc, queryBarrier(),
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1), Value());
+    NVVM::FenceMbarrierInitOp::create(b, loc);
+  }
+  gpu::BarrierOp::create(b, loc);
+}
+
+Value BackwardKernelBuilder::queryBarrier() {
+  Value address = arith::AddIOp::create(
+      b, loc, smemAddress,
+      arith::ConstantIntOp::create(b, loc, b.getI64Type(), queryBarrierOffset));
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
+}
+
+/// One barrier serves every stage: load n + 1 starts (in step n, or before
+/// a loop's first step) only after every thread waited for load n, so one
+/// load at most is in flight, and load n completes the barrier's n-th
+/// phase. (Two barriers would not fit beside the d = 64 persistent
+/// kernel's 128 x 128 tiles.)
+void BackwardKernelBuilder::waitQueryTiles(Value load) {
+  waitBarrierUse(b, loc, queryBarrier(), load, /*flip=*/false);
 }
 
 Value BackwardKernelBuilder::tileOffset(int64_t first, Value stage,

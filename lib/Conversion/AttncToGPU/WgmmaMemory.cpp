@@ -30,26 +30,40 @@ Value WgmmaStrategy::barrier(OpBuilder &b, Value n, bool empty, bool value) {
              arith::MulIOp::create(b, loc, slot, i64(b, kBarrierBytes))));
 }
 
+void WgmmaStrategy::emitTensorMapTile(OpBuilder &b, const GlobalTile &src,
+                                      Value tileOffset, int64_t rows,
+                                      Value bar) {
+  copyTileByTensorMap(b, loc, src, smemAddress,
+                      arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                                 tileOffset),
+                      rows, s.headDim, bar);
+}
+
 /// Box i of the tile holds columns [64 i, 64 i + 64) of its rows; the map's
 /// coordinates are innermost first: column, row, head, batch. Rows past
 /// the sequence are outside the map: TMA writes zeros for them (and
 /// counts their bytes).
-void WgmmaStrategy::emitTensorMapTile(OpBuilder &b, const GlobalTile &src,
-                                      Value tileOffset, int64_t rows,
-                                      Value bar) {
+void wgmma::copyTileByTensorMap(OpBuilder &b, Location loc,
+                                const GlobalTile &src, Value base,
+                                Value tileOffset, int64_t rows, int64_t cols,
+                                Value bar) {
   auto coord = [&](Value v) {
     return arith::IndexCastOp::create(b, loc, b.getI32Type(), v).getResult();
   };
   Value row = coord(src.rowStart), head = coord(src.head),
         batch = coord(src.batch);
-  Value tile = arith::IndexCastOp::create(b, loc, b.getI64Type(), tileOffset);
-  for (int64_t box = 0; box < s.headDim / kBoxElems; ++box) {
-    Value dst = sharedPointer(
-        b,
-        arith::AddIOp::create(b, loc, tile, i64(b, box * rows * kBoxRowBytes)));
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  for (int64_t box = 0; box < cols / kBoxElems; ++box) {
+    Value at = arith::AddIOp::create(
+        b, loc, tileOffset,
+        arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+                                     box * rows * kBoxRowBytes));
+    Value dst = LLVM::IntToPtrOp::create(
+        b, loc, ptr, arith::AddIOp::create(b, loc, base, at).getResult());
+    Value column = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                                box * kBoxElems);
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-        b, loc, dst, src.map,
-        ValueRange{i32(b, box * kBoxElems), row, head, batch}, bar,
+        b, loc, dst, src.map, ValueRange{column, row, head, batch}, bar,
         /*im2colOffsets=*/ValueRange{}, /*multicastMask=*/Value(),
         /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/true,
         /*group=*/NVVM::CTAGroupKindAttr(), /*predicate=*/Value());

@@ -112,6 +112,14 @@ void copySwizzledRows(OpBuilder &b, Location loc, const GlobalTile &src,
                       int64_t elemBytes, Value thread, int64_t threads,
                       SmallVectorImpl<Value> &tokens);
 
+/// TMA of the `rows` x `cols` tile of `src` (its map, batch, head and
+/// first row) into boxes of [rows][64] elements at byte `tileOffset` (i64)
+/// past the shared address `base` (i64); the copies complete on mbarrier
+/// `bar`, whose expected bytes the caller sets.
+void copyTileByTensorMap(OpBuilder &b, Location loc, const GlobalTile &src,
+                         Value base, Value tileOffset, int64_t rows,
+                         int64_t cols, Value bar);
+
 /// Orders this thread's generic-proxy writes to shared memory (st.shared,
 /// cp.async) before later async-proxy reads (wgmma, TMA stores).
 inline void fenceProxyAsync(OpBuilder &b, Location loc) {

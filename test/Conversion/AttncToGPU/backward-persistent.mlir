@@ -28,11 +28,13 @@
 // CHECK: nvgpu.device_async_create_group
 // CHECK: nvgpu.device_async_create_group
 // CHECK: }
-// CHECK: scf.while (%[[T0:.*]] = %[[CTA]], %{{.*}} = %c0{{.*}}) : (index, index) -> (index, index) {
+// The walk carries the tile, its position and the query tiles loaded so
+// far (the phase of the query tiles' mbarrier continues across tiles):
+// CHECK: scf.while (%[[T0:.*]] = %[[CTA]], %{{.*}} = %c0{{.*}}, %{{.*}} = %c0{{.*}}) : (index, index, index) -> (index, index, index) {
 // CHECK-NEXT: %[[MORE0:.*]] = arith.cmpi ult, %[[T0]], %[[TOTAL]] : index
 // CHECK-NEXT: scf.condition(%[[MORE0]])
 // CHECK-NEXT: } do {
-// CHECK-NEXT: ^bb0(%[[T:.*]]: index, %{{.*}}: index):
+// CHECK-NEXT: ^bb0(%[[T:.*]]: index, %{{.*}}: index, %[[LOADS:.*]]: index):
 // The tile's coordinates in 32 bits (drawn from a 32-bit counter):
 // CHECK-NEXT: %[[T32:.*]] = arith.index_castui %[[T]] : index to i32
 // CHECK-NEXT: %[[KV32:.*]] = arith.index_castui %[[KV]] : index to i32
@@ -79,8 +81,9 @@ func.func @full(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tens
 // CHECK-LABEL: gpu.module @causal_module
 // CHECK-SAME: workspace<"tile_counter", bytes = [4], zero_init>
 // CHECK-SAME: grid = {{\[}}[device(num_sms), 2], [1], [1]]
-// 8 bytes of slots: 99328 + 8, plus the base's padding reserve of 1008.
-// CHECK-SAME: shared_memory = 100344
+// 8 bytes of slots and the query tiles' 8-byte mbarrier: 99328 + 16, plus
+// the base's padding reserve of 1008.
+// CHECK-SAME: shared_memory = 100352
 // The two slots after the staging boxes (at 99328 = 66560 + 2 x 64 x 64 x
 // 4 bytes past the aligned base):
 // CHECK: %[[AT:.*]] = arith.addi %{{.*}}, %c99328 : index
@@ -89,8 +92,8 @@ func.func @full(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tens
 // CHECK: %[[TOTAL:.*]] = arith.muli %{{.*}}, %[[KV]] : index
 // CHECK: %[[CTA:.*]] = gpu.block_id x
 // CHECK: %[[STRIDE:.*]] = gpu.grid_dim x
-// CHECK: scf.while (%{{.*}} = %[[CTA]], %{{.*}} = %c0{{.*}}) : (index, index) -> (index, index) {
-// CHECK: ^bb0(%[[T:.*]]: index, %[[I:.*]]: index):
+// CHECK: scf.while (%{{.*}} = %[[CTA]], %{{.*}} = %c0{{.*}}, %{{.*}} = %c0{{.*}}) : (index, index, index) -> (index, index, index) {
+// CHECK: ^bb0(%[[T:.*]]: index, %[[I:.*]]: index, %{{.*}}: index):
 // Thread 0 draws the next tile (#CTAs + the counter's value) into slot
 // i mod 2:
 // CHECK-NEXT: %[[C1:.*]] = arith.constant 1 : index

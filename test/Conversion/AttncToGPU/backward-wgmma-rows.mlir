@@ -4,11 +4,12 @@
 // rows, box stride 128 keys x 128 bytes = 16384) by all 128 keys of K (K's
 // start does not move with g): eight m64n64k16 per step, both operands
 // MN-major. Its dQ tile leaves by TMA reductions of 128-row boxes; shared
-// memory is 232432 bytes (an atom less 16 of slack), under sm_90a's 232448.
+// memory is 232440 bytes (the query tiles' mbarrier, an atom less 16 of
+// slack), under sm_90a's 232448.
 // RUN: attnc-opt %s --attnc-online-softmax --attnc-convert-to-gpu | FileCheck %s
 
 // CHECK: tensormap<"dq_accum.map", tensor = "dq_accum", box = [1, 1, 128, 32], swizzle = 128, oob_fill = zero>
-// CHECK-SAME: block = [256, 1, 1], shared_memory = 232432
+// CHECK-SAME: block = [256, 1, 1], shared_memory = 232440
 // CHECK-SAME: block_kv = 128 : i64, block_q = 128 : i64
 // The step's dQ product: dSᵀ's box of the warpgroup, K from its start.
 // CHECK: nvvm.wgmma.fence.aligned
