@@ -18,6 +18,7 @@
 #include "attnc/Conversion/AttncToGPU/CombineKernel.h"
 #include "attnc/Conversion/AttncToGPU/FlashAttentionKernel.h"
 #include "attnc/Conversion/AttncToGPU/FusionKernel.h"
+#include "attnc/Conversion/AttncToGPU/KernelUtils.h"
 #include "attnc/Conversion/Passes.h"
 
 #include "BackwardForm.h"
@@ -395,11 +396,13 @@ struct AttncConvertToGPUPass
     // Tile options can ask for more shared memory than the chip gives a
     // block (block-kv = 1024 at d = 128 is 1.13 MB): refused here, not at
     // launch.
-    if (sharedMemoryLimit &&
-        abi.dynamicSharedMemoryBytes > *sharedMemoryLimit) {
+    // (Less the static byte that holds the dynamic array's base.)
+    if (sharedMemoryLimit && abi.dynamicSharedMemoryBytes >
+                                 *sharedMemoryLimit - kStaticSharedBytes) {
       op->emitOpError() << "needs " << abi.dynamicSharedMemoryBytes
-                        << " bytes of shared memory per block; " << chip
-                        << " gives a block at most " << *sharedMemoryLimit
+                        << " bytes of dynamic shared memory per block; "
+                        << chip << " gives a block at most "
+                        << *sharedMemoryLimit - kStaticSharedBytes
                         << " (choose smaller tiles)";
       gpuModule.erase();
       return failure();

@@ -182,7 +182,7 @@ LogicalResult BackwardKernelBuilder::loadQueryTile(BackwardQueryLoop &l,
   q->rowLimit = dO->rowLimit = lse->rowLimit = delta->rowLimit = seqQ;
   Value stage = arith::RemUIOp::create(b, loc, load, idx(stages));
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  if (wgmma) {
+  if (queriesByTensorMap) {
     q->map = param("q.map");
     dO->map = param("do.map");
     auto issuer = scf::IfOp::create(
@@ -583,7 +583,7 @@ BackwardKernelBuilder::emitQueryLoop(BackwardQueryLoop &l, IRMapping &scope,
   // With wgmma the tiles are the CTA's load `counter` (steps count loads).
   Value load = wgmma ? loop.getRegionIterArgs().back() : i;
   Value stage = arith::RemUIOp::create(b, loc, load, idx(stages));
-  if (wgmma)
+  if (queriesByTensorMap)
     waitQueryTiles(load);
   emitLogsumexpExponents(stage);
   // cp.async writes through the generic proxy, wgmma reads through the
@@ -732,6 +732,11 @@ BackwardKernelBuilder::build(gpu::GPUModuleOp module) {
   if (drawsTiles) {
     paramIndex[kTileCounterName] = abi.params.size();
     abi.params.push_back(tileCounterParam());
+  }
+  if (wgmma) {
+    planWgmmaLayout();
+    if (queriesByTensorMap)
+      planQueryTensorMaps();
   }
   abi.block[0] = warps * mma::kWarpSize;
   char scaleText[32];

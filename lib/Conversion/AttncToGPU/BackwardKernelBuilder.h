@@ -113,6 +113,11 @@ private:
   /// wgmma: the mbarrier on which the Q and dO tiles' TMA completes; and
   /// the wait for load `load`'s.
   Value queryBarrier();
+  /// wgmma: the shared-memory layout (offsets, queriesByTensorMap, the
+  /// contract's dynamic bytes), before the kernel function exists; and the
+  /// contract's tensor maps of q and do.
+  void planWgmmaLayout();
+  void planQueryTensorMaps();
   void waitQueryTiles(Value load);
   /// Starts loading the K/V tile of the forall iteration `scope` maps.
   LogicalResult loadKeyValueTile(IRMapping &scope);
@@ -265,8 +270,11 @@ private:
   /// keys' share, one when they split its columns or rows), and added to the
   /// workspace by TMA reductions after the next barrier.
   int64_t dqOffset = 0, dqPartials = 1;
-  /// wgmma: the query tiles' mbarrier (8 bytes) at this byte offset.
-  int64_t queryBarrierOffset = 0;
+  /// wgmma: the query tiles' mbarrier (8 bytes) at this byte offset, when
+  /// Q and dO come by TMA (queriesByTensorMap; else by cp.async).
+  int64_t queryBarrierOffset = 0, lseOffset = 0, deltaOffset = 0,
+          slotsOffset = 0;
+  bool queriesByTensorMap = false;
   /// wgmma: how the warpgroups share dQ = dS K: each its own keys' share of
   /// the whole tile (one warpgroup, or two at d = 64 with 64-row query
   /// tiles), or two over all keys, each a box of d's columns (d = 128) or

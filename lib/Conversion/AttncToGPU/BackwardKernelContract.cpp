@@ -139,8 +139,8 @@ void BackwardKernelBuilder::planParameters() {
     p.rowAlign = align;
     push(std::move(p));
   };
-  // Q, K, V and dO move by 16-byte cp.async (Q and dO by TMA with wgmma,
-  // which asks the same alignment); dK and dV leave as element
+  // Q, K, V and dO move by 16-byte cp.async (Q and dO by TMA with wgmma
+  // where it fits, which asks the same alignment); dK and dV leave as element
   // pairs; the logsumexp and delta one f32 at a time.
   tensor("q", dtype, shapeOf(form.query, 4), "input", kCopyBytes);
   tensor("k", dtype, shapeOf(form.key, 4), "input", kCopyBytes);
@@ -207,19 +207,6 @@ void BackwardKernelBuilder::planParameters() {
     p.box = {1, 1, blockQ, kQueryGradBoxCols};
     p.swizzle = kTensorMapSwizzleBytes;
     push(std::move(p));
-    // Q and dO come by TMA, a tile in d / 64 boxes of block_q rows x 64
-    // elements; rows past Sq are outside the map and read as zeros. (Their
-    // 16-byte base and row alignment is what cp.async asked already.)
-    for (const char *t : {"q", "do"}) {
-      ABIParam m;
-      m.kind = ABIParam::Kind::TensorMap;
-      m.name = std::string(t) + ".map";
-      m.tensor = t;
-      m.box = {1, 1, blockQ, kTensorMapBoxElems};
-      m.swizzle = kTensorMapSwizzleBytes;
-      m.oobFill = "zero";
-      push(std::move(m));
-    }
   }
 }
 

@@ -32,6 +32,7 @@
 #include "BackwardKernelBuilder.h"
 #include "WgmmaStrategy.h"
 #include "attnc/Conversion/AttncToGPU/KernelUtils.h"
+#include "attnc/Target/TargetDescription.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -46,22 +47,21 @@ using namespace attnc;
 using namespace attnc::backward_kernel;
 using namespace attnc::wgmma;
 
-/// Thread coordinates; shared memory from a 1024-byte-aligned base: K | V |
-/// Q [stages] | dO [stages] | dSᵀ [2] (tiles in boxes of [rows][64]) | lse
-/// [stages][block_q] f32 | delta | dQ's staging tiles (f32, 1024-aligned).
-void BackwardKernelBuilder::emitWgmmaPrologue() {
-  emitThreadCoords();
-  group = arith::DivUIOp::create(b, loc, warp, idx(kWarpsPerGroup));
-
-  Type T = form.elementType;
+/// Shared memory from a 1024-byte-aligned base: K | V | Q [stages] | dO
+/// [stages] | dSᵀ [2] (tiles in boxes of [rows][64]) | lse [stages]
+/// [block_q] f32 | delta | dQ's staging tiles (f32, 1024-aligned) | the
+/// drawn tiles' slots | the query tiles' mbarrier, when Q and dO come by
+/// TMA: wherever it fits (the d = 64 persistent kernel's 128 x 128 tiles
+/// with drawn tiles leave no 8 bytes for it, and load them by cp.async).
+void BackwardKernelBuilder::planWgmmaLayout() {
   int64_t eb = elemBytes;
   kOffset = 0;
   vOffset = kOffset + blockKV * d * eb;
   qOffset = vOffset + blockKV * dv * eb;
   doOffset = qOffset + stages * blockQ * d * eb;
   dsOffset = doOffset + stages * blockQ * dv * eb;
-  int64_t lseOffset = dsOffset + kDsBuffers * blockKV * blockQ * eb;
-  int64_t deltaOffset = lseOffset + stages * blockQ * 4;
+  lseOffset = dsOffset + kDsBuffers * blockKV * blockQ * eb;
+  deltaOffset = lseOffset + stages * blockQ * 4;
   int64_t groups = warps / kWarpsPerGroup;
   dqSplit = groups != 2                ? QueryGradSplit::OwnKeys
             : d == 2 * kBoxElems       ? QueryGradSplit::Columns
@@ -73,12 +73,48 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
   // swizzle needs.
   dqOffset = llvm::alignTo(deltaOffset + stages * blockQ * 4, kAtomBytes);
   int64_t end = dqOffset + kDsBuffers * dqPartials * blockQ * d * 4;
-  // The drawn tiles' two slots (drawsTiles) after the staging boxes.
-  int64_t slotsOffset = end;
+  slotsOffset = end;
   if (drawsTiles)
     end += 2 * 4;
+  // The base's padding is at most kAtomBytes - 16: at d = 64 with 128 x 128
+  // tiles the kernel then asks for 232432 bytes, 16 under sm_90a's 227 KiB
+  // (a whole atom would exceed it).
+  int64_t reserve = kAtomBytes - kSharedBaseAlign;
   queryBarrierOffset = llvm::alignTo(end, kBarrierBytes);
-  end = queryBarrierOffset + kBarrierBytes;
+  FailureOr<TargetDescription> target = lookupTargetDescription(chip);
+  queriesByTensorMap =
+      succeeded(target) && queryBarrierOffset + kBarrierBytes + reserve <=
+                               target->sharedMemoryPerBlock - kStaticSharedBytes;
+  if (queriesByTensorMap)
+    end = queryBarrierOffset + kBarrierBytes;
+  abi.dynamicSharedMemoryBytes = end + reserve;
+}
+
+/// Q and dO through tensor maps of block_q-row boxes, 64 elements wide
+/// (128-byte swizzle); rows past Sq are outside the map and read as zeros.
+/// TMA asks of them what the 16-byte cp.async asked already (a 16-byte
+/// aligned base and strides).
+void BackwardKernelBuilder::planQueryTensorMaps() {
+  for (const char *t : {"q", "do"}) {
+    ABIParam m;
+    m.kind = ABIParam::Kind::TensorMap;
+    m.name = std::string(t) + ".map";
+    m.tensor = t;
+    m.box = {1, 1, blockQ, kTensorMapBoxElems};
+    m.swizzle = kTensorMapSwizzleBytes;
+    m.oobFill = "zero";
+    paramIndex[m.name] = abi.params.size();
+    abi.params.push_back(std::move(m));
+  }
+}
+
+/// Thread coordinates, the views of planWgmmaLayout's shared memory and the
+/// query barrier's setup.
+void BackwardKernelBuilder::emitWgmmaPrologue() {
+  emitThreadCoords();
+  group = arith::DivUIOp::create(b, loc, warp, idx(kWarpsPerGroup));
+  Type T = form.elementType;
+  int64_t eb = elemBytes;
 
   auto ws =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
@@ -96,11 +132,8 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
   smemAddress = aligned.address;
   if (drawsTiles)
     tileSlots = view(slotsOffset, {2}, b.getI32Type());
-  // The base's padding is at most kAtomBytes - 16: at d = 64 with 128 x 128
-  // tiles the kernel then asks for 232432 bytes, 16 under sm_90a's 227 KiB
-  // (a whole atom would exceed it).
-  abi.dynamicSharedMemoryBytes = end + kAtomBytes - kSharedBaseAlign;
-
+  if (!queriesByTensorMap)
+    return;
   // The query tiles' barrier completes when its one arrival (the issuing
   // thread's expect_tx) and the Q and dO bytes have come.
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -129,8 +162,7 @@ Value BackwardKernelBuilder::queryBarrier() {
 /// One barrier serves every stage: load n + 1 starts (in step n, or before
 /// a loop's first step) only after every thread waited for load n, so one
 /// load at most is in flight, and load n completes the barrier's n-th
-/// phase. (Two barriers would not fit beside the d = 64 persistent
-/// kernel's 128 x 128 tiles.)
+/// phase.
 void BackwardKernelBuilder::waitQueryTiles(Value load) {
   waitBarrierUse(b, loc, queryBarrier(), load, /*flip=*/false);
 }

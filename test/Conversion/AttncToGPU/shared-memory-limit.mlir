@@ -4,7 +4,7 @@
 // RUN: attnc-opt %s -verify-diagnostics --attnc-online-softmax="block-q=128 block-kv=256 strategy=mma_sync" --attnc-convert-to-gpu
 
 func.func @big_tiles(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
-  // expected-error @+1 {{'scf.forall' op needs 313344 bytes of shared memory per block; sm_90a gives a block at most 232448 (choose smaller tiles)}}
+  // expected-error @+1 {{'scf.forall' op needs 313344 bytes of dynamic shared memory per block; sm_90a gives a block at most 232447 (choose smaller tiles)}}
   %o = attnc.attention %q, %k, %v {scale = 0.088 : f64} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
   return %o : tensor<?x?x?x128xbf16>
 }
