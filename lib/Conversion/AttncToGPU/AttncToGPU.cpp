@@ -400,8 +400,8 @@ struct AttncConvertToGPUPass
     if (sharedMemoryLimit && abi.dynamicSharedMemoryBytes >
                                  *sharedMemoryLimit - kStaticSharedBytes) {
       op->emitOpError() << "needs " << abi.dynamicSharedMemoryBytes
-                        << " bytes of dynamic shared memory per block; "
-                        << chip << " gives a block at most "
+                        << " bytes of dynamic shared memory per block; " << chip
+                        << " gives a block at most "
                         << *sharedMemoryLimit - kStaticSharedBytes
                         << " (choose smaller tiles)";
       gpuModule.erase();

@@ -197,9 +197,9 @@ LogicalResult BackwardKernelBuilder::loadQueryTile(BackwardQueryLoop &l,
         arith::ConstantIntOp::create(b, loc, b.getI32Type(),
                                      blockQ * (d + dv) * elemBytes),
         NVVM::MemScopeKind::CTA, /*relaxed=*/false, Value());
-    wgmma::copyTileByTensorMap(b, loc, *q, smemAddress,
-                               tileOffset(qOffset, stage, blockQ * d * elemBytes),
-                               blockQ, d, bar);
+    wgmma::copyTileByTensorMap(
+        b, loc, *q, smemAddress,
+        tileOffset(qOffset, stage, blockQ * d * elemBytes), blockQ, d, bar);
     wgmma::copyTileByTensorMap(
         b, loc, *dO, smemAddress,
         tileOffset(doOffset, stage, blockQ * dv * elemBytes), blockQ, dv, bar);

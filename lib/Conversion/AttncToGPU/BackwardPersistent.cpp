@@ -111,8 +111,8 @@ LogicalResult BackwardKernelBuilder::emitPersistentBody() {
   Type index = b.getIndexType();
   SmallVector<Type> types(3, index);
   SmallVector<Location> locs(3, loc);
-  auto loop = scf::WhileOp::create(b, loc, types,
-                                   ValueRange{first, idx(0), idx(0)});
+  auto loop =
+      scf::WhileOp::create(b, loc, types, ValueRange{first, idx(0), idx(0)});
   {
     OpBuilder::InsertionGuard g(b);
     Block *before = b.createBlock(&loop.getBefore(), {}, types, locs);
@@ -155,7 +155,8 @@ LogicalResult BackwardKernelBuilder::emitPersistentBody() {
     if (failed(loadKeyValueOf(next)) || failed(storeKeyValueGrads(scope, *acc)))
       return failure();
     scf::YieldOp::create(b, loc,
-                         ValueRange{next, arith::AddIOp::create(b, loc, i, idx(1)),
+                         ValueRange{next,
+                                    arith::AddIOp::create(b, loc, i, idx(1)),
                                     acc->back()});
   }
   // No bulk reduction of dQ may still read shared memory when the kernel

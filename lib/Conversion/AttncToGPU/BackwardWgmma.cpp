@@ -82,9 +82,9 @@ void BackwardKernelBuilder::planWgmmaLayout() {
   int64_t reserve = kAtomBytes - kSharedBaseAlign;
   queryBarrierOffset = llvm::alignTo(end, kBarrierBytes);
   FailureOr<TargetDescription> target = lookupTargetDescription(chip);
-  queriesByTensorMap =
-      succeeded(target) && queryBarrierOffset + kBarrierBytes + reserve <=
-                               target->sharedMemoryPerBlock - kStaticSharedBytes;
+  queriesByTensorMap = succeeded(target) &&
+                       queryBarrierOffset + kBarrierBytes + reserve <=
+                           target->sharedMemoryPerBlock - kStaticSharedBytes;
   if (queriesByTensorMap)
     end = queryBarrierOffset + kBarrierBytes;
   abi.dynamicSharedMemoryBytes = end + reserve;
@@ -138,7 +138,8 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
   // thread's expect_tx) and the Q and dO bytes have come.
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   auto first = scf::IfOp::create(
-      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0)),
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0)),
       /*withElseRegion=*/false);
   {
     OpBuilder::InsertionGuard g(b);

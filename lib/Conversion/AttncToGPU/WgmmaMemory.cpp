@@ -33,10 +33,10 @@ Value WgmmaStrategy::barrier(OpBuilder &b, Value n, bool empty, bool value) {
 void WgmmaStrategy::emitTensorMapTile(OpBuilder &b, const GlobalTile &src,
                                       Value tileOffset, int64_t rows,
                                       Value bar) {
-  copyTileByTensorMap(b, loc, src, smemAddress,
-                      arith::IndexCastOp::create(b, loc, b.getI64Type(),
-                                                 tileOffset),
-                      rows, s.headDim, bar);
+  copyTileByTensorMap(
+      b, loc, src, smemAddress,
+      arith::IndexCastOp::create(b, loc, b.getI64Type(), tileOffset), rows,
+      s.headDim, bar);
 }
 
 /// Box i of the tile holds columns [64 i, 64 i + 64) of its rows; the map's
@@ -60,8 +60,8 @@ void wgmma::copyTileByTensorMap(OpBuilder &b, Location loc,
                                      box * rows * kBoxRowBytes));
     Value dst = LLVM::IntToPtrOp::create(
         b, loc, ptr, arith::AddIOp::create(b, loc, base, at).getResult());
-    Value column = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
-                                                box * kBoxElems);
+    Value column =
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(), box * kBoxElems);
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
         b, loc, dst, src.map, ValueRange{column, row, head, batch}, bar,
         /*im2colOffsets=*/ValueRange{}, /*multicastMask=*/Value(),
