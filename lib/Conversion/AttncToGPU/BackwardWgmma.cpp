@@ -8,10 +8,11 @@
 // recomputation of P and dS are BackwardKernel.cpp's, dQ's staging and TMA
 // reductions BackwardQueryGrad.cpp's;
 // the five products are warpgroup MMAs reading shared memory through
-// descriptors (WgmmaStrategy.h), in 128-byte-swizzled tiles that cp.async
-// fills. Each warpgroup owns 64 keys of the K/V tile, so its accumulators
-// have mma.sync's per-warp layout (warp w: keys 16w .. 16w + 15) and the
-// elementwise code and the dK/dV epilogue are shared:
+// descriptors (WgmmaStrategy.h), in 128-byte-swizzled tiles that TMA (Q
+// and dO, one thread issuing on the query barrier) and cp.async (K, V and
+// the row statistics) fill. Each warpgroup owns 64 keys of the K/V tile, so its
+// accumulators have mma.sync's per-warp layout (warp w: keys 16w .. 16w + 15)
+// and the elementwise code and the dK/dV epilogue are shared:
 //
 //   Sᵀ = K Qᵀ, dPᵀ = V dOᵀ     m64 x block_q, K and Q (V and dO) K-major
 //   dV += Pᵀ dO, dK += dSᵀ Q   A from registers (Pᵀ, dSᵀ accumulator
@@ -22,10 +23,11 @@
 //
 // The tiles are written by the generic proxy (cp.async, st.shared) and read
 // by the async one (wgmma): writers fence (fence.proxy.async) before the
-// barrier that publishes them. Each phase waits for its MMAs
-// (wgmma.wait_group 0) before its results are read, and every MMA of a step
-// is complete before the barrier that lets the next step overwrite dSᵀ and
-// the query stage.
+// barrier that publishes them; TMA writes through the async proxy, and its
+// tiles are visible to the threads that waited on the query barrier. Each phase
+// waits for its MMAs (wgmma.wait_group 0) before its results are read, and
+// every MMA of a step is complete before the barrier that lets the next step
+// overwrite dSᵀ and the query stage.
 //
 //===----------------------------------------------------------------------===//
 
