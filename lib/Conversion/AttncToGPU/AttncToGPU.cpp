@@ -57,9 +57,7 @@ struct AttncConvertToGPUPass
         /*optLevel=*/3, /*triple=*/"nvptx64-nvidia-cuda", chip, features);
     // A chip without a description is left to the driver at launch.
     FailureOr<TargetDescription> desc = lookupTargetDescription(chip);
-    sharedMemoryLimit = succeeded(desc)
-                            ? std::optional<int64_t>(desc->sharedMemoryPerBlock)
-                            : std::nullopt;
+    sharedMemoryLimit = dynamicSharedMemoryLimit(chip);
     gridDependency =
         succeeded(desc) && desc->hasFeature(TargetFeature::GridDependency);
     bool failedAny = false;
@@ -396,13 +394,11 @@ struct AttncConvertToGPUPass
     // Tile options can ask for more shared memory than the chip gives a
     // block (block-kv = 1024 at d = 128 is 1.13 MB): refused here, not at
     // launch.
-    // (Less the static byte that holds the dynamic array's base.)
-    if (sharedMemoryLimit && abi.dynamicSharedMemoryBytes >
-                                 *sharedMemoryLimit - kStaticSharedBytes) {
+    if (sharedMemoryLimit &&
+        abi.dynamicSharedMemoryBytes > *sharedMemoryLimit) {
       op->emitOpError() << "needs " << abi.dynamicSharedMemoryBytes
                         << " bytes of dynamic shared memory per block; " << chip
-                        << " gives a block at most "
-                        << *sharedMemoryLimit - kStaticSharedBytes
+                        << " gives a block at most " << *sharedMemoryLimit
                         << " (choose smaller tiles)";
       gpuModule.erase();
       return failure();

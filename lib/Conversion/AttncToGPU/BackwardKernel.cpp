@@ -185,10 +185,7 @@ LogicalResult BackwardKernelBuilder::loadQueryTile(BackwardQueryLoop &l,
   if (queriesByTensorMap) {
     q->map = param("q.map");
     dO->map = param("do.map");
-    auto issuer = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0)),
-        false);
+    auto issuer = scf::IfOp::create(b, loc, isFirstThread(), false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(issuer.thenBlock());
     Value bar = queryBarrier();

@@ -75,6 +75,12 @@ private:
                                           APFloat(static_cast<float>(v)));
   }
   Value param(StringRef n) { return func.getArgument(paramIndex.lookup(n)); }
+  /// Whether this is thread 0, which issues the CTA's TMA copies and
+  /// reductions and draws its tiles (i1).
+  Value isFirstThread() {
+    Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0));
+  }
   Value paramIndexValue(StringRef n) {
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), param(n));
   }

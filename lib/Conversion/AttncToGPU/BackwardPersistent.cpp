@@ -60,11 +60,8 @@ bool BackwardKernelBuilder::runsLongestFirst() const {
 /// tile i + 1's flush barrier, which every thread reaches only once it has
 /// read it.
 void BackwardKernelBuilder::drawTile(Value slot, Value ctas) {
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  auto draws = scf::IfOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0)),
-      /*withElseRegion=*/false);
+  auto draws =
+      scf::IfOp::create(b, loc, isFirstThread(), /*withElseRegion=*/false);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(draws.thenBlock());
   Value next = arith::IndexCastOp::create(

@@ -260,11 +260,10 @@ void BackwardKernelBuilder::stageQueryGrad(ArrayRef<mma::FragC> c, Value slab,
 void BackwardKernelBuilder::issueQueryGradReduce(ValueRange carried,
                                                  Value buffer) {
   MLIRContext *ctx = b.getContext();
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value first = isFirstThread();
   Value none = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
   Value issues = arith::AndIOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0)),
+      b, loc, first,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, carried[0],
                             none));
   auto issue = scf::IfOp::create(b, loc, issues, false);

@@ -34,7 +34,6 @@
 #include "BackwardKernelBuilder.h"
 #include "WgmmaStrategy.h"
 #include "attnc/Conversion/AttncToGPU/KernelUtils.h"
-#include "attnc/Target/TargetDescription.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -83,28 +82,19 @@ void BackwardKernelBuilder::planWgmmaLayout() {
   // (a whole atom would exceed it).
   int64_t reserve = kAtomBytes - kSharedBaseAlign;
   queryBarrierOffset = llvm::alignTo(end, kBarrierBytes);
-  FailureOr<TargetDescription> target = lookupTargetDescription(chip);
-  queriesByTensorMap = succeeded(target) &&
-                       queryBarrierOffset + kBarrierBytes + reserve <=
-                           target->sharedMemoryPerBlock - kStaticSharedBytes;
+  std::optional<int64_t> limit = dynamicSharedMemoryLimit(chip);
+  queriesByTensorMap =
+      limit && queryBarrierOffset + kBarrierBytes + reserve <= *limit;
   if (queriesByTensorMap)
     end = queryBarrierOffset + kBarrierBytes;
   abi.dynamicSharedMemoryBytes = end + reserve;
 }
 
-/// Q and dO through tensor maps of block_q-row boxes, 64 elements wide
-/// (128-byte swizzle); rows past Sq are outside the map and read as zeros.
-/// TMA asks of them what the 16-byte cp.async asked already (a 16-byte
-/// aligned base and strides).
+/// Q and dO through tensor maps of block_q-row boxes. TMA asks of them what
+/// the 16-byte cp.async asked already (a 16-byte aligned base and strides).
 void BackwardKernelBuilder::planQueryTensorMaps() {
   for (const char *t : {"q", "do"}) {
-    ABIParam m;
-    m.kind = ABIParam::Kind::TensorMap;
-    m.name = std::string(t) + ".map";
-    m.tensor = t;
-    m.box = {1, 1, blockQ, kTensorMapBoxElems};
-    m.swizzle = kTensorMapSwizzleBytes;
-    m.oobFill = "zero";
+    ABIParam m = rowTileTensorMap(t, blockQ);
     paramIndex[m.name] = abi.params.size();
     abi.params.push_back(std::move(m));
   }
@@ -138,11 +128,8 @@ void BackwardKernelBuilder::emitWgmmaPrologue() {
     return;
   // The query tiles' barrier completes when its one arrival (the issuing
   // thread's expect_tx) and the Q and dO bytes have come.
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  auto first = scf::IfOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0)),
-      /*withElseRegion=*/false);
+  auto first =
+      scf::IfOp::create(b, loc, isFirstThread(), /*withElseRegion=*/false);
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(first.thenBlock());

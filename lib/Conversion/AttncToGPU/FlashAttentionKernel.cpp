@@ -29,7 +29,6 @@
 
 #include "attnc/Conversion/AttncToGPU/FlashAttentionKernel.h"
 #include "attnc/Conversion/AttncToGPU/KernelUtils.h"
-#include "attnc/Target/TargetDescription.h"
 
 #include "FlashKernelBuilder.h"
 
@@ -458,10 +457,9 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   if (config.getStrategy() == TileStrategy::wgmma_ws_persistent)
     shape.queryBuffers = 2;
   strategy = createTileStrategy(config.getStrategy(), shape, loc);
-  FailureOr<TargetDescription> target = lookupTargetDescription(chip);
-  if (shape.queryBuffers > 1 && succeeded(target) &&
-      drawExchangeOffset() + drawExchangeBytes() >
-          target->sharedMemoryPerBlock) {
+  std::optional<int64_t> sharedLimit = dynamicSharedMemoryLimit(chip);
+  if (shape.queryBuffers > 1 && sharedLimit &&
+      drawExchangeOffset() + drawExchangeBytes() > *sharedLimit) {
     shape.queryBuffers = 1;
     strategy = createTileStrategy(config.getStrategy(), shape, loc);
   }

@@ -188,14 +188,7 @@ void FlashKernelBuilder::planParameters() {
       continue; // refused in build()
     if (rows == 0)
       continue;
-    ABIParam p;
-    p.kind = ABIParam::Kind::TensorMap;
-    p.name = std::string(t) + ".map";
-    p.tensor = t;
-    p.box = {1, 1, rows, kTensorMapBoxElems};
-    p.swizzle = kTensorMapSwizzleBytes;
-    p.oobFill = "zero";
-    push(std::move(p));
+    push(rowTileTensorMap(t, rows));
   }
   if (form.runtimeScale)
     push(runtimeScaleParam(form.runtimeScale));

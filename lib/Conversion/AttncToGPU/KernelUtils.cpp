@@ -9,6 +9,7 @@
 #include "attnc/Dialect/Attnc/IR/AttentionMask.h"
 #include "attnc/Dialect/Attnc/IR/AttncAttrs.h"
 #include "attnc/Dialect/Attnc/IR/AttncOps.h"
+#include "attnc/Target/TargetDescription.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -52,6 +53,13 @@ Value attnc::dynamicSharedBytes(OpBuilder &b, Location loc) {
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface{}, ws));
+}
+
+std::optional<int64_t> attnc::dynamicSharedMemoryLimit(StringRef chip) {
+  FailureOr<TargetDescription> desc = lookupTargetDescription(chip);
+  if (failed(desc))
+    return std::nullopt;
+  return desc->sharedMemoryPerBlock - kStaticSharedBytes;
 }
 
 Value attnc::wrapGlobalPointer(OpBuilder &b, Location loc, Value ptr,

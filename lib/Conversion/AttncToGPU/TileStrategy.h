@@ -17,6 +17,7 @@
 #ifndef ATTNC_LIB_CONVERSION_ATTNCTOGPU_TILESTRATEGY_H
 #define ATTNC_LIB_CONVERSION_ATTNCTOGPU_TILESTRATEGY_H
 
+#include "attnc/Conversion/KernelABI.h"
 #include "attnc/Dialect/Attnc/IR/AttncAttrs.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -30,6 +31,21 @@ namespace attnc {
 /// 128-byte swizzle span per row (CU_TENSOR_MAP_SWIZZLE_128B).
 inline constexpr int64_t kTensorMapBoxElems = 64;
 inline constexpr int64_t kTensorMapSwizzleBytes = 128;
+
+/// The launch contract's tensor map `<tensor>.map` of a [batch, heads, seq,
+/// dim] tensor read or written in tiles of `rows` rows: boxes of one
+/// matrix's rows x 64 elements, a tile's d / 64 boxes side by side; rows
+/// past the sequence are outside the map (zeros when read).
+inline ABIParam rowTileTensorMap(const std::string &tensor, int64_t rows) {
+  ABIParam p;
+  p.kind = ABIParam::Kind::TensorMap;
+  p.name = tensor + ".map";
+  p.tensor = tensor;
+  p.box = {1, 1, rows, kTensorMapBoxElems};
+  p.swizzle = kTensorMapSwizzleBytes;
+  p.oobFill = "zero";
+  return p;
+}
 
 /// The rows of one (batch, head) matrix of a [batch, heads, seq, dim]
 /// tensor in global memory that a CTA reads or writes.

@@ -41,6 +41,11 @@ mlir::Value wrapGlobalPointer(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value dynamicSharedBytes(mlir::OpBuilder &b, mlir::Location loc);
 inline constexpr int64_t kStaticSharedBytes = 1;
 
+/// The most dynamic shared memory a block of `chip` may ask for: its
+/// opt-in limit per block less kStaticSharedBytes; none for a chip without
+/// a description (left to the driver at launch).
+std::optional<int64_t> dynamicSharedMemoryLimit(llvm::StringRef chip);
+
 /// `v` (an index) through an opaque, side-effecting register move: LLVM
 /// can neither merge the result with other computations of the same value
 /// nor recompute it from its operands, nor hoist what is built on it out of
