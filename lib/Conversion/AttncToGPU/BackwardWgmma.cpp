@@ -355,12 +355,19 @@ LogicalResult BackwardKernelBuilder::emitWgmmaStep(
   Value dpAcc = issueKeyRowProducts(base, vOffset, doTile, dv);
   commit();
   // Where registers allow (dK and dV's accumulators in 64 per thread, d
-  // = 64: 2-4% faster on the H200), the row statistics are read while Sᵀ
+  // = 64: 2-4% faster on the H200; at d = 128 with no mask or score
+  // modifier since Q and dO come by TMA: 24 bytes of spills, 1-4% faster
+  // on the H100 from S = 1k to 8k), the row statistics are read while Sᵀ
   // and dPᵀ run; otherwise tile by tile where they are used (hoisted at d
-  // = 128, they spill: 2-3% slower; with 128-row query tiles Sᵀ and dPᵀ
-  // alone hold 128 registers, and 32 more for the statistics spill).
+  // = 128 with a mask they spill more and measured level; with 128-row
+  // query tiles Sᵀ and dPᵀ alone hold 128 registers, and 32 more for the
+  // statistics spill).
   int64_t rowTiles = blockQ / mma::kN;
-  bool hoist = (d + dv) / 2 <= 64 && blockQ <= kGroupRows;
+  bool plain = llvm::all_of(form.loops, [](BackwardQueryLoop &q) {
+    return q.step.getMask().empty() && !q.step.hasScoreModifier();
+  });
+  bool hoist = blockQ <= kGroupRows &&
+               ((d + dv) / 2 <= 64 || (queriesByTensorMap && plain));
   SmallVector<Value> nlse2s;
   if (hoist)
     nlse2s = loadRowValues(lseSmem, stage, 0, rowTiles);
