@@ -86,7 +86,9 @@ def split_table(strategy, mods, dims, sizes):
     main kernel, dQ's conversion) beside cuDNN's kernels, same inputs."""
     lines = ["| d | mask | S | backend | kernel | µs per call |",
              "|---|---|---|---|---|---|"]
-    for d, causal in ((d, c) for d in dims for c in (False, True)):
+    masks = args.masks.split(",")
+    for d, causal in ((d, c) for d in dims for c in (False, True)
+                      if ("causal" if c else "full") in masks):
         m = mods.get((d, causal))
         if m is None:
             continue
@@ -113,6 +115,8 @@ def main():
     ap.add_argument("--prefix", default="bwd",
                     help="module names: PREFIX_d<D>_bf16_<causal|full>")
     ap.add_argument("--dims", default="128,64")
+    ap.add_argument("--masks", default="full,causal",
+                    help="which of full, causal to time")
     ap.add_argument("--strategies", default="mma_sync,wgmma",
                     help="backward strategies timed side by side (modules "
                          "PREFIX_..._<strategy>, none for mma_sync)")
@@ -124,7 +128,9 @@ def main():
     first_mods = {}
     dims = [int(x) for x in args.dims.split(",")]
     strategies = args.strategies.split(",")
-    for d, causal in ((d, c) for d in dims for c in (False, True)):
+    masks = args.masks.split(",")
+    for d, causal in ((d, c) for d in dims for c in (False, True)
+                      if ("causal" if c else "full") in masks):
         name = f"{args.prefix}_d{d}_bf16_{'causal' if causal else 'full'}"
         mods = {}
         for st in strategies:

@@ -82,6 +82,7 @@ static TargetDescription hopper(StringRef device) {
   t.backwardStrategy = TileStrategy::wgmma;
   t.wgmmaBackwardLongMinSeqQ = 2048;
   t.wgmmaBackwardLongMinSeqQCausal = 4096;
+  t.wgmmaBackwardL2GroupMib = 32;
   // Unmasked d = 128 without overlap_pv, interleaved on the H200: 445 / 495
   // against 428 / 498 TFLOP/s at S = 512 / 1k (2026-12-05 09:52; 450 / 504
   // against 430 / 496 on 2026-12-04). Causal lost there (241 / 334 / 425
@@ -312,6 +313,13 @@ int64_t TargetDescription::attentionL2GroupMib(int64_t headDim,
     return wgmmaL2GroupMib;
   return strategy == TileStrategy::wgmma_ws && headDim > 64 ? wgmmaL2GroupMib
                                                             : 0;
+}
+
+int64_t
+TargetDescription::attentionBackwardL2GroupMib(TileStrategy strategy) const {
+  // The persistent backward walks its drawn tiles in the grid's order and
+  // has no groups.
+  return strategy == TileStrategy::wgmma ? wgmmaBackwardL2GroupMib : 0;
 }
 
 std::string attnc::ptxFeaturesForChip(StringRef chip) {

@@ -70,8 +70,9 @@ struct AttncPipelineOptions
   PassOptions::Option<int64_t> l2GroupMib{
       *this, "l2-group-mib",
       llvm::cl::desc("attention grids that run longest first take their "
-                     "heads in groups whose K and V fit this many MiB (0: a "
-                     "batch's heads together; -1: the target's choice)"),
+                     "heads in groups whose K and V (a backward's: whose "
+                     "query rows) fit this many MiB (0: a batch's heads "
+                     "together; -1: the target's choice)"),
       llvm::cl::init(-1)};
   PassOptions::Option<bool> fallback{
       *this, "fallback",

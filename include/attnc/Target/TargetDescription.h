@@ -199,6 +199,18 @@ struct TargetDescription {
   /// and causal ones more (their CTAs' query loops are shorter).
   int64_t wgmmaBackwardLongMinSeqQ = 0;
   int64_t wgmmaBackwardLongMinSeqQCausal = 0;
+  /// A causal wgmma backward (one CTA per K/V tile) takes its K/V heads in
+  /// groups whose query rows (Q, dO, dQ's f32 workspace, logsumexp, delta:
+  /// 8d + 8 bytes a row at bf16) fit this many MiB (l2_group_mib; 0: a
+  /// batch's heads together). H100 2026-12-06, B·S = 16k, TFLOP/s at S =
+  /// 2k / 4k / 8k / 16k, heads together against groups of 4 and of 8: d =
+  /// 64 (32 heads) 297 / 332 / 359 / 385 against 290 / 343 / 388 / 411 and
+  /// 291 / 345 / 389 / 401; d = 128 (16 heads) 336 / 408 / 432 / 456
+  /// against 333 / 411 / 464 / 487 and 338 / 402 / 453 / 479. 32 MiB gives
+  /// groups of 8 / 4 / 2 heads at d = 128, S = 4k / 8k / 16k, 16 / 8 / 4 at
+  /// d = 64, and none up to 2k, each group at least 256 CTAs (a tail of
+  /// short tiles).
+  int64_t wgmmaBackwardL2GroupMib = 0;
   /// Up to these many keys (0: never), unmasked / causal, a d > 64
   /// warp-specialised forward runs without overlap_pv, as a size variant of
   /// the default kernel (attentionVariant): the overlap pays once the K/V
@@ -260,6 +272,8 @@ struct TargetDescription {
 
   /// The l2_group_mib of a longest-first grid of `strategy` at `headDim`.
   int64_t attentionL2GroupMib(int64_t headDim, TileStrategy strategy) const;
+  /// The l2_group_mib of a causal backward of `strategy`.
+  int64_t attentionBackwardL2GroupMib(TileStrategy strategy) const;
 
   /// The configuration of an attention backward kernel, with the tiles
   /// given (0: the target's default).

@@ -144,6 +144,9 @@ private:
   /// `scope` with the forall's induction variables at work tile `t` (the
   /// grid's dimensions, of `extents`, linearised; see the definition).
   void mapWorkTile(Value t, ArrayRef<Value> extents, IRMapping &scope);
+  /// The forall's induction variables at the CTA's block indices (one CTA
+  /// per tile), in l2_group_mib's groups of heads where the config has it.
+  void mapBlockIndices();
   /// Whether the grid runs longest first: a causal form's, heads on x and
   /// K/V tiles on y (the first tile of every head the longest).
   bool runsLongestFirst() const;

@@ -224,15 +224,24 @@ FailureOr<GridFactor> BackwardKernelBuilder::gridFactor(OpFoldResult extent) {
 LogicalResult BackwardKernelBuilder::planGrid() {
   // (A persistent kernel's grid is replaced once shared memory is laid out:
   // planPersistentGrid.)
-  return planForallGrid(
-      form.forall,
-      [&](OpFoldResult e) -> FailureOr<std::vector<GridFactor>> {
-        FailureOr<GridFactor> f = gridFactor(e);
-        if (failed(f))
-          return failure();
-        return std::vector<GridFactor>{*f};
-      },
-      abi.grid, gridDims);
+  if (failed(planForallGrid(
+          form.forall,
+          [&](OpFoldResult e) -> FailureOr<std::vector<GridFactor>> {
+            FailureOr<GridFactor> f = gridFactor(e);
+            if (failed(f))
+              return failure();
+            return std::vector<GridFactor>{*f};
+          },
+          abi.grid, gridDims)))
+    return failure();
+  // Groups order the heads of a longest-first grid of one CTA per tile.
+  if (int64_t mib = form.config.getL2GroupMib(); mib && !runsLongestFirst())
+    return form.forall.emitOpError()
+           << "has l2_group_mib = " << mib
+           << " in its flash config but its grid does not run longest first "
+              "(batch on z, K/V heads on x, K/V tiles on y: a causal mask), "
+              "the grid whose heads the groups order";
+  return success();
 }
 
 /// As many CTAs as the SMs hold at once, which walk the forall's iterations

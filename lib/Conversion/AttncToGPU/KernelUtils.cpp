@@ -15,6 +15,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -341,6 +342,67 @@ Value attnc::drawWorkTile(OpBuilder &b, Location loc, Value counter,
                                 LLVM::AtomicOrdering::monotonic);
   Value wide = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), drawn);
   return arith::AddIOp::create(b, loc, ctas, wide);
+}
+
+std::pair<Value, Value> attnc::groupedBlockTile(OpBuilder &b, Location loc,
+                                                int64_t mib, Value heads,
+                                                Value kvHeads, Value headBytes,
+                                                Value bx, Value by) {
+  // (One op per statement here: the order of a call's arguments is the
+  // compiler's, and the IR's order should not be.)
+  Value budget = arith::ConstantIndexOp::create(b, loc, mib << 20);
+  Value grouped = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ugt,
+      arith::MulIOp::create(b, loc, kvHeads, headBytes), budget);
+  Type index = b.getIndexType();
+  auto order = scf::IfOp::create(b, loc, TypeRange{index, index}, grouped,
+                                 /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(order.thenBlock());
+    // In 32 bits: heads * query tiles is a grid's x * y.
+    Type i32 = b.getI32Type();
+    auto narrow = [&](Value v) -> Value {
+      return arith::IndexCastOp::create(b, loc, i32, v);
+    };
+    // The K/V heads that fit (at least one; fewer than all here), as many
+    // groups as that needs, made as equal as they can be; a group's query
+    // heads are its K/V heads' GQA groups.
+    Value x = narrow(heads);
+    Value kv = narrow(kvHeads);
+    Value fitting = arith::DivUIOp::create(b, loc, budget, headBytes);
+    Value fit = narrow(arith::MaxUIOp::create(
+        b, loc, fitting, arith::ConstantIndexOp::create(b, loc, 1)));
+    Value groups = arith::CeilDivUIOp::create(b, loc, kv, fit);
+    Value kvSize = arith::CeilDivUIOp::create(b, loc, kv, groups);
+    Value gqa = arith::DivUIOp::create(b, loc, x, kv);
+    Value size = arith::MulIOp::create(b, loc, kvSize, gqa);
+    Value y = narrow(gpu::GridDimOp::create(b, loc, gpu::Dimension::y));
+    // The block's position in launch order within its batch.
+    Value column = narrow(bx);
+    Value row = arith::MulIOp::create(b, loc, x, narrow(by));
+    Value at = arith::AddIOp::create(b, loc, column, row);
+    Value perGroup = arith::MulIOp::create(b, loc, size, y);
+    Value group = arith::DivUIOp::create(b, loc, at, perGroup);
+    Value rest = arith::SubIOp::create(
+        b, loc, at, arith::MulIOp::create(b, loc, group, perGroup));
+    Value first = arith::MulIOp::create(b, loc, group, size);
+    // The last group may be smaller.
+    Value width = arith::MinUIOp::create(
+        b, loc, size, arith::SubIOp::create(b, loc, x, first));
+    Value tile = arith::DivUIOp::create(b, loc, rest, width);
+    Value head = arith::AddIOp::create(
+        b, loc, first,
+        arith::SubIOp::create(b, loc, rest,
+                              arith::MulIOp::create(b, loc, tile, width)));
+    auto wide = [&](Value v) -> Value {
+      return arith::IndexCastUIOp::create(b, loc, index, v);
+    };
+    scf::YieldOp::create(b, loc, ValueRange{wide(head), wide(tile)});
+    b.setInsertionPointToStart(order.elseBlock());
+    scf::YieldOp::create(b, loc, ValueRange{bx, by});
+  }
+  return {order.getResult(0), order.getResult(1)};
 }
 
 void attnc::mapPersistentWorkTile(OpBuilder &b, Location loc, Value t,

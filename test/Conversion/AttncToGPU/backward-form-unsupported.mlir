@@ -108,3 +108,16 @@ func.func @dq_not_zero(%q: tensor<1x2x64x64xbf16>, %do: tensor<1x2x64x64xbf16>, 
   } {attnc.flash_config = #attnc.flash_config<block_q = 64, block_kv = 64, warps = 4, stages = 2, strategy = mma_sync>, mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
   return %r#0, %r#1, %r#2 : tensor<1x2x64x64xf32>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>
 }
+
+// -----
+
+// l2_group_mib orders the heads of a longest-first (causal) grid; an
+// unmasked backward's grid (K/V tiles on x) has none to order.
+// CHECK: error: 'scf.forall' op has l2_group_mib = 32 in its flash config but its grid does not run longest first (batch on z, K/V heads on x, K/V tiles on y: a causal mask), the grid whose heads the groups order
+func.func @l2_groups_unmasked(%q: tensor<1x2x128x64xbf16>, %do: tensor<1x2x128x64xbf16>, %lse: tensor<1x2x128xf32>, %dl: tensor<1x2x128x1xf32>)
+    -> (tensor<1x2x128x64xf32>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>) {
+  %dq, %dk, %dv = attnc.attention_grad %q, %q, %q, %do, %lse, %dl {scale = 0.125 : f64, config = #attnc.flash_config<block_q = 64, block_kv = 64, warps = 4, stages = 2, strategy = wgmma, l2_group_mib = 32>}
+      : tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128xf32>, tensor<1x2x128x1xf32>
+        -> tensor<1x2x128x64xf32>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>
+  return %dq, %dk, %dv : tensor<1x2x128x64xf32>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>
+}

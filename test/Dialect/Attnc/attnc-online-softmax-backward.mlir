@@ -1,5 +1,6 @@
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax=backward-strategy=mma_sync --canonicalize --cse | FileCheck %s
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax --canonicalize --cse | FileCheck %s --check-prefix=WG
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax=l2-group-mib=0 --canonicalize --cse | FileCheck %s --check-prefix=NOGROUP
 
 // The backward's flash form, K/V stationary: a forall over (batch, K/V
 // head, K/V tile), with a causal mask on grid (z, x, y) (the longest K/V
@@ -36,8 +37,11 @@
 // CHECK:     tensor.parallel_insert_slice %{{.*}} into %[[DV]][%[[B]], %[[HKV]], %[[KV0]], 0]
 // CHECK: } {attnc.flash_config = #attnc.flash_config<block_q = 64, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync>, mapping = [#gpu.block<z>, #gpu.block<x>, #gpu.block<y>]}
 // sm_90a's default backward runs on warpgroup MMAs, at d = 64 one warpgroup
-// of 64 keys per K/V tile (two blocks fit an SM).
-// WG: } {attnc.flash_config = #attnc.flash_config<block_q = 64, block_kv = 64, warps = 4, stages = 2, strategy = wgmma>, mapping = [#gpu.block<z>, #gpu.block<x>, #gpu.block<y>]}
+// of 64 keys per K/V tile (two blocks fit an SM); its causal grid runs
+// longest first with the heads in groups whose query rows fit 32 MiB of L2
+// (and none with the option's 0).
+// WG: } {attnc.flash_config = #attnc.flash_config<block_q = 64, block_kv = 64, warps = 4, stages = 2, strategy = wgmma, l2_group_mib = 32>, mapping = [#gpu.block<z>, #gpu.block<x>, #gpu.block<y>]}
+// NOGROUP: } {attnc.flash_config = #attnc.flash_config<block_q = 64, block_kv = 64, warps = 4, stages = 2, strategy = wgmma>, mapping = [#gpu.block<z>, #gpu.block<x>, #gpu.block<y>]}
 func.func @causal_gqa(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>,
     %do: tensor<?x8x?x64xbf16>, %lse: tensor<?x8x?xf32>, %dl: tensor<?x8x?x1xf32>)
     -> (tensor<?x8x?x64xf32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>) {

@@ -155,6 +155,19 @@ ABIParam tileCounterParam();
 mlir::Value drawWorkTile(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value counter, mlir::Value ctas);
 
+/// Block (bx, by) of a grid that runs longest first (`heads` units on x,
+/// tiles counted down on y): where the `kvHeads` K/V heads of a batch take
+/// more than `mib` MiB at `headBytes` each (index values), the (head, tile)
+/// of its position in groups of heads whose bytes fit that (whole GQA
+/// groups: `heads` is a multiple of `kvHeads`; groups as equal as they can
+/// be, the last perhaps narrower), each group longest first; (bx, by)
+/// otherwise. The blocks that run together then share the rows of a few
+/// heads, which stay in L2.
+std::pair<mlir::Value, mlir::Value>
+groupedBlockTile(mlir::OpBuilder &b, mlir::Location loc, int64_t mib,
+                 mlir::Value heads, mlir::Value kvHeads, mlir::Value headBytes,
+                 mlir::Value bx, mlir::Value by);
+
 /// Maps the forall induction variables `ivs` (`ivs[i]` on grid dimension
 /// `gridDims[i]`, of extent `extents[i]`) in `scope` to work tile `t` of a
 /// persistent grid's linearised tiles: the dimensions in `order`, the first

@@ -390,6 +390,20 @@ struct AttncOnlineSoftmaxPass
     return c.withL2GroupMib(mib);
   }
 
+  /// The backward's `config` with the l2_group_mib of the option or the
+  /// target when its grid runs longest first (a causal mask) with one CTA
+  /// per K/V tile.
+  FlashConfigAttr withL2Group(AttentionGradOp op, FlashConfigAttr c) {
+    if (!op.getCausalMask() || c.getStrategy() != TileStrategy::wgmma)
+      return c;
+    int64_t mib =
+        l2GroupMib >= 0
+            ? static_cast<int64_t>(l2GroupMib)
+            : lookupTargetDescription(chip)->attentionBackwardL2GroupMib(
+                  c.getStrategy());
+    return c.withL2GroupMib(mib);
+  }
+
   void runOnOperation() override {
     // Mask bounds are reasoned about with ValueBounds, which reads past a
     // shape on a dim query beyond it.
@@ -465,6 +479,9 @@ struct AttncOnlineSoftmaxPass
         if (plain && sizeVariants && blockQ == 0 && blockKV == 0)
           variant = target->attentionBackwardVariant(
               config, headDim, op.getCausalMask().has_value());
+        config = withL2Group(op, config);
+        if (variant)
+          variant->config = withL2Group(op, variant->config);
       }
       if (!variant || pickStatically(op, *variant, config)) {
         if (failed(convertToOnlineAttentionGrad(rewriter, op, config,

@@ -98,7 +98,11 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
       its own. A persistent grid (`wgmma_ws_persistent`), whose CTAs walk
       the tiles in that order, groups heads counted batch-major the same
       way, at most a batch's per group; the backward's `wgmma_persistent`
-      has no such order and refuses it.
+      has no such order and refuses it. On an `attnc.attention_grad`'s
+      causal grid (K/V heads on x, K/V tiles on y, each head's first tile
+      the longest) the groups are of K/V heads whose query rows (Q, dO,
+      dQ's f32 workspace, logsumexp and delta of their query heads) fit the
+      budget: the blocks that run together then share those rows in L2.
     - `strategy`: how tiles move and multiply: `mma_sync` (cp.async into
       padded shared memory, ldmatrix, mma.sync m16n8k16; sm_80 and later)
       or `wgmma` (cp.async into 128-byte-swizzled shared memory, Q K^T by
