@@ -139,6 +139,10 @@ STRATEGIES = ("mma_sync", "wgmma", "wgmma_persistent")
 CONFIGS = {
     "wgmma_q128": ((64,), None, ["--backward-strategy=wgmma",
                                  "--block-q", "128", "--block-kv", "128"]),
+    # The causal grid's heads in L2 groups of a 1 MiB budget, so that the
+    # test shapes' heads group (the default 32 MiB groups from S = 4k on).
+    "wgmma_l2g": ((64, 128), ("causal",), ["--backward-strategy=wgmma",
+                                           "--l2-group-mib=1"]),
     "loop_per_side": ((64, 128), ("window",),
                       ["--backward-strategy=mma_sync",
                        "--one-masked-loop=false"]),
@@ -326,6 +330,10 @@ def run(work: Path, small: bool, only: str = ""):
         if t == "bf16" and not small:
             shapes += [(1, 2, 2, 4096, 4096), (1, 1, 1, 4097, 4097),
                        (2, 8, 2, 1024, 1024)]
+        if strategy == "wgmma_l2g":
+            # Groups of two K/V heads and a last of one; one head each,
+            # over two batches with GQA.
+            shapes += [(1, 3, 3, 1000, 1000), (2, 6, 3, 700, 700)]
         for s in shapes:
             name = module_name(d, t, mask, strategy)
             if only in name:

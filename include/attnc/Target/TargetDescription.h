@@ -200,8 +200,8 @@ struct TargetDescription {
   int64_t wgmmaBackwardLongMinSeqQ = 0;
   int64_t wgmmaBackwardLongMinSeqQCausal = 0;
   /// A causal wgmma backward (one CTA per K/V tile) takes its K/V heads in
-  /// groups whose query rows (Q, dO, dQ's f32 workspace, logsumexp, delta:
-  /// 8d + 8 bytes a row at bf16) fit this many MiB (l2_group_mib; 0: a
+  /// groups whose query rows (Q, dO, dQ's f32 workspace: 8d bytes a row at
+  /// bf16) fit this many MiB (l2_group_mib; 0: a
   /// batch's heads together). H100 2026-12-06, B·S = 16k, TFLOP/s at S =
   /// 2k / 4k / 8k / 16k, heads together against groups of 4 and of 8: d =
   /// 64 (32 heads) 297 / 332 / 359 / 385 against 290 / 343 / 388 / 411 and

@@ -561,9 +561,11 @@ void BackwardKernelBuilder::mapBlockIndices() {
   // (planGrid refused groups on a grid that does not run longest first.)
   prologue.map(ivs[0], block(2));
   Value bx = block(0), by = block(1);
-  // Per query row of a K/V head's group: Q and dO, dQ's f32 workspace, the
-  // logsumexp and delta.
-  int64_t rowBytes = (d + dv) * elemBytes + d * 4 + 2 * 4;
+  // Per query row of a K/V head's group: Q and dO, and dQ's f32 workspace
+  // (the logsumexp's and delta's 8 bytes left out: with them no budget of
+  // a power of two MiB holds a power of two of heads, and a group's last
+  // head alone made a tail of 64 CTAs at d = 128, S = 8k).
+  int64_t rowBytes = (d + dv) * elemBytes + d * 4;
   // (One op per statement: the order of a call's arguments is the
   // compiler's, and the IR's order should not be.)
   Value kvHeads = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);

@@ -3,9 +3,9 @@
 // hold the same K/V tile of every head and each head's query rows are read
 // by few of them. With l2_group_mib the block takes the (head, tile) of its
 // position in groups of K/V heads whose query rows fit the budget: here
-// Sq x (H / Hkv) rows of 520 bytes (Q and dO 2 x 64 x 2, dQ's f32 workspace
-// 64 x 4, logsumexp and delta 8) per K/V head, grouped only when a batch's
-// heads exceed 32 MiB; the manifest says so.
+// Sq x (H / Hkv) rows of 512 bytes (Q and dO 2 x 64 x 2, dQ's f32 workspace
+// 64 x 4) per K/V head, grouped only when a batch's heads exceed 32 MiB;
+// the manifest says so.
 // RUN: attnc-opt %s --attnc-online-softmax --attnc-convert-to-gpu | FileCheck %s
 
 // CHECK: attrs = {{{.*}}l2_group_mib = 32 : i64
@@ -17,7 +17,7 @@
 // CHECK-NEXT: %[[H:.*]] = arith.index_cast
 // CHECK-NEXT: %[[GQA:.*]] = arith.divui %[[H]], %[[HKV]] : index
 // CHECK-NEXT: %[[ROWS:.*]] = arith.muli %[[SQ]], %[[GQA]] : index
-// CHECK-NEXT: %[[ROW:.*]] = arith.constant 520 : index
+// CHECK-NEXT: %[[ROW:.*]] = arith.constant 512 : index
 // CHECK-NEXT: %[[HEAD:.*]] = arith.muli %[[ROWS]], %[[ROW]] : index
 // CHECK-NEXT: %[[BUDGET:.*]] = arith.constant 33554432 : index
 // CHECK-NEXT: %[[ALL:.*]] = arith.muli %[[HKV]], %[[HEAD]] : index

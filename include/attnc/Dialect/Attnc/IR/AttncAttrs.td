@@ -101,7 +101,7 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
       has no such order and refuses it. On an `attnc.attention_grad`'s
       causal grid (K/V heads on x, K/V tiles on y, each head's first tile
       the longest) the groups are of K/V heads whose query rows (Q, dO,
-      dQ's f32 workspace, logsumexp and delta of their query heads) fit the
+      dQ's f32 workspace of their query heads) fit the
       budget: the blocks that run together then share those rows in L2.
     - `strategy`: how tiles move and multiply: `mma_sync` (cp.async into
       padded shared memory, ldmatrix, mma.sync m16n8k16; sm_80 and later)

@@ -286,7 +286,7 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
     Option<"l2GroupMib", "l2-group-mib", "int64_t", /*default=*/"-1",
            "a grid that runs longest first (a causal mask) takes its heads "
            "in groups whose K and V (a backward's: whose query rows: Q, dO, "
-           "dQ, logsumexp, delta) fit this many MiB, "
+           "dQ) fit this many MiB, "
            "each group longest first (0: a batch's heads together; -1: the "
            "target's choice)">,
     Option<"fallback", "fallback", "bool", /*default=*/"true",
