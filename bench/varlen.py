@@ -32,10 +32,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", default=".gpuwork", type=Path)
     ap.add_argument("--module", default="varlen_d128_bf16_causal_h16kv16")
+    ap.add_argument("--also", default="",
+                    help="other modules of the same graph (e.g. the "
+                         "mma_sync twin, ..._mma_sync) timed in the same "
+                         "process, a column each")
     ap.add_argument("--out", type=Path)
     a = ap.parse_args()
     info = env_info()
     m = attnc.load(a.work / "modules" / a.module)
+    others = {n: attnc.load(a.work / "modules" / n)
+              for n in a.also.split(",") if n}
     rows = []
     for B, lo, hi in ((8, 256, 2048), (16, 512, 4096), (4, 2048, 8192),
                       (32, 64, 1024)):
@@ -53,6 +59,10 @@ def main():
         plan = m["attn"].plan(q, k, v, q_starts=cu_t[:-1], q_ends=cu_t[1:],
                               o=o, lse=lse)
         fns = {"attnc": plan.launch}
+        for n, om in others.items():
+            fns[n] = om["attn"].plan(q, k, v, q_starts=cu_t[:-1],
+                                     q_ends=cu_t[1:], o=torch.empty_like(q),
+                                     lse=torch.empty_like(lse)).launch
         # Jagged nested tensors [B, H, n_b, D] over the same packed rows.
         off = cu_t.to(torch.int64)
         nq, nk, nv = (torch.nested.nested_tensor_from_jagged(
@@ -89,17 +99,21 @@ def main():
              f"commit {info['commit']}, torch {info['torch']}. hd128 bf16, "
              "H = 16, causal within each sequence; TFLOP/s over the visible "
              "pairs of every sequence (the padded peer also computes its "
-             "padding); median of 3 interleaved do_bench medians.", "",
+             f"padding); median of 3 interleaved do_bench medians. attnc: "
+             f"{a.module}.", "",
              "| B | lengths | rows | attnc µs | TFLOP/s | SDPA nested µs | "
              "TFLOP/s | SDPA padded µs | TFLOP/s | ×nested | ×padded | "
-             "max err vs nested |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "max err vs nested |"
+             + "".join(f" {n} µs |" for n in others),
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"
+             + "---|" * len(others)]
     for r in rows:
         a_, n_, p_ = r["attnc"], r["sdpa_nested"], r["sdpa_padded"]
         lines.append(f"| {r['B']} | {r['lengths']} | {r['total']} | "
                      f"{a_[0]:.0f} | {a_[1]:.0f} | {n_[0]:.0f} | {n_[1]:.0f} "
                      f"| {p_[0]:.0f} | {p_[1]:.0f} | {n_[0] / a_[0]:.2f} | "
-                     f"{p_[0] / a_[0]:.2f} | {r['err']:.1e} |")
+                     f"{p_[0] / a_[0]:.2f} | {r['err']:.1e} |"
+                     + "".join(f" {r[n][0]:.0f} |" for n in others))
     emit_table(lines, a.out)
 
 

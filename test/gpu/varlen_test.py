@@ -16,6 +16,7 @@ neighbours; one layout leaves gaps between sequences whose rows hold NaN in
 Q, K and V (never read) and a sentinel in O (never written).
 """
 
+import itertools
 import math
 import subprocess
 import sys
@@ -54,24 +55,31 @@ CAUSAL = """\
 # (head dim, dtype, causal, H, Hkv)
 MODULES = [(128, "bf16", True, 16, 16), (128, "bf16", False, 32, 8),
            (64, "f16", True, 8, 2), (64, "bf16", False, 4, 4)]
+# Each module with the target's strategy (wgmma on sm_90a: its cp.async
+# loads, like mma_sync's, start at each sequence's row) and with mma_sync.
+STRATEGIES = ("", "mma_sync")
 
 
-def module_name(d, t, causal, h, hkv):
-    return f"varlen_d{d}_{t}_{'causal' if causal else 'full'}_h{h}kv{hkv}"
+def module_name(d, t, causal, h, hkv, strategy=""):
+    suffix = f"_{strategy}" if strategy else ""
+    return (f"varlen_d{d}_{t}_{'causal' if causal else 'full'}_h{h}kv{hkv}"
+            f"{suffix}")
 
 
 def build(work: Path, compiler: Path):
     (work / "mlir").mkdir(parents=True, exist_ok=True)
-    for d, t, causal, h, hkv in MODULES:
-        name = module_name(d, t, causal, h, hkv)
+    for (d, t, causal, h, hkv), strategy in itertools.product(MODULES,
+                                                              STRATEGIES):
+        name = module_name(d, t, causal, h, hkv, strategy)
         src = work / "mlir" / f"{name}.mlir"
         src.write_text(FUNC.format(d=d, t=t, h=h, hkv=hkv,
                                    scale=1.0 / math.sqrt(d),
                                    mask=CAUSAL if causal else ""))
         out = work / "modules" / name
+        args = [f"--strategy={strategy}"] if strategy else []
         t0 = time.time()
         subprocess.run([str(compiler), str(src), "-o", str(out),
-                        "--fallback=false"], check=True)
+                        "--fallback=false"] + args, check=True)
         print(f"{name}: {time.time() - t0:.1f} s", flush=True)
         for ptx in out.glob("*.ptx"):
             ptx.unlink()
@@ -158,8 +166,9 @@ def run(work: Path, small: bool, only: str = ""):
     gpu_common.use_source_package()
     import attnc
     failures = total = 0
-    for d, t, causal, h, hkv in MODULES:
-        name = module_name(d, t, causal, h, hkv)
+    for (d, t, causal, h, hkv), strategy in itertools.product(MODULES,
+                                                              STRATEGIES):
+        name = module_name(d, t, causal, h, hkv, strategy)
         if only not in name:
             continue
         m = attnc.load(work / "modules" / name)

@@ -118,8 +118,9 @@ static cl::opt<std::string> overlapPV(
 static cl::opt<int64_t> l2GroupMib(
     "l2-group-mib",
     cl::desc("attention grids that run longest first (causal) take their "
-             "heads in groups whose K and V fit this many MiB (0: a batch's "
-             "heads together; default: the target's choice)"),
+             "heads in groups whose K and V (a backward: Q, dO and dQ) fit "
+             "this many MiB (0: a batch's heads together; default: the "
+             "target's choice)"),
     cl::init(-1));
 static cl::opt<bool> fallback(
     "fallback",

@@ -548,37 +548,28 @@ LogicalResult BackwardKernelBuilder::emitBody() {
 /// blocks at once (H100, 2026-12-06: DRAM throughput 28% -> 7% of peak,
 /// L2 hit rate 73 -> 93% at d = 64, S = 8k; bench/results/backward.md).
 void BackwardKernelBuilder::mapBlockIndices() {
-  auto block = [&](unsigned dim) -> Value {
-    return gpu::BlockIdOp::create(b, loc, static_cast<gpu::Dimension>(dim));
-  };
-  SmallVector<Value> ivs = form.forall.getInductionVars();
-  int64_t mib = form.config.getL2GroupMib();
-  if (mib == 0) {
-    for (auto [iv, dim] : llvm::zip(ivs, gridDims))
-      prologue.map(iv, block(dim));
-    return;
-  }
   // (planGrid refused groups on a grid that does not run longest first.)
-  prologue.map(ivs[0], block(2));
-  Value bx = block(0), by = block(1);
-  // Per query row of a K/V head's group: Q and dO, and dQ's f32 workspace
-  // (the logsumexp's and delta's 8 bytes left out: with them no budget of
-  // a power of two MiB holds a power of two of heads, and a group's last
-  // head alone made a tail of 64 CTAs at d = 128, S = 8k).
-  int64_t rowBytes = (d + dv) * elemBytes + d * 4;
-  // (One op per statement: the order of a call's arguments is the
-  // compiler's, and the IR's order should not be.)
-  Value kvHeads = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
-  Value rows = extentOf(form.query, 2);
-  Value heads = extentOf(form.query, 1);
-  Value gqa = arith::DivUIOp::create(b, loc, heads, kvHeads);
-  Value groupRows = arith::MulIOp::create(b, loc, rows, gqa);
-  Value bytes = arith::ConstantIndexOp::create(b, loc, rowBytes);
-  Value headBytes = arith::MulIOp::create(b, loc, groupRows, bytes);
-  auto [head, tile] =
-      groupedBlockTile(b, loc, mib, kvHeads, kvHeads, headBytes, bx, by);
-  prologue.map(ivs[1], head);
-  prologue.map(ivs[2], tile);
+  mapGroupedBlockIndices(
+      b, loc, form.config.getL2GroupMib(), form.forall.getInductionVars(),
+      gridDims, prologue, [&] {
+        // Per query row of a K/V head's group: Q and dO, and dQ's f32
+        // workspace (the logsumexp's and delta's 8 bytes left out: with
+        // them no budget of a power of two MiB holds a power of two of
+        // heads, and a group's last head alone made a tail of 64 CTAs at
+        // d = 128, S = 8k).
+        int64_t rowBytes = (d + dv) * elemBytes + d * 4;
+        // (One op per statement: the order of a call's arguments is the
+        // compiler's, and the IR's order should not be.)
+        HeadGroupOperands g;
+        g.heads = g.kvHeads = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+        Value rows = extentOf(form.query, 2);
+        Value heads = extentOf(form.query, 1);
+        Value gqa = arith::DivUIOp::create(b, loc, heads, g.kvHeads);
+        Value groupRows = arith::MulIOp::create(b, loc, rows, gqa);
+        Value bytes = arith::ConstantIndexOp::create(b, loc, rowBytes);
+        g.headBytes = arith::MulIOp::create(b, loc, groupRows, bytes);
+        return g;
+      });
 }
 
 FailureOr<gpu::GPUFuncOp>

@@ -491,10 +491,14 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
            << "reads per-sequence K/V lengths; the loads of the mma_sync "
               "strategies stop at each sequence's length and those of "
            << stringifyTileStrategy(config.getStrategy()) << " do not";
-  if (form.ragged && !mmaSync)
+  // A ragged batch's packed rows are loaded row by row from each
+  // sequence's start, zero-filled past its end, and its O stored row by
+  // row up to the end (a TMA store would overwrite the next sequence's).
+  if (form.ragged && !mmaSync && config.getStrategy() != TileStrategy::wgmma)
     return form.forall.emitOpError()
-           << "reads a ragged batch; the mma_sync strategies' loads address "
-              "each sequence's packed rows and those of "
+           << "reads a ragged batch; the cp.async loads of mma_sync and "
+              "wgmma address each sequence's packed rows and the tensor maps "
+              "of "
            << stringifyTileStrategy(config.getStrategy()) << " do not";
   if (form.keyPages && !mmaSync)
     return form.forall.emitOpError()

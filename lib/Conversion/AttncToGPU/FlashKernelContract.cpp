@@ -297,6 +297,13 @@ LogicalResult FlashKernelBuilder::planGrid() {
            << " in its flash config but its grid does not run longest first "
               "(batch on z, heads on x, query tiles on y), the grid whose "
               "heads the groups order";
+  // A group's bytes count each head's K/V rows, which a ragged batch's
+  // sequences set on the device only.
+  if (l2GroupMib() && form.ragged)
+    return form.forall.emitOpError()
+           << "reads a ragged batch with l2_group_mib = " << l2GroupMib()
+           << " in its flash config; heads are grouped by the bytes of their "
+              "K/V rows, which a ragged batch's lengths do not give";
   // A persistent kernel draws its tiles from a counter: one u32, zeroed
   // before every launch (a CUDA graph records the zeroing with the
   // launch). A fallback is called with its primary's arguments: it takes

@@ -253,34 +253,25 @@ void FlashKernelBuilder::mapWorkTile(Value t) {
 /// 9% slower). Shorter sequences, whose tiles are short, keep the plain
 /// block indices: the group's divisions sit before the first load.
 LogicalResult FlashKernelBuilder::mapBlockIndices() {
-  auto block = [&](unsigned dim) -> Value {
-    return gpu::BlockIdOp::create(b, loc, static_cast<gpu::Dimension>(dim));
-  };
-  SmallVector<Value> ivs = form.forall.getInductionVars();
-  int64_t mib = l2GroupMib();
-  if (mib == 0) {
-    for (auto [iv, dim] : llvm::zip(ivs, gridDims))
-      prologue.map(iv, block(dim));
-    return success();
-  }
-  // (planGrid refused groups on a grid that does not run longest first.)
-  prologue.map(ivs[0], block(2));
-  Value bx = block(0), by = block(1);
-  auto kvType = cast<RankedTensorType>(form.value.getType());
-  int64_t rowBytes = (form.headDim + kvType.getDimSize(3)) *
-                     form.elementType.getIntOrFloatBitWidth() / 8;
-  // K/V heads: the query heads of a GQA group read one K/V head.
-  Value heads = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
-  Value kvHeads = extentOf(form.key, 1);
-  // (One op per statement here: the order of a call's arguments is the
-  // compiler's, and the IR's order should not be.)
-  Value keys = extentOf(form.key, 2);
-  Value headBytes = arith::MulIOp::create(
-      b, loc, keys, arith::ConstantIndexOp::create(b, loc, rowBytes));
-  auto [head, tile] =
-      groupedBlockTile(b, loc, mib, heads, kvHeads, headBytes, bx, by);
-  prologue.map(ivs[1], head);
-  prologue.map(ivs[2], tile);
+  // (planGrid refused groups on a grid that does not run longest first,
+  // and on a ragged batch.)
+  mapGroupedBlockIndices(
+      b, loc, l2GroupMib(), form.forall.getInductionVars(), gridDims, prologue,
+      [&] {
+        auto kvType = cast<RankedTensorType>(form.value.getType());
+        int64_t rowBytes = (form.headDim + kvType.getDimSize(3)) *
+                           form.elementType.getIntOrFloatBitWidth() / 8;
+        // K/V heads: the query heads of a GQA group read one K/V head.
+        HeadGroupOperands g;
+        g.heads = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+        g.kvHeads = extentOf(form.key, 1);
+        // (One op per statement here: the order of a call's arguments is
+        // the compiler's, and the IR's order should not be.)
+        Value keys = extentOf(form.key, 2);
+        g.headBytes = arith::MulIOp::create(
+            b, loc, keys, arith::ConstantIndexOp::create(b, loc, rowBytes));
+        return g;
+      });
   return success();
 }
 

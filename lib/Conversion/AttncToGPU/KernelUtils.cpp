@@ -344,6 +344,27 @@ Value attnc::drawWorkTile(OpBuilder &b, Location loc, Value counter,
   return arith::AddIOp::create(b, loc, ctas, wide);
 }
 
+void attnc::mapGroupedBlockIndices(
+    OpBuilder &b, Location loc, int64_t mib, ValueRange ivs,
+    ArrayRef<unsigned> gridDims, IRMapping &scope,
+    function_ref<HeadGroupOperands()> groupOperands) {
+  auto block = [&](unsigned dim) -> Value {
+    return gpu::BlockIdOp::create(b, loc, static_cast<gpu::Dimension>(dim));
+  };
+  if (mib == 0) {
+    for (auto [iv, dim] : llvm::zip(ivs, gridDims))
+      scope.map(iv, block(dim));
+    return;
+  }
+  scope.map(ivs[0], block(2));
+  Value bx = block(0), by = block(1);
+  HeadGroupOperands g = groupOperands();
+  auto [head, tile] =
+      groupedBlockTile(b, loc, mib, g.heads, g.kvHeads, g.headBytes, bx, by);
+  scope.map(ivs[1], head);
+  scope.map(ivs[2], tile);
+}
+
 std::pair<Value, Value> attnc::groupedBlockTile(OpBuilder &b, Location loc,
                                                 int64_t mib, Value heads,
                                                 Value kvHeads, Value headBytes,

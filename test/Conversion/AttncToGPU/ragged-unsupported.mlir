@@ -1,5 +1,6 @@
 // What a ragged batch needs, refused with the reason: Q and K/V ragged
-// together, the result packed with Q's sequences, and the mma_sync loads.
+// together, the result packed with Q's sequences, the cp.async loads of
+// mma_sync or wgmma (not tensor maps), and no L2 groups.
 // RUN: attnc-opt %s -split-input-file -verify-diagnostics --attnc-online-softmax --attnc-convert-to-gpu
 
 func.func @dense_kv(%q: tensor<?x8x64xbf16>, %k: tensor<?x8x?x64xbf16>, %s: tensor<?xi32>, %e: tensor<?xi32>) -> tensor<?x8x64xbf16> {
@@ -24,11 +25,27 @@ func.func @other_pack(%q: tensor<?x8x64xbf16>, %s: tensor<?xi32>, %e: tensor<?xi
 
 // -----
 
-func.func @wgmma(%q: tensor<?x8x64xbf16>, %s: tensor<?xi32>, %e: tensor<?xi32>) -> tensor<?x8x64xbf16> {
+func.func @wgmma_ws(%q: tensor<?x8x64xbf16>, %s: tensor<?xi32>, %e: tensor<?xi32>) -> tensor<?x8x64xbf16> {
   %qv = attnc.ragged_view %q, %s, %e : tensor<?x8x64xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x8x?x64xbf16>
-  // expected-error @+1 {{reads a ragged batch; the mma_sync strategies' loads address each sequence's packed rows and those of wgmma do not}}
-  %ov = attnc.attention %qv, %qv, %qv {scale = 0.125 : f64, config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = wgmma>}
+  // expected-error @+1 {{reads a ragged batch; the cp.async loads of mma_sync and wgmma address each sequence's packed rows and the tensor maps of wgmma_ws do not}}
+  %ov = attnc.attention %qv, %qv, %qv {scale = 0.125 : f64, config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = wgmma_ws>}
       : tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16> -> tensor<?x8x?x64xbf16>
+  %o = attnc.ragged_pack %ov, %s, %e : tensor<?x8x?x64xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x8x64xbf16>
+  return %o : tensor<?x8x64xbf16>
+}
+
+// -----
+
+func.func @l2_groups(%q: tensor<?x8x64xbf16>, %s: tensor<?xi32>, %e: tensor<?xi32>) -> tensor<?x8x64xbf16> {
+  %qv = attnc.ragged_view %q, %s, %e : tensor<?x8x64xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x8x?x64xbf16>
+  // expected-error @+1 {{reads a ragged batch with l2_group_mib = 8 in its flash config; heads are grouped by the bytes of their K/V rows, which a ragged batch's lengths do not give}}
+  %ov = attnc.attention %qv, %qv, %qv {scale = 0.125 : f64, config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = wgmma, l2_group_mib = 8>}
+      : tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16> -> tensor<?x8x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
   %o = attnc.ragged_pack %ov, %s, %e : tensor<?x8x?x64xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x8x64xbf16>
   return %o : tensor<?x8x64xbf16>
 }

@@ -3,8 +3,11 @@
 // starts at its sequence's first row (starts[b]) plus its position; the
 // tiles of a sequence stop at its rows; O [T, H, dv] and the logsumexp
 // [T, H] are written packed. The kernel reads starts and ends once per
-// block.
+// block. On sm_90a the loads are wgmma's cp.async ones (rows past a
+// sequence zero-filled, as mma_sync's; tensor maps would read past it), on
+// a chip without warpgroup MMAs mma_sync's.
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=64 block-kv=64" -mlir-print-local-scope | FileCheck %s --check-prefix=FORM
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax="chip=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: attnc-opt %s -split-input-file --attnc-pipeline="to-nvvm=false" | FileCheck %s
 // RUN: attnc-opt %s -split-input-file --attnc-pipeline="split-kv=8 to-nvvm=false" | FileCheck %s --check-prefix=SPLIT
 
@@ -22,16 +25,20 @@
 // FORM: attnc.online_attention
 // FORM: tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[OUT:[a-z0-9_]+]], %[[H]], 0] [%[[ROWS]], 1, 128] [1, 1, 1] : tensor<?x128xbf16> into tensor<?x16x128xbf16>
 // FORM: tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[OUT]], %[[H]]] [%[[ROWS]], 1] [1, 1] : tensor<?xf32> into tensor<?x16xf32>
-// The kernel's tensors are the packed ones; the grid covers ceil(T / 64)
-// tiles of every sequence (blocks past a sequence's rows exit).
+// The kernel's tensors are the packed ones; the grid covers ceil(T / 128)
+// tiles of every sequence (blocks past a sequence's rows exit); no L2
+// groups (they count rows a ragged batch does not give).
 // CHECK-LABEL: gpu.module @varlen_module
 // CHECK-SAME: tensor<"q", bf16, [T, 16, 128], input
 // CHECK-SAME: tensor<"k", bf16, [Tk, 16, 128], input
 // CHECK-SAME: tensor<"q_starts", i32, [B], input, align = 4>, tensor<"q_ends", i32, [B], input, align = 4>
 // CHECK-SAME: tensor<"o", bf16, [T, 16, 128], output
 // CHECK-SAME: tensor<"lse", f32, [T, 16], output
-// CHECK-SAME: grid = {{\[\[16\], \[ceil_div\(T, [0-9]+\)\], \[B\]\]}}
-// CHECK-SAME: strategy = "mma_sync"
+// CHECK-SAME: grid = {{\[\[16\], \[ceil_div\(T, 128\)\], \[B\]\]}}
+// CHECK-NOT: l2_group_mib
+// CHECK-SAME: strategy = "wgmma"
+// SM80-LABEL: func.func @varlen
+// SM80: strategy = mma_sync
 // A ragged batch is not split (its query tiles fill the device).
 // SPLIT-LABEL: gpu.module @varlen_module
 // SPLIT-SAME: kind = "attention"
@@ -58,6 +65,9 @@ func.func @varlen(%q: tensor<?x16x128xbf16>, %k: tensor<?x16x128xbf16>, %v: tens
 // CHECK-SAME: tensor<"q", bf16, [T, 32, 64], input
 // CHECK-SAME: tensor<"k", bf16, [Tk, 8, 64], input
 // CHECK-SAME: tensor<"q_starts", i32, [B], input, align = 4>, tensor<"q_ends", i32, [B], input, align = 4>, tensor<"kv_starts", i32, [B], input, align = 4>, tensor<"kv_ends", i32, [B], input, align = 4>
+// CHECK-SAME: strategy = "wgmma"
+// SM80-LABEL: func.func @cross
+// SM80: strategy = mma_sync
 func.func @cross(%q: tensor<?x32x64xbf16>, %k: tensor<?x8x64xbf16>, %v: tensor<?x8x64xbf16>, %qs: tensor<?xi32>, %qe: tensor<?xi32>, %ks: tensor<?xi32>, %ke: tensor<?xi32>) -> tensor<?x32x64xbf16> {
   %qv = attnc.ragged_view %q, %qs, %qe : tensor<?x32x64xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x32x?x64xbf16>
   %kv = attnc.ragged_view %k, %ks, %ke : tensor<?x8x64xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x8x?x64xbf16>

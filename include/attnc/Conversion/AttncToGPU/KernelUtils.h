@@ -168,6 +168,22 @@ groupedBlockTile(mlir::OpBuilder &b, mlir::Location loc, int64_t mib,
                  mlir::Value heads, mlir::Value kvHeads, mlir::Value headBytes,
                  mlir::Value bx, mlir::Value by);
 
+/// The operands of groupedBlockTile besides the block indices: the units
+/// on x, the K/V heads and each K/V head's bytes.
+struct HeadGroupOperands {
+  mlir::Value heads, kvHeads, headBytes;
+};
+
+/// Maps the forall induction variables `ivs` of a one-block-per-tile grid
+/// (`ivs[i]` on grid dimension `gridDims[i]`) in `scope` to the block
+/// indices; with `mib` > 0 (a longest-first grid: batch on z, heads on x,
+/// tiles on y) the head and tile through groupedBlockTile, whose operands
+/// `groupOperands` builds after the block indices.
+void mapGroupedBlockIndices(
+    mlir::OpBuilder &b, mlir::Location loc, int64_t mib, mlir::ValueRange ivs,
+    llvm::ArrayRef<unsigned> gridDims, mlir::IRMapping &scope,
+    llvm::function_ref<HeadGroupOperands()> groupOperands);
+
 /// Maps the forall induction variables `ivs` (`ivs[i]` on grid dimension
 /// `gridDims[i]`, of extent `extents[i]`) in `scope` to work tile `t` of a
 /// persistent grid's linearised tiles: the dimensions in `order`, the first

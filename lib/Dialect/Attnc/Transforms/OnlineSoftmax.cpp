@@ -123,7 +123,8 @@ struct AttncOnlineSoftmaxPass
   /// when `masked`), with the tiles the options set.
   FailureOr<FlashConfigAttr> getConfig(int64_t headDim, bool masked = true,
                                        bool needsMmaSync = false,
-                                       bool boundsByIds = false) {
+                                       bool boundsByIds = false,
+                                       bool raggedWgmma = false) {
     // Reported at the root's location without the "see current operation"
     // note: the culprit is the option, not the IR.
     Location loc = getOperation()->getLoc();
@@ -174,6 +175,14 @@ struct AttncOnlineSoftmaxPass
     // a strategy option the pass picks mma_sync for them.
     if (needsMmaSync && !kind)
       kind = TileStrategy::mma_sync;
+    // A ragged batch's rows are loaded row by row, each sequence's packed
+    // rows from its start and zero-filled past its end: the cp.async loads
+    // of mma_sync and wgmma do that, tensor maps do not. wgmma where the
+    // chip has warpgroup MMAs (the caller asks for it where the head dim
+    // and element type are wgmma's).
+    if (raggedWgmma && !kind)
+      kind = target->hasFeature(TargetFeature::Wgmma) ? TileStrategy::wgmma
+                                                      : TileStrategy::mma_sync;
     // (FlashConfigAttr's rules for interleave_kv, said as the options.)
     if (interleaveKV && (!kind || (*kind != TileStrategy::mma_sync &&
                                    *kind != TileStrategy::mma_sync_unaligned)))
@@ -276,12 +285,22 @@ struct AttncOnlineSoftmaxPass
   }
 
   /// Per-sequence K/V lengths, paged caches and ragged batches are lowered
-  /// by the mma_sync loads (row by row, each row's page or sequence looked
-  /// up, rows past a sequence zero-filled); tensor maps address none.
+  /// by row-by-row loads (each row's page or sequence looked up, rows past
+  /// a sequence zero-filled); tensor maps address none.
   static bool needsRowLoads(AttentionOp op) {
+    return needsMmaSyncLoads(op) || isRagged(op);
+  }
+
+  /// K/V lengths and paged caches: the mma_sync loads only.
+  static bool needsMmaSyncLoads(AttentionOp op) {
     return op.getKvLengths() || op.getKey().getDefiningOp<PagedKVOp>() ||
-           op.getValue().getDefiningOp<PagedKVOp>() ||
-           op.getQuery().getDefiningOp<RaggedViewOp>() ||
+           op.getValue().getDefiningOp<PagedKVOp>();
+  }
+
+  /// Packed sequences (ragged views of Q or K/V): the cp.async loads of
+  /// mma_sync and wgmma.
+  static bool isRagged(AttentionOp op) {
+    return op.getQuery().getDefiningOp<RaggedViewOp>() ||
            op.getKey().getDefiningOp<RaggedViewOp>();
   }
 
@@ -378,10 +397,11 @@ struct AttncOnlineSoftmaxPass
 
   /// `config` with the l2_group_mib of the option or the target when the
   /// flash form's grid runs longest first (a causal mask), one block per
-  /// tile or persistent.
+  /// tile or persistent. Not for a ragged batch: its sequences' lengths,
+  /// which a group's bytes would count, are known on the device only.
   FlashConfigAttr withL2Group(AttentionOp op, FlashConfigAttr c,
                               int64_t headDim) {
-    if (!op.getCausalMask())
+    if (!op.getCausalMask() || isRagged(op))
       return c;
     int64_t mib = l2GroupMib >= 0
                       ? static_cast<int64_t>(l2GroupMib)
@@ -419,11 +439,16 @@ struct AttncOnlineSoftmaxPass
     for (AttentionOp op : ops) {
       // A config on the op (the user's choice) wins over the target's.
       int64_t headDim = op.getQuery().getType().getDimSize(3);
+      Type elementType = op.getQuery().getType().getElementType();
+      bool raggedWgmma = isRagged(op) && (headDim == 64 || headDim == 128) &&
+                         (elementType.isBF16() || elementType.isF16());
+      bool mmaSyncLoads =
+          needsMmaSyncLoads(op) || (isRagged(op) && !raggedWgmma);
       FailureOr<FlashConfigAttr> config =
           op.getConfigAttr()
               ? FailureOr<FlashConfigAttr>(op.getConfigAttr())
-              : getConfig(headDim, !op.getMask().empty(), needsRowLoads(op),
-                          boundsTilesByIds(op));
+              : getConfig(headDim, !op.getMask().empty(), mmaSyncLoads,
+                          boundsTilesByIds(op), raggedWgmma);
       if (succeeded(config) && !op.getConfigAttr() && blockQ == 0)
         config = narrowForWindow(op, *config, headDim);
       if (succeeded(config) && !op.getConfigAttr())
