@@ -8,6 +8,7 @@
 // a chip without warpgroup MMAs mma_sync's.
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="block-q=64 block-kv=64" -mlir-print-local-scope | FileCheck %s --check-prefix=FORM
 // RUN: attnc-opt %s -split-input-file --attnc-online-softmax="chip=sm_80" | FileCheck %s --check-prefix=SM80
+// RUN: attnc-opt %s -split-input-file --attnc-pipeline | FileCheck %s --check-prefix=NVVM
 // RUN: attnc-opt %s -split-input-file --attnc-pipeline="to-nvvm=false" | FileCheck %s
 // RUN: attnc-opt %s -split-input-file --attnc-pipeline="split-kv=8 to-nvvm=false" | FileCheck %s --check-prefix=SPLIT
 
@@ -39,6 +40,14 @@
 // CHECK-SAME: strategy = "wgmma"
 // SM80-LABEL: func.func @varlen
 // SM80: strategy = mma_sync
+// Lowered to nvvm, cp.async row loads and warpgroup MMAs, no tensor map.
+// NVVM-LABEL: gpu.module @varlen_module
+// NVVM-NOT: cp.async.bulk.tensor
+// NVVM: nvvm.cp.async.shared.global
+// NVVM-NOT: cp.async.bulk.tensor
+// NVVM: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// NVVM-NOT: cp.async.bulk.tensor
+// NVVM-LABEL: gpu.module @cross_module
 // A ragged batch is not split (its query tiles fill the device).
 // SPLIT-LABEL: gpu.module @varlen_module
 // SPLIT-SAME: kind = "attention"
