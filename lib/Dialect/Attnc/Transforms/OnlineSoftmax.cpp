@@ -115,16 +115,23 @@ namespace {
 /// the exact counts they support.
 constexpr int64_t kMaxStages = 8;
 
+/// The loads an attention's K/V and Q need beyond a tensor map's rectangle:
+/// none; mma_sync's (per-sequence K/V lengths and paged caches: each row's
+/// length or page looked up, rows past a sequence's length zero-filled); or
+/// any cp.async row loads, mma_sync's or wgmma's (a ragged batch: each
+/// sequence's packed rows from its start, zero-filled past its end).
+enum class RowLoads { None, MmaSync, CpAsync };
+
 struct AttncOnlineSoftmaxPass
     : attnc::impl::AttncOnlineSoftmaxBase<AttncOnlineSoftmaxPass> {
   using Base::Base;
 
   /// The target's configuration for `headDim` (of an attention with a mask
-  /// when `masked`), with the tiles the options set.
+  /// when `masked`, whose tensors need `rowLoads`), with the tiles the
+  /// options set.
   FailureOr<FlashConfigAttr> getConfig(int64_t headDim, bool masked = true,
-                                       bool needsMmaSync = false,
-                                       bool boundsByIds = false,
-                                       bool raggedWgmma = false) {
+                                       RowLoads rowLoads = RowLoads::None,
+                                       bool boundsByIds = false) {
     // Reported at the root's location without the "see current operation"
     // note: the culprit is the option, not the IR.
     Location loc = getOperation()->getLoc();
@@ -170,17 +177,12 @@ struct AttncOnlineSoftmaxPass
                               << " needs warpgroup MMAs, which " << chip
                               << " lacks (sm_90a only)";
     }
-    // Per-sequence K/V lengths are lowered by the mma_sync loads, which
-    // stop at each sequence's length (the TMA ones stop at Skv): without
-    // a strategy option the pass picks mma_sync for them.
-    if (needsMmaSync && !kind)
+    // Without a strategy option, tensors a tensor map cannot address take
+    // the strategy whose loads do (TMA stops only at Skv): mma_sync, or
+    // wgmma where any cp.async loads do and the chip has warpgroup MMAs.
+    if (rowLoads == RowLoads::MmaSync && !kind)
       kind = TileStrategy::mma_sync;
-    // A ragged batch's rows are loaded row by row, each sequence's packed
-    // rows from its start and zero-filled past its end: the cp.async loads
-    // of mma_sync and wgmma do that, tensor maps do not. wgmma where the
-    // chip has warpgroup MMAs (the caller asks for it where the head dim
-    // and element type are wgmma's).
-    if (raggedWgmma && !kind)
+    if (rowLoads == RowLoads::CpAsync && !kind)
       kind = target->hasFeature(TargetFeature::Wgmma) ? TileStrategy::wgmma
                                                       : TileStrategy::mma_sync;
     // (FlashConfigAttr's rules for interleave_kv, said as the options.)
@@ -284,24 +286,30 @@ struct AttncOnlineSoftmaxPass
     return reads;
   }
 
-  /// Per-sequence K/V lengths, paged caches and ragged batches are lowered
-  /// by row-by-row loads (each row's page or sequence looked up, rows past
-  /// a sequence zero-filled); tensor maps address none.
-  static bool needsRowLoads(AttentionOp op) {
-    return needsMmaSyncLoads(op) || isRagged(op);
-  }
-
-  /// K/V lengths and paged caches: the mma_sync loads only.
-  static bool needsMmaSyncLoads(AttentionOp op) {
-    return op.getKvLengths() || op.getKey().getDefiningOp<PagedKVOp>() ||
-           op.getValue().getDefiningOp<PagedKVOp>();
-  }
-
-  /// Packed sequences (ragged views of Q or K/V): the cp.async loads of
-  /// mma_sync and wgmma.
+  /// Packed sequences: ragged views of Q or K/V.
   static bool isRagged(AttentionOp op) {
     return op.getQuery().getDefiningOp<RaggedViewOp>() ||
            op.getKey().getDefiningOp<RaggedViewOp>();
+  }
+
+  /// The row loads `op`'s tensors need. wgmma's loads take a ragged batch
+  /// where wgmma takes the op at all: bf16 or f16 at d = 64 or 128.
+  static RowLoads rowLoadsOf(AttentionOp op) {
+    if (op.getKvLengths() || op.getKey().getDefiningOp<PagedKVOp>() ||
+        op.getValue().getDefiningOp<PagedKVOp>())
+      return RowLoads::MmaSync;
+    if (!isRagged(op))
+      return RowLoads::None;
+    RankedTensorType q = op.getQuery().getType();
+    int64_t headDim = q.getDimSize(3);
+    Type elementType = q.getElementType();
+    bool wgmmaShape = (headDim == 64 || headDim == 128) &&
+                      (elementType.isBF16() || elementType.isF16());
+    return wgmmaShape ? RowLoads::CpAsync : RowLoads::MmaSync;
+  }
+
+  static bool needsRowLoads(AttentionOp op) {
+    return rowLoadsOf(op) != RowLoads::None;
   }
 
   /// A constant-span window takes the persistent grid (wgmma_ws). A query
@@ -403,11 +411,9 @@ struct AttncOnlineSoftmaxPass
                               int64_t headDim) {
     if (!op.getCausalMask() || isRagged(op))
       return c;
-    int64_t mib = l2GroupMib >= 0
-                      ? static_cast<int64_t>(l2GroupMib)
-                      : lookupTargetDescription(chip)->attentionL2GroupMib(
-                            headDim, c.getStrategy());
-    return c.withL2GroupMib(mib);
+    return c.withL2GroupMib(
+        l2GroupMibOr(lookupTargetDescription(chip)->attentionL2GroupMib(
+            headDim, c.getStrategy())));
   }
 
   /// The backward's `config` with the l2_group_mib of the option or the
@@ -416,12 +422,14 @@ struct AttncOnlineSoftmaxPass
   FlashConfigAttr withL2Group(AttentionGradOp op, FlashConfigAttr c) {
     if (!op.getCausalMask() || c.getStrategy() != TileStrategy::wgmma)
       return c;
-    int64_t mib =
-        l2GroupMib >= 0
-            ? static_cast<int64_t>(l2GroupMib)
-            : lookupTargetDescription(chip)->attentionBackwardL2GroupMib(
-                  c.getStrategy());
-    return c.withL2GroupMib(mib);
+    return c.withL2GroupMib(
+        l2GroupMibOr(lookupTargetDescription(chip)->attentionBackwardL2GroupMib(
+            c.getStrategy())));
+  }
+
+  /// The l2-group-mib option where it is set, else the target's `mib`.
+  int64_t l2GroupMibOr(int64_t mib) const {
+    return l2GroupMib >= 0 ? static_cast<int64_t>(l2GroupMib) : mib;
   }
 
   void runOnOperation() override {
@@ -439,16 +447,10 @@ struct AttncOnlineSoftmaxPass
     for (AttentionOp op : ops) {
       // A config on the op (the user's choice) wins over the target's.
       int64_t headDim = op.getQuery().getType().getDimSize(3);
-      Type elementType = op.getQuery().getType().getElementType();
-      bool raggedWgmma = isRagged(op) && (headDim == 64 || headDim == 128) &&
-                         (elementType.isBF16() || elementType.isF16());
-      bool mmaSyncLoads =
-          needsMmaSyncLoads(op) || (isRagged(op) && !raggedWgmma);
       FailureOr<FlashConfigAttr> config =
-          op.getConfigAttr()
-              ? FailureOr<FlashConfigAttr>(op.getConfigAttr())
-              : getConfig(headDim, !op.getMask().empty(), mmaSyncLoads,
-                          boundsTilesByIds(op), raggedWgmma);
+          op.getConfigAttr() ? FailureOr<FlashConfigAttr>(op.getConfigAttr())
+                             : getConfig(headDim, !op.getMask().empty(),
+                                         rowLoadsOf(op), boundsTilesByIds(op));
       if (succeeded(config) && !op.getConfigAttr() && blockQ == 0)
         config = narrowForWindow(op, *config, headDim);
       if (succeeded(config) && !op.getConfigAttr())
