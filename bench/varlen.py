@@ -44,7 +44,7 @@ def main():
               for n in a.also.split(",") if n}
     rows = []
     for B, lo, hi in ((8, 256, 2048), (16, 512, 4096), (4, 2048, 8192),
-                      (32, 64, 1024)):
+                      (32, 64, 1024), (128, 16, 512)):
         rnd = random.Random(B * 7 + lo)
         lengths = [rnd.randint(lo, hi) for _ in range(B)]
         total = sum(lengths)

@@ -98,7 +98,8 @@ typedef enum attnc_param_kind {
 /* A factor of a grid extent or of a workspace's byte size. */
 typedef enum attnc_factor_kind {
   ATTNC_FACTOR_CONSTANT = 0, /* value */
-  ATTNC_FACTOR_SYMBOL = 1,   /* ceil(symbol / ceil_div); a plain "SYM" has 1 */
+  ATTNC_FACTOR_SYMBOL = 1,   /* ceil(symbol / ceil_div) [+ plus]; a plain
+                                "SYM" has ceil_div 1 and no plus */
   ATTNC_FACTOR_NUM_SMS = 2,  /* the device's multiprocessor count */
 } attnc_factor_kind;
 
@@ -150,6 +151,9 @@ typedef struct attnc_factor {
   int64_t value;      /* ATTNC_FACTOR_CONSTANT */
   const char *symbol; /* ATTNC_FACTOR_SYMBOL; NULL otherwise */
   int64_t ceil_div;   /* ATTNC_FACTOR_SYMBOL; 1 otherwise */
+  /* ATTNC_FACTOR_SYMBOL: a symbol whose value is added to the quotient (a
+   * ragged batch's query tiles, ceil(T / 128) + B); NULL for none. */
+  const char *plus;
 } attnc_factor;
 
 /* A tensormap parameter. box has `rank` entries, outermost first (manifest

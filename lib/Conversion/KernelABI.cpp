@@ -38,18 +38,18 @@ struct ContractBuilder {
     if (f.device == GridFactor::Device::NumSMs)
       return GridFactorAttr::getChecked(emitError, ctx, FactorKind::device,
                                         StringRef(), int64_t(1),
-                                        DeviceValue::num_sms);
+                                        DeviceValue::num_sms, StringRef());
     if (f.sym.empty())
       return GridFactorAttr::getChecked(emitError, ctx, FactorKind::constant,
                                         StringRef(), f.value,
-                                        DeviceValue::num_sms);
-    if (f.ceilDiv == 1)
+                                        DeviceValue::num_sms, StringRef());
+    if (f.ceilDiv == 1 && f.plus.empty())
       return GridFactorAttr::getChecked(emitError, ctx, FactorKind::symbol,
                                         StringRef(f.sym), int64_t(1),
-                                        DeviceValue::num_sms);
+                                        DeviceValue::num_sms, StringRef());
     return GridFactorAttr::getChecked(emitError, ctx, FactorKind::ceil_div,
                                       StringRef(f.sym), f.ceilDiv,
-                                      DeviceValue::num_sms);
+                                      DeviceValue::num_sms, StringRef(f.plus));
   }
 
   FailureOr<SmallVector<GridFactorAttr>>
@@ -240,9 +240,12 @@ static json::Value factorToJSON(GridFactorAttr f) {
     return f.getValue();
   case FactorKind::symbol:
     return f.getSymbol().str();
-  case FactorKind::ceil_div:
-    return json::Object{{"sym", f.getSymbol().str()},
-                        {"ceil_div", f.getValue()}};
+  case FactorKind::ceil_div: {
+    json::Object o{{"sym", f.getSymbol().str()}, {"ceil_div", f.getValue()}};
+    if (!f.getPlus().empty())
+      o["plus"] = f.getPlus().str();
+    return o;
+  }
   case FactorKind::device:
     return json::Object{{"device", stringifyDeviceValue(f.getDevice()).str()}};
   }

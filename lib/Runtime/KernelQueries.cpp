@@ -24,6 +24,8 @@ void toPublic(const Factor &f, attnc_factor &out) {
   out.value = f.kind == ATTNC_FACTOR_CONSTANT ? f.value : 0;
   out.symbol = f.kind == ATTNC_FACTOR_SYMBOL ? f.symbol.c_str() : nullptr;
   out.ceil_div = f.kind == ATTNC_FACTOR_SYMBOL ? f.ceilDiv : 1;
+  out.plus = f.kind == ATTNC_FACTOR_SYMBOL && !f.plus.empty() ? f.plus.c_str()
+                                                              : nullptr;
 }
 
 void toPublic(const Constraint &c, attnc_constraint *out) {

@@ -453,20 +453,24 @@ bool ManifestReader::checkSymbols(const std::string &path,
            "it";
   };
   for (int a = 0; a < 3; ++a)
-    for (size_t i = 0; i < k.grid[a].size(); ++i)
-      if (k.grid[a][i].kind == ATTNC_FACTOR_SYMBOL &&
-          unbound(k.grid[a][i].symbol))
-        return failAt(path + ".grid[" + std::to_string(a) + "][" +
-                          std::to_string(i) + "]",
-                      "grid symbol '" + k.grid[a][i].symbol +
-                          "' is not a symbol of any tensor shape");
+    for (size_t i = 0; i < k.grid[a].size(); ++i) {
+      const Factor &f = k.grid[a][i];
+      for (const std::string *s : {&f.symbol, &f.plus})
+        if (f.kind == ATTNC_FACTOR_SYMBOL && !s->empty() && unbound(*s))
+          return failAt(path + ".grid[" + std::to_string(a) + "][" +
+                            std::to_string(i) + "]",
+                        "grid symbol '" + *s +
+                            "' is not a symbol of any tensor shape");
+    }
   for (size_t j = 0; j < k.params.size(); ++j) {
     const Param &p = k.params[j];
     for (size_t i = 0; i < p.bytes.size(); ++i)
-      if (p.bytes[i].kind == ATTNC_FACTOR_SYMBOL && unbound(p.bytes[i].symbol))
-        return failAt(path + ".params[" + std::to_string(j) + "].bytes[" +
-                          std::to_string(i) + "]",
-                      message("workspace size symbol", p.bytes[i].symbol));
+      for (const std::string *s : {&p.bytes[i].symbol, &p.bytes[i].plus})
+        if (p.bytes[i].kind == ATTNC_FACTOR_SYMBOL && !s->empty() &&
+            unbound(*s))
+          return failAt(path + ".params[" + std::to_string(j) + "].bytes[" +
+                            std::to_string(i) + "]",
+                        message("workspace size symbol", *s));
     for (size_t i = 0; i < p.viewShape.size(); ++i)
       if (!p.viewShape[i].symbol.empty() && unbound(p.viewShape[i].symbol))
         return failAt(path + ".params[" + std::to_string(j) + "].view.shape[" +
@@ -511,11 +515,12 @@ bool ManifestReader::checkSymbols(const std::string &path,
       std::string fpath = rpath + ".kv_tiles[" + std::to_string(j) + "]";
       if (f.kind != ATTNC_FACTOR_SYMBOL)
         continue;
-      if (f.symbol == r.symbol)
+      if (f.symbol == r.symbol || f.plus == r.symbol)
         return failAt(fpath, "the K/V tiles of the size rule of '" + r.symbol +
                                  "' use its own symbol");
-      if (unbound(f.symbol))
-        return failAt(fpath, message("size rule symbol", f.symbol));
+      for (const std::string *s : {&f.symbol, &f.plus})
+        if (!s->empty() && unbound(*s))
+          return failAt(fpath, message("size rule symbol", *s));
     }
   }
   return true;

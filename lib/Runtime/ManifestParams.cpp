@@ -262,6 +262,15 @@ bool ManifestReader::parseFactor(const json::Value &f, const std::string &path,
   if (!getSymbol(*o, path, "sym", g.symbol) || !cd ||
       !getInt(*cd, path + ".ceil_div", g.ceilDiv, 1))
     return false;
+  // ceil(sym / ceil_div) + plus: a ragged batch's query tiles.
+  if (o->get("plus")) {
+    if (!getSymbol(*o, path, "plus", g.plus))
+      return false;
+    if (g.plus == g.symbol)
+      return failAt(path + ".plus", "a factor adds a symbol other than its "
+                                    "dividend, got '" +
+                                        g.plus + "' for both");
+  }
   g.kind = ATTNC_FACTOR_SYMBOL;
   return true;
 }
@@ -386,7 +395,7 @@ const char *kindText(attnc_param_kind kind) {
 std::string factorsText(const std::vector<Factor> &factors) {
   std::string rule;
   for (const Factor &f : factors)
-    rule += (rule.empty() ? "" : "*") + formatFactor(f);
+    rule += (rule.empty() ? "" : "*") + formatFactor(f, factors.size() > 1);
   return rule.empty() ? "1" : rule;
 }
 
@@ -395,7 +404,8 @@ bool sameFactors(const std::vector<Factor> &a, const std::vector<Factor> &b) {
     return false;
   for (size_t i = 0; i < a.size(); ++i)
     if (a[i].kind != b[i].kind || a[i].value != b[i].value ||
-        a[i].symbol != b[i].symbol || a[i].ceilDiv != b[i].ceilDiv)
+        a[i].symbol != b[i].symbol || a[i].ceilDiv != b[i].ceilDiv ||
+        a[i].plus != b[i].plus)
       return false;
   return true;
 }

@@ -56,12 +56,16 @@ attnc_status PlanBuilder::evaluate(const std::vector<Factor> &factors,
       // ceilDiv >= 1 (the manifest reader), and the quotient is rounded up
       // only when ceilDiv >= 2, so it is at most 2^62.
       v = s / f.ceilDiv + (s % f.ceilDiv != 0);
+      // The added symbol is any size: the sum may not fit, reported like
+      // the product's overflow.
+      if (!f.plus.empty())
+        overflow |= __builtin_add_overflow(v, lookup(f.plus)->first, &v);
     } else if (f.kind == ATTNC_FACTOR_NUM_SMS) {
       if (attnc_status st = resolveNumSMs(what))
         return st;
       v = numSMs;
     }
-    rule += (rule.empty() ? "" : "*") + formatFactor(f);
+    rule += (rule.empty() ? "" : "*") + formatFactor(f, factors.size() > 1);
     overflow |= __builtin_mul_overflow(product, v, &product);
   }
   value = static_cast<uint64_t>(product);

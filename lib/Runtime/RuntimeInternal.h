@@ -42,6 +42,8 @@ struct Factor {
   int64_t value = 1;
   std::string symbol;
   int64_t ceilDiv = 1;
+  /// A symbol added to ceil(symbol / ceilDiv); empty for none.
+  std::string plus;
 };
 
 struct Param {
@@ -237,7 +239,9 @@ std::string hexText(uint64_t v);
 /// A dtype's name, "<invalid>" for a value that is none.
 const char *dtypeText(attnc_dtype d);
 /// A factor as text, e.g. "ceil(Sq/64)", "num_sms", "512".
-std::string formatFactor(const Factor &f);
+/// F as text, e.g. "ceil(Sq/64)"; a sum in parentheses when it is one of
+/// several factors of a product.
+std::string formatFactor(const Factor &f, bool inProduct = false);
 
 // The GPU half (Runtime.cpp) as the CPU half needs it at plan time; both
 // load the driver on first use and fail with ATTNC_ERROR_NO_DRIVER without

@@ -64,20 +64,21 @@ attnc_status PlanBuilder::evaluateSizeRule(const SizeRule &r,
   const std::vector<Factor> *reads[] = {&k.grid[0], &k.grid[1], &k.grid[2],
                                         &r.kvTiles};
   for (const std::vector<Factor> *factors : reads)
-    for (const Factor &f : *factors) {
-      if (f.kind != ATTNC_FACTOR_SYMBOL || f.symbol == r.symbol ||
-          lookup(f.symbol))
-        continue;
-      std::string holders;
-      for (const Param &p : k.params)
-        for (const Dim &d : p.shape)
-          if (d.symbol == f.symbol) {
-            holders += (holders.empty() ? "" : " or ") + p.name;
-            break;
-          }
-      return refuse(what + " needs " + f.symbol +
-                    ", which no tensor given binds (pass " + holders + ")");
-    }
+    for (const Factor &f : *factors)
+      for (const std::string *sym : {&f.symbol, &f.plus}) {
+        if (f.kind != ATTNC_FACTOR_SYMBOL || sym->empty() || *sym == r.symbol ||
+            lookup(*sym))
+          continue;
+        std::string holders;
+        for (const Param &p : k.params)
+          for (const Dim &d : p.shape)
+            if (d.symbol == *sym) {
+              holders += (holders.empty() ? "" : " or ") + p.name;
+              break;
+            }
+        return refuse(what + " needs " + *sym +
+                      ", which no tensor given binds (pass " + holders + ")");
+      }
   if (numSMs == 0) {
     if (attnc_status st = deviceNumSMs(numSMs)) {
       std::string why = attnc_last_error();

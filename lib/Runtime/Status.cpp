@@ -69,14 +69,18 @@ const char *attnc::rt::dtypeText(attnc_dtype d) {
   return name ? name : "<invalid>";
 }
 
-std::string attnc::rt::formatFactor(const Factor &f) {
+std::string attnc::rt::formatFactor(const Factor &f, bool inProduct) {
   switch (f.kind) {
   case ATTNC_FACTOR_CONSTANT:
     return std::to_string(f.value);
-  case ATTNC_FACTOR_SYMBOL:
-    return f.ceilDiv == 1
-               ? f.symbol
-               : "ceil(" + f.symbol + "/" + std::to_string(f.ceilDiv) + ")";
+  case ATTNC_FACTOR_SYMBOL: {
+    std::string q = f.ceilDiv == 1 ? f.symbol
+                                   : "ceil(" + f.symbol + "/" +
+                                         std::to_string(f.ceilDiv) + ")";
+    if (f.plus.empty())
+      return q;
+    return inProduct ? "(" + q + "+" + f.plus + ")" : q + "+" + f.plus;
+  }
   case ATTNC_FACTOR_NUM_SMS:
     return "num_sms";
   }

@@ -251,7 +251,7 @@ attnc_status PlanBuilder::checkWorkspaces() {
     uint64_t need = plan.workspaceBytes[i];
     std::string rule;
     for (const Factor &f : p.bytes)
-      rule += (rule.empty() ? "" : "*") + formatFactor(f);
+      rule += (rule.empty() ? "" : "*") + formatFactor(f, p.bytes.size() > 1);
     if (static_cast<uint64_t>(t.sizes[0]) < need)
       return refuse("workspace " + p.name + " is " +
                     std::to_string(t.sizes[0]) +

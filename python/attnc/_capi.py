@@ -76,6 +76,7 @@ class Factor(Structure):
         ("value", c_int64),
         ("symbol", c_char_p),
         ("ceil_div", c_int64),
+        ("plus", c_char_p),
     ]
 
 

@@ -33,8 +33,8 @@ class Param(NamedTuple):
     """One kernel parameter as the manifest declares it.
 
     Factors (``bytes``, and ``Kernel.grid``) are written as in the manifest:
-    an int, a symbol name, ``{"sym": S, "ceil_div": K}`` or
-    ``{"device": "num_sms"}``.
+    an int, a symbol name, ``{"sym": S, "ceil_div": K}`` (with ``"plus": P``
+    when P's value is added to the quotient) or ``{"device": "num_sms"}``.
     """
     name: str
     kind: str  # tensor, size, stride, scalar, tensormap or workspace
@@ -242,6 +242,9 @@ class Kernel:
         if f.kind == _capi.FACTOR_NUM_SMS:
             return {"device": "num_sms"}
         if f.kind == _capi.FACTOR_SYMBOL:
+            if f.plus:
+                return {"sym": text(f.symbol), "ceil_div": f.ceil_div,
+                        "plus": text(f.plus)}
             return (text(f.symbol) if f.ceil_div == 1 else
                     {"sym": text(f.symbol), "ceil_div": f.ceil_div})
         return f.value
@@ -524,11 +527,13 @@ def _workspace_bytes(kernel: str, p: Param, symbols: dict,
         else:
             sym, div = (f, 1) if isinstance(f, str) else (f["sym"],
                                                           f["ceil_div"])
-            if sym not in symbols:
-                raise AttncError(f"{kernel}: cannot allocate workspace "
-                                 f"{p.name}: size {sym} is not set by any "
-                                 f"input; pass {p.name} explicitly")
-            size *= -(-symbols[sym] // div)
+            plus = None if isinstance(f, str) else f.get("plus")
+            for s in (sym, plus):
+                if s is not None and s not in symbols:
+                    raise AttncError(f"{kernel}: cannot allocate workspace "
+                                     f"{p.name}: size {s} is not set by any "
+                                     f"input; pass {p.name} explicitly")
+            size *= -(-symbols[sym] // div) + (symbols[plus] if plus else 0)
     return size
 
 

@@ -65,6 +65,19 @@ class ModuleTest(unittest.TestCase):
         self.assertEqual((stride.kind, stride.dtype, stride.tensor,
                           stride.dim), ("stride", "i32", "lse", 1))
 
+    def test_ragged_grid_adds_the_sequences(self):
+        # A ragged batch's query tiles: ceil(T / 128) + B (one partial
+        # tile at most per sequence).
+        k = attnc.load(INPUTS / "ragged")["ragged_fwd"]
+        self.assertEqual(k.grid, (({"sym": "T", "ceil_div": 128,
+                                    "plus": "B"},), ("H",), (1,)))
+        i32 = FakeDType("int32")
+        plan = k.plan(q=FakeTensor(0x1000000, (20000, 16, 64), BF16),
+                      q_starts=FakeTensor(0x100000, (32,), i32),
+                      q_ends=FakeTensor(0x200000, (32,), i32),
+                      o=FakeTensor(0x8000000, (20000, 16, 64), BF16))
+        self.assertEqual(plan.grid, (189, 16, 1))
+
     def test_unknown_kernel(self):
         m = attnc.load(INPUTS / "fusion")
         with self.assertRaises(attnc.AttncError) as e:

@@ -465,6 +465,17 @@ TEST(Manifest, EachVersion2RuleHasItsMessage) {
        "or {\"device\"}, not both"},
       {R"({"sym": "M", "ceil_div": 64})", R"({"sym": "", "ceil_div": 64})",
        "kernels[0].grid[1][0].sym: empty size symbol"},
+      {R"({"sym": "M", "ceil_div": 64})",
+       R"({"sym": "M", "ceil_div": 64, "plus": "Z"})",
+       "kernels[0].grid[1][0]: grid symbol 'Z' is not a symbol of any tensor "
+       "shape"},
+      {R"({"sym": "M", "ceil_div": 64})",
+       R"({"sym": "M", "ceil_div": 64, "plus": "M"})",
+       "kernels[0].grid[1][0].plus: a factor adds a symbol other than its "
+       "dividend, got 'M' for both"},
+      {R"({"sym": "M", "ceil_div": 64})",
+       R"({"sym": "M", "ceil_div": 64, "plus": ""})",
+       "kernels[0].grid[1][0].plus: empty size symbol"},
       // Tensormaps.
       {R"("tensor": "a", "box")", R"("tensor": "z", "box")",
        "kernels[0].params[2].tensor: 'z' is not a tensor parameter"},

@@ -349,6 +349,50 @@ protected:
   }
 };
 
+/// ragged_fwd: a ragged batch's compact grid, ceil(T / 128) + B query
+/// tiles (every sequence ends in at most one partial tile).
+class Ragged : public Plans {
+protected:
+  void SetUp() override { load("ragged", "ragged_fwd"); }
+  void shapes(int64_t rows, int64_t sequences) {
+    // (Q and O far apart: up to 2^38 rows of 2 KiB.)
+    tensors = {
+        Tensor(uint64_t(1) << 50, ATTNC_DTYPE_BF16, {rows, 16, 64}), // q
+        Tensor(0x100000, ATTNC_DTYPE_I32, {sequences}),              // q_starts
+        Tensor(0x200000, ATTNC_DTYPE_I32, {sequences}),              // q_ends
+        Tensor(uint64_t(1) << 51, ATTNC_DTYPE_BF16, {rows, 16, 64}), // o
+    };
+  }
+};
+
+TEST_F(Ragged, GridAddsTheSequencesToTheQuotient) {
+  attnc_factor f;
+  ASSERT_EQ(attnc_kernel_grid_factor(kernel, 0, 0, &f), ATTNC_OK);
+  EXPECT_EQ(f.kind, ATTNC_FACTOR_SYMBOL);
+  EXPECT_STREQ(f.symbol, "T");
+  EXPECT_EQ(f.ceil_div, 128);
+  EXPECT_STREQ(f.plus, "B");
+  ASSERT_EQ(attnc_kernel_grid_factor(kernel, 1, 0, &f), ATTNC_OK);
+  EXPECT_EQ(f.plus, nullptr);
+
+  shapes(20000, 32);
+  ASSERT_EQ(create(), ATTNC_OK) << attnc_last_error();
+  int64_t grid[3];
+  attnc_plan_grid(plan, grid);
+  EXPECT_EQ(grid[0], 189); // ceil(20000 / 128) + 32
+  EXPECT_EQ(grid[1], 16);
+  EXPECT_EQ(grid[2], 1);
+  // An empty batch of rows still has its sequences' (empty) tiles.
+  shapes(0, 3);
+  ASSERT_EQ(create(), ATTNC_OK) << attnc_last_error();
+  attnc_plan_grid(plan, grid);
+  EXPECT_EQ(grid[0], 3);
+  // The limit names the rule, sum included.
+  shapes(int64_t(1) << 38, 5);
+  refused("grid.x = 2147483653 (ceil(T/128)+B) exceeds the CUDA limit of "
+          "2147483647");
+}
+
 TEST_F(Fusion, PacksScalarsWithTheirCTypes) {
   ASSERT_EQ(create(), ATTNC_OK) << attnc_last_error();
   int64_t grid[3];

@@ -42,6 +42,9 @@ struct GridFactor {
   std::string sym;
   int64_t ceilDiv = 1;
   Device device = Device::None;
+  /// A symbol added to ceil(sym / ceilDiv) (a ragged batch's query tiles:
+  /// ceil(T / block_q) + B); empty for none.
+  std::string plus = "";
 
   static GridFactor constant(int64_t v) { return {v, "", 1, Device::None}; }
   static GridFactor symbol(std::string s) {
@@ -49,6 +52,9 @@ struct GridFactor {
   }
   static GridFactor ceilDivOf(std::string s, int64_t k) {
     return {1, std::move(s), k, Device::None};
+  }
+  static GridFactor ceilDivPlus(std::string s, int64_t k, std::string plus) {
+    return {1, std::move(s), k, Device::None, std::move(plus)};
   }
   static GridFactor numSMs() { return {1, "", 1, Device::NumSMs}; }
 };

@@ -39,6 +39,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -618,7 +619,10 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
       wrapGlobalPointer(b, loc, param(lseName()), b.getF32Type());
   // The forall's induction variables are block indices (the order in which
   // CTAs run, longest first for causal masks, is the flash form's choice).
-  if (!strategy->persistent() && failed(mapBlockIndices()))
+  // (A ragged batch's compact grid reads its sequences' starts and ends
+  // for them: below, with the other tensors read per block.)
+  if (!strategy->persistent() && !compactRaggedGrid &&
+      failed(mapBlockIndices()))
     return failure();
   // (A ragged batch's rows are per sequence: its Q tiles end at their own
   // extent, its keys are form.seqKV.)
@@ -636,6 +640,17 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
     globalMem[bt.name] = wrapGlobalPointer(
         b, loc, param(bt.name),
         cast<RankedTensorType>(bt.tensor.getType()).getElementType());
+  // A block of the compact ragged grid past the sequences' last tile has
+  // no work and leaves before it reads anything (the batch may be empty).
+  std::optional<OpBuilder::InsertionGuard> tileScope;
+  if (compactRaggedGrid) {
+    Value hasTile = mapRaggedBlockIndices();
+    if (!hasTile)
+      return failure();
+    tileScope.emplace(b);
+    auto work = scf::IfOp::create(b, loc, hasTile, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(work.thenBlock());
+  }
   if (!strategy->persistent() && failed(loadBlockReads()))
     return failure();
   // Reads per score (a value per query or key position) load in place.
@@ -722,6 +737,7 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
     drawExchange = makeDrawExchange();
   if (failed(emitBody()))
     return failure();
+  tileScope.reset();
   gpu::ReturnOp::create(b, loc);
   return func;
 }

@@ -282,6 +282,14 @@ private:
   /// Maps the forall's induction variables to block indices (one block
   /// per tile): the grid dimensions, or the groups of l2_group_mib.
   LogicalResult mapBlockIndices();
+  /// A ragged batch's grid: its sequences' query tiles one after another
+  /// (ceil(T / block_q) + B blocks) where the factors can say so; sets
+  /// compactRaggedGrid.
+  void planRaggedGrid();
+  /// On that grid, maps the forall's induction variables to the block's
+  /// (sequence, head, query tile); returns whether the block has a tile
+  /// (null on failure).
+  Value mapRaggedBlockIndices();
   /// True when the forall's grid runs longest first (a causal mask): batch
   /// on z, heads on x, query tiles (counted down) on y.
   bool runsLongestFirst() const {
@@ -367,6 +375,8 @@ private:
   llvm::StringMap<unsigned> paramIndex;
   /// Where each forall dimension goes on the grid (0 = x).
   SmallVector<unsigned> gridDims;
+  /// Whether a ragged batch runs on its compact grid (planRaggedGrid).
+  bool compactRaggedGrid = false;
   std::unique_ptr<AttentionTileStrategy> strategy;
   std::unique_ptr<ScoreStage> scoreStage;
   /// Whether the score stage folds the modifier's last positive factor

@@ -289,6 +289,8 @@ LogicalResult FlashKernelBuilder::planGrid() {
     abi.grid[0] = {GridFactor::numSMs()};
     abi.grid[1] = abi.grid[2] = {GridFactor::constant(1)};
   }
+  if (form.ragged && !strategy->persistent())
+    planRaggedGrid();
   // Groups order the heads of a longest-first grid, one block per tile or
   // persistent.
   if (l2GroupMib() && !runsLongestFirst())

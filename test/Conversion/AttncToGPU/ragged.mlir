@@ -26,22 +26,31 @@
 // FORM: attnc.online_attention
 // FORM: tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[OUT:[a-z0-9_]+]], %[[H]], 0] [%[[ROWS]], 1, 128] [1, 1, 1] : tensor<?x128xbf16> into tensor<?x16x128xbf16>
 // FORM: tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[OUT]], %[[H]]] [%[[ROWS]], 1] [1, 1] : tensor<?xf32> into tensor<?x16xf32>
-// The kernel's tensors are the packed ones; the grid covers ceil(T / 128)
-// tiles of every sequence (blocks past a sequence's rows exit); no L2
-// groups (they count rows a ragged batch does not give).
+// The kernel's tensors are the packed ones; the grid counts the
+// sequences' query tiles one after another, at most ceil(T / 128) + B of
+// them (each sequence ends in at most one partial tile), on the query-tile
+// axis, with no batch axis; no L2 groups (they count rows a ragged batch
+// does not give).
 // CHECK-LABEL: gpu.module @varlen_module
 // CHECK-SAME: tensor<"q", bf16, [T, 16, 128], input
 // CHECK-SAME: tensor<"k", bf16, [Tk, 16, 128], input
 // CHECK-SAME: tensor<"q_starts", i32, [B], input, align = 4>, tensor<"q_ends", i32, [B], input, align = 4>
 // CHECK-SAME: tensor<"o", bf16, [T, 16, 128], output
 // CHECK-SAME: tensor<"lse", f32, [T, 16], output
-// CHECK-SAME: grid = {{\[\[16\], \[ceil_div\(T, 128\)\], \[B\]\]}}
+// CHECK-SAME: grid = {{\[\[16\], \[ceil_div\(T, 128\) \+ B\], \[1\]\]}}
 // CHECK-NOT: l2_group_mib
 // CHECK-SAME: strategy = "wgmma"
 // SM80-LABEL: func.func @varlen
 // SM80: strategy = mma_sync
 // Lowered to nvvm, cp.async row loads and warpgroup MMAs, no tensor map.
+// Before them each warp finds the block's sequence: rounds of 128
+// sequences' tile counts (4 a lane) scanned across the lanes, the lanes
+// whose tiles start at or before the block's counted.
 // NVVM-LABEL: gpu.module @varlen_module
+// NVVM: nvvm.read.ptx.sreg.laneid
+// NVVM-COUNT-5: nvvm.shfl.sync  up
+// NVVM: nvvm.shfl.sync  idx
+// NVVM: nvvm.redux.sync  add
 // NVVM-NOT: cp.async.bulk.tensor
 // NVVM: nvvm.cp.async.shared.global
 // NVVM-NOT: cp.async.bulk.tensor
@@ -74,6 +83,7 @@ func.func @varlen(%q: tensor<?x16x128xbf16>, %k: tensor<?x16x128xbf16>, %v: tens
 // CHECK-SAME: tensor<"q", bf16, [T, 32, 64], input
 // CHECK-SAME: tensor<"k", bf16, [Tk, 8, 64], input
 // CHECK-SAME: tensor<"q_starts", i32, [B], input, align = 4>, tensor<"q_ends", i32, [B], input, align = 4>, tensor<"kv_starts", i32, [B], input, align = 4>, tensor<"kv_ends", i32, [B], input, align = 4>
+// CHECK-SAME: grid = {{\[\[ceil_div\(T, 128\) \+ B\], \[32\], \[1\]\]}}
 // CHECK-SAME: strategy = "wgmma"
 // SM80-LABEL: func.func @cross
 // SM80: strategy = mma_sync

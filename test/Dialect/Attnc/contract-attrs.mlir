@@ -119,6 +119,7 @@ gpu.module @fill_module attributes {attnc.launch_contract = #attnc.launch_contra
 // CHECK-SAME: c2 = #attnc.constraint<ratio(H, Hkv, 4)>
 // CHECK-SAME: f = #attnc.factor<ceil_div(S, 64)>
 // CHECK-SAME: g = #attnc.factor<device(num_sms)>
+// CHECK-SAME: h = #attnc.factor<ceil_div(T, 128) + B>
 // CHECK-SAME: k = #attnc.kernel_variant<@attn_v0 when [min(Sq, 4096)]>
 // CHECK-SAME: p = #attnc.tensor_param<"q", bf16, [B, 64], input, align = 16>
 // CHECK-SAME: r = #attnc.size_rule<kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)], max = 128, per_sm = 2)>
@@ -127,6 +128,7 @@ func.func @parts(%x: f32 {attnc.name = "x"}) -> (f32 {attnc.name = "y"}) attribu
     c = #attnc.constraint<divisible(H, Hkv)>, f = #attnc.factor<ceil_div(S, 64)>,
     c2 = #attnc.constraint<ratio(H, Hkv, 4)>,
     g = #attnc.factor<device(num_sms)>,
+    h = #attnc.factor<ceil_div(T, 128) + B>,
     k = #attnc.kernel_variant<@attn_v0 when [min(Sq, 4096)]>,
     r = #attnc.size_rule<kv_splits(splits, kv_tiles = [ceil_div(Skv, 64)], max = 128, per_sm = 2)>,
     p = #attnc.tensor_param<"q", bf16, [B, 64], input, align = 16>,

@@ -899,6 +899,16 @@ func.func @factor_ceil_div() attributes {c = #attnc.factor<ceil_div(S, 0)>} { re
 
 // -----
 
+// expected-error @+1 {{only a ceil_div factor adds a symbol ('+ B')}}
+func.func @factor_plus_symbol() attributes {c = #attnc.factor<H + B>} { return }
+
+// -----
+
+// expected-error @+1 {{a ceil_div factor adds a symbol other than its dividend, got 'T' for both}}
+func.func @factor_plus_itself() attributes {c = #attnc.factor<ceil_div(T, 128) + T>} { return }
+
+// -----
+
 // expected-error @+1 {{unknown device property 'num_gpcs' (known: num_sms)}}
 func.func @factor_device() attributes {c = #attnc.factor<device(num_gpcs)>} { return }
 
@@ -1146,6 +1156,11 @@ func.func @contract_workspace_symbol() attributes {c = #attnc.launch_contract<ke
 
 // expected-error @+1 {{grid symbol 'M' occurs in no tensor's shape}}
 func.func @contract_grid_symbol() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[ceil_div(M, 64)], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{grid symbol 'M' occurs in no tensor's shape}}
+func.func @contract_grid_plus() attributes {c = #attnc.launch_contract<kernel = @k, kind = "t", params = [tensor<"x", f32, [N], input, align = 16>], grid = [[ceil_div(N, 64) + M], [1], [1]], block = [1, 1, 1], shared_memory = 0>} { return }
 
 // -----
 

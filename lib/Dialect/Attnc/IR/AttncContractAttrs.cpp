@@ -144,23 +144,26 @@ void printContractShape(AsmPrinter &printer, ArrayRef<Attribute> shape) {
 //===----------------------------------------------------------------------===//
 
 GridFactorAttr GridFactorAttr::getConstant(MLIRContext *ctx, int64_t v) {
-  return get(ctx, FactorKind::constant, StringRef(), v, DeviceValue::num_sms);
+  return get(ctx, FactorKind::constant, StringRef(), v, DeviceValue::num_sms,
+             StringRef());
 }
 GridFactorAttr GridFactorAttr::getSymbol(MLIRContext *ctx, StringRef sym) {
-  return get(ctx, FactorKind::symbol, sym, int64_t(1), DeviceValue::num_sms);
+  return get(ctx, FactorKind::symbol, sym, int64_t(1), DeviceValue::num_sms,
+             StringRef());
 }
 GridFactorAttr GridFactorAttr::getCeilDiv(MLIRContext *ctx, StringRef sym,
-                                          int64_t divisor) {
-  return get(ctx, FactorKind::ceil_div, sym, divisor, DeviceValue::num_sms);
+                                          int64_t divisor, StringRef plus) {
+  return get(ctx, FactorKind::ceil_div, sym, divisor, DeviceValue::num_sms,
+             plus);
 }
 GridFactorAttr GridFactorAttr::getDevice(MLIRContext *ctx, DeviceValue d) {
-  return get(ctx, FactorKind::device, StringRef(), int64_t(1), d);
+  return get(ctx, FactorKind::device, StringRef(), int64_t(1), d, StringRef());
 }
 
 LogicalResult
 GridFactorAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        FactorKind kind, StringRef symbol, int64_t value,
-                       DeviceValue) {
+                       DeviceValue, StringRef plus) {
   if (kind == FactorKind::constant && value < 1)
     return emitError() << "a constant factor must be positive, got " << value;
   if ((kind == FactorKind::symbol || kind == FactorKind::ceil_div) &&
@@ -168,6 +171,13 @@ GridFactorAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "a symbol factor needs a symbol name";
   if (kind == FactorKind::ceil_div && value < 1)
     return emitError() << "ceil_div divisor must be positive, got " << value;
+  if (!plus.empty() && kind != FactorKind::ceil_div)
+    return emitError() << "only a ceil_div factor adds a symbol ('+ " << plus
+                       << "')";
+  if (!plus.empty() && plus == symbol)
+    return emitError() << "a ceil_div factor adds a symbol other than its "
+                          "dividend, got '"
+                       << plus << "' for both";
   return success();
 }
 
@@ -183,6 +193,10 @@ void GridFactorAttr::printBody(AsmPrinter &printer) const {
     printer << "ceil_div(";
     printSymbol(printer, getSymbol());
     printer << ", " << getValue() << ")";
+    if (!getPlus().empty()) {
+      printer << " + ";
+      printSymbol(printer, getPlus());
+    }
     return;
   case FactorKind::device:
     printer << "device(" << stringifyDeviceValue(getDevice()) << ")";
@@ -193,44 +207,49 @@ void GridFactorAttr::printBody(AsmPrinter &printer) const {
 GridFactorAttr GridFactorAttr::parseBody(AsmParser &parser) {
   MLIRContext *ctx = parser.getContext();
   SMLoc loc = parser.getCurrentLocation();
-  auto emit = [&] { return parser.emitError(loc); };
-  int64_t v = 0;
-  OptionalParseResult r = parser.parseOptionalInteger(v);
+  FactorKind kind = FactorKind::symbol;
+  std::string sym;
+  int64_t value = 1;
+  DeviceValue device = DeviceValue::num_sms;
+  OptionalParseResult r = parser.parseOptionalInteger(value);
   if (r.has_value()) {
     if (failed(*r))
       return {};
-    return getChecked(emit, ctx, FactorKind::constant, StringRef(), v,
-                      DeviceValue::num_sms);
-  }
-  std::string word;
-  if (parser.parseKeywordOrString(&word))
-    return {};
-  if (word == "ceil_div" && succeeded(parser.parseOptionalLParen())) {
-    std::string sym;
-    int64_t divisor;
-    if (parser.parseKeywordOrString(&sym) || parser.parseComma() ||
-        parser.parseInteger(divisor) || parser.parseRParen())
+    kind = FactorKind::constant;
+  } else {
+    std::string word;
+    if (parser.parseKeywordOrString(&word))
       return {};
-    return getChecked(emit, ctx, FactorKind::ceil_div, StringRef(sym), divisor,
-                      DeviceValue::num_sms);
-  }
-  if (word == "device" && succeeded(parser.parseOptionalLParen())) {
-    std::string what;
-    if (parser.parseKeywordOrString(&what))
-      return {};
-    std::optional<DeviceValue> d = symbolizeDeviceValue(what);
-    if (!d) {
-      parser.emitError(loc)
-          << "unknown device property '" << what << "' (known: num_sms)";
-      return {};
+    if (word == "ceil_div" && succeeded(parser.parseOptionalLParen())) {
+      kind = FactorKind::ceil_div;
+      if (parser.parseKeywordOrString(&sym) || parser.parseComma() ||
+          parser.parseInteger(value) || parser.parseRParen())
+        return {};
+    } else if (word == "device" && succeeded(parser.parseOptionalLParen())) {
+      std::string what;
+      if (parser.parseKeywordOrString(&what))
+        return {};
+      std::optional<DeviceValue> d = symbolizeDeviceValue(what);
+      if (!d) {
+        parser.emitError(loc)
+            << "unknown device property '" << what << "' (known: num_sms)";
+        return {};
+      }
+      if (parser.parseRParen())
+        return {};
+      kind = FactorKind::device;
+      device = *d;
+    } else {
+      sym = word;
     }
-    if (parser.parseRParen())
-      return {};
-    return getChecked(emit, ctx, FactorKind::device, StringRef(), int64_t(1),
-                      *d);
   }
-  return getChecked(emit, ctx, FactorKind::symbol, StringRef(word), int64_t(1),
-                    DeviceValue::num_sms);
+  // Any form parses `+ SYM`; the verifier says which may add one.
+  std::string plus;
+  if (succeeded(parser.parseOptionalPlus()) &&
+      parser.parseKeywordOrString(&plus))
+    return {};
+  return getChecked([&] { return parser.emitError(loc); }, ctx, kind,
+                    StringRef(sym), value, device, StringRef(plus));
 }
 
 Attribute GridFactorAttr::parse(AsmParser &parser, Type) {
@@ -591,10 +610,11 @@ LogicalResult LaunchContractAttr::verify(
     }
     if (auto w = dyn_cast<WorkspaceParamAttr>(a)) {
       for (GridFactorAttr f : w.getBytes())
-        if (!f.getSymbol().empty() && !bound.contains(f.getSymbol()))
-          return emitError()
-                 << "workspace parameter '" << w.getName() << "' uses symbol '"
-                 << f.getSymbol() << "', which occurs in no tensor's shape";
+        for (StringRef sym : {f.getSymbol(), f.getPlus()})
+          if (!sym.empty() && !bound.contains(sym))
+            return emitError() << "workspace parameter '" << w.getName()
+                               << "' uses symbol '" << sym
+                               << "', which occurs in no tensor's shape";
       for (Attribute d : w.getViewShape())
         if (auto s = dyn_cast<StringAttr>(d); s && !bound.contains(s))
           return emitError() << "workspace parameter '" << w.getName()
@@ -609,9 +629,10 @@ LogicalResult LaunchContractAttr::verify(
   for (auto [axis, dim] : llvm::enumerate(grid)) {
     int64_t constant = 1;
     for (GridFactorAttr f : dim) {
-      if (!f.getSymbol().empty() && !bound.contains(f.getSymbol()))
-        return emitError() << "grid symbol '" << f.getSymbol()
-                           << "' occurs in no tensor's shape";
+      for (StringRef sym : {f.getSymbol(), f.getPlus()})
+        if (!sym.empty() && !bound.contains(sym))
+          return emitError()
+                 << "grid symbol '" << sym << "' occurs in no tensor's shape";
       if (f.getKind() == FactorKind::constant &&
           (llvm::MulOverflow(constant, f.getValue(), constant) ||
            constant > kMaxGridDim[axis]))
@@ -643,11 +664,12 @@ LogicalResult LaunchContractAttr::verify(
       return emitError() << "size symbol '" << r.getSymbol()
                          << "' has two size rules";
     for (GridFactorAttr f : r.getKvTiles())
-      if (!f.getSymbol().empty() && !bound.contains(f.getSymbol()))
-        return emitError() << "size rule of '" << r.getSymbol()
-                           << "' uses symbol '" << f.getSymbol()
-                           << "' in kv_tiles, which occurs in no tensor's "
-                              "shape";
+      for (StringRef sym : {f.getSymbol(), f.getPlus()})
+        if (!sym.empty() && !bound.contains(sym))
+          return emitError() << "size rule of '" << r.getSymbol()
+                             << "' uses symbol '" << sym
+                             << "' in kv_tiles, which occurs in no tensor's "
+                                "shape";
   }
   if (block.size() != 3 || llvm::any_of(block, [](int64_t e) { return e < 1; }))
     return emitError() << "block must be three positive extents";

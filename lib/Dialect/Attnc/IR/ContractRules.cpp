@@ -127,7 +127,7 @@ LogicalResult SizeRuleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "size rule of '" << symbol
                        << "' has no kv_tiles factor";
   for (GridFactorAttr f : kvTiles)
-    if (f.getSymbol() == symbol)
+    if (f.getSymbol() == symbol || f.getPlus() == symbol)
       return emitError() << "size rule of '" << symbol
                          << "' counts its K/V tiles with its own symbol";
   return success();

@@ -76,15 +76,21 @@ def Attnc_GridFactorAttr : Attnc_Attr<"GridFactor", "factor"> {
   let description = [{
     An extent is the product of its factors. A factor is a positive
     constant (`64`), the value of a size symbol (`B`), a rounded-up
-    quotient of a symbol (`ceil_div(Sq, 128)`) or a property of the device
-    the launch runs on (`device(num_sms)`, for persistent kernels).
+    quotient of a symbol (`ceil_div(Sq, 128)`), that quotient plus the
+    value of another symbol (`ceil_div(T, 128) + B`: a ragged batch's
+    query tiles, at most one partial tile per sequence) or a property of
+    the device the launch runs on (`device(num_sms)`, for persistent
+    kernels).
 
-    Example: `#attnc.factor<ceil_div(Sq, 128)>`
+    Example: `#attnc.factor<ceil_div(Sq, 128)>`,
+    `#attnc.factor<ceil_div(T, 128) + B>`
   }];
   let parameters = (ins "::attnc::FactorKind":$kind,
                         StringRefParameter<"symbol">:$symbol,
                         "int64_t":$value,
-                        "::attnc::DeviceValue":$device);
+                        "::attnc::DeviceValue":$device,
+                        StringRefParameter<"a symbol added to a ceil_div",
+                                           "\"\"">:$plus);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -92,7 +98,8 @@ def Attnc_GridFactorAttr : Attnc_Attr<"GridFactor", "factor"> {
     static GridFactorAttr getSymbol(::mlir::MLIRContext *ctx,
                                     ::llvm::StringRef sym);
     static GridFactorAttr getCeilDiv(::mlir::MLIRContext *ctx,
-                                     ::llvm::StringRef sym, int64_t divisor);
+                                     ::llvm::StringRef sym, int64_t divisor,
+                                     ::llvm::StringRef plus = "");
     static GridFactorAttr getDevice(::mlir::MLIRContext *ctx,
                                     ::attnc::DeviceValue device);
     /// The bare form used inside a contract: `ceil_div(Sq, 128)`.
