@@ -96,3 +96,18 @@ func.func @cross(%q: tensor<?x32x64xbf16>, %k: tensor<?x8x64xbf16>, %v: tensor<?
   %o = attnc.ragged_pack %ov, %qs, %qe : tensor<?x32x?x64xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x32x64xbf16>
   return %o : tensor<?x32x64xbf16>
 }
+
+// -----
+
+// A static batch with dynamic rows: no factor adds a constant to ceil(T /
+// 128), so the grid stays the forall's, every sequence given ceil(T / 128)
+// tiles (blocks past a sequence's rows leave at once).
+// CHECK-LABEL: gpu.module @static_batch_module
+// CHECK-SAME: grid = {{\[\[ceil_div\(T, 128\)\], \[8\], \[4\]\]}}
+func.func @static_batch(%q: tensor<?x8x64xbf16>, %s: tensor<4xi32>, %e: tensor<4xi32>) -> tensor<?x8x64xbf16> {
+  %qv = attnc.ragged_view %q, %s, %e : tensor<?x8x64xbf16>, tensor<4xi32>, tensor<4xi32> -> tensor<4x8x?x64xbf16>
+  %ov = attnc.attention %qv, %qv, %qv {scale = 0.125 : f64}
+      : tensor<4x8x?x64xbf16>, tensor<4x8x?x64xbf16>, tensor<4x8x?x64xbf16> -> tensor<4x8x?x64xbf16>
+  %o = attnc.ragged_pack %ov, %s, %e : tensor<4x8x?x64xbf16>, tensor<4xi32>, tensor<4xi32> -> tensor<?x8x64xbf16>
+  return %o : tensor<?x8x64xbf16>
+}
