@@ -41,9 +41,15 @@ if [ "${ATTNC_DEMO_SKIP_COMPILE:-0}" != 1 ]; then
 import json, sys
 m = json.load(open(sys.argv[1]))
 for k in m["kernels"]:
+    def factor(f):
+        if not isinstance(f, dict):
+            return str(f)
+        if "device" in f:
+            return f["device"]
+        q = f"ceil({f['sym']}/{f['ceil_div']})"
+        return f"({q}+{f['plus']})" if "plus" in f else q
     def ext(g):
-        return " x ".join(str(f) if not isinstance(f, dict) else
-                          f"ceil({f['sym']}/{f['ceil_div']})" for f in g)
+        return " x ".join(factor(f) for f in g)
     grid = ", ".join(ext(g) for g in k["grid"])
     params = ", ".join(p["name"] + (":" + p["dtype"] + str(p.get("shape", "")).replace("'", "")
                                     if p["kind"] == "tensor" else "")
