@@ -453,21 +453,18 @@ bool ManifestReader::checkSymbols(const std::string &path,
            "it";
   };
   for (int a = 0; a < 3; ++a)
-    for (size_t i = 0; i < k.grid[a].size(); ++i) {
-      const Factor &f = k.grid[a][i];
-      for (const std::string *s : {&f.symbol, &f.plus})
-        if (f.kind == ATTNC_FACTOR_SYMBOL && !s->empty() && unbound(*s))
+    for (size_t i = 0; i < k.grid[a].size(); ++i)
+      for (const std::string *s : k.grid[a][i].symbols())
+        if (unbound(*s))
           return failAt(path + ".grid[" + std::to_string(a) + "][" +
                             std::to_string(i) + "]",
                         "grid symbol '" + *s +
                             "' is not a symbol of any tensor shape");
-    }
   for (size_t j = 0; j < k.params.size(); ++j) {
     const Param &p = k.params[j];
     for (size_t i = 0; i < p.bytes.size(); ++i)
-      for (const std::string *s : {&p.bytes[i].symbol, &p.bytes[i].plus})
-        if (p.bytes[i].kind == ATTNC_FACTOR_SYMBOL && !s->empty() &&
-            unbound(*s))
+      for (const std::string *s : p.bytes[i].symbols())
+        if (unbound(*s))
           return failAt(path + ".params[" + std::to_string(j) + "].bytes[" +
                             std::to_string(i) + "]",
                         message("workspace size symbol", *s));
@@ -518,8 +515,8 @@ bool ManifestReader::checkSymbols(const std::string &path,
       if (f.symbol == r.symbol || f.plus == r.symbol)
         return failAt(fpath, "the K/V tiles of the size rule of '" + r.symbol +
                                  "' use its own symbol");
-      for (const std::string *s : {&f.symbol, &f.plus})
-        if (!s->empty() && unbound(*s))
+      for (const std::string *s : f.symbols())
+        if (unbound(*s))
           return failAt(fpath, message("size rule symbol", *s));
     }
   }

@@ -393,9 +393,7 @@ const char *kindText(attnc_param_kind kind) {
 }
 
 std::string factorsText(const std::vector<Factor> &factors) {
-  std::string rule;
-  for (const Factor &f : factors)
-    rule += (rule.empty() ? "" : "*") + formatFactor(f, factors.size() > 1);
+  std::string rule = productText(factors);
   return rule.empty() ? "1" : rule;
 }
 

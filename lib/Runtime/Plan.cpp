@@ -47,7 +47,6 @@ attnc_status PlanBuilder::evaluate(const std::vector<Factor> &factors,
                                    std::string &rule, bool &overflow) {
   int64_t product = 1;
   overflow = false;
-  rule.clear();
   for (const Factor &f : factors) {
     int64_t v = f.value;
     if (f.kind == ATTNC_FACTOR_SYMBOL) {
@@ -65,10 +64,10 @@ attnc_status PlanBuilder::evaluate(const std::vector<Factor> &factors,
         return st;
       v = numSMs;
     }
-    rule += (rule.empty() ? "" : "*") + formatFactor(f, factors.size() > 1);
     overflow |= __builtin_mul_overflow(product, v, &product);
   }
   value = static_cast<uint64_t>(product);
+  rule = productText(factors);
   return ATTNC_OK;
 }
 

@@ -44,6 +44,16 @@ struct Factor {
   int64_t ceilDiv = 1;
   /// A symbol added to ceil(symbol / ceilDiv); empty for none.
   std::string plus;
+
+  /// The size symbols it reads: none unless ATTNC_FACTOR_SYMBOL, else its
+  /// dividend and the one it adds.
+  std::vector<const std::string *> symbols() const {
+    if (kind != ATTNC_FACTOR_SYMBOL)
+      return {};
+    if (plus.empty())
+      return {&symbol};
+    return {&symbol, &plus};
+  }
 };
 
 struct Param {
@@ -238,10 +248,10 @@ inline bool hasNoElements(const attnc_tensor &t) {
 std::string hexText(uint64_t v);
 /// A dtype's name, "<invalid>" for a value that is none.
 const char *dtypeText(attnc_dtype d);
-/// A factor as text, e.g. "ceil(Sq/64)", "num_sms", "512".
-/// F as text, e.g. "ceil(Sq/64)"; a sum in parentheses when it is one of
-/// several factors of a product.
-std::string formatFactor(const Factor &f, bool inProduct = false);
+/// A product of factors as text, e.g. "num_sms*ceil(Sq/64)",
+/// "ceil(T/128)+B" (a sum in parentheses when it has co-factors); "" for
+/// none.
+std::string productText(const std::vector<Factor> &factors);
 
 // The GPU half (Runtime.cpp) as the CPU half needs it at plan time; both
 // load the driver on first use and fail with ATTNC_ERROR_NO_DRIVER without

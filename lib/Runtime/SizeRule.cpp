@@ -65,9 +65,8 @@ attnc_status PlanBuilder::evaluateSizeRule(const SizeRule &r,
                                         &r.kvTiles};
   for (const std::vector<Factor> *factors : reads)
     for (const Factor &f : *factors)
-      for (const std::string *sym : {&f.symbol, &f.plus}) {
-        if (f.kind != ATTNC_FACTOR_SYMBOL || sym->empty() || *sym == r.symbol ||
-            lookup(*sym))
+      for (const std::string *sym : f.symbols()) {
+        if (*sym == r.symbol || lookup(*sym))
           continue;
         std::string holders;
         for (const Param &p : k.params)

@@ -69,7 +69,9 @@ const char *attnc::rt::dtypeText(attnc_dtype d) {
   return name ? name : "<invalid>";
 }
 
-std::string attnc::rt::formatFactor(const Factor &f, bool inProduct) {
+/// A factor as text, e.g. "ceil(Sq/64)", "num_sms", "512"; a sum in
+/// parentheses when `inProduct`.
+static std::string formatFactor(const Factor &f, bool inProduct) {
   switch (f.kind) {
   case ATTNC_FACTOR_CONSTANT:
     return std::to_string(f.value);
@@ -85,6 +87,13 @@ std::string attnc::rt::formatFactor(const Factor &f, bool inProduct) {
     return "num_sms";
   }
   return "?";
+}
+
+std::string attnc::rt::productText(const std::vector<Factor> &factors) {
+  std::string rule;
+  for (const Factor &f : factors)
+    rule += (rule.empty() ? "" : "*") + formatFactor(f, factors.size() > 1);
+  return rule;
 }
 
 extern "C" {

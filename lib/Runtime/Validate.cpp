@@ -249,9 +249,7 @@ attnc_status PlanBuilder::checkWorkspaces() {
       continue;
     const attnc_tensor &t = *argOf[i];
     uint64_t need = plan.workspaceBytes[i];
-    std::string rule;
-    for (const Factor &f : p.bytes)
-      rule += (rule.empty() ? "" : "*") + formatFactor(f, p.bytes.size() > 1);
+    std::string rule = productText(p.bytes);
     if (static_cast<uint64_t>(t.sizes[0]) < need)
       return refuse("workspace " + p.name + " is " +
                     std::to_string(t.sizes[0]) +

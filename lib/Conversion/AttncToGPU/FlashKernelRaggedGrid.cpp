@@ -39,6 +39,13 @@ constexpr int64_t kLanes = 32;
 /// Sequences each lane counts per round of the search: 128 a round, their
 /// 256 loads in flight together.
 constexpr int64_t kSeqsPerLane = 4;
+
+/// The tensor the form reads per block under kernel parameter `name`.
+const BlockTensor *blockTensorNamed(const FlashForm &form, StringRef name) {
+  auto it = llvm::find_if(form.blockTensors,
+                          [&](const BlockTensor &t) { return t.name == name; });
+  return it == form.blockTensors.end() ? nullptr : &*it;
+}
 } // namespace
 
 void FlashKernelBuilder::planRaggedGrid() {
@@ -46,15 +53,12 @@ void FlashKernelBuilder::planRaggedGrid() {
   unsigned batchAxis = gridDims[0], tileAxis = gridDims[2];
   std::vector<GridFactor> &tiles = abi.grid[tileAxis];
   std::vector<GridFactor> &batch = abi.grid[batchAxis];
-  auto named = [&](StringRef n) {
-    return llvm::any_of(form.blockTensors,
-                        [&](const BlockTensor &t) { return t.name == n; });
-  };
   // The search counts each sequence's rows from its start and end, as the
   // flash form does; a form whose rows are not read from both keeps the
   // full grid (so does one whose count no factor can write: B static
   // with T dynamic, or the reverse).
-  if (!named("q_starts") || !named("q_ends") || tiles.size() != 1 ||
+  if (!blockTensorNamed(form, "q_starts") ||
+      !blockTensorNamed(form, "q_ends") || tiles.size() != 1 ||
       batch.size() != 1)
     return;
   const GridFactor &t = tiles.front(), &n = batch.front();
@@ -106,12 +110,9 @@ Value FlashKernelBuilder::mapRaggedBlockIndices() {
                                   gpu::ShuffleMode::IDX)
         .getShuffleResult();
   };
-  auto findTensor = [&](StringRef n) -> const BlockTensor & {
-    return *llvm::find_if(form.blockTensors,
-                          [&](const BlockTensor &t) { return t.name == n; });
-  };
-  const BlockTensor &starts = findTensor("q_starts");
-  const BlockTensor &ends = findTensor("q_ends");
+  // (planRaggedGrid found both.)
+  const BlockTensor &starts = *blockTensorNamed(form, "q_starts");
+  const BlockTensor &ends = *blockTensorNamed(form, "q_ends");
 
   SmallVector<Value> ivs = form.forall.getInductionVars();
   auto blockId = [&](unsigned axis) -> Value {

@@ -510,6 +510,15 @@ bool attnc::isKernelName(StringRef name) {
                       [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
+/// The size symbols a factor reads: its dividend and the one it adds.
+static SmallVector<StringRef, 2> symbolsOf(GridFactorAttr f) {
+  SmallVector<StringRef, 2> out;
+  for (StringRef s : {f.getSymbol(), f.getPlus()})
+    if (!s.empty())
+      out.push_back(s);
+  return out;
+}
+
 LogicalResult LaunchContractAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, StringRef kernel,
     StringRef kind, ArrayRef<Attribute> params, ArrayRef<GridFactorAttr> gridX,
@@ -610,8 +619,8 @@ LogicalResult LaunchContractAttr::verify(
     }
     if (auto w = dyn_cast<WorkspaceParamAttr>(a)) {
       for (GridFactorAttr f : w.getBytes())
-        for (StringRef sym : {f.getSymbol(), f.getPlus()})
-          if (!sym.empty() && !bound.contains(sym))
+        for (StringRef sym : symbolsOf(f))
+          if (!bound.contains(sym))
             return emitError() << "workspace parameter '" << w.getName()
                                << "' uses symbol '" << sym
                                << "', which occurs in no tensor's shape";
@@ -629,8 +638,8 @@ LogicalResult LaunchContractAttr::verify(
   for (auto [axis, dim] : llvm::enumerate(grid)) {
     int64_t constant = 1;
     for (GridFactorAttr f : dim) {
-      for (StringRef sym : {f.getSymbol(), f.getPlus()})
-        if (!sym.empty() && !bound.contains(sym))
+      for (StringRef sym : symbolsOf(f))
+        if (!bound.contains(sym))
           return emitError()
                  << "grid symbol '" << sym << "' occurs in no tensor's shape";
       if (f.getKind() == FactorKind::constant &&
@@ -664,8 +673,8 @@ LogicalResult LaunchContractAttr::verify(
       return emitError() << "size symbol '" << r.getSymbol()
                          << "' has two size rules";
     for (GridFactorAttr f : r.getKvTiles())
-      for (StringRef sym : {f.getSymbol(), f.getPlus()})
-        if (!sym.empty() && !bound.contains(sym))
+      for (StringRef sym : symbolsOf(f))
+        if (!bound.contains(sym))
           return emitError() << "size rule of '" << r.getSymbol()
                              << "' uses symbol '" << sym
                              << "' in kv_tiles, which occurs in no tensor's "
