@@ -40,6 +40,12 @@
 // RUN: FileCheck %s --check-prefix=PGRID < %t/persistent/manifest.json
 // RUN: FileCheck %s --check-prefix=QBUF < %t/persistent/manifest.json
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/persistent/naive_attention.ptx -o %t/persistent.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// One computing warpgroup (64-row query tiles): its 256 threads each have
+// the most a thread can hold, so nothing is moved by setmaxnreg (which
+// ptxas refuses when it asks for more than it has, or less, on increase).
+// RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --strategy=wgmma_ws --block-q=64 -o %t/q64
+// RUN: FileCheck %s --check-prefix=ONEGROUP --implicit-check-not=setmaxnreg < %t/q64/naive_attention.ptx
+// RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/q64/naive_attention.ptx -o %t/q64.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --strategy=wgmma --stages=3 --overlap-pv=on -o %t/overlap
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/overlap/naive_attention.ptx -o %t/overlap.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
@@ -305,3 +311,6 @@
 // DRAW: st.shared.b32
 // DRAW-NOT: mbarrier.try_wait
 // DRAW: mbarrier.arrive.shared.b64
+
+// ONEGROUP: .maxntid 256, 1, 1
+// ONEGROUP: wgmma.mma_async

@@ -347,13 +347,15 @@ public:
   /// Registers are allocated per warpgroup: the producer's gives most of
   /// its share to the consumers (setmaxnreg), as FlashAttention-3 does.
   void enterRole(OpBuilder &b, bool isProducer) override {
-    NVVM::SetMaxRegisterOp::create(
-        b, loc,
-        b.getI32IntegerAttr(isProducer ? producerRegisters()
-                                       : consumerRegisters()),
-        NVVM::SetMaxRegisterActionAttr::get(
-            b.getContext(), isProducer ? NVVM::SetMaxRegisterAction::decrease
-                                       : NVVM::SetMaxRegisterAction::increase));
+    if (reallocatesRegisters())
+      NVVM::SetMaxRegisterOp::create(
+          b, loc,
+          b.getI32IntegerAttr(isProducer ? producerRegisters()
+                                         : consumerRegisters()),
+          NVVM::SetMaxRegisterActionAttr::get(
+              b.getContext(), isProducer
+                                  ? NVVM::SetMaxRegisterAction::decrease
+                                  : NVVM::SetMaxRegisterAction::increase));
     if (isProducer || !pingPong())
       return;
     // The last warpgroup hands the first its first turn.
@@ -512,6 +514,13 @@ private:
   int64_t producerRegisters() const {
     int64_t left = registerPool() - consumerThreads() * consumerRegisters();
     return std::min<int64_t>(256, left / producerThreads() / 8 * 8);
+  }
+  /// Whether the producer hands registers over at all: one consumer
+  /// warpgroup beside it already has the most a thread can hold (255 of
+  /// 256 threads' even share), and setmaxnreg may not ask for less than a
+  /// warp was launched with when it increases, nor more when it decreases.
+  bool reallocatesRegisters() const {
+    return registerPool() / threadsPerBlock() < kConsumerRegisters;
   }
   int64_t registerPool() const {
     int64_t threads = threadsPerBlock();
