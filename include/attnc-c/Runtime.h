@@ -109,6 +109,7 @@ typedef enum attnc_constraint_kind {
   ATTNC_CONSTRAINT_MIN = 2,       /* lhs >= value */
   ATTNC_CONSTRAINT_MAX = 3,       /* lhs <= value */
   ATTNC_CONSTRAINT_RATIO = 4,     /* lhs == value * rhs */
+  ATTNC_CONSTRAINT_AT_MOST = 5,   /* lhs <= value * rhs */
 } attnc_constraint_kind;
 
 /* How a host chooses a size symbol that the caller picks (docs/abi.md). */

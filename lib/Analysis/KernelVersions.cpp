@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace attnc;
@@ -45,6 +46,41 @@ static std::optional<std::pair<Value, int64_t>> readSize(Value v) {
   return std::make_pair(dim.getSource(), index.getSExtValue());
 }
 
+/// `v` as a constant times a size (`arith.muli`, either order).
+static std::optional<std::pair<std::pair<Value, int64_t>, int64_t>>
+readScaledSize(Value v) {
+  auto mul = v.getDefiningOp<arith::MulIOp>();
+  if (!mul)
+    return std::nullopt;
+  for (auto [size, factor] : {std::pair(mul.getLhs(), mul.getRhs()),
+                              std::pair(mul.getRhs(), mul.getLhs())}) {
+    APInt c;
+    std::optional<std::pair<Value, int64_t>> dim = readSize(size);
+    if (dim && matchPattern(factor, m_ConstantInt(&c)))
+      return std::make_pair(*dim, c.getSExtValue());
+  }
+  return std::nullopt;
+}
+
+/// `size <= factor * per` (`sle`, or `sge` the other way round): a Max
+/// condition per `per`.
+static bool readPerCondition(arith::CmpIOp cmp,
+                             SmallVector<SizeCondition> &out) {
+  using P = arith::CmpIPredicate;
+  Value size = cmp.getLhs(), bound = cmp.getRhs();
+  if (cmp.getPredicate() == P::sge)
+    std::swap(size, bound);
+  else if (cmp.getPredicate() != P::sle)
+    return false;
+  std::optional<std::pair<Value, int64_t>> dim = readSize(size);
+  auto scaled = readScaledSize(bound);
+  if (!dim || !scaled || scaled->second < 1)
+    return false;
+  out.push_back({dim->first, dim->second, SizeCondition::Kind::Max,
+                 scaled->second, scaled->first.first, scaled->first.second});
+  return true;
+}
+
 /// Appends the comparisons of the conjunction `cond` to `out`; false when
 /// `cond` is anything else.
 static bool readConjunction(Value cond, SmallVector<SizeCondition> &out) {
@@ -61,7 +97,7 @@ static bool readConjunction(Value cond, SmallVector<SizeCondition> &out) {
     // `c <= size` is `size >= c`.
     std::swap(size, constant);
     if (!matchPattern(constant, m_ConstantInt(&c)))
-      return false;
+      return readPerCondition(cmp, out);
     pred = swapSignedOrder(pred);
   }
   std::optional<std::pair<Value, int64_t>> dim = readSize(size);
@@ -127,7 +163,8 @@ FailureOr<SmallVector<KernelVersion>> attnc::readKernelVersions(scf::IfOp op) {
              << "holds kernels in versions, but its condition is not a "
                 "conjunction (arith.andi) of comparisons (arith.cmpi sge, "
                 "sgt, sle, slt or eq) of a size (tensor.dim with a constant "
-                "index) with a constant: a host cannot evaluate it";
+                "index) with a constant, or of a size at most (sle) a "
+                "constant times a size: a host cannot evaluate it";
     FailureOr<Operation *> then = versionKernel(at, at.getThenRegion(), "then");
     if (failed(then))
       return failure();
@@ -152,8 +189,15 @@ const KernelVersion &attnc::selectKernelVersion(
   for (const KernelVersion &v : versions.drop_back()) {
     bool holds = llvm::all_of(v.when, [&](const SizeCondition &c) {
       std::optional<int64_t> size = sizeOf(c.tensor, c.dim);
-      return size && (c.kind == SizeCondition::Kind::Min ? *size >= c.value
-                                                         : *size <= c.value);
+      std::optional<int64_t> per =
+          c.perTensor ? sizeOf(c.perTensor, c.perDim) : 1;
+      int64_t bound;
+      if (!size || !per)
+        return false;
+      if (llvm::MulOverflow(c.value, *per, bound))
+        return c.kind == SizeCondition::Kind::Max;
+      return c.kind == SizeCondition::Kind::Min ? *size >= bound
+                                                : *size <= bound;
     });
     if (holds)
       return v;

@@ -133,7 +133,8 @@ struct ContractBuilder {
         : c.kind == ABIConstraint::Kind::Equal   ? ConstraintKind::equal
         : c.kind == ABIConstraint::Kind::Min     ? ConstraintKind::min
         : c.kind == ABIConstraint::Kind::Max     ? ConstraintKind::max
-                                                 : ConstraintKind::ratio;
+        : c.kind == ABIConstraint::Kind::Ratio   ? ConstraintKind::ratio
+                                                 : ConstraintKind::at_most;
     return ConstraintAttr::getChecked(emitError, ctx, kind, StringRef(c.lhs),
                                       StringRef(c.rhs), c.value);
   }
@@ -313,7 +314,8 @@ static json::Value constraintToJSON(ConstraintAttr c) {
         {"kind", kind}, {"sym", c.getLhs().str()}, {"value", c.getValue()}};
   json::Object o{
       {"kind", kind}, {"lhs", c.getLhs().str()}, {"rhs", c.getRhs().str()}};
-  if (c.getKind() == ConstraintKind::ratio)
+  if (c.getKind() == ConstraintKind::ratio ||
+      c.getKind() == ConstraintKind::at_most)
     o["value"] = c.getValue();
   return o;
 }

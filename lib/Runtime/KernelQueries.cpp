@@ -33,7 +33,10 @@ void toPublic(const Constraint &c, attnc_constraint *out) {
   out->lhs = c.lhs.c_str();
   bool bound = c.kind == ATTNC_CONSTRAINT_MIN || c.kind == ATTNC_CONSTRAINT_MAX;
   out->rhs = bound ? nullptr : c.rhs.c_str();
-  out->value = bound || c.kind == ATTNC_CONSTRAINT_RATIO ? c.value : 0;
+  out->value = bound || c.kind == ATTNC_CONSTRAINT_RATIO ||
+                       c.kind == ATTNC_CONSTRAINT_AT_MOST
+                   ? c.value
+                   : 0;
 }
 
 /// Parameter INDEX of K when it has KIND, else an error naming FN.

@@ -282,8 +282,9 @@ bool ManifestReader::parseConstraint(const json::Value &v,
            getInt(*value, path + ".value", c.value,
                   std::numeric_limits<int64_t>::min());
   }
-  if (kind == "ratio") {
-    c.kind = ATTNC_CONSTRAINT_RATIO;
+  if (kind == "ratio" || kind == "at_most") {
+    c.kind =
+        kind == "ratio" ? ATTNC_CONSTRAINT_RATIO : ATTNC_CONSTRAINT_AT_MOST;
     const json::Value *value = require(*o, path, "value");
     return getSymbol(*o, path, "lhs", c.lhs) &&
            getSymbol(*o, path, "rhs", c.rhs) && value &&
@@ -291,9 +292,10 @@ bool ManifestReader::parseConstraint(const json::Value &v,
   }
   // A runtime that skipped a rule it does not know would launch calls the
   // kernel cannot handle.
-  return failAt(path + ".kind",
-                "unknown constraint kind '" + kind +
-                    "' (expected divisible, equal, min, max or ratio)");
+  return failAt(
+      path + ".kind",
+      "unknown constraint kind '" + kind +
+          "' (expected divisible, equal, min, max, ratio or at_most)");
 }
 
 bool ManifestReader::parseConstraints(const json::Array &cs,

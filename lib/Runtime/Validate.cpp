@@ -334,6 +334,10 @@ std::string PlanBuilder::violation(const Constraint &c) const {
   if (c.kind == ATTNC_CONSTRAINT_RATIO &&
       (llvm::MulOverflow(c.value, rhs, scaled) || lhs != scaled))
     return l + " must be " + std::to_string(c.value) + " times " + r;
+  // (Past int64, value * rhs bounds every size.)
+  if (c.kind == ATTNC_CONSTRAINT_AT_MOST &&
+      !llvm::MulOverflow(c.value, rhs, scaled) && lhs > scaled)
+    return l + " must be at most " + std::to_string(c.value) + " times " + r;
   if (c.kind == ATTNC_CONSTRAINT_DIVISIBLE && (rhs <= 0 || lhs % rhs != 0))
     return l + " must be a multiple of " + r +
            (rhs <= 0 ? std::string(", which must be positive") : std::string());

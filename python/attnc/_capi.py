@@ -39,7 +39,7 @@ ROLES = {0: None, 1: "input", 2: "output"}
 # attnc_factor_kind and attnc_constraint_kind values.
 FACTOR_CONSTANT, FACTOR_SYMBOL, FACTOR_NUM_SMS = 0, 1, 2
 CONSTRAINT_KINDS = {0: "divisible", 1: "equal", 2: "min", 3: "max",
-                    4: "ratio"}
+                    4: "ratio", 5: "at_most"}
 # attnc_size_rule_kind values.
 SIZE_RULE_KINDS = {0: "kv_splits"}
 

@@ -54,7 +54,7 @@ class Param(NamedTuple):
 class Constraint(NamedTuple):
     """A rule on size symbols: divisible (lhs % rhs == 0, rhs > 0), equal
     (lhs == rhs), min (lhs >= value), max (lhs <= value; min and max have
-    rhs None) or ratio (lhs == value * rhs)."""
+    rhs None), ratio (lhs == value * rhs) or at_most (lhs <= value * rhs)."""
     kind: str
     lhs: str
     rhs: str | None

@@ -169,6 +169,8 @@ def _condition(c: dict) -> str:
     """A manifest constraint as text: `Sq >= 4096`."""
     if c["kind"] in ("min", "max"):
         return f"{c['sym']} {'>=' if c['kind'] == 'min' else '<='} {c['value']}"
+    if c["kind"] == "at_most":
+        return f"{c['lhs']} <= {c['value']} * {c['rhs']}"
     return f"{c['kind']}({c['lhs']}, {c['rhs']})"
 
 

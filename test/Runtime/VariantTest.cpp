@@ -144,7 +144,7 @@ TEST(VariantManifest, EachRuleHasItsMessage) {
       {with(R"("variants": [{"kernel": "k_long", "when": [{"kind": "above", )"
             R"("sym": "N", "value": 1}]}], )"),
        "kernels[0].variants[0].when[0].kind: unknown constraint kind 'above' "
-       "(expected divisible, equal, min, max or ratio)"},
+       "(expected divisible, equal, min, max, ratio or at_most)"},
       {with(R"("variants": [{"kernel": "k_long", "when": [{"kind": "min", )"
             R"("sym": "M", "value": 1}]}], )"),
        "kernels[0].variants[0].when[0].sym: variant condition symbol 'M' is "
@@ -252,6 +252,81 @@ TEST(VariantPlan, ARefusingVariantLeavesTheCallToTheKernel) {
             ATTNC_ERROR_VALIDATION);
   EXPECT_EQ(std::string(attnc_last_error()).rfind("k: ", 0), 0u)
       << attnc_last_error();
+}
+
+/// A kernel `NAME` over a ragged batch: x, y [T, 64] (f32) hold the rows of
+/// the B sequences s [B] counts, with EXTRA keys (variants, constraints).
+std::string raggedKernel(const std::string &name, const std::string &extra) {
+  return R"({"name": ")" + name + R"(", "cubin": ")" + name + R"(.cubin", )" +
+         extra +
+         R"("block": [64, 1, 1], "grid": [[{"sym": "T", "ceil_div": 64}], )"
+         R"([1], [1]], "params": [)"
+         R"({"name": "x", "kind": "tensor", "dtype": "f32", "shape": ["T", 64], )"
+         R"("role": "input"}, )"
+         R"({"name": "s", "kind": "tensor", "dtype": "i32", "shape": ["B"], )"
+         R"("role": "input"}, )"
+         R"({"name": "y", "kind": "tensor", "dtype": "f32", "shape": ["T", 64], )"
+         R"("role": "output"}]})";
+}
+
+/// The kernel a plan of K launches for T rows in B sequences, or null.
+const attnc_kernel *plannedRagged(const attnc_kernel *k, int64_t t, int64_t b) {
+  Tensor x(0x100000, ATTNC_DTYPE_F32, {t, 64}),
+      s(int64_t(1) << 60, ATTNC_DTYPE_I32, {b}),
+      y(0x40000000, ATTNC_DTYPE_F32, {t, 64});
+  attnc_tensor descs[] = {x.desc(), s.desc(), y.desc()};
+  attnc_plan *plan = nullptr;
+  if (attnc_plan_create(k, descs, 3, nullptr, 0, &plan) != ATTNC_OK)
+    return nullptr;
+  PlanPtr owner(plan, attnc_plan_destroy);
+  return attnc_plan_kernel(plan);
+}
+
+// A ragged batch's kernel for short sequences runs where the mean length
+// T / B is at most 16 rows: at_most(T, B, 16), T <= 16 * B.
+TEST(VariantPlan, AtMostBoundsARowsPerSequenceMean) {
+  const std::string atMost =
+      R"({"kind": "at_most", "lhs": "T", "rhs": "B", "value": 16})";
+  std::string error;
+  ModulePtr m;
+  ASSERT_EQ(parse(moduleOf(raggedKernel("r", R"("variants": [{"kernel": )"
+                                             R"("r_short", "when": [)" +
+                                                 atMost + "]}], ") +
+                           ", " + raggedKernel("r_short", "")),
+                  error, &m),
+            ATTNC_OK)
+      << error;
+  attnc_kernel *r = nullptr, *rShort = nullptr;
+  ASSERT_EQ(attnc_module_get_kernel(m.get(), "r", &r), ATTNC_OK);
+  ASSERT_EQ(attnc_module_get_kernel(m.get(), "r_short", &rShort), ATTNC_OK);
+  attnc_constraint c;
+  ASSERT_EQ(attnc_kernel_variant_condition(r, 0, 0, &c), ATTNC_OK);
+  EXPECT_EQ(c.kind, ATTNC_CONSTRAINT_AT_MOST);
+  EXPECT_STREQ(c.lhs, "T");
+  EXPECT_STREQ(c.rhs, "B");
+  EXPECT_EQ(c.value, 16);
+  EXPECT_EQ(plannedRagged(r, 160, 10), rShort);
+  EXPECT_EQ(plannedRagged(r, 161, 10), r);
+  EXPECT_EQ(plannedRagged(r, 1, 1), rShort);
+  EXPECT_EQ(plannedRagged(r, 17, 1), r);
+  // No sequence: only an empty batch is short.
+  EXPECT_EQ(plannedRagged(r, 0, 0), rShort);
+  EXPECT_EQ(plannedRagged(r, 5, 0), r);
+  // 16 * B past int64 bounds every T.
+  EXPECT_EQ(plannedRagged(r, 1 << 20, (int64_t(1) << 59) + 1), rShort)
+      << attnc_last_error();
+
+  // As a kernel's own constraint, with the rule in its refusal.
+  ASSERT_EQ(
+      parse(moduleOf(raggedKernel("r", R"("constraints": [)" + atMost + "], ")),
+            error, &m),
+      ATTNC_OK)
+      << error;
+  ASSERT_EQ(attnc_module_get_kernel(m.get(), "r", &r), ATTNC_OK);
+  EXPECT_EQ(plannedRagged(r, 160, 10), r);
+  EXPECT_EQ(plannedRagged(r, 161, 10), nullptr);
+  EXPECT_EQ(std::string(attnc_last_error()),
+            "r: T (= 161) must be at most 16 times B (= 10)");
 }
 
 } // namespace

@@ -8,7 +8,8 @@
 // sizes. The IR writes them as multi-versioning: an `scf.if` directly in the
 // function body whose condition compares sizes (`tensor.dim` of a function
 // argument) with constants, with one kernel in its `then` region and, in its
-// `else` region, either the default kernel or another such `scf.if`. Every
+// `else` region, either the default kernel or another such `scf.if` (a
+// size may also be at most a constant times another size: `arith.muli`). Every
 // version computes the same results from the same operands; which one runs
 // is the host's choice by size (the manifest's `variants`, docs/abi.md).
 // The analyses that count kernels (the no-S x S check, the intensity
@@ -26,13 +27,17 @@
 
 namespace attnc {
 
-/// `dim` of `tensor` >= value (Min) or <= value (Max).
+/// `dim` of `tensor` >= value (Min) or <= value (Max); with a `per` size,
+/// <= value times that size (Max only: a ragged batch's rows at most
+/// `value` per sequence).
 struct SizeCondition {
   enum class Kind { Min, Max };
   mlir::Value tensor;
   int64_t dim;
   Kind kind;
   int64_t value;
+  mlir::Value perTensor = {};
+  int64_t perDim = -1;
 };
 
 /// One version of a kernel: its kernel op and the sizes it runs for (all

@@ -124,10 +124,10 @@ inline bool mentionsSymbol(llvm::ArrayRef<std::vector<ABIDim>> shapes,
 
 /// A rule on size symbols the host checks before launching.
 struct ABIConstraint {
-  enum class Kind { Divisible, Equal, Min, Max, Ratio };
+  enum class Kind { Divisible, Equal, Min, Max, Ratio, AtMost };
   Kind kind;
   /// Divisible, Equal: lhs % rhs == 0 / lhs == rhs. Min, Max: lhs >= value
-  /// / lhs <= value. Ratio: lhs == value * rhs.
+  /// / lhs <= value. Ratio, AtMost: lhs == / <= value * rhs.
   std::string lhs, rhs;
   int64_t value = 0;
 
@@ -145,6 +145,9 @@ struct ABIConstraint {
   }
   static ABIConstraint ratio(std::string l, std::string r, int64_t v) {
     return {Kind::Ratio, std::move(l), std::move(r), v};
+  }
+  static ABIConstraint atMost(std::string l, std::string r, int64_t v) {
+    return {Kind::AtMost, std::move(l), std::move(r), v};
   }
 };
 

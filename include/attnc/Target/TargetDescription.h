@@ -221,6 +221,17 @@ struct TargetDescription {
   /// 1-4% on 12-05 at 512-2048: no causal variant on Hopper.
   int64_t wgmmaNoOverlapMaxSeqKV = 0;
   int64_t wgmmaNoOverlapMaxSeqKVCausal = 0;
+  /// A ragged batch (attnc.ragged_view) of T rows in B sequences whose mean
+  /// length T / B is at most this (0: never) runs a d = 128 wgmma forward
+  /// of raggedShortTile x raggedShortTile tiles as a size variant
+  /// (raggedAttentionVariant): short sequences waste most of a 128-row
+  /// tile, and the smaller tiles' 83 KB let two blocks share an SM. H100
+  /// 2026-12-07, causal bf16, H = 16, against 128 x 128: 318 / 402 us at
+  /// 128 sequences of 16-506 rows (mean 264), 255 / 290 at 32 of 93-1021
+  /// (630), 159 / 167 at 8 of 322-1767 (1044); 1177 / 1079 at 16 of
+  /// 643-4054 (2241) and 1225 / 1068 at 4 of 2744-7141 (4954).
+  int64_t raggedShortMaxMeanRows = 0;
+  int64_t raggedShortTile = 64;
 
   /// Split-KV decoding (--attnc-split-kv with --attnc-pack-gqa): a query
   /// tile holds the packed rows of a K/V group (a few), so its tile is
@@ -284,13 +295,17 @@ struct TargetDescription {
 
   /// A size variant of a kernel: another configuration and the sizes it
   /// runs for, the query rows (Q's dim 2) or the keys (K's dim 2) at least
-  /// `min` and at most `max` (0: unbounded).
+  /// `min` and at most `max` (0: unbounded). `perBatch`: the bounds are per
+  /// sequence of the batch (Q's or K's dim 0), rows <= max * batch (a
+  /// ragged batch's mean length).
   struct SizeVariant {
     FlashConfigAttr config;
     bool keys = false;
     int64_t min = 0, max = 0;
-    bool holds(int64_t extent) const {
-      return (min <= 0 || extent >= min) && (max <= 0 || extent <= max);
+    bool perBatch = false;
+    bool holds(int64_t extent, int64_t batch = 1) const {
+      int64_t n = perBatch ? batch : 1;
+      return (min <= 0 || extent >= min * n) && (max <= 0 || extent <= max * n);
     }
   };
   /// The size variant of the backward of `config` (attentionBackwardConfig's
@@ -302,6 +317,12 @@ struct TargetDescription {
   /// attention without a mask, or `causal`), or none.
   std::optional<SizeVariant>
   attentionVariant(FlashConfigAttr config, int64_t headDim, bool causal) const;
+  /// The size variant of the forward of `config` over a ragged batch (the
+  /// default of an unmasked or causal attention whose rows are
+  /// attnc.ragged_view's), or none.
+  std::optional<SizeVariant> raggedAttentionVariant(FlashConfigAttr config,
+                                                    int64_t headDim,
+                                                    bool masked) const;
 
   /// `config` with a fallback (FlashConfigAttr's `fallback`) when it reads
   /// by TMA: an mma_sync_unaligned kernel of the same tiles and warps, two

@@ -188,13 +188,20 @@ struct AttncConvertToGPUPass
       for (const SizeCondition &c : v.when) {
         std::optional<std::string> sym =
             sizeSymbol(versions->back().kernel, c.tensor, c.dim);
-        if (!sym)
+        std::optional<std::string> per =
+            c.perTensor
+                ? sizeSymbol(versions->back().kernel, c.perTensor, c.perDim)
+                : std::string();
+        if (!sym || !per)
           return op.emitOpError()
-                 << "runs version '" << variant << "' by dim " << c.dim
+                 << "runs version '" << variant << "' by dim "
+                 << (sym ? c.perDim : c.dim)
                  << " of a tensor that is not the Q, K or V of the kernel "
                     "(or by the head dimension); a host evaluates a version's "
                     "conditions on the kernel's size symbols";
-        entry.when.push_back(c.kind == SizeCondition::Kind::Min
+        entry.when.push_back(!per->empty()
+                                 ? ABIConstraint::atMost(*sym, *per, c.value)
+                             : c.kind == SizeCondition::Kind::Min
                                  ? ABIConstraint::min(*sym, c.value)
                                  : ABIConstraint::max(*sym, c.value));
       }
@@ -221,7 +228,10 @@ struct AttncConvertToGPUPass
 
   /// The size symbol a flash form's kernel binds from dim `dim` of
   /// `tensor`: the batch, heads and rows of its Q (B, H, Sq) or of its K
-  /// and V (B, Hkv, Skv), the names its contract gives them.
+  /// and V (B, Hkv, Skv), the names its contract gives them; of a ragged
+  /// batch's packed [rows, heads, d] tensors T, H (Q) and Tk, Hkv (K and
+  /// V), and the sequences B of the per-sequence tables (starts, ends) the
+  /// form reads one element of per block.
   static std::optional<std::string> sizeSymbol(Operation *kernel, Value tensor,
                                                int64_t dim) {
     auto forall = dyn_cast<scf::ForallOp>(kernel);
@@ -244,11 +254,26 @@ struct AttncConvertToGPUPass
     });
     if (!q)
       return std::nullopt;
-    if (source(q) == tensor)
-      return std::string(kQuerySymbols[dim]);
-    if (source(k) == tensor || source(v) == tensor)
-      return std::string(kKeySymbols[dim]);
-    return std::nullopt;
+    bool ofQuery = source(q) == tensor;
+    bool packed = cast<ShapedType>(source(q).getType()).getRank() == 3;
+    if (!ofQuery && source(k) != tensor && source(v) != tensor) {
+      // A ragged form's sequence table: a 1-D tensor it extracts from.
+      bool table =
+          packed && dim == 0 &&
+          cast<ShapedType>(tensor.getType()).getRank() == 1 &&
+          llvm::any_of(tensor.getUsers(), [&](Operation *u) {
+            return isa<tensor::ExtractOp>(u) && forall->isProperAncestor(u);
+          });
+      return table ? std::optional<std::string>("B") : std::nullopt;
+    }
+    if (packed) {
+      static constexpr const char *kRaggedQuery[] = {"T", "H"};
+      static constexpr const char *kRaggedKey[] = {"Tk", "Hkv"};
+      if (dim > 1)
+        return std::nullopt;
+      return std::string(ofQuery ? kRaggedQuery[dim] : kRaggedKey[dim]);
+    }
+    return std::string(ofQuery ? kQuerySymbols[dim] : kKeySymbols[dim]);
   }
 
   /// True when `a` and `b` take the same caller-supplied parameters

@@ -7,7 +7,7 @@
 func.func @not_a_size(%q: tensor<?x4x?x64xbf16>, %n: index) -> tensor<?x4x?x64xbf16> {
   %c64 = arith.constant 64 : index
   %small = arith.cmpi slt, %n, %c64 : index
-  // expected-error @+1 {{'scf.if' op holds kernels in versions, but its condition is not a conjunction (arith.andi) of comparisons (arith.cmpi sge, sgt, sle, slt or eq) of a size (tensor.dim with a constant index) with a constant: a host cannot evaluate it}}
+  // expected-error @+1 {{'scf.if' op holds kernels in versions, but its condition is not a conjunction (arith.andi) of comparisons (arith.cmpi sge, sgt, sle, slt or eq) of a size (tensor.dim with a constant index) with a constant, or of a size at most (sle) a constant times a size: a host cannot evaluate it}}
   %o = scf.if %small -> tensor<?x4x?x64xbf16> {
     %a = attnc.attention %q, %q, %q {scale = 0.125 : f64} : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16> -> tensor<?x4x?x64xbf16>
     scf.yield %a : tensor<?x4x?x64xbf16>

@@ -72,3 +72,26 @@ func.func @fwd(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x4x?x64xbf16>, %v: tensor<
   }
   return %o : tensor<?x4x?x64xbf16>
 }
+
+// -----
+
+// A ragged batch's versions (d = 128: 64 x 64 tiles while T <= 1024 * B):
+// the condition on the view's rows and sequences becomes at_most on the
+// packed rows T and the sequences B the contract binds.
+// CHECK-LABEL: gpu.module @ragged_module
+// CHECK-SAME: kernel = @ragged, kind = "attention"
+// CHECK-SAME: block_kv = 128 : i64, block_q = 128 : i64
+// CHECK-SAME: variants = [@ragged_v0 when [at_most(T, B, 1024)]]>
+// CHECK-LABEL: gpu.module @ragged_v0_module
+// CHECK-SAME: grid = {{\[\[}}ceil_div(T, 64) + B], [16], [1]]
+// CHECK-SAME: block_kv = 64 : i64, block_q = 64 : i64
+func.func @ragged(%q: tensor<?x16x128xbf16>, %starts: tensor<?xi32>, %ends: tensor<?xi32>)
+    -> tensor<?x16x128xbf16> {
+  %qv = attnc.ragged_view %q, %starts, %ends
+      : tensor<?x16x128xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x?x128xbf16>
+  %ov = attnc.attention %qv, %qv, %qv {scale = 0.08838834764831843 : f64}
+      : tensor<?x16x?x128xbf16>, tensor<?x16x?x128xbf16>, tensor<?x16x?x128xbf16> -> tensor<?x16x?x128xbf16>
+  %o = attnc.ragged_pack %ov, %starts, %ends
+      : tensor<?x16x?x128xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x128xbf16>
+  return %o : tensor<?x16x128xbf16>
+}

@@ -117,6 +117,7 @@ gpu.module @fill_module attributes {attnc.launch_contract = #attnc.launch_contra
 // CHECK-SAME: -> (f32 {attnc.name = "y"})
 // CHECK-SAME: c = #attnc.constraint<divisible(H, Hkv)>
 // CHECK-SAME: c2 = #attnc.constraint<ratio(H, Hkv, 4)>
+// CHECK-SAME: c3 = #attnc.constraint<at_most(T, B, 1024)>
 // CHECK-SAME: f = #attnc.factor<ceil_div(S, 64)>
 // CHECK-SAME: g = #attnc.factor<device(num_sms)>
 // CHECK-SAME: h = #attnc.factor<ceil_div(T, 128) + B>
@@ -127,6 +128,7 @@ gpu.module @fill_module attributes {attnc.launch_contract = #attnc.launch_contra
 func.func @parts(%x: f32 {attnc.name = "x"}) -> (f32 {attnc.name = "y"}) attributes {
     c = #attnc.constraint<divisible(H, Hkv)>, f = #attnc.factor<ceil_div(S, 64)>,
     c2 = #attnc.constraint<ratio(H, Hkv, 4)>,
+    c3 = #attnc.constraint<at_most(T, B, 1024)>,
     g = #attnc.factor<device(num_sms)>,
     h = #attnc.factor<ceil_div(T, 128) + B>,
     k = #attnc.kernel_variant<@attn_v0 when [min(Sq, 4096)]>,

@@ -919,13 +919,18 @@ func.func @constraint_symbol() attributes {c = #attnc.constraint<divisible(H, ""
 
 // -----
 
-// expected-error @+1 {{unknown constraint kind 'less' (known: divisible, equal, min, max, ratio)}}
+// expected-error @+1 {{unknown constraint kind 'less' (known: divisible, equal, min, max, ratio, at_most)}}
 func.func @constraint_kind() attributes {c = #attnc.constraint<less(H, 1)>} { return }
 
 // -----
 
 // expected-error @+1 {{ratio constraint of 'H' and 'Hkv' has factor 0; it must be at least 1}}
 func.func @constraint_ratio() attributes {c = #attnc.constraint<ratio(H, Hkv, 0)>} { return }
+
+// -----
+
+// expected-error @+1 {{at_most constraint of 'T' and 'B' has factor 0; it must be at least 1}}
+func.func @constraint_at_most() attributes {c = #attnc.constraint<at_most(T, B, 0)>} { return }
 
 // -----
 

@@ -33,6 +33,10 @@ using namespace attnc::contract_asm;
 static bool isBound(ConstraintKind kind) {
   return kind == ConstraintKind::min || kind == ConstraintKind::max;
 }
+/// ratio and at_most compare a symbol with a factor (>= 1) of another.
+static bool hasFactor(ConstraintKind kind) {
+  return kind == ConstraintKind::ratio || kind == ConstraintKind::at_most;
+}
 
 LogicalResult
 ConstraintAttr::verify(function_ref<InFlightDiagnostic()> emitError,
@@ -40,9 +44,10 @@ ConstraintAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        int64_t value) {
   if (lhs.empty() || (!isBound(kind) && rhs.empty()))
     return emitError() << "constraint symbols must not be empty";
-  if (kind == ConstraintKind::ratio && value < 1)
-    return emitError() << "ratio constraint of '" << lhs << "' and '" << rhs
-                       << "' has factor " << value << "; it must be at least 1";
+  if (hasFactor(kind) && value < 1)
+    return emitError() << stringifyConstraintKind(kind) << " constraint of '"
+                       << lhs << "' and '" << rhs << "' has factor " << value
+                       << "; it must be at least 1";
   return success();
 }
 
@@ -54,7 +59,7 @@ void ConstraintAttr::printBody(AsmPrinter &printer) const {
     printer << getValue();
   else
     printSymbol(printer, getRhs());
-  if (getKind() == ConstraintKind::ratio)
+  if (hasFactor(getKind()))
     printer << ", " << getValue();
   printer << ')';
 }
@@ -67,8 +72,9 @@ ConstraintAttr ConstraintAttr::parseBody(AsmParser &parser) {
     return {};
   std::optional<ConstraintKind> kind = symbolizeConstraintKind(word);
   if (!kind) {
-    parser.emitError(loc) << "unknown constraint kind '" << word
-                          << "' (known: divisible, equal, min, max, ratio)";
+    parser.emitError(loc)
+        << "unknown constraint kind '" << word
+        << "' (known: divisible, equal, min, max, ratio, at_most)";
     return {};
   }
   if (parser.parseLParen() || parser.parseKeywordOrString(&lhs) ||
@@ -77,8 +83,7 @@ ConstraintAttr ConstraintAttr::parseBody(AsmParser &parser) {
   if (isBound(*kind) ? parser.parseInteger(value)
                      : parser.parseKeywordOrString(&rhs))
     return {};
-  if (*kind == ConstraintKind::ratio &&
-      (parser.parseComma() || parser.parseInteger(value)))
+  if (hasFactor(*kind) && (parser.parseComma() || parser.parseInteger(value)))
     return {};
   if (parser.parseRParen())
     return {};

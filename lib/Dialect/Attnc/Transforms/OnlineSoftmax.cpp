@@ -473,6 +473,17 @@ struct AttncOnlineSoftmaxPass
           blockKV == 0 && overlapPV.empty())
         variant = lookupTargetDescription(chip)->attentionVariant(
             *config, headDim, op.getCausalMask().has_value());
+      // A ragged batch of short sequences (its rows per sequence), measured
+      // unmasked and causal too.
+      bool plainRagged = (op.getMask().empty() || op.getCausalMask()) &&
+                         !op.hasScoreModifier() &&
+                         !op.getDropoutProbability() && !readsTensors(op) &&
+                         op.getQuery().getDefiningOp<RaggedViewOp>() &&
+                         rowLoadsOf(op) == RowLoads::CpAsync;
+      if (plainRagged && !op.getConfigAttr() && sizeVariants && blockQ == 0 &&
+          blockKV == 0 && overlapPV.empty())
+        variant = lookupTargetDescription(chip)->raggedAttentionVariant(
+            *config, headDim, !op.getMask().empty());
       if (!variant || pickStatically(op, *variant, *config)) {
         if (failed(
                 convertToOnlineAttention(rewriter, op, *config, oneMaskedLoop)))
@@ -525,63 +536,92 @@ struct AttncOnlineSoftmaxPass
     }
   }
 
-  /// The sequence extent `variant` runs by (Q's rows or K's keys).
+  /// The sizes `variant` runs by: Q's rows or K's keys (dim 2) and, per
+  /// sequence, the batch (dim 0). A ragged batch's view names the packed
+  /// tensor's rows and its starts' length, which the kernel's contract
+  /// binds as T and B.
   template <typename OpTy>
-  static Value sizedTensor(OpTy op,
-                           const TargetDescription::SizeVariant &variant) {
-    return variant.keys ? op.getKey() : op.getQuery();
+  static std::pair<Value, int64_t>
+  sizeOperand(OpTy op, const TargetDescription::SizeVariant &variant,
+              bool batch) {
+    Value t = variant.keys ? op.getKey() : op.getQuery();
+    if (auto view = t.template getDefiningOp<RaggedViewOp>())
+      return {batch ? view.getStarts() : view.getPacked(), 0};
+    return {t, batch ? 0 : 2};
   }
 
-  /// With a static extent, `config` becomes the variant's when it holds;
-  /// true then (one kernel, no versions).
+  /// With static sizes, `config` becomes the variant's when it holds; true
+  /// then (one kernel, no versions).
   template <typename OpTy>
   static bool pickStatically(OpTy op,
                              const TargetDescription::SizeVariant &variant,
                              FlashConfigAttr &config) {
-    int64_t extent =
-        cast<ShapedType>(sizedTensor(op, variant).getType()).getDimSize(2);
-    if (ShapedType::isDynamic(extent))
+    auto extentOf = [&](bool batch) {
+      auto [tensor, dim] = sizeOperand(op, variant, batch);
+      return cast<ShapedType>(tensor.getType()).getDimSize(dim);
+    };
+    int64_t extent = extentOf(false);
+    int64_t batch = variant.perBatch ? extentOf(true) : 1;
+    if (ShapedType::isDynamic(extent) || ShapedType::isDynamic(batch))
       return false;
-    if (variant.holds(extent))
+    if (variant.holds(extent, batch))
       config = variant.config;
     return true;
   }
 
   /// Replaces `op` by `scf.if` on the sizes `variant` runs for with a copy
   /// of `op` in each region, each yielding its copy's results: the versions
-  /// of one kernel (attnc/Analysis/KernelVersions.h). Returns the copies
-  /// (the variant's, the default's).
+  /// of one kernel (attnc/Analysis/KernelVersions.h). A ragged batch's
+  /// attnc.ragged_pack goes into each region with its copy (the flash form
+  /// writes the packed rows). Returns the copies (the variant's, the
+  /// default's).
   template <typename OpTy>
   static std::pair<OpTy, OpTy>
   versionBySize(IRRewriter &rewriter, OpTy op,
                 const TargetDescription::SizeVariant &variant) {
     Location loc = op.getLoc();
-    rewriter.setInsertionPoint(op);
-    Value extent =
-        tensor::DimOp::create(rewriter, loc, sizedTensor(op, variant), 2);
+    Operation *last = op;
+    if (op->hasOneUse() && isa<RaggedPackOp>(*op->user_begin()))
+      last = *op->user_begin();
+    rewriter.setInsertionPoint(last);
+    auto sizeOf = [&](bool batch) -> Value {
+      auto [tensor, dim] = sizeOperand(op, variant, batch);
+      return tensor::DimOp::create(rewriter, loc, tensor, dim);
+    };
+    Value extent = sizeOf(false);
+    // Per sequence: bounds times the batch.
+    Value batch = variant.perBatch ? sizeOf(true) : Value();
     Value cond;
     auto conjoin = [&](arith::CmpIPredicate pred, int64_t bound) {
-      Value c = arith::CmpIOp::create(
-          rewriter, loc, pred, extent,
-          arith::ConstantIndexOp::create(rewriter, loc, bound));
+      Value limit = arith::ConstantIndexOp::create(rewriter, loc, bound);
+      if (batch)
+        limit = arith::MulIOp::create(rewriter, loc, batch, limit);
+      Value c = arith::CmpIOp::create(rewriter, loc, pred, extent, limit);
       cond =
           cond ? arith::AndIOp::create(rewriter, loc, cond, c).getResult() : c;
     };
+    // (A host reads a per-sequence bound only as at most: attnc.at_most.)
+    assert((!variant.perBatch || variant.min <= 0) &&
+           "a per-sequence variant bounds its rows from above only");
     if (variant.min > 0)
       conjoin(arith::CmpIPredicate::sge, variant.min);
     if (variant.max > 0)
       conjoin(arith::CmpIPredicate::sle, variant.max);
-    auto ifOp = scf::IfOp::create(rewriter, loc, op->getResultTypes(), cond,
+    auto ifOp = scf::IfOp::create(rewriter, loc, last->getResultTypes(), cond,
                                   /*withElseRegion=*/true);
     auto copyInto = [&](Block *block) {
       rewriter.setInsertionPointToEnd(block);
-      auto copy = cast<OpTy>(rewriter.clone(*op));
-      scf::YieldOp::create(rewriter, loc, copy->getResults());
+      IRMapping map;
+      auto copy = cast<OpTy>(rewriter.clone(*op, map));
+      Operation *result = last == op ? copy : rewriter.clone(*last, map);
+      scf::YieldOp::create(rewriter, loc, result->getResults());
       return copy;
     };
     OpTy variantForm = copyInto(ifOp.thenBlock());
     OpTy defaultForm = copyInto(ifOp.elseBlock());
-    rewriter.replaceOp(op, ifOp.getResults());
+    rewriter.replaceOp(last, ifOp.getResults());
+    if (last != op)
+      rewriter.eraseOp(op);
     return {variantForm, defaultForm};
   }
 };

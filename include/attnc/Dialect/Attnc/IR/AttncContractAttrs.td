@@ -55,7 +55,7 @@ def Attnc_ConstraintKind : I32EnumAttr<"ConstraintKind",
     "a rule on size symbols a host checks before launching", [
       I32EnumAttrCase<"divisible", 0>, I32EnumAttrCase<"equal", 1>,
       I32EnumAttrCase<"min", 2>, I32EnumAttrCase<"max", 3>,
-      I32EnumAttrCase<"ratio", 4>]> {
+      I32EnumAttrCase<"ratio", 4>, I32EnumAttrCase<"at_most", 5>]> {
   let cppNamespace = "::attnc";
   let genSpecializedAttr = 0;
 }
@@ -115,7 +115,10 @@ def Attnc_ConstraintAttr : Attnc_Attr<"Constraint", "constraint"> {
     attention: H is a multiple of Hkv). `equal(lhs, rhs)`: lhs == rhs.
     `min(sym, value)`: sym >= value. `max(sym, value)`: sym <= value (the
     split count of split-KV partials, which keeps them linear in their
-    rows).
+    rows). `ratio(lhs, rhs, value)`: lhs == value * rhs (GQA groups of a
+    fixed size). `at_most(lhs, rhs, value)`: lhs <= value * rhs (a ragged
+    batch of T rows in B sequences whose mean length is at most `value`:
+    the sizes a kernel version runs for).
 
     Example: `#attnc.constraint<divisible(H, Hkv)>`
   }];
