@@ -90,8 +90,10 @@ static TargetDescription hopper(StringRef device) {
   t.wgmmaNoOverlapMaxSeqKV = 1024;
   t.wgmmaNoOverlapMaxSeqKVCausal = 0;
   // Ragged batches of short sequences: 64 x 64 tiles up to a mean of 1024
-  // rows (measured faster at means 264-1044, slower from 2241).
+  // rows causal (measured faster at means 264-1044, slower from 2241), 384
+  // unmasked (faster at 264, slower at 630).
   t.raggedShortMaxMeanRows = 1024;
+  t.raggedShortMaxMeanRowsUnmasked = 384;
   t.roofline = rooflineOf(*cost::builtinDeviceModel(device.str()));
   return t;
 }
@@ -289,17 +291,19 @@ TargetDescription::attentionVariant(FlashConfigAttr config, int64_t headDim,
 
 std::optional<TargetDescription::SizeVariant>
 TargetDescription::raggedAttentionVariant(FlashConfigAttr config,
-                                          int64_t headDim, bool masked) const {
+                                          int64_t headDim, bool causal) const {
+  int64_t maxMean =
+      causal ? raggedShortMaxMeanRows : raggedShortMaxMeanRowsUnmasked;
   // Measured for the wgmma kernel at d = 128 (the strategy ragged batches
   // take on sm_90a: cp.async loads that stop at each sequence's end).
-  if (raggedShortMaxMeanRows <= 0 || headDim != 128 ||
+  if (maxMean <= 0 || headDim != 128 ||
       config.getStrategy() != TileStrategy::wgmma ||
       config.getBlockQ() <= raggedShortTile)
     return std::nullopt;
   FlashConfigAttr small = attentionConfig(
       config.getContext(), headDim, raggedShortTile, raggedShortTile,
-      TileStrategy::wgmma, /*stages=*/0, masked);
-  SizeVariant v{small, /*keys=*/false, 0, raggedShortMaxMeanRows};
+      TileStrategy::wgmma, /*stages=*/0, /*masked=*/causal);
+  SizeVariant v{small, /*keys=*/false, 0, maxMean};
   v.perBatch = true;
   return v;
 }

@@ -222,15 +222,18 @@ struct TargetDescription {
   int64_t wgmmaNoOverlapMaxSeqKV = 0;
   int64_t wgmmaNoOverlapMaxSeqKVCausal = 0;
   /// A ragged batch (attnc.ragged_view) of T rows in B sequences whose mean
-  /// length T / B is at most this (0: never) runs a d = 128 wgmma forward
-  /// of raggedShortTile x raggedShortTile tiles as a size variant
-  /// (raggedAttentionVariant): short sequences waste most of a 128-row
-  /// tile, and the smaller tiles' 83 KB let two blocks share an SM. H100
-  /// 2026-12-07, causal bf16, H = 16, against 128 x 128: 318 / 402 us at
-  /// 128 sequences of 16-506 rows (mean 264), 255 / 290 at 32 of 93-1021
-  /// (630), 159 / 167 at 8 of 322-1767 (1044); 1177 / 1079 at 16 of
-  /// 643-4054 (2241) and 1225 / 1068 at 4 of 2744-7141 (4954).
+  /// length T / B is at most this (0: never), causal / unmasked, runs a d =
+  /// 128 wgmma forward of raggedShortTile x raggedShortTile tiles as a size
+  /// variant (raggedAttentionVariant): short sequences waste most of a
+  /// 128-row tile, and the smaller tiles' 83 KB let two blocks share an
+  /// SM. H100 2026-12-07, bf16, H = 16, against 128 x 128: causal 318 / 402
+  /// us at 128 sequences of 16-506 rows (mean 264), 255 / 290 at 32 of
+  /// 93-1021 (630), 159 / 167 at 8 of 322-1767 (1044), 1177 / 1079 at 16
+  /// of 643-4054 (2241) and 1225 / 1068 at 4 of 2744-7141 (4954);
+  /// unmasked 422 / 479 at a mean of 264, 417 / 404 at 630 (a causal
+  /// tile's masked half is what short tiles save most).
   int64_t raggedShortMaxMeanRows = 0;
+  int64_t raggedShortMaxMeanRowsUnmasked = 0;
   int64_t raggedShortTile = 64;
 
   /// Split-KV decoding (--attnc-split-kv with --attnc-pack-gqa): a query
@@ -318,11 +321,11 @@ struct TargetDescription {
   std::optional<SizeVariant>
   attentionVariant(FlashConfigAttr config, int64_t headDim, bool causal) const;
   /// The size variant of the forward of `config` over a ragged batch (the
-  /// default of an unmasked or causal attention whose rows are
-  /// attnc.ragged_view's), or none.
+  /// default of an unmasked or, with `causal`, causal attention whose rows
+  /// are attnc.ragged_view's), or none.
   std::optional<SizeVariant> raggedAttentionVariant(FlashConfigAttr config,
                                                     int64_t headDim,
-                                                    bool masked) const;
+                                                    bool causal) const;
 
   /// `config` with a fallback (FlashConfigAttr's `fallback`) when it reads
   /// by TMA: an mma_sync_unaligned kernel of the same tiles and warps, two

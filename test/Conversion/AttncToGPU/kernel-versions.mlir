@@ -75,13 +75,13 @@ func.func @fwd(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x4x?x64xbf16>, %v: tensor<
 
 // -----
 
-// A ragged batch's versions (d = 128: 64 x 64 tiles while T <= 1024 * B):
+// A ragged batch's versions (d = 128 unmasked: 64 x 64 tiles while T <= 384 * B):
 // the condition on the view's rows and sequences becomes at_most on the
 // packed rows T and the sequences B the contract binds.
 // CHECK-LABEL: gpu.module @ragged_module
 // CHECK-SAME: kernel = @ragged, kind = "attention"
 // CHECK-SAME: block_kv = 128 : i64, block_q = 128 : i64
-// CHECK-SAME: variants = [@ragged_v0 when [at_most(T, B, 1024)]]>
+// CHECK-SAME: variants = [@ragged_v0 when [at_most(T, B, 384)]]>
 // CHECK-LABEL: gpu.module @ragged_v0_module
 // CHECK-SAME: grid = {{\[\[}}ceil_div(T, 64) + B], [16], [1]]
 // CHECK-SAME: block_kv = 64 : i64, block_q = 64 : i64

@@ -1,7 +1,7 @@
-// RUN: attnc-opt %s --attnc-online-softmax --canonicalize --cse | FileCheck %s
-// RUN: attnc-opt %s --attnc-online-softmax=size-variants=false --canonicalize --cse | FileCheck %s --check-prefix=ONE
-// RUN: attnc-opt %s --attnc-online-softmax=block-q=64 --canonicalize --cse | FileCheck %s --check-prefix=ONE
-// RUN: attnc-opt %s --attnc-online-softmax=strategy=mma_sync --canonicalize --cse | FileCheck %s --check-prefix=ONE
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax --canonicalize --cse | FileCheck %s
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax=size-variants=false --canonicalize --cse | FileCheck %s --check-prefix=ONE
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax=block-q=64 --canonicalize --cse | FileCheck %s --check-prefix=ONE
+// RUN: attnc-opt %s -split-input-file --attnc-online-softmax=strategy=mma_sync --canonicalize --cse | FileCheck %s --check-prefix=ONE
 
 // A ragged batch at d = 128 (wgmma, cp.async loads per sequence): 64 x 64
 // tiles while the mean length is at most 1024 rows, T <= 1024 * B with T
@@ -43,4 +43,51 @@ func.func @ragged(%q: tensor<?x16x128xbf16>, %starts: tensor<?xi32>, %ends: tens
   %o = attnc.ragged_pack %ov, %starts, %ends
       : tensor<?x16x?x128xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x128xbf16>
   return %o : tensor<?x16x128xbf16>
+}
+
+// -----
+
+// Unmasked, the 64 x 64 tiles pay only up to a mean of 384 rows (a causal
+// tile's masked half is most of what short tiles save).
+// CHECK-LABEL: func.func @ragged_unmasked
+// CHECK: %[[LIMIT:.*]] = arith.muli %{{.*}}, %c384 : index
+// CHECK: scf.if
+// CHECK:   block_q = 64, block_kv = 64
+// CHECK: } else {
+// CHECK:   block_q = 128, block_kv = 128
+// ONE-LABEL: func.func @ragged_unmasked
+// ONE-NOT: scf.if
+// ONE: return
+func.func @ragged_unmasked(%q: tensor<?x16x128xbf16>, %starts: tensor<?xi32>, %ends: tensor<?xi32>)
+    -> tensor<?x16x128xbf16> {
+  %qv = attnc.ragged_view %q, %starts, %ends
+      : tensor<?x16x128xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x?x128xbf16>
+  %ov = attnc.attention %qv, %qv, %qv {scale = 0.08838834764831843 : f64}
+      : tensor<?x16x?x128xbf16>, tensor<?x16x?x128xbf16>, tensor<?x16x?x128xbf16> -> tensor<?x16x?x128xbf16>
+  %o = attnc.ragged_pack %ov, %starts, %ends
+      : tensor<?x16x?x128xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x128xbf16>
+  return %o : tensor<?x16x128xbf16>
+}
+
+// -----
+
+// A static batch picks its version at compile time: 4 sequences in 2000
+// rows (mean 500) take the 64 x 64 tiles under a causal mask.
+// CHECK-LABEL: func.func @ragged_static
+// CHECK-NOT: scf.if
+// CHECK: block_q = 64, block_kv = 64
+func.func @ragged_static(%q: tensor<2000x16x128xbf16>, %starts: tensor<4xi32>, %ends: tensor<4xi32>)
+    -> tensor<2000x16x128xbf16> {
+  %qv = attnc.ragged_view %q, %starts, %ends
+      : tensor<2000x16x128xbf16>, tensor<4xi32>, tensor<4xi32> -> tensor<4x16x2000x128xbf16>
+  %ov = attnc.attention %qv, %qv, %qv {scale = 0.08838834764831843 : f64}
+      : tensor<4x16x2000x128xbf16>, tensor<4x16x2000x128xbf16>, tensor<4x16x2000x128xbf16> -> tensor<4x16x2000x128xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
+  %o = attnc.ragged_pack %ov, %starts, %ends
+      : tensor<4x16x2000x128xbf16>, tensor<4xi32>, tensor<4xi32> -> tensor<2000x16x128xbf16>
+  return %o : tensor<2000x16x128xbf16>
 }

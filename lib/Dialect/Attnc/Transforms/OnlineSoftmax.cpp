@@ -483,7 +483,7 @@ struct AttncOnlineSoftmaxPass
       if (plainRagged && !op.getConfigAttr() && sizeVariants && blockQ == 0 &&
           blockKV == 0 && overlapPV.empty())
         variant = lookupTargetDescription(chip)->raggedAttentionVariant(
-            *config, headDim, !op.getMask().empty());
+            *config, headDim, op.getCausalMask().has_value());
       if (!variant || pickStatically(op, *variant, *config)) {
         if (failed(
                 convertToOnlineAttention(rewriter, op, *config, oneMaskedLoop)))
