@@ -36,6 +36,10 @@ def main():
                     help="other modules of the same graph (e.g. the "
                          "mma_sync twin, ..._mma_sync) timed in the same "
                          "process, a column each")
+    ap.add_argument("--batches", default="8:256:2048,16:512:4096,"
+                    "4:2048:8192,32:64:1024,128:16:512",
+                    help="B:lo:hi,...: B sequences of seeded lengths in "
+                         "[lo, hi]")
     ap.add_argument("--out", type=Path)
     a = ap.parse_args()
     info = env_info()
@@ -43,8 +47,9 @@ def main():
     others = {n: attnc.load(a.work / "modules" / n)
               for n in a.also.split(",") if n}
     rows = []
-    for B, lo, hi in ((8, 256, 2048), (16, 512, 4096), (4, 2048, 8192),
-                      (32, 64, 1024), (128, 16, 512)):
+    batches = [tuple(int(x) for x in b.split(":"))
+               for b in a.batches.split(",")]
+    for B, lo, hi in batches:
         rnd = random.Random(B * 7 + lo)
         lengths = [rnd.randint(lo, hi) for _ in range(B)]
         total = sum(lengths)
