@@ -20,6 +20,29 @@ func.func @not_a_size(%q: tensor<?x4x?x64xbf16>, %n: index) -> tensor<?x4x?x64xb
 
 // -----
 
+// A size at least a constant times a size: a manifest says only at most
+// (at_most), so a host could not evaluate it.
+func.func @at_least_per(%q: tensor<?x4x?x64xbf16>) -> tensor<?x4x?x64xbf16> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %b = tensor.dim %q, %c0 : tensor<?x4x?x64xbf16>
+  %sq = tensor.dim %q, %c2 : tensor<?x4x?x64xbf16>
+  %limit = arith.muli %b, %c64 : index
+  %long = arith.cmpi sge, %sq, %limit : index
+  // expected-error @+1 {{'scf.if' op holds kernels in versions, but its condition is not a conjunction (arith.andi) of comparisons (arith.cmpi sge, sgt, sle, slt or eq) of a size (tensor.dim with a constant index) with a constant, or of a size at most (sle) a constant times a size: a host cannot evaluate it}}
+  %o = scf.if %long -> tensor<?x4x?x64xbf16> {
+    %a = attnc.attention %q, %q, %q {scale = 0.125 : f64} : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16> -> tensor<?x4x?x64xbf16>
+    scf.yield %a : tensor<?x4x?x64xbf16>
+  } else {
+    %a = attnc.attention %q, %q, %q {scale = 0.125 : f64} : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16> -> tensor<?x4x?x64xbf16>
+    scf.yield %a : tensor<?x4x?x64xbf16>
+  }
+  return %o : tensor<?x4x?x64xbf16>
+}
+
+// -----
+
 // Two kernels in one region: a version is one kernel.
 func.func @two_kernels(%q: tensor<?x4x?x64xbf16>) -> tensor<?x4x?x64xbf16> {
   %c2 = arith.constant 2 : index

@@ -95,3 +95,30 @@ func.func @ragged(%q: tensor<?x16x128xbf16>, %starts: tensor<?xi32>, %ends: tens
       : tensor<?x16x?x128xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x128xbf16>
   return %o : tensor<?x16x128xbf16>
 }
+
+// -----
+
+// A size at most a constant times a size, written by hand with the
+// constant first in the product and the comparison the other way round
+// (64 * B >= Sq): at_most on the kernel's symbols.
+// CHECK-LABEL: gpu.module @per_batch_module
+// CHECK-SAME: variants = [@per_batch_v0 when [at_most(Sq, B, 64)]]>
+func.func @per_batch(%q: tensor<?x4x?x64xbf16>) -> tensor<?x4x?x64xbf16> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %b = tensor.dim %q, %c0 : tensor<?x4x?x64xbf16>
+  %sq = tensor.dim %q, %c2 : tensor<?x4x?x64xbf16>
+  %limit = arith.muli %c64, %b : index
+  %short = arith.cmpi sge, %limit, %sq : index
+  %o = scf.if %short -> tensor<?x4x?x64xbf16> {
+    %a = attnc.attention %q, %q, %q {config = #attnc.flash_config<block_q = 64, block_kv = 64, warps = 4, stages = 2, strategy = mma_sync>, scale = 0.125 : f64}
+        : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16> -> tensor<?x4x?x64xbf16>
+    scf.yield %a : tensor<?x4x?x64xbf16>
+  } else {
+    %a = attnc.attention %q, %q, %q {config = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = mma_sync>, scale = 0.125 : f64}
+        : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16> -> tensor<?x4x?x64xbf16>
+    scf.yield %a : tensor<?x4x?x64xbf16>
+  }
+  return %o : tensor<?x4x?x64xbf16>
+}
