@@ -160,9 +160,11 @@ CASES = [  # lengths of the sequences, rows between them
     ([300, 1, 257], 5), ([1000, 17, 4097], 0), ([256, 512, 255, 1], 9),
     ([2048] * 4, 0), ([8191, 3], 2),
     # The compact grid's search: an empty batch (every block leaves), a
-    # sequence past the first round of 128, and 300 short sequences (three
-    # rounds, empty ones among them).
+    # sequence past the first round of 128, 300 short sequences (three
+    # rounds, empty ones among them; counted by the warps together), and
+    # 700 (six rounds: two groups of four warps' rounds, or one of eight).
     ([], 5), ([3] * 129, 0), ([(i * 37) % 190 for i in range(300)], 1),
+    ([(i * 53) % 170 for i in range(700)], 2),
 ]
 
 

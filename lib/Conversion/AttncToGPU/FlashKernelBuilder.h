@@ -290,6 +290,20 @@ private:
   /// (sequence, head, query tile); returns whether the block has a tile
   /// (null on failure).
   Value mapRaggedBlockIndices();
+  /// Where the compact grid's search has more than one round of
+  /// `perRound` sequences: the block's warps count a group of rounds at
+  /// once (`roundTiles` of a round's first sequence: its tiles, in every
+  /// lane), meeting at a CTA barrier, until the group holding tile `c`.
+  /// Returns the round to search from and the tiles before it (0, 0 for
+  /// one round).
+  std::pair<Value, Value> skipRounds(Value sequences, Value c, int64_t perRound,
+                                     function_ref<Value(Value)> roundTiles);
+  /// The search's shared words (two a warp) past the id bounds' scratch;
+  /// none without a compact ragged grid.
+  int64_t raggedSearchBytes() const;
+  int64_t raggedSearchOffset() const {
+    return idBoundsScratchOffset() + idBoundsScratchBytes();
+  }
   /// True when the forall's grid runs longest first (a causal mask): batch
   /// on z, heads on x, query tiles (counted down) on y.
   bool runsLongestFirst() const {

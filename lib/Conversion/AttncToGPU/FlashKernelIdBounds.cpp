@@ -80,7 +80,7 @@ int64_t FlashKernelBuilder::idBoundsScratchOffset() const {
 }
 
 int64_t FlashKernelBuilder::idExchangeOffset() const {
-  return llvm::alignTo(idBoundsScratchOffset() + idBoundsScratchBytes(),
+  return llvm::alignTo(raggedSearchOffset() + raggedSearchBytes(),
                        wgmma::kBarrierBytes);
 }
 
@@ -92,8 +92,10 @@ int64_t FlashKernelBuilder::idExchangeBytes() const {
 }
 
 int64_t FlashKernelBuilder::drawExchangeOffset() const {
-  int64_t end = form.idBounds.empty() ? strategy->sharedMemoryBytes()
-                                      : idExchangeOffset() + idExchangeBytes();
+  int64_t end = !form.idBounds.empty() ? idExchangeOffset() + idExchangeBytes()
+                : raggedSearchBytes() != 0
+                    ? raggedSearchOffset() + raggedSearchBytes()
+                    : strategy->sharedMemoryBytes();
   // (Without an exchange: the end of what the kernel uses.)
   return drawExchangeBytes() == 0 ? end : llvm::alignTo(end, 16);
 }

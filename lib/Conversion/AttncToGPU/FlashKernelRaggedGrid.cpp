@@ -16,7 +16,9 @@
 // ceil(T / block_q) + B. The kernel's grid counts the tiles of the
 // sequences one after another on the query-tile axis (the manifest factor
 // `ceil_div(T, block_q) + B`), the batch axis is 1, and each block finds
-// its (sequence, tile) by a prefix sum of the sequences' tile counts.
+// its (sequence, tile) by a prefix sum of the sequences' tile counts, in
+// rounds of 128 sequences; with more than one round its warps first count
+// a group of rounds at once, one each, meeting in shared memory.
 // Blocks past the last tile are empty iterations and leave at once. This
 // orders the forall's iterations and skips empty ones; which iteration
 // computes what is the flash form's.
@@ -28,6 +30,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
@@ -75,6 +78,112 @@ void FlashKernelBuilder::planRaggedGrid() {
                    : GridFactor::constant(t.value + n.value)};
   batch = {GridFactor::constant(1)};
   compactRaggedGrid = true;
+}
+
+int64_t FlashKernelBuilder::raggedSearchBytes() const {
+  // Two slots a warp: a round's tiles, by the parity of its group.
+  return compactRaggedGrid ? 2 * (strategy->threadsPerBlock() / kLanes) * 4 : 0;
+}
+
+std::pair<Value, Value>
+FlashKernelBuilder::skipRounds(Value sequences, Value c, int64_t perRound,
+                               function_ref<Value(Value)> roundTiles) {
+  Type i32 = b.getI32Type();
+  auto c32 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i32, v);
+  };
+  auto add = [&](Value x, Value y) -> Value {
+    return arith::AddIOp::create(b, loc, x, y);
+  };
+  auto mul = [&](Value x, Value y) -> Value {
+    return arith::MulIOp::create(b, loc, x, y);
+  };
+  auto ult = [&](Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  };
+  auto ule = [&](Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, x, y);
+  };
+  int64_t warps = strategy->threadsPerBlock() / kLanes;
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value warp = arith::IndexCastUIOp::create(
+      b, loc, i32,
+      arith::DivUIOp::create(b, loc, tid,
+                             arith::ConstantIndexOp::create(b, loc, kLanes)));
+  Value words = sharedWords(raggedSearchOffset(), raggedSearchBytes());
+  // More than one round: the warps count a group of rounds at once, one
+  // each, until the group holding tile c. (The condition is the block's:
+  // every warp takes the same branch and meets at the same barriers.)
+  auto many = scf::IfOp::create(b, loc, TypeRange{i32, i32},
+                                ult(c32(perRound), sequences),
+                                /*withElse=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(many.elseBlock());
+  scf::YieldOp::create(b, loc, ValueRange{c32(0), c32(0)});
+  b.setInsertionPointToStart(many.thenBlock());
+  // Carried: the group's first sequence, the tiles before it, the parity
+  // of its slots. When it stops: also the round to search from and the
+  // tiles before that round.
+  SmallVector<Type> carried(3, i32), stopped(5, i32);
+  auto groups =
+      scf::WhileOp::create(b, loc, stopped, ValueRange{c32(0), c32(0), c32(0)});
+  // (The loop's results are the condition's operands: `stopped`.)
+  {
+    OpBuilder::InsertionGuard g(b);
+    Block *before = b.createBlock(&groups.getBefore(), {}, carried,
+                                  SmallVector<Location>(3, loc));
+    Value base = before->getArgument(0), offset = before->getArgument(1),
+          parity = before->getArgument(2);
+    Value mine = roundTiles(add(base, mul(warp, c32(perRound))));
+    auto slot = [&](Value w) -> Value {
+      return arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
+                                          add(mul(parity, c32(warps)), w));
+    };
+    Value lane = gpu::LaneIdOp::create(b, loc, IntegerAttr());
+    auto leader = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                              arith::ConstantIndexOp::create(b, loc, 0)),
+        /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(leader.thenBlock());
+      memref::StoreOp::create(b, loc, mine, words, ValueRange{slot(warp)});
+    }
+    // Slots alternate between groups: a warp writing the next group's
+    // never overwrites what a slower one still reads of this one.
+    gpu::BarrierOp::create(b, loc);
+    // The group's rounds that end at or before tile c, among all but its
+    // last existing one: the search goes on from the round after them.
+    Value lastRound = arith::DivUIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, sequences, add(base, c32(1))),
+        c32(perRound));
+    Value end = offset, skipped = c32(0), roundOffset = offset;
+    for (int64_t w = 0; w < warps; ++w) {
+      end = add(
+          end, memref::LoadOp::create(b, loc, words, ValueRange{slot(c32(w))}));
+      Value past =
+          arith::AndIOp::create(b, loc, ule(end, c), ult(c32(w), lastRound));
+      skipped = add(skipped, arith::ExtUIOp::create(b, loc, i32, past));
+      roundOffset = arith::SelectOp::create(b, loc, past, end, roundOffset);
+    }
+    Value next = add(base, c32(warps * perRound));
+    Value more =
+        arith::AndIOp::create(b, loc, ule(end, c), ult(next, sequences));
+    Value round = add(base, mul(skipped, c32(perRound)));
+    scf::ConditionOp::create(b, loc, more,
+                             ValueRange{next, end, parity, round, roundOffset});
+    Block *after = b.createBlock(&groups.getAfter(), {}, stopped,
+                                 SmallVector<Location>(5, loc));
+    scf::YieldOp::create(
+        b, loc,
+        ValueRange{
+            after->getArgument(0), after->getArgument(1),
+            arith::SubIOp::create(b, loc, c32(1), after->getArgument(2))});
+  }
+  scf::YieldOp::create(b, loc,
+                       ValueRange{groups.getResult(3), groups.getResult(4)});
+  return {many.getResult(0), many.getResult(1)};
 }
 
 Value FlashKernelBuilder::mapRaggedBlockIndices() {
@@ -166,15 +275,25 @@ Value FlashKernelBuilder::mapRaggedBlockIndices() {
     return n;
   };
 
+  // The tiles of the round of sequences from `base`, in every lane.
+  int64_t perRound = kLanes * kSeqsPerLane;
+  auto roundTiles = [&](Value base) -> Value {
+    Value own = c32(0);
+    for (Value v : tilesFrom(add(base, laneFirst)))
+      own = add(own, v);
+    return NVVM::ReduxOp::create(b, loc, i32, own, NVVM::ReduxKind::ADD,
+                                 c32(-1));
+  };
+  auto [start, startOffset] = skipRounds(sequences, c, perRound, roundTiles);
+
   // Rounds of kLanes * kSeqsPerLane sequences from `base`, whose tiles
   // begin at `offset`, until the round holding tile c (or the last). A
   // lane counts kSeqsPerLane consecutive sequences; the round's results:
   // base, offset, the round's tiles, the lane's first tile in the round,
   // the lane's counts.
-  int64_t perRound = kLanes * kSeqsPerLane;
   SmallVector<Type> results(4 + kSeqsPerLane, i32);
   auto loop = scf::WhileOp::create(b, loc, TypeRange(results),
-                                   ValueRange{c32(0), c32(0)});
+                                   ValueRange{start, startOffset});
   {
     OpBuilder::InsertionGuard guard(b);
     Block *before =

@@ -48,6 +48,12 @@
 // whose tiles start at or before the block's counted.
 // NVVM-LABEL: gpu.module @varlen_module
 // NVVM: nvvm.read.ptx.sreg.laneid
+// More than one round: the warps count a group of rounds, one each (its
+// total by redux.sync into a shared word, then the block's barrier).
+// NVVM: nvvm.redux.sync  add
+// NVVM: llvm.store {{.*}} !llvm.ptr<3>
+// NVVM: nvvm.barrier0
+// NVVM: llvm.load {{.*}} !llvm.ptr<3> -> i32
 // NVVM-COUNT-5: nvvm.shfl.sync  up
 // NVVM: nvvm.shfl.sync  idx
 // NVVM: nvvm.redux.sync  add
