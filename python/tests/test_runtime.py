@@ -75,6 +75,27 @@ class ModuleTest(unittest.TestCase):
                       o=FakeTensor(0x8000000, (20000, 16, 64), BF16))
         self.assertEqual(plan.grid, (189, 16, 1))
 
+    def test_ragged_versions_by_mean_length(self):
+        # A ragged batch's short-sequence version runs while T <= 1024 B
+        # (the manifest's at_most); its grid counts 64-row tiles.
+        m = attnc.load(INPUTS / "ragged")
+        k, short = m["ragged_versions"], m["ragged_versions_v0"]
+        self.assertEqual(k.variants, [
+            (short, (attnc.Constraint("at_most", "T", "B", 1024),))])
+        i32 = FakeDType("int32")
+
+        def plan(T, B):
+            return k.plan(q=FakeTensor(0x1000000, (T, 16, 64), BF16),
+                          q_starts=FakeTensor(0x100000, (B,), i32),
+                          q_ends=FakeTensor(0x200000, (B,), i32),
+                          o=FakeTensor(0x8000000, (T, 16, 64), BF16))
+        p = plan(4096, 4)
+        self.assertIs(p.kernel, short)
+        self.assertEqual(p.grid, (68, 16, 1))  # ceil(4096 / 64) + 4
+        p = plan(4097, 4)
+        self.assertIs(p.kernel, k)
+        self.assertEqual(p.grid, (37, 16, 1))  # ceil(4097 / 128) + 4
+
     def test_unknown_kernel(self):
         m = attnc.load(INPUTS / "fusion")
         with self.assertRaises(attnc.AttncError) as e:
