@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -187,6 +188,18 @@ TEST(VariantManifest, EachRuleHasItsMessage) {
   }
 }
 
+/// The kernel a plan of K launches for TENSORS, or null when planning
+/// fails.
+const attnc_kernel *plannedFor(const attnc_kernel *k,
+                               const std::vector<attnc_tensor> &tensors) {
+  attnc_plan *plan = nullptr;
+  if (attnc_plan_create(k, tensors.data(), tensors.size(), nullptr, 0, &plan) !=
+      ATTNC_OK)
+    return nullptr;
+  PlanPtr owner(plan, attnc_plan_destroy);
+  return attnc_plan_kernel(plan);
+}
+
 /// The kernel a plan of K launches for x, y [n, 64] (row stride `stride`
 /// floats), or null when planning fails.
 const attnc_kernel *planned(const attnc_kernel *k, int64_t n,
@@ -194,12 +207,7 @@ const attnc_kernel *planned(const attnc_kernel *k, int64_t n,
                             attnc_dtype dtype = ATTNC_DTYPE_F32) {
   Tensor x(0x100000, dtype, {n, 64}), y(0x40000000, ATTNC_DTYPE_F32, {n, 64});
   x.strides = {stride, 1};
-  attnc_tensor descs[] = {x.desc(), y.desc()};
-  attnc_plan *plan = nullptr;
-  if (attnc_plan_create(k, descs, 2, nullptr, 0, &plan) != ATTNC_OK)
-    return nullptr;
-  PlanPtr owner(plan, attnc_plan_destroy);
-  return attnc_plan_kernel(plan);
+  return plannedFor(k, {x.desc(), y.desc()});
 }
 
 TEST(VariantPlan, TheFirstVariantWhoseConditionsHoldRuns) {
@@ -274,12 +282,7 @@ const attnc_kernel *plannedRagged(const attnc_kernel *k, int64_t t, int64_t b) {
   Tensor x(0x100000, ATTNC_DTYPE_F32, {t, 64}),
       s(int64_t(1) << 60, ATTNC_DTYPE_I32, {b}),
       y(0x40000000, ATTNC_DTYPE_F32, {t, 64});
-  attnc_tensor descs[] = {x.desc(), s.desc(), y.desc()};
-  attnc_plan *plan = nullptr;
-  if (attnc_plan_create(k, descs, 3, nullptr, 0, &plan) != ATTNC_OK)
-    return nullptr;
-  PlanPtr owner(plan, attnc_plan_destroy);
-  return attnc_plan_kernel(plan);
+  return plannedFor(k, {x.desc(), s.desc(), y.desc()});
 }
 
 // A ragged batch's kernel for short sequences runs where the mean length

@@ -51,6 +51,33 @@ const BlockTensor *blockTensorNamed(const FlashForm &form, StringRef name) {
                           [&](const BlockTensor &t) { return t.name == name; });
   return it == form.blockTensors.end() ? nullptr : &*it;
 }
+
+/// The search's i32 arithmetic, built at one location.
+struct I32Ops {
+  OpBuilder &b;
+  Location loc;
+  Value c32(int64_t v) const {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value add(Value x, Value y) const {
+    return arith::AddIOp::create(b, loc, x, y);
+  }
+  Value sub(Value x, Value y) const {
+    return arith::SubIOp::create(b, loc, x, y);
+  }
+  Value mul(Value x, Value y) const {
+    return arith::MulIOp::create(b, loc, x, y);
+  }
+  Value ult(Value x, Value y) const {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  }
+  Value ule(Value x, Value y) const {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, x, y);
+  }
+  Value select(Value c, Value x, Value y) const {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+};
 } // namespace
 
 void FlashKernelBuilder::planRaggedGrid() {
@@ -89,21 +116,7 @@ std::pair<Value, Value>
 FlashKernelBuilder::skipRounds(Value sequences, Value c, int64_t perRound,
                                function_ref<Value(Value)> roundTiles) {
   Type i32 = b.getI32Type();
-  auto c32 = [&](int64_t v) -> Value {
-    return arith::ConstantIntOp::create(b, loc, i32, v);
-  };
-  auto add = [&](Value x, Value y) -> Value {
-    return arith::AddIOp::create(b, loc, x, y);
-  };
-  auto mul = [&](Value x, Value y) -> Value {
-    return arith::MulIOp::create(b, loc, x, y);
-  };
-  auto ult = [&](Value x, Value y) -> Value {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
-  };
-  auto ule = [&](Value x, Value y) -> Value {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, x, y);
-  };
+  I32Ops o{b, loc};
   int64_t warps = strategy->threadsPerBlock() / kLanes;
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value warp = arith::IndexCastUIOp::create(
@@ -115,18 +128,18 @@ FlashKernelBuilder::skipRounds(Value sequences, Value c, int64_t perRound,
   // each, until the group holding tile c. (The condition is the block's:
   // every warp takes the same branch and meets at the same barriers.)
   auto many = scf::IfOp::create(b, loc, TypeRange{i32, i32},
-                                ult(c32(perRound), sequences),
+                                o.ult(o.c32(perRound), sequences),
                                 /*withElse=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(many.elseBlock());
-  scf::YieldOp::create(b, loc, ValueRange{c32(0), c32(0)});
+  scf::YieldOp::create(b, loc, ValueRange{o.c32(0), o.c32(0)});
   b.setInsertionPointToStart(many.thenBlock());
   // Carried: the group's first sequence, the tiles before it, the parity
   // of its slots. When it stops: also the round to search from and the
   // tiles before that round.
   SmallVector<Type> carried(3, i32), stopped(5, i32);
-  auto groups =
-      scf::WhileOp::create(b, loc, stopped, ValueRange{c32(0), c32(0), c32(0)});
+  auto groups = scf::WhileOp::create(b, loc, stopped,
+                                     ValueRange{o.c32(0), o.c32(0), o.c32(0)});
   // (The loop's results are the condition's operands: `stopped`.)
   {
     OpBuilder::InsertionGuard g(b);
@@ -134,10 +147,10 @@ FlashKernelBuilder::skipRounds(Value sequences, Value c, int64_t perRound,
                                   SmallVector<Location>(3, loc));
     Value base = before->getArgument(0), offset = before->getArgument(1),
           parity = before->getArgument(2);
-    Value mine = roundTiles(add(base, mul(warp, c32(perRound))));
+    Value mine = roundTiles(o.add(base, o.mul(warp, o.c32(perRound))));
     auto slot = [&](Value w) -> Value {
-      return arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
-                                          add(mul(parity, c32(warps)), w));
+      return arith::IndexCastUIOp::create(
+          b, loc, b.getIndexType(), o.add(o.mul(parity, o.c32(warps)), w));
     };
     Value lane = gpu::LaneIdOp::create(b, loc, IntegerAttr());
     auto leader = scf::IfOp::create(
@@ -156,21 +169,21 @@ FlashKernelBuilder::skipRounds(Value sequences, Value c, int64_t perRound,
     // The group's rounds that end at or before tile c, among all but its
     // last existing one: the search goes on from the round after them.
     Value lastRound = arith::DivUIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, sequences, add(base, c32(1))),
-        c32(perRound));
-    Value end = offset, skipped = c32(0), roundOffset = offset;
+        b, loc, arith::SubIOp::create(b, loc, sequences, o.add(base, o.c32(1))),
+        o.c32(perRound));
+    Value end = offset, skipped = o.c32(0), roundOffset = offset;
     for (int64_t w = 0; w < warps; ++w) {
-      end = add(
-          end, memref::LoadOp::create(b, loc, words, ValueRange{slot(c32(w))}));
-      Value past =
-          arith::AndIOp::create(b, loc, ule(end, c), ult(c32(w), lastRound));
-      skipped = add(skipped, arith::ExtUIOp::create(b, loc, i32, past));
+      end = o.add(end, memref::LoadOp::create(b, loc, words,
+                                              ValueRange{slot(o.c32(w))}));
+      Value past = arith::AndIOp::create(b, loc, o.ule(end, c),
+                                         o.ult(o.c32(w), lastRound));
+      skipped = o.add(skipped, arith::ExtUIOp::create(b, loc, i32, past));
       roundOffset = arith::SelectOp::create(b, loc, past, end, roundOffset);
     }
-    Value next = add(base, c32(warps * perRound));
+    Value next = o.add(base, o.c32(warps * perRound));
     Value more =
-        arith::AndIOp::create(b, loc, ule(end, c), ult(next, sequences));
-    Value round = add(base, mul(skipped, c32(perRound)));
+        arith::AndIOp::create(b, loc, o.ule(end, c), o.ult(next, sequences));
+    Value round = o.add(base, o.mul(skipped, o.c32(perRound)));
     scf::ConditionOp::create(b, loc, more,
                              ValueRange{next, end, parity, round, roundOffset});
     Block *after = b.createBlock(&groups.getAfter(), {}, stopped,
@@ -179,7 +192,7 @@ FlashKernelBuilder::skipRounds(Value sequences, Value c, int64_t perRound,
         b, loc,
         ValueRange{
             after->getArgument(0), after->getArgument(1),
-            arith::SubIOp::create(b, loc, c32(1), after->getArgument(2))});
+            arith::SubIOp::create(b, loc, o.c32(1), after->getArgument(2))});
   }
   scf::YieldOp::create(b, loc,
                        ValueRange{groups.getResult(3), groups.getResult(4)});
@@ -188,10 +201,8 @@ FlashKernelBuilder::skipRounds(Value sequences, Value c, int64_t perRound,
 
 Value FlashKernelBuilder::mapRaggedBlockIndices() {
   Type i32 = b.getI32Type();
+  I32Ops o{b, loc};
   Type index = b.getIndexType();
-  auto c32 = [&](int64_t v) -> Value {
-    return arith::ConstantIntOp::create(b, loc, i32, v);
-  };
   auto cIdx = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -201,23 +212,8 @@ Value FlashKernelBuilder::mapRaggedBlockIndices() {
   auto toIndex = [&](Value v) -> Value {
     return arith::IndexCastUIOp::create(b, loc, index, v);
   };
-  auto add = [&](Value x, Value y) -> Value {
-    return arith::AddIOp::create(b, loc, x, y);
-  };
-  auto sub = [&](Value x, Value y) -> Value {
-    return arith::SubIOp::create(b, loc, x, y);
-  };
-  auto ult = [&](Value x, Value y) -> Value {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
-  };
-  auto ule = [&](Value x, Value y) -> Value {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, x, y);
-  };
-  auto select = [&](Value c, Value x, Value y) -> Value {
-    return arith::SelectOp::create(b, loc, c, x, y);
-  };
   auto shuffle = [&](Value v, Value lane) -> Value {
-    return gpu::ShuffleOp::create(b, loc, v, lane, c32(kLanes),
+    return gpu::ShuffleOp::create(b, loc, v, lane, o.c32(kLanes),
                                   gpu::ShuffleMode::IDX)
         .getShuffleResult();
   };
@@ -235,7 +231,7 @@ Value FlashKernelBuilder::mapRaggedBlockIndices() {
   Value rows = extentOf(form.query, 0);
   Value c = toI32(blockId(gridDims[2]));
   Value lane = toI32(gpu::LaneIdOp::create(b, loc, IntegerAttr()));
-  Value laneFirst = arith::MulIOp::create(b, loc, lane, c32(kSeqsPerLane));
+  Value laneFirst = arith::MulIOp::create(b, loc, lane, o.c32(kSeqsPerLane));
 
   // Query tiles of the kSeqsPerLane sequences from `first` (i32), 0 past
   // the batch: their rows as the flash form counts them, the range [start,
@@ -245,16 +241,16 @@ Value FlashKernelBuilder::mapRaggedBlockIndices() {
   // all in an empty batch, which has nothing to read.
   auto tilesFrom = [&](Value first) -> SmallVector<Value> {
     SmallVector<Type> types(2 * kSeqsPerLane, index);
-    auto any = scf::IfOp::create(b, loc, types, ult(c32(0), sequences),
+    auto any = scf::IfOp::create(b, loc, types, o.ult(o.c32(0), sequences),
                                  /*withElse=*/true);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(any.thenBlock());
-      Value lastSeq = sub(sequences, c32(1));
+      Value lastSeq = o.sub(sequences, o.c32(1));
       SmallVector<Value> bounds;
       for (int64_t j = 0; j < kSeqsPerLane; ++j) {
         Value at = toIndex(
-            arith::MinUIOp::create(b, loc, add(first, c32(j)), lastSeq));
+            arith::MinUIOp::create(b, loc, o.add(first, o.c32(j)), lastSeq));
         bounds.push_back(toIndex(loadElement(starts, {at})));
         bounds.push_back(toIndex(loadElement(ends, {at})));
       }
@@ -267,10 +263,11 @@ Value FlashKernelBuilder::mapRaggedBlockIndices() {
     for (int64_t j = 0; j < kSeqsPerLane; ++j) {
       Value start = any.getResult(2 * j), end = any.getResult(2 * j + 1);
       Value last = arith::MinUIOp::create(b, loc, end, rows);
-      Value count = sub(arith::MaxUIOp::create(b, loc, last, start), start);
+      Value count = o.sub(arith::MaxUIOp::create(b, loc, last, start), start);
       Value tiles =
           toI32(arith::CeilDivUIOp::create(b, loc, count, cIdx(blockQ)));
-      n.push_back(select(ult(add(first, c32(j)), sequences), tiles, c32(0)));
+      n.push_back(
+          o.select(o.ult(o.add(first, o.c32(j)), sequences), tiles, o.c32(0)));
     }
     return n;
   };
@@ -278,11 +275,11 @@ Value FlashKernelBuilder::mapRaggedBlockIndices() {
   // The tiles of the round of sequences from `base`, in every lane.
   int64_t perRound = kLanes * kSeqsPerLane;
   auto roundTiles = [&](Value base) -> Value {
-    Value own = c32(0);
-    for (Value v : tilesFrom(add(base, laneFirst)))
-      own = add(own, v);
+    Value own = o.c32(0);
+    for (Value v : tilesFrom(o.add(base, laneFirst)))
+      own = o.add(own, v);
     return NVVM::ReduxOp::create(b, loc, i32, own, NVVM::ReduxKind::ADD,
-                                 c32(-1));
+                                 o.c32(-1));
   };
   auto [start, startOffset] = skipRounds(sequences, c, perRound, roundTiles);
 
@@ -299,31 +296,31 @@ Value FlashKernelBuilder::mapRaggedBlockIndices() {
     Block *before =
         b.createBlock(&loop.getBefore(), {}, {i32, i32}, {loc, loc});
     Value base = before->getArgument(0), offset = before->getArgument(1);
-    SmallVector<Value> n = tilesFrom(add(base, laneFirst));
-    Value own = c32(0);
+    SmallVector<Value> n = tilesFrom(o.add(base, laneFirst));
+    Value own = o.c32(0);
     for (Value v : n)
-      own = add(own, v);
+      own = o.add(own, v);
     // The lanes' inclusive prefix sum (Hillis and Steele's scan).
     Value inclusive = own;
     for (int64_t d = 1; d < kLanes; d *= 2) {
       auto up = gpu::ShuffleOp::create(b, loc, inclusive, int32_t(d),
                                        int32_t(kLanes), gpu::ShuffleMode::UP);
-      inclusive =
-          add(inclusive, select(up.getValid(), up.getShuffleResult(), c32(0)));
+      inclusive = o.add(
+          inclusive, o.select(up.getValid(), up.getShuffleResult(), o.c32(0)));
     }
-    Value total = shuffle(inclusive, c32(kLanes - 1));
+    Value total = shuffle(inclusive, o.c32(kLanes - 1));
     Value more =
-        arith::AndIOp::create(b, loc, ule(add(offset, total), c),
-                              ult(add(base, c32(perRound)), sequences));
-    SmallVector<Value> out = {base, offset, total, sub(inclusive, own)};
+        arith::AndIOp::create(b, loc, o.ule(o.add(offset, total), c),
+                              o.ult(o.add(base, o.c32(perRound)), sequences));
+    SmallVector<Value> out = {base, offset, total, o.sub(inclusive, own)};
     out.append(n);
     scf::ConditionOp::create(b, loc, more, out);
     Block *after = b.createBlock(&loop.getAfter(), {}, results,
                                  SmallVector<Location>(results.size(), loc));
     scf::YieldOp::create(
         b, loc,
-        ValueRange{add(after->getArgument(0), c32(perRound)),
-                   add(after->getArgument(1), after->getArgument(2))});
+        ValueRange{o.add(after->getArgument(0), o.c32(perRound)),
+                   o.add(after->getArgument(1), after->getArgument(2))});
   }
   Value base = loop.getResult(0), offset = loop.getResult(1);
   Value exclusive = loop.getResult(3);
@@ -333,44 +330,44 @@ Value FlashKernelBuilder::mapRaggedBlockIndices() {
   // most c (the lanes' first tiles do not decrease), among lanes with a
   // sequence.
   Value mine =
-      arith::AndIOp::create(b, loc, ult(add(base, laneFirst), sequences),
-                            ule(add(offset, exclusive), c));
+      arith::AndIOp::create(b, loc, o.ult(o.add(base, laneFirst), sequences),
+                            o.ule(o.add(offset, exclusive), c));
   Value lanes = NVVM::ReduxOp::create(b, loc, i32,
                                       arith::ExtUIOp::create(b, loc, i32, mine),
-                                      NVVM::ReduxKind::ADD, c32(-1));
+                                      NVVM::ReduxKind::ADD, o.c32(-1));
   Value any =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, lanes, c32(0));
-  Value holder = select(any, sub(lanes, c32(1)), c32(0));
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, lanes, o.c32(0));
+  Value holder = o.select(any, o.sub(lanes, o.c32(1)), o.c32(0));
   // Within that lane, the last of its sequences whose first tile is at
   // most c (every lane evaluates the holder's).
   Value holderFirst =
-      add(base, arith::MulIOp::create(b, loc, holder, c32(kSeqsPerLane)));
-  Value tileStart = add(offset, shuffle(exclusive, holder));
+      o.add(base, arith::MulIOp::create(b, loc, holder, o.c32(kSeqsPerLane)));
+  Value tileStart = o.add(offset, shuffle(exclusive, holder));
   Value seq = holderFirst, seqStart = tileStart;
   Value count = shuffle(n[0], holder);
   for (int64_t j = 1; j < kSeqsPerLane; ++j) {
-    tileStart = add(tileStart, shuffle(n[j - 1], holder));
-    Value candidate = add(holderFirst, c32(j));
-    Value take = arith::AndIOp::create(b, loc, ult(candidate, sequences),
-                                       ule(tileStart, c));
-    seq = select(take, candidate, seq);
-    seqStart = select(take, tileStart, seqStart);
-    count = select(take, shuffle(n[j], holder), count);
+    tileStart = o.add(tileStart, shuffle(n[j - 1], holder));
+    Value candidate = o.add(holderFirst, o.c32(j));
+    Value take = arith::AndIOp::create(b, loc, o.ult(candidate, sequences),
+                                       o.ule(tileStart, c));
+    seq = o.select(take, candidate, seq);
+    seqStart = o.select(take, tileStart, seqStart);
+    count = o.select(take, shuffle(n[j], holder), count);
   }
-  Value tile = sub(c, seqStart);
-  Value valid = arith::AndIOp::create(b, loc, any, ult(tile, count));
+  Value tile = o.sub(c, seqStart);
+  Value valid = arith::AndIOp::create(b, loc, any, o.ult(tile, count));
   // The forall's query-tile iteration of that tile: under a causal mask
   // a sequence's tiles run longest first (the form counts its iterations
   // down from the last query tile of all the rows).
   if (runsLongestFirst()) {
-    tile = sub(sub(count, c32(1)), tile);
+    tile = o.sub(o.sub(count, o.c32(1)), tile);
     FailureOr<Value> extent =
         materialize(form.forall.getMixedUpperBound()[2], prologue);
     if (failed(extent))
       return {};
-    tile = sub(sub(toI32(*extent), c32(1)), tile);
+    tile = o.sub(o.sub(toI32(*extent), o.c32(1)), tile);
   }
-  prologue.map(ivs[0], toIndex(select(valid, seq, c32(0))));
-  prologue.map(ivs[2], toIndex(select(valid, tile, c32(0))));
+  prologue.map(ivs[0], toIndex(o.select(valid, seq, o.c32(0))));
+  prologue.map(ivs[2], toIndex(o.select(valid, tile, o.c32(0))));
   return valid;
 }

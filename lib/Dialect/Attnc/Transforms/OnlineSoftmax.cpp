@@ -465,25 +465,21 @@ struct AttncOnlineSoftmaxPass
       if (failed(config))
         return signalPassFailure();
       std::optional<TargetDescription::SizeVariant> variant;
-      // Measured for unmasked and plain causal attention only.
+      // Measured for unmasked and plain causal attention only, with the
+      // target's tiles: on a padded batch (tensor maps), and on a ragged
+      // batch of short sequences (its rows per sequence).
       bool plain = (op.getMask().empty() || op.getCausalMask()) &&
                    !op.hasScoreModifier() && !op.getDropoutProbability() &&
-                   !readsTensors(op) && !needsRowLoads(op);
-      if (plain && !op.getConfigAttr() && sizeVariants && blockQ == 0 &&
-          blockKV == 0 && overlapPV.empty())
+                   !readsTensors(op) && !op.getConfigAttr() && sizeVariants &&
+                   blockQ == 0 && blockKV == 0 && overlapPV.empty();
+      bool causal = op.getCausalMask().has_value();
+      if (plain && !needsRowLoads(op))
         variant = lookupTargetDescription(chip)->attentionVariant(
-            *config, headDim, op.getCausalMask().has_value());
-      // A ragged batch of short sequences (its rows per sequence), measured
-      // unmasked and causal too.
-      bool plainRagged = (op.getMask().empty() || op.getCausalMask()) &&
-                         !op.hasScoreModifier() &&
-                         !op.getDropoutProbability() && !readsTensors(op) &&
-                         op.getQuery().getDefiningOp<RaggedViewOp>() &&
-                         rowLoadsOf(op) == RowLoads::CpAsync;
-      if (plainRagged && !op.getConfigAttr() && sizeVariants && blockQ == 0 &&
-          blockKV == 0 && overlapPV.empty())
+            *config, headDim, causal);
+      else if (plain && op.getQuery().getDefiningOp<RaggedViewOp>() &&
+               rowLoadsOf(op) == RowLoads::CpAsync)
         variant = lookupTargetDescription(chip)->raggedAttentionVariant(
-            *config, headDim, op.getCausalMask().has_value());
+            *config, headDim, causal);
       if (!variant || pickStatically(op, *variant, *config)) {
         if (failed(
                 convertToOnlineAttention(rewriter, op, *config, oneMaskedLoop)))
