@@ -3,8 +3,8 @@ jagged nested tensor and on a padded batch, peers in the same process.
 
     python3 bench/varlen.py --work .gpuwork --out bench/results/varlen.md
 
-hd128 bf16, 16 heads, causal within each sequence; batches of seeded random
-lengths. TFLOP/s counts the visible (i, j) pairs of each sequence
+hd128 (--head-dim) bf16, 16 heads, causal within each sequence; batches of
+seeded random lengths. TFLOP/s counts the visible (i, j) pairs of each sequence
 (4·d·H·Σ n(n+1)/2) for every peer; the padded peer computes the padding too
 (SDPA, is_causal, every sequence padded to the longest). Median of 3
 interleaved repetitions of do_bench medians.
@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import attnc  # noqa: E402
 from run import emit_table, env_info, median_ms  # noqa: E402
 
-H, D = 16, 128
+H = 16
 
 
 def main():
@@ -40,8 +40,11 @@ def main():
                     "4:2048:8192,32:64:1024,128:16:512",
                     help="B:lo:hi,...: B sequences of seeded lengths in "
                          "[lo, hi]")
+    ap.add_argument("--head-dim", type=int, default=128,
+                    help="d of the modules' graph (64 or 128)")
     ap.add_argument("--out", type=Path)
     a = ap.parse_args()
+    D = a.head_dim
     info = env_info()
     m = attnc.load(a.work / "modules" / a.module)
     others = {n: attnc.load(a.work / "modules" / n)
@@ -101,7 +104,7 @@ def main():
         rows.append(row)
         print(row, flush=True)
     lines = [f"# Ragged (varlen) prefill — {info['gpu']}, {info['date']}", "",
-             f"commit {info['commit']}, torch {info['torch']}. hd128 bf16, "
+             f"commit {info['commit']}, torch {info['torch']}. hd{D} bf16, "
              "H = 16, causal within each sequence; TFLOP/s over the visible "
              "pairs of every sequence (the padded peer also computes its "
              f"padding); median of 3 interleaved do_bench medians. attnc: "
