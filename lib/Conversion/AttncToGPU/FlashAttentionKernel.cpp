@@ -87,20 +87,20 @@ LogicalResult FlashKernelBuilder::emitScoreStage(FlashKVLoop &l,
   if (step.hasScoreModifier()) {
     Block &body = step.getScore().front();
     Value iArg = body.getArgument(3), jArg = body.getArgument(4);
-    scoreStage->modify(b, s,
-                       [&](OpBuilder &, Value score, Value row, Value col,
-                           const ScoreStage::Position &at) -> Value {
-                         auto [i, j] = absolute(b, row, col);
-                         FailureOr<Value> v = cloneRegion(
-                             step.getScore(), {score, *batch, *head, i, j},
-                             scope, result, [&](arith::SIToFPOp cast) -> Value {
-                               return positionToFloat(floats, at, iArg, jArg,
-                                                      step.getScore(), *q0, *k0,
-                                                      scope, cast);
-                             });
-                         failedRegion |= failed(v);
-                         return succeeded(v) ? *v : score;
-                       });
+    scoreStage->modify(
+        b, s,
+        [&](OpBuilder &, Value score, Value row, Value col,
+            const ScoreStage::Position &at) -> Value {
+          auto [i, j] = absolute(b, row, col);
+          FailureOr<Value> v = cloneRegion(
+              step.getScore(), {score, *batch, *head, i, j}, scope, result,
+              [&](arith::SIToFPOp cast, Value factor) -> Value {
+                return positionToFloat(floats, at, iArg, jArg, step.getScore(),
+                                       *q0, *k0, scope, cast, factor);
+              });
+          failedRegion |= failed(v);
+          return succeeded(v) ? *v : score;
+        });
   }
   if (step.getMask().empty() && !bounds)
     return failure(failedRegion);
@@ -709,11 +709,16 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
     if (hull)
       scaling.maxFloor =
           rowMaxFloor(*hull, scaling.modifierFactor, form.elementType);
-    // A modifier reading key positions (ALiBi's slope * (j - i)) moves the
-    // max of steep heads' rows at every step: the lazy rescale saves no
-    // multiply there and its test measured 2-3% slower (H100, ALiBi causal
-    // d = 128: 513 / 540 -> 500 / 526 TFLOP/s at S = 4k / 8k).
-    if (!scaling.maxFloor && llvm::any_of(form.loops, [](FlashKVLoop &l) {
+    // A modifier reading key positions (ALiBi's slope * (j - i)) visited
+    // in key order from an unmasked first tile moves the max of steep
+    // heads' rows at every step toward the diagonal: the lazy rescale saves
+    // no multiply there and its test measured 2-3% slower (H100, ALiBi
+    // causal d = 128: 513 / 540 -> 500 / 526 TFLOP/s at S = 4k / 8k).
+    // Visited from the masked tiles (the diagonal first, or a window's
+    // edges), a row's max is about settled after them.
+    if (!scaling.maxFloor && !form.loops.empty() &&
+        form.loops.front().step.getMask().empty() &&
+        llvm::any_of(form.loops, [](FlashKVLoop &l) {
           return !l.step.getScore().front().getArgument(4).use_empty();
         }))
       scaling.rescaleThreshold = -1.0;

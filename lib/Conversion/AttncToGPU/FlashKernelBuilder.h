@@ -125,15 +125,16 @@ private:
     return values.materialize(v, scope);
   }
   /// Per step: a score modifier's position expressions converted to f32
-  /// once per thread (positionToFloat), by form.
+  /// once per thread (positionToFloat), by form, and their products with
+  /// block-uniform factors.
   using PositionFloats = std::map<std::vector<intptr_t>, Value>;
   Value positionToFloat(PositionFloats &floats, const ScoreStage::Position &at,
                         Value iArg, Value jArg, Region &score, Value q0,
-                        Value k0, IRMapping &scope, arith::SIToFPOp cast);
-  FailureOr<Value>
-  cloneRegion(Region &r, ArrayRef<Value> args, IRMapping &scope,
-              Value result = {},
-              function_ref<Value(arith::SIToFPOp)> convert = {}) {
+                        Value k0, IRMapping &scope, arith::SIToFPOp cast,
+                        Value factor);
+  FailureOr<Value> cloneRegion(Region &r, ArrayRef<Value> args,
+                               IRMapping &scope, Value result = {},
+                               KernelValues::ConvertFn convert = {}) {
     return values.cloneRegion(r, args, scope, result, convert);
   }
   /// The K (`key`) or V tile of iteration `tile` of loop `l`, rows past

@@ -219,10 +219,24 @@ FailureOr<Value> KernelValues::readRegionElement(tensor::ExtractOp read,
 
 /// The value a mask or score region yields for block arguments `args`,
 /// its body cloned in place.
-FailureOr<Value>
-KernelValues::cloneRegion(Region &r, ArrayRef<Value> args, IRMapping &scope,
-                          Value result,
-                          function_ref<Value(arith::SIToFPOp)> convert) {
+/// Whether `v`, a value of a region's `body`, can differ between the
+/// scores of one block: it depends on the score (a non-index argument) or
+/// on a position (the last two arguments, i and j).
+static bool variesPerScore(Value v, Block &body) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return arg.getOwner() == &body &&
+           (!arg.getType().isIndex() ||
+            arg.getArgNumber() + 2 >= body.getNumArguments());
+  Operation *def = v.getDefiningOp();
+  if (!def || !body.getParent()->isAncestor(def->getParentRegion()))
+    return false;
+  return llvm::any_of(def->getOperands(),
+                      [&](Value o) { return variesPerScore(o, body); });
+}
+
+FailureOr<Value> KernelValues::cloneRegion(Region &r, ArrayRef<Value> args,
+                                           IRMapping &scope, Value result,
+                                           ConvertFn convert) {
   Block &body = r.front();
   IRMapping m;
   m.map(body.getArguments(), args);
@@ -254,10 +268,27 @@ KernelValues::cloneRegion(Region &r, ArrayRef<Value> args, IRMapping &scope,
     // instructions and a branch). LLVM's NVPTX back-end selects it for
     // llvm.tanh with the afn flag.
     if (auto cast = dyn_cast<arith::SIToFPOp>(op); cast && convert)
-      if (Value v = convert(cast)) {
+      if (Value v = convert(cast, Value())) {
         m.map(cast.getResult(), v);
         continue;
       }
+    // A block-uniform factor times a converted position (ALiBi's slope *
+    // float(j - i)): the product's own form (the conversion's plain form
+    // above is then dead).
+    if (auto mul = dyn_cast<arith::MulFOp>(op); mul && convert) {
+      Value v;
+      for (unsigned side = 0; side < 2 && !v; ++side) {
+        auto cast = mul->getOperand(side).getDefiningOp<arith::SIToFPOp>();
+        Value factor = mul->getOperand(1 - side);
+        if (cast && r.isAncestor(cast->getParentRegion()) &&
+            !variesPerScore(factor, body))
+          v = convert(cast, m.lookup(factor));
+      }
+      if (v) {
+        m.map(mul.getResult(), v);
+        continue;
+      }
+    }
     if (auto tanh = dyn_cast<math::TanhOp>(op);
         tanh && tanh.getType().isF32()) {
       auto approx =

@@ -46,11 +46,17 @@ public:
   /// yields for block arguments `args`, its body cloned in place; with
   /// `result` (a value of the region), that value instead. `convert`, when
   /// given, may compute an arith.sitofp of the region its own way (null:
-  /// cloned as it is).
-  mlir::FailureOr<mlir::Value> cloneRegion(
-      mlir::Region &r, llvm::ArrayRef<mlir::Value> args, mlir::IRMapping &scope,
-      mlir::Value result = {},
-      llvm::function_ref<mlir::Value(mlir::arith::SIToFPOp)> convert = {});
+  /// cloned as it is), and, called with a factor, the product of that
+  /// factor and the conversion: an arith.mulf of a conversion by a value
+  /// that is the same for every score of a block (no score or position
+  /// depends on it).
+  using ConvertFn = llvm::function_ref<mlir::Value(mlir::arith::SIToFPOp,
+                                                   mlir::Value factor)>;
+  mlir::FailureOr<mlir::Value> cloneRegion(mlir::Region &r,
+                                           llvm::ArrayRef<mlir::Value> args,
+                                           mlir::IRMapping &scope,
+                                           mlir::Value result = {},
+                                           ConvertFn convert = {});
 
   /// How a region's tensor.extract of a tensor from above becomes a load,
   /// given the read's indices in the kernel (a value per query or key

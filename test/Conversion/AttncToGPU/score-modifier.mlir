@@ -66,19 +66,32 @@ func.func @softcap(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: t
 // CHECK-LABEL: gpu.module @alibi_module
 // CHECK: gpu.func @alibi(
 // One conversion at (q0 + row base) and (k0 + column base): -1 * i + 1 * j.
-// CHECK: %[[I:.*]] = arith.muli %{{.*}}, %c-1 : index
-// CHECK: %[[D:.*]] = arith.addi %[[I]], %{{.*}} : index
-// CHECK: %[[D64:.*]] = arith.index_cast %{{.*}} : index to i64
-// CHECK: %[[BASE:.*]] = arith.sitofp %[[D64]] : i64 to f32
+// (The producer's first muli by -1 counts the masked tiles visited first.)
+// CHECK: %[[I:.*]] = arith.muli %{{.*}}, %c-1_{{[0-9]+}} : index
+// CHECK-NEXT: arith.constant 1 : index
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: %[[D:.*]] = arith.addi %[[I]], %{{.*}} : index
+// CHECK-NEXT: arith.addi %{{.*}}, %[[D]] : index
+// CHECK-NEXT: %[[D64:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK-NEXT: %[[BASE:.*]] = arith.sitofp %[[D64]] : i64 to f32
 // CHECK-NOT: arith.sitofp
-// Then every other score of the step: the base plus its column offset
-// minus its row offset (constants), times the slope.
-// CHECK: %[[F:.*]] = arith.addf %[[BASE]], %{{.*}} : f32
-// CHECK-NEXT: arith.mulf %{{.*}}, %[[F]] fastmath<contract> : f32
-// CHECK-COUNT-8: arith.addf %[[BASE]], %{{.*}} : f32
-// A modifier reading key positions moves steep heads' row max at every
-// step: acc's rescale runs unconditionally (no lazy rescale, no vote).
-// CHECK-NOT: nvvm.vote.sync
+// Then every score of the step: the slope times the base once, and for each
+// other score fma(slope, its offset from the base, slope * base), added to
+// the scaled score.
+// CHECK: %[[SB:.*]] = arith.mulf %[[SLOPE:.*]], %[[BASE]] : f32
+// CHECK-NEXT: arith.addf %{{.*}}, %[[SB]] fastmath<contract> : f32
+// CHECK-COUNT-8: math.fma %[[SLOPE]], %{{.*}}, %[[SB]] : f32
+// A modifier reading key positions under a causal mask has its diagonal
+// tiles visited first (--attnc-online-softmax), where a steep head's row
+// max sits: the lazy rescale then skips acc's rescale behind a vote on
+// the factors (!= 1).
+// CHECK: arith.cmpf une, %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: arith.cmpf une, %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: arith.ori
+// CHECK-NEXT: arith.constant -1 : i32
+// CHECK-NEXT: %[[RS:.*]] = nvvm.vote.sync  any %{{.*}}, %{{.*}} -> i1
+// CHECK-NEXT: scf.if %[[RS]] -> (f32, f32,
+// CHECK-NEXT: arith.mulf
 func.func @alibi(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>, %t: tensor<?x1x1xf32> {attnc.name = "slopes"}) -> tensor<?x?x?x128xbf16> {
   %s = attnc.matmul %q, %k {transpose_b} : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x?xf32>
   %c = arith.constant dense<0.08838834764831843> : tensor<f32>

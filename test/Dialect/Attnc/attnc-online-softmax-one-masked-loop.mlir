@@ -167,6 +167,49 @@ func.func @causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tens
 
 // -----
 
+// A causal mask with a score modifier that reads the key position (ALiBi's
+// slope * (j - i), which grows toward the diagonal): the masked tiles
+// [W, V) are visited first, then the unmasked [0, W) in key order. Both
+// loops count visits n (M = V - W masked ones, then up to M + W) and slice
+// tile t(n) = n < M ? W + n : n - M. Without the modifier's key read
+// (@causal above) the tiles keep their order.
+// CHECK-LABEL: func.func @alibi_causal
+// CHECK:     %[[V:.*]] = affine.min affine_map<(d0, d1)[s0] -> (s0 ceildiv 64, (d0 + d1 * 128) ceildiv 64)>
+// CHECK:     %[[U:.*]] = affine.min affine_map<(d0)[s0] -> (s0 ceildiv 64, d0 * 2)>
+// CHECK:     %[[W:.*]] = affine.min affine_map<(d0)[s0] -> (d0, s0 floordiv 64)>(%[[U]])
+// CHECK:     %[[M:.*]] = affine.apply affine_map<(d0, d1) -> (d0 - d1)>(%[[V]], %[[W]])
+// CHECK:     scf.for %[[N:.*]] = %c0{{.*}} to %[[M]]
+// CHECK:       %[[ISM:.*]] = arith.cmpi ult, %[[N]], %[[M]]
+// CHECK:       %[[MT:.*]] = arith.addi %[[W]], %[[N]]
+// CHECK:       %[[FT:.*]] = arith.subi %[[N]], %[[M]]
+// CHECK:       %[[TILE:.*]] = arith.select %[[ISM]], %[[MT]], %[[FT]]
+// CHECK:       %[[K0:.*]] = affine.apply affine_map<(d0) -> (d0 * 64)>(%[[TILE]])
+// CHECK:       attnc.online_attention {{.*}} at [%{{.*}}, %{{.*}}, %{{.*}}, %[[K0]]] {{.*}} : tensor<?x64xbf16>, tensor<?x64xbf16>, tensor<?x64xbf16>,
+// CHECK:       mask {
+// CHECK:     scf.for %{{.*}} = %[[M]] to %{{.*}}
+// CHECK-NOT:   mask {
+// CHECK:       attnc.online_attention {{.*}} : tensor<?x64xbf16>, tensor<64x64xbf16>, tensor<64x64xbf16>,
+// CHECK:     attnc.online_attention_finalize
+func.func @alibi_causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %0 = attnc.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16> score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %slope = arith.constant 0.5 : f32
+    %d = arith.subi %j, %i : index
+    %d64 = arith.index_cast %d : index to i64
+    %df = arith.sitofp %d64 : i64 to f32
+    %bias = arith.mulf %slope, %df : f32
+    %r = arith.addf %s, %bias : f32
+    attnc.yield %r : f32
+  } mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c = arith.cmpi sle, %j, %i : index
+    attnc.yield %c : i1
+  }
+  return %0 : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
 // The backward of a window of 100 keys: the K/V tile's query tiles are
 // masked on both sides of those that see all of it. One loop visits both
 // sides (tile first + n, then fullEnd + n - L), a second the unmasked

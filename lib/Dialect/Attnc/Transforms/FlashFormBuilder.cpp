@@ -249,6 +249,13 @@ OpFoldResult FlashFormBuilder::getWholeTilesBefore(OpFoldResult bound) {
       {bound, seqKV});
 }
 
+/// `e` of `operands` (its dims), folded where they are constants.
+static OpFoldResult applyExpr(OpBuilder &b, Location loc, AffineExpr e,
+                              ArrayRef<OpFoldResult> operands) {
+  return affine::makeComposedFoldedAffineApply(
+      b, loc, AffineMap::get(operands.size(), 0, e, b.getContext()), operands);
+}
+
 /// The masked tiles of an interval lie on both sides of the fully visible
 /// ones: [first, full) left of them and [fullEnd, end) right. Two loops, one
 /// per side, would give every kernel two copies of the masked step; here
@@ -277,8 +284,7 @@ FlashFormBuilder::buildMaskedFirst(std::array<OpFoldResult, 4> bounds,
   AffineExpr d0, d1, d2;
   bindDims(ctx, d0, d1, d2);
   auto apply = [&](AffineExpr e, ArrayRef<OpFoldResult> operands) {
-    return affine::makeComposedFoldedAffineApply(
-        b, loc, AffineMap::get(operands.size(), 0, e, ctx), operands);
+    return applyExpr(b, loc, e, operands);
   };
   auto pair = AffineMap::get(2, 0, {d0, d1}, ctx);
   OpFoldResult wholeEnd = affine::makeComposedFoldedAffineMax(
@@ -317,6 +323,56 @@ FlashFormBuilder::buildMaskedFirst(std::array<OpFoldResult, 4> bounds,
       buildKVLoop(b.getIndexAttr(0), maskedV, /*masked=*/true, init, tileOf);
   return buildKVLoop(maskedV, visits, /*masked=*/false, state, tileOf,
                      /*wholeTiles=*/true);
+}
+
+/// A score modifier that reads the key position (ALiBi's slope * (j - i))
+/// under a causal mask grows toward the diagonal: visited in key order, a
+/// steep head's row max moves at every step and every step rescales the
+/// output. Its masked tiles (the diagonal, where such a row's max sits) are
+/// visited first, then the unmasked ones in key order; the visit n of the
+/// two loops is tile
+///
+///   t(n) = whole + n           for n < M = visited - whole
+///          first + n - M       for M <= n < M + whole - first
+///
+/// one function in both loops, so a kernel's load pipeline runs on from
+/// the masked loop into the unmasked one, as buildMaskedFirst's do.
+RecurrenceState FlashFormBuilder::buildDiagonalFirst(OpFoldResult first,
+                                                     OpFoldResult whole,
+                                                     OpFoldResult visited,
+                                                     RecurrenceState init) {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0, d1, d2;
+  bindDims(ctx, d0, d1, d2);
+  auto apply = [&](AffineExpr e, ArrayRef<OpFoldResult> operands) {
+    return applyExpr(b, loc, e, operands);
+  };
+  OpFoldResult masked = apply(d0 - d1, {visited, whole});
+  OpFoldResult visits = apply(d0 + d1 - d2, {masked, whole, first});
+  auto value = [&](OpFoldResult v) {
+    return getValueOrCreateConstantIndexOp(b, loc, v);
+  };
+  Value firstV = value(first), wholeV = value(whole), maskedV = value(masked);
+  // (A causal mask's tiles start at 0: the unmasked tile of visit n is then
+  // n - M.)
+  auto tileOf = [&](OpBuilder &nb, Value n) -> Value {
+    Value isMasked =
+        arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult, n, maskedV);
+    Value maskedTile = arith::AddIOp::create(nb, loc, wholeV, n);
+    Value fullTile = arith::SubIOp::create(nb, loc, n, maskedV);
+    if (!isConstantIntValue(first, 0))
+      fullTile = arith::AddIOp::create(nb, loc, firstV, fullTile);
+    return arith::SelectOp::create(nb, loc, isMasked, maskedTile, fullTile);
+  };
+  RecurrenceState state =
+      buildKVLoop(b.getIndexAttr(0), maskedV, /*masked=*/true, init, tileOf);
+  return buildKVLoop(maskedV, visits, /*masked=*/false, state, tileOf,
+                     /*wholeTiles=*/true);
+}
+
+bool FlashFormBuilder::modifierReadsKeys() {
+  Region &score = op.getScore();
+  return !score.empty() && !score.front().getArgument(4).use_empty();
 }
 
 std::pair<Value, Value> FlashFormBuilder::buildQueryTileBody() {
@@ -387,9 +443,13 @@ std::pair<Value, Value> FlashFormBuilder::buildQueryTileBody() {
       // joins the masked ones, whose steps test the keys' bounds, and the
       // kernel has one loop body with tests per score instead of two.
       OpFoldResult whole = getWholeTilesBefore(unmasked);
-      state = buildKVLoop(first, whole, /*masked=*/false, state,
-                          /*tileOf=*/nullptr, /*wholeTiles=*/true);
-      state = buildKVLoop(whole, visited, /*masked=*/true, state);
+      if (modifierReadsKeys()) {
+        state = buildDiagonalFirst(first, whole, visited, state);
+      } else {
+        state = buildKVLoop(first, whole, /*masked=*/false, state,
+                            /*tileOf=*/nullptr, /*wholeTiles=*/true);
+        state = buildKVLoop(whole, visited, /*masked=*/true, state);
+      }
     } else {
       state = buildKVLoop(first, unmasked, /*masked=*/false, state);
       state = buildKVLoop(unmasked, visited, /*masked=*/true, state);

@@ -102,6 +102,13 @@ private:
   /// with every masked tile in one loop; see the definition.
   RecurrenceState buildMaskedFirst(std::array<OpFoldResult, 4> bounds,
                                    RecurrenceState init);
+  /// A causal mask's tiles [first, whole) unmasked and [whole, visited)
+  /// masked, the masked ones visited first; see the definition.
+  RecurrenceState buildDiagonalFirst(OpFoldResult first, OpFoldResult whole,
+                                     OpFoldResult visited,
+                                     RecurrenceState init);
+  /// Whether the op's score modifier reads the key position (its %j).
+  bool modifierReadsKeys();
   /// The body of the forall for one (batch, head, query tile) up to the
   /// finalize; returns the O tile and the logsumexp tile.
   std::pair<Value, Value> buildQueryTileBody();
