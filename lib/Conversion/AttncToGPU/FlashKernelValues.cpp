@@ -316,15 +316,21 @@ Value FlashKernelBuilder::positionToFloat(PositionFloats &floats,
         b, loc, b.getF32Type(),
         arith::IndexCastOp::create(b, loc, b.getI64Type(), v));
   }
+  Value product = base;
+  if (factor) {
+    key.push_back(reinterpret_cast<intptr_t>(factor.getAsOpaquePointer()));
+    Value &scaled = floats[key];
+    if (!scaled)
+      scaled = arith::MulFOp::create(b, loc, factor, base);
+    product = scaled;
+  }
+  if (k == 0)
+    return product;
   Value offset = arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
                                                 APFloat(static_cast<float>(k)));
   if (!factor)
-    return k == 0 ? base : arith::AddFOp::create(b, loc, base, offset);
-  key.push_back(reinterpret_cast<intptr_t>(factor.getAsOpaquePointer()));
-  Value &scaled = floats[key];
-  if (!scaled)
-    scaled = arith::MulFOp::create(b, loc, factor, base);
-  return k == 0 ? scaled : math::FmaOp::create(b, loc, factor, offset, scaled);
+    return arith::AddFOp::create(b, loc, base, offset);
+  return math::FmaOp::create(b, loc, factor, offset, product);
 }
 
 /// A mask that keeps keys lo(i) <= j <= hi(i) of query i (a region

@@ -217,8 +217,6 @@ FailureOr<Value> KernelValues::readRegionElement(tensor::ExtractOp read,
   return readElement(read, indices);
 }
 
-/// The value a mask or score region yields for block arguments `args`,
-/// its body cloned in place.
 /// Whether `v`, a value of a region's `body`, can differ between the
 /// scores of one block: it depends on the score (a non-index argument) or
 /// on a position (the last two arguments, i and j).
@@ -234,6 +232,8 @@ static bool variesPerScore(Value v, Block &body) {
                       [&](Value o) { return variesPerScore(o, body); });
 }
 
+/// The value a mask or score region yields for block arguments `args`,
+/// its body cloned in place.
 FailureOr<Value> KernelValues::cloneRegion(Region &r, ArrayRef<Value> args,
                                            IRMapping &scope, Value result,
                                            ConvertFn convert) {
@@ -262,11 +262,6 @@ FailureOr<Value> KernelValues::cloneRegion(Region &r, ArrayRef<Value> args,
         return failure();
       m.map(operand, *outer);
     }
-    // tanh (a softcap) runs once per score: its approximate hardware form,
-    // tanh.approx.f32 (relative error about 2^-11, below bf16's rounding),
-    // as FlashAttention-3 does, instead of libdevice's tanhf (about 20
-    // instructions and a branch). LLVM's NVPTX back-end selects it for
-    // llvm.tanh with the afn flag.
     if (auto cast = dyn_cast<arith::SIToFPOp>(op); cast && convert)
       if (Value v = convert(cast, Value())) {
         m.map(cast.getResult(), v);
@@ -289,6 +284,11 @@ FailureOr<Value> KernelValues::cloneRegion(Region &r, ArrayRef<Value> args,
         continue;
       }
     }
+    // tanh (a softcap) runs once per score: its approximate hardware form,
+    // tanh.approx.f32 (relative error about 2^-11, below bf16's rounding),
+    // as FlashAttention-3 does, instead of libdevice's tanhf (about 20
+    // instructions and a branch). LLVM's NVPTX back-end selects it for
+    // llvm.tanh with the afn flag.
     if (auto tanh = dyn_cast<math::TanhOp>(op);
         tanh && tanh.getType().isF32()) {
       auto approx =
