@@ -719,7 +719,7 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
     if (!scaling.maxFloor && !form.loops.empty() &&
         form.loops.front().step.getMask().empty() &&
         llvm::any_of(form.loops, [](FlashKVLoop &l) {
-          return !l.step.getScore().front().getArgument(4).use_empty();
+          return l.step.scoreReadsKeyPositions();
         }))
       scaling.rescaleThreshold = -1.0;
   }

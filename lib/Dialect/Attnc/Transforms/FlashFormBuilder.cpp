@@ -298,22 +298,45 @@ FlashFormBuilder::buildMaskedFirst(std::array<OpFoldResult, 4> bounds,
   }
   OpFoldResult masked = apply(d0 + d1 - d2, {left, end, wholeEnd});
   OpFoldResult visits = apply(d0 + d1 - d2, {masked, wholeEnd, full});
+  return buildVisitLoops(first, left, full, wholeEnd, masked, visits, init);
+}
+
+/// Visit n of the masked loop [0, masked) and of the unmasked loop
+/// [masked, visits) is tile
+///
+///   t(n) = first + n              for n < left
+///          wholeEnd + n - left    for left <= n < masked
+///          full + n - masked      for masked <= n < visits
+///
+/// (without tiles masked on the left, the first line's select is left
+/// out); both loops evaluate the same t.
+RecurrenceState
+FlashFormBuilder::buildVisitLoops(OpFoldResult first, OpFoldResult left,
+                                  OpFoldResult full, OpFoldResult wholeEnd,
+                                  OpFoldResult masked, OpFoldResult visits,
+                                  RecurrenceState init) {
   auto value = [&](OpFoldResult v) {
     return getValueOrCreateConstantIndexOp(b, loc, v);
   };
-  Value firstV = value(first), fullV = value(full), wholeEndV = value(wholeEnd);
-  Value leftV = value(left), maskedV = value(masked);
+  bool hasLeft = !isConstantIntValue(left, 0);
+  Value firstV = hasLeft ? value(first) : Value();
+  Value fullV = value(full), wholeEndV = value(wholeEnd);
+  Value leftV = hasLeft ? value(left) : Value();
+  Value maskedV = value(masked);
   // One op per statement: the order of the IR does not depend on the
   // compiler's order of evaluating arguments.
   auto tileOf = [&](OpBuilder &nb, Value n) -> Value {
     Value onRight =
         arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult, n, maskedV);
-    Value pastLeft = arith::SubIOp::create(nb, loc, n, leftV);
+    Value pastLeft = hasLeft ? arith::SubIOp::create(nb, loc, n, leftV) : n;
     Value rightTile = arith::AddIOp::create(nb, loc, wholeEndV, pastLeft);
-    Value pastMasked = arith::SubIOp::create(nb, loc, n, maskedV);
-    Value fullTile = arith::AddIOp::create(nb, loc, fullV, pastMasked);
+    Value fullTile = arith::SubIOp::create(nb, loc, n, maskedV);
+    if (!isConstantIntValue(full, 0))
+      fullTile = arith::AddIOp::create(nb, loc, fullV, fullTile);
     Value notLeft =
         arith::SelectOp::create(nb, loc, onRight, rightTile, fullTile);
+    if (!hasLeft)
+      return notLeft;
     Value onLeft =
         arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult, n, leftV);
     Value leftTile = arith::AddIOp::create(nb, loc, firstV, n);
@@ -341,38 +364,12 @@ RecurrenceState FlashFormBuilder::buildDiagonalFirst(OpFoldResult first,
                                                      OpFoldResult whole,
                                                      OpFoldResult visited,
                                                      RecurrenceState init) {
-  MLIRContext *ctx = b.getContext();
   AffineExpr d0, d1, d2;
-  bindDims(ctx, d0, d1, d2);
-  auto apply = [&](AffineExpr e, ArrayRef<OpFoldResult> operands) {
-    return applyExpr(b, loc, e, operands);
-  };
-  OpFoldResult masked = apply(d0 - d1, {visited, whole});
-  OpFoldResult visits = apply(d0 + d1 - d2, {masked, whole, first});
-  auto value = [&](OpFoldResult v) {
-    return getValueOrCreateConstantIndexOp(b, loc, v);
-  };
-  Value firstV = value(first), wholeV = value(whole), maskedV = value(masked);
-  // (A causal mask's tiles start at 0: the unmasked tile of visit n is then
-  // n - M.)
-  auto tileOf = [&](OpBuilder &nb, Value n) -> Value {
-    Value isMasked =
-        arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult, n, maskedV);
-    Value maskedTile = arith::AddIOp::create(nb, loc, wholeV, n);
-    Value fullTile = arith::SubIOp::create(nb, loc, n, maskedV);
-    if (!isConstantIntValue(first, 0))
-      fullTile = arith::AddIOp::create(nb, loc, firstV, fullTile);
-    return arith::SelectOp::create(nb, loc, isMasked, maskedTile, fullTile);
-  };
-  RecurrenceState state =
-      buildKVLoop(b.getIndexAttr(0), maskedV, /*masked=*/true, init, tileOf);
-  return buildKVLoop(maskedV, visits, /*masked=*/false, state, tileOf,
-                     /*wholeTiles=*/true);
-}
-
-bool FlashFormBuilder::modifierReadsKeys() {
-  Region &score = op.getScore();
-  return !score.empty() && !score.front().getArgument(4).use_empty();
+  bindDims(b.getContext(), d0, d1, d2);
+  OpFoldResult masked = applyExpr(b, loc, d0 - d1, {visited, whole});
+  OpFoldResult visits = applyExpr(b, loc, d0 + d1 - d2, {masked, whole, first});
+  return buildVisitLoops(first, b.getIndexAttr(0), first, whole, masked, visits,
+                         init);
 }
 
 std::pair<Value, Value> FlashFormBuilder::buildQueryTileBody() {
@@ -443,7 +440,7 @@ std::pair<Value, Value> FlashFormBuilder::buildQueryTileBody() {
       // joins the masked ones, whose steps test the keys' bounds, and the
       // kernel has one loop body with tests per score instead of two.
       OpFoldResult whole = getWholeTilesBefore(unmasked);
-      if (modifierReadsKeys()) {
+      if (op.scoreReadsKeyPositions()) {
         state = buildDiagonalFirst(first, whole, visited, state);
       } else {
         state = buildKVLoop(first, whole, /*masked=*/false, state,

@@ -107,8 +107,14 @@ private:
   RecurrenceState buildDiagonalFirst(OpFoldResult first, OpFoldResult whole,
                                      OpFoldResult visited,
                                      RecurrenceState init);
-  /// Whether the op's score modifier reads the key position (its %j).
-  bool modifierReadsKeys();
+  /// The masked loop [0, masked) and the unmasked one [masked, visits) of
+  /// a masked-first visit order, `left` masked tiles from `first` visited
+  /// before those from `wholeEnd`, the unmasked ones from `full`; see the
+  /// definition.
+  RecurrenceState buildVisitLoops(OpFoldResult first, OpFoldResult left,
+                                  OpFoldResult full, OpFoldResult wholeEnd,
+                                  OpFoldResult masked, OpFoldResult visits,
+                                  RecurrenceState init);
   /// The body of the forall for one (batch, head, query tile) up to the
   /// finalize; returns the O tile and the logsumexp tile.
   std::pair<Value, Value> buildQueryTileBody();

@@ -29,6 +29,11 @@ class Attnc_AttentionLikeOp<string mnemonic, list<Trait> traits = []>
     }
     /// True when the op has a score modifier (a non-empty `score` region).
     bool hasScoreModifier() { return !getScore().empty(); }
+    /// True when the score modifier reads the key position (its `%j`).
+    bool scoreReadsKeyPositions() {
+      return hasScoreModifier() &&
+             !getScore().front().getArgument(4).use_empty();
+    }
     /// True when the probabilities are dropped before P V.
     bool hasDropout() { return static_cast<bool>(getDropoutSeed()); }
   }];
