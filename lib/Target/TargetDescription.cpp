@@ -90,8 +90,9 @@ static TargetDescription hopper(StringRef device) {
   t.wgmmaNoOverlapMaxSeqKV = 1024;
   t.wgmmaNoOverlapMaxSeqKVCausal = 0;
   // Ragged batches of short sequences: 64 x 64 tiles up to a mean of 1024
-  // rows causal (measured faster at means 264-1044, slower from 2241), 384
-  // unmasked (faster at 264, slower at 630).
+  // rows causal (measured faster at means 264-1044, slower from 2241, at d
+  // = 128 and d = 64 alike), 384 unmasked (d = 128: faster at 264, slower
+  // at 630).
   t.raggedShortMaxMeanRows = 1024;
   t.raggedShortMaxMeanRowsUnmasked = 384;
   t.roofline = rooflineOf(*cost::builtinDeviceModel(device.str()));
@@ -294,9 +295,12 @@ TargetDescription::raggedAttentionVariant(FlashConfigAttr config,
                                           int64_t headDim, bool causal) const {
   int64_t maxMean =
       causal ? raggedShortMaxMeanRows : raggedShortMaxMeanRowsUnmasked;
-  // Measured for the wgmma kernel at d = 128 (the strategy ragged batches
-  // take on sm_90a: cp.async loads that stop at each sequence's end).
-  if (maxMean <= 0 || headDim != 128 ||
+  // Measured for the wgmma kernel (the strategy ragged batches take on
+  // sm_90a: cp.async loads that stop at each sequence's end) at d = 128,
+  // and at d = 64 under a causal mask only (its unmasked kernel was not
+  // measured against the smaller tiles).
+  bool measured = headDim == 128 || (headDim == 64 && causal);
+  if (maxMean <= 0 || !measured ||
       config.getStrategy() != TileStrategy::wgmma ||
       config.getBlockQ() <= raggedShortTile)
     return std::nullopt;

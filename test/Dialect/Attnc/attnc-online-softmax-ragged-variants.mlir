@@ -91,3 +91,43 @@ func.func @ragged_static(%q: tensor<2000x16x128xbf16>, %starts: tensor<4xi32>, %
       : tensor<4x16x2000x128xbf16>, tensor<4xi32>, tensor<4xi32> -> tensor<2000x16x128xbf16>
   return %o : tensor<2000x16x128xbf16>
 }
+
+// -----
+
+// At d = 64 a causal batch takes the same 64 x 64 version (its default is
+// 128 x 64); unmasked, it keeps one (no measurement says otherwise).
+// CHECK-LABEL: func.func @ragged_d64
+// CHECK: %[[LIMIT:.*]] = arith.muli %{{.*}}, %c1024 : index
+// CHECK: scf.if
+// CHECK:   block_q = 64, block_kv = 64
+// CHECK: } else {
+// CHECK:   block_q = 128, block_kv = 64
+// CHECK-LABEL: func.func @ragged_d64_unmasked
+// CHECK-NOT: scf.if
+// CHECK: block_q = 128, block_kv = 64
+// CHECK: return
+func.func @ragged_d64(%q: tensor<?x16x64xbf16>, %starts: tensor<?xi32>, %ends: tensor<?xi32>)
+    -> tensor<?x16x64xbf16> {
+  %qv = attnc.ragged_view %q, %starts, %ends
+      : tensor<?x16x64xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x?x64xbf16>
+  %ov = attnc.attention %qv, %qv, %qv {scale = 0.125 : f64}
+      : tensor<?x16x?x64xbf16>, tensor<?x16x?x64xbf16>, tensor<?x16x?x64xbf16> -> tensor<?x16x?x64xbf16>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %keep = arith.cmpi ule, %j, %i : index
+        attnc.yield %keep : i1
+      }
+  %o = attnc.ragged_pack %ov, %starts, %ends
+      : tensor<?x16x?x64xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x64xbf16>
+  return %o : tensor<?x16x64xbf16>
+}
+func.func @ragged_d64_unmasked(%q: tensor<?x16x64xbf16>, %starts: tensor<?xi32>, %ends: tensor<?xi32>)
+    -> tensor<?x16x64xbf16> {
+  %qv = attnc.ragged_view %q, %starts, %ends
+      : tensor<?x16x64xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x?x64xbf16>
+  %ov = attnc.attention %qv, %qv, %qv {scale = 0.125 : f64}
+      : tensor<?x16x?x64xbf16>, tensor<?x16x?x64xbf16>, tensor<?x16x?x64xbf16> -> tensor<?x16x?x64xbf16>
+  %o = attnc.ragged_pack %ov, %starts, %ends
+      : tensor<?x16x?x64xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x64xbf16>
+  return %o : tensor<?x16x64xbf16>
+}
