@@ -226,16 +226,16 @@ struct TargetDescription {
   /// 128 (or causal d = 64) wgmma forward of raggedShortTile x
   /// raggedShortTile tiles as a size variant (raggedAttentionVariant): short
   /// sequences waste most of a 128-row tile, and the smaller tiles' 83 KB let
-  /// two blocks share an SM. H100 2026-12-07, bf16, H = 16, against 128 x 128: causal 318 / 402
-  /// us at 128 sequences of 16-506 rows (mean 264), 255 / 290 at 32 of
-  /// 93-1021 (630), 159 / 167 at 8 of 322-1767 (1044), 1177 / 1079 at 16
-  /// of 643-4054 (2241) and 1225 / 1068 at 4 of 2744-7141 (4954);
-  /// unmasked 422 / 479 at a mean of 264, 417 / 404 at 630 (a causal
-  /// tile's masked half is what short tiles save most). At d = 64, causal,
-  /// against the default 128 x 64 (H100 2026-12-07, bench/varlen.py
-  /// --head-dim 64): 159 / 197 us at a mean of 264, 138 / 155 at 630, 277 /
-  /// 312 at 674, 87 / 95 at 1044, 631 / 599 at 2241, 664 / 622 at 4954: the
-  /// same causal threshold (the unmasked d = 64 kernel keeps one version).
+  /// two blocks share an SM. H100 2026-12-07, bf16, H = 16, against 128 x 128:
+  /// causal 318 / 402 us at 128 sequences of 16-506 rows (mean 264), 255 / 290
+  /// at 32 of 93-1021 (630), 159 / 167 at 8 of 322-1767 (1044), 1177 / 1079 at
+  /// 16 of 643-4054 (2241) and 1225 / 1068 at 4 of 2744-7141 (4954); unmasked
+  /// 422 / 479 at a mean of 264, 417 / 404 at 630 (a causal tile's masked half
+  /// is what short tiles save most). At d = 64, causal, against the default
+  /// 128 x 64 (H100 2026-12-07, bench/varlen.py with --head-dim 64): 159 / 197
+  /// us at a mean of 264, 138 / 155 at 630, 277 / 312 at 674, 87 / 95 at 1044,
+  /// 631 / 599 at 2241, 664 / 622 at 4954: the same causal threshold (the
+  /// unmasked d = 64 kernel keeps one version).
   int64_t raggedShortMaxMeanRows = 0;
   int64_t raggedShortMaxMeanRowsUnmasked = 0;
   int64_t raggedShortTile = 64;
