@@ -3,6 +3,7 @@
 
     cuobjdump -sass DIR/attn.cubin > attn.sass      # on the GPU machine
     python3 bench/sass_order.py attn.sass [--sequence]
+    python3 bench/sass_order.py DIR/attn.cubin      # anywhere
 
 An overlapped kernel (overlap_pv) issues S of step j + 1 and P V of step j
 together, waits for S (`WARPGROUP.DEPBAR.LE gsb0, 0x1`), runs the softmax
@@ -13,7 +14,8 @@ this prints how many MUFU operations (ex2, tanh) of the step come before
 the wait for P V and how many after it: a softmax that overlaps its P V has
 (nearly) all of them before. `--sequence` also prints the whole kernel as
 runs of the instruction classes that matter (HGMMA, waits, MUFU, shared
-stores, barriers, branches).
+stores, barriers, branches). A cubin is read directly (its instructions
+classed by opcode), so the question needs no GPU machine.
 """
 import argparse
 import re
@@ -42,14 +44,58 @@ def classify(op, operands):
     return None
 
 
+# sm_90a opcodes (the low 12 bits of an instruction's first 64-bit word),
+# read off cuobjdump listings of attnc's kernels, for the classes above.
+OPCODES = {0x308: "MUFU", 0x388: "STS", 0x988: "STS", 0x51d: "BAR",
+           0xb1d: "BAR", 0x5a7: "SYNCS", 0x5b2: "SYNCS", 0x9a7: "SYNCS",
+           0x947: "BRA", 0x9f0: "HGMMA", 0xdf0: "HGMMA"}
+WARPGROUP = 0x9c5
+
+
+def cubin_classes(data):
+    """The classes straight from a cubin's .text sections, where no
+    disassembler is at hand: every instruction is 16 bytes; WARPGROUP is
+    DEPBAR when bit 47 of its first word is set, its count in bits 8-10 of
+    the second."""
+    shoff = int.from_bytes(data[0x28:0x30], "little")
+    shentsize = int.from_bytes(data[0x3A:0x3C], "little")
+    shnum = int.from_bytes(data[0x3C:0x3E], "little")
+    shstrndx = int.from_bytes(data[0x3E:0x40], "little")
+
+    def header(i):
+        h = data[shoff + i * shentsize:shoff + (i + 1) * shentsize]
+        return (int.from_bytes(h[0:4], "little"),
+                int.from_bytes(h[0x18:0x20], "little"),
+                int.from_bytes(h[0x20:0x28], "little"))
+
+    strtab = header(shstrndx)[1]
+    for i in range(shnum):
+        name_at, offset, size = header(i)
+        name = data[strtab + name_at:data.index(b"\0", strtab + name_at)]
+        if not name.startswith(b".text."):
+            continue
+        for at in range(offset, offset + size, 16):
+            lo = int.from_bytes(data[at:at + 8], "little")
+            hi = int.from_bytes(data[at + 8:at + 16], "little")
+            op = lo & 0xFFF
+            if op == WARPGROUP:
+                yield f"WAIT0x{(hi >> 8) & 0x7:x}" if lo >> 47 & 1 else "ARRIVE"
+            elif op in OPCODES:
+                yield OPCODES[op]
+
+
 def classes(path):
-    with open(path) as f:
-        for line in f:
-            m = INSTRUCTION.search(line)
-            if m:
-                c = classify(m.group(1), m.group(2))
-                if c:
-                    yield c
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] == b"\x7fELF":
+        yield from cubin_classes(data)
+        return
+    for line in data.decode(errors="replace").splitlines():
+        m = INSTRUCTION.search(line)
+        if m:
+            c = classify(m.group(1), m.group(2))
+            if c:
+                yield c
 
 
 def runs(seq):
