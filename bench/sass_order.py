@@ -18,6 +18,7 @@ stores, barriers, branches). A cubin is read directly (its instructions
 classed by opcode), so the question needs no GPU machine.
 """
 import argparse
+import itertools
 import re
 import sys
 
@@ -96,16 +97,10 @@ def classes(path):
 
 
 def runs(seq):
-    out, prev, n = [], None, 0
-    for c in seq:
-        if c == prev:
-            n += 1
-            continue
-        if prev:
-            out.append(prev + (f"x{n}" if n > 1 else ""))
-        prev, n = c, 1
-    if prev:
-        out.append(prev + (f"x{n}" if n > 1 else ""))
+    out = []
+    for c, group in itertools.groupby(seq):
+        n = sum(1 for _ in group)
+        out.append(c + (f"x{n}" if n > 1 else ""))
     return out
 
 
