@@ -286,6 +286,10 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
     if (!s.wgmma)
       sharedStep =
           atSM(double(s.mmaWarps) * bkv * (d + dv) * eb, dev.sharedTBps * 1e12);
+    // P stored by the consumers each step (shared_p; the MMA's reads of it,
+    // as of K and V, are in its rate).
+    else if (s.sharedP)
+      sharedStep = atSM(double(bq) * bkv * eb, dev.sharedTBps * 1e12);
     fill += atSM((bq * d + bkv * (d + dv) + bq * dv) * eb, perSMBytes);
     // A persistent CTA's later tiles: with one query buffer the consumers
     // load the next tile's Q while they store this one's O (posted stores

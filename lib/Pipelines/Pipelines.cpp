@@ -104,6 +104,7 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
     if (options.interleaveKV.hasValue())
       tiles.interleaveKV = options.interleaveKV;
     tiles.overlapPV = options.overlapPV;
+    tiles.sharedP = options.sharedP;
     tiles.l2GroupMib = options.l2GroupMib;
     tiles.fallback = options.fallback;
     tiles.oneMaskedLoop = options.oneMaskedLoop;

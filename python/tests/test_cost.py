@@ -28,7 +28,8 @@ UNIT_DEVICE = {
 }
 
 
-def manifest(mask, strategy="mma_sync", key_warps=None, query_buffers=None):
+def manifest(mask, strategy="mma_sync", key_warps=None, query_buffers=None,
+             shared_p=None):
     shape = {"q": ["B", "H", "Sq", 64], "k": ["B", "H", "Skv", 64],
              "v": ["B", "H", "Skv", 64], "o": ["B", "H", "Sq", 64]}
     params = [{"name": n, "kind": "tensor", "dtype": "bf16", "shape": s,
@@ -47,13 +48,14 @@ def manifest(mask, strategy="mma_sync", key_warps=None, query_buffers=None):
                       **({"key_warps": key_warps} if key_warps
                          else {}),
                       **({"query_buffers": query_buffers} if query_buffers
-                         else {})}}]})
+                         else {}),
+                      **({"shared_p": shared_p} if shared_p else {})}}]})
 
 
 def plan(mask, sq, skv, strategy="mma_sync", key_warps=None,
-         query_buffers=None):
+         query_buffers=None, shared_p=None):
     k = attnc.Module.from_json(
-        manifest(mask, strategy, key_warps, query_buffers))["attn"]
+        manifest(mask, strategy, key_warps, query_buffers, shared_p))["attn"]
     return k.plan(q=FakeTensor(0x100000, (1, 1, sq, 64), BF16),
                   k=FakeTensor(0x200000, (1, 1, skv, 64), BF16),
                   v=FakeTensor(0x300000, (1, 1, skv, 64), BF16),
@@ -158,6 +160,16 @@ class EstimateTest(unittest.TestCase):
         self.assertEqual((e.steps, e.waves), (4, 4))
         self.assertAlmostEqual(e.fill_us, self.FILL, places=9)
         self.assertAlmostEqual(e.sm_us, 4 * 4.096 + self.FILL, places=9)
+
+    def test_shared_p_stores_its_probabilities(self):
+        # With P through shared memory each step also stores its 64 x 64
+        # bf16 probabilities (8192 bytes at 1 TB/s), on top of the
+        # prefetched-query kernel above.
+        e = plan("none", 256, 64, "wgmma_ws_persistent", query_buffers=2,
+                 shared_p="1").estimate(self.device)
+        self.assertAlmostEqual(e.shared_us, 4 * 8192e-6, places=9)
+        self.assertAlmostEqual(e.sm_us, 4 * (4.096 + 8192e-6) + self.FILL,
+                               places=9)
 
     def test_regime_is_the_mean_sms(self):
         # Three SMs, nothing but tensor cores: a causal 128 x 128 launches

@@ -115,6 +115,12 @@ static cl::opt<std::string> overlapPV(
     cl::desc("wgmma attention kernels overlap P V of a step with the next "
              "step's softmax: on or off (default: the target's choice)"),
     cl::init(""));
+static cl::opt<bool> sharedP(
+    "shared-p",
+    cl::desc("overlapped wgmma_ws attention kernels read P V's P from two "
+             "shared-memory buffers instead of registers (flash_config's "
+             "shared_p)"),
+    cl::init(false));
 static cl::opt<int64_t> l2GroupMib(
     "l2-group-mib",
     cl::desc("attention grids that run longest first (causal) take their "
@@ -461,6 +467,7 @@ int main(int argc, char **argv) {
     if (interleaveKV.getNumOccurrences())
       o.interleaveKV = interleaveKV;
     o.overlapPV = overlapPV;
+    o.sharedP = sharedP;
     o.l2GroupMib = l2GroupMib;
     o.fallback = fallback;
     o.oneMaskedLoop = oneMaskedLoop;

@@ -115,6 +115,9 @@ struct KernelSchedule {
   /// Query tiles a persistent CTA holds: with two, the next tile's query
   /// is loaded during this one.
   int64_t queryBuffers = 1;
+  /// The P V reads P from shared memory (flash_config's shared_p): each
+  /// step stores its block_q x block_kv probabilities there.
+  bool sharedP = false;
 };
 
 /// The sizes a kernel runs at, and the bytes its tensors occupy.

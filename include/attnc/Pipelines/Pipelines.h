@@ -67,6 +67,11 @@ struct AttncPipelineOptions
                      "next step's softmax: on or off (empty: the target's "
                      "choice)"),
       llvm::cl::init("")};
+  PassOptions::Option<bool> sharedP{
+      *this, "shared-p",
+      llvm::cl::desc("overlapped wgmma_ws attention kernels read P V's P "
+                     "from two shared-memory buffers instead of registers"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> l2GroupMib{
       *this, "l2-group-mib",
       llvm::cl::desc("attention grids that run longest first take their "

@@ -257,6 +257,10 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
     if (failed(finishScores(l, scope, bounds, scores, /*inFlight=*/1, n, st,
                             alphas)))
       return failure();
+    Value tile = ring ? n : stage;
+    SmallVector<Value> taken;
+    if (strategy->takesProbabilitiesInFlight())
+      taken = strategy->takenProbabilities(b, tile);
     st.acc = strategy->waitPV(b, pv);
     st.pendingScale = alphas;
     if (ring) {
@@ -277,8 +281,8 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
         strategy->releaseSlot(b, previous);
       }
     }
-    st.pending = strategy->takenProbabilities(b);
-    st.pending.push_back(ring ? n : stage);
+    st.pending = taken.empty() ? strategy->takenProbabilities(b, tile) : taken;
+    st.pending.push_back(tile);
   }
   SmallVector<Value> yields = st.flatten();
   if (ring) {
@@ -434,6 +438,7 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
                   chip.str(),         config.getKeyWarps()};
   shape.interleaveKV = config.getInterleaveKV();
   shape.overlapPV = config.getOverlapPV();
+  shape.sharedP = config.getSharedP();
   auto vType = cast<RankedTensorType>(form.value.getType());
   int64_t dv = vType.getDimSize(vType.getRank() - 1);
   if (dv != form.headDim)
@@ -553,6 +558,8 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
     abi.attrs["interleave_kv"] = "1";
   if (config.getOverlapPV())
     abi.attrs["overlap_pv"] = "1";
+  if (config.getSharedP())
+    abi.attrs["shared_p"] = "1";
   // Query tiles held at once (absent: 1): with two, a persistent kernel's
   // producer loads the next tile's query during this one (the cost model
   // then charges no wait for it).

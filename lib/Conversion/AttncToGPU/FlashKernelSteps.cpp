@@ -131,7 +131,7 @@ FailureOr<OnlineSoftmaxState> FlashKernelBuilder::emitFirstStep(
                             st, alphas)))
       return failure();
     st.pendingScale = scoreStage->unitScales(b);
-    st.pending = strategy->takenProbabilities(b);
+    st.pending = strategy->takenProbabilities(b, ring ? n : *stage);
     st.pending.push_back(ring ? n : *stage);
     yields = st.flatten();
     if (ring)
@@ -158,7 +158,7 @@ void FlashKernelBuilder::resetPending(OnlineSoftmaxState &st, Value tile) {
   if (!strategy->overlapsPV())
     return;
   st.pendingScale = scoreStage->unitScales(b);
-  st.pending = strategy->zeroProbabilities(b);
+  st.pending = strategy->zeroProbabilities(b, tile);
   st.pending.push_back(tile);
 }
 

@@ -194,6 +194,9 @@ struct TileShape {
   /// P V of a step overlaps the next step's softmax (FlashConfigAttr's
   /// overlap_pv; AttentionTileStrategy::overlapsPV).
   bool overlapPV = false;
+  /// An overlapped P V reads P from two shared-memory buffers
+  /// (FlashConfigAttr's shared_p; warp-specialised wgmma only).
+  bool sharedP = false;
   /// Query tiles a persistent kernel holds (AttentionTileStrategy::
   /// persistent): 2 lets the producer load the next tile's ahead.
   int64_t queryBuffers = 1;
@@ -407,13 +410,19 @@ public:
   /// the registers a P V reads (as loop-carried values), and the same
   /// number of zeros. Called after the previous P V was waited for: the
   /// rounding writes the registers the in-flight MMA reads.
-  virtual llvm::SmallVector<mlir::Value>
-  takenProbabilities(mlir::OpBuilder &b) {
+  /// `tile` is the step's tile index (with a producer, its ring slot
+  /// count); zeroProbabilities' stands for the step before it.
+  virtual llvm::SmallVector<mlir::Value> takenProbabilities(mlir::OpBuilder &b,
+                                                            mlir::Value tile) {
     llvm_unreachable("only for strategies that overlap P V");
   }
-  virtual llvm::SmallVector<mlir::Value> zeroProbabilities(mlir::OpBuilder &b) {
+  virtual llvm::SmallVector<mlir::Value> zeroProbabilities(mlir::OpBuilder &b,
+                                                           mlir::Value tile) {
     llvm_unreachable("only for strategies that overlap P V");
   }
+  /// Whether takenProbabilities may run before the previous P V's wait
+  /// (the probabilities do not go where that MMA reads).
+  virtual bool takesProbabilitiesInFlight() const { return false; }
   /// The probabilities of a pending P V (from takenProbabilities), made
   /// ready in the registers the MMA will read, before issueScores starts
   /// the step's first product.

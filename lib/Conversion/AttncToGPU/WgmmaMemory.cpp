@@ -97,11 +97,7 @@ void WgmmaStrategy::storeOutputByTensorMap(OpBuilder &b, ArrayRef<Value> acc,
     }
   }
   fenceProxyAsync(b);
-  Value barrierId = arith::IndexCastOp::create(
-      b, loc, b.getI32Type(),
-      arith::AddIOp::create(b, loc, group, idx(b, kFirstStoreBarrier)));
-  NVVM::BarrierOp::create(b, loc, Type(), barrierId, i32(b, kGroupThreads),
-                          nullptr, Value());
+  syncGroup(b);
   auto issuer = scf::IfOp::create(
       b, loc,
       arith::CmpIOp::create(
@@ -135,6 +131,19 @@ void WgmmaStrategy::storeOutputByTensorMap(OpBuilder &b, ArrayRef<Value> acc,
   NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
   NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
                                        b.getUnitAttr());
+  if (!probabilitiesAliasStaging())
+    return;
+  // The next tile's P goes where O was staged: not before the store read it.
+  b.setInsertionPointAfter(issuer);
+  syncGroup(b);
+}
+
+void WgmmaStrategy::syncGroup(OpBuilder &b) {
+  Value id = arith::IndexCastOp::create(
+      b, loc, b.getI32Type(),
+      arith::AddIOp::create(b, loc, group, idx(b, kFirstStoreBarrier)));
+  NVVM::BarrierOp::create(b, loc, Type(), id, i32(b, kGroupThreads), nullptr,
+                          Value());
 }
 
 Value wgmma::pairPointer(OpBuilder &b, Location loc, Value base, Value i,

@@ -313,6 +313,8 @@ void wgmma::keepAlive(OpBuilder &b, Location loc, ArrayRef<Value> values) {
 /// serialize every wgmma (C7513); copied here, before them, instead.
 SmallVector<Value> WgmmaStrategy::stageProbabilities(OpBuilder &b,
                                                      ArrayRef<Value> packed) {
+  if (probabilitiesInShared)
+    return SmallVector<Value>(packed);
   SmallVector<Value> staged;
   for (Value v : packed)
     staged.push_back(tiedFence(b, v, "=r,0"));
@@ -341,7 +343,7 @@ void WgmmaStrategy::takeProbabilities(OpBuilder &b, ArrayRef<int64_t> elems,
 
 /// Each f32 value through an empty asm first: tied to a side-effecting asm
 /// after the wait, the rounding cannot be scheduled above it.
-SmallVector<Value> WgmmaStrategy::takenProbabilities(OpBuilder &b) {
+SmallVector<Value> WgmmaStrategy::takenProbabilities(OpBuilder &b, Value tile) {
   SmallVector<Value> flat;
   for (const auto &tile : probs)
     for (int64_t h = 0; h < 2; ++h) {
@@ -350,31 +352,93 @@ SmallVector<Value> WgmmaStrategy::takenProbabilities(OpBuilder &b) {
       Value pair = mma::packPair(b, loc, s.elementType, lo, hi);
       flat.push_back(LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair));
     }
+  if (probabilitiesInShared)
+    return storeProbabilities(b, flat,
+                              arith::AndIOp::create(b, loc, tile, idx(b, 1)));
   return flat;
 }
 
-Value wgmma::mmaRegisterA(OpBuilder &b, Location loc, Type elementType,
-                          int64_t n, ArrayRef<Value> acc, ArrayRef<Value> a,
-                          int64_t steps,
-                          llvm::function_ref<Value(int64_t)> descB) {
+SmallVector<Value> WgmmaStrategy::zeroProbabilities(OpBuilder &b, Value tile) {
+  SmallVector<Value> zeros(s.blockKV / mma::kN * 2, i32(b, 0));
+  if (!probabilitiesInShared)
+    return zeros;
+  // The step before `tile`'s: the other buffer.
+  Value parity = arith::XOrIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, tile, idx(b, 1)), idx(b, 1));
+  return storeProbabilities(b, zeros, parity);
+}
+
+/// Four-byte stores of the pairs in the swizzled layout the MMA's
+/// descriptor reads (as the epilogue stages O), a proxy fence, and the
+/// warpgroup's named barrier: the P V that reads them is issued by all of
+/// its threads, after every thread stored its part.
+SmallVector<Value> WgmmaStrategy::storeProbabilities(OpBuilder &b,
+                                                     ArrayRef<Value> pairs,
+                                                     Value parity) {
+  Value buffer = arith::AddIOp::create(
+      b, loc, idx(b, probabilitiesOffset()),
+      arith::MulIOp::create(b, loc, parity, idx(b, probabilityBufferBytes())));
+  for (int64_t slot = 0; slot < scores.numRowSlots(); ++slot) {
+    Value row = scores.slotRow(b, loc, slot);
+    for (int64_t n = 0; n < s.blockKV / mma::kN; ++n) {
+      Value offset =
+          arith::AddIOp::create(b, loc, buffer,
+                                swizzledPairOffset(b, loc, row, w.quadCol, n,
+                                                   s.blockQ, elemBytes, 0));
+      LLVM::StoreOp::create(
+          b, loc, pairs[2 * n + slot],
+          sharedPointer(
+              b, arith::IndexCastOp::create(b, loc, b.getI64Type(), offset)),
+          /*alignment=*/4);
+    }
+  }
+  fenceProxyAsync(b);
+  syncGroup(b);
+  Value handle = arith::AddIOp::create(
+      b, loc, arith::IndexCastOp::create(b, loc, b.getI64Type(), buffer),
+      groupRowsOffset);
+  return {handle};
+}
+
+/// `steps` m64n`n`k16 MMAs into acc as inline PTX, B MN-major at
+/// `descB(ks)`; A is `aOperands(ks)`: four packed registers, or one
+/// K-major descriptor (`sharedA`).
+static Value mmaMNMajorB(
+    OpBuilder &b, Location loc, Type elementType, int64_t n,
+    ArrayRef<Value> acc, int64_t steps, bool sharedA,
+    llvm::function_ref<void(int64_t, SmallVectorImpl<Value> &)> aOperands,
+    llvm::function_ref<Value(int64_t)> descB) {
   int64_t regs = n / 2;
+  int64_t aCount = sharedA ? 1 : 4;
   std::string ptxType = elementType.isBF16() ? "bf16" : "f16";
+  auto operand = [](int64_t i) { return "$" + std::to_string(i); };
   std::string asmText =
-      "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(2 * regs + 5) +
+      "{\n.reg .pred p;\nsetp.ne.b32 p, " + operand(2 * regs + aCount + 1) +
       ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
       "k16.f32." + ptxType + "." + ptxType + " {";
   std::string constraints;
   for (int64_t i = 0; i < regs; ++i) {
-    asmText += (i ? ", $" : "$") + std::to_string(i);
+    asmText += (i ? ", " : "") + operand(i);
     constraints += (i ? ",=f" : "=f");
   }
   for (int64_t i = 0; i < regs; ++i)
     constraints += "," + std::to_string(i);
-  asmText += "}, {";
-  for (int64_t i = 0; i < 4; ++i)
-    asmText += (i ? ", $" : "$") + std::to_string(2 * regs + i);
-  asmText += "}, $" + std::to_string(2 * regs + 4) + ", p, 1, 1, 1;\n}";
-  constraints += ",r,r,r,r,l,n";
+  asmText += "}, ";
+  if (sharedA) {
+    asmText += operand(2 * regs);
+    constraints += ",l";
+  } else {
+    asmText += "{";
+    for (int64_t i = 0; i < 4; ++i)
+      asmText += (i ? ", " : "") + operand(2 * regs + i);
+    asmText += "}";
+    constraints += ",r,r,r,r";
+  }
+  // scale-d p, scale-a 1, scale-b 1, [trans-a 0 with A in shared memory,]
+  // trans-b 1.
+  asmText += ", " + operand(2 * regs + aCount) + ", p, 1, 1, " +
+             (sharedA ? "0, 1" : "1") + ";\n}";
+  constraints += ",l,n";
 
   Type accType = accumulatorType(b.getContext(), n);
   Value one = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
@@ -386,7 +450,7 @@ Value wgmma::mmaRegisterA(OpBuilder &b, Location loc, Type elementType,
     else
       for (int64_t i = 0; i < regs; ++i)
         operands.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
-    operands.append(a.begin() + 4 * ks, a.begin() + 4 * ks + 4);
+    aOperands(ks, operands);
     operands.push_back(descB(ks));
     operands.push_back(one);
     result = LLVM::InlineAsmOp::create(
@@ -397,6 +461,30 @@ Value wgmma::mmaRegisterA(OpBuilder &b, Location loc, Type elementType,
                  .getRes();
   }
   return result;
+}
+
+Value wgmma::mmaRegisterA(OpBuilder &b, Location loc, Type elementType,
+                          int64_t n, ArrayRef<Value> acc, ArrayRef<Value> a,
+                          int64_t steps,
+                          llvm::function_ref<Value(int64_t)> descB) {
+  return mmaMNMajorB(
+      b, loc, elementType, n, acc, steps, /*sharedA=*/false,
+      [&](int64_t ks, SmallVectorImpl<Value> &operands) {
+        operands.append(a.begin() + 4 * ks, a.begin() + 4 * ks + 4);
+      },
+      descB);
+}
+
+Value wgmma::mmaSharedA(OpBuilder &b, Location loc, Type elementType, int64_t n,
+                        ArrayRef<Value> acc, int64_t steps,
+                        llvm::function_ref<Value(int64_t)> descA,
+                        llvm::function_ref<Value(int64_t)> descB) {
+  return mmaMNMajorB(
+      b, loc, elementType, n, acc, steps, /*sharedA=*/true,
+      [&](int64_t ks, SmallVectorImpl<Value> &operands) {
+        operands.push_back(descA(ks));
+      },
+      descB);
 }
 
 /// acc += P V: P from registers (the score accumulators of n8 tiles 2k and
@@ -413,6 +501,26 @@ Value WgmmaStrategy::issuePV(OpBuilder &b, Value stage, ArrayRef<Value> packed,
   Value first =
       opaqueDescriptor(b, loc, smemAddress, vTile, s.blockKV * kBoxRowBytes);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  if (probabilitiesInShared) {
+    // P's buffer: boxes of [block_q][64] as Q's, a k step 32 bytes into a
+    // box row.
+    Value firstA =
+        opaqueDescriptor(b, loc, smemAddress, packed[0], kChunkBytes);
+    int64_t stepsPerBox = kBoxElems / kStepK;
+    Value result = mmaSharedA(
+        b, loc, s.elementType, s.headDim, acc, s.blockKV / kStepK,
+        [&](int64_t ks) {
+          return advanceDescriptor(b, loc, firstA,
+                                   (ks / stepsPerBox) * s.blockQ *
+                                           kBoxRowBytes +
+                                       (ks % stepsPerBox) * kStepK * elemBytes);
+        },
+        [&](int64_t ks) {
+          return advanceDescriptor(b, loc, first, ks * kStepK * kBoxRowBytes);
+        });
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    return result;
+  }
   Value result = mmaRegisterA(b, loc, s.elementType, s.headDim, acc, packed,
                               s.blockKV / kStepK, [&](int64_t ks) {
                                 return advanceDescriptor(

@@ -52,8 +52,9 @@ constexpr int64_t kConsumerBarrier = 1;
 constexpr int64_t kSuspendHintNs = 0x989680;
 /// Named barriers kFirstTurnBarrier + w: warpgroup w's turn to issue MMAs.
 constexpr int64_t kFirstTurnBarrier = 2;
-/// Named barriers kFirstStoreBarrier + w: warpgroup w's output rows are in
-/// shared memory (after the turn barriers of up to four warpgroups).
+/// Named barriers kFirstStoreBarrier + w: warpgroup w's threads meet (its
+/// output rows, or with shared_p its probabilities, are in shared memory;
+/// after the turn barriers of up to four warpgroups).
 constexpr int64_t kFirstStoreBarrier = 8;
 /// The named barrier a persistent kernel's producer helper warps (all of
 /// its warpgroup's warps but the issuing one) compute id bounds behind.
@@ -192,6 +193,12 @@ Value mmaRegisterA(OpBuilder &b, Location loc, Type elementType, int64_t n,
                    ArrayRef<Value> acc, ArrayRef<Value> a, int64_t steps,
                    llvm::function_ref<Value(int64_t)> descB);
 
+/// The same with A K-major in shared memory, k step ks at `descA(ks)`.
+Value mmaSharedA(OpBuilder &b, Location loc, Type elementType, int64_t n,
+                 ArrayRef<Value> acc, int64_t steps,
+                 llvm::function_ref<Value(int64_t)> descA,
+                 llvm::function_ref<Value(int64_t)> descB);
+
 class WgmmaStrategy : public AttentionTileStrategy {
 public:
   WgmmaStrategy(const TileShape &s, Location loc, bool producerWarp,
@@ -200,7 +207,8 @@ public:
         elemBytes(s.elementType ? s.elementType.getIntOrFloatBitWidth() / 8
                                 : 2),
         producer(producerWarp), persistentGrid(persistentGrid),
-        scores(1, s.blockKV / mma::kN, w), output(1, s.headDim / mma::kN, w) {}
+        scores(1, s.blockKV / mma::kN, w), output(1, s.headDim / mma::kN, w),
+        probabilitiesInShared(s.sharedP) {}
 
   LogicalResult verify(Location diagLoc) const override;
   int64_t threadsPerBlock() const override {
@@ -316,8 +324,9 @@ public:
                          ArrayRef<Value> p) override;
   void accumulatePV(OpBuilder &b, Value stage,
                     SmallVectorImpl<Value> &acc) override {
+    assert(!probabilitiesInShared && "shared_p is for overlapped P V only");
     SmallVector<Value> values =
-        waitPV(b, issuePV(b, stage, takenProbabilities(b), acc));
+        waitPV(b, issuePV(b, stage, takenProbabilities(b, Value()), acc));
     acc.assign(values.begin(), values.end());
   }
 
@@ -452,9 +461,10 @@ public:
       NVVM::MBarrierArriveOp::create(b, loc, Type(),
                                      barrier(b, n, /*empty=*/true), Value());
   }
-  SmallVector<Value> takenProbabilities(OpBuilder &b) override;
-  SmallVector<Value> zeroProbabilities(OpBuilder &b) override {
-    return SmallVector<Value>(s.blockKV / mma::kN * 2, i32(b, 0));
+  SmallVector<Value> takenProbabilities(OpBuilder &b, Value tile) override;
+  SmallVector<Value> zeroProbabilities(OpBuilder &b, Value tile) override;
+  bool takesProbabilitiesInFlight() const override {
+    return probabilitiesInShared;
   }
   Value issueScores(OpBuilder &b, Value stage) override;
   SmallVector<Value> stageProbabilities(OpBuilder &b,
@@ -530,10 +540,38 @@ private:
   /// empty[stages] (with K and V apart: K's, then V's), then the query
   /// tile's.
   int64_t barriersOffset() const {
+    if (probabilitiesAliasStaging())
+      return std::max(outputStagingOffset() + tileBytes(s.blockQ),
+                      probabilitiesOffset() + 2 * probabilityBufferBytes());
+    return probabilitiesOffset() +
+           (probabilitiesInShared ? 2 * probabilityBufferBytes() : 0);
+  }
+  /// Two P buffers in a persistent kernel with one query buffer: the first
+  /// is the output's staging buffer (free between a tile's last P V and
+  /// its epilogue, and again once the epilogue's TMA store read it).
+  bool probabilitiesAliasStaging() const {
+    return probabilitiesInShared && persistentGrid && !prefetchesQuery();
+  }
+  /// With P in shared memory: two buffers of the block's rows of P (in
+  /// boxes as a Q tile), a step's and the one before it, after the tiles.
+  int64_t probabilitiesOffset() const {
+    if (probabilitiesAliasStaging())
+      return outputStagingOffset();
     return tileBytes(s.blockQ) + 2 * s.stages * tileBytes(s.blockKV) +
            (persistentGrid ? tileBytes(s.blockQ) : 0) +
            (prefetchesQuery() ? tileBytes(s.blockQ) : 0);
   }
+  int64_t probabilityBufferBytes() const {
+    return s.blockQ * s.blockKV * elemBytes;
+  }
+  /// Stores this thread's packed pairs of P into buffer `parity` and
+  /// publishes them to the warpgroup's MMAs; returns the handle issuePV
+  /// reads (the byte offset of the warpgroup's rows, i64).
+  /// The warpgroup's own named barrier (kFirstStoreBarrier + its index):
+  /// its threads meet, the other warpgroups run on.
+  void syncGroup(OpBuilder &b);
+  SmallVector<Value> storeProbabilities(OpBuilder &b, ArrayRef<Value> pairs,
+                                        Value parity);
   /// Query buffer `buffer`: the first at the base; the second (the next
   /// tile's query, loaded while this one computes) after the output's
   /// staging buffer.
@@ -698,6 +736,11 @@ private:
   /// its registers to the next step's probabilities, written while the MMA
   /// still runs (ptxas then serializes every wgmma of the kernel, C7513).
   SmallVector<Value> inFlightA;
+  /// P goes through two shared-memory buffers (wgmma with A from a
+  /// descriptor; flash_config's shared_p) rather than registers: a step
+  /// writes the buffer the P V in flight does not read, and no register
+  /// that MMA reads, so its wait can follow the step's softmax.
+  bool probabilitiesInShared = false;
 };
 
 } // namespace attnc::wgmma

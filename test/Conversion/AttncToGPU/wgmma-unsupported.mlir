@@ -2,7 +2,8 @@
 // without warpgroup MMAs, tiles that do not give each warpgroup 64 query
 // rows, a K/V tile that is not the n of one MMA, a head dim it cannot
 // swizzle, pipeline depths they do not build, key-split warps (and
-// mma_sync's key parts narrower than one k step).
+// mma_sync's key parts narrower than one k step), P through shared memory
+// without an overlapped P V or a producer.
 // RUN: attnc-opt %s -split-input-file -verify-diagnostics --attnc-online-softmax="strategy=wgmma" --attnc-convert-to-gpu="chip=sm_80"
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma block-q=96" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=ROWS
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma block-kv=40" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=KV
@@ -20,6 +21,8 @@
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=mma_sync overlap-pv=on" 2>&1 | FileCheck %s --check-prefix=OVERLAP-MMA
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma overlap-pv=on" 2>&1 | FileCheck %s --check-prefix=OVERLAP-STAGES
 // RUN: not attnc-opt %s --attnc-online-softmax="strategy=mma_sync block-q=16 block-kv=32 key-warps=4" --attnc-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=KEYS-PART
+// RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma_ws overlap-pv=off shared-p=true" 2>&1 | FileCheck %s --check-prefix=SHARED-P-OVERLAP
+// RUN: not attnc-opt %s --attnc-online-softmax="strategy=wgmma stages=3 overlap-pv=on shared-p=true" 2>&1 | FileCheck %s --check-prefix=SHARED-P-WGMMA
 
 // CHIP: tile strategy wgmma needs warpgroup MMAs, which sm_80 lacks (sm_90a only)
 // CHIP-WS: tile strategy wgmma_ws needs warpgroup MMAs, which sm_80 lacks (sm_90a only)
@@ -34,6 +37,8 @@
 // OVERLAP-MMA: --attnc-online-softmax option overlap-pv=on: overlap_pv needs a wgmma strategy (asynchronous warpgroup MMAs), got mma_sync
 // OVERLAP-STAGES: --attnc-online-softmax option overlap-pv=on: overlap_pv with strategy wgmma needs stages >= 3 (a step's V stays in use during the next step), got 2
 // KEYS-PART: mma_sync strategy: block_kv / key_warps (32 / 4) must be a multiple of 16
+// SHARED-P-OVERLAP: 'attnc.attention' op gets #attnc.flash_config<{{.*}}strategy = wgmma_ws, fallback = {{.*}}> from the options and the target; --attnc-online-softmax option shared-p: shared_p needs overlap_pv
+// SHARED-P-WGMMA: --attnc-online-softmax option shared-p: shared_p needs strategy wgmma_ws or wgmma_ws_persistent, got wgmma
 
 func.func @on_sm80(%q: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {
   // expected-error @+1 {{wgmma strategy: needs warpgroup MMAs, which only sm_90a has; the kernel targets sm_80 (use strategy mma_sync)}}

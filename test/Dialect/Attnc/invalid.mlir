@@ -683,12 +683,12 @@ func.func @flash_config_key_warps_rows() attributes {c = #attnc.flash_config<blo
 
 // -----
 
-// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'key_warps'}}
+// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'shared_p', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'key_warps'}}
 func.func @flash_config_tail_order() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>, key_warps = 2>} { return }
 
 // -----
 
-// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'interleave_kv'}}
+// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'shared_p', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'interleave_kv'}}
 func.func @flash_config_interleave_twice() attributes {c = #attnc.flash_config<block_q = 16, block_kv = 128, warps = 4, stages = 3, strategy = mma_sync, interleave_kv, interleave_kv>} { return }
 
 // -----
@@ -703,8 +703,23 @@ func.func @flash_config_overlap_wgmma_stages() attributes {c = #attnc.flash_conf
 
 // -----
 
-// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'interleave_kv'}}
+// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'shared_p', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'interleave_kv'}}
 func.func @flash_config_overlap_order() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, overlap_pv, interleave_kv>} { return }
+
+// -----
+
+// expected-error @+1 {{shared_p needs overlap_pv (P goes through shared memory so that a step's softmax runs before the previous step's P V is waited for)}}
+func.func @flash_config_shared_p_no_overlap() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, shared_p>} { return }
+
+// -----
+
+// expected-error @+1 {{shared_p needs strategy wgmma_ws or wgmma_ws_persistent, got wgmma}}
+func.func @flash_config_shared_p_wgmma() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 3, strategy = wgmma, overlap_pv, shared_p>} { return }
+
+// -----
+
+// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'shared_p', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'overlap_pv'}}
+func.func @flash_config_shared_p_order() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, shared_p, overlap_pv>} { return }
 
 // -----
 
@@ -723,7 +738,7 @@ func.func @flash_config_l2_group_fallback() attributes {c = #attnc.flash_config<
 
 // -----
 
-// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'overlap_pv'}}
+// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'shared_p', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'overlap_pv'}}
 func.func @flash_config_l2_group_order() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, l2_group_mib = 16, overlap_pv>} { return }
 
 // -----

@@ -38,11 +38,12 @@ void printContractShape(AsmPrinter &printer, ArrayRef<Attribute> shape);
 /// tell them apart (hence no generated optional groups).
 static ParseResult parseFlashConfigTail(AsmParser &parser, int64_t &keyWarps,
                                         bool &interleaveKV, bool &overlapPV,
-                                        int64_t &l2GroupMib,
+                                        bool &sharedP, int64_t &l2GroupMib,
                                         FlashConfigAttr &fallback) {
   keyWarps = 1;
   interleaveKV = false;
   overlapPV = false;
+  sharedP = false;
   l2GroupMib = 0;
   // Each optional entry at most once, in this order.
   int next = 0;
@@ -61,20 +62,23 @@ static ParseResult parseFlashConfigTail(AsmParser &parser, int64_t &keyWarps,
     } else if (key == "overlap_pv" && next <= 2) {
       overlapPV = true;
       next = 3;
-    } else if (key == "l2_group_mib" && next <= 3) {
+    } else if (key == "shared_p" && next <= 3) {
+      sharedP = true;
+      next = 4;
+    } else if (key == "l2_group_mib" && next <= 4) {
       if (parser.parseEqual() || parser.parseInteger(l2GroupMib))
         return failure();
-      next = 4;
-    } else if (key == "fallback" && next <= 4) {
+      next = 5;
+    } else if (key == "fallback" && next <= 5) {
       if (parser.parseEqual() ||
           parser.parseCustomAttributeWithFallback(fallback))
         return failure();
-      next = 5;
+      next = 6;
     } else {
       return parser.emitError(at)
              << "expected 'key_warps', 'interleave_kv', 'overlap_pv', "
-                "'l2_group_mib' or 'fallback' (each at most once, in that "
-                "order), got '"
+                "'shared_p', 'l2_group_mib' or 'fallback' (each at most "
+                "once, in that order), got '"
              << key << "'";
     }
   }
@@ -83,13 +87,16 @@ static ParseResult parseFlashConfigTail(AsmParser &parser, int64_t &keyWarps,
 
 static void printFlashConfigTail(AsmPrinter &printer, int64_t keyWarps,
                                  bool interleaveKV, bool overlapPV,
-                                 int64_t l2GroupMib, FlashConfigAttr fallback) {
+                                 bool sharedP, int64_t l2GroupMib,
+                                 FlashConfigAttr fallback) {
   if (keyWarps != 1)
     printer << ", key_warps = " << keyWarps;
   if (interleaveKV)
     printer << ", interleave_kv";
   if (overlapPV)
     printer << ", overlap_pv";
+  if (sharedP)
+    printer << ", shared_p";
   if (l2GroupMib != 0)
     printer << ", l2_group_mib = " << l2GroupMib;
   if (fallback) {
@@ -114,8 +121,8 @@ LogicalResult
 FlashConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         int64_t blockQ, int64_t blockKV, int64_t warps,
                         int64_t stages, TileStrategy strategy, int64_t keyWarps,
-                        bool interleaveKV, bool overlapPV, int64_t l2GroupMib,
-                        FlashConfigAttr fallback) {
+                        bool interleaveKV, bool overlapPV, bool sharedP,
+                        int64_t l2GroupMib, FlashConfigAttr fallback) {
   if (blockQ <= 0 || blockKV <= 0)
     return emitError() << "block_q and block_kv must be positive, got "
                        << blockQ << " and " << blockKV;
@@ -154,6 +161,17 @@ FlashConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "overlap_pv with strategy wgmma needs stages >= 3 "
                           "(a step's V stays in use during the next step), got "
                        << stages;
+  // P's buffers take the place of the registers an overlapped P V reads;
+  // the producer's ring is what lets a step's stores run ahead of the
+  // previous P V's wait.
+  if (sharedP && !overlapPV)
+    return emitError() << "shared_p needs overlap_pv (P goes through shared "
+                          "memory so that a step's softmax runs before the "
+                          "previous step's P V is waited for)";
+  if (sharedP && !isWarpSpecialised(strategy))
+    return emitError() << "shared_p needs strategy wgmma_ws or "
+                          "wgmma_ws_persistent, got "
+                       << stringifyTileStrategy(strategy);
   // (A budget of 1 TiB exceeds every L2, and its bytes fit an int64.)
   if (l2GroupMib < 0 || l2GroupMib > kMaxL2GroupMib)
     return emitError() << "l2_group_mib must be in [0, " << kMaxL2GroupMib

@@ -226,7 +226,7 @@ struct AttncOnlineSoftmaxPass
               plain.getBlockQ(), plain.getBlockKV(), plain.getWarps(),
               plain.getStages(), plain.getStrategy(), plain.getKeyWarps(),
               plain.getInterleaveKV(), /*overlapPV=*/true,
-              plain.getL2GroupMib(), plain.getFallback())))
+              /*sharedP=*/false, plain.getL2GroupMib(), plain.getFallback())))
         return failure();
     }
     FlashConfigAttr config =
@@ -403,6 +403,24 @@ struct AttncOnlineSoftmaxPass
         c.getKeyWarps(), c.getInterleaveKV(), c.getOverlapPV());
   }
 
+  /// `c` with P V reading P from shared memory (the shared-p option), or
+  /// an error naming the rule the configuration the options and the
+  /// target gave this attention breaks (the keyword's own rules).
+  FailureOr<FlashConfigAttr> withSharedP(AttentionOp op, FlashConfigAttr c) {
+    if (failed(FlashConfigAttr::verify(
+            [&] {
+              return op.emitOpError()
+                     << "gets " << c << " from the options and the target; "
+                     << "--" DEBUG_TYPE " option shared-p: ";
+            },
+            c.getBlockQ(), c.getBlockKV(), c.getWarps(), c.getStages(),
+            c.getStrategy(), c.getKeyWarps(), c.getInterleaveKV(),
+            c.getOverlapPV(), /*sharedP=*/true, c.getL2GroupMib(),
+            c.getFallback())))
+      return failure();
+    return c.withSharedP(true);
+  }
+
   /// `config` with the l2_group_mib of the option or the target when the
   /// flash form's grid runs longest first (a causal mask), one block per
   /// tile or persistent. Not for a ragged batch: its sequences' lengths,
@@ -462,6 +480,8 @@ struct AttncOnlineSoftmaxPass
         config = lookupTargetDescription(chip)->withFallback(
             *config, headDim,
             op.getQuery().getType().getElementType().getIntOrFloatBitWidth());
+      if (succeeded(config) && !op.getConfigAttr() && sharedP)
+        config = withSharedP(op, *config);
       if (failed(config))
         return signalPassFailure();
       std::optional<TargetDescription::SizeVariant> variant;
@@ -471,7 +491,7 @@ struct AttncOnlineSoftmaxPass
       bool plain = (op.getMask().empty() || op.getCausalMask()) &&
                    !op.hasScoreModifier() && !op.getDropoutProbability() &&
                    !readsTensors(op) && !op.getConfigAttr() && sizeVariants &&
-                   blockQ == 0 && blockKV == 0 && overlapPV.empty();
+                   blockQ == 0 && blockKV == 0 && overlapPV.empty() && !sharedP;
       bool causal = op.getCausalMask().has_value();
       if (plain && !needsRowLoads(op))
         variant = lookupTargetDescription(chip)->attentionVariant(

@@ -84,6 +84,16 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
       cp.async pipeline needs `stages = 3`. With a producer and several
       consumer warpgroups, they also take turns issuing their MMAs
       (ping-pong), so one's softmax runs while another's MMAs do.
+    - `shared_p` (optional keyword; `wgmma_ws` and `wgmma_ws_persistent`
+      with `overlap_pv`): the P V reads P from shared memory through a
+      descriptor instead of from registers. A step stores its
+      probabilities into one of two `block_q x block_kv` buffers (the
+      query tile's swizzled layout) while the previous step's P V, which
+      reads the other buffer, is still in flight; no register that MMA
+      reads is written, so the step's whole softmax runs before its wait.
+      Costs the two buffers (a persistent kernel at d = 128 aliases the
+      first with the output's staging buffer and keeps one query buffer)
+      and a warpgroup barrier per step.
     - `l2_group_mib` (optional keyword; 0 when omitted): the order of the
       blocks of a grid that runs longest first (a causal mask: heads on
       grid x, query tiles counted down on y, batch on z). The grid runs a batch's heads
@@ -150,6 +160,7 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
                         DefaultValuedParameter<"int64_t", "1">:$keyWarps,
                         DefaultValuedParameter<"bool", "false">:$interleaveKV,
                         DefaultValuedParameter<"bool", "false">:$overlapPV,
+                        DefaultValuedParameter<"bool", "false">:$sharedP,
                         DefaultValuedParameter<"int64_t", "0">:$l2GroupMib,
                         OptionalParameter<"::attnc::FlashConfigAttr">:
                             $fallback);
@@ -160,9 +171,10 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
                      CArg<"int64_t", "1">:$keyWarps,
                      CArg<"bool", "false">:$interleaveKV,
                      CArg<"bool", "false">:$overlapPV,
-                     CArg<"int64_t", "0">:$l2GroupMib), [{
+                     CArg<"int64_t", "0">:$l2GroupMib,
+                     CArg<"bool", "false">:$sharedP), [{
       return $_get($_ctxt, blockQ, blockKV, warps, stages, strategy, keyWarps,
-                   interleaveKV, overlapPV, l2GroupMib, fallback);
+                   interleaveKV, overlapPV, sharedP, l2GroupMib, fallback);
     }]>
   ];
   let skipDefaultBuilders = 1;
@@ -172,24 +184,33 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
     FlashConfigAttr withFallback(FlashConfigAttr fallback) const {
       return get(getContext(), getBlockQ(), getBlockKV(), getWarps(),
                  getStages(), getStrategy(), fallback, getKeyWarps(),
-                 getInterleaveKV(), getOverlapPV(), getL2GroupMib());
+                 getInterleaveKV(), getOverlapPV(), getL2GroupMib(),
+                 getSharedP());
     }
+    /// (P in shared memory is for overlapped P V only: without the overlap
+    /// the keyword goes too.)
     FlashConfigAttr withOverlapPV(bool overlapPV) const {
       return get(getContext(), getBlockQ(), getBlockKV(), getWarps(),
                  getStages(), getStrategy(), getFallback(), getKeyWarps(),
-                 getInterleaveKV(), overlapPV, getL2GroupMib());
+                 getInterleaveKV(), overlapPV, getL2GroupMib(),
+                 overlapPV && getSharedP());
+    }
+    FlashConfigAttr withSharedP(bool sharedP) const {
+      return get(getContext(), getBlockQ(), getBlockKV(), getWarps(),
+                 getStages(), getStrategy(), getFallback(), getKeyWarps(),
+                 getInterleaveKV(), getOverlapPV(), getL2GroupMib(), sharedP);
     }
     FlashConfigAttr withL2GroupMib(int64_t mib) const {
       return get(getContext(), getBlockQ(), getBlockKV(), getWarps(),
                  getStages(), getStrategy(), getFallback(), getKeyWarps(),
-                 getInterleaveKV(), getOverlapPV(), mib);
+                 getInterleaveKV(), getOverlapPV(), mib, getSharedP());
     }
   }];
   let assemblyFormat = [{
     `<` `block_q` `=` $blockQ `,` `block_kv` `=` $blockKV `,` `warps` `=`
     $warps `,` `stages` `=` $stages `,` `strategy` `=` $strategy
     `` custom<FlashConfigTail>($keyWarps, $interleaveKV, $overlapPV,
-                               $l2GroupMib, $fallback) `>`
+                               $sharedP, $l2GroupMib, $fallback) `>`
   }];
   let genVerifyDecl = 1;
 }

@@ -283,6 +283,11 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
     Option<"overlapPV", "overlap-pv", "std::string", /*default=*/"\"\"",
            "wgmma strategies: P V of a step runs during the next step's "
            "softmax, `on` or `off` (empty: the target's choice)">,
+    Option<"sharedP", "shared-p", "bool", /*default=*/"false",
+           "forward kernels of a warp-specialised wgmma strategy with "
+           "overlap_pv read P V's P from two shared-memory buffers instead "
+           "of registers (flash_config's shared_p; an error where the "
+           "configuration has no overlap_pv)">,
     Option<"l2GroupMib", "l2-group-mib", "int64_t", /*default=*/"-1",
            "a grid that runs longest first (a causal mask) takes its heads "
            "in groups whose K and V (a backward's: whose query rows: Q, dO, "
@@ -309,7 +314,7 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
            "configuration at some sizes (the d <= 64 wgmma backward from Sq = "
            "4096 on, the d = 128 forward without overlap_pv up to 1024 keys), "
            "build both in versions under an scf.if on the sizes (unless "
-           "block-q, block-kv or overlap-pv is given)">,
+           "block-q, block-kv, overlap-pv or shared-p is given)">,
   ];
 }
 
