@@ -141,6 +141,8 @@ if [ "${SKIP_SANITIZER:-0}" != 1 ]; then
     "$M/attn_mask_sinks:B=1,H=2,Hkv=1,Sq=300,Skv=77"
     "$M/attn_mask_chunk128:B=1,H=1,Hkv=1,Sq=77,Skv=300"
     "$M/attn_softcap30_causal:B=1,H=2,Hkv=2,Sq=130,Skv=257"
+    "$M/attn_d128_bf16_causal_shared_p:B=1,H=4,Hkv=2,Sq=300,Skv=77"
+    "$M/attn_softcap50_causal_d128_shared_p:B=1,H=2,Hkv=2,Sq=300,Skv=300"
     "$M/chain_dyn_p10:rows=5"
     "$M/dropout_bf16_p10:rows=3"
     "$M/chain_f16_n1024_p30:rows=4"
@@ -161,7 +163,7 @@ if [ "${SKIP_SANITIZER:-0}" != 1 ]; then
     grep -E "^(attn|chain|dropout|bias|naive)|ERROR SUMMARY|RACECHECK SUMMARY|NaN" "$log" | tail -20
     errs=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1)
     echo "   $tool: $r  ${errs}"
-    summary+=("compute-sanitizer $tool (${#specs[@]} launches: attention d128/d64 causal (top-left, bottom-right)/full/GQA/Skv=0/runtime scale, fallbacks, window/sinks/chunk masks, softcap, chains, dropout): $r ${errs}")
+    summary+=("compute-sanitizer $tool (${#specs[@]} launches: attention d128/d64 causal (top-left, bottom-right)/full/GQA/Skv=0/runtime scale, fallbacks, window/sinks/chunk masks, softcap, P through shared memory, chains, dropout): $r ${errs}")
   done
   # Python-driven chains on small shapes, torch allocating exact sizes:
   # the backward (forward, delta, the K/V-stationary kernel, dQ's

@@ -8,7 +8,8 @@ Writes OUT/mlir/<name>.mlir, OUT/modules/<name>/ (manifest + cubins) and
 copies build/lib/libattnc_runtime.so to OUT/lib/. Module names encode what
 the tests need: attn_d{64,128}_{bf16,f16}_{causal,full}, attn_gqa_ri (GQA
 spelled with attnc.repeat_interleave), chain (examples/elementwise_chain.mlir),
-and small chains for bitwise dropout masks and p = 0.
+and small chains for bitwise dropout masks and p = 0; and a module compiled
+again with extra flags is <module><suffix> (COMPILE_VARIANTS: `_shared_p`).
 """
 
 import argparse
@@ -313,6 +314,27 @@ def attention_text(d, t, causal):
     return text if causal else text.replace("softmax %masked", "softmax %ss")
 
 
+# Modules compiled a second time with extra attnc-compile flags, named
+# <module><suffix>: the same graph (so the same reference) through another
+# kernel configuration. shared_p (P through shared memory) is off by
+# default, so its kernels are built here to be tested at all.
+COMPILE_VARIANTS = {
+    "_shared_p": (["--shared-p"], ("attn_d128_bf16_causal",
+                                   "attn_d128_f16_full",
+                                   "attn_d128_bf16_causal_br",
+                                   "attn_softcap50_causal_d128",
+                                   "attn_mask_window1024_d128")),
+}
+
+
+def base_module(name):
+    """The module a compile variant was built from (else `name`)."""
+    for suffix, (_, bases) in COMPILE_VARIANTS.items():
+        if name.endswith(suffix) and name[:-len(suffix)] in bases:
+            return name[:-len(suffix)]
+    return name
+
+
 def sources():
     src = {}
     for d in (64, 128):
@@ -364,15 +386,20 @@ def main():
     shutil.copy2(args.runtime, out / "lib" / "libattnc_runtime.so")
     failed = []
     jobs = []
-    for name, text in sources().items():
+    src = sources()
+    builds = [(name, name, []) for name in src]
+    builds += [(base + suffix, base, flags)
+               for suffix, (flags, bases) in COMPILE_VARIANTS.items()
+               for base in bases]
+    for name, base, flags in builds:
         if args.only not in name:
             continue
-        path = out / "mlir" / f"{name}.mlir"
-        path.write_text(text)
+        path = out / "mlir" / f"{base}.mlir"
+        path.write_text(src[base])
         mdir = out / "modules" / name
         if mdir.exists():
             shutil.rmtree(mdir)
-        jobs.append((name, compile_command(args, path, mdir)))
+        jobs.append((name, compile_command(args, path, mdir) + flags))
     for (name, _), r in zip(jobs, run_all([c for _, c in jobs], args.jobs)):
         status = "ok" if r.returncode == 0 else "FAILED"
         print(f"{name:24} {status} {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ''}")
