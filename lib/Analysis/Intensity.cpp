@@ -328,6 +328,7 @@ void CostCounter::describeSchedule(FlashConfigAttr config, Value q, Value k,
   s.headDimV = int64_t(extent(v, -1));
   s.elementBytes = int64_t(bytes(q) / std::max(1.0, numElements(q)));
   s.mmaWarps = config.getWarps() / config.getKeyWarps();
+  s.sharedP = config.getSharedP();
   // Warp-specialised kernels add a producer warpgroup.
   s.threads = config.getWarps() * 32 + (isWarpSpecialised(strategy) ? 128 : 0);
   s.mask.any = causal;

@@ -406,18 +406,20 @@ public:
   /// 1's probabilities and factors), and waitPV. A step's V tile stays in
   /// use one step longer, so the pipeline needs a third stage.
   virtual bool overlapsPV() const { return false; }
-  /// The probabilities taken since the last call, rounded and packed into
-  /// the registers a P V reads (as loop-carried values), and the same
-  /// number of zeros. Called after the previous P V was waited for: the
-  /// rounding writes the registers the in-flight MMA reads.
-  /// `tile` is the step's tile index (with a producer, its ring slot
-  /// count); zeroProbabilities' stands for the step before it.
+  /// The probabilities taken since the last call, made what a P V reads
+  /// (as loop-carried values): rounded and packed into its A registers, or
+  /// where P goes through shared memory, stored there and the buffer's
+  /// handle; zeroProbabilities gives zeros the same way. Called after the
+  /// previous P V was waited for (the rounding writes the registers the
+  /// in-flight MMA reads) unless takesProbabilitiesInFlight. `step` is the
+  /// step's tile index (with a producer, its ring slot count);
+  /// zeroProbabilities' stands for the step before it.
   virtual llvm::SmallVector<mlir::Value> takenProbabilities(mlir::OpBuilder &b,
-                                                            mlir::Value tile) {
+                                                            mlir::Value step) {
     llvm_unreachable("only for strategies that overlap P V");
   }
   virtual llvm::SmallVector<mlir::Value> zeroProbabilities(mlir::OpBuilder &b,
-                                                           mlir::Value tile) {
+                                                           mlir::Value step) {
     llvm_unreachable("only for strategies that overlap P V");
   }
   /// Whether takenProbabilities may run before the previous P V's wait

@@ -343,7 +343,7 @@ void WgmmaStrategy::takeProbabilities(OpBuilder &b, ArrayRef<int64_t> elems,
 
 /// Each f32 value through an empty asm first: tied to a side-effecting asm
 /// after the wait, the rounding cannot be scheduled above it.
-SmallVector<Value> WgmmaStrategy::takenProbabilities(OpBuilder &b, Value tile) {
+SmallVector<Value> WgmmaStrategy::takenProbabilities(OpBuilder &b, Value step) {
   SmallVector<Value> flat;
   for (const auto &tile : probs)
     for (int64_t h = 0; h < 2; ++h) {
@@ -354,17 +354,17 @@ SmallVector<Value> WgmmaStrategy::takenProbabilities(OpBuilder &b, Value tile) {
     }
   if (probabilitiesInShared)
     return storeProbabilities(b, flat,
-                              arith::AndIOp::create(b, loc, tile, idx(b, 1)));
+                              arith::AndIOp::create(b, loc, step, idx(b, 1)));
   return flat;
 }
 
-SmallVector<Value> WgmmaStrategy::zeroProbabilities(OpBuilder &b, Value tile) {
+SmallVector<Value> WgmmaStrategy::zeroProbabilities(OpBuilder &b, Value step) {
   SmallVector<Value> zeros(s.blockKV / mma::kN * 2, i32(b, 0));
   if (!probabilitiesInShared)
     return zeros;
-  // The step before `tile`'s: the other buffer.
+  // The step before `step`'s: the other buffer.
   Value parity = arith::XOrIOp::create(
-      b, loc, arith::AndIOp::create(b, loc, tile, idx(b, 1)), idx(b, 1));
+      b, loc, arith::AndIOp::create(b, loc, step, idx(b, 1)), idx(b, 1));
   return storeProbabilities(b, zeros, parity);
 }
 

@@ -461,8 +461,8 @@ public:
       NVVM::MBarrierArriveOp::create(b, loc, Type(),
                                      barrier(b, n, /*empty=*/true), Value());
   }
-  SmallVector<Value> takenProbabilities(OpBuilder &b, Value tile) override;
-  SmallVector<Value> zeroProbabilities(OpBuilder &b, Value tile) override;
+  SmallVector<Value> takenProbabilities(OpBuilder &b, Value step) override;
+  SmallVector<Value> zeroProbabilities(OpBuilder &b, Value step) override;
   bool takesProbabilitiesInFlight() const override {
     return probabilitiesInShared;
   }
@@ -564,12 +564,12 @@ private:
   int64_t probabilityBufferBytes() const {
     return s.blockQ * s.blockKV * elemBytes;
   }
-  /// Stores this thread's packed pairs of P into buffer `parity` and
-  /// publishes them to the warpgroup's MMAs; returns the handle issuePV
-  /// reads (the byte offset of the warpgroup's rows, i64).
   /// The warpgroup's own named barrier (kFirstStoreBarrier + its index):
   /// its threads meet, the other warpgroups run on.
   void syncGroup(OpBuilder &b);
+  /// Stores this thread's packed pairs of P into buffer `parity` and
+  /// publishes them to the warpgroup's MMAs; returns the handle issuePV
+  /// reads (the byte offset of the warpgroup's rows, i64).
   SmallVector<Value> storeProbabilities(OpBuilder &b, ArrayRef<Value> pairs,
                                         Value parity);
   /// Query buffer `buffer`: the first at the base; the second (the next
