@@ -13,7 +13,12 @@ pairs, counted exactly) / t; the median of 3 interleaved repetitions.
 ALiBi's module comes from test/gpu/alibi_test.py (build it into the same
 WORK).
 
-usage: bench/masks.py [--work .gpuwork] [--json OUT] [--only a,b]
+With --also SUFFIX, a variant whose module was also compiled as
+<module>SUFFIX (build_modules.COMPILE_VARIANTS, e.g. _shared_p) has that
+kernel timed in the same interleaved rounds, its output checked against
+Flex's too (columns attnc<SUFFIX>, its ratios to attnc's plain causal).
+
+usage: bench/masks.py [--work .gpuwork] [--json OUT] [--only a,b] [--also S]
 """
 import argparse
 import json
@@ -53,6 +58,9 @@ def main():
     ap.add_argument("--only", default="",
                     help="comma-separated variants (plain causal is always "
                          "measured: the ratios are against it)")
+    ap.add_argument("--also", default="",
+                    help="module-name suffix of a second build to time "
+                         "beside each variant's (e.g. _shared_p)")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else set(VARIANTS)
     from torch.nn.attention.flex_attention import (create_block_mask,
@@ -99,6 +107,13 @@ def main():
                 extra["doc_q"] = docs.view(B, 1, S, 1)
                 extra["doc_kv"] = docs.view(B, 1, 1, S)
             plan = kern.plan(q, k, v, o=o, lse=lse, **extra)
+            alt_dir = Path(args.work) / "modules" / (module + args.also)
+            alt = None
+            if args.also and alt_dir.exists():
+                (alt_kern,) = attnc.load(alt_dir).entries
+                o_alt = torch.empty_like(q)
+                alt = alt_kern.plan(q, k, v, o=o_alt,
+                                    lse=torch.empty_like(lse), **extra)
 
             def mask_mod(b, h, qi, kj, f=mask_fn):
                 return f(qi, kj)
@@ -125,6 +140,13 @@ def main():
             fns = {"attnc": plan.launch,
                    "flex": lambda: flex(q, k, v, score_mod=score_mod,
                                         block_mask=block)}
+            alt_note = ""
+            if alt is not None:
+                alt.launch()
+                torch.cuda.synchronize()
+                alt_diff = (o_alt.float() - ref.float()).abs().max().item()
+                times["attnc" + args.also] = []
+                fns["attnc" + args.also] = alt.launch
             for _ in range(3):
                 for name, fn in fns.items():
                     times[name].append(do_bench(fn, warmup=25, rep=100,
@@ -135,14 +157,21 @@ def main():
             for name, ts in times.items():
                 r[name] = flops / (sorted(ts)[1] * 1e-3) / 1e12
             r["ratio"] = r["attnc"] / r["flex"]
+            if alt is not None:
+                r["max_abs_diff_vs_flex" + args.also] = alt_diff
+                alt_note = (f"  attnc{args.also} {r['attnc' + args.also]:6.1f}"
+                            f" |diff| {alt_diff:.1e}")
             rows.append(r)
             print(f"S={S} {label:18} attnc {r['attnc']:6.1f}  flex "
                   f"{r['flex']:6.1f} TFLOP/s  x{r['ratio']:.2f}  "
-                  f"|diff| {diff:.1e}  flex first call {flex_first_s:.1f} s",
-                  flush=True)
+                  f"|diff| {diff:.1e}  flex first call {flex_first_s:.1f} s"
+                  f"{alt_note}", flush=True)
         for S_rows in [x for x in rows if x["S"] == S]:
             base = next(x for x in rows if x["S"] == S and x["variant"] == "causal")
             S_rows["vs_attnc_causal"] = S_rows["attnc"] / base["attnc"]
+            if "attnc" + args.also in S_rows and args.also:
+                S_rows["vs_attnc_causal" + args.also] = (
+                    S_rows["attnc" + args.also] / base["attnc"])
     info = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
             "commit": os.environ.get("ATTNC_GIT_COMMIT", "unknown")}
