@@ -20,7 +20,7 @@
 // RUN: %python %attnc_src_root/bench/sass_order.py %t/p.cubin | FileCheck %s --check-prefix=SASS
 // RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --shared-p --strategy=wgmma_ws -o %t/ws
 // RUN: FileCheck %s --check-prefix=PTX --implicit-check-not="p, 1, 1, 1;" < %t/ws/naive_attention.ptx
-// RUN: %cuda_root/bin/ptxas -arch=sm_90a %t/ws/naive_attention.ptx -o %t/ws.cubin
+// RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/ws/naive_attention.ptx -o %t/ws.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: %python %attnc_src_root/bench/sass_order.py %t/ws.cubin | FileCheck %s --check-prefix=SASS
 // RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir -o %t/default
 // RUN: %cuda_root/bin/ptxas -arch=sm_90a %t/default/naive_attention.ptx -o %t/default.cubin
@@ -31,12 +31,13 @@
 
 // A loop step: its S and the previous step's P V (A and B by descriptor,
 // trans-a 0, trans-b 1) issued, S waited for with the P V in flight, the
-// step's P stored and published to the warpgroup, then the P V's wait.
+// step's P stored (eight stmatrix .x4 a thread: two n8 tiles of its warp's
+// 16 rows each) and published to the warpgroup, then the P V's wait.
 // PTX: .visible .entry naive_attention(
 // PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1, 1, 0, 1;
 // PTX: wgmma.wait_group.sync.aligned 1;
 // PTX: ex2.approx
-// PTX: st.shared.b32
+// PTX-COUNT-8: stmatrix.sync.aligned.m8n8.x4.shared.b16
 // PTX: fence.proxy.async.shared::cta;
 // PTX-NEXT: bar.sync %r{{[0-9]+}}, 128;
 // PTX-NOT: ex2.approx

@@ -368,29 +368,55 @@ SmallVector<Value> WgmmaStrategy::zeroProbabilities(OpBuilder &b, Value step) {
   return storeProbabilities(b, zeros, parity);
 }
 
-/// Four-byte stores of the pairs in the swizzled layout the MMA's
-/// descriptor reads (as the epilogue stages O), a proxy fence, and the
-/// warpgroup's named barrier: the P V that reads them is issued by all of
-/// its threads, after every thread stored its part.
+/// The pairs stored in the swizzled layout the MMA's descriptor reads (a
+/// Q tile's), a proxy fence, and the warpgroup's named barrier: the P V
+/// that reads them is issued by all of its threads, after every thread
+/// stored its part. One stmatrix .x4 stores two n8 tiles of the warp's 16
+/// rows: its matrices are (rows 0-7, tile n), (rows 8-15, n), (0-7, n + 1),
+/// (8-15, n + 1), whose fragments are pairs 2n, 2n + 1, 2n + 2, 2n + 3, and
+/// lane l gives row l % 8 of matrix l / 8: a 16-byte chunk of a swizzled
+/// row (8 stores a step at block_kv = 128 instead of 32 four-byte ones).
 SmallVector<Value> WgmmaStrategy::storeProbabilities(OpBuilder &b,
                                                      ArrayRef<Value> pairs,
                                                      Value parity) {
   Value buffer = arith::AddIOp::create(
       b, loc, idx(b, probabilitiesOffset()),
       arith::MulIOp::create(b, loc, parity, idx(b, probabilityBufferBytes())));
-  for (int64_t slot = 0; slot < scores.numRowSlots(); ++slot) {
-    Value row = scores.slotRow(b, loc, slot);
-    for (int64_t n = 0; n < s.blockKV / mma::kN; ++n) {
-      Value offset =
-          arith::AddIOp::create(b, loc, buffer,
-                                swizzledPairOffset(b, loc, row, w.quadCol, n,
-                                                   s.blockQ, elemBytes, 0));
-      LLVM::StoreOp::create(
-          b, loc, pairs[2 * n + slot],
-          sharedPointer(
-              b, arith::IndexCastOp::create(b, loc, b.getI64Type(), offset)),
-          /*alignment=*/4);
-    }
+  // Lane l: row warpRow0 + 8 ((l / 8) mod 2) + l mod 8, tile n + l / 16.
+  Value row = arith::AddIOp::create(
+      b, loc, w.warpRow0,
+      arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(
+              b, loc,
+              arith::AndIOp::create(
+                  b, loc, arith::DivUIOp::create(b, loc, w.lane, idx(b, 8)),
+                  idx(b, 1)),
+              idx(b, 8)),
+          arith::RemUIOp::create(b, loc, w.lane, idx(b, kAtomRows))));
+  Value secondTile = arith::DivUIOp::create(b, loc, w.lane, idx(b, 16));
+  Value rowStart = arith::AddIOp::create(
+      b, loc, buffer, arith::MulIOp::create(b, loc, row, idx(b, kBoxRowBytes)));
+  Value rowSwizzle = arith::RemUIOp::create(b, loc, row, idx(b, kAtomRows));
+  int64_t chunksPerBox = kBoxElems / mma::kN;
+  auto matrix = NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8);
+  for (int64_t n = 0; n < s.blockKV / mma::kN; n += 2) {
+    // (n is even: tile n + 1 is in the same box, chunk n mod 8 + 1.)
+    Value chunk = arith::XOrIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, secondTile, idx(b, n % chunksPerBox)),
+        rowSwizzle);
+    Value offset = arith::AddIOp::create(
+        b, loc, rowStart,
+        arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, chunk, idx(b, kChunkBytes)),
+            idx(b, (n / chunksPerBox) * s.blockQ * kBoxRowBytes)));
+    NVVM::StMatrixOp::create(
+        b, loc,
+        sharedPointer(
+            b, arith::IndexCastOp::create(b, loc, b.getI64Type(), offset)),
+        pairs.slice(2 * n, 4), NVVM::MMALayout::row, matrix,
+        NVVM::LdStMatrixEltType::B16);
   }
   fenceProxyAsync(b);
   syncGroup(b);
