@@ -22,6 +22,12 @@
 // RUN: FileCheck %s --check-prefix=PTX --implicit-check-not="p, 1, 1, 1;" < %t/ws/naive_attention.ptx
 // RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/ws/naive_attention.ptx -o %t/ws.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: %python %attnc_src_root/bench/sass_order.py %t/ws.cubin | FileCheck %s --check-prefix=SASS
+// With 64-key tiles the two P buffers fit beside two query buffers: the
+// persistent kernel keeps its query prefetch, and O its own staging buffer.
+// RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir --shared-p --block-kv=64 -o %t/kv64
+// RUN: FileCheck %s --check-prefix=KV64 < %t/kv64/manifest.json
+// RUN: %cuda_root/bin/ptxas -v -arch=sm_90a %t/kv64/naive_attention.ptx -o %t/kv64.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS-KV64
+// RUN: %python %attnc_src_root/bench/sass_order.py %t/kv64.cubin | FileCheck %s --check-prefix=SASS
 // RUN: attnc-compile %attnc_src_root/examples/naive_attention.mlir -o %t/default
 // RUN: %cuda_root/bin/ptxas -arch=sm_90a %t/default/naive_attention.ptx -o %t/default.cubin
 // RUN: %python %attnc_src_root/bench/sass_order.py %t/default.cubin | FileCheck %s --check-prefix=SASS-DEFAULT
@@ -47,6 +53,14 @@
 // MANIFEST-NEXT: "strategy": "wgmma_ws_persistent"
 
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
+
+// KV64: "block_kv": 64,
+// KV64: "query_buffers": 2,
+// KV64-NEXT: "scale"
+// KV64-NEXT: "shared_p": 1,
+// KV64-NEXT: "strategy": "wgmma_ws_persistent"
+// ptxas assembles it (with 8 bytes of spills; none with 128-key tiles).
+// PTXAS-KV64: Used {{[0-9]+}} registers
 
 // SASS: overlapped step 0: {{[1-9][0-9]+}} MUFU before P V's wait, {{[01]}} after
 // SASS-NEXT: overlapped step 1: {{[1-9][0-9]+}} MUFU before P V's wait, {{[01]}} after
