@@ -258,8 +258,11 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
                             alphas)))
       return failure();
     Value tile = ring ? n : stage;
+    // Probabilities that do not go where the P V in flight reads are taken
+    // before its wait, so the wait can follow the whole score stage.
+    bool early = strategy->takesProbabilitiesInFlight();
     SmallVector<Value> taken;
-    if (strategy->takesProbabilitiesInFlight())
+    if (early)
       taken = strategy->takenProbabilities(b, tile);
     st.acc = strategy->waitPV(b, pv);
     st.pendingScale = alphas;
@@ -281,7 +284,7 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
         strategy->releaseSlot(b, previous);
       }
     }
-    st.pending = taken.empty() ? strategy->takenProbabilities(b, tile) : taken;
+    st.pending = early ? taken : strategy->takenProbabilities(b, tile);
     st.pending.push_back(tile);
   }
   SmallVector<Value> yields = st.flatten();

@@ -194,17 +194,14 @@ Value wgmma::mmaKMajor(OpBuilder &b, Location loc, Value base, Type elementType,
   auto elem =
       elementType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   int64_t elemBytes = elementType.getIntOrFloatBitWidth() / 8;
-  int64_t stepsPerBox = kBoxElems / kStepK;
   Value descA = opaqueDescriptor(b, loc, base, aTile, kChunkBytes);
   Value descB = opaqueDescriptor(b, loc, base, bTile, kChunkBytes);
   for (int64_t ks = 0; ks < depth / kStepK; ++ks) {
-    int64_t inBox = (ks % stepsPerBox) * kStepK * elemBytes;
-    int64_t box = ks / stepsPerBox;
     // Named: one op order whatever order arguments are evaluated in.
     Value a =
-        advanceDescriptor(b, loc, descA, box * aRows * kBoxRowBytes + inBox);
+        advanceDescriptor(b, loc, descA, kMajorStepBytes(ks, aRows, elemBytes));
     Value bDesc =
-        advanceDescriptor(b, loc, descB, box * bRows * kBoxRowBytes + inBox);
+        advanceDescriptor(b, loc, descB, kMajorStepBytes(ks, bRows, elemBytes));
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, accType, acc, a, bDesc,
         NVVM::MMAShapeAttr::get(ctx, kGroupRows, bRows, kStepK), elem, elem,
@@ -527,33 +524,27 @@ Value WgmmaStrategy::issuePV(OpBuilder &b, Value stage, ArrayRef<Value> packed,
   Value first =
       opaqueDescriptor(b, loc, smemAddress, vTile, s.blockKV * kBoxRowBytes);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  auto descV = [&](int64_t ks) {
+    return advanceDescriptor(b, loc, first, ks * kStepK * kBoxRowBytes);
+  };
+  Value result;
   if (probabilitiesInShared) {
-    // P's buffer: boxes of [block_q][64] as Q's, a k step 32 bytes into a
-    // box row.
-    Value firstA =
+    // P's buffer holds the block's rows K-major in boxes, as a Q tile.
+    Value firstP =
         opaqueDescriptor(b, loc, smemAddress, packed[0], kChunkBytes);
-    int64_t stepsPerBox = kBoxElems / kStepK;
-    Value result = mmaSharedA(
+    result = mmaSharedA(
         b, loc, s.elementType, s.headDim, acc, s.blockKV / kStepK,
         [&](int64_t ks) {
-          return advanceDescriptor(b, loc, firstA,
-                                   (ks / stepsPerBox) * s.blockQ *
-                                           kBoxRowBytes +
-                                       (ks % stepsPerBox) * kStepK * elemBytes);
+          return advanceDescriptor(b, loc, firstP,
+                                   kMajorStepBytes(ks, s.blockQ, elemBytes));
         },
-        [&](int64_t ks) {
-          return advanceDescriptor(b, loc, first, ks * kStepK * kBoxRowBytes);
-        });
-    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-    return result;
+        descV);
+  } else {
+    result = mmaRegisterA(b, loc, s.elementType, s.headDim, acc, packed,
+                          s.blockKV / kStepK, descV);
+    inFlightA.assign(packed.begin(), packed.end());
   }
-  Value result = mmaRegisterA(b, loc, s.elementType, s.headDim, acc, packed,
-                              s.blockKV / kStepK, [&](int64_t ks) {
-                                return advanceDescriptor(
-                                    b, loc, first, ks * kStepK * kBoxRowBytes);
-                              });
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  inFlightA.assign(packed.begin(), packed.end());
   return result;
 }
 

@@ -95,6 +95,15 @@ Value sharedDescriptor(OpBuilder &b, Location loc, Value base, Value offset,
 Value opaqueDescriptor(OpBuilder &b, Location loc, Value base, Value offset,
                        int64_t leadingBytes);
 
+/// The bytes from a K-major operand's first k step to k step `ks`, the
+/// operand's `rows` rows in boxes of 64 elements: k steps of 16 elements
+/// along a box row, then the next box.
+inline int64_t kMajorStepBytes(int64_t ks, int64_t rows, int64_t elemBytes) {
+  int64_t stepsPerBox = kBoxElems / kStepK;
+  return (ks / stepsPerBox) * rows * kBoxRowBytes +
+         (ks % stepsPerBox) * kStepK * elemBytes;
+}
+
 /// The descriptor of the operand `bytes` (a multiple of 16) past the one
 /// `desc` describes: one 64-bit add to its address field. Shared addresses
 /// are below 2^18, so the field (bits [17:4] of the address) never carries
