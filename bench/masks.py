@@ -140,7 +140,6 @@ def main():
             fns = {"attnc": plan.launch,
                    "flex": lambda: flex(q, k, v, score_mod=score_mod,
                                         block_mask=block)}
-            alt_note = ""
             if alt is not None:
                 alt.launch()
                 torch.cuda.synchronize()
@@ -157,6 +156,7 @@ def main():
             for name, ts in times.items():
                 r[name] = flops / (sorted(ts)[1] * 1e-3) / 1e12
             r["ratio"] = r["attnc"] / r["flex"]
+            alt_note = ""
             if alt is not None:
                 r["max_abs_diff_vs_flex" + args.also] = alt_diff
                 alt_note = (f"  attnc{args.also} {r['attnc' + args.also]:6.1f}"
@@ -169,7 +169,7 @@ def main():
         for S_rows in [x for x in rows if x["S"] == S]:
             base = next(x for x in rows if x["S"] == S and x["variant"] == "causal")
             S_rows["vs_attnc_causal"] = S_rows["attnc"] / base["attnc"]
-            if "attnc" + args.also in S_rows and args.also:
+            if args.also and "attnc" + args.also in S_rows:
                 S_rows["vs_attnc_causal" + args.also] = (
                     S_rows["attnc" + args.also] / base["attnc"])
     info = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
