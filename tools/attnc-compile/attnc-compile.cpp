@@ -72,6 +72,14 @@ static cl::opt<std::string>
            cl::desc("target device (h100, h200, a100) or chip; overrides "
                     "--chip and is the default --report-device"),
            cl::init(""));
+// A diagnostic names the source line, the op and the rule; MLIR's dump of
+// the op (the lowered form, often hundreds of lines of generic IR) is for
+// whoever debugs the compiler, so only on request.
+static cl::opt<bool> printOpOnDiagnostic(
+    "print-op-on-diagnostic",
+    cl::desc("attach the failing operation's IR to each error (for "
+             "debugging the compiler)"),
+    cl::init(false));
 static cl::opt<bool> report("report",
                             cl::desc("print the intensity report (FLOPs, "
                                      "bytes, regime) of the input's kernels"));
@@ -115,15 +123,6 @@ static cl::opt<std::string> overlapPV(
     cl::desc("wgmma attention kernels overlap P V of a step with the next "
              "step's softmax: on or off (default: the target's choice)"),
     cl::init(""));
-// A diagnostic names the source line, the op and the rule; MLIR's dump of
-// the op (the lowered form, often hundreds of lines of generic IR) is for
-// whoever debugs the compiler, so only on request.
-static cl::opt<bool> printOpOnDiagnostic(
-    "print-op-on-diagnostic",
-    cl::desc("attach the failing operation's IR to each error (for "
-             "debugging the compiler)"),
-    cl::init(false));
-
 static cl::opt<bool> sharedP(
     "shared-p",
     cl::desc("overlapped wgmma_ws attention kernels read P V's P from two "

@@ -131,8 +131,9 @@ FailureOr<OnlineSoftmaxState> FlashKernelBuilder::emitFirstStep(
                             st, alphas)))
       return failure();
     st.pendingScale = scoreStage->unitScales(b);
-    st.pending = strategy->takenProbabilities(b, ring ? n : *stage);
-    st.pending.push_back(ring ? n : *stage);
+    Value tile = ring ? n : *stage;
+    st.pending = strategy->takenProbabilities(b, tile);
+    st.pending.push_back(tile);
     yields = st.flatten();
     if (ring)
       yields.push_back(arith::AddIOp::create(b, loc, n, idx(1)));

@@ -379,18 +379,10 @@ SmallVector<Value> WgmmaStrategy::storeProbabilities(OpBuilder &b,
   Value buffer = arith::AddIOp::create(
       b, loc, idx(b, probabilitiesOffset()),
       arith::MulIOp::create(b, loc, parity, idx(b, probabilityBufferBytes())));
-  // Lane l: row warpRow0 + 8 ((l / 8) mod 2) + l mod 8, tile n + l / 16.
+  // Lane l: row warpRow0 + 8 ((l / 8) mod 2) + l mod 8 = warpRow0 + l mod
+  // 16, tile n + l / 16.
   Value row = arith::AddIOp::create(
-      b, loc, w.warpRow0,
-      arith::AddIOp::create(
-          b, loc,
-          arith::MulIOp::create(
-              b, loc,
-              arith::AndIOp::create(
-                  b, loc, arith::DivUIOp::create(b, loc, w.lane, idx(b, 8)),
-                  idx(b, 1)),
-              idx(b, 8)),
-          arith::RemUIOp::create(b, loc, w.lane, idx(b, kAtomRows))));
+      b, loc, w.warpRow0, arith::RemUIOp::create(b, loc, w.lane, idx(b, 16)));
   Value secondTile = arith::DivUIOp::create(b, loc, w.lane, idx(b, 16));
   Value rowStart = arith::AddIOp::create(
       b, loc, buffer, arith::MulIOp::create(b, loc, row, idx(b, kBoxRowBytes)));
