@@ -329,6 +329,7 @@ void CostCounter::describeSchedule(FlashConfigAttr config, Value q, Value k,
   s.elementBytes = int64_t(bytes(q) / std::max(1.0, numElements(q)));
   s.mmaWarps = config.getWarps() / config.getKeyWarps();
   s.sharedP = config.getSharedP();
+  s.mmaRowSums = config.getMmaRowSums();
   // Warp-specialised kernels add a producer warpgroup.
   s.threads = config.getWarps() * 32 + (isWarpSpecialised(strategy) ? 128 : 0);
   s.mask.any = causal;

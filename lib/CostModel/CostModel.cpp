@@ -282,6 +282,10 @@ Estimate attnc::cost::estimate(const KernelSchedule &s, const Sizes &z,
     mmaStep = s.wgmma ? atSM(2 * bq * bkv * d, wgmmaRate(bkv)) +
                             atSM(2 * bq * bkv * dv, wgmmaRate(dv))
                       : atSM(2 * bq * bkv * (d + dv), tensorRate);
+    // The row sums by mma.sync (P against 8 columns of ones); the f32 adds
+    // they replace are not priced (the softmax's time is its exponentials).
+    if (s.mmaRowSums)
+      mmaStep += atSM(2 * bq * bkv * 8, dev.mmaSyncTflops * 1e12);
     softmaxStep = atSM(bq * bkv, dev.softmaxGelems * 1e9);
     if (!s.wgmma)
       sharedStep =

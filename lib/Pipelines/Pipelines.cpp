@@ -105,6 +105,7 @@ void attnc::buildAttncPipeline(OpPassManager &pm,
       tiles.interleaveKV = options.interleaveKV;
     tiles.overlapPV = options.overlapPV;
     tiles.sharedP = options.sharedP;
+    tiles.mmaRowSums = options.mmaRowSums;
     tiles.l2GroupMib = options.l2GroupMib;
     tiles.fallback = options.fallback;
     tiles.oneMaskedLoop = options.oneMaskedLoop;

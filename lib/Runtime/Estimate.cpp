@@ -68,6 +68,7 @@ cost::KernelSchedule scheduleOf(const attnc_kernel &k) {
   s.packedHeads = std::max<int64_t>(attrInt(k, "packed_heads", 1), 1);
   s.queryBuffers = std::max<int64_t>(attrInt(k, "query_buffers", 1), 1);
   s.sharedP = attrInt(k, "shared_p", 0) != 0;
+  s.mmaRowSums = attrInt(k, "mma_row_sums", 0) != 0;
   // Masks the model knows by name; a custom mask (windows, documents, ...)
   // is priced as no mask: an upper bound on its tiles.
   std::string mask = attrText(k, "mask");

@@ -316,14 +316,22 @@ def attention_text(d, t, causal):
 
 # Modules compiled a second time with extra attnc-compile flags, named
 # <module><suffix>: the same graph (so the same reference) through another
-# kernel configuration. shared_p (P through shared memory) is off by
-# default, so its kernels are built here to be tested at all.
+# kernel configuration. shared_p (P through shared memory) and
+# mma_row_sums (the row sums on the tensor cores) are off by default, so
+# their kernels are built here to be tested at all (f16 and bf16 P, d = 64
+# and 128, masked and bounded-modifier steps).
 COMPILE_VARIANTS = {
     "_shared_p": (["--shared-p"], ("attn_d128_bf16_causal",
                                    "attn_d128_f16_full",
                                    "attn_d128_bf16_causal_br",
                                    "attn_softcap50_causal_d128",
                                    "attn_mask_window1024_d128")),
+    "_mma_sums": (["--mma-row-sums"], ("attn_d128_bf16_causal",
+                                       "attn_d128_f16_full",
+                                       "attn_d64_bf16_causal",
+                                       "attn_softcap50_causal_d128",
+                                       "attn_mask_window1024_d128",
+                                       "attn_mask_prefix1000_d128")),
 }
 
 

@@ -129,6 +129,12 @@ static cl::opt<bool> sharedP(
              "shared-memory buffers instead of registers (flash_config's "
              "shared_p)"),
     cl::init(false));
+static cl::opt<bool> mmaRowSums(
+    "mma-row-sums",
+    cl::desc("overlapped wgmma attention kernels take the softmax's row sums "
+             "on the tensor cores, P against ones (flash_config's "
+             "mma_row_sums)"),
+    cl::init(false));
 static cl::opt<int64_t> l2GroupMib(
     "l2-group-mib",
     cl::desc("attention grids that run longest first (causal) take their "
@@ -477,6 +483,7 @@ int main(int argc, char **argv) {
       o.interleaveKV = interleaveKV;
     o.overlapPV = overlapPV;
     o.sharedP = sharedP;
+    o.mmaRowSums = mmaRowSums;
     o.l2GroupMib = l2GroupMib;
     o.fallback = fallback;
     o.oneMaskedLoop = oneMaskedLoop;

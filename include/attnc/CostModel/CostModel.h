@@ -118,6 +118,9 @@ struct KernelSchedule {
   /// The P V reads P from shared memory (flash_config's shared_p): each
   /// step stores its block_q x block_kv probabilities there.
   bool sharedP = false;
+  /// The row sums are taken on the tensor cores (flash_config's
+  /// mma_row_sums): a block_q x block_kv x 8 mma.sync product per step.
+  bool mmaRowSums = false;
 };
 
 /// The sizes a kernel runs at, and the bytes its tensors occupy.

@@ -72,6 +72,12 @@ struct AttncPipelineOptions
       llvm::cl::desc("overlapped wgmma_ws attention kernels read P V's P "
                      "from two shared-memory buffers instead of registers"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> mmaRowSums{
+      *this, "mma-row-sums",
+      llvm::cl::desc("overlapped wgmma attention kernels take the softmax's "
+                     "row sums on the tensor cores (P against ones) instead "
+                     "of by f32 adds"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> l2GroupMib{
       *this, "l2-group-mib",
       llvm::cl::desc("attention grids that run longest first take their "

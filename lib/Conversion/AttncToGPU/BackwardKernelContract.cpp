@@ -65,6 +65,10 @@ LogicalResult BackwardKernelBuilder::verifyConfig() {
   if (c.getOverlapPV())
     return emitError(diag) << "attention backward: its steps wait for each "
                               "product they issue; overlap_pv is the forward's";
+  if (c.getMmaRowSums())
+    return emitError(diag) << "attention backward: it reads each row's "
+                              "logsumexp and sums no probabilities; "
+                              "mma_row_sums is the forward's";
   if ((d != 64 && d != 128) || dv != d)
     return emitError(diag) << "attention backward: head dims must be equal "
                               "and 64 or 128, got d = "

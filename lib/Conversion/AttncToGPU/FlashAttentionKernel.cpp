@@ -233,7 +233,10 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
         return failure();
       stage = ringBuffer(j, 1);
     }
-    strategy->accumulatePV(b, stage, st.acc);
+    strategy->accumulatePV(b, stage, st.acc,
+                           scoreStage->strategySumsRows()
+                               ? MutableArrayRef<Value>(st.rowSum)
+                               : MutableArrayRef<Value>());
   } else {
     // S of this step first, then the previous step's P V, so that waiting
     // for S leaves P V running through this step's score stage. acc takes
@@ -263,7 +266,7 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
     bool early = strategy->takesProbabilitiesInFlight();
     SmallVector<Value> taken;
     if (early)
-      taken = strategy->takenProbabilities(b, tile);
+      taken = takeProbabilities(st, tile);
     st.acc = strategy->waitPV(b, pv);
     st.pendingScale = alphas;
     if (ring) {
@@ -284,7 +287,7 @@ FlashKernelBuilder::emitKVLoop(FlashKVLoop &l, Value lb, Value ub,
         strategy->releaseSlot(b, previous);
       }
     }
-    st.pending = early ? taken : strategy->takenProbabilities(b, tile);
+    st.pending = early ? taken : takeProbabilities(st, tile);
     st.pending.push_back(tile);
   }
   SmallVector<Value> yields = st.flatten();
@@ -442,6 +445,7 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
   shape.interleaveKV = config.getInterleaveKV();
   shape.overlapPV = config.getOverlapPV();
   shape.sharedP = config.getSharedP();
+  shape.mmaRowSums = config.getMmaRowSums();
   auto vType = cast<RankedTensorType>(form.value.getType());
   int64_t dv = vType.getDimSize(vType.getRank() - 1);
   if (dv != form.headDim)
@@ -483,6 +487,14 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
            << config.getKeyWarps()
            << " warps, which dropout does not support (compile with "
               "--key-warps=1; split-KV decoding splits keys by default)";
+  // Summed on the tensor cores, the row sums are those of the
+  // probabilities P V reads: dropout's are of the undropped ones.
+  if (config.getMmaRowSums() && form.dropout > 0.0)
+    return form.forall.emitOpError()
+           << "drops probabilities out; its config's mma_row_sums would sum "
+              "the kept probabilities that P V reads, where the softmax's "
+              "row sums are of all of them (compile without "
+              "--mma-row-sums)";
   // Packed rows (per-head addresses) and f32 partials are what the
   // mma_sync strategies' loads and stores know how to address and write.
   bool mmaSync = config.getStrategy() == TileStrategy::mma_sync ||
@@ -563,6 +575,8 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
     abi.attrs["overlap_pv"] = "1";
   if (config.getSharedP())
     abi.attrs["shared_p"] = "1";
+  if (config.getMmaRowSums())
+    abi.attrs["mma_row_sums"] = "1";
   // Query tiles held at once (absent: 1): with two, a persistent kernel's
   // producer loads the next tile's query during this one (the cost model
   // then charges no wait for it).
@@ -746,6 +760,7 @@ FailureOr<gpu::GPUFuncOp> FlashKernelBuilder::build(gpu::GPUModuleOp module) {
     scaling.dropout = form.dropout;
     scaling.dropoutSeed = *seed;
   }
+  scaling.strategySumsRows = strategy->sumsProbabilities();
   scoreStage = std::make_unique<ScoreStage>(b, loc, strategy->scoreLayout(),
                                             strategy->outputLayout(), scaling);
   if (drawExchangeBytes() != 0)

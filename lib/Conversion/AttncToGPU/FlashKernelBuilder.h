@@ -376,6 +376,10 @@ private:
   void resetPending(OnlineSoftmaxState &st, Value tile);
   /// `steps` (with a producer): the steps run, the P V skipped when none.
   void flushPending(OnlineSoftmaxState &st, Value steps = {});
+  /// The step's probabilities made what its P V reads
+  /// (takenProbabilities), and added to the row sums where the strategy
+  /// sums them.
+  SmallVector<Value> takeProbabilities(OnlineSoftmaxState &st, Value tile);
 
   OpBuilder &b;
   FlashForm &form;

@@ -132,7 +132,7 @@ FailureOr<OnlineSoftmaxState> FlashKernelBuilder::emitFirstStep(
       return failure();
     st.pendingScale = scoreStage->unitScales(b);
     Value tile = ring ? n : *stage;
-    st.pending = strategy->takenProbabilities(b, tile);
+    st.pending = takeProbabilities(st, tile);
     st.pending.push_back(tile);
     yields = st.flatten();
     if (ring)
@@ -161,6 +161,14 @@ void FlashKernelBuilder::resetPending(OnlineSoftmaxState &st, Value tile) {
   st.pendingScale = scoreStage->unitScales(b);
   st.pending = strategy->zeroProbabilities(b, tile);
   st.pending.push_back(tile);
+}
+
+SmallVector<Value> FlashKernelBuilder::takeProbabilities(OnlineSoftmaxState &st,
+                                                         Value tile) {
+  SmallVector<Value> taken = strategy->takenProbabilities(b, tile);
+  if (scoreStage->strategySumsRows())
+    strategy->addProbabilitySums(b, taken, st.rowSum);
+  return taken;
 }
 
 void FlashKernelBuilder::flushPending(OnlineSoftmaxState &st, Value steps) {

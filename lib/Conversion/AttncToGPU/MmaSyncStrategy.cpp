@@ -125,8 +125,8 @@ public:
   int64_t probabilityGroup() const override { return 2; }
   void takeProbabilities(OpBuilder &b, ArrayRef<int64_t> elements,
                          ArrayRef<Value> p) override;
-  void accumulatePV(OpBuilder &b, Value stage,
-                    SmallVectorImpl<Value> &acc) override;
+  void accumulatePV(OpBuilder &b, Value stage, SmallVectorImpl<Value> &acc,
+                    MutableArrayRef<Value> rowSum) override;
   void storeOutput(OpBuilder &b, ArrayRef<Value> acc,
                    const GlobalTile &o) override;
   int64_t keyParts() const override { return s.keyWarps; }
@@ -504,7 +504,9 @@ void MmaSyncStrategy::takeProbabilities(OpBuilder &b, ArrayRef<int64_t> elems,
 /// fragments, matrices (k lo, d 0-7), (k hi, d 0-7), (k lo, d 8-15), (k hi,
 /// d 8-15).
 void MmaSyncStrategy::accumulatePV(OpBuilder &b, Value stage,
-                                   SmallVectorImpl<Value> &acc) {
+                                   SmallVectorImpl<Value> &acc,
+                                   MutableArrayRef<Value> rowSum) {
+  assert(rowSum.empty() && "the score stage sums mma_sync's probabilities");
   Value rowOff = arith::RemUIOp::create(b, loc, w.lane, idx(b, 16));
   if (w.warpCol0)
     rowOff = arith::AddIOp::create(b, loc, rowOff, w.warpCol0);

@@ -473,7 +473,8 @@ void ScoreStage::emitProbabilities(
     for (int64_t e : ids)
       p.push_back(probability(s[e]));
     for (Value v : p)
-      sum = arith::AddFOp::create(b, loc, sum, v);
+      if (!scaling.strategySumsRows)
+        sum = arith::AddFOp::create(b, loc, sum, v);
     // The sum is the undropped softmax's; P V sees the kept ones.
     for (size_t n = 0; n < p.size() && !draws.empty(); ++n)
       p[n] = arith::SelectOp::create(b, loc, isKept(b, draws[r], k + n), p[n],
@@ -682,7 +683,9 @@ SmallVector<Value> ScoreStage::finalize(OpBuilder &b,
                                         OnlineSoftmaxState &st) const {
   SmallVector<Value> lse;
   for (auto [r, elements] : llvm::enumerate(outputSlots)) {
-    Value l = scores.reduceRow(b, loc, st.rowSum[r], RowReduction::Add);
+    Value l = scaling.strategySumsRows
+                  ? st.rowSum[r]
+                  : scores.reduceRow(b, loc, st.rowSum[r], RowReduction::Add);
     Value isEmpty =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
     Value inv = arith::SelectOp::create(

@@ -75,6 +75,10 @@ struct ScoreScaling {
   /// its first step only, raised to this, and kept: later steps take no max
   /// and never rescale acc or the sum.
   std::optional<double> maxFloor;
+  /// The tile strategy adds each step's probabilities to the row sums
+  /// (AttentionTileStrategy::addProbabilitySums): the score stage adds
+  /// none, and the sums hold whole rows (no reduction at the end).
+  bool strategySumsRows = false;
 };
 
 /// The interval [lo, hi] holding every value `v` of a score region can
@@ -181,6 +185,8 @@ public:
   /// later update of a row keeps its max without a test. The caller
   /// guarantees no update of a row runs before its tile's first step.
   void settleRowMax(mlir::OpBuilder &b, OnlineSoftmaxState &st);
+  /// Whether the tile strategy adds the probabilities to the row sums.
+  bool strategySumsRows() const { return scaling.strategySumsRows; }
   /// acc /= sum (0 for rows without a visible key); returns the logsumexp
   /// of each row slot (natural log, -inf for those rows).
   llvm::SmallVector<mlir::Value> finalize(mlir::OpBuilder &b,

@@ -197,6 +197,9 @@ struct TileShape {
   /// An overlapped P V reads P from two shared-memory buffers
   /// (FlashConfigAttr's shared_p; warp-specialised wgmma only).
   bool sharedP = false;
+  /// The row sums are taken from an overlapped P V's register P on the
+  /// tensor cores (FlashConfigAttr's mma_row_sums; wgmma only).
+  bool mmaRowSums = false;
   /// Query tiles a persistent kernel holds (AttentionTileStrategy::
   /// persistent): 2 lets the producer load the next tile's ahead.
   int64_t queryBuffers = 1;
@@ -281,9 +284,12 @@ public:
                                  llvm::ArrayRef<int64_t> elements,
                                  llvm::ArrayRef<mlir::Value> p) = 0;
   /// acc += P V with the probabilities taken since the last call and the
-  /// value tile in `stage`; `acc` in outputLayout order.
+  /// value tile in `stage`; `acc` in outputLayout order. Where the strategy
+  /// sums the probabilities (sumsProbabilities), `rowSum` gets their sums
+  /// as from addProbabilitySums; otherwise it is empty.
   virtual void accumulatePV(mlir::OpBuilder &b, mlir::Value stage,
-                            llvm::SmallVectorImpl<mlir::Value> &acc) = 0;
+                            llvm::SmallVectorImpl<mlir::Value> &acc,
+                            llvm::MutableArrayRef<mlir::Value> rowSum) = 0;
   /// Stores the normalized output (f32, outputLayout order) to `o`.
   virtual void storeOutput(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> acc,
                            const GlobalTile &o) = 0;
@@ -421,6 +427,17 @@ public:
   virtual llvm::SmallVector<mlir::Value> zeroProbabilities(mlir::OpBuilder &b,
                                                            mlir::Value step) {
     llvm_unreachable("only for strategies that overlap P V");
+  }
+  /// Whether the strategy sums the probabilities, in accumulatePV or, with
+  /// an overlapped P V, by addProbabilitySums on what takenProbabilities
+  /// returns (and the score stage adds none to the row sums).
+  virtual bool sumsProbabilities() const { return false; }
+  /// rowSum[r] += the sum of row slot r's probabilities in `taken` (from
+  /// takenProbabilities), whole rows: every thread of a row gets its sum.
+  virtual void addProbabilitySums(mlir::OpBuilder &b,
+                                  llvm::ArrayRef<mlir::Value> taken,
+                                  llvm::MutableArrayRef<mlir::Value> rowSum) {
+    llvm_unreachable("only where sumsProbabilities");
   }
   /// Whether takenProbabilities may run before the previous P V's wait
   /// (the probabilities do not go where that MMA reads).

@@ -331,11 +331,13 @@ public:
   int64_t probabilityGroup() const override { return 2; }
   void takeProbabilities(OpBuilder &b, ArrayRef<int64_t> elements,
                          ArrayRef<Value> p) override;
-  void accumulatePV(OpBuilder &b, Value stage,
-                    SmallVectorImpl<Value> &acc) override {
+  void accumulatePV(OpBuilder &b, Value stage, SmallVectorImpl<Value> &acc,
+                    MutableArrayRef<Value> rowSum) override {
     assert(!probabilitiesInShared && "shared_p is for overlapped P V only");
-    SmallVector<Value> values =
-        waitPV(b, issuePV(b, stage, takenProbabilities(b, Value()), acc));
+    SmallVector<Value> taken = takenProbabilities(b, Value());
+    if (!rowSum.empty())
+      addProbabilitySums(b, taken, rowSum);
+    SmallVector<Value> values = waitPV(b, issuePV(b, stage, taken, acc));
     acc.assign(values.begin(), values.end());
   }
 
@@ -472,6 +474,9 @@ public:
   }
   SmallVector<Value> takenProbabilities(OpBuilder &b, Value step) override;
   SmallVector<Value> zeroProbabilities(OpBuilder &b, Value step) override;
+  bool sumsProbabilities() const override { return s.mmaRowSums; }
+  void addProbabilitySums(OpBuilder &b, ArrayRef<Value> taken,
+                          MutableArrayRef<Value> rowSum) override;
   bool takesProbabilitiesInFlight() const override {
     return probabilitiesInShared;
   }

@@ -13,6 +13,17 @@ func.func @wgmma_ws(%q: tensor<1x2x128x64xbf16>, %do: tensor<1x2x128x64xbf16>, %
 
 // -----
 
+// CHECK: error: attention backward: it reads each row's logsumexp and sums no probabilities; mma_row_sums is the forward's
+func.func @mma_row_sums(%q: tensor<1x2x128x64xbf16>, %do: tensor<1x2x128x64xbf16>, %lse: tensor<1x2x128xf32>, %dl: tensor<1x2x128x1xf32>)
+    -> (tensor<1x2x128x64xf32>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>) {
+  %dq, %dk, %dv = attnc.attention_grad %q, %q, %q, %do, %lse, %dl {scale = 0.125 : f64, config = #attnc.flash_config<block_q = 64, block_kv = 128, warps = 8, stages = 2, strategy = wgmma, mma_row_sums>}
+      : tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128xf32>, tensor<1x2x128x1xf32>
+        -> tensor<1x2x128x64xf32>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>
+  return %dq, %dk, %dv : tensor<1x2x128x64xf32>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>
+}
+
+// -----
+
 // CHECK: error: attention backward: strategy wgmma needs block_q 64 (one m64 MMA of dQ), or 128 with two warpgroups at d = 64 (one m64 each), got block_q 128 with 4 warps at d = 64
 func.func @wgmma_block_q(%q: tensor<1x2x128x64xbf16>, %do: tensor<1x2x128x64xbf16>, %lse: tensor<1x2x128xf32>, %dl: tensor<1x2x128x1xf32>)
     -> (tensor<1x2x128x64xf32>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>) {

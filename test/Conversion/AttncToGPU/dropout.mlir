@@ -13,6 +13,10 @@
 // Key-split warps would offset each part's draw groups: refused.
 // RUN: not attnc-opt %s --attnc-pipeline="to-nvvm=false strategy=mma_sync block-q=64 key-warps=2" 2>&1 | FileCheck %s --check-prefix=KEYS
 // KEYS: drops probabilities out; its kernel splits the keys of each tile over key_warps = 2 warps, which dropout does not support (compile with --key-warps=1; split-KV decoding splits keys by default)
+// Row sums on the tensor cores would be of the kept probabilities P V
+// reads; dropout's are of all of them: refused.
+// RUN: not attnc-opt %s --attnc-pipeline="to-nvvm=false mma-row-sums=true" 2>&1 | FileCheck %s --check-prefix=SUMS
+// SUMS: drops probabilities out; its config's mma_row_sums would sum the kept probabilities that P V reads, where the softmax's row sums are of all of them (compile without --mma-row-sums)
 // A decode build of it keeps one warp per row when asked to.
 // RUN: attnc-opt %s --attnc-pipeline="split-kv=128 key-warps=1 to-nvvm=false" | FileCheck %s --check-prefix=DECODE
 // DECODE: #attnc.flash_config<block_q = 16, block_kv = 128, warps = 1, stages = 3, strategy = mma_sync, interleave_kv>

@@ -683,12 +683,12 @@ func.func @flash_config_key_warps_rows() attributes {c = #attnc.flash_config<blo
 
 // -----
 
-// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'shared_p', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'key_warps'}}
+// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'shared_p', 'mma_row_sums', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'key_warps'}}
 func.func @flash_config_tail_order() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, fallback = <block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = mma_sync_unaligned>, key_warps = 2>} { return }
 
 // -----
 
-// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'shared_p', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'interleave_kv'}}
+// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'shared_p', 'mma_row_sums', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'interleave_kv'}}
 func.func @flash_config_interleave_twice() attributes {c = #attnc.flash_config<block_q = 16, block_kv = 128, warps = 4, stages = 3, strategy = mma_sync, interleave_kv, interleave_kv>} { return }
 
 // -----
@@ -703,7 +703,7 @@ func.func @flash_config_overlap_wgmma_stages() attributes {c = #attnc.flash_conf
 
 // -----
 
-// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'shared_p', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'interleave_kv'}}
+// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'shared_p', 'mma_row_sums', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'interleave_kv'}}
 func.func @flash_config_overlap_order() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, overlap_pv, interleave_kv>} { return }
 
 // -----
@@ -718,8 +718,23 @@ func.func @flash_config_shared_p_wgmma() attributes {c = #attnc.flash_config<blo
 
 // -----
 
-// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'shared_p', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'overlap_pv'}}
+// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'shared_p', 'mma_row_sums', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'overlap_pv'}}
 func.func @flash_config_shared_p_order() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, shared_p, overlap_pv>} { return }
+
+// -----
+
+// expected-error @+1 {{mma_row_sums needs a wgmma strategy (the sums are taken from the packed probabilities a warpgroup P V reads from registers), got mma_sync}}
+func.func @flash_config_mma_row_sums_mma_sync() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 64, warps = 8, stages = 2, strategy = mma_sync, mma_row_sums>} { return }
+
+// -----
+
+// expected-error @+1 {{mma_row_sums needs P in registers (the mma.sync operands), not shared_p}}
+func.func @flash_config_mma_row_sums_shared_p() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, overlap_pv, shared_p, mma_row_sums>} { return }
+
+// -----
+
+// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'shared_p', 'mma_row_sums', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'overlap_pv'}}
+func.func @flash_config_mma_row_sums_order() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, mma_row_sums, overlap_pv>} { return }
 
 // -----
 
@@ -738,7 +753,7 @@ func.func @flash_config_l2_group_fallback() attributes {c = #attnc.flash_config<
 
 // -----
 
-// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'shared_p', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'overlap_pv'}}
+// expected-error @+1 {{expected 'key_warps', 'interleave_kv', 'overlap_pv', 'shared_p', 'mma_row_sums', 'l2_group_mib' or 'fallback' (each at most once, in that order), got 'overlap_pv'}}
 func.func @flash_config_l2_group_order() attributes {c = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 2, strategy = wgmma_ws, l2_group_mib = 16, overlap_pv>} { return }
 
 // -----

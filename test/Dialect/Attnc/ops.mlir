@@ -468,6 +468,18 @@ func.func @shared_p(%q: tensor<1x8x128x128xbf16>, %k: tensor<1x8x512x128xbf16>, 
   return %a : tensor<1x8x128x128xbf16>
 }
 
+// mma_row_sums (a bare keyword after overlap_pv and shared_p, before
+// l2_group_mib) round-trips.
+// CHECK-LABEL: func.func @mma_row_sums
+// CHECK: {config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 3, strategy = wgmma, overlap_pv, mma_row_sums, l2_group_mib = 32>, scale = 1.250000e-01 : f64}
+func.func @mma_row_sums(%q: tensor<1x8x128x128xbf16>, %k: tensor<1x8x512x128xbf16>, %v: tensor<1x8x512x128xbf16>)
+    -> tensor<1x8x128x128xbf16> {
+  %a = attnc.attention %q, %k, %v
+      {config = #attnc.flash_config<block_q = 128, block_kv = 128, warps = 8, stages = 3, strategy = wgmma, overlap_pv, mma_row_sums, l2_group_mib = 32>, scale = 0.125 : f64}
+      : tensor<1x8x128x128xbf16>, tensor<1x8x512x128xbf16>, tensor<1x8x512x128xbf16> -> tensor<1x8x128x128xbf16>
+  return %a : tensor<1x8x128x128xbf16>
+}
+
 // interleave_kv (a bare keyword after key_warps, before fallback) round-trips.
 // CHECK-LABEL: func.func @interleave_kv
 // CHECK: {config = #attnc.flash_config<block_q = 16, block_kv = 128, warps = 4, stages = 3, strategy = mma_sync, key_warps = 4, interleave_kv>, scale = 1.250000e-01 : f64}

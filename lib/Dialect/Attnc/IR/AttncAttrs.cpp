@@ -38,12 +38,14 @@ void printContractShape(AsmPrinter &printer, ArrayRef<Attribute> shape);
 /// tell them apart (hence no generated optional groups).
 static ParseResult parseFlashConfigTail(AsmParser &parser, int64_t &keyWarps,
                                         bool &interleaveKV, bool &overlapPV,
-                                        bool &sharedP, int64_t &l2GroupMib,
+                                        bool &sharedP, bool &mmaRowSums,
+                                        int64_t &l2GroupMib,
                                         FlashConfigAttr &fallback) {
   keyWarps = 1;
   interleaveKV = false;
   overlapPV = false;
   sharedP = false;
+  mmaRowSums = false;
   l2GroupMib = 0;
   // Each optional entry at most once, in this order.
   int next = 0;
@@ -65,20 +67,23 @@ static ParseResult parseFlashConfigTail(AsmParser &parser, int64_t &keyWarps,
     } else if (key == "shared_p" && next <= 3) {
       sharedP = true;
       next = 4;
-    } else if (key == "l2_group_mib" && next <= 4) {
+    } else if (key == "mma_row_sums" && next <= 4) {
+      mmaRowSums = true;
+      next = 5;
+    } else if (key == "l2_group_mib" && next <= 5) {
       if (parser.parseEqual() || parser.parseInteger(l2GroupMib))
         return failure();
-      next = 5;
-    } else if (key == "fallback" && next <= 5) {
+      next = 6;
+    } else if (key == "fallback" && next <= 6) {
       if (parser.parseEqual() ||
           parser.parseCustomAttributeWithFallback(fallback))
         return failure();
-      next = 6;
+      next = 7;
     } else {
       return parser.emitError(at)
              << "expected 'key_warps', 'interleave_kv', 'overlap_pv', "
-                "'shared_p', 'l2_group_mib' or 'fallback' (each at most "
-                "once, in that order), got '"
+                "'shared_p', 'mma_row_sums', 'l2_group_mib' or 'fallback' "
+                "(each at most once, in that order), got '"
              << key << "'";
     }
   }
@@ -87,8 +92,8 @@ static ParseResult parseFlashConfigTail(AsmParser &parser, int64_t &keyWarps,
 
 static void printFlashConfigTail(AsmPrinter &printer, int64_t keyWarps,
                                  bool interleaveKV, bool overlapPV,
-                                 bool sharedP, int64_t l2GroupMib,
-                                 FlashConfigAttr fallback) {
+                                 bool sharedP, bool mmaRowSums,
+                                 int64_t l2GroupMib, FlashConfigAttr fallback) {
   if (keyWarps != 1)
     printer << ", key_warps = " << keyWarps;
   if (interleaveKV)
@@ -97,6 +102,8 @@ static void printFlashConfigTail(AsmPrinter &printer, int64_t keyWarps,
     printer << ", overlap_pv";
   if (sharedP)
     printer << ", shared_p";
+  if (mmaRowSums)
+    printer << ", mma_row_sums";
   if (l2GroupMib != 0)
     printer << ", l2_group_mib = " << l2GroupMib;
   if (fallback) {
@@ -117,12 +124,11 @@ void AttncDialect::registerAttributes() {
       >();
 }
 
-LogicalResult
-FlashConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                        int64_t blockQ, int64_t blockKV, int64_t warps,
-                        int64_t stages, TileStrategy strategy, int64_t keyWarps,
-                        bool interleaveKV, bool overlapPV, bool sharedP,
-                        int64_t l2GroupMib, FlashConfigAttr fallback) {
+LogicalResult FlashConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t blockQ,
+    int64_t blockKV, int64_t warps, int64_t stages, TileStrategy strategy,
+    int64_t keyWarps, bool interleaveKV, bool overlapPV, bool sharedP,
+    bool mmaRowSums, int64_t l2GroupMib, FlashConfigAttr fallback) {
   if (blockQ <= 0 || blockKV <= 0)
     return emitError() << "block_q and block_kv must be positive, got "
                        << blockQ << " and " << blockKV;
@@ -172,6 +178,15 @@ FlashConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "shared_p needs strategy wgmma_ws or "
                           "wgmma_ws_persistent, got "
                        << stringifyTileStrategy(strategy);
+  // The sums are taken from the registers a warpgroup P V reads.
+  if (mmaRowSums && !usesWarpgroups(strategy))
+    return emitError() << "mma_row_sums needs a wgmma strategy (the sums are "
+                          "taken from the packed probabilities a warpgroup "
+                          "P V reads from registers), got "
+                       << stringifyTileStrategy(strategy);
+  if (mmaRowSums && sharedP)
+    return emitError() << "mma_row_sums needs P in registers (the mma.sync "
+                          "operands), not shared_p";
   // (A budget of 1 TiB exceeds every L2, and its bytes fit an int64.)
   if (l2GroupMib < 0 || l2GroupMib > kMaxL2GroupMib)
     return emitError() << "l2_group_mib must be in [0, " << kMaxL2GroupMib

@@ -226,7 +226,8 @@ struct AttncOnlineSoftmaxPass
               plain.getBlockQ(), plain.getBlockKV(), plain.getWarps(),
               plain.getStages(), plain.getStrategy(), plain.getKeyWarps(),
               plain.getInterleaveKV(), /*overlapPV=*/true,
-              /*sharedP=*/false, plain.getL2GroupMib(), plain.getFallback())))
+              /*sharedP=*/false, /*mmaRowSums=*/false, plain.getL2GroupMib(),
+              plain.getFallback())))
         return failure();
     }
     FlashConfigAttr config =
@@ -403,22 +404,25 @@ struct AttncOnlineSoftmaxPass
         c.getKeyWarps(), c.getInterleaveKV(), c.getOverlapPV());
   }
 
-  /// `c` with P V reading P from shared memory (the shared-p option), or
-  /// an error naming the rule the configuration the options and the
-  /// target gave this attention breaks (the keyword's own rules).
-  FailureOr<FlashConfigAttr> withSharedP(AttentionOp op, FlashConfigAttr c) {
+  /// `c` with the keyword of `option` (shared-p: shared_p; mma-row-sums:
+  /// mma_row_sums), or an error naming the rule the configuration the
+  /// options and the target gave this attention breaks (the keyword's own
+  /// rules).
+  FailureOr<FlashConfigAttr>
+  withKeywordOption(AttentionOp op, FlashConfigAttr c, StringRef option) {
+    bool p = c.getSharedP() || option == "shared-p";
+    bool sums = c.getMmaRowSums() || option == "mma-row-sums";
     if (failed(FlashConfigAttr::verify(
             [&] {
               return op.emitOpError()
                      << "gets " << c << " from the options and the target; "
-                     << "--" DEBUG_TYPE " option shared-p: ";
+                     << "--" DEBUG_TYPE " option " << option << ": ";
             },
             c.getBlockQ(), c.getBlockKV(), c.getWarps(), c.getStages(),
             c.getStrategy(), c.getKeyWarps(), c.getInterleaveKV(),
-            c.getOverlapPV(), /*sharedP=*/true, c.getL2GroupMib(),
-            c.getFallback())))
+            c.getOverlapPV(), p, sums, c.getL2GroupMib(), c.getFallback())))
       return failure();
-    return c.withSharedP(true);
+    return c.withSharedP(p).withMmaRowSums(sums);
   }
 
   /// `config` with the l2_group_mib of the option or the target when the
@@ -481,7 +485,9 @@ struct AttncOnlineSoftmaxPass
             *config, headDim,
             op.getQuery().getType().getElementType().getIntOrFloatBitWidth());
       if (succeeded(config) && !op.getConfigAttr() && sharedP)
-        config = withSharedP(op, *config);
+        config = withKeywordOption(op, *config, "shared-p");
+      if (succeeded(config) && !op.getConfigAttr() && mmaRowSums)
+        config = withKeywordOption(op, *config, "mma-row-sums");
       if (failed(config))
         return signalPassFailure();
       std::optional<TargetDescription::SizeVariant> variant;
@@ -491,7 +497,8 @@ struct AttncOnlineSoftmaxPass
       bool plain = (op.getMask().empty() || op.getCausalMask()) &&
                    !op.hasScoreModifier() && !op.getDropoutProbability() &&
                    !readsTensors(op) && !op.getConfigAttr() && sizeVariants &&
-                   blockQ == 0 && blockKV == 0 && overlapPV.empty() && !sharedP;
+                   blockQ == 0 && blockKV == 0 && overlapPV.empty() &&
+                   !sharedP && !mmaRowSums;
       bool causal = op.getCausalMask().has_value();
       if (plain && !needsRowLoads(op))
         variant = lookupTargetDescription(chip)->attentionVariant(

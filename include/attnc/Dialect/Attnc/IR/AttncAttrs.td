@@ -94,6 +94,16 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
       Costs the two buffers (a persistent kernel at d = 128 aliases the
       first with the output's staging buffer and keeps one query buffer)
       and a warpgroup barrier per step.
+    - `mma_row_sums` (optional keyword; forward wgmma strategies, P in
+      registers): the softmax's row sums are taken on the tensor cores
+      instead of by one f32 add per probability: every k16 slice of a
+      step's packed P (the register A operand of its P V, in the layout of
+      an mma.sync m16n8k16 A fragment per warp) is multiplied by a 16 x 8
+      tile of ones, each column of the product being its rows' sum,
+      accumulated in f32. A step's 64 adds a thread (block_kv = 128)
+      become 8 mma.sync a warp; the sums are those of the rounded P that P
+      V reads, already whole rows (no quad reduction at the end). Dropout,
+      whose sums are of the undropped probabilities, is refused.
     - `l2_group_mib` (optional keyword; 0 when omitted): the order of the
       blocks of a grid that runs longest first (a causal mask: heads on
       grid x, query tiles counted down on y, batch on z). The grid runs a batch's heads
@@ -161,6 +171,7 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
                         DefaultValuedParameter<"bool", "false">:$interleaveKV,
                         DefaultValuedParameter<"bool", "false">:$overlapPV,
                         DefaultValuedParameter<"bool", "false">:$sharedP,
+                        DefaultValuedParameter<"bool", "false">:$mmaRowSums,
                         DefaultValuedParameter<"int64_t", "0">:$l2GroupMib,
                         OptionalParameter<"::attnc::FlashConfigAttr">:
                             $fallback);
@@ -172,9 +183,11 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
                      CArg<"bool", "false">:$interleaveKV,
                      CArg<"bool", "false">:$overlapPV,
                      CArg<"int64_t", "0">:$l2GroupMib,
-                     CArg<"bool", "false">:$sharedP), [{
+                     CArg<"bool", "false">:$sharedP,
+                     CArg<"bool", "false">:$mmaRowSums), [{
       return $_get($_ctxt, blockQ, blockKV, warps, stages, strategy, keyWarps,
-                   interleaveKV, overlapPV, sharedP, l2GroupMib, fallback);
+                   interleaveKV, overlapPV, sharedP, mmaRowSums, l2GroupMib,
+                   fallback);
     }]>
   ];
   let skipDefaultBuilders = 1;
@@ -185,7 +198,7 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
       return get(getContext(), getBlockQ(), getBlockKV(), getWarps(),
                  getStages(), getStrategy(), fallback, getKeyWarps(),
                  getInterleaveKV(), getOverlapPV(), getL2GroupMib(),
-                 getSharedP());
+                 getSharedP(), getMmaRowSums());
     }
     /// (P in shared memory is for overlapped P V only: without the overlap
     /// the keyword goes too.)
@@ -193,24 +206,33 @@ def Attnc_FlashConfigAttr : Attnc_Attr<"FlashConfig", "flash_config"> {
       return get(getContext(), getBlockQ(), getBlockKV(), getWarps(),
                  getStages(), getStrategy(), getFallback(), getKeyWarps(),
                  getInterleaveKV(), overlapPV, getL2GroupMib(),
-                 overlapPV && getSharedP());
+                 overlapPV && getSharedP(), getMmaRowSums());
     }
     FlashConfigAttr withSharedP(bool sharedP) const {
       return get(getContext(), getBlockQ(), getBlockKV(), getWarps(),
                  getStages(), getStrategy(), getFallback(), getKeyWarps(),
-                 getInterleaveKV(), getOverlapPV(), getL2GroupMib(), sharedP);
+                 getInterleaveKV(), getOverlapPV(), getL2GroupMib(), sharedP,
+                 getMmaRowSums());
+    }
+    FlashConfigAttr withMmaRowSums(bool mmaRowSums) const {
+      return get(getContext(), getBlockQ(), getBlockKV(), getWarps(),
+                 getStages(), getStrategy(), getFallback(), getKeyWarps(),
+                 getInterleaveKV(), getOverlapPV(), getL2GroupMib(),
+                 getSharedP(), mmaRowSums);
     }
     FlashConfigAttr withL2GroupMib(int64_t mib) const {
       return get(getContext(), getBlockQ(), getBlockKV(), getWarps(),
                  getStages(), getStrategy(), getFallback(), getKeyWarps(),
-                 getInterleaveKV(), getOverlapPV(), mib, getSharedP());
+                 getInterleaveKV(), getOverlapPV(), mib, getSharedP(),
+                 getMmaRowSums());
     }
   }];
   let assemblyFormat = [{
     `<` `block_q` `=` $blockQ `,` `block_kv` `=` $blockKV `,` `warps` `=`
     $warps `,` `stages` `=` $stages `,` `strategy` `=` $strategy
     `` custom<FlashConfigTail>($keyWarps, $interleaveKV, $overlapPV,
-                               $sharedP, $l2GroupMib, $fallback) `>`
+                               $sharedP, $mmaRowSums, $l2GroupMib, $fallback)
+    `>`
   }];
   let genVerifyDecl = 1;
 }
