@@ -131,9 +131,8 @@ static cl::opt<bool> sharedP(
     cl::init(false));
 static cl::opt<bool> mmaRowSums(
     "mma-row-sums",
-    cl::desc("overlapped wgmma attention kernels take the softmax's row sums "
-             "on the tensor cores, P against ones (flash_config's "
-             "mma_row_sums)"),
+    cl::desc("wgmma attention kernels take the softmax's row sums on the "
+             "tensor cores, P against ones (flash_config's mma_row_sums)"),
     cl::init(false));
 static cl::opt<int64_t> l2GroupMib(
     "l2-group-mib",

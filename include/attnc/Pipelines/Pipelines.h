@@ -74,9 +74,9 @@ struct AttncPipelineOptions
       llvm::cl::init(false)};
   PassOptions::Option<bool> mmaRowSums{
       *this, "mma-row-sums",
-      llvm::cl::desc("overlapped wgmma attention kernels take the softmax's "
-                     "row sums on the tensor cores (P against ones) instead "
-                     "of by f32 adds"),
+      llvm::cl::desc("wgmma attention kernels take the softmax's row sums "
+                     "on the tensor cores (P against ones) instead of by f32 "
+                     "adds"),
       llvm::cl::init(false)};
   PassOptions::Option<int64_t> l2GroupMib{
       *this, "l2-group-mib",

@@ -197,8 +197,8 @@ struct TileShape {
   /// An overlapped P V reads P from two shared-memory buffers
   /// (FlashConfigAttr's shared_p; warp-specialised wgmma only).
   bool sharedP = false;
-  /// The row sums are taken from an overlapped P V's register P on the
-  /// tensor cores (FlashConfigAttr's mma_row_sums; wgmma only).
+  /// The row sums are taken from a P V's register P on the tensor cores
+  /// (FlashConfigAttr's mma_row_sums; wgmma only).
   bool mmaRowSums = false;
   /// Query tiles a persistent kernel holds (AttentionTileStrategy::
   /// persistent): 2 lets the producer load the next tile's ahead.

@@ -289,11 +289,10 @@ def AttncOnlineSoftmax : Pass<"attnc-online-softmax"> {
            "of registers (flash_config's shared_p; an error where the "
            "configuration has no overlap_pv)">,
     Option<"mmaRowSums", "mma-row-sums", "bool", /*default=*/"false",
-           "forward kernels of a wgmma strategy with overlap_pv take the "
-           "softmax's row sums on the tensor cores (P against ones, "
-           "mma.sync) instead of by f32 adds (flash_config's mma_row_sums; "
-           "an error where the configuration has no overlap_pv or has "
-           "shared_p)">,
+           "forward kernels of a wgmma strategy take the softmax's row sums "
+           "on the tensor cores (P against ones, mma.sync) instead of by "
+           "f32 adds (flash_config's mma_row_sums; an error where the "
+           "configuration has an mma_sync strategy or shared_p)">,
     Option<"l2GroupMib", "l2-group-mib", "int64_t", /*default=*/"-1",
            "a grid that runs longest first (a causal mask) takes its heads "
            "in groups whose K and V (a backward's: whose query rows: Q, dO, "
