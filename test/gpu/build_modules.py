@@ -9,7 +9,8 @@ copies build/lib/libattnc_runtime.so to OUT/lib/. Module names encode what
 the tests need: attn_d{64,128}_{bf16,f16}_{causal,full}, attn_gqa_ri (GQA
 spelled with attnc.repeat_interleave), chain (examples/elementwise_chain.mlir),
 and small chains for bitwise dropout masks and p = 0; and a module compiled
-again with extra flags is <module><suffix> (COMPILE_VARIANTS: `_shared_p`).
+again with extra flags is <module><suffix> (COMPILE_VARIANTS: `_shared_p`,
+`_mma_sums`).
 """
 
 import argparse
