@@ -29,7 +29,7 @@ UNIT_DEVICE = {
 
 
 def manifest(mask, strategy="mma_sync", key_warps=None, query_buffers=None,
-             shared_p=None):
+             shared_p=None, mma_row_sums=None):
     shape = {"q": ["B", "H", "Sq", 64], "k": ["B", "H", "Skv", 64],
              "v": ["B", "H", "Skv", 64], "o": ["B", "H", "Sq", 64]}
     params = [{"name": n, "kind": "tensor", "dtype": "bf16", "shape": s,
@@ -49,13 +49,16 @@ def manifest(mask, strategy="mma_sync", key_warps=None, query_buffers=None,
                          else {}),
                       **({"query_buffers": query_buffers} if query_buffers
                          else {}),
-                      **({"shared_p": shared_p} if shared_p else {})}}]})
+                      **({"shared_p": shared_p} if shared_p else {}),
+                      **({"mma_row_sums": mma_row_sums} if mma_row_sums
+                         else {})}}]})
 
 
 def plan(mask, sq, skv, strategy="mma_sync", key_warps=None,
-         query_buffers=None, shared_p=None):
+         query_buffers=None, shared_p=None, mma_row_sums=None):
     k = attnc.Module.from_json(
-        manifest(mask, strategy, key_warps, query_buffers, shared_p))["attn"]
+        manifest(mask, strategy, key_warps, query_buffers, shared_p,
+                 mma_row_sums))["attn"]
     return k.plan(q=FakeTensor(0x100000, (1, 1, sq, 64), BF16),
                   k=FakeTensor(0x200000, (1, 1, skv, 64), BF16),
                   v=FakeTensor(0x300000, (1, 1, skv, 64), BF16),
@@ -169,6 +172,17 @@ class EstimateTest(unittest.TestCase):
                  shared_p="1").estimate(self.device)
         self.assertAlmostEqual(e.shared_us, 4 * 8192e-6, places=9)
         self.assertAlmostEqual(e.sm_us, 4 * (4.096 + 8192e-6) + self.FILL,
+                               places=9)
+
+    def test_mma_row_sums_add_their_products(self):
+        # With the row sums on the tensor cores each step also multiplies
+        # its 64 x 64 P by 8 columns of ones on mma.sync (2 * 64 * 64 * 8
+        # FLOP at 1 TFLOP/s; the unit device prices no wgmma), on top of
+        # the prefetched-query kernel above.
+        e = plan("none", 256, 64, "wgmma_ws_persistent", query_buffers=2,
+                 mma_row_sums="1").estimate(self.device)
+        self.assertAlmostEqual(e.tensor_us, 4 * 65536e-6, places=9)
+        self.assertAlmostEqual(e.sm_us, 4 * (4.096 + 65536e-6) + self.FILL,
                                places=9)
 
     def test_regime_is_the_mean_sms(self):
