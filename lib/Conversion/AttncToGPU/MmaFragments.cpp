@@ -40,21 +40,25 @@ std::array<Value, 4> loadMatrixX4(OpBuilder &b, Location loc, Value smem,
   return regs;
 }
 
-/// mma.sync wants f16 pairs as vector<2xf16> and bf16 pairs as i32.
-static Value asMmaOperand(OpBuilder &b, Location loc, Value pair) {
-  auto vecType = cast<VectorType>(pair.getType());
-  if (vecType.getElementType().isF16())
+/// mma.sync wants f16 pairs as vector<2xf16> and bf16 pairs as i32; a
+/// pair comes as a vector<2xT> or already packed in an i32 (wgmma's
+/// register operands).
+static Value asMmaOperand(OpBuilder &b, Location loc, Type elemType,
+                          Value pair) {
+  Type operand = elemType.isF16() ? Type(VectorType::get({2}, b.getF16Type()))
+                                  : Type(b.getI32Type());
+  if (pair.getType() == operand)
     return pair;
-  return LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
+  return LLVM::BitcastOp::create(b, loc, operand, pair);
 }
 
 FragC mmaSync(OpBuilder &b, Location loc, Type elemType, const FragA &a,
               const FragB &bFrag, const FragC &c) {
   SmallVector<Value, 4> aOps, bOps;
   for (Value v : a)
-    aOps.push_back(asMmaOperand(b, loc, v));
+    aOps.push_back(asMmaOperand(b, loc, elemType, v));
   for (Value v : bFrag)
-    bOps.push_back(asMmaOperand(b, loc, v));
+    bOps.push_back(asMmaOperand(b, loc, elemType, v));
   Type f32 = b.getF32Type();
   auto resType =
       LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});

@@ -364,32 +364,12 @@ SmallVector<Value> WgmmaStrategy::takenProbabilities(OpBuilder &b, Value step) {
 void WgmmaStrategy::addProbabilitySums(OpBuilder &b, ArrayRef<Value> taken,
                                        MutableArrayRef<Value> rowSum) {
   assert(rowSum.size() == 2 && taken.size() % 4 == 0 && "m64 register P");
-  bool f16 = s.elementType.isF16();
-  Type pairType = VectorType::get({2}, b.getF16Type());
-  auto operand = [&](Value packed) -> Value {
-    return f16 ? LLVM::BitcastOp::create(b, loc, pairType, packed).getResult()
-               : packed;
-  };
-  Value ones = operand(i32(b, f16 ? 0x3C003C00 : 0x3F803F80));
-  SmallVector<Value> c{rowSum[0], rowSum[0], rowSum[1], rowSum[1]};
-  Type f32 = b.getF32Type();
-  auto resType =
-      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
-  NVVM::MMATypes ptxType = f16 ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
-  for (size_t k = 0; k < taken.size(); k += 4) {
-    SmallVector<Value> a;
-    for (Value v : taken.slice(k, 4))
-      a.push_back(operand(v));
-    auto op =
-        NVVM::MmaOp::create(b, loc, resType, a, ValueRange{ones, ones}, c,
-                            {mma::kM, mma::kN, mma::kK},
-                            /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
-                            std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-                            std::array<NVVM::MMALayout, 2>{
-                                NVVM::MMALayout::row, NVVM::MMALayout::col});
-    for (int64_t i = 0; i < 4; ++i)
-      c[i] = LLVM::ExtractValueOp::create(b, loc, op.getRes(), i);
-  }
+  Value ones = i32(b, s.elementType.isF16() ? 0x3C003C00 : 0x3F803F80);
+  mma::FragC c{rowSum[0], rowSum[0], rowSum[1], rowSum[1]};
+  for (size_t k = 0; k < taken.size(); k += 4)
+    c = mma::mmaSync(b, loc, s.elementType,
+                     {taken[k], taken[k + 1], taken[k + 2], taken[k + 3]},
+                     {ones, ones}, c);
   rowSum[0] = c[0];
   rowSum[1] = c[2];
 }
