@@ -67,6 +67,11 @@ private:
   // Contract.
   std::string symbolOf(Value tensor, int64_t dim) const;
   std::vector<ABIDim> shapeOf(Value tensor, ArrayRef<int64_t> dims) const;
+  /// The kernel's launch contract (`abi`): its parameters, grid, the
+  /// attrs users and the cost model read (`queryBuffers`: the query tiles
+  /// a persistent CTA holds), the runtime's size constraints and a split
+  /// form's size rule.
+  LogicalResult planContract(int64_t queryBuffers);
   void planParameters();
   LogicalResult planGrid();
   /// The size rule of the split count of a partial form (the host's

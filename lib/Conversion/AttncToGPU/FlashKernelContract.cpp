@@ -7,7 +7,9 @@
 // What a host needs to launch the kernel of a flash form: its parameters
 // (Q, K, V, O and the logsumexp, or a split-KV form's f32 partials; sizes,
 // strides, tensor maps, the run-time scale), its grid from the forall's
-// extents, and the split count's size rule.
+// extents, the attrs users and the cost model read (mask, tiles, strategy
+// and its options), the size constraints the runtime checks, and the split
+// count's size rule.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +27,90 @@ using namespace attnc::flash_kernel;
 //===----------------------------------------------------------------------===//
 // Contract
 //===----------------------------------------------------------------------===//
+
+LogicalResult FlashKernelBuilder::planContract(int64_t queryBuffers) {
+  FlashConfigAttr config = form.config;
+  abi = KernelABI();
+  abi.name = name.str();
+  abi.kind = isPartial() ? "attention_partial" : "attention";
+  planParameters();
+  if (failed(planGrid()))
+    return failure();
+  abi.block[0] = strategy->threadsPerBlock();
+  abi.dynamicSharedMemoryBytes = drawExchangeOffset() + drawExchangeBytes();
+  char scale[32];
+  snprintf(scale, sizeof(scale), "%.9g", form.scale);
+  bool causal = llvm::any_of(form.loops, [](FlashKVLoop &l) {
+    return l.step.getCausalMask().has_value();
+  });
+  // What the steps mask, for users and tests: "none", "causal" (top-left),
+  // "causal_bottom_right" or "custom".
+  std::string mask = "none";
+  for (FlashKVLoop &l : form.loops)
+    mask = joinMaskKinds(mask, maskKindOf(l.step.getMask()));
+  abi.attrs = {{"causal", causal ? "true" : "false"},
+               {"mask", mask},
+               {"scale", scale},
+               {"head_dim", std::to_string(form.headDim)},
+               {"block_q", std::to_string(config.getBlockQ())},
+               {"block_kv", std::to_string(config.getBlockKV())},
+               {"strategy", stringifyTileStrategy(config.getStrategy()).str()}};
+  // Warps splitting each tile's keys (absent: 1).
+  if (config.getKeyWarps() > 1)
+    abi.attrs["key_warps"] = std::to_string(config.getKeyWarps());
+  if (config.getInterleaveKV())
+    abi.attrs["interleave_kv"] = "1";
+  if (config.getOverlapPV())
+    abi.attrs["overlap_pv"] = "1";
+  if (config.getSharedP())
+    abi.attrs["shared_p"] = "1";
+  if (config.getMmaRowSums())
+    abi.attrs["mma_row_sums"] = "1";
+  // Query tiles held at once (absent: 1): with two, a persistent kernel's
+  // producer loads the next tile's query during this one (the cost model
+  // then charges no wait for it).
+  if (queryBuffers > 1)
+    abi.attrs["query_buffers"] = std::to_string(queryBuffers);
+  // The grid's order (the forall's config: a fallback follows it).
+  if (int64_t mib = l2GroupMib())
+    abi.attrs["l2_group_mib"] = std::to_string(mib);
+  // Query heads packed into one tile (--attnc-pack-gqa), for the cost
+  // model's tile count.
+  if (form.packedSource)
+    abi.attrs["packed_heads"] = std::to_string(form.packedGroup);
+  // Query head h reads K/V head h / (H / Hkv): H must be a multiple of Hkv.
+  // Static heads are checked by the op's verifier; dynamic ones by the
+  // runtime, from this generic rule. A packed form's tiles hold exactly G
+  // query heads per K/V head: H = G * Hkv.
+  auto qType = cast<RankedTensorType>(
+      (form.packedSource ? form.packedSource : form.query).getType());
+  auto kType = cast<RankedTensorType>(form.key.getType());
+  // (Attention of one tensor with itself names its heads H only.)
+  if (form.query != form.key && qType.isDynamicDim(1) && kType.isDynamicDim(1))
+    abi.constraints.push_back(
+        form.packedSource ? ABIConstraint::ratio("H", "Hkv", form.packedGroup)
+                          : ABIConstraint::divisible("H", "Hkv"));
+  // One ids tensor read at both positions needs as many queries as keys.
+  for (ABIConstraint &c : flash_reads::positionConstraints(
+           form.blockTensors, shapeOf(form.query, {2})[0],
+           shapeOf(form.key, {2})[0]))
+    abi.constraints.push_back(std::move(c));
+  // A paged cache has a page per table entry at least: the page lookup of
+  // a tile past a sequence still names one.
+  if (form.keyPages)
+    for (StringRef sym : {kTableSymbols[1], kPoolSymbols[0]})
+      if (llvm::any_of(abi.params,
+                       [&](const ABIParam &p) { return p.name == sym; }))
+        abi.constraints.push_back(ABIConstraint::min(sym.str(), 1));
+  // attnc.kv_split_count's range: partials stay linear in their rows.
+  if (isPartial()) {
+    abi.constraints.push_back(ABIConstraint::min(kSplitSymbol, 1));
+    abi.constraints.push_back(ABIConstraint::max(kSplitSymbol, kMaxSplits));
+    if (failed(planSplitRule()))
+      return failure();
+  }
+  return success();
+}
 
 std::string FlashKernelBuilder::symbolOf(Value tensor, int64_t dim) const {
   if (const BlockTensor *bt = form.blockTensorOf(tensor)) {
